@@ -1,0 +1,494 @@
+/* expo.c: see expo.h for the grammar and the label value rule. */
+#include "expo.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_LABELS 64
+
+void expo_init(struct expo *e)
+{
+	memset(e, 0, sizeof(*e));
+	arena_init(&e->arena);
+}
+
+void expo_free(struct expo *e)
+{
+	for (size_t i = 0; i < e->nfams; i++)
+		free(e->fams[i].samples);
+	free(e->fams);
+	free(e->htab);
+	arena_reset(&e->arena);
+	memset(e, 0, sizeof(*e));
+}
+
+static uint64_t name_hash(const char *s, size_t n)
+{
+	uint64_t h = 1469598103934665603ULL;
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ (unsigned char)s[i]) * 1099511628211ULL;
+	return h;
+}
+
+const struct expo_family *expo_find(const struct expo *e, const char *name, size_t nlen)
+{
+	if (!e->hcap)
+		return NULL;
+	size_t mask = e->hcap - 1;
+	for (size_t i = name_hash(name, nlen) & mask;; i = (i + 1) & mask) {
+		uint32_t v = e->htab[i];
+		if (!v)
+			return NULL;
+		const struct expo_family *f = &e->fams[v - 1];
+		if (slice_eq(f->name, f->nlen, name, nlen))
+			return f;
+	}
+}
+
+static void rehash(struct expo *e, size_t cap)
+{
+	free(e->htab);
+	e->htab = xcalloc(cap, sizeof(*e->htab));
+	e->hcap = cap;
+	for (size_t k = 0; k < e->nfams; k++) {
+		size_t i = name_hash(e->fams[k].name, e->fams[k].nlen) & (cap - 1);
+		while (e->htab[i])
+			i = (i + 1) & (cap - 1);
+		e->htab[i] = (uint32_t)(k + 1);
+	}
+}
+
+static struct expo_family *family_get(struct expo *e, const char *name, size_t nlen)
+{
+	struct expo_family *f = (struct expo_family *)expo_find(e, name, nlen);
+	if (f)
+		return f;
+	if ((e->nfams + 1) * 2 > e->hcap)
+		rehash(e, e->hcap ? e->hcap * 2 : 64);
+	e->fams = xgrow(e->fams, &e->capfams, e->nfams + 1, sizeof(*e->fams));
+	f = &e->fams[e->nfams++];
+	memset(f, 0, sizeof(*f));
+	f->name = name;
+	f->nlen = (uint32_t)nlen;
+	size_t mask = e->hcap - 1, i = name_hash(name, nlen) & mask;
+	while (e->htab[i])
+		i = (i + 1) & mask;
+	e->htab[i] = (uint32_t)e->nfams;
+	return f;
+}
+
+static void add_error(struct expo *e, size_t line, const char *reason)
+{
+	if (e->nerrors < EXPO_MAX_ERRORS) {
+		e->errors[e->nerrors].line = line;
+		snprintf(e->errors[e->nerrors].reason, sizeof(e->errors[0].reason), "%s", reason);
+	}
+	e->nerrors++;
+}
+
+static inline int is_name_start(char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' || c == ':';
+}
+
+static inline int is_name_char(char c)
+{
+	return is_name_start(c) || (c >= '0' && c <= '9');
+}
+
+static inline int is_label_start(char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
+}
+
+static inline int is_label_char(char c)
+{
+	return is_label_start(c) || (c >= '0' && c <= '9');
+}
+
+static const char *skip_ws(const char *p, const char *end)
+{
+	while (p < end && (*p == ' ' || *p == '\t'))
+		p++;
+	return p;
+}
+
+/* Parse a float token. Integers take a fast exact path; the rest must look like a decimal float
+ * or be one of NaN, +Inf, -Inf, Inf (any case). Hex floats and "infinity" are refused. */
+int expo_parse_value(const char *s, size_t n, double *out);
+int expo_parse_value(const char *s, size_t n, double *out)
+{
+	size_t i = 0;
+	int neg = 0;
+	if (n == 0 || n > 64)
+		return -1;
+	if (s[0] == '-' || s[0] == '+') {
+		neg = s[0] == '-';
+		i = 1;
+	}
+	if (i < n && n - i <= 18) {
+		uint64_t v = 0;
+		size_t j = i;
+		while (j < n && s[j] >= '0' && s[j] <= '9')
+			v = v * 10 + (uint64_t)(s[j++] - '0');
+		if (j == n && j > i) {
+			*out = neg ? -(double)v : (double)v;
+			return 0;
+		}
+	}
+	char tmp[65];
+	memcpy(tmp, s, n);
+	tmp[n] = '\0';
+	const char *w = tmp + i;
+	if (strcasecmp(w, "nan") == 0 && i == 0) {
+		*out = NAN;
+		return 0;
+	}
+	if (strcasecmp(w, "inf") == 0) {
+		*out = neg ? -INFINITY : INFINITY;
+		return 0;
+	}
+	int digits = 0;
+	for (size_t k = i; k < n; k++) {
+		char c = tmp[k];
+		if (c >= '0' && c <= '9')
+			digits = 1;
+		else if (c != '.' && c != 'e' && c != 'E' && c != '+' && c != '-')
+			return -1;
+	}
+	if (!digits)
+		return -1;
+	char *endp;
+	double v = strtod(tmp, &endp);
+	if (*endp != '\0')
+		return -1;
+	*out = v;
+	return 0;
+}
+
+/* Where does a tolerant (verbatim) label value that starts at p end? At the first '"' followed by
+ * '}' or by ',' + optional blanks + ('}' or a label name + blanks + '=' + blanks + '"'). */
+static const char *tolerant_value_end(const char *p, const char *end)
+{
+	for (const char *q = p; q < end; q++) {
+		q = memchr(q, '"', (size_t)(end - q));
+		if (!q)
+			return NULL;
+		const char *r = skip_ws(q + 1, end);
+		if (r < end && *r == '}')
+			return q;
+		if (r < end && *r == ',') {
+			r = skip_ws(r + 1, end);
+			if (r < end && *r == '}')
+				return q;
+			if (r < end && is_label_start(*r)) {
+				while (r < end && is_label_char(*r))
+					r++;
+				r = skip_ws(r, end);
+				if (r < end && *r == '=') {
+					r = skip_ws(r + 1, end);
+					if (r < end && *r == '"')
+						return q;
+				}
+			}
+		}
+	}
+	return NULL;
+}
+
+/* Strict value: ends at the first unescaped '"'; escapes \\ \" \n decoded into the arena. */
+static const char *strict_value(struct expo *e, const char *p, const char *end, struct label *l,
+				const char **err)
+{
+	const char *q = p;
+	int escaped = 0;
+	while (q < end && *q != '"') {
+		if (*q == '\\') {
+			if (q + 1 >= end || (q[1] != '\\' && q[1] != '"' && q[1] != 'n')) {
+				*err = "invalid escape in label value";
+				return NULL;
+			}
+			escaped = 1;
+			q += 2;
+		} else {
+			q++;
+		}
+	}
+	if (q >= end) {
+		*err = "unterminated label value";
+		return NULL;
+	}
+	if (!escaped) {
+		l->value = p;
+		l->vlen = (uint32_t)(q - p);
+		return q;
+	}
+	char *d = arena_alloc(&e->arena, (size_t)(q - p));
+	size_t n = 0;
+	for (const char *s = p; s < q; s++) {
+		if (*s == '\\') {
+			s++;
+			d[n++] = *s == 'n' ? '\n' : *s;
+		} else {
+			d[n++] = *s;
+		}
+	}
+	l->value = d;
+	l->vlen = (uint32_t)n;
+	return q;
+}
+
+static const char *parse_labels(struct expo *e, const char *p, const char *end, int flags,
+				struct label *ls, uint32_t *nls, const char **err)
+{
+	uint32_t n = 0;
+	p++; /* '{' */
+	for (;;) {
+		p = skip_ws(p, end);
+		if (p < end && *p == '}')
+			break;
+		if (p >= end || !is_label_start(*p)) {
+			*err = "invalid label name";
+			return NULL;
+		}
+		if (n == MAX_LABELS) {
+			*err = "too many labels";
+			return NULL;
+		}
+		struct label *l = &ls[n];
+		l->name = p;
+		while (p < end && is_label_char(*p))
+			p++;
+		l->nlen = (uint32_t)(p - l->name);
+		p = skip_ws(p, end);
+		if (p >= end || *p != '=') {
+			*err = "expected '=' after label name";
+			return NULL;
+		}
+		p = skip_ws(p + 1, end);
+		if (p >= end || *p != '"') {
+			*err = "expected '\"' to open label value";
+			return NULL;
+		}
+		p++;
+		const char *q;
+		if (flags & EXPO_STRICT) {
+			q = strict_value(e, p, end, l, err);
+			if (!q)
+				return NULL;
+		} else {
+			q = tolerant_value_end(p, end);
+			if (!q) {
+				*err = "unterminated label value";
+				return NULL;
+			}
+			l->value = p;
+			l->vlen = (uint32_t)(q - p);
+		}
+		for (uint32_t k = 0; k < n; k++)
+			if (slice_eq(ls[k].name, ls[k].nlen, l->name, l->nlen)) {
+				*err = "duplicate label name";
+				return NULL;
+			}
+		n++;
+		p = skip_ws(q + 1, end);
+		if (p < end && *p == ',') {
+			p++;
+			continue;
+		}
+		if (p < end && *p == '}')
+			break;
+		*err = "expected ',' or '}' after label value";
+		return NULL;
+	}
+	*nls = n;
+	return p + 1;
+}
+
+static int parse_sample(struct expo *e, const char *p, const char *end, int flags, const char **err)
+{
+	struct label ls[MAX_LABELS];
+	uint32_t nls = 0;
+	const char *name = p;
+	while (p < end && is_name_char(*p))
+		p++;
+	size_t nlen = (size_t)(p - name);
+	if (!(flags & EXPO_STRICT)) {
+		const char *q = skip_ws(p, end); /* tolerate "name {" */
+		if (q < end && *q == '{')
+			p = q;
+	}
+	if (p < end && *p == '{') {
+		p = parse_labels(e, p, end, flags, ls, &nls, err);
+		if (!p)
+			return -1;
+	}
+	if (p >= end || (*p != ' ' && *p != '\t')) {
+		*err = p >= end ? "missing value" : "unexpected character after metric name";
+		return -1;
+	}
+	p = skip_ws(p, end);
+	const char *v = p;
+	while (p < end && *p != ' ' && *p != '\t')
+		p++;
+	double value;
+	if (expo_parse_value(v, (size_t)(p - v), &value) < 0) {
+		*err = "invalid sample value";
+		return -1;
+	}
+	p = skip_ws(p, end);
+	if (p < end && *p != '#') {
+		const char *t = p;
+		while (p < end && *p != ' ' && *p != '\t')
+			p++;
+		double ts;
+		if (expo_parse_value(t, (size_t)(p - t), &ts) < 0 || isnan(ts) || isinf(ts)) {
+			*err = "invalid timestamp";
+			return -1;
+		}
+		p = skip_ws(p, end);
+	}
+	if (p < end && *p != '#') {
+		*err = "unexpected text after sample";
+		return -1;
+	}
+	/* a trailing "# {...} v" exemplar is accepted and ignored in tolerant mode */
+
+	struct expo_family *f = family_get(e, name, nlen);
+	f->samples = xgrow(f->samples, &f->cap, f->n + 1, sizeof(*f->samples));
+	struct expo_sample *s = &f->samples[f->n++];
+	s->nlabels = nls;
+	s->value = value;
+	s->labels = NULL;
+	if (nls) {
+		labels_sort(ls, nls);
+		s->labels = arena_alloc(&e->arena, nls * sizeof(*ls));
+		memcpy(s->labels, ls, nls * sizeof(*ls));
+	}
+	s->hash = labels_hash(s->labels, nls);
+	e->nsamples++;
+	return 0;
+}
+
+static enum expo_type parse_type(const char *s, size_t n)
+{
+	static const struct { const char *name; enum expo_type t; } types[] = {
+		{ "gauge", EXPO_GAUGE }, { "counter", EXPO_COUNTER }, { "untyped", EXPO_UNTYPED },
+		{ "unknown", EXPO_UNTYPED }, { "summary", EXPO_SUMMARY }, { "histogram", EXPO_HISTOGRAM },
+		{ "gaugehistogram", EXPO_OTHER }, { "stateset", EXPO_OTHER }, { "info", EXPO_OTHER },
+	};
+	for (size_t i = 0; i < sizeof(types) / sizeof(types[0]); i++)
+		if (slice_eq(s, n, types[i].name, strlen(types[i].name)))
+			return types[i].t;
+	return (enum expo_type)-1;
+}
+
+/* "# TYPE name type" and "# HELP name text"; other comments are ignored. */
+static int parse_comment(struct expo *e, const char *p, const char *end, const char **err)
+{
+	p = skip_ws(p + 1, end);
+	int is_type = end - p > 5 && memcmp(p, "TYPE", 4) == 0 && (p[4] == ' ' || p[4] == '\t');
+	int is_help = end - p > 5 && memcmp(p, "HELP", 4) == 0 && (p[4] == ' ' || p[4] == '\t');
+	if (!is_type && !is_help)
+		return 0;
+	p = skip_ws(p + 4, end);
+	const char *name = p;
+	while (p < end && is_name_char(*p))
+		p++;
+	if (p == name || (p < end && *p != ' ' && *p != '\t')) {
+		*err = is_type ? "invalid metric name in TYPE" : "invalid metric name in HELP";
+		return -1;
+	}
+	if (is_type) {
+		const char *t = skip_ws(p, end);
+		const char *te = end;
+		while (te > t && (te[-1] == ' ' || te[-1] == '\t'))
+			te--;
+		enum expo_type ty = parse_type(t, (size_t)(te - t));
+		if ((int)ty < 0) {
+			*err = "unknown metric type";
+			return -1;
+		}
+		family_get(e, name, (size_t)(p - name))->type = ty;
+	}
+	return 0;
+}
+
+static void mark_duplicates(struct expo *e)
+{
+	uint32_t *set = NULL;
+	size_t setcap = 0;
+	for (size_t k = 0; k < e->nfams; k++) {
+		struct expo_family *f = &e->fams[k];
+		if (f->n < 2 || f->duplicate)
+			continue;
+		size_t cap = 16;
+		while (cap < f->n * 2)
+			cap *= 2;
+		if (cap > setcap) {
+			free(set);
+			set = xmalloc(cap * sizeof(*set));
+			setcap = cap;
+		}
+		memset(set, 0, cap * sizeof(*set));
+		for (size_t i = 0; i < f->n && !f->duplicate; i++) {
+			const struct expo_sample *s = &f->samples[i];
+			for (size_t j = s->hash & (cap - 1);; j = (j + 1) & (cap - 1)) {
+				if (!set[j]) {
+					set[j] = (uint32_t)(i + 1);
+					break;
+				}
+				const struct expo_sample *o = &f->samples[set[j] - 1];
+				if (o->hash == s->hash &&
+				    labels_equal(o->labels, o->nlabels, s->labels, s->nlabels)) {
+					f->duplicate = 1;
+					break;
+				}
+			}
+		}
+	}
+	free(set);
+}
+
+size_t expo_parse(struct expo *e, const char *body, size_t len, int flags)
+{
+	const char *p = body, *end = body + len;
+	size_t before = e->nerrors, line = 0;
+	int eof_seen = 0;
+	while (p < end) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		const char *le = nl ? nl : end;
+		const char *next = nl ? nl + 1 : end;
+		const char *err = NULL;
+		line++;
+		if (le > p && le[-1] == '\r')
+			le--;
+		if (eof_seen) {
+			if (le > p)
+				add_error(e, line, "text after # EOF");
+		} else if (!nl && (flags & EXPO_STRICT)) {
+			add_error(e, line, "last line has no newline");
+		} else if (le == p) {
+			/* blank line */
+		} else if (*p == '#') {
+			if (le - p == 5 && memcmp(p, "# EOF", 5) == 0)
+				eof_seen = 1;
+			else if (parse_comment(e, p, le, &err) < 0)
+				add_error(e, line, err);
+		} else if (!is_name_start(*p)) {
+			add_error(e, line, "line does not start with a metric name");
+		} else if (!nl && !(flags & EXPO_STRICT)) {
+			/* a body cut mid-line: the last line may be truncated ("12" of "123"),
+			 * so it is refused rather than risk a wrong value */
+			add_error(e, line, "last line has no newline (truncated body?)");
+		} else if (parse_sample(e, p, le, flags, &err) < 0) {
+			add_error(e, line, err);
+		}
+		p = next;
+	}
+	e->nlines += line;
+	mark_duplicates(e);
+	return e->nerrors - before;
+}

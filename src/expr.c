@@ -1,0 +1,1156 @@
+/* expr.c: lexer, recursive-descent parser and evaluator for the PromQL subset in expr.h. */
+#include "expr.h"
+#include "buf.h"
+#include "expo.h"
+
+#include <ctype.h>
+#include <math.h>
+#include <regex.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- tree ---- */
+
+enum kind { K_NUM, K_SEL, K_AGG, K_BIN, K_NEG, K_FUNC };
+enum binop { B_ADD, B_SUB, B_MUL, B_DIV, B_MOD, B_EQ, B_NE, B_GT, B_LT, B_GE, B_LE, B_AND, B_OR, B_UNLESS };
+enum agg { A_SUM, A_MIN, A_MAX, A_AVG, A_COUNT };
+enum func { F_VECTOR, F_SCALAR, F_ABS, F_CEIL, F_FLOOR, F_ROUND, F_CLAMP_MIN, F_CLAMP_MAX, F_LABEL_REPLACE };
+enum mop { M_EQ, M_NE, M_RE, M_NRE };
+
+static const char *const binop_names[] = { "+", "-", "*", "/", "%", "==", "!=", ">", "<", ">=", "<=",
+					   "and", "or", "unless" };
+static const char *const agg_names[] = { "sum", "min", "max", "avg", "count" };
+static const struct {
+	const char *name;
+	int nargs;          /* arguments */
+	int arg0_scalar;    /* first argument is a number (vector()) */
+	int returns_scalar;
+} funcs[] = {
+	[F_VECTOR] = { "vector", 1, 1, 0 },   [F_SCALAR] = { "scalar", 1, 0, 1 },
+	[F_ABS] = { "abs", 1, 0, 0 },         [F_CEIL] = { "ceil", 1, 0, 0 },
+	[F_FLOOR] = { "floor", 1, 0, 0 },     [F_ROUND] = { "round", 1, 0, 0 },
+	[F_CLAMP_MIN] = { "clamp_min", 2, 0, 0 }, [F_CLAMP_MAX] = { "clamp_max", 2, 0, 0 },
+	[F_LABEL_REPLACE] = { "label_replace", 5, 0, 0 },
+};
+
+struct matcher {
+	char *label, *value;
+	enum mop op;
+	regex_t re;
+};
+
+struct expr {
+	enum kind kind;
+	size_t pos;
+	int scalar;                 /* static type: number */
+	double num;
+	char *metric;               /* K_SEL */
+	struct matcher *m;
+	size_t nm;
+	enum agg agg;               /* K_AGG */
+	char **grouping;
+	size_t ngrouping;
+	int without, has_grouping;
+	enum binop op;              /* K_BIN */
+	int is_bool;
+	enum func fn;               /* K_FUNC */
+	char *lr[4];                /* label_replace: dst, replacement, src, regex */
+	regex_t lr_re;
+	int lr_compiled;
+	struct expr *a, *b;         /* operands / arguments */
+};
+
+void expr_free(struct expr *x)
+{
+	if (!x)
+		return;
+	expr_free(x->a);
+	expr_free(x->b);
+	free(x->metric);
+	for (size_t i = 0; i < x->nm; i++) {
+		free(x->m[i].label);
+		free(x->m[i].value);
+		if (x->m[i].op == M_RE || x->m[i].op == M_NRE)
+			regfree(&x->m[i].re);
+	}
+	free(x->m);
+	for (size_t i = 0; i < x->ngrouping; i++)
+		free(x->grouping[i]);
+	free(x->grouping);
+	for (int i = 0; i < 4; i++)
+		free(x->lr[i]);
+	if (x->lr_compiled)
+		regfree(&x->lr_re);
+	free(x);
+}
+
+/* ---- lexer ---- */
+
+enum tok { T_EOF, T_NUM, T_IDENT, T_STR, T_LP, T_RP, T_LB, T_RB, T_COMMA, T_OP, T_ERR };
+
+struct parser {
+	const char *src;
+	size_t len, pos;          /* cursor */
+	enum tok t;               /* current token */
+	size_t tpos, tlen;        /* its span */
+	double num;
+	char *str;                /* decoded string literal (owned) */
+	char op[4];
+	size_t errpos;
+	char *err;
+	size_t errlen;
+	int failed;
+	const char *missing;
+};
+
+static void fail(struct parser *p, size_t pos, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void fail(struct parser *p, size_t pos, const char *fmt, ...)
+{
+	va_list ap;
+	if (p->failed)
+		return;
+	p->failed = 1;
+	p->errpos = pos;
+	va_start(ap, fmt);
+	vsnprintf(p->err, p->errlen, fmt, ap);
+	va_end(ap);
+}
+
+static int ident_start(char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' || c == ':';
+}
+
+static int ident_char(char c)
+{
+	return ident_start(c) || (c >= '0' && c <= '9');
+}
+
+static void next(struct parser *p)
+{
+	const char *s = p->src;
+	free(p->str);
+	p->str = NULL;
+	while (p->pos < p->len && (s[p->pos] == ' ' || s[p->pos] == '\t' || s[p->pos] == '\n' || s[p->pos] == '\r'))
+		p->pos++;
+	p->tpos = p->pos;
+	if (p->pos >= p->len) {
+		p->t = T_EOF;
+		p->tlen = 0;
+		return;
+	}
+	char c = s[p->pos];
+	if ((c >= '0' && c <= '9') || (c == '.' && p->pos + 1 < p->len && s[p->pos + 1] >= '0' && s[p->pos + 1] <= '9')) {
+		char tmp[64];
+		size_t n = 0;
+		while (p->pos < p->len && n < sizeof(tmp) - 1 &&
+		       ((s[p->pos] >= '0' && s[p->pos] <= '9') || s[p->pos] == '.' || s[p->pos] == 'e' || s[p->pos] == 'E' ||
+			((s[p->pos] == '+' || s[p->pos] == '-') && n > 0 && (tmp[n - 1] == 'e' || tmp[n - 1] == 'E'))))
+			tmp[n++] = s[p->pos++];
+		tmp[n] = '\0';
+		char *end;
+		p->num = strtod(tmp, &end);
+		if (*end) {
+			fail(p, p->tpos, "invalid number '%s'", tmp);
+			p->t = T_ERR;
+			return;
+		}
+		p->t = T_NUM;
+	} else if (ident_start(c)) {
+		while (p->pos < p->len && ident_char(s[p->pos]))
+			p->pos++;
+		p->t = T_IDENT;
+		size_t n = p->pos - p->tpos;
+		if ((n == 3 && strncasecmp(s + p->tpos, "nan", 3) == 0) ||
+		    (n == 3 && strncasecmp(s + p->tpos, "inf", 3) == 0)) {
+			p->t = T_NUM;
+			p->num = tolower((unsigned char)c) == 'n' ? NAN : INFINITY;
+		}
+	} else if (c == '"' || c == '\'') {
+		struct buf b;
+		buf_init(&b, 0);
+		p->pos++;
+		while (p->pos < p->len && s[p->pos] != c) {
+			char ch = s[p->pos++];
+			if (ch == '\\' && p->pos < p->len) {
+				ch = s[p->pos++];
+				if (ch == 'n')
+					ch = '\n';
+				else if (ch == 't')
+					ch = '\t';
+				else if (ch != '\\' && ch != '"' && ch != '\'') {
+					/* keep unknown escapes (regex classes like \d) verbatim */
+					buf_putc(&b, '\\');
+				}
+			}
+			buf_putc(&b, ch);
+		}
+		if (p->pos >= p->len) {
+			buf_free(&b);
+			fail(p, p->tpos, "unterminated string");
+			p->t = T_ERR;
+			return;
+		}
+		p->pos++;
+		p->str = buf_steal(&b, NULL);
+		p->t = T_STR;
+	} else {
+		static const char *const ops[] = { "==", "!=", ">=", "<=", "=~", "!~", "+", "-", "*", "/", "%",
+						   ">", "<", "=" };
+		p->t = T_ERR;
+		switch (c) {
+		case '(': p->t = T_LP; break;
+		case ')': p->t = T_RP; break;
+		case '{': p->t = T_LB; break;
+		case '}': p->t = T_RB; break;
+		case ',': p->t = T_COMMA; break;
+		}
+		if (p->t != T_ERR) {
+			p->pos++;
+		} else {
+			for (size_t i = 0; i < sizeof(ops) / sizeof(ops[0]); i++) {
+				size_t n = strlen(ops[i]);
+				if (p->pos + n <= p->len && memcmp(s + p->pos, ops[i], n) == 0) {
+					memcpy(p->op, ops[i], n + 1);
+					p->pos += n;
+					p->t = T_OP;
+					break;
+				}
+			}
+			if (p->t == T_ERR)
+				fail(p, p->tpos, "unexpected character '%c'", c);
+		}
+	}
+	p->tlen = p->pos - p->tpos;
+}
+
+static int is_ident(const struct parser *p, const char *w)
+{
+	return p->t == T_IDENT && p->tlen == strlen(w) && memcmp(p->src + p->tpos, w, p->tlen) == 0;
+}
+
+static int is_op(const struct parser *p, const char *o)
+{
+	return p->t == T_OP && strcmp(p->op, o) == 0;
+}
+
+static char *tok_dup(const struct parser *p)
+{
+	return xstrndup(p->src + p->tpos, p->tlen);
+}
+
+static int expect(struct parser *p, enum tok t, const char *what)
+{
+	if (p->t != t) {
+		fail(p, p->tpos, "expected %s", what);
+		return -1;
+	}
+	next(p);
+	return 0;
+}
+
+static struct expr *node(enum kind k, size_t pos)
+{
+	struct expr *x = xcalloc(1, sizeof(*x));
+	x->kind = k;
+	x->pos = pos;
+	return x;
+}
+
+/* ---- parser ---- */
+
+static struct expr *parse_expr(struct parser *p, int minprec);
+
+static int parse_label_list(struct parser *p, struct expr *x)
+{
+	if (expect(p, T_LP, "'(' after by/without") < 0)
+		return -1;
+	while (p->t != T_RP) {
+		if (p->t != T_IDENT || memchr(p->src + p->tpos, ':', p->tlen)) {
+			fail(p, p->tpos, "expected a label name");
+			return -1;
+		}
+		x->grouping = xrealloc(x->grouping, (x->ngrouping + 1) * sizeof(char *));
+		x->grouping[x->ngrouping++] = tok_dup(p);
+		next(p);
+		if (p->t == T_COMMA)
+			next(p);
+		else if (p->t != T_RP) {
+			fail(p, p->tpos, "expected ',' or ')' in label list");
+			return -1;
+		}
+	}
+	next(p);
+	x->has_grouping = 1;
+	return 0;
+}
+
+static struct expr *parse_selector(struct parser *p)
+{
+	struct expr *x = node(K_SEL, p->tpos);
+	x->metric = tok_dup(p);
+	next(p);
+	if (p->t != T_LB)
+		return x;
+	next(p);
+	while (p->t != T_RB) {
+		if (p->t != T_IDENT) {
+			fail(p, p->tpos, "expected a label name in selector");
+			goto err;
+		}
+		x->m = xrealloc(x->m, (x->nm + 1) * sizeof(*x->m));
+		struct matcher *m = &x->m[x->nm];
+		memset(m, 0, sizeof(*m));
+		m->label = tok_dup(p);
+		x->nm++;
+		next(p);
+		if (is_op(p, "="))
+			m->op = M_EQ;
+		else if (is_op(p, "!="))
+			m->op = M_NE;
+		else if (is_op(p, "=~"))
+			m->op = M_RE;
+		else if (is_op(p, "!~"))
+			m->op = M_NRE;
+		else {
+			fail(p, p->tpos, "expected =, !=, =~ or !~ after label name");
+			goto err;
+		}
+		next(p);
+		if (p->t != T_STR) {
+			fail(p, p->tpos, "expected a quoted string");
+			goto err;
+		}
+		m->value = p->str;
+		p->str = NULL;
+		if (m->op == M_RE || m->op == M_NRE) {
+			size_t n = strlen(m->value);
+			char *anchored = xmalloc(n + 5);
+			snprintf(anchored, n + 5, "^(%s)$", m->value);
+			int rc = regcomp(&m->re, anchored, REG_EXTENDED | REG_NOSUB);
+			free(anchored);
+			if (rc) {
+				m->op = M_EQ; /* nothing to regfree */
+				fail(p, p->tpos, "invalid regular expression");
+				goto err;
+			}
+		}
+		next(p);
+		if (p->t == T_COMMA)
+			next(p);
+		else if (p->t != T_RB) {
+			fail(p, p->tpos, "expected ',' or '}' in selector");
+			goto err;
+		}
+	}
+	next(p);
+	return x;
+err:
+	expr_free(x);
+	return NULL;
+}
+
+/* The four string arguments of label_replace(v, "dst", "replacement", "src", "regex"). */
+static int parse_label_replace_args(struct parser *p, struct expr *x)
+{
+	static const char *const what[] = { "destination label", "replacement", "source label", "regex" };
+	for (int i = 0; i < 4; i++) {
+		if (expect(p, T_COMMA, "',' between arguments") < 0)
+			return -1;
+		if (p->t != T_STR) {
+			fail(p, p->tpos, "label_replace(): the %s must be a quoted string", what[i]);
+			return -1;
+		}
+		x->lr[i] = p->str;
+		p->str = NULL;
+		size_t at = p->tpos;
+		next(p);
+		if ((i == 0 || (i == 2 && *x->lr[2])) && !(ident_start(*x->lr[i]) && !strchr(x->lr[i], ':'))) {
+			fail(p, at, "label_replace(): \"%s\" is not a valid label name", x->lr[i]);
+			return -1;
+		}
+	}
+	size_t n = strlen(x->lr[3]);
+	char *anchored = xmalloc(n + 5);
+	snprintf(anchored, n + 5, "^(%s)$", x->lr[3]);
+	int rc = regcomp(&x->lr_re, anchored, REG_EXTENDED);
+	free(anchored);
+	if (rc) {
+		fail(p, p->tpos, "label_replace(): invalid regular expression");
+		return -1;
+	}
+	x->lr_compiled = 1;
+	return 0;
+}
+
+static int lookup(const char *const *names, size_t n, const struct parser *p)
+{
+	for (size_t i = 0; i < n; i++)
+		if (is_ident(p, names[i]))
+			return (int)i;
+	return -1;
+}
+
+static struct expr *parse_primary(struct parser *p)
+{
+	size_t pos = p->tpos;
+	if (p->t == T_NUM) {
+		struct expr *x = node(K_NUM, pos);
+		x->num = p->num;
+		x->scalar = 1;
+		next(p);
+		return x;
+	}
+	if (p->t == T_LP) {
+		next(p);
+		struct expr *x = parse_expr(p, 0);
+		if (!x)
+			return NULL;
+		if (expect(p, T_RP, "')'") < 0) {
+			expr_free(x);
+			return NULL;
+		}
+		return x;
+	}
+	if (p->t == T_OP && (is_op(p, "-") || is_op(p, "+"))) {
+		int neg = is_op(p, "-");
+		next(p);
+		struct expr *a = parse_expr(p, 5); /* binds tighter than every binary operator */
+		if (!a)
+			return NULL;
+		if (!neg)
+			return a;
+		if (a->kind == K_NUM) {
+			a->num = -a->num;
+			return a;
+		}
+		struct expr *x = node(K_NEG, pos);
+		x->a = a;
+		x->scalar = a->scalar;
+		return x;
+	}
+	if (p->t != T_IDENT) {
+		fail(p, pos, p->t == T_EOF ? "unexpected end of expression" : "expected a metric name, number, function or '('");
+		return NULL;
+	}
+	static const char *const fnames[] = { "vector", "scalar", "abs", "ceil", "floor", "round", "clamp_min",
+					      "clamp_max", "label_replace" };
+	int ag = lookup(agg_names, 5, p);
+	int fn = lookup(fnames, 9, p);
+	if (ag >= 0) {
+		struct expr *x = node(K_AGG, pos);
+		x->agg = (enum agg)ag;
+		next(p);
+		if (is_ident(p, "by") || is_ident(p, "without")) {
+			x->without = is_ident(p, "without");
+			next(p);
+			if (parse_label_list(p, x) < 0)
+				goto agg_err;
+		}
+		if (expect(p, T_LP, "'(' after aggregation") < 0)
+			goto agg_err;
+		x->a = parse_expr(p, 0);
+		if (!x->a)
+			goto agg_err;
+		if (x->a->scalar) {
+			fail(p, x->a->pos, "%s() needs a vector, got a number", agg_names[ag]);
+			goto agg_err;
+		}
+		if (expect(p, T_RP, "')' to close aggregation") < 0)
+			goto agg_err;
+		if (!x->has_grouping && (is_ident(p, "by") || is_ident(p, "without"))) {
+			x->without = is_ident(p, "without");
+			next(p);
+			if (parse_label_list(p, x) < 0)
+				goto agg_err;
+		}
+		return x;
+agg_err:
+		expr_free(x);
+		return NULL;
+	}
+	if (fn >= 0 && p->pos < p->len) {
+		/* a function only when followed by '(' (a metric may be called "floor") */
+		size_t q = p->pos;
+		while (q < p->len && (p->src[q] == ' ' || p->src[q] == '\t'))
+			q++;
+		if (q < p->len && p->src[q] == '(') {
+			struct expr *x = node(K_FUNC, pos);
+			x->fn = (enum func)fn;
+			x->scalar = funcs[fn].returns_scalar;
+			next(p);
+			next(p); /* '(' */
+			struct expr **slot[2] = { &x->a, &x->b };
+			for (int i = 0; i < funcs[fn].nargs; i++) {
+				if (i > 0 && expect(p, T_COMMA, "',' between arguments") < 0)
+					goto fn_err;
+				*slot[i] = parse_expr(p, 0);
+				if (!*slot[i])
+					goto fn_err;
+				if (fn == F_LABEL_REPLACE && i == 0) {
+					if (parse_label_replace_args(p, x) < 0)
+						goto fn_err;
+					if ((*slot[0])->scalar) {
+						fail(p, (*slot[0])->pos, "argument 1 of label_replace() must be a vector");
+						goto fn_err;
+					}
+					break;
+				}
+				int want_scalar = i == 0 ? funcs[fn].arg0_scalar : 1;
+				if ((*slot[i])->scalar != want_scalar) {
+					fail(p, (*slot[i])->pos, "argument %d of %s() must be a %s", i + 1, fnames[fn],
+					     want_scalar ? "number" : "vector");
+					goto fn_err;
+				}
+			}
+			if (expect(p, T_RP, "')' after arguments") < 0)
+				goto fn_err;
+			return x;
+fn_err:
+			expr_free(x);
+			return NULL;
+		}
+	}
+	static const char *const reserved[] = { "by", "without", "bool", "and", "or", "unless", "on", "ignoring",
+						"group_left", "group_right", "offset" };
+	if (lookup(reserved, sizeof(reserved) / sizeof(reserved[0]), p) >= 0) {
+		fail(p, pos, "unexpected keyword '%.*s'", (int)p->tlen, p->src + p->tpos);
+		return NULL;
+	}
+	return parse_selector(p);
+}
+
+/* precedence: 1 or; 2 and unless; 3 comparisons; 4 + -; 5 * / % */
+static int binop_at(struct parser *p, enum binop *op)
+{
+	static const struct { const char *s; enum binop op; int prec; int word; } t[] = {
+		{ "or", B_OR, 1, 1 }, { "and", B_AND, 2, 1 }, { "unless", B_UNLESS, 2, 1 },
+		{ "==", B_EQ, 3, 0 }, { "!=", B_NE, 3, 0 }, { ">", B_GT, 3, 0 }, { "<", B_LT, 3, 0 },
+		{ ">=", B_GE, 3, 0 }, { "<=", B_LE, 3, 0 }, { "+", B_ADD, 4, 0 }, { "-", B_SUB, 4, 0 },
+		{ "*", B_MUL, 5, 0 }, { "/", B_DIV, 5, 0 }, { "%", B_MOD, 5, 0 },
+	};
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++)
+		if (t[i].word ? is_ident(p, t[i].s) : is_op(p, t[i].s)) {
+			*op = t[i].op;
+			return t[i].prec;
+		}
+	return 0;
+}
+
+static struct expr *parse_expr(struct parser *p, int minprec)
+{
+	struct expr *lhs = parse_primary(p);
+	enum binop op = B_ADD;
+	int prec;
+	while (lhs && (prec = binop_at(p, &op)) > minprec) {
+		struct expr *x = node(K_BIN, p->tpos);
+		x->op = op;
+		x->a = lhs;
+		lhs = x;
+		next(p);
+		if (is_ident(p, "bool")) {
+			if (op < B_EQ || op > B_LE) {
+				fail(p, p->tpos, "'bool' only goes with a comparison");
+				goto err;
+			}
+			x->is_bool = 1;
+			next(p);
+		}
+		if (is_ident(p, "on") || is_ident(p, "ignoring") || is_ident(p, "group_left") || is_ident(p, "group_right")) {
+			fail(p, p->tpos, "'%.*s' is not supported: vectors match on identical label sets", (int)p->tlen,
+			     p->src + p->tpos);
+			goto err;
+		}
+		x->b = parse_expr(p, prec);
+		if (!x->b)
+			goto err;
+		int sa = x->a->scalar, sb = x->b->scalar;
+		if (op >= B_AND && (sa || sb)) {
+			fail(p, x->pos, "'%s' needs vectors on both sides", binop_names[op]);
+			goto err;
+		}
+		if (op >= B_EQ && op <= B_LE && sa && sb && !x->is_bool) {
+			fail(p, x->pos, "comparison between two numbers needs 'bool'");
+			goto err;
+		}
+		x->scalar = sa && sb;
+	}
+	return lhs;
+err:
+	expr_free(lhs);
+	return NULL;
+}
+
+struct expr *expr_compile(const char *src, size_t *errpos, char *errmsg, size_t errlen)
+{
+	struct parser p = { .src = src, .len = strlen(src), .err = errmsg, .errlen = errlen };
+	struct expr *x;
+	next(&p);
+	x = p.failed ? NULL : parse_expr(&p, 0);
+	if (x && !p.failed && p.t != T_EOF)
+		fail(&p, p.tpos, "unexpected '%.*s' after expression", (int)p.tlen, src + p.tpos);
+	free(p.str);
+	if (p.failed) {
+		expr_free(x);
+		*errpos = p.errpos;
+		return NULL;
+	}
+	return x;
+}
+
+int expr_is_scalar(const struct expr *x)
+{
+	return x->scalar;
+}
+
+void expr_foreach_metric(const struct expr *x, void (*fn)(const char *name, void *ctx), void *ctx)
+{
+	if (!x)
+		return;
+	if (x->kind == K_SEL)
+		fn(x->metric, ctx);
+	expr_foreach_metric(x->a, fn, ctx);
+	expr_foreach_metric(x->b, fn, ctx);
+}
+
+/* ---- evaluation ---- */
+
+struct value {
+	int scalar;
+	double s;
+	struct vec v;
+};
+
+struct evalctx {
+	const struct expr_source *src;
+	struct arena *a;
+	char *err;
+	size_t errlen;
+	int failed;
+	const char *missing;
+};
+
+static int match_one(const struct matcher *m, const struct label *ls, uint32_t n)
+{
+	size_t ml = strlen(m->label);
+	int i = labels_find(ls, n, m->label, ml);
+	const char *v = i >= 0 ? ls[i].value : "";
+	size_t vl = i >= 0 ? ls[i].vlen : 0;
+	switch (m->op) {
+	case M_EQ:
+		return slice_eq(v, vl, m->value, strlen(m->value));
+	case M_NE:
+		return !slice_eq(v, vl, m->value, strlen(m->value));
+	case M_RE:
+	case M_NRE: {
+		char tmp[512];
+		int ok;
+		if (vl < sizeof(tmp)) {
+			memcpy(tmp, v, vl);
+			tmp[vl] = '\0';
+			ok = regexec(&m->re, tmp, 0, NULL, 0) == 0;
+		} else {
+			char *big = xstrndup(v, vl);
+			ok = regexec(&m->re, big, 0, NULL, 0) == 0;
+			free(big);
+		}
+		return m->op == M_RE ? ok : !ok;
+	}
+	}
+	return 0;
+}
+
+static const struct expo_family *find_family(const struct expr_source *src, const char *name)
+{
+	size_t n = strlen(name);
+	for (size_t i = 0; i < src->nexpos; i++) {
+		if (!src->expos[i])
+			continue;
+		const struct expo_family *f = expo_find(src->expos[i], name, n);
+		if (f)
+			return f;
+	}
+	return NULL;
+}
+
+static void eval_selector(struct evalctx *c, const struct expr *x, struct vec *out)
+{
+	const struct expo_family *f = find_family(c->src, x->metric);
+	out->n = 0;
+	out->e = NULL;
+	if ((!f || !f->n) && !c->missing)
+		c->missing = x->metric;
+	if (!f || !f->n)
+		return;
+	if (f->duplicate) {
+		snprintf(c->err, c->errlen, "input family %s has duplicate series", x->metric);
+		c->failed = 1;
+		return;
+	}
+	out->e = arena_alloc(c->a, f->n * sizeof(*out->e));
+	for (size_t i = 0; i < f->n; i++) {
+		const struct expo_sample *s = &f->samples[i];
+		int ok = 1;
+		for (size_t k = 0; k < x->nm && ok; k++)
+			ok = match_one(&x->m[k], s->labels, s->nlabels);
+		if (!ok)
+			continue;
+		struct velem *e = &out->e[out->n++];
+		e->labels = s->labels;
+		e->nlabels = s->nlabels;
+		e->v = s->value;
+		e->hash = s->hash;
+	}
+}
+
+/* Open-addressing index over a vector's label sets, built in the arena. */
+struct index {
+	uint32_t *slot;
+	size_t mask;
+	const struct vec *v;
+};
+
+static void index_build(struct evalctx *c, struct index *ix, const struct vec *v)
+{
+	size_t cap = 8;
+	while (cap < v->n * 2)
+		cap *= 2;
+	ix->slot = arena_alloc(c->a, cap * sizeof(uint32_t));
+	memset(ix->slot, 0, cap * sizeof(uint32_t));
+	ix->mask = cap - 1;
+	ix->v = v;
+	for (size_t i = 0; i < v->n; i++) {
+		size_t j = v->e[i].hash & ix->mask;
+		while (ix->slot[j])
+			j = (j + 1) & ix->mask;
+		ix->slot[j] = (uint32_t)(i + 1);
+	}
+}
+
+static const struct velem *index_get(const struct index *ix, const struct velem *k)
+{
+	for (size_t j = k->hash & ix->mask;; j = (j + 1) & ix->mask) {
+		uint32_t s = ix->slot[j];
+		if (!s)
+			return NULL;
+		const struct velem *e = &ix->v->e[s - 1];
+		if (e->hash == k->hash && labels_equal(e->labels, e->nlabels, k->labels, k->nlabels))
+			return e;
+	}
+}
+
+static double arith(enum binop op, double a, double b, int *keep)
+{
+	*keep = 1;
+	switch (op) {
+	case B_ADD: return a + b;
+	case B_SUB: return a - b;
+	case B_MUL: return a * b;
+	case B_DIV: return a / b;
+	case B_MOD: return fmod(a, b);
+	case B_EQ: *keep = a == b; break;
+	case B_NE: *keep = a != b; break;
+	case B_GT: *keep = a > b; break;
+	case B_LT: *keep = a < b; break;
+	case B_GE: *keep = a >= b; break;
+	case B_LE: *keep = a <= b; break;
+	default: break;
+	}
+	return a;
+}
+
+static void eval(struct evalctx *c, const struct expr *x, struct value *out);
+
+static void eval_vec(struct evalctx *c, const struct expr *x, struct vec *out)
+{
+	struct value v;
+	eval(c, x, &v);
+	*out = v.v;
+}
+
+static void eval_binary(struct evalctx *c, const struct expr *x, struct value *out)
+{
+	struct value l, r;
+	eval(c, x->a, &l);
+	eval(c, x->b, &r);
+	int cmp = x->op >= B_EQ && x->op <= B_LE, keep;
+	if (l.scalar && r.scalar) {
+		out->scalar = 1;
+		out->s = arith(x->op, l.s, r.s, &keep);
+		if (cmp)
+			out->s = keep;
+		return;
+	}
+	out->scalar = 0;
+	if (x->op >= B_AND) {
+		struct index ix;
+		size_t cap = l.v.n + (x->op == B_OR ? r.v.n : 0);
+		out->v.e = arena_alloc(c->a, (cap ? cap : 1) * sizeof(struct velem));
+		out->v.n = 0;
+		index_build(c, &ix, x->op == B_OR ? &l.v : &r.v);
+		for (size_t i = 0; i < l.v.n; i++) {
+			int found = x->op == B_OR || index_get(&ix, &l.v.e[i]) != NULL;
+			if (x->op == B_UNLESS ? !found : found)
+				out->v.e[out->v.n++] = l.v.e[i];
+		}
+		if (x->op == B_OR)
+			for (size_t i = 0; i < r.v.n; i++)
+				if (!index_get(&ix, &r.v.e[i]))
+					out->v.e[out->v.n++] = r.v.e[i];
+		return;
+	}
+	const struct vec *vv = l.scalar ? &r.v : &l.v;
+	struct index ix;
+	if (!l.scalar && !r.scalar)
+		index_build(c, &ix, &r.v);
+	out->v.e = arena_alloc(c->a, (vv->n ? vv->n : 1) * sizeof(struct velem));
+	out->v.n = 0;
+	for (size_t i = 0; i < vv->n; i++) {
+		double a, b;
+		const struct velem *e = &vv->e[i];
+		if (l.scalar) {
+			a = l.s;
+			b = e->v;
+		} else if (r.scalar) {
+			a = e->v;
+			b = r.s;
+		} else {
+			const struct velem *m = index_get(&ix, e);
+			if (!m)
+				continue;
+			a = e->v;
+			b = m->v;
+		}
+		double res = arith(x->op, a, b, &keep);
+		if (cmp) {
+			if (x->is_bool)
+				res = keep;
+			else if (!keep)
+				continue;
+			else
+				res = e->v; /* a filter keeps the vector side's value */
+		}
+		struct velem *o = &out->v.e[out->v.n++];
+		*o = *e;
+		o->v = res;
+	}
+}
+
+static void eval_agg(struct evalctx *c, const struct expr *x, struct vec *out)
+{
+	struct vec in;
+	eval_vec(c, x->a, &in);
+	out->n = 0;
+	out->e = arena_alloc(c->a, (in.n ? in.n : 1) * sizeof(struct velem));
+	if (!in.n)
+		return;
+	double *count = arena_alloc(c->a, in.n * sizeof(double));
+	struct vec acc = { out->e, 0 };
+	size_t cap = 8;
+	while (cap < in.n * 2)
+		cap *= 2;
+	uint32_t *slot = arena_alloc(c->a, cap * sizeof(uint32_t));
+	memset(slot, 0, cap * sizeof(uint32_t));
+	for (size_t i = 0; i < in.n; i++) {
+		const struct velem *e = &in.e[i];
+		struct label tmp[64];
+		uint32_t n = 0;
+		for (uint32_t k = 0; k < e->nlabels && n < 64; k++) {
+			int listed = 0;
+			for (size_t g = 0; g < x->ngrouping && !listed; g++)
+				listed = slice_eq(e->labels[k].name, e->labels[k].nlen, x->grouping[g], strlen(x->grouping[g]));
+			if (x->has_grouping && (x->without ? !listed : listed))
+				tmp[n++] = e->labels[k];
+		}
+		struct velem key = { tmp, n, 0, labels_hash(tmp, n) };
+		size_t j = key.hash & (cap - 1);
+		struct velem *g = NULL;
+		while (slot[j]) {
+			struct velem *cand = &acc.e[slot[j] - 1];
+			if (cand->hash == key.hash && labels_equal(cand->labels, cand->nlabels, tmp, n)) {
+				g = cand;
+				break;
+			}
+			j = (j + 1) & (cap - 1);
+		}
+		if (!g) {
+			g = &acc.e[acc.n];
+			slot[j] = (uint32_t)++acc.n;
+			*g = key;
+			if (n) {
+				g->labels = arena_alloc(c->a, n * sizeof(struct label));
+				memcpy(g->labels, tmp, n * sizeof(struct label));
+			}
+			count[g - acc.e] = 0;
+			g->v = x->agg == A_COUNT ? 0 : e->v;
+			if (x->agg == A_SUM || x->agg == A_AVG)
+				g->v = 0;
+		}
+		size_t gi = (size_t)(g - acc.e);
+		count[gi] += 1;
+		switch (x->agg) {
+		case A_SUM:
+		case A_AVG: g->v += e->v; break;
+		case A_COUNT: g->v += 1; break;
+		case A_MIN: if (e->v < g->v || isnan(g->v)) g->v = e->v; break;
+		case A_MAX: if (e->v > g->v || isnan(g->v)) g->v = e->v; break;
+		}
+	}
+	if (x->agg == A_AVG)
+		for (size_t i = 0; i < acc.n; i++)
+			acc.e[i].v /= count[i];
+	out->n = acc.n;
+}
+
+static double fn1(enum func f, double v, double arg)
+{
+	switch (f) {
+	case F_ABS: return fabs(v);
+	case F_CEIL: return ceil(v);
+	case F_FLOOR: return floor(v);
+	case F_ROUND: return floor(v + 0.5);
+	case F_CLAMP_MIN: return isnan(v) ? v : (v < arg ? arg : v);
+	case F_CLAMP_MAX: return isnan(v) ? v : (v > arg ? arg : v);
+	default: return v;
+	}
+}
+
+/* PromQL label_replace: when the regex matches the whole source value, set dst to the replacement
+ * with $1..$9 / ${1} expanded (an empty result removes dst); otherwise leave the series as it is. */
+static void eval_label_replace(struct evalctx *c, const struct expr *x, const struct vec *in, struct vec *out)
+{
+	const char *dst = x->lr[0], *src = x->lr[2];
+	out->e = arena_alloc(c->a, (in->n ? in->n : 1) * sizeof(struct velem));
+	out->n = in->n;
+	for (size_t i = 0; i < in->n; i++) {
+		const struct velem *e = &in->e[i];
+		out->e[i] = *e;
+		int si = *src ? labels_find(e->labels, e->nlabels, src, strlen(src)) : -1;
+		char *sv = arena_strndup(c->a, si >= 0 ? e->labels[si].value : "", si >= 0 ? e->labels[si].vlen : 0);
+		regmatch_t m[10];
+		if (regexec(&x->lr_re, sv, 10, m, 0) != 0)
+			continue;
+		struct buf b;
+		buf_init(&b, 0);
+		for (const char *r = x->lr[1]; *r; r++) {
+			int g = -1;
+			if (r[0] == '$' && r[1] >= '0' && r[1] <= '9') {
+				g = r[1] - '0';
+				r++;
+			} else if (r[0] == '$' && r[1] == '{' && r[2] >= '0' && r[2] <= '9' && r[3] == '}') {
+				g = r[2] - '0';
+				r += 3;
+			}
+			if (g < 0)
+				buf_putc(&b, *r);
+			else if (g + 1 < 10 && m[g + 1].rm_so >= 0) /* group 0 of the user's regex is our group 1 */
+				buf_append(&b, sv + m[g + 1].rm_so, (size_t)(m[g + 1].rm_eo - m[g + 1].rm_so));
+		}
+		size_t vlen;
+		char *tmp = buf_steal(&b, &vlen);
+		char *val = arena_strndup(c->a, tmp, vlen);
+		free(tmp);
+		struct label *ls = arena_alloc(c->a, (e->nlabels + 1) * sizeof(*ls));
+		uint32_t n = 0;
+		for (uint32_t k = 0; k < e->nlabels; k++)
+			if (!slice_eq(e->labels[k].name, e->labels[k].nlen, dst, strlen(dst)))
+				ls[n++] = e->labels[k];
+		if (vlen)
+			ls[n++] = (struct label){ dst, val, (uint32_t)strlen(dst), (uint32_t)vlen };
+		labels_sort(ls, n);
+		out->e[i].labels = ls;
+		out->e[i].nlabels = n;
+		out->e[i].hash = labels_hash(ls, n);
+	}
+}
+
+static void eval(struct evalctx *c, const struct expr *x, struct value *out)
+{
+	memset(out, 0, sizeof(*out));
+	if (c->failed)
+		return;
+	switch (x->kind) {
+	case K_NUM:
+		out->scalar = 1;
+		out->s = x->num;
+		return;
+	case K_SEL:
+		eval_selector(c, x, &out->v);
+		return;
+	case K_AGG:
+		eval_agg(c, x, &out->v);
+		return;
+	case K_BIN:
+		eval_binary(c, x, out);
+		return;
+	case K_NEG: {
+		eval(c, x->a, out);
+		if (out->scalar) {
+			out->s = -out->s;
+			return;
+		}
+		struct velem *e = arena_alloc(c->a, (out->v.n ? out->v.n : 1) * sizeof(*e));
+		for (size_t i = 0; i < out->v.n; i++) {
+			e[i] = out->v.e[i];
+			e[i].v = -e[i].v;
+		}
+		out->v.e = e;
+		return;
+	}
+	case K_FUNC: {
+		struct value a, b = { 0 };
+		eval(c, x->a, &a);
+		if (x->b)
+			eval(c, x->b, &b);
+		if (x->fn == F_VECTOR) {
+			out->v.e = arena_alloc(c->a, sizeof(struct velem));
+			out->v.n = 1;
+			out->v.e[0] = (struct velem){ NULL, 0, a.s, labels_hash(NULL, 0) };
+			return;
+		}
+		if (x->fn == F_LABEL_REPLACE) {
+			eval_label_replace(c, x, &a.v, &out->v);
+			return;
+		}
+		if (x->fn == F_SCALAR) {
+			out->scalar = 1;
+			out->s = a.v.n == 1 ? a.v.e[0].v : NAN;
+			return;
+		}
+		out->v.e = arena_alloc(c->a, (a.v.n ? a.v.n : 1) * sizeof(struct velem));
+		out->v.n = a.v.n;
+		for (size_t i = 0; i < a.v.n; i++) {
+			out->v.e[i] = a.v.e[i];
+			out->v.e[i].v = fn1(x->fn, a.v.e[i].v, b.s);
+		}
+		return;
+	}
+	}
+}
+
+int expr_eval(const struct expr *x, const struct expr_source *src, struct arena *a, struct vec *out,
+	      char *errmsg, size_t errlen)
+{
+	return expr_eval_ex(x, src, a, out, errmsg, errlen, NULL);
+}
+
+int expr_eval_ex(const struct expr *x, const struct expr_source *src, struct arena *a, struct vec *out,
+		 char *errmsg, size_t errlen, const char **missing)
+{
+	struct evalctx c = { src, a, errmsg, errlen, 0, NULL };
+	struct value v;
+	eval(&c, x, &v);
+	if (missing)
+		*missing = c.missing;
+	if (c.failed) {
+		out->e = NULL;
+		out->n = 0;
+		return -1;
+	}
+	if (v.scalar) {
+		out->e = arena_alloc(a, sizeof(struct velem));
+		out->n = 1;
+		out->e[0] = (struct velem){ NULL, 0, v.s, labels_hash(NULL, 0) };
+	} else {
+		*out = v.v;
+	}
+	return 0;
+}
+
+/* ---- printing back as PromQL ---- */
+
+static void print_str(struct buf *b, const char *s)
+{
+	buf_putc(b, '"');
+	for (; *s; s++) {
+		if (*s == '"' || *s == '\\')
+			buf_putc(b, '\\');
+		if (*s == '\n') {
+			buf_puts(b, "\\n");
+			continue;
+		}
+		buf_putc(b, *s);
+	}
+	buf_putc(b, '"');
+}
+
+static int prec_of(const struct expr *x)
+{
+	static const int p[] = { 4, 4, 5, 5, 5, 3, 3, 3, 3, 3, 3, 2, 1, 2 };
+	return x->kind == K_BIN ? p[x->op] : 9;
+}
+
+static void print_rec(const struct expr *x, struct buf *b, const char *(*rename)(const char *, void *), void *ctx,
+		      int parent_prec)
+{
+	switch (x->kind) {
+	case K_NUM:
+		if (isnan(x->num))
+			buf_puts(b, "NaN");
+		else if (isinf(x->num))
+			buf_puts(b, x->num > 0 ? "Inf" : "-Inf");
+		else
+			buf_printf(b, "%.17g", x->num);
+		return;
+	case K_SEL:
+		buf_puts(b, rename ? rename(x->metric, ctx) : x->metric);
+		if (x->nm) {
+			static const char *const mops[] = { "=", "!=", "=~", "!~" };
+			buf_putc(b, '{');
+			for (size_t i = 0; i < x->nm; i++) {
+				buf_printf(b, "%s%s%s", i ? ", " : "", x->m[i].label, mops[x->m[i].op]);
+				print_str(b, x->m[i].value);
+			}
+			buf_putc(b, '}');
+		}
+		return;
+	case K_AGG:
+		buf_puts(b, agg_names[x->agg]);
+		if (x->has_grouping) {
+			buf_puts(b, x->without ? " without (" : " by (");
+			for (size_t i = 0; i < x->ngrouping; i++)
+				buf_printf(b, "%s%s", i ? ", " : "", x->grouping[i]);
+			buf_puts(b, ") ");
+		}
+		buf_putc(b, '(');
+		print_rec(x->a, b, rename, ctx, 0);
+		buf_putc(b, ')');
+		return;
+	case K_NEG:
+		buf_puts(b, "-(");
+		print_rec(x->a, b, rename, ctx, 0);
+		buf_putc(b, ')');
+		return;
+	case K_FUNC:
+		buf_printf(b, "%s(", funcs[x->fn].name);
+		print_rec(x->a, b, rename, ctx, 0);
+		for (int i = 0; x->fn == F_LABEL_REPLACE && i < 4; i++) {
+			buf_puts(b, ", ");
+			print_str(b, x->lr[i]);
+		}
+		if (x->b) {
+			buf_puts(b, ", ");
+			print_rec(x->b, b, rename, ctx, 0);
+		}
+		buf_putc(b, ')');
+		return;
+	case K_BIN: {
+		int p = prec_of(x);
+		if (p <= parent_prec)
+			buf_putc(b, '(');
+		print_rec(x->a, b, rename, ctx, p - 1);
+		buf_printf(b, " %s%s ", binop_names[x->op], x->is_bool ? " bool" : "");
+		print_rec(x->b, b, rename, ctx, p);
+		if (p <= parent_prec)
+			buf_putc(b, ')');
+		return;
+	}
+	}
+}
+
+void expr_print(const struct expr *x, struct buf *b, const char *(*rename)(const char *name, void *ctx), void *ctx)
+{
+	print_rec(x, b, rename, ctx, 0);
+}

@@ -1,0 +1,65 @@
+/* expr.h: a PromQL subset for mapping rows, compiled once at load, evaluated per scrape.
+ *
+ *   selectors      name, name{l="v", l!="v", l=~"re", l!~"re"}     (regexes fully anchored, POSIX ERE)
+ *   aggregations   sum, min, max, avg, count  [by|without (l, ...)]  (before or after the argument)
+ *   arithmetic     + - * / %  between vectors (one-to-one on identical label sets) and numbers
+ *   comparisons    == != > < >= <=  filter like PromQL; with `bool` they yield 0/1
+ *   set operators  and, or, unless  (on identical label sets)
+ *   functions      vector(s), scalar(v), abs, ceil, floor, round, clamp_min(v, s), clamp_max(v, s)
+ *   precedence     or < and,unless < comparisons < + - < * / %  ; unary minus; parentheses
+ *
+ * Ownership: expr_compile returns a new tree owned by the caller (expr_free). Evaluation results
+ * live in the arena passed in and borrow label bytes from the payloads and the tree. */
+#ifndef SHIM_EXPR_H
+#define SHIM_EXPR_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "labels.h"
+#include "xmalloc.h"
+
+struct expo;
+struct expr;
+
+struct velem {
+	struct label *labels;
+	uint32_t nlabels;
+	double v;
+	uint64_t hash;
+};
+
+struct vec {
+	struct velem *e;
+	size_t n;
+};
+
+/* Compile. On error returns NULL and sets *errpos (byte offset into src) and errmsg. */
+struct expr *expr_compile(const char *src, size_t *errpos, char *errmsg, size_t errlen);
+void expr_free(struct expr *x);
+
+/* Visit every metric name the expression reads. */
+void expr_foreach_metric(const struct expr *x, void (*fn)(const char *name, void *ctx), void *ctx);
+/* 1 if the expression's static type is a number, not a vector. */
+int expr_is_scalar(const struct expr *x);
+
+/* Where input families come from. lookup returns the family or NULL if absent. */
+struct expr_source {
+	const struct expo *const *expos;
+	size_t nexpos;
+};
+
+/* Evaluate into *out (allocated from `a`). A scalar result becomes a one-element unlabelled vector.
+ * Returns 0, or -1 with errmsg set (an input family was ambiguous: duplicate series). */
+int expr_eval(const struct expr *x, const struct expr_source *src, struct arena *a, struct vec *out,
+	      char *errmsg, size_t errlen);
+/* Like expr_eval; *missing is set to the first metric name whose family was absent (else NULL). */
+int expr_eval_ex(const struct expr *x, const struct expr_source *src, struct arena *a, struct vec *out,
+		 char *errmsg, size_t errlen, const char **missing);
+
+/* Print the expression back as PromQL, with every metric name passed through rename (may be NULL). */
+struct buf;
+void expr_print(const struct expr *x, struct buf *b, const char *(*rename)(const char *name, void *ctx),
+		void *ctx);
+
+#endif

@@ -1,0 +1,29 @@
+/* labels.h: label sets as arrays of (name, value) slices, sorted by name.
+ * Slices borrow their bytes from whoever owns them (an upstream body, an arena, the mapping). */
+#ifndef SHIM_LABELS_H
+#define SHIM_LABELS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct label {
+	const char *name, *value;
+	uint32_t nlen, vlen;
+};
+
+/* FNV-1a over the sorted set; equal sets hash equal. */
+uint64_t labels_hash(const struct label *l, size_t n);
+int labels_equal(const struct label *a, size_t na, const struct label *b, size_t nb);
+/* Total order (for stable output): by name, then value, pairwise; shorter set first on a tie. */
+int labels_cmp(const struct label *a, size_t na, const struct label *b, size_t nb);
+int label_name_cmp(const struct label *a, const struct label *b);
+void labels_sort(struct label *l, size_t n);   /* insertion sort: sets are tiny */
+/* Index of label `name` in the set, or -1. */
+int labels_find(const struct label *l, size_t n, const char *name, size_t nlen);
+
+static inline int slice_eq(const char *a, size_t na, const char *b, size_t nb)
+{
+	return na == nb && (na == 0 || __builtin_memcmp(a, b, na) == 0);
+}
+
+#endif

@@ -1,0 +1,24 @@
+/* log.h: leveled logging to stderr (journald adds timestamps under systemd).
+ * Untrusted bytes (upstream bodies, client input, file content) must go through log_escape()
+ * before they are logged, so a hostile payload cannot forge log lines or terminal escapes. */
+#ifndef SHIM_LOG_H
+#define SHIM_LOG_H
+
+#include <stddef.h>
+
+enum log_level { LOG_DEBUG, LOG_INFO, LOG_WARN, LOG_ERROR };
+
+extern enum log_level log_min_level;
+
+int log_parse_level(const char *s, enum log_level *out);   /* 0 ok, -1 unknown */
+void log_msg(enum log_level lvl, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Write a printable, quoted-safe copy of [s, s+n) into out (size outsz, always NUL-terminated),
+ * at most `maxin` input bytes; non-printable bytes become \xNN. Returns out. */
+char *log_escape(char *out, size_t outsz, const char *s, size_t n);
+
+#define log_debug(...) log_msg(LOG_DEBUG, __VA_ARGS__)
+#define log_info(...) log_msg(LOG_INFO, __VA_ARGS__)
+#define log_warn(...) log_msg(LOG_WARN, __VA_ARGS__)
+#define log_error(...) log_msg(LOG_ERROR, __VA_ARGS__)
+
+#endif

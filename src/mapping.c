@@ -1,0 +1,468 @@
+/* mapping.c: load, check and evaluate the mapping table. See mapping.h and docs/mapping.md. */
+#include "mapping.h"
+#include "buf.h"
+#include "expo.h"
+#include "jsonpos.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <jansson.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAPPING_MAX_BYTES (4u << 20)
+
+const char *fidelity_name(enum fidelity f)
+{
+	static const char *const n[] = { "exact", "approximate", "unavailable" };
+	return n[f];
+}
+
+static void row_clear(struct row *r)
+{
+	free(r->name);
+	free(r->help);
+	free(r->type);
+	free(r->note);
+	free(r->expr_src);
+	free(r->enabled_by);
+	expr_free(r->expr);
+	for (size_t i = 0; i < r->nrenames; i++) {
+		free(r->renames[i].key);
+		free(r->renames[i].value);
+	}
+	for (size_t i = 0; i < r->nfills; i++) {
+		free(r->fills[i].key);
+		free(r->fills[i].value);
+	}
+	free(r->renames);
+	free(r->fills);
+}
+
+void mapping_free(struct mapping *m)
+{
+	if (!m)
+		return;
+	for (size_t i = 0; i < m->nrows; i++)
+		row_clear(&m->rows[i]);
+	free(m->rows);
+	free(m->path);
+	free(m);
+}
+
+/* ---- loading ---- */
+
+struct loader {
+	const char *path;
+	const char *text;
+	size_t len;
+	struct jsonpos pos;
+	struct buf *problems;
+	size_t nproblems;
+};
+
+static void problem(struct loader *L, struct jpos at, const char *row, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+static void problem(struct loader *L, struct jpos at, const char *row, const char *fmt, ...)
+{
+	va_list ap;
+	L->nproblems++;
+	if (!L->problems)
+		return;
+	buf_printf(L->problems, "%s:%d:%d: ", L->path, at.line, at.col);
+	if (row)
+		buf_printf(L->problems, "row '%s': ", row);
+	va_start(ap, fmt);
+	buf_vprintf(L->problems, fmt, ap);
+	va_end(ap);
+	buf_putc(L->problems, '\n');
+}
+
+static int valid_metric_name(const char *s)
+{
+	if (!*s || !((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || *s == '_' || *s == ':'))
+		return 0;
+	for (; *s; s++)
+		if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9') || *s == '_' || *s == ':'))
+			return 0;
+	return 1;
+}
+
+static int valid_label_name(const char *s)
+{
+	return valid_metric_name(s) && !strchr(s, ':') && strncmp(s, "__", 2) != 0;
+}
+
+static const char *const row_keys[] = { "name", "help", "type", "expr", "fidelity", "note", "default", "drop_zero",
+					"rename_labels", "fill_labels", "enabled_by", NULL };
+static const char *const known_flags[] = { "gpus-acct", NULL };
+
+static int in_list(const char *const *list, const char *s)
+{
+	for (; *list; list++)
+		if (strcmp(*list, s) == 0)
+			return 1;
+	return 0;
+}
+
+static void load_kv(struct loader *L, size_t ri, const char *rname, json_t *obj, const char *field, struct kv **out,
+		    size_t *n, int keys_are_labels, int values_are_labels)
+{
+	const char *k;
+	json_t *v;
+	struct jpos at = jsonpos_field(&L->pos, ri, field);
+	if (!json_is_object(obj)) {
+		problem(L, at, rname, "\"%s\" must be an object", field);
+		return;
+	}
+	*out = xcalloc(json_object_size(obj) + 1, sizeof(**out));
+	json_object_foreach(obj, k, v) {
+		if (!json_is_string(v)) {
+			problem(L, at, rname, "\"%s\": value of \"%s\" must be a string", field, k);
+			continue;
+		}
+		const char *sv = json_string_value(v);
+		if ((keys_are_labels && !valid_label_name(k)) || (values_are_labels && !valid_label_name(sv))) {
+			problem(L, at, rname, "\"%s\": \"%s\": \"%s\" is not a valid label name", field, k,
+				keys_are_labels && !valid_label_name(k) ? k : sv);
+			continue;
+		}
+		(*out)[*n].key = xstrdup(k);
+		(*out)[*n].value = xstrdup(sv);
+		(*n)++;
+	}
+}
+
+static void note_endpoint(const char *name, void *ctx)
+{
+	*(unsigned *)ctx |= 1u << endpoint_for_metric(name);
+}
+
+static void load_row(struct loader *L, struct mapping *m, size_t ri, json_t *jr)
+{
+	struct row *r = &m->rows[m->nrows];
+	char label[32];
+	const char *rname;
+	json_t *v;
+	const char *k;
+	size_t before = L->nproblems;
+
+	memset(r, 0, sizeof(*r));
+	if (!json_is_object(jr)) {
+		problem(L, jsonpos_field(&L->pos, ri, NULL), NULL, "metrics[%zu] must be an object", ri);
+		return;
+	}
+	v = json_object_get(jr, "name");
+	snprintf(label, sizeof(label), "#%zu", ri + 1);
+	rname = json_is_string(v) ? json_string_value(v) : label;
+
+	json_object_foreach(jr, k, v) {
+		if (!in_list(row_keys, k))
+			problem(L, jsonpos_field(&L->pos, ri, k), rname, "unknown field \"%s\"", k);
+	}
+	v = json_object_get(jr, "name");
+	if (!json_is_string(v) || !valid_metric_name(json_string_value(v)))
+		problem(L, jsonpos_field(&L->pos, ri, "name"), rname, "\"name\" must be a valid metric name");
+	else if (strncmp(json_string_value(v), "slurm_exporter_shim_", 20) == 0)
+		problem(L, jsonpos_field(&L->pos, ri, "name"), rname, "names starting with slurm_exporter_shim_ are reserved for self metrics");
+	else
+		for (size_t i = 0; i < m->nrows; i++)
+			if (strcmp(m->rows[i].name, json_string_value(v)) == 0)
+				problem(L, jsonpos_field(&L->pos, ri, "name"), rname, "duplicate row name (first defined at row %zu)", i + 1);
+
+	v = json_object_get(jr, "help");
+	if (!json_is_string(v))
+		problem(L, jsonpos_field(&L->pos, ri, "help"), rname, "\"help\" must be a string");
+	else
+		r->help = xstrdup(json_string_value(v));
+
+	v = json_object_get(jr, "type");
+	if (!json_is_string(v) || (strcmp(json_string_value(v), "gauge") && strcmp(json_string_value(v), "counter") &&
+				   strcmp(json_string_value(v), "untyped")))
+		problem(L, jsonpos_field(&L->pos, ri, "type"), rname, "\"type\" must be \"gauge\", \"counter\" or \"untyped\"");
+	else
+		r->type = xstrdup(json_string_value(v));
+
+	v = json_object_get(jr, "fidelity");
+	if (json_is_string(v) && strcmp(json_string_value(v), "exact") == 0)
+		r->fidelity = FID_EXACT;
+	else if (json_is_string(v) && strcmp(json_string_value(v), "approximate") == 0)
+		r->fidelity = FID_APPROXIMATE;
+	else if (json_is_string(v) && strcmp(json_string_value(v), "unavailable") == 0)
+		r->fidelity = FID_UNAVAILABLE;
+	else
+		problem(L, jsonpos_field(&L->pos, ri, "fidelity"), rname,
+			"\"fidelity\" must be \"exact\", \"approximate\" or \"unavailable\"");
+
+	v = json_object_get(jr, "note");
+	if (v && !json_is_string(v))
+		problem(L, jsonpos_field(&L->pos, ri, "note"), rname, "\"note\" must be a string");
+	else if (v)
+		r->note = xstrdup(json_string_value(v));
+	else if (r->fidelity != FID_EXACT)
+		problem(L, jsonpos_field(&L->pos, ri, NULL), rname, "a row that is not exact needs a \"note\" saying why");
+
+	v = json_object_get(jr, "expr");
+	if (v && !json_is_string(v)) {
+		problem(L, jsonpos_field(&L->pos, ri, "expr"), rname, "\"expr\" must be a string");
+	} else if (v && r->fidelity == FID_UNAVAILABLE) {
+		problem(L, jsonpos_field(&L->pos, ri, "expr"), rname, "an unavailable row has no \"expr\"");
+	} else if (v) {
+		size_t errpos = 0;
+		char err[160];
+		r->expr_src = xstrdup(json_string_value(v));
+		r->expr = expr_compile(r->expr_src, &errpos, err, sizeof(err));
+		if (!r->expr) {
+			struct jpos at = jsonpos_field(&L->pos, ri, "expr");
+			problem(L, jsonpos_in_string(L->text, L->len, at, errpos), rname, "expr: %s", err);
+		} else {
+			expr_foreach_metric(r->expr, note_endpoint, &r->endpoints);
+		}
+	} else if (r->fidelity != FID_UNAVAILABLE) {
+		problem(L, jsonpos_field(&L->pos, ri, NULL), rname, "missing \"expr\" (only an unavailable row has none)");
+	}
+
+	if ((v = json_object_get(jr, "default"))) {
+		if (!json_is_number(v))
+			problem(L, jsonpos_field(&L->pos, ri, "default"), rname, "\"default\" must be a number");
+		r->has_default = 1;
+		r->defval = json_number_value(v);
+	}
+	if ((v = json_object_get(jr, "drop_zero"))) {
+		if (!json_is_boolean(v))
+			problem(L, jsonpos_field(&L->pos, ri, "drop_zero"), rname, "\"drop_zero\" must be true or false");
+		r->drop_zero = json_is_true(v);
+	}
+	if ((v = json_object_get(jr, "rename_labels")))
+		load_kv(L, ri, rname, v, "rename_labels", &r->renames, &r->nrenames, 1, 1);
+	if ((v = json_object_get(jr, "fill_labels")))
+		load_kv(L, ri, rname, v, "fill_labels", &r->fills, &r->nfills, 1, 0);
+	if ((v = json_object_get(jr, "enabled_by"))) {
+		if (!json_is_string(v) || !in_list(known_flags, json_string_value(v)))
+			problem(L, jsonpos_field(&L->pos, ri, "enabled_by"), rname, "\"enabled_by\" must be one of: gpus-acct");
+		else
+			r->enabled_by = xstrdup(json_string_value(v));
+	}
+	if (L->nproblems != before) {
+		row_clear(r);
+		return;
+	}
+	r->name = xstrdup(rname);
+	m->endpoints |= r->endpoints;
+	m->nrows++;
+}
+
+static char *slurp(const char *path, size_t max, size_t *len, char *err, size_t errlen)
+{
+	FILE *f = fopen(path, "rb");
+	struct buf b;
+	char chunk[65536];
+	size_t n;
+	if (!f) {
+		snprintf(err, errlen, "%s", strerror(errno));
+		return NULL;
+	}
+	buf_init(&b, max);
+	while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0)
+		if (buf_append(&b, chunk, n) < 0)
+			break;
+	if (ferror(f) || b.overflow) {
+		snprintf(err, errlen, b.overflow ? "file larger than %zu bytes" : "read error", max);
+		fclose(f);
+		buf_free(&b);
+		return NULL;
+	}
+	fclose(f);
+	return buf_steal(&b, len);
+}
+
+struct mapping *mapping_load(const char *path, struct buf *problems)
+{
+	struct loader L = { .path = path, .problems = problems };
+	struct mapping *m = NULL;
+	json_t *root = NULL, *rows;
+	json_error_t jerr;
+	char err[128];
+	char *text = slurp(path, MAPPING_MAX_BYTES, &L.len, err, sizeof(err));
+	const char *k;
+	json_t *v;
+
+	if (!text) {
+		problem(&L, (struct jpos){ 1, 1, 0 }, NULL, "cannot read mapping file: %s", err);
+		goto out;
+	}
+	L.text = text;
+	root = json_loadb(text, L.len, JSON_REJECT_DUPLICATES, &jerr);
+	if (!root) {
+		problem(&L, (struct jpos){ jerr.line > 0 ? jerr.line : 1, jerr.column > 0 ? jerr.column : 1, 0 }, NULL,
+			"invalid JSON: %s", jerr.text);
+		goto out;
+	}
+	jsonpos_scan(text, L.len, &L.pos);
+	if (!json_is_object(root)) {
+		problem(&L, (struct jpos){ 1, 1, 0 }, NULL, "the top level must be an object with a \"metrics\" array");
+		goto out;
+	}
+	json_object_foreach(root, k, v) {
+		if (strcmp(k, "metrics") && strcmp(k, "description") && strcmp(k, "format_version"))
+			problem(&L, jsonpos_top(&L.pos, k), NULL, "unknown top-level field \"%s\"", k);
+	}
+	if ((v = json_object_get(root, "format_version")) && !(json_is_integer(v) && json_integer_value(v) == 1))
+		problem(&L, jsonpos_top(&L.pos, "format_version"), NULL, "\"format_version\" must be 1");
+	rows = json_object_get(root, "metrics");
+	if (!json_is_array(rows)) {
+		problem(&L, jsonpos_top(&L.pos, "metrics"), NULL, "\"metrics\" must be an array of rows");
+		goto out;
+	}
+	m = xcalloc(1, sizeof(*m));
+	m->path = xstrdup(path);
+	m->rows = xcalloc(json_array_size(rows) + 1, sizeof(*m->rows));
+	for (size_t i = 0; i < json_array_size(rows); i++)
+		load_row(&L, m, i, json_array_get(rows, i));
+out:
+	if (L.nproblems) {
+		mapping_free(m);
+		m = NULL;
+	}
+	json_decref(root);
+	jsonpos_free(&L.pos);
+	free(text);
+	return m;
+}
+
+int row_enabled(const struct row *r, const char *flags)
+{
+	if (!r->enabled_by)
+		return 1;
+	size_t n = strlen(r->enabled_by);
+	for (const char *p = flags; p && *p;) {
+		const char *e = strchr(p, ',');
+		size_t len = e ? (size_t)(e - p) : strlen(p);
+		if (len == n && memcmp(p, r->enabled_by, n) == 0)
+			return 1;
+		p = e ? e + 1 : NULL;
+	}
+	return 0;
+}
+
+unsigned mapping_endpoints(const struct mapping *m, const char *flags)
+{
+	unsigned eps = 0;
+	for (size_t i = 0; i < m->nrows; i++)
+		if (row_enabled(&m->rows[i], flags))
+			eps |= m->rows[i].endpoints;
+	return eps;
+}
+
+/* ---- evaluation ---- */
+
+static int elem_cmp(const void *a, const void *b)
+{
+	const struct velem *x = a, *y = b;
+	return labels_cmp(x->labels, x->nlabels, y->labels, y->nlabels);
+}
+
+/* Rename and fill labels of every element (new label arrays in the arena); drop empty values. */
+static int relabel(const struct row *r, struct vec *v, struct arena *a, char *err, size_t errlen)
+{
+	if (!r->nrenames && !r->nfills)
+		return 0;
+	for (size_t i = 0; i < v->n; i++) {
+		struct velem *e = &v->e[i];
+		size_t cap = e->nlabels + r->nfills;
+		struct label *ls = arena_alloc(a, (cap ? cap : 1) * sizeof(*ls));
+		uint32_t n = 0;
+		for (uint32_t k = 0; k < e->nlabels; k++) {
+			struct label l = e->labels[k];
+			if (!l.vlen)
+				continue;
+			for (size_t j = 0; j < r->nrenames; j++)
+				if (slice_eq(l.name, l.nlen, r->renames[j].key, strlen(r->renames[j].key))) {
+					l.name = r->renames[j].value;
+					l.nlen = (uint32_t)strlen(l.name);
+					break;
+				}
+			if (labels_find(ls, n, l.name, l.nlen) >= 0) {
+				snprintf(err, errlen, "rename_labels makes two labels named %.*s", (int)l.nlen, l.name);
+				return -1;
+			}
+			ls[n++] = l;
+		}
+		for (size_t j = 0; j < r->nfills; j++) {
+			const char *key = r->fills[j].key;
+			if (labels_find(ls, n, key, strlen(key)) < 0)
+				ls[n++] = (struct label){ key, r->fills[j].value, (uint32_t)strlen(key),
+							  (uint32_t)strlen(r->fills[j].value) };
+		}
+		labels_sort(ls, n);
+		e->labels = ls;
+		e->nlabels = n;
+		e->hash = labels_hash(ls, n);
+	}
+	return 0;
+}
+
+static void eval_row(const struct row *r, const struct expr_source *src, const int up[EP_COUNT], struct arena *a,
+		     struct row_result *res)
+{
+	memset(res, 0, sizeof(*res));
+	if (r->fidelity == FID_UNAVAILABLE) {
+		res->status = ROW_UNAVAILABLE;
+		return;
+	}
+	for (int ep = 0; ep < EP_COUNT; ep++)
+		if ((r->endpoints & (1u << ep)) && !up[ep]) {
+			res->status = ROW_INPUT_DOWN;
+			snprintf(res->err, sizeof(res->err), "endpoint %s is down", endpoints[ep].name);
+			return;
+		}
+	const char *missing = NULL;
+	if (expr_eval_ex(r->expr, src, a, &res->v, res->err, sizeof(res->err), &missing) < 0 ||
+	    relabel(r, &res->v, a, res->err, sizeof(res->err)) < 0) {
+		res->status = ROW_ERROR;
+		res->v.n = 0;
+		return;
+	}
+	if (r->drop_zero) {
+		size_t n = 0;
+		for (size_t i = 0; i < res->v.n; i++)
+			if (res->v.e[i].v != 0)
+				res->v.e[n++] = res->v.e[i];
+		res->v.n = n;
+	}
+	if (!res->v.n && r->has_default) {
+		res->v.e = arena_alloc(a, sizeof(struct velem));
+		res->v.e[0] = (struct velem){ NULL, 0, r->defval, labels_hash(NULL, 0) };
+		res->v.n = 1;
+	}
+	if (!res->v.n && missing) {
+		/* a native family it reads is absent (no jobs, or no GPU metrics before 26.05) */
+		res->status = ROW_NO_INPUT;
+		snprintf(res->err, sizeof(res->err), "native family %s is absent", missing);
+		return;
+	}
+	qsort(res->v.e, res->v.n, sizeof(*res->v.e), elem_cmp);
+	for (size_t i = 1; i < res->v.n; i++)
+		if (elem_cmp(&res->v.e[i - 1], &res->v.e[i]) == 0) {
+			res->status = ROW_ERROR;
+			snprintf(res->err, sizeof(res->err), "two series with the same labels");
+			res->v.n = 0;
+			return;
+		}
+}
+
+void mapping_eval(const struct mapping *m, const char *flags, const struct expo *const expos[EP_COUNT],
+		  const int up[EP_COUNT], struct arena *a, struct row_result *results)
+{
+	struct expr_source src = { expos, EP_COUNT };
+	for (size_t i = 0; i < m->nrows; i++) {
+		if (!row_enabled(&m->rows[i], flags)) {
+			memset(&results[i], 0, sizeof(results[i]));
+			results[i].status = ROW_DISABLED;
+			continue;
+		}
+		eval_row(&m->rows[i], &src, up, a, &results[i]);
+	}
+}

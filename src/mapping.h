@@ -1,0 +1,71 @@
+/* mapping.h: the mapping table (a JSON file, see docs/mapping.md), compiled once into rows.
+ *
+ * Each row makes one output family from an expression over native metrics, then applies, in order:
+ * rename_labels, fill_labels, drop_zero, default. Rows read native families only; they never see
+ * each other's output, so a native series can only leave the shim through a row.
+ *
+ * Ownership: mapping_load returns a new mapping (mapping_free). mapping_eval's results live in the
+ * arena it is given and borrow from the mapping and the payloads. */
+#ifndef SHIM_MAPPING_H
+#define SHIM_MAPPING_H
+
+#include <stddef.h>
+
+#include "endpoint.h"
+#include "expr.h"
+
+enum fidelity { FID_EXACT, FID_APPROXIMATE, FID_UNAVAILABLE };
+
+struct kv {
+	char *key, *value;
+};
+
+struct row {
+	char *name, *help, *type, *note, *expr_src, *enabled_by;
+	enum fidelity fidelity;
+	struct expr *expr;          /* NULL when unavailable */
+	struct kv *renames, *fills;
+	size_t nrenames, nfills;
+	int drop_zero, has_default;
+	double defval;
+	unsigned endpoints;         /* bit per enum endpoint the expression reads */
+};
+
+struct mapping {
+	char *path;
+	struct row *rows;
+	size_t nrows;
+	unsigned endpoints;         /* union over rows (enabled or not) */
+};
+
+/* Load and compile. Every problem is appended to `problems` (one per line, "file:line:col: row 'x':
+ * message"); returns NULL if there was any. problems may be NULL. */
+struct buf;
+struct mapping *mapping_load(const char *path, struct buf *problems);
+void mapping_free(struct mapping *m);
+/* Endpoints needed by the rows enabled under `flags` (a comma-separated list such as "gpus-acct"). */
+unsigned mapping_endpoints(const struct mapping *m, const char *flags);
+int row_enabled(const struct row *r, const char *flags);
+const char *fidelity_name(enum fidelity f);
+
+enum row_status {
+	ROW_OK,            /* v holds the series (possibly none, for labelled families) */
+	ROW_DISABLED,      /* enabled_by flag not set */
+	ROW_UNAVAILABLE,   /* fidelity unavailable: no source */
+	ROW_INPUT_DOWN,    /* an endpoint it reads failed: family left out */
+	ROW_NO_INPUT,      /* endpoints fine, but nothing to compute from and no default */
+	ROW_ERROR,         /* evaluation or output error (duplicate series...): left out */
+};
+
+struct row_result {
+	enum row_status status;
+	struct vec v;              /* sorted by label set */
+	char err[160];
+};
+
+/* Evaluate every row. up[ep] says whether endpoint ep delivered a usable payload; expos[ep] is its
+ * parsed payload (NULL if down). results must have m->nrows entries. */
+void mapping_eval(const struct mapping *m, const char *flags, const struct expo *const expos[EP_COUNT],
+		  const int up[EP_COUNT], struct arena *a, struct row_result *results);
+
+#endif

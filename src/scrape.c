@@ -1,0 +1,294 @@
+/* scrape.c: see scrape.h. */
+#include "scrape.h"
+#include "log.h"
+#include "writer.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+struct mapref {
+	struct mapping *m;
+	int refs;
+};
+
+void scraper_init(struct scraper *s, const struct scraper_config *cfg, struct mapping *m)
+{
+	memset(s, 0, sizeof(*s));
+	s->cfg = *cfg;
+	pthread_mutex_init(&s->mu, NULL);
+	pthread_condattr_t ca;
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&s->cv, &ca);
+	pthread_condattr_destroy(&ca);
+	for (int ep = 0; ep < EP_COUNT; ep++)
+		s->slot[ep].logged_ok = -1;
+	s->map = xcalloc(1, sizeof(*s->map));
+	s->map->m = m;
+	s->map->refs = 1;
+	s->reload_ok = 1;
+	s->reload_time = (double)time(NULL);
+}
+
+static void mapref_put(struct mapref *r)
+{
+	if (--r->refs == 0) {
+		mapping_free(r->m);
+		free(r);
+	}
+}
+
+void scraper_destroy(struct scraper *s)
+{
+	for (int ep = 0; ep < EP_COUNT; ep++)
+		payload_unref(s->slot[ep].p);
+	mapref_put(s->map);
+	pthread_cond_destroy(&s->cv);
+	pthread_mutex_destroy(&s->mu);
+}
+
+void scrape_set_mapping(struct scraper *s, struct mapping *m)
+{
+	pthread_mutex_lock(&s->mu);
+	s->reload_time = (double)time(NULL);
+	s->reload_ok = m != NULL;
+	if (m) {
+		struct mapref *r = xcalloc(1, sizeof(*r));
+		r->m = m;
+		r->refs = 1;
+		mapref_put(s->map);
+		s->map = r;
+	}
+	pthread_mutex_unlock(&s->mu);
+}
+
+static void log_transition(struct scraper *s, const struct payload *p)
+{
+	int *last = &s->slot[p->ep].logged_ok;
+	if (*last == p->ok)
+		return;
+	*last = p->ok;
+	if (p->ok)
+		log_info("endpoint %s is up", endpoints[p->ep].path);
+	else {
+		char safe[600];
+		log_warn("endpoint %s failed: %s", endpoints[p->ep].path, log_escape(safe, sizeof(safe), p->reason, strlen(p->reason)));
+	}
+}
+
+/* Get a payload for every endpoint in `need`: reuse a fresh one, wait for one in flight, or fetch. */
+static void get_payloads(struct scraper *s, unsigned need, double timeout_s, struct payload *mine[EP_COUNT])
+{
+	unsigned fetch = 0, wait = 0;
+	double now = mono_now(), deadline = now + timeout_s;
+	struct payload *got[EP_COUNT] = { 0 };
+
+	pthread_mutex_lock(&s->mu);
+	for (int ep = 0; ep < EP_COUNT; ep++) {
+		mine[ep] = NULL;
+		if (!(need & (1u << ep)))
+			continue;
+		if (s->slot[ep].inflight)
+			wait |= 1u << ep;
+		else if (s->slot[ep].p && now - s->slot[ep].p->at < s->cfg.min_interval)
+			mine[ep] = payload_ref(s->slot[ep].p);
+		else {
+			s->slot[ep].inflight = 1;
+			fetch |= 1u << ep;
+		}
+	}
+	pthread_mutex_unlock(&s->mu);
+
+	if (fetch) {
+		if (s->cfg.replay_dir) {
+			for (int ep = 0; ep < EP_COUNT; ep++)
+				if (fetch & (1u << ep))
+					got[ep] = payload_replay(s->cfg.replay_dir, (enum endpoint)ep, s->cfg.fetch.max_body);
+		} else {
+			fetch_endpoints(&s->cfg.fetch, fetch, timeout_s, got);
+		}
+	}
+
+	pthread_mutex_lock(&s->mu);
+	for (int ep = 0; ep < EP_COUNT; ep++) {
+		if (!(fetch & (1u << ep)))
+			continue;
+		payload_unref(s->slot[ep].p);
+		s->slot[ep].p = got[ep];
+		s->slot[ep].inflight = 0;
+		s->slot[ep].fetches++;
+		mine[ep] = payload_ref(got[ep]);
+		log_transition(s, got[ep]);
+	}
+	if (fetch)
+		pthread_cond_broadcast(&s->cv);
+	while (wait) {
+		for (int ep = 0; ep < EP_COUNT; ep++)
+			if ((wait & (1u << ep)) && !s->slot[ep].inflight && s->slot[ep].p) {
+				mine[ep] = payload_ref(s->slot[ep].p);
+				wait &= ~(1u << ep);
+			}
+		if (!wait)
+			break;
+		struct timespec ts;
+		ts.tv_sec = (time_t)deadline;
+		ts.tv_nsec = (long)((deadline - floor(deadline)) * 1e9);
+		if (pthread_cond_timedwait(&s->cv, &s->mu, &ts) == ETIMEDOUT) {
+			for (int ep = 0; ep < EP_COUNT; ep++)
+				if (wait & (1u << ep)) {
+					mine[ep] = payload_new((enum endpoint)ep);
+					payload_finish(mine[ep], "scrape deadline passed while waiting for the fetch in flight");
+				}
+			break;
+		}
+	}
+	pthread_mutex_unlock(&s->mu);
+}
+
+static void self_family(struct buf *b, const char *name, const char *help, const char *type)
+{
+	write_header(b, name, help, type);
+}
+
+static void self_sample(struct buf *b, const char *name, const char *lname, const char *lvalue, double v)
+{
+	struct label l = { lname, lvalue, lname ? (uint32_t)strlen(lname) : 0, lvalue ? (uint32_t)strlen(lvalue) : 0 };
+	write_sample(b, name, &l, lname ? 1 : 0, v);
+}
+
+static const char *const status_reason[] = {
+	[ROW_INPUT_DOWN] = "input_down", [ROW_ERROR] = "error", [ROW_NO_INPUT] = "no_input",
+};
+
+static void write_self(struct scraper *s, struct buf *b, struct payload *p[EP_COUNT], unsigned need,
+		       const struct mapping *m, const struct row_result *res, const char *const *overflowed,
+		       double started, int reload_ok, double reload_time)
+{
+	double now = mono_now();
+	static const struct {
+		const char *name, *help, *type;
+	} fam[] = {
+		{ "slurm_exporter_shim_up", "Whether the endpoint's last answer was usable (1) or not (0).", "gauge" },
+		{ "slurm_exporter_shim_fetch_duration_seconds", "How long the endpoint's last fetch took.", "gauge" },
+		{ "slurm_exporter_shim_response_bytes", "Size of the endpoint's last answer body.", "gauge" },
+		{ "slurm_exporter_shim_http_status", "HTTP status of the endpoint's last answer (0: no HTTP answer).", "gauge" },
+		{ "slurm_exporter_shim_parse_errors", "Malformed lines in the endpoint's last answer.", "gauge" },
+		{ "slurm_exporter_shim_payload_age_seconds", "Age of the answer this scrape used (reused within --slurmctld.min-interval).", "gauge" },
+		{ "slurm_exporter_shim_upstream_fetches_total", "Fetches of the endpoint since start.", "counter" },
+	};
+	for (size_t f = 0; f < sizeof(fam) / sizeof(fam[0]); f++) {
+		self_family(b, fam[f].name, fam[f].help, fam[f].type);
+		for (int ep = 0; ep < EP_COUNT; ep++) {
+			if (!(need & (1u << ep)) || !p[ep])
+				continue;
+			double v = 0;
+			switch (f) {
+			case 0: v = p[ep]->ok; break;
+			case 1: v = p[ep]->seconds; break;
+			case 2: v = (double)p[ep]->len; break;
+			case 3: v = (double)p[ep]->http_status; break;
+			case 4: v = (double)p[ep]->parse_errors; break;
+			case 5: v = p[ep]->at ? now - p[ep]->at : 0; break;
+			case 6: v = (double)s->slot[ep].fetches; break;
+			}
+			self_sample(b, fam[f].name, "endpoint", endpoints[ep].name, v);
+		}
+	}
+	size_t counts[6] = { 0 };
+	for (size_t i = 0; i < m->nrows; i++)
+		counts[res[i].status]++;
+	self_family(b, "slurm_exporter_shim_mapping_rows", "Rows of the loaded mapping by what they gave this scrape.", "gauge");
+	static const char *const st[] = { "served", "disabled", "unavailable", "input_down", "no_input", "error" };
+	for (int i = 0; i < 6; i++)
+		self_sample(b, "slurm_exporter_shim_mapping_rows", "status", st[i], (double)counts[i]);
+	self_family(b, "slurm_exporter_shim_family_left_out",
+		    "Legacy families this scrape could not serve, by reason (input_down, error, no_input, output_full).", "gauge");
+	for (size_t i = 0; i < m->nrows; i++) {
+		const char *why = overflowed[i] ? overflowed[i] :
+				  (res[i].status == ROW_INPUT_DOWN || res[i].status == ROW_ERROR || res[i].status == ROW_NO_INPUT) ?
+				  status_reason[res[i].status] : NULL;
+		if (!why)
+			continue;
+		struct label l[2] = { { "family", m->rows[i].name, 6, (uint32_t)strlen(m->rows[i].name) },
+				      { "reason", why, 6, (uint32_t)strlen(why) } };
+		write_sample(b, "slurm_exporter_shim_family_left_out", l, 2, 1);
+	}
+	self_family(b, "slurm_exporter_shim_mapping_reload_success", "Whether the last mapping (re)load succeeded.", "gauge");
+	self_sample(b, "slurm_exporter_shim_mapping_reload_success", NULL, NULL, reload_ok);
+	self_family(b, "slurm_exporter_shim_mapping_reload_timestamp_seconds", "Unix time of the last mapping (re)load attempt.", "gauge");
+	self_sample(b, "slurm_exporter_shim_mapping_reload_timestamp_seconds", NULL, NULL, reload_time);
+	self_family(b, "slurm_exporter_shim_build_info", "Build information.", "gauge");
+	self_sample(b, "slurm_exporter_shim_build_info", "version", SHIM_VERSION, 1);
+	self_family(b, "slurm_exporter_shim_scrape_duration_seconds", "How long this scrape took.", "gauge");
+	self_sample(b, "slurm_exporter_shim_scrape_duration_seconds", NULL, NULL, mono_now() - started);
+}
+
+int scrape_run(struct scraper *s, double timeout_s, struct buf *out)
+{
+	double started = mono_now();
+	struct payload *p[EP_COUNT];
+	const struct expo *ex[EP_COUNT];
+	int up[EP_COUNT];
+	struct arena a;
+	int status = 200, any_ok = 0;
+
+	pthread_mutex_lock(&s->mu);
+	struct mapref *mr = s->map;
+	mr->refs++;
+	int reload_ok = s->reload_ok;
+	double reload_time = s->reload_time;
+	pthread_mutex_unlock(&s->mu);
+	const struct mapping *m = mr->m;
+
+	unsigned need = mapping_endpoints(m, s->cfg.flags);
+	get_payloads(s, need, timeout_s, p);
+	for (int ep = 0; ep < EP_COUNT; ep++) {
+		up[ep] = p[ep] && p[ep]->ok;
+		ex[ep] = up[ep] ? &p[ep]->expo : NULL;
+		any_ok |= up[ep];
+	}
+	if (need && !any_ok) {
+		/* every needed endpoint failed: like the old exporter dying, Prometheus' up goes to 0 */
+		status = 503;
+		buf_puts(out, "slurm-exporter-shim: no slurmctld metrics endpoint answered usably:\n");
+		for (int ep = 0; ep < EP_COUNT; ep++)
+			if (p[ep]) {
+				char safe[600];
+				buf_printf(out, "%s\n", log_escape(safe, sizeof(safe), p[ep]->reason, strlen(p[ep]->reason)));
+			}
+		goto out;
+	}
+
+	arena_init(&a);
+	struct row_result *res = xcalloc(m->nrows + 1, sizeof(*res));
+	const char **overflowed = xcalloc(m->nrows + 1, sizeof(*overflowed));
+	mapping_eval(m, s->cfg.flags, ex, up, &a, res);
+	for (size_t i = 0; i < m->nrows; i++) {
+		const struct row *r = &m->rows[i];
+		if (res[i].status == ROW_OK && res[i].v.n) {
+			/* a family with no series is not printed at all, as client_golang did */
+			if (write_family(out, r->name, r->help, r->type, &res[i].v) < 0)
+				overflowed[i] = "output_full";
+		} else if (res[i].status == ROW_ERROR) {
+			log_warn("row %s: %s", r->name, res[i].err);
+		}
+	}
+	/* self metrics are small and always fit: lift the cap for them */
+	size_t max = out->max;
+	out->max = 0;
+	write_self(s, out, p, need, m, res, overflowed, started, reload_ok, reload_time);
+	out->max = max;
+	free(overflowed);
+	free(res);
+	arena_reset(&a);
+out:
+	for (int ep = 0; ep < EP_COUNT; ep++)
+		payload_unref(p[ep]);
+	pthread_mutex_lock(&s->mu);
+	mapref_put(mr);
+	pthread_mutex_unlock(&s->mu);
+	return status;
+}

@@ -1,0 +1,273 @@
+/* server.c: see server.h. */
+#include "server.h"
+#include "buf.h"
+#include "log.h"
+#include "scrape.h"
+#include "webconfig.h"
+#include "writer.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <microhttpd.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+struct server {
+	struct server_config cfg;
+	struct scraper *scraper;
+	struct MHD_Daemon *d;
+	int fd;
+	unsigned port;
+};
+
+static const char landing_fmt[] =
+	"<!DOCTYPE html>\n<html><head><title>slurm-exporter-shim</title></head><body>\n"
+	"<h1>slurm-exporter-shim %s</h1>\n"
+	"<p>Legacy prometheus-slurm-exporter metrics, rebuilt from slurmctld's native metrics.</p>\n"
+	"<p><a href=\"%s\">Metrics</a></p>\n</body></html>\n";
+
+static enum MHD_Result respond(struct MHD_Connection *c, unsigned code, char *body, size_t len, const char *ctype,
+			       const struct webconfig *wc)
+{
+	struct MHD_Response *r = MHD_create_response_from_buffer(len, body, MHD_RESPMEM_MUST_FREE);
+	enum MHD_Result ret;
+	if (!r) {
+		free(body);
+		return MHD_NO;
+	}
+	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, ctype);
+	for (size_t i = 0; wc && i < webconfig_header_count(wc); i++) {
+		const char *k, *v;
+		webconfig_header(wc, i, &k, &v);
+		MHD_add_response_header(r, k, v);
+	}
+	if (code == MHD_HTTP_METHOD_NOT_ALLOWED)
+		MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, "GET, HEAD");
+	ret = MHD_queue_response(c, code, r);
+	MHD_destroy_response(r);
+	return ret;
+}
+
+static enum MHD_Result text(struct MHD_Connection *c, unsigned code, const char *msg, const struct webconfig *wc)
+{
+	return respond(c, code, xstrdup(msg), strlen(msg), "text/plain; charset=utf-8", wc);
+}
+
+static int authorized(struct server *srv, struct MHD_Connection *c)
+{
+	const struct webconfig *wc = srv->cfg.web;
+	char *pass = NULL, *user;
+	int ok;
+	if (!wc || !webconfig_has_users(wc))
+		return 1;
+	user = MHD_basic_auth_get_username_password(c, &pass);
+	ok = user && pass && webconfig_check_basic_auth(wc, user, pass);
+	if (pass) {
+		memset(pass, 0, strlen(pass));
+		MHD_free(pass);
+	}
+	if (user)
+		MHD_free(user);
+	return ok;
+}
+
+/* Prometheus sends its scrape timeout; answer a little before it gives up. */
+static double scrape_timeout(struct server *srv, struct MHD_Connection *c)
+{
+	double t = srv->cfg.upstream_timeout;
+	const char *h = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "X-Prometheus-Scrape-Timeout-Seconds");
+	if (h) {
+		char *end;
+		double v = strtod(h, &end);
+		if (end != h && v > 0 && v < 86400) {
+			v -= v > 2 ? 0.5 : v * 0.25;
+			if (v < t)
+				t = v;
+		}
+	}
+	return t;
+}
+
+static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *url, const char *method,
+			      const char *version, const char *upload, size_t *upload_size, void **state)
+{
+	struct server *srv = cls;
+	const struct webconfig *wc = srv->cfg.web;
+	(void)version;
+	(void)upload;
+	if (!*state) {
+		/* first call: headers only; a request body is refused below */
+		*state = srv;
+		return MHD_YES;
+	}
+	if (*upload_size) {
+		*upload_size = 0;
+		return text(c, MHD_HTTP_METHOD_NOT_ALLOWED, "request bodies are not accepted\n", wc);
+	}
+	if (strcmp(method, MHD_HTTP_METHOD_GET) && strcmp(method, MHD_HTTP_METHOD_HEAD))
+		return text(c, MHD_HTTP_METHOD_NOT_ALLOWED, "only GET and HEAD are supported\n", wc);
+	if (!authorized(srv, c)) {
+		struct MHD_Response *r = MHD_create_response_from_buffer(13, (void *)"Unauthorized\n", MHD_RESPMEM_PERSISTENT);
+		enum MHD_Result ret = MHD_queue_basic_auth_fail_response(c, "slurm-exporter-shim", r);
+		MHD_destroy_response(r);
+		return ret;
+	}
+	if (strcmp(url, srv->cfg.path) == 0) {
+		struct buf b;
+		size_t len;
+		buf_init(&b, 0);
+		int code = scrape_run(srv->scraper, scrape_timeout(srv, c), &b);
+		char *body = buf_steal(&b, &len);
+		return respond(c, (unsigned)code, body, len,
+			       code == 200 ? TEXT_CONTENT_TYPE : "text/plain; charset=utf-8", wc);
+	}
+	if (strcmp(url, "/") == 0) {
+		struct buf b;
+		size_t len;
+		buf_init(&b, 0);
+		buf_printf(&b, landing_fmt, SHIM_VERSION, srv->cfg.path);
+		char *body = buf_steal(&b, &len);
+		return respond(c, MHD_HTTP_OK, body, len, "text/html; charset=utf-8", wc);
+	}
+	return text(c, MHD_HTTP_NOT_FOUND, "404 page not found\n", wc);
+}
+
+static void mhd_log(void *cls, const char *fmt, va_list ap)
+{
+	char line[512], safe[600];
+	(void)cls;
+	vsnprintf(line, sizeof(line), fmt, ap);
+	line[strcspn(line, "\n")] = '\0';
+	log_debug("http: %s", log_escape(safe, sizeof(safe), line, strlen(line)));
+}
+
+/* Bind ADDR: ":port" (all addresses, IPv6 dual-stack when available), "host:port", "[v6]:port". */
+static int bind_listen(const char *addr, unsigned *port_out, char *err, size_t errlen)
+{
+	char host[256] = "", port[16];
+	const char *colon = strrchr(addr, ':');
+	struct addrinfo hints, *res = NULL, *ai;
+	int fd = -1, rc;
+	if (!colon || strlen(colon + 1) == 0 || strlen(colon + 1) >= sizeof(port)) {
+		snprintf(err, errlen, "invalid listen address \"%s\" (want [host]:port)", addr);
+		return -1;
+	}
+	snprintf(port, sizeof(port), "%s", colon + 1);
+	size_t hl = (size_t)(colon - addr);
+	if (hl >= 2 && addr[0] == '[' && addr[hl - 1] == ']') {
+		addr++;
+		hl -= 2;
+	}
+	if (hl >= sizeof(host)) {
+		snprintf(err, errlen, "listen host too long");
+		return -1;
+	}
+	memcpy(host, addr, hl);
+	host[hl] = '\0';
+	memset(&hints, 0, sizeof(hints));
+	hints.ai_socktype = SOCK_STREAM;
+	hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
+	hints.ai_family = hl ? AF_UNSPEC : AF_INET6;
+	rc = getaddrinfo(hl ? host : NULL, port, &hints, &res);
+	if (rc && !hl) {
+		hints.ai_family = AF_INET;
+		rc = getaddrinfo(NULL, port, &hints, &res);
+	}
+	if (rc) {
+		snprintf(err, errlen, "cannot resolve listen address \"%s\": %s", addr, gai_strerror(rc));
+		return -1;
+	}
+	for (ai = res; ai; ai = ai->ai_next) {
+		int one = 1, zero = 0;
+		fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC, ai->ai_protocol);
+		if (fd < 0)
+			continue;
+		setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+		if (ai->ai_family == AF_INET6 && !hl)
+			setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &zero, sizeof(zero));
+		if (bind(fd, ai->ai_addr, ai->ai_addrlen) == 0 && listen(fd, 128) == 0)
+			break;
+		snprintf(err, errlen, "cannot listen on %s: %s", addr, strerror(errno));
+		close(fd);
+		fd = -1;
+	}
+	if (fd < 0 && !res && !*err)
+		snprintf(err, errlen, "cannot listen on %s", addr);
+	if (fd >= 0) {
+		struct sockaddr_storage ss;
+		socklen_t sl = sizeof(ss);
+		getsockname(fd, (struct sockaddr *)&ss, &sl);
+		*port_out = ntohs(ss.ss_family == AF_INET6 ? ((struct sockaddr_in6 *)&ss)->sin6_port
+							     : ((struct sockaddr_in *)&ss)->sin_port);
+	}
+	freeaddrinfo(res);
+	return fd;
+}
+
+struct server *server_start(const struct server_config *cfg, struct scraper *s, char *err, size_t errlen)
+{
+	struct server *srv = xcalloc(1, sizeof(*srv));
+	unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION | MHD_USE_ERROR_LOG;
+	const struct webconfig *wc = cfg->web;
+
+	srv->cfg = *cfg;
+	srv->scraper = s;
+	err[0] = '\0';
+	srv->fd = bind_listen(cfg->listen, &srv->port, err, errlen);
+	if (srv->fd < 0)
+		goto fail;
+	if (wc && webconfig_tls_cert_pem(wc)) {
+		if (MHD_is_feature_supported(MHD_FEATURE_TLS) != MHD_YES) {
+			snprintf(err, errlen, "TLS requested but libmicrohttpd was built without TLS support");
+			goto fail;
+		}
+		flags |= MHD_USE_TLS;
+		srv->d = MHD_start_daemon(flags, 0, NULL, NULL, handle, srv,
+					  MHD_OPTION_LISTEN_SOCKET, srv->fd,
+					  MHD_OPTION_CONNECTION_LIMIT, cfg->max_connections,
+					  MHD_OPTION_PER_IP_CONNECTION_LIMIT, cfg->per_ip_connections,
+					  MHD_OPTION_CONNECTION_TIMEOUT, cfg->connection_timeout,
+					  MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(32 * 1024),
+					  MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
+					  MHD_OPTION_HTTPS_MEM_CERT, webconfig_tls_cert_pem(wc),
+					  MHD_OPTION_HTTPS_MEM_KEY, webconfig_tls_key_pem(wc),
+					  MHD_OPTION_END);
+	} else {
+		srv->d = MHD_start_daemon(flags, 0, NULL, NULL, handle, srv,
+					  MHD_OPTION_LISTEN_SOCKET, srv->fd,
+					  MHD_OPTION_CONNECTION_LIMIT, cfg->max_connections,
+					  MHD_OPTION_PER_IP_CONNECTION_LIMIT, cfg->per_ip_connections,
+					  MHD_OPTION_CONNECTION_TIMEOUT, cfg->connection_timeout,
+					  MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(32 * 1024),
+					  MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
+					  MHD_OPTION_END);
+	}
+	if (!srv->d) {
+		snprintf(err, errlen, "cannot start the HTTP server on %s", cfg->listen);
+		goto fail;
+	}
+	return srv;
+fail:
+	if (srv->fd >= 0)
+		close(srv->fd);
+	free(srv);
+	return NULL;
+}
+
+unsigned server_port(const struct server *srv)
+{
+	return srv->port;
+}
+
+void server_stop(struct server *srv)
+{
+	if (!srv)
+		return;
+	MHD_stop_daemon(srv->d); /* closes the listen socket too */
+	free(srv);
+}

@@ -1,0 +1,34 @@
+/* server.h: the HTTP side (libmicrohttpd): /metrics (configurable), a landing page at /, 404
+ * elsewhere, GET and HEAD only, optional TLS and basic auth from a web config file.
+ *
+ * Thread model: one thread per connection (MHD_USE_THREAD_PER_CONNECTION), because a scrape blocks
+ * for up to the upstream timeout while it waits for slurmctld; the connection limit bounds the
+ * threads, a per-IP limit keeps one client from taking them all, and idle connections time out.
+ * Ownership: server_start returns a new server (server_stop frees it); it borrows the scraper and
+ * the web config, which must outlive it. */
+#ifndef SHIM_SERVER_H
+#define SHIM_SERVER_H
+
+#include <stddef.h>
+
+struct scraper;
+struct webconfig;
+
+struct server_config {
+	const char *listen;          /* ":9341", "127.0.0.1:9341", "[::1]:9341" */
+	const char *path;            /* "/metrics" */
+	unsigned max_connections;
+	unsigned per_ip_connections;
+	unsigned connection_timeout; /* seconds */
+	double upstream_timeout;     /* seconds, upper bound of a scrape's fetch */
+	const struct webconfig *web; /* NULL: plain HTTP, no auth */
+};
+
+struct server;
+
+struct server *server_start(const struct server_config *cfg, struct scraper *s, char *err, size_t errlen);
+/* The port actually bound (useful with port 0). */
+unsigned server_port(const struct server *srv);
+void server_stop(struct server *srv);
+
+#endif

@@ -1,0 +1,123 @@
+/* xmalloc.c: see xmalloc.h. */
+#include "xmalloc.h"
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void oom(size_t n)
+{
+	fprintf(stderr, "slurm-exporter-shim: out of memory allocating %zu bytes\n", n);
+	abort();
+}
+
+void *xmalloc(size_t n)
+{
+	void *p = malloc(n ? n : 1);
+	if (!p)
+		oom(n);
+	return p;
+}
+
+void *xcalloc(size_t n, size_t size)
+{
+	void *p = calloc(n ? n : 1, size ? size : 1);
+	if (!p)
+		oom(n * size);
+	return p;
+}
+
+void *xrealloc(void *p, size_t n)
+{
+	void *q = realloc(p, n ? n : 1);
+	if (!q)
+		oom(n);
+	return q;
+}
+
+void *xgrow(void *p, size_t *cap, size_t need, size_t size)
+{
+	size_t c = *cap;
+	if (need <= c)
+		return p;
+	if (c < 8)
+		c = 8;
+	while (c < need) {
+		if (c > SIZE_MAX / 2 / size)
+			oom(SIZE_MAX);
+		c *= 2;
+	}
+	*cap = c;
+	return xrealloc(p, c * size);
+}
+
+char *xstrdup(const char *s)
+{
+	return xstrndup(s, strlen(s));
+}
+
+char *xstrndup(const char *s, size_t n)
+{
+	char *p = xmalloc(n + 1);
+	memcpy(p, s, n);
+	p[n] = '\0';
+	return p;
+}
+
+struct arena_chunk {
+	struct arena_chunk *next;
+	size_t size, used;
+	_Alignas(16) unsigned char data[];
+};
+
+#define ARENA_CHUNK (64 * 1024)
+
+void arena_init(struct arena *a)
+{
+	a->head = NULL;
+	a->used_total = 0;
+}
+
+void *arena_alloc(struct arena *a, size_t n)
+{
+	struct arena_chunk *c = a->head;
+	n = (n + 15) & ~(size_t)15;
+	if (!c || c->size - c->used < n) {
+		size_t size = n > ARENA_CHUNK / 4 ? n : ARENA_CHUNK;
+		c = xmalloc(sizeof(*c) + size);
+		c->size = size;
+		c->used = 0;
+		if (size == n && a->head) {
+			/* big one-off block: keep the current chunk in front */
+			c->next = a->head->next;
+			a->head->next = c;
+		} else {
+			c->next = a->head;
+			a->head = c;
+		}
+	}
+	void *p = c->data + c->used;
+	c->used += n;
+	a->used_total += n;
+	return p;
+}
+
+char *arena_strndup(struct arena *a, const char *s, size_t n)
+{
+	char *p = arena_alloc(a, n + 1);
+	memcpy(p, s, n);
+	p[n] = '\0';
+	return p;
+}
+
+void arena_reset(struct arena *a)
+{
+	struct arena_chunk *c = a->head;
+	while (c) {
+		struct arena_chunk *next = c->next;
+		free(c);
+		c = next;
+	}
+	arena_init(a);
+}

@@ -1,0 +1,30 @@
+/* xmalloc.h: allocation wrappers that never return NULL (they abort on exhaustion),
+ * and a bump arena for per-scrape data.
+ *
+ * Ownership: x* functions return memory the caller frees with free().
+ * An arena owns everything allocated from it; arena_reset() frees all of it at once. */
+#ifndef SHIM_XMALLOC_H
+#define SHIM_XMALLOC_H
+
+#include <stddef.h>
+
+void *xmalloc(size_t n);
+void *xcalloc(size_t n, size_t size);
+void *xrealloc(void *p, size_t n);
+/* Grow an array: returns p resized to hold at least `need` elements of `size`, updating *cap. */
+void *xgrow(void *p, size_t *cap, size_t need, size_t size);
+char *xstrdup(const char *s);
+char *xstrndup(const char *s, size_t n);
+
+struct arena_chunk;
+struct arena {
+	struct arena_chunk *head;
+	size_t used_total;
+};
+
+void arena_init(struct arena *a);
+void *arena_alloc(struct arena *a, size_t n);     /* 16-byte aligned, uninitialised */
+char *arena_strndup(struct arena *a, const char *s, size_t n);
+void arena_reset(struct arena *a);                /* frees every chunk */
+
+#endif
