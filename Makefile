@@ -67,4 +67,6 @@ valgrind: $(BIN) $(BUILD)/tests/fake_slurmctld $(TEST_BINS)
 clean:
 	rm -rf build build-asan build-fuzz $(BIN)
 
+include packaging/install.mk
+
 .PHONY: all test asan valgrind clean install fuzz bench

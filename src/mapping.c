@@ -404,6 +404,13 @@ static int relabel(const struct row *r, struct vec *v, struct arena *a, char *er
 	return 0;
 }
 
+/* Is the absence of `name` news? Only if its endpoint answered with some families. */
+static int missing_matters(const struct expr_source *src, const char *name)
+{
+	const struct expo *e = src->expos[endpoint_for_metric(name)];
+	return !e || e->nfams > 0;
+}
+
 static void eval_row(const struct row *r, const struct expr_source *src, const int up[EP_COUNT], struct arena *a,
 		     struct row_result *res)
 {
@@ -437,8 +444,9 @@ static void eval_row(const struct row *r, const struct expr_source *src, const i
 		res->v.e[0] = (struct velem){ NULL, 0, r->defval, labels_hash(NULL, 0) };
 		res->v.n = 1;
 	}
-	if (!res->v.n && missing) {
-		/* a native family it reads is absent (no jobs, or no GPU metrics before 26.05) */
+	if (!res->v.n && missing && missing_matters(src, missing)) {
+		/* a native family it reads is absent from a non-empty answer (e.g. no GPU metrics
+		 * before 26.05); an empty answer (no jobs in memory) just means no series */
 		res->status = ROW_NO_INPUT;
 		snprintf(res->err, sizeof(res->err), "native family %s is absent", missing);
 		return;

@@ -68,11 +68,14 @@ void scrape_set_mapping(struct scraper *s, struct mapping *m)
 static void log_transition(struct scraper *s, const struct payload *p)
 {
 	int *last = &s->slot[p->ep].logged_ok;
+	int first = *last < 0;
 	if (*last == p->ok)
 		return;
 	*last = p->ok;
-	if (p->ok)
-		log_info("endpoint %s is up", endpoints[p->ep].path);
+	if (p->ok && first)
+		log_debug("endpoint %s is up", endpoints[p->ep].path);
+	else if (p->ok)
+		log_info("endpoint %s is up again", endpoints[p->ep].path);
 	else {
 		char safe[600];
 		log_warn("endpoint %s failed: %s", endpoints[p->ep].path, log_escape(safe, sizeof(safe), p->reason, strlen(p->reason)));
@@ -268,8 +271,9 @@ int scrape_run(struct scraper *s, double timeout_s, struct buf *out)
 	mapping_eval(m, s->cfg.flags, ex, up, &a, res);
 	for (size_t i = 0; i < m->nrows; i++) {
 		const struct row *r = &m->rows[i];
-		if (res[i].status == ROW_OK && res[i].v.n) {
-			/* a family with no series is not printed at all, as client_golang did */
+		if (res[i].status == ROW_OK) {
+			/* a family with no series (no jobs) keeps its HELP/TYPE, so every legacy name
+			 * the table serves is visible whatever the cluster state */
 			if (write_family(out, r->name, r->help, r->type, &res[i].v) < 0)
 				overflowed[i] = "output_full";
 		} else if (res[i].status == ROW_ERROR) {

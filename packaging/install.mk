@@ -1,0 +1,81 @@
+# packaging/install.mk: "make install" for slurm-exporter-shim.
+# Included by the top-level Makefile (include packaging/install.mk); every
+# path is relative to the repository root, where make runs.
+#
+#   make install [DESTDIR=/tmp/root] [PREFIX=/usr] [SYSCONFDIR=/etc]
+#                [UNITDIR=/lib/systemd/system]
+#
+# Installs:
+#   $(BINDIR)/slurm-exporter-shim                     the program ($(BIN))
+#   $(SYSCONFDIR)/slurm-exporter-shim/*.json          mappings/*.json (conffiles)
+#   $(SYSCONFDIR)/default/slurm-exporter-shim         packaging/default/slurm-exporter-shim
+#   $(UNITDIR)/slurm-exporter-shim.service            packaging/systemd/slurm-exporter-shim.service
+#   $(MANDIR)/man1/slurm-exporter-shim.1.gz           docs/slurm-exporter-shim.1, gzip -9n
+#   $(DOCDIR)/*.md                                    docs/*.md
+#
+# UNITDIR defaults to $(PREFIX)/lib/systemd/system (/usr/lib/systemd/system,
+# as on RHEL and Debian 13). Debian 12 (bookworm) still keeps units in
+# /lib/systemd/system: packaging/debian/rules passes UNITDIR=/lib/systemd/system,
+# and the RPM spec passes UNITDIR=%{_unitdir}.
+#
+# The unit runs /usr/bin/slurm-exporter-shim and reads
+# /etc/default/slurm-exporter-shim whatever PREFIX and SYSCONFDIR are; with
+# other values, adapt it with a drop-in (systemctl edit).
+
+# Keep the including Makefile's default goal: a rule below must not become it
+# when this file is included before the Makefile's first rule.
+_shim_install_saved_goal := $(.DEFAULT_GOAL)
+
+PREFIX     ?= /usr
+SYSCONFDIR ?= /etc
+DESTDIR    ?=
+BIN        ?= slurm-exporter-shim
+BUILD      ?= build
+BINDIR     ?= $(PREFIX)/bin
+MANDIR     ?= $(PREFIX)/share/man
+DOCDIR     ?= $(PREFIX)/share/doc/slurm-exporter-shim
+UNITDIR    ?= $(PREFIX)/lib/systemd/system
+INSTALL    ?= install
+GZIP_CMD   ?= gzip -9n
+
+SHIM_MAPPINGS := $(sort $(wildcard mappings/*.json))
+SHIM_DOCS     := $(sort $(wildcard docs/*.md))
+SHIM_MANPAGE  := docs/slurm-exporter-shim.1
+SHIM_UNIT     := packaging/systemd/slurm-exporter-shim.service
+SHIM_DEFAULTS := packaging/default/slurm-exporter-shim
+
+# gzip -n: no file name or time stamp in the header, so the result is
+# reproducible.
+$(BUILD)/man/slurm-exporter-shim.1.gz: $(SHIM_MANPAGE)
+	@mkdir -p $(dir $@)
+	$(GZIP_CMD) -c $< > $@.tmp && mv -f $@.tmp $@
+
+install: $(BIN) $(BUILD)/man/slurm-exporter-shim.1.gz
+	$(INSTALL) -D -m 0755 $(BIN) $(DESTDIR)$(BINDIR)/slurm-exporter-shim
+	$(INSTALL) -d -m 0755 $(DESTDIR)$(SYSCONFDIR)/slurm-exporter-shim
+	@test -n "$(SHIM_MAPPINGS)" || echo "install: warning: no mappings/*.json to install" >&2
+	@set -e; for f in $(SHIM_MAPPINGS); do \
+	  echo "$(INSTALL) -D -m 0644 $$f $(DESTDIR)$(SYSCONFDIR)/slurm-exporter-shim/$${f##*/}"; \
+	  $(INSTALL) -D -m 0644 $$f $(DESTDIR)$(SYSCONFDIR)/slurm-exporter-shim/$${f##*/}; \
+	done
+	$(INSTALL) -D -m 0644 $(SHIM_DEFAULTS) $(DESTDIR)$(SYSCONFDIR)/default/slurm-exporter-shim
+	$(INSTALL) -D -m 0644 $(SHIM_UNIT) $(DESTDIR)$(UNITDIR)/slurm-exporter-shim.service
+	$(INSTALL) -D -m 0644 $(BUILD)/man/slurm-exporter-shim.1.gz $(DESTDIR)$(MANDIR)/man1/slurm-exporter-shim.1.gz
+	@set -e; for f in $(SHIM_DOCS); do \
+	  echo "$(INSTALL) -D -m 0644 $$f $(DESTDIR)$(DOCDIR)/$${f##*/}"; \
+	  $(INSTALL) -D -m 0644 $$f $(DESTDIR)$(DOCDIR)/$${f##*/}; \
+	done
+
+# Removes what install put in place (not the directories, not local edits
+# of anything but these files).
+uninstall:
+	rm -f $(DESTDIR)$(BINDIR)/slurm-exporter-shim
+	rm -f $(foreach f,$(SHIM_MAPPINGS),$(DESTDIR)$(SYSCONFDIR)/slurm-exporter-shim/$(notdir $(f)))
+	rm -f $(DESTDIR)$(SYSCONFDIR)/default/slurm-exporter-shim
+	rm -f $(DESTDIR)$(UNITDIR)/slurm-exporter-shim.service
+	rm -f $(DESTDIR)$(MANDIR)/man1/slurm-exporter-shim.1.gz
+	rm -f $(foreach f,$(SHIM_DOCS),$(DESTDIR)$(DOCDIR)/$(notdir $(f)))
+
+.PHONY: install uninstall
+
+.DEFAULT_GOAL := $(_shim_install_saved_goal)

@@ -1,0 +1,221 @@
+/* test_expo.c: the exposition parser, on slurmctld's real quirks and on bad input. */
+#include "testutil.h"
+
+#include <math.h>
+
+#include "expo.h"
+
+static const struct expo_sample *sample(const struct expo *e, const char *fam, size_t i)
+{
+	const struct expo_family *f = expo_find(e, fam, strlen(fam));
+	assert_non_null(f);
+	assert_true(i < f->n);
+	return &f->samples[i];
+}
+
+static void label_is(const struct expo_sample *s, size_t i, const char *name, const char *value)
+{
+	assert_true(i < s->nlabels);
+	assert_int_equal(s->labels[i].nlen, strlen(name));
+	assert_memory_equal(s->labels[i].name, name, strlen(name));
+	assert_int_equal(s->labels[i].vlen, strlen(value));
+	assert_memory_equal(s->labels[i].value, value, strlen(value));
+}
+
+static void test_basic_families(void **state)
+{
+	(void)state;
+	const char *t = "# HELP slurm_nodes Total number of nodes\n# TYPE slurm_nodes gauge\nslurm_nodes 4\n"
+			"# HELP slurm_node_cpus Total\n# TYPE slurm_node_cpus gauge\n"
+			"slurm_node_cpus{node=\"n1\"} 4\nslurm_node_cpus{node=\"n2\"} 8\n";
+	struct expo e;
+	expo_init(&e);
+	assert_int_equal(expo_parse(&e, t, strlen(t), 0), 0);
+	assert_int_equal(e.nfams, 2);
+	assert_int_equal(e.nsamples, 3);
+	assert_true(sample(&e, "slurm_nodes", 0)->value == 4);
+	assert_int_equal(expo_find(&e, "slurm_nodes", 11)->type, EXPO_GAUGE);
+	label_is(sample(&e, "slurm_node_cpus", 1), 0, "node", "n2");
+	assert_true(sample(&e, "slurm_node_cpus", 1)->value == 8);
+	assert_null(expo_find(&e, "slurm_node", 10));
+	expo_free(&e);
+}
+
+/* slurmctld 25.11 writes label values verbatim: the true value is recovered. */
+static void test_unescaped_label_value(void **state)
+{
+	(void)state;
+	const char *t = "slurm_account_jobs_pending{account=\"odd\"acct\\\\x y\"} 1\n"
+			"slurm_account_jobs_pending{account=\"a,b=\\\"c\"} 2\n"
+			"x{a=\"q\"r\",b=\"s\"} 3\n";
+	struct expo e;
+	expo_init(&e);
+	assert_int_equal(expo_parse(&e, t, strlen(t), 0), 0);
+	label_is(sample(&e, "slurm_account_jobs_pending", 0), 0, "account", "odd\"acct\\\\x y");
+	label_is(sample(&e, "slurm_account_jobs_pending", 1), 0, "account", "a,b=\\\"c");
+	label_is(sample(&e, "x", 0), 0, "a", "q\"r");
+	label_is(sample(&e, "x", 0), 1, "b", "s");
+	expo_free(&e);
+}
+
+static void test_strict_escapes(void **state)
+{
+	(void)state;
+	const char *t = "m{a=\"odd\\\"acct\\\\\\\\x y\",b=\"l1\\nl2\"} 1\n";
+	struct expo e;
+	expo_init(&e);
+	assert_int_equal(expo_parse(&e, t, strlen(t), EXPO_STRICT), 0);
+	label_is(sample(&e, "m", 0), 0, "a", "odd\"acct\\\\x y");
+	label_is(sample(&e, "m", 0), 1, "b", "l1\nl2");
+	expo_free(&e);
+	const char *bad = "m{a=\"x\\q\"} 1\n";
+	expo_init(&e);
+	assert_int_equal(expo_parse(&e, bad, strlen(bad), EXPO_STRICT), 1);
+	assert_string_equal(e.errors[0].reason, "invalid escape in label value");
+	expo_free(&e);
+}
+
+/* A labelled family may hold one unlabelled sample (jobs without an account). */
+static void test_unlabelled_in_labelled_family(void **state)
+{
+	(void)state;
+	const char *t = "slurm_account_jobs_running{account=\"biology\"} 8\nslurm_account_jobs_running 1\n";
+	struct expo e;
+	expo_init(&e);
+	assert_int_equal(expo_parse(&e, t, strlen(t), 0), 0);
+	assert_int_equal(sample(&e, "slurm_account_jobs_running", 1)->nlabels, 0);
+	assert_true(sample(&e, "slurm_account_jobs_running", 1)->value == 1);
+	expo_free(&e);
+}
+
+static void test_values_timestamps_eof_crlf(void **state)
+{
+	(void)state;
+	const char *t = "a 1.5e3 1700000000000\r\nb NaN\r\nc +Inf\nd -Inf\ne -2.25\nf 18446744073709551615\n"
+			"g{l=\"v\"} 7 123\n\n# just a comment\n# EOF\n";
+	struct expo e;
+	expo_init(&e);
+	assert_int_equal(expo_parse(&e, t, strlen(t), 0), 0);
+	assert_true(sample(&e, "a", 0)->value == 1500);
+	assert_true(isnan(sample(&e, "b", 0)->value));
+	assert_true(isinf(sample(&e, "c", 0)->value) && sample(&e, "c", 0)->value > 0);
+	assert_true(isinf(sample(&e, "d", 0)->value) && sample(&e, "d", 0)->value < 0);
+	assert_true(sample(&e, "e", 0)->value == -2.25);
+	assert_true(sample(&e, "f", 0)->value == 18446744073709551615.0);
+	assert_true(sample(&e, "g", 0)->value == 7);
+	expo_free(&e);
+}
+
+/* Malformed lines: counted with their line number, skipped whole, never a sample. */
+static void test_malformed_lines(void **state)
+{
+	(void)state;
+	const char *t = "ok 1\n"
+			"bad{node=\"n1\" 2\n"    /* line 2: unterminated */
+			"bad2 twelve\n"          /* line 3: bad value */
+			"{x=\"y\"} 3\n"          /* line 4: no name */
+			"bad3 1 notatimestamp\n" /* line 5 */
+			"bad4{1x=\"v\"} 1\n"     /* line 6 */
+			"# TYPE ok wibble\n"     /* line 7 */
+			"ok2 2\n";
+	struct expo e;
+	expo_init(&e);
+	assert_int_equal(expo_parse(&e, t, strlen(t), 0), 6);
+	assert_int_equal(e.errors[0].line, 2);
+	assert_int_equal(e.errors[1].line, 3);
+	assert_string_equal(e.errors[1].reason, "invalid sample value");
+	assert_int_equal(e.errors[2].line, 4);
+	assert_int_equal(e.errors[5].line, 7);
+	assert_int_equal(e.nsamples, 2);
+	assert_null(expo_find(&e, "bad", 3));
+	assert_null(expo_find(&e, "bad2", 4));
+	expo_free(&e);
+}
+
+/* A body cut mid-line: "12" of "123" must not become a value. */
+static void test_truncated_last_line(void **state)
+{
+	(void)state;
+	const char *t = "a 1\nb 12";
+	struct expo e;
+	expo_init(&e);
+	assert_int_equal(expo_parse(&e, t, strlen(t), 0), 1);
+	assert_int_equal(e.errors[0].line, 2);
+	assert_null(expo_find(&e, "b", 1));
+	expo_free(&e);
+}
+
+static void test_duplicate_series(void **state)
+{
+	(void)state;
+	const char *t = "m{a=\"1\"} 1\nm{a=\"2\"} 2\nm{a=\"1\"} 3\nn 1\n";
+	struct expo e;
+	expo_init(&e);
+	assert_int_equal(expo_parse(&e, t, strlen(t), 0), 0);
+	assert_true(expo_find(&e, "m", 1)->duplicate);
+	assert_false(expo_find(&e, "n", 1)->duplicate);
+	expo_free(&e);
+}
+
+/* Labels are kept sorted so equal sets hash equal whatever the input order. */
+static void test_label_order(void **state)
+{
+	(void)state;
+	const char *t = "m{b=\"2\",a=\"1\"} 1\nm2{a=\"1\",b=\"2\"} 1\n";
+	struct expo e;
+	expo_init(&e);
+	assert_int_equal(expo_parse(&e, t, strlen(t), 0), 0);
+	label_is(sample(&e, "m", 0), 0, "a", "1");
+	assert_true(sample(&e, "m", 0)->hash == sample(&e, "m2", 0)->hash);
+	expo_free(&e);
+}
+
+/* Every real capture parses without a single error. */
+static void test_real_captures(void **state)
+{
+	(void)state;
+	static const char *const versions[] = { "tests/fixtures/slurm-25.11", "tests/fixtures/slurm-26.05" };
+	static const char *const files[] = { "metrics_jobs.txt", "metrics_nodes.txt", "metrics_partitions.txt",
+					     "metrics_scheduler.txt", "metrics_jobs-users-accts.txt" };
+	int checked = 0;
+	for (size_t v = 0; v < 2; v++) {
+		static const char *const states[] = { "01-idle", "02-busy-mix", "03-drain-down-cancel", "04-resumed-busy",
+						      "01-idle-slurmdbd", "02-busy-gpu", "02-busy-gpu-no-slurmdbd",
+						      "03-gpu-noacct-drain" };
+		for (size_t s = 0; s < sizeof(states) / sizeof(states[0]); s++)
+			for (size_t f = 0; f < 5; f++) {
+				char path[512];
+				size_t len;
+				snprintf(path, sizeof(path), "%s/%s/%s", versions[v], states[s], files[f]);
+				char *body = tu_slurp(path, &len);
+				if (!body)
+					continue;
+				struct expo e;
+				expo_init(&e);
+				assert_int_equal(expo_parse(&e, body, len, 0), 0);
+				for (size_t k = 0; k < e.nfams; k++)
+					assert_false(e.fams[k].duplicate);
+				expo_free(&e);
+				free(body);
+				checked++;
+			}
+	}
+	assert_true(checked >= 40);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_basic_families),
+		cmocka_unit_test(test_unescaped_label_value),
+		cmocka_unit_test(test_strict_escapes),
+		cmocka_unit_test(test_unlabelled_in_labelled_family),
+		cmocka_unit_test(test_values_timestamps_eof_crlf),
+		cmocka_unit_test(test_malformed_lines),
+		cmocka_unit_test(test_truncated_last_line),
+		cmocka_unit_test(test_duplicate_series),
+		cmocka_unit_test(test_label_order),
+		cmocka_unit_test(test_real_captures),
+	};
+	return cmocka_run_group_tests_name("expo", tests, NULL, NULL);
+}

@@ -1,0 +1,205 @@
+/* test_expr.c: the PromQL subset: compile errors with positions, and evaluation semantics. */
+#include "testutil.h"
+
+#include "expo.h"
+#include "expr.h"
+#include "writer.h"
+
+static const char *input =
+	"slurm_node_cpus{node=\"n1\"} 4\nslurm_node_cpus{node=\"n2\"} 8\nslurm_node_cpus{node=\"n3\"} 16\n"
+	"slurm_node_cpus_alloc{node=\"n1\"} 0\nslurm_node_cpus_alloc{node=\"n2\"} 8\nslurm_node_cpus_alloc{node=\"n3\"} 15\n"
+	"slurm_node_cpus_idle{node=\"n1\"} 4\nslurm_node_cpus_idle{node=\"n2\"} 0\nslurm_node_cpus_idle{node=\"n3\"} 1\n"
+	"slurm_nodes 3\nslurm_nodes_alloc 1\nslurm_nodes_draining 2\n"
+	"u{username=\"alice\",part=\"a\"} 1\nu{username=\"bob\",part=\"a\"} 2\nu{username=\"bob\",part=\"b\"} 4\nu 7\n";
+
+/* Evaluate src over `input`; render as "{labels} value" lines sorted, for comparison. */
+static char *eval_str(const char *src)
+{
+	struct expo e;
+	struct arena a;
+	struct vec v;
+	char err[160];
+	size_t pos;
+	expo_init(&e);
+	assert_int_equal(expo_parse(&e, input, strlen(input), 0), 0);
+	struct expr *x = expr_compile(src, &pos, err, sizeof(err));
+	if (!x)
+		fail_msg("compile \"%s\": %s at %zu", src, err, pos);
+	const struct expo *ex[1] = { &e };
+	struct expr_source s = { ex, 1 };
+	arena_init(&a);
+	assert_int_equal(expr_eval(x, &s, &a, &v, err, sizeof(err)), 0);
+	struct buf b;
+	buf_init(&b, 0);
+	/* sort for a stable comparison */
+	for (size_t i = 1; i < v.n; i++)
+		for (size_t j = i; j > 0 && labels_cmp(v.e[j - 1].labels, v.e[j - 1].nlabels, v.e[j].labels, v.e[j].nlabels) > 0; j--) {
+			struct velem t = v.e[j];
+			v.e[j] = v.e[j - 1];
+			v.e[j - 1] = t;
+		}
+	for (size_t i = 0; i < v.n; i++)
+		write_sample(&b, "", v.e[i].labels, v.e[i].nlabels, v.e[i].v);
+	expr_free(x);
+	arena_reset(&a);
+	expo_free(&e);
+	return buf_steal(&b, NULL);
+}
+
+#define EXPECT(src, want)                                  \
+	do {                                               \
+		char *got_ = eval_str(src);                \
+		if (strcmp(got_, want) != 0)               \
+			fail_msg("%s\n got: %s\nwant: %s", src, got_, want); \
+		free(got_);                                \
+	} while (0)
+
+static void test_selectors(void **state)
+{
+	(void)state;
+	EXPECT("slurm_nodes", " 3\n");
+	EXPECT("slurm_node_cpus{node=\"n2\"}", "{node=\"n2\"} 8\n");
+	EXPECT("slurm_node_cpus{node!=\"n2\"}", "{node=\"n1\"} 4\n{node=\"n3\"} 16\n");
+	EXPECT("slurm_node_cpus{node=~\"n[12]\"}", "{node=\"n1\"} 4\n{node=\"n2\"} 8\n");
+	EXPECT("slurm_node_cpus{node!~\"n.\"}", "");
+	EXPECT("u{username=\"\"}", " 7\n"); /* empty matches an absent label, like PromQL */
+	EXPECT("absent_metric", "");
+}
+
+static void test_aggregations(void **state)
+{
+	(void)state;
+	EXPECT("sum(slurm_node_cpus)", " 28\n");
+	EXPECT("max(slurm_node_cpus)", " 16\n");
+	EXPECT("min(slurm_node_cpus)", " 4\n");
+	EXPECT("count(slurm_node_cpus)", " 3\n");
+	EXPECT("avg(slurm_node_cpus_idle)", " 1.6666666666666667\n");
+	EXPECT("sum by (username) (u)", " 7\n{username=\"alice\"} 1\n{username=\"bob\"} 6\n");
+	EXPECT("sum(u) by (username)", " 7\n{username=\"alice\"} 1\n{username=\"bob\"} 6\n");
+	EXPECT("sum without (username) (u)", " 7\n{part=\"a\"} 3\n{part=\"b\"} 4\n");
+	EXPECT("sum(absent_metric)", "");
+}
+
+static void test_arithmetic(void **state)
+{
+	(void)state;
+	EXPECT("slurm_node_cpus - slurm_node_cpus_alloc - slurm_node_cpus_idle", "{node=\"n1\"} 0\n{node=\"n2\"} 0\n{node=\"n3\"} 0\n");
+	EXPECT("slurm_node_cpus_alloc / slurm_node_cpus", "{node=\"n1\"} 0\n{node=\"n2\"} 1\n{node=\"n3\"} 0.9375\n");
+	EXPECT("slurm_nodes_alloc - slurm_nodes_draining", " -1\n");
+	EXPECT("2 * slurm_nodes + 1", " 7\n");
+	EXPECT("-slurm_nodes * 2", " -6\n");
+	EXPECT("slurm_nodes % 2", " 1\n");
+	EXPECT("1 + 2 * 3", " 7\n");
+	EXPECT("(1 + 2) * 3", " 9\n");
+	EXPECT("10 - 4 - 3", " 3\n"); /* left associative */
+	/* vectors match on identical label sets only: n1..n3 vs unlabelled gives nothing */
+	EXPECT("slurm_node_cpus + slurm_nodes", "");
+}
+
+static void test_comparisons_and_sets(void **state)
+{
+	(void)state;
+	EXPECT("slurm_node_cpus_idle > 0", "{node=\"n1\"} 4\n{node=\"n3\"} 1\n");
+	EXPECT("slurm_node_cpus_idle == bool 0", "{node=\"n1\"} 0\n{node=\"n2\"} 1\n{node=\"n3\"} 0\n");
+	EXPECT("slurm_node_cpus > slurm_node_cpus_alloc", "{node=\"n1\"} 4\n{node=\"n3\"} 16\n");
+	EXPECT("slurm_node_cpus and slurm_node_cpus_idle == 0", "{node=\"n2\"} 8\n");
+	EXPECT("slurm_node_cpus unless slurm_node_cpus_idle == 0", "{node=\"n1\"} 4\n{node=\"n3\"} 16\n");
+	EXPECT("(slurm_nodes and slurm_nodes_alloc > 5) or slurm_nodes_draining", " 2\n");
+	EXPECT("(slurm_nodes and slurm_nodes_alloc > 0) or slurm_nodes_draining", " 3\n");
+	EXPECT("1 < bool 2", " 1\n");
+}
+
+static void test_functions(void **state)
+{
+	(void)state;
+	EXPECT("clamp_min(slurm_nodes_alloc - slurm_nodes_draining, 0)", " 0\n");
+	EXPECT("clamp_max(slurm_node_cpus, 5)", "{node=\"n1\"} 4\n{node=\"n2\"} 5\n{node=\"n3\"} 5\n");
+	EXPECT("floor(slurm_nodes / 2)", " 1\n");
+	EXPECT("ceil(slurm_nodes / 2)", " 2\n");
+	EXPECT("abs(slurm_nodes_alloc - slurm_nodes_draining)", " 1\n");
+	EXPECT("round(vector(2.5))", " 3\n");
+	EXPECT("vector(4)", " 4\n");
+	EXPECT("scalar(slurm_nodes) * 2", " 6\n");
+	EXPECT("scalar(slurm_node_cpus)", " NaN\n");
+	EXPECT("label_replace(slurm_nodes, \"status\", \"idle\", \"\", \"\")", "{status=\"idle\"} 3\n");
+	EXPECT("label_replace(u{part=\"b\"}, \"user\", \"$1-x\", \"username\", \"(.*)\")",
+	       "{part=\"b\",user=\"bob-x\",username=\"bob\"} 4\n");
+	EXPECT("label_replace(u{part=\"b\"}, \"user\", \"x\", \"username\", \"nomatch\")", "{part=\"b\",username=\"bob\"} 4\n");
+	EXPECT("label_replace(u{part=\"b\"}, \"part\", \"\", \"\", \"\")", "{username=\"bob\"} 4\n");
+}
+
+static void compile_error(const char *src, size_t want_pos, const char *want_msg)
+{
+	char err[160];
+	size_t pos = 999;
+	struct expr *x = expr_compile(src, &pos, err, sizeof(err));
+	if (x)
+		fail_msg("\"%s\" compiled", src);
+	if (pos != want_pos || !strstr(err, want_msg))
+		fail_msg("\"%s\": got %zu \"%s\", want %zu \"%s\"", src, pos, err, want_pos, want_msg);
+}
+
+static void test_compile_errors(void **state)
+{
+	(void)state;
+	compile_error("", 0, "unexpected end");
+	compile_error("sum(", 4, "unexpected end");
+	compile_error("sum(1)", 4, "needs a vector");
+	compile_error("a +", 3, "unexpected end");
+	compile_error("a b", 2, "unexpected 'b'");
+	compile_error("a{x=1}", 4, "quoted string");
+	compile_error("a{x=\"1}", 4, "unterminated string");
+	compile_error("1 > 2", 2, "needs 'bool'");
+	compile_error("a and 1", 2, "vectors on both sides");
+	compile_error("a + on(x) b", 4, "not supported");
+	compile_error("clamp_min(a)", 11, "','");
+	compile_error("clamp_min(a, b)", 13, "must be a number");
+	compile_error("vector(a)", 7, "must be a number");
+	compile_error("a{x=~\"(\"}", 5, "invalid regular expression");
+	compile_error("sum by (a:b) (x)", 8, "label name");
+	compile_error("a # b", 2, "unexpected character");
+	compile_error("label_replace(a, \"1x\", \"\", \"\", \"\")", 17, "not a valid label name");
+}
+
+/* Printing back gives PromQL that compiles to the same result. */
+static void test_print_roundtrip(void **state)
+{
+	(void)state;
+	static const char *const exprs[] = {
+		"10 - (4 - 3)", "(1 + 2) * 3", "sum by (username) (u) / 2", "-slurm_nodes + 1",
+		"(slurm_nodes and slurm_nodes_alloc > 0) or slurm_nodes_draining",
+		"label_replace(u{part=\"b\"}, \"user\", \"$1\", \"username\", \"(.*)\")",
+		"slurm_node_cpus_idle == bool 0", "clamp_min(slurm_nodes_alloc - slurm_nodes_draining, 0)",
+	};
+	for (size_t i = 0; i < sizeof(exprs) / sizeof(exprs[0]); i++) {
+		char err[160];
+		size_t pos;
+		struct expr *x = expr_compile(exprs[i], &pos, err, sizeof(err));
+		assert_non_null(x);
+		struct buf b;
+		buf_init(&b, 0);
+		expr_print(x, &b, NULL, NULL);
+		char *printed = buf_steal(&b, NULL);
+		char *a = eval_str(exprs[i]), *c = eval_str(printed);
+		if (strcmp(a, c) != 0)
+			fail_msg("%s printed as %s: %s vs %s", exprs[i], printed, a, c);
+		free(a);
+		free(c);
+		free(printed);
+		expr_free(x);
+	}
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_selectors),
+		cmocka_unit_test(test_aggregations),
+		cmocka_unit_test(test_arithmetic),
+		cmocka_unit_test(test_comparisons_and_sets),
+		cmocka_unit_test(test_functions),
+		cmocka_unit_test(test_compile_errors),
+		cmocka_unit_test(test_print_roundtrip),
+	};
+	return cmocka_run_group_tests_name("expr", tests, NULL, NULL);
+}

@@ -1,0 +1,316 @@
+/* test_golden.c: the shipped mapping against what the real old exporter printed for the same
+ * cluster instant, for every captured state (Slurm 25.11.7 and 26.05.3), row by row as each row's
+ * fidelity promises:
+ *   exact        the same series (label sets and values) as legacy_exporter_metrics.txt;
+ *   approximate  the same label names; the largest difference is printed (docs/metrics.md);
+ *   unavailable  no series.
+ * Also: every metric name dashboard #4323 queries is printed, and the GPU families follow the old
+ * exporter's formulas on the real GPU counts (26.05 with slurmdbd) or are absent with a reason. */
+#include "testutil.h"
+
+#include <math.h>
+
+#include "expo.h"
+#include "mapping.h"
+#include "payload.h"
+#include "scrape.h"
+
+static const char *const states[] = {
+	"slurm-25.11/01-idle", "slurm-25.11/02-busy-mix", "slurm-25.11/03-drain-down-cancel", "slurm-25.11/04-resumed-busy",
+	"slurm-26.05/01-idle", "slurm-26.05/01-idle-slurmdbd", "slurm-26.05/02-busy-gpu",
+	"slurm-26.05/02-busy-gpu-no-slurmdbd", "slurm-26.05/03-gpu-noacct-drain",
+};
+#define NSTATES (sizeof(states) / sizeof(states[0]))
+
+/* The 43 names of dashboard #4323 (both revisions), legacy-exporter.md section 3.4. */
+static const char *const dashboard[] = {
+	"slurm_nodes_alloc", "slurm_nodes_comp", "slurm_nodes_mix", "slurm_nodes_idle", "slurm_nodes_down",
+	"slurm_nodes_drain", "slurm_nodes_maint", "slurm_nodes_resv", "slurm_nodes_err", "slurm_nodes_fail",
+	"slurm_queue_completing", "slurm_queue_running", "slurm_queue_pending", "slurm_queue_completed",
+	"slurm_queue_timeout", "slurm_queue_failed", "slurm_queue_node_fail", "slurm_queue_suspended",
+	"slurm_queue_cancelled", "slurm_queue_preempted", "slurm_partition_jobs_pending", "slurm_account_jobs_running",
+	"slurm_account_jobs_pending", "slurm_user_jobs_running", "slurm_user_jobs_pending", "slurm_account_cpus_running",
+	"slurm_user_cpus_running", "slurm_cpus_total", "slurm_cpus_alloc", "slurm_cpus_idle",
+	"slurm_partition_cpus_allocated", "slurm_partition_cpus_idle", "slurm_scheduler_threads",
+	"slurm_scheduler_queue_size", "slurm_scheduler_dbd_queue_size", "slurm_scheduler_last_cycle",
+	"slurm_scheduler_mean_cycle", "slurm_scheduler_backfill_last_cycle", "slurm_scheduler_backfill_mean_cycle",
+	"slurm_scheduler_backfill_depth_mean", "slurm_scheduler_backfilled_heterogeneous_total",
+	"slurm_scheduler_backfilled_jobs_since_start_total", "slurm_scheduler_backfilled_jobs_since_cycle_total",
+};
+
+struct state_run {
+	struct payload *p[EP_COUNT];
+	struct expo legacy;
+	char *legacy_text;
+	struct arena a;
+	struct row_result *res;
+};
+
+static struct mapping *load(void)
+{
+	struct buf b;
+	buf_init(&b, 0);
+	struct mapping *m = mapping_load("mappings/prometheus-slurm-exporter.json", &b);
+	if (!m)
+		fail_msg("%.*s", (int)b.len, b.data);
+	buf_free(&b);
+	return m;
+}
+
+static void run_state(const struct mapping *m, const char *state, const char *flags, struct state_run *r)
+{
+	char dir[512], path[600];
+	const struct expo *ex[EP_COUNT];
+	int up[EP_COUNT];
+	size_t len;
+	snprintf(dir, sizeof(dir), "tests/fixtures/%s", state);
+	for (int ep = 0; ep < EP_COUNT; ep++) {
+		r->p[ep] = payload_replay(dir, (enum endpoint)ep, 1 << 28);
+		if (!r->p[ep]->ok)
+			fail_msg("%s: %s", state, r->p[ep]->reason);
+		ex[ep] = &r->p[ep]->expo;
+		up[ep] = 1;
+	}
+	snprintf(path, sizeof(path), "%s/legacy_exporter_metrics.txt", dir);
+	r->legacy_text = tu_slurp(path, &len);
+	assert_non_null(r->legacy_text);
+	expo_init(&r->legacy);
+	/* the old exporter escaped label values properly: strict grammar */
+	assert_int_equal(expo_parse(&r->legacy, r->legacy_text, len, EXPO_STRICT), 0);
+	arena_init(&r->a);
+	r->res = xcalloc(m->nrows, sizeof(*r->res));
+	mapping_eval(m, flags, ex, up, &r->a, r->res);
+}
+
+static void free_state(struct state_run *r)
+{
+	for (int ep = 0; ep < EP_COUNT; ep++)
+		payload_unref(r->p[ep]);
+	expo_free(&r->legacy);
+	free(r->legacy_text);
+	arena_reset(&r->a);
+	free(r->res);
+}
+
+static const struct velem *find_series(const struct vec *v, const struct label *l, size_t n)
+{
+	for (size_t i = 0; i < v->n; i++)
+		if (labels_equal(v->e[i].labels, v->e[i].nlabels, l, n))
+			return &v->e[i];
+	return NULL;
+}
+
+/* The same series but for the value of the "status" label (per-node rows infer it). */
+static const struct velem *find_series_but_status(const struct vec *v, const struct label *l, size_t n)
+{
+	for (size_t i = 0; i < v->n; i++) {
+		const struct velem *e = &v->e[i];
+		int ok = e->nlabels == n;
+		for (size_t k = 0; ok && k < n; k++)
+			ok = slice_eq(e->labels[k].name, e->labels[k].nlen, l[k].name, l[k].nlen) &&
+			     (slice_eq(l[k].name, l[k].nlen, "status", 6) ||
+			      slice_eq(e->labels[k].value, e->labels[k].vlen, l[k].value, l[k].vlen));
+		if (ok)
+			return e;
+	}
+	return NULL;
+}
+
+static int same_names(const struct label *a, size_t na, const struct label *b, size_t nb)
+{
+	if (na != nb)
+		return 0;
+	for (size_t i = 0; i < na; i++)
+		if (!slice_eq(a[i].name, a[i].nlen, b[i].name, b[i].nlen))
+			return 0;
+	return 1;
+}
+
+static void test_rows_against_legacy(void **state)
+{
+	(void)state;
+	struct mapping *m = load();
+	double *maxdiff = xcalloc(m->nrows, sizeof(double));
+	size_t *status_diff = xcalloc(m->nrows, sizeof(size_t));
+	size_t exact_checked = 0;
+	for (size_t s = 0; s < NSTATES; s++) {
+		struct state_run r;
+		run_state(m, states[s], "", &r);
+		for (size_t i = 0; i < m->nrows; i++) {
+			const struct row *row = &m->rows[i];
+			const struct row_result *res = &r.res[i];
+			const struct expo_family *lf = expo_find(&r.legacy, row->name, strlen(row->name));
+			size_t ln = lf ? lf->n : 0;
+			if (row->enabled_by) {
+				assert_int_equal(res->status, ROW_DISABLED);
+				continue;
+			}
+			if (row->fidelity == FID_UNAVAILABLE) {
+				assert_int_equal(res->status, ROW_UNAVAILABLE);
+				assert_int_equal(res->v.n, 0);
+				continue;
+			}
+			if (res->status != ROW_OK)
+				fail_msg("%s: row %s: status %d (%s)", states[s], row->name, res->status, res->err);
+			if (row->fidelity == FID_EXACT) {
+				if (res->v.n != ln)
+					fail_msg("%s: exact row %s has %zu series, the old exporter %zu", states[s], row->name,
+						 res->v.n, ln);
+				for (size_t k = 0; k < ln; k++) {
+					const struct expo_sample *ls = &lf->samples[k];
+					const struct velem *e = find_series(&res->v, ls->labels, ls->nlabels);
+					if (!e)
+						fail_msg("%s: exact row %s lacks legacy series #%zu", states[s], row->name, k);
+					if (e->v != ls->value)
+						fail_msg("%s: exact row %s: %g, the old exporter %g", states[s], row->name, e->v, ls->value);
+				}
+				exact_checked++;
+				continue;
+			}
+			/* approximate: same label names; track the largest difference */
+			for (size_t k = 0; k < res->v.n && ln; k++)
+				if (!same_names(res->v.e[k].labels, res->v.e[k].nlabels, lf->samples[0].labels, lf->samples[0].nlabels))
+					fail_msg("%s: row %s: label names differ from the old exporter's", states[s], row->name);
+			for (size_t k = 0; k < ln; k++) {
+				const struct expo_sample *ls = &lf->samples[k];
+				const struct velem *e = find_series(&res->v, ls->labels, ls->nlabels);
+				if (!e && (e = find_series_but_status(&res->v, ls->labels, ls->nlabels)))
+					status_diff[i]++;
+				double d = e ? fabs(e->v - ls->value) : fabs(ls->value);
+				if (d > maxdiff[i])
+					maxdiff[i] = d;
+			}
+			for (size_t k = 0; k < res->v.n; k++) {
+				const struct velem *e = &res->v.e[k];
+				int found = 0;
+				for (size_t q = 0; q < ln && !found; q++)
+					found = find_series_but_status(&(struct vec){ (struct velem *)e, 1 }, lf->samples[q].labels,
+								       lf->samples[q].nlabels) != NULL;
+				if (!found && fabs(e->v) > maxdiff[i])
+					maxdiff[i] = fabs(e->v);
+			}
+		}
+		free_state(&r);
+	}
+	printf("largest difference from the old exporter over %zu captured states, approximate rows:\n", NSTATES);
+	for (size_t i = 0; i < m->nrows; i++)
+		if (m->rows[i].fidelity == FID_APPROXIMATE && !m->rows[i].enabled_by)
+			printf("  %-40s %g%s\n", m->rows[i].name, maxdiff[i],
+			       status_diff[i] ? " (and a different status label on some series)" : "");
+	assert_true(exact_checked >= 30 * NSTATES);
+	free(maxdiff);
+	free(status_diff);
+	mapping_free(m);
+}
+
+/* The full scrape path, as --once runs it: every dashboard name is printed, in every state. */
+static void test_dashboard_names_served(void **state)
+{
+	(void)state;
+	for (size_t s = 0; s < NSTATES; s++) {
+		char dir[512];
+		snprintf(dir, sizeof(dir), "tests/fixtures/%s", states[s]);
+		struct scraper_config cfg = { .replay_dir = dir, .flags = "", .fetch = { .max_body = 1 << 28 } };
+		struct scraper sc;
+		struct buf out;
+		scraper_init(&sc, &cfg, load());
+		buf_init(&out, 0);
+		assert_int_equal(scrape_run(&sc, 5, &out), 200);
+		buf_putc(&out, '\0');
+		for (size_t i = 0; i < sizeof(dashboard) / sizeof(dashboard[0]); i++) {
+			char want[200];
+			snprintf(want, sizeof(want), "\n# TYPE %s gauge\n", dashboard[i]);
+			if (!strstr(out.data, want))
+				fail_msg("%s: %s not served", states[s], dashboard[i]);
+		}
+		/* no native family leaks out under its own name */
+		assert_null(strstr(out.data, "\nslurm_nodes_mixed"));
+		assert_null(strstr(out.data, "username="));
+		buf_free(&out);
+		scraper_destroy(&sc);
+	}
+}
+
+/* The odd account (state 03): its true name, escaped as the text format requires. */
+static void test_odd_account(void **state)
+{
+	(void)state;
+	struct scraper_config cfg = { .replay_dir = "tests/fixtures/slurm-25.11/03-drain-down-cancel", .flags = "",
+				      .fetch = { .max_body = 1 << 28 } };
+	struct scraper sc;
+	struct buf out;
+	scraper_init(&sc, &cfg, load());
+	buf_init(&out, 0);
+	assert_int_equal(scrape_run(&sc, 5, &out), 200);
+	buf_putc(&out, '\0');
+	assert_non_null(strstr(out.data, "\nslurm_account_jobs_pending{account=\"odd\\\"acct\\\\\\\\x y\"} 1\n"));
+	buf_free(&out);
+	scraper_destroy(&sc);
+}
+
+static double family_value(const struct mapping *m, const struct state_run *r, const char *name, int *present)
+{
+	for (size_t i = 0; i < m->nrows; i++)
+		if (!strcmp(m->rows[i].name, name)) {
+			*present = r->res[i].status == ROW_OK && r->res[i].v.n == 1;
+			return *present ? r->res[i].v.e[0].v : 0;
+		}
+	fail_msg("no row %s", name);
+	return 0;
+}
+
+/* GPU families: the old exporter's formulas on the real counts (README of the 26.05 captures). */
+static void test_gpu_families(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *state;
+		int present;
+		double total, alloc;
+	} cases[] = {
+		{ "slurm-26.05/01-idle-slurmdbd", 1, 4, 0 },
+		{ "slurm-26.05/02-busy-gpu", 1, 4, 3 },
+		{ "slurm-26.05/03-gpu-noacct-drain", 1, 4, 4 },
+		{ "slurm-26.05/01-idle", 0, 0, 0 },                  /* no gres/gpu TRES: every node says 0 GPUs */
+		{ "slurm-26.05/02-busy-gpu-no-slurmdbd", 0, 0, 0 },  /* ... while 3 are allocated */
+		{ "slurm-25.11/02-busy-mix", 0, 0, 0 },              /* 25.11: no GPU metrics at all */
+	};
+	struct mapping *m = load();
+	for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+		struct state_run r;
+		int p1, p2, p3, p4;
+		run_state(m, cases[c].state, "gpus-acct", &r);
+		double total = family_value(m, &r, "slurm_gpus_total", &p1);
+		double alloc = family_value(m, &r, "slurm_gpus_alloc", &p2);
+		double idle = family_value(m, &r, "slurm_gpus_idle", &p3);
+		double util = family_value(m, &r, "slurm_gpus_utilization", &p4);
+		if (cases[c].present) {
+			assert_true(p1 && p2 && p3 && p4);
+			assert_true(total == cases[c].total);
+			assert_true(alloc == cases[c].alloc);
+			assert_true(idle == cases[c].total - cases[c].alloc);
+			assert_true(fabs(util - cases[c].alloc / cases[c].total) < 1e-12);
+		} else {
+			assert_false(p1 || p2 || p3 || p4);
+			for (size_t i = 0; i < m->nrows; i++)
+				if (m->rows[i].enabled_by && strncmp(m->rows[i].name, "slurm_gpus_", 11) == 0) {
+					/* 25.11: the family is absent (no_input, with a reason); 26.05 without TRES:
+					 * the guard filters it (served as an empty family, never a made-up zero) */
+					assert_int_equal(r.res[i].v.n, 0);
+				}
+		}
+		free_state(&r);
+	}
+	mapping_free(m);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_rows_against_legacy),
+		cmocka_unit_test(test_dashboard_names_served),
+		cmocka_unit_test(test_odd_account),
+		cmocka_unit_test(test_gpu_families),
+	};
+	return cmocka_run_group_tests_name("golden", tests, NULL, NULL);
+}

@@ -1,0 +1,215 @@
+/* test_mapping.c: the mapping loader's checks (file:line:column and row, all problems at once) and
+ * the row pipeline (rename, fill, drop_zero, default, input down, duplicate output). */
+#include "testutil.h"
+
+#include "expo.h"
+#include "mapping.h"
+#include "writer.h"
+
+static char *problems_of(const char *json)
+{
+	const char *path = "/tmp/shimtest-mapping.json";
+	struct buf b;
+	tu_write(path, json);
+	buf_init(&b, 0);
+	struct mapping *m = mapping_load(path, &b);
+	if (m) {
+		mapping_free(m);
+		buf_free(&b);
+		return NULL;
+	}
+	buf_putc(&b, '\0');
+	char *s = xstrdup(b.data);
+	buf_free(&b);
+	return s;
+}
+
+static void has(const char *problems, const char *want)
+{
+	if (!problems || !strstr(problems, want))
+		fail_msg("wanted \"%s\" in:\n%s", want, problems ? problems : "(no problems)");
+}
+
+static void test_valid_and_shipped(void **state)
+{
+	(void)state;
+	struct buf b;
+	buf_init(&b, 0);
+	struct mapping *m = mapping_load("mappings/prometheus-slurm-exporter.json", &b);
+	if (!m)
+		fail_msg("%.*s", (int)b.len, b.data);
+	assert_int_equal(m->nrows, 62);
+	/* the partitions endpoint (node write lock) is needed only because rows read it */
+	assert_true(m->endpoints & (1u << EP_PARTITIONS));
+	mapping_free(m);
+	buf_free(&b);
+
+	char *p = problems_of("{\"metrics\": [{\"name\": \"a\", \"help\": \"h\", \"type\": \"gauge\", \"expr\": \"x\", \"fidelity\": \"exact\"}]}");
+	assert_null(p);
+}
+
+static void test_syntax_error_position(void **state)
+{
+	(void)state;
+	char *p = problems_of("{\n  \"metrics\": [\n    {\"name\": \"a\",}\n  ]\n}\n");
+	has(p, "/tmp/shimtest-mapping.json:3:");
+	has(p, "invalid JSON");
+	free(p);
+}
+
+static void test_all_problems_reported(void **state)
+{
+	(void)state;
+	const char *j =
+		"{\n"
+		"  \"metrics\": [\n"
+		"    {\"name\": \"ok_row\", \"help\": \"h\", \"type\": \"gauge\", \"expr\": \"x\", \"fidelity\": \"exact\"},\n"
+		"    {\"name\": \"bad_expr\", \"help\": \"h\", \"type\": \"gauge\",\n"
+		"     \"expr\": \"sum(x) +\", \"fidelity\": \"exact\"},\n"
+		"    {\"name\": \"bad type\", \"help\": 3, \"type\": \"histogram\", \"expr\": \"x\", \"fidelity\": \"maybe\", \"colour\": 1},\n"
+		"    {\"name\": \"approx\", \"help\": \"h\", \"type\": \"gauge\", \"expr\": \"x\", \"fidelity\": \"approximate\"},\n"
+		"    {\"name\": \"ok_row\", \"help\": \"h\", \"type\": \"gauge\", \"expr\": \"x\", \"fidelity\": \"exact\"},\n"
+		"    {\"name\": \"ren\", \"help\": \"h\", \"type\": \"gauge\", \"expr\": \"x\", \"fidelity\": \"exact\", \"rename_labels\": {\"username\": \"1user\"}},\n"
+		"    {\"name\": \"slurm_exporter_shim_up\", \"help\": \"h\", \"type\": \"gauge\", \"expr\": \"x\", \"fidelity\": \"exact\"},\n"
+		"    {\"name\": \"un\", \"help\": \"h\", \"type\": \"gauge\", \"expr\": \"x\", \"fidelity\": \"unavailable\", \"note\": \"n\"},\n"
+		"    {\"name\": \"flag\", \"help\": \"h\", \"type\": \"gauge\", \"expr\": \"x\", \"fidelity\": \"exact\", \"enabled_by\": \"gpu\", \"default\": \"0\"}\n"
+		"  ],\n"
+		"  \"extra\": true\n"
+		"}\n";
+	char *p = problems_of(j);
+	/* expr error: column of the '+' token's end inside the string: line 5 */
+	has(p, "/tmp/shimtest-mapping.json:5:23: row 'bad_expr': expr: unexpected end of expression");
+	has(p, ":6:14: row 'bad type': \"name\" must be a valid metric name");
+	has(p, "row 'bad type': \"help\" must be a string");
+	has(p, "row 'bad type': \"type\" must be");
+	has(p, "row 'bad type': \"fidelity\" must be");
+	has(p, "row 'bad type': unknown field \"colour\"");
+	has(p, ":7:5: row 'approx': a row that is not exact needs a \"note\"");
+	has(p, ":8:14: row 'ok_row': duplicate row name");
+	has(p, "row 'ren': \"rename_labels\": \"username\": \"1user\" is not a valid label name");
+	has(p, "row 'slurm_exporter_shim_up': names starting with slurm_exporter_shim_ are reserved");
+	has(p, "row 'un': an unavailable row has no \"expr\"");
+	has(p, "row 'flag': \"enabled_by\" must be one of");
+	has(p, "row 'flag': \"default\" must be a number");
+	has(p, ":14:12: unknown top-level field \"extra\"");
+	free(p);
+}
+
+static void test_shape_errors(void **state)
+{
+	(void)state;
+	char *p = problems_of("[1, 2]");
+	has(p, ":1:1: the top level must be an object");
+	free(p);
+	p = problems_of("{\"metrics\": {}}");
+	has(p, ":1:13: \"metrics\" must be an array");
+	free(p);
+	p = problems_of("{\"metrics\": [42]}");
+	has(p, ":1:14: metrics[0] must be an object");
+	free(p);
+	p = problems_of("");
+	has(p, "invalid JSON");
+	free(p);
+	struct buf b;
+	buf_init(&b, 0);
+	assert_null(mapping_load("/nonexistent/mapping.json", &b));
+	buf_putc(&b, '\0');
+	has(b.data, "/nonexistent/mapping.json:1:1: cannot read mapping file");
+	buf_free(&b);
+}
+
+/* The row pipeline, over a small payload. */
+static char *run_rows(const char *json, const char *payload, int up_all, const char *flags)
+{
+	const char *path = "/tmp/shimtest-mapping.json";
+	struct buf b, out;
+	struct expo e;
+	struct arena a;
+	tu_write(path, json);
+	buf_init(&b, 0);
+	struct mapping *m = mapping_load(path, &b);
+	if (!m)
+		fail_msg("%.*s", (int)b.len, b.data);
+	buf_free(&b);
+	expo_init(&e);
+	assert_int_equal(expo_parse(&e, payload, strlen(payload), 0), 0);
+	const struct expo *ex[EP_COUNT];
+	int up[EP_COUNT];
+	for (int i = 0; i < EP_COUNT; i++) {
+		ex[i] = up_all ? &e : NULL;
+		up[i] = up_all;
+	}
+	arena_init(&a);
+	struct row_result *res = xcalloc(m->nrows, sizeof(*res));
+	mapping_eval(m, flags, ex, up, &a, res);
+	buf_init(&out, 0);
+	for (size_t i = 0; i < m->nrows; i++) {
+		static const char *const st[] = { "ok", "disabled", "unavailable", "input_down", "no_input", "error" };
+		buf_printf(&out, "%s:%s\n", m->rows[i].name, st[res[i].status]);
+		for (size_t k = 0; k < res[i].v.n; k++)
+			write_sample(&out, m->rows[i].name, res[i].v.e[k].labels, res[i].v.e[k].nlabels, res[i].v.e[k].v);
+	}
+	free(res);
+	arena_reset(&a);
+	expo_free(&e);
+	mapping_free(m);
+	return buf_steal(&out, NULL);
+}
+
+#define ROW(name, extra) "{\"name\": \"" name "\", \"help\": \"h\", \"type\": \"gauge\", \"fidelity\": \"exact\", " extra "}"
+
+static void test_row_pipeline(void **state)
+{
+	(void)state;
+	const char *j = "{\"metrics\": ["
+		ROW("slurm_user_jobs_pending", "\"expr\": \"slurm_user_jobs_pending\", \"rename_labels\": {\"username\": \"user\"}, \"fill_labels\": {\"user\": \"(unknown)\"}, \"drop_zero\": true") ","
+		ROW("slurm_account_jobs_running", "\"expr\": \"slurm_account_jobs_running\", \"fill_labels\": {\"account\": \"(null)\"}") ","
+		ROW("with_default", "\"expr\": \"absent_family\", \"default\": 0") ","
+		ROW("gpu_only", "\"expr\": \"slurm_jobs\", \"enabled_by\": \"gpus-acct\"") ","
+		ROW("clash", "\"expr\": \"slurm_user_jobs_pending\", \"rename_labels\": {\"username\": \"x\"}") ","
+		ROW("dup", "\"expr\": \"label_replace(slurm_account_jobs_running, \\\"account\\\", \\\"same\\\", \\\"\\\", \\\"\\\")\"") ","
+		ROW("no_input", "\"expr\": \"sum(slurm_node_gpus)\"")
+		"]}";
+	const char *payload = "slurm_user_jobs_pending{username=\"bob\"} 2\nslurm_user_jobs_pending{username=\"alice\"} 0\n"
+			      "slurm_user_jobs_pending 3\nslurm_user_jobs_pending{x=\"1\",username=\"eve\"} 1\n"
+			      "slurm_account_jobs_running{account=\"physics\"} 0\nslurm_account_jobs_running 1\n"
+			      "slurm_jobs 5\n";
+	char *got = run_rows(j, payload, 1, "");
+	const char *want =
+		"slurm_user_jobs_pending:ok\n"
+		"slurm_user_jobs_pending{user=\"(unknown)\"} 3\n"
+		"slurm_user_jobs_pending{user=\"bob\"} 2\n"
+		"slurm_user_jobs_pending{user=\"eve\",x=\"1\"} 1\n"
+		"slurm_account_jobs_running:ok\n"
+		"slurm_account_jobs_running{account=\"(null)\"} 1\n"
+		"slurm_account_jobs_running{account=\"physics\"} 0\n"
+		"with_default:ok\n"
+		"with_default 0\n"
+		"gpu_only:disabled\n"
+		"clash:error\n"
+		"dup:error\n"
+		"no_input:no_input\n";
+	if (strcmp(got, want))
+		fail_msg("got:\n%s\nwant:\n%s", got, want);
+	free(got);
+
+	/* endpoints down: every family is left out, defaults are not applied */
+	got = run_rows(j, payload, 0, "gpus-acct");
+	want = "slurm_user_jobs_pending:input_down\nslurm_account_jobs_running:input_down\nwith_default:input_down\n"
+	       "gpu_only:input_down\nclash:input_down\ndup:input_down\nno_input:input_down\n";
+	if (strcmp(got, want))
+		fail_msg("got:\n%s\nwant:\n%s", got, want);
+	free(got);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_valid_and_shipped),
+		cmocka_unit_test(test_syntax_error_position),
+		cmocka_unit_test(test_all_problems_reported),
+		cmocka_unit_test(test_shape_errors),
+		cmocka_unit_test(test_row_pipeline),
+	};
+	return cmocka_run_group_tests_name("mapping", tests, NULL, NULL);
+}

@@ -1,0 +1,89 @@
+/* test_writer.c: text format 0.0.4 output: escaping, numbers, and whole-family rollback. */
+#include "testutil.h"
+
+#include <math.h>
+
+#include "writer.h"
+
+static char *value_str(double v)
+{
+	struct buf b;
+	buf_init(&b, 0);
+	write_value(&b, v);
+	return buf_steal(&b, NULL);
+}
+
+static void test_values(void **state)
+{
+	(void)state;
+	static const struct { double v; const char *s; } cases[] = {
+		{ 0, "0" }, { 42, "42" }, { -7, "-7" }, { 1795965166, "1795965166" }, { 0.5, "0.5" },
+		{ 0.1, "0.1" }, { 1.0 / 3, "0.3333333333333333" }, { 1e300, "1e+300" }, { 2.5e-7, "2.5e-07" },
+		{ 18446744073709551616.0, "1.8446744073709552e+19" },
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char *s = value_str(cases[i].v);
+		assert_string_equal(s, cases[i].s);
+		double back = strtod(s, NULL);
+		assert_true(back == cases[i].v);
+		free(s);
+	}
+	char *s = value_str(NAN);
+	assert_string_equal(s, "NaN");
+	free(s);
+	s = value_str(INFINITY);
+	assert_string_equal(s, "+Inf");
+	free(s);
+	s = value_str(-INFINITY);
+	assert_string_equal(s, "-Inf");
+	free(s);
+}
+
+static void test_escaping(void **state)
+{
+	(void)state;
+	struct buf b;
+	buf_init(&b, 0);
+	const char *raw = "odd\"acct\\\\x y";
+	struct label l[2] = { { "account", raw, 7, (uint32_t)strlen(raw) }, { "n", "a\nb", 1, 3 } };
+	write_header(&b, "m", "help with \\ and\nnewline \"quotes\"", "gauge");
+	write_sample(&b, "m", l, 2, 1);
+	struct label empty = { "gone", "", 4, 0 };
+	write_sample(&b, "m", &empty, 1, 2);
+	buf_putc(&b, '\0');
+	assert_string_equal(b.data,
+			    "# HELP m help with \\\\ and\\nnewline \"quotes\"\n# TYPE m gauge\n"
+			    "m{account=\"odd\\\"acct\\\\\\\\x y\",n=\"a\\nb\"} 1\n"
+			    "m 2\n");
+	buf_free(&b);
+}
+
+static void test_family_rollback(void **state)
+{
+	(void)state;
+	struct buf b;
+	struct velem e[3];
+	struct label l[3] = { { "node", "n1", 4, 2 }, { "node", "n2", 4, 2 }, { "node", "n3", 4, 2 } };
+	for (int i = 0; i < 3; i++)
+		e[i] = (struct velem){ &l[i], 1, i, 0 };
+	struct vec v = { e, 3 };
+	buf_init(&b, 120);
+	assert_int_equal(write_family(&b, "a", "h", "gauge", &v), 0);
+	size_t after_first = b.len;
+	/* the second family does not fit: nothing of it remains */
+	assert_int_equal(write_family(&b, "second_family_name", "a longer help text", "gauge", &v), -1);
+	assert_int_equal(b.len, after_first);
+	assert_false(b.overflow);
+	assert_int_equal(memcmp(b.data, "# HELP a h\n", 11), 0);
+	buf_free(&b);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_values),
+		cmocka_unit_test(test_escaping),
+		cmocka_unit_test(test_family_rollback),
+	};
+	return cmocka_run_group_tests_name("writer", tests, NULL, NULL);
+}

@@ -1,0 +1,105 @@
+/* testutil.h: helpers shared by the cmocka tests (header-only; each test is one binary).
+ * Tests run from the repository root. */
+#ifndef SHIM_TESTUTIL_H
+#define SHIM_TESTUTIL_H
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "buf.h"
+#include "xmalloc.h"
+
+static inline char *tu_slurp(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	struct buf b;
+	char chunk[65536];
+	size_t n;
+	if (!f)
+		return NULL;
+	buf_init(&b, 0);
+	while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0)
+		buf_append(&b, chunk, n);
+	fclose(f);
+	return buf_steal(&b, len);
+}
+
+static inline void tu_write(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "wb");
+	assert_non_null(f);
+	fputs(text, f);
+	fclose(f);
+}
+
+static inline int tu_is_dir(const char *p)
+{
+	struct stat st;
+	return stat(p, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+static inline void tu_sleep_ms(long ms)
+{
+	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+	nanosleep(&ts, NULL);
+}
+
+/* Run argv with stdout captured (stdin from `in` if not NULL). Returns the exit status, or -1. */
+static inline int tu_run(char *const argv[], const char *in, char **out, size_t *outlen, char **err)
+{
+	char ofile[] = "/tmp/shimtest-out-XXXXXX", efile[] = "/tmp/shimtest-err-XXXXXX", ifile[] = "/tmp/shimtest-in-XXXXXX";
+	int of = mkstemp(ofile), ef = mkstemp(efile), inf = -1;
+	if (in) {
+		inf = mkstemp(ifile);
+		if (write(inf, in, strlen(in)) < 0)
+			return -1;
+		lseek(inf, 0, SEEK_SET);
+	}
+	pid_t pid = fork();
+	if (pid == 0) {
+		dup2(of, 1);
+		dup2(ef, 2);
+		if (inf >= 0)
+			dup2(inf, 0);
+		else
+			close(0);
+		execv(argv[0], argv);
+		_exit(127);
+	}
+	int st = -1;
+	waitpid(pid, &st, 0);
+	close(of);
+	close(ef);
+	if (inf >= 0) {
+		close(inf);
+		unlink(ifile);
+	}
+	if (out)
+		*out = tu_slurp(ofile, outlen);
+	if (err)
+		*err = tu_slurp(efile, NULL);
+	unlink(ofile);
+	unlink(efile);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+static inline const char *tu_shim_bin(void)
+{
+	const char *b = getenv("SHIM_BIN");
+	return b ? b : "./slurm-exporter-shim";
+}
+
+#endif
