@@ -451,7 +451,8 @@ static void eval_row(const struct row *r, const struct expr_source *src, const i
 		snprintf(res->err, sizeof(res->err), "native family %s is absent", missing);
 		return;
 	}
-	qsort(res->v.e, res->v.n, sizeof(*res->v.e), elem_cmp);
+	if (res->v.n > 1)
+		qsort(res->v.e, res->v.n, sizeof(*res->v.e), elem_cmp);
 	for (size_t i = 1; i < res->v.n; i++)
 		if (elem_cmp(&res->v.e[i - 1], &res->v.e[i]) == 0) {
 			res->status = ROW_ERROR;

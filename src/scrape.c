@@ -166,7 +166,7 @@ static const char *const status_reason[] = {
 	[ROW_INPUT_DOWN] = "input_down", [ROW_ERROR] = "error", [ROW_NO_INPUT] = "no_input",
 };
 
-static void write_self(struct scraper *s, struct buf *b, struct payload *p[EP_COUNT], unsigned need,
+static void write_self(struct scraper *s, struct buf *b, struct payload *p[EP_COUNT], const int up[EP_COUNT], unsigned need,
 		       const struct mapping *m, const struct row_result *res, const char *const *overflowed,
 		       double started, int reload_ok, double reload_time)
 {
@@ -189,7 +189,7 @@ static void write_self(struct scraper *s, struct buf *b, struct payload *p[EP_CO
 				continue;
 			double v = 0;
 			switch (f) {
-			case 0: v = p[ep]->ok; break;
+			case 0: v = up[ep]; break;
 			case 1: v = p[ep]->seconds; break;
 			case 2: v = (double)p[ep]->len; break;
 			case 3: v = (double)p[ep]->http_status; break;
@@ -236,7 +236,7 @@ int scrape_run(struct scraper *s, double timeout_s, struct buf *out)
 	const struct expo *ex[EP_COUNT];
 	int up[EP_COUNT];
 	struct arena a;
-	int status = 200, any_ok = 0;
+	int status = 200, any_ok = 0, ua_untrusted = 0;
 
 	pthread_mutex_lock(&s->mu);
 	struct mapref *mr = s->map;
@@ -248,8 +248,13 @@ int scrape_run(struct scraper *s, double timeout_s, struct buf *out)
 
 	unsigned need = mapping_endpoints(m, s->cfg.flags);
 	get_payloads(s, need, timeout_s, p);
+	/* An empty jobs-users-accts answer means "no jobs in memory" only if slurmctld serves metrics
+	 * at all: when /metrics/jobs failed too (MetricsType unset answers every endpoint with an empty
+	 * 200), the empty answer proves nothing and its families are left out. */
+	if (p[EP_UA] && p[EP_UA]->ok && p[EP_UA]->len == 0 && p[EP_JOBS] && !p[EP_JOBS]->ok)
+		ua_untrusted = 1;
 	for (int ep = 0; ep < EP_COUNT; ep++) {
-		up[ep] = p[ep] && p[ep]->ok;
+		up[ep] = p[ep] && p[ep]->ok && !(ep == EP_UA && ua_untrusted);
 		ex[ep] = up[ep] ? &p[ep]->expo : NULL;
 		any_ok |= up[ep];
 	}
@@ -260,7 +265,10 @@ int scrape_run(struct scraper *s, double timeout_s, struct buf *out)
 		for (int ep = 0; ep < EP_COUNT; ep++)
 			if (p[ep]) {
 				char safe[600];
-				buf_printf(out, "%s\n", log_escape(safe, sizeof(safe), p[ep]->reason, strlen(p[ep]->reason)));
+				const char *why = p[ep]->ok ? "empty answer, and /metrics/jobs failed: cannot tell \"no jobs\" from \"no metrics\"" : p[ep]->reason;
+				if (p[ep]->ok)
+					buf_printf(out, "%s: ", endpoints[ep].path);
+				buf_printf(out, "%s\n", log_escape(safe, sizeof(safe), why, strlen(why)));
 			}
 		goto out;
 	}
@@ -283,7 +291,7 @@ int scrape_run(struct scraper *s, double timeout_s, struct buf *out)
 	/* self metrics are small and always fit: lift the cap for them */
 	size_t max = out->max;
 	out->max = 0;
-	write_self(s, out, p, need, m, res, overflowed, started, reload_ok, reload_time);
+	write_self(s, out, p, up, need, m, res, overflowed, started, reload_ok, reload_time);
 	out->max = max;
 	free(overflowed);
 	free(res);

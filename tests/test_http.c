@@ -1,0 +1,534 @@
+/* test_http.c: the shim as a daemon, over HTTP, against tests/fake_slurmctld (which answers with
+ * slurmctld's exact framing). Each test starts its own fake and shim on free loopback ports:
+ *   - the HTTP output equals --once --replay-dir on the same capture (families and values);
+ *   - routes, methods, content type;
+ *   - faults: 401 (PrivateData), 403, 500, 303 from a standby, empty 200, garbage, a body cut
+ *     mid-line, no answer, connection refused, a body over the cap, unescaped quotes, duplicate
+ *     series, NaN; partial failure leaves only the affected families out;
+ *   - N concurrent scrapes cause one fetch per endpoint; the JWT is sent and never shown;
+ *   - SIGHUP reloads the mapping, an invalid one is refused and reported. */
+#include "testutil.h"
+
+#include <arpa/inet.h>
+#include <curl/curl.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <sys/socket.h>
+
+#define STATE "tests/fixtures/slurm-25.11/03-drain-down-cancel"
+#define MAPPING "mappings/prometheus-slurm-exporter.json"
+
+struct proc {
+	pid_t pid;
+	unsigned port;
+	char log[64];
+};
+
+static unsigned free_port(void)
+{
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t l = sizeof(a);
+	assert_int_equal(bind(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+	getsockname(fd, (struct sockaddr *)&a, &l);
+	close(fd);
+	return ntohs(a.sin_port);
+}
+
+/* Every child is registered, so a failed assertion (which skips the test's own stop()) still
+ * gets them killed by the teardown. */
+static pid_t children[16];
+
+static pid_t spawn(char *const argv[], const char *logfile)
+{
+	pid_t pid = fork();
+	if (pid == 0) {
+		FILE *f = freopen(logfile, "w", stderr);
+		FILE *g = freopen("/dev/null", "w", stdout);
+		(void)f;
+		(void)g;
+		execv(argv[0], argv);
+		_exit(127);
+	}
+	for (int i = 0; i < 16; i++)
+		if (!children[i]) {
+			children[i] = pid;
+			break;
+		}
+	return pid;
+}
+
+static void reap(pid_t pid)
+{
+	kill(pid, SIGTERM);
+	waitpid(pid, NULL, 0);
+	for (int i = 0; i < 16; i++)
+		if (children[i] == pid)
+			children[i] = 0;
+}
+
+static int kill_children(void **state)
+{
+	(void)state;
+	for (int i = 0; i < 16; i++)
+		if (children[i])
+			reap(children[i]);
+	return 0;
+}
+
+static void stop(struct proc *p)
+{
+	if (p->pid > 0) {
+		reap(p->pid);
+		p->pid = 0;
+	}
+}
+
+struct resp {
+	long status;
+	struct buf body;
+	char ctype[128];
+};
+
+static size_t on_body(char *ptr, size_t size, size_t n, void *ud)
+{
+	buf_append(&((struct resp *)ud)->body, ptr, size * n);
+	return size * n;
+}
+
+static void http(const char *method, unsigned port, const char *path, struct resp *r, long timeout_ms)
+{
+	char url[256];
+	CURL *h = curl_easy_init();
+	snprintf(url, sizeof(url), "http://127.0.0.1:%u%s", port, path);
+	buf_init(&r->body, 0);
+	r->status = 0;
+	r->ctype[0] = '\0';
+	curl_easy_setopt(h, CURLOPT_URL, url);
+	curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, method);
+	if (!strcmp(method, "HEAD"))
+		curl_easy_setopt(h, CURLOPT_NOBODY, 1L);
+	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
+	curl_easy_setopt(h, CURLOPT_WRITEDATA, r);
+	curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, timeout_ms);
+	curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+	if (curl_easy_perform(h) == CURLE_OK) {
+		char *ct = NULL;
+		curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &r->status);
+		curl_easy_getinfo(h, CURLINFO_CONTENT_TYPE, &ct);
+		if (ct)
+			snprintf(r->ctype, sizeof(r->ctype), "%s", ct);
+	}
+	buf_putc(&r->body, '\0');
+	curl_easy_cleanup(h);
+}
+
+static void wait_ready(unsigned port)
+{
+	for (int i = 0; i < 200; i++) {
+		struct resp r;
+		http("GET", port, "/", &r, 500);
+		buf_free(&r.body);
+		if (r.status)
+			return;
+		tu_sleep_ms(25);
+	}
+	fail_msg("nothing answers on port %u", port);
+}
+
+/* Start the fake on a capture with extra arguments (NULL-terminated). */
+static void fake_start(struct proc *f, const char *dir, ...)
+{
+	char port[16];
+	const char *bin = getenv("FAKE_SLURMCTLD") ? getenv("FAKE_SLURMCTLD") : "build/tests/fake_slurmctld";
+	char *argv[32] = { (char *)bin, "--port", port, "--dir", (char *)dir };
+	int n = 5;
+	va_list ap;
+	va_start(ap, dir);
+	for (char *a; (a = va_arg(ap, char *)) && n < 30;)
+		argv[n++] = a;
+	va_end(ap);
+	argv[n] = NULL;
+	f->port = free_port();
+	snprintf(port, sizeof(port), "%u", f->port);
+	snprintf(f->log, sizeof(f->log), "/tmp/shimtest-fake-%u.log", f->port);
+	f->pid = spawn(argv, f->log);
+	wait_ready(f->port);
+}
+
+static void shim_start(struct proc *s, unsigned upstream, ...)
+{
+	char listen[64], url[64];
+	char *argv[40] = { (char *)tu_shim_bin(), "--web.listen-address", listen, "--slurmctld.url", url,
+			   "--mapping.file", MAPPING, "--log.level", "debug" };
+	int n = 9;
+	va_list ap;
+	va_start(ap, upstream);
+	for (char *a; (a = va_arg(ap, char *)) && n < 38;)
+		argv[n++] = a;
+	va_end(ap);
+	argv[n] = NULL;
+	s->port = free_port();
+	snprintf(listen, sizeof(listen), "127.0.0.1:%u", s->port);
+	snprintf(url, sizeof(url), "http://127.0.0.1:%u", upstream);
+	snprintf(s->log, sizeof(s->log), "/tmp/shimtest-shim-%u.log", s->port);
+	s->pid = spawn(argv, s->log);
+	wait_ready(s->port);
+}
+
+/* The legacy families of an exposition: every line before the first self metric. */
+static char *legacy_part(const char *text)
+{
+	const char *end = strstr(text, "# HELP slurm_exporter_shim_");
+	return xstrndup(text, end ? (size_t)(end - text) : strlen(text));
+}
+
+static char *once_output(const char *dir, const char *extra)
+{
+	char *out = NULL;
+	char *argv[] = { (char *)tu_shim_bin(), "--once", "--replay-dir", (char *)dir, "--mapping.file", MAPPING,
+			 (char *)extra, NULL };
+	assert_int_equal(tu_run(argv, NULL, &out, NULL, NULL), 0);
+	return out;
+}
+
+static void test_http_equals_once(void **state)
+{
+	(void)state;
+	struct proc f, s;
+	struct resp r;
+	fake_start(&f, STATE, NULL);
+	shim_start(&s, f.port, "--gpus-acct", NULL);
+	http("GET", s.port, "/metrics", &r, 10000);
+	assert_int_equal(r.status, 200);
+	assert_string_equal(r.ctype, "text/plain; version=0.0.4; charset=utf-8");
+	char *once = once_output(STATE, "--gpus-acct");
+	char *a = legacy_part(r.body.data), *b = legacy_part(once);
+	assert_string_equal(a, b);
+	assert_true(strlen(a) > 5000);
+	assert_non_null(strstr(r.body.data, "slurm_exporter_shim_up{endpoint=\"partitions\"} 1\n"));
+	assert_non_null(strstr(r.body.data, "slurm_exporter_shim_family_left_out{family=\"slurm_gpus_alloc\",reason=\"no_input\"} 1\n"));
+	free(a);
+	free(b);
+	free(once);
+	buf_free(&r.body);
+	stop(&s);
+	stop(&f);
+}
+
+static void test_routes(void **state)
+{
+	(void)state;
+	struct proc f, s;
+	struct resp r;
+	fake_start(&f, STATE, NULL);
+	shim_start(&s, f.port, NULL);
+	http("GET", s.port, "/", &r, 5000);
+	assert_int_equal(r.status, 200);
+	assert_non_null(strstr(r.body.data, "href=\"/metrics\""));
+	buf_free(&r.body);
+	http("GET", s.port, "/nope", &r, 5000);
+	assert_int_equal(r.status, 404);
+	buf_free(&r.body);
+	http("POST", s.port, "/metrics", &r, 5000);
+	assert_int_equal(r.status, 405);
+	buf_free(&r.body);
+	http("DELETE", s.port, "/metrics", &r, 5000);
+	assert_int_equal(r.status, 405);
+	buf_free(&r.body);
+	http("HEAD", s.port, "/metrics", &r, 5000);
+	assert_int_equal(r.status, 200);
+	assert_int_equal(r.body.len, 1); /* just our terminator: no body */
+	buf_free(&r.body);
+	stop(&s);
+	stop(&f);
+}
+
+/* One fault on every endpoint: the shim answers 503 with the reason, quickly, and stays up. */
+static void expect_503(const char *fault, const char *reason, const char *extra_shim_flag)
+{
+	struct proc f, s;
+	struct resp r;
+	fake_start(&f, STATE, "--fault", fault, NULL);
+	shim_start(&s, f.port, "--slurmctld.timeout", "2", extra_shim_flag, NULL);
+	time_t t0 = time(NULL);
+	http("GET", s.port, "/metrics", &r, 15000);
+	if (r.status != 503 || !strstr(r.body.data, reason))
+		fail_msg("fault %s: status %ld, body:\n%s", fault, r.status, r.body.data);
+	assert_true(time(NULL) - t0 <= 4);
+	assert_null(strstr(r.body.data, "# TYPE slurm_")); /* never a half or wrong series */
+	buf_free(&r.body);
+	http("GET", s.port, "/", &r, 5000); /* still alive */
+	assert_int_equal(r.status, 200);
+	buf_free(&r.body);
+	stop(&s);
+	stop(&f);
+}
+
+static void test_total_failures(void **state)
+{
+	(void)state;
+	expect_503("401", "PrivateData", NULL);
+	expect_503("403", "403 Forbidden", NULL);
+	expect_503("500", "HTTP status 500", NULL);
+	expect_503("empty", "MetricsType=metrics/openmetrics", NULL);
+	expect_503("garbage", "/metrics/jobs:", NULL);
+	expect_503("cut", "/metrics/nodes:", NULL);
+	expect_503("cutline", "malformed line", NULL);
+	expect_503("hang", "imeout", NULL);
+	expect_503("close", "/metrics/scheduler:", NULL);
+	expect_503("huge", "--slurmctld.max-body", "--slurmctld.max-body=100000");
+	expect_503("huge-nolength", "--slurmctld.max-body", "--slurmctld.max-body=100000");
+}
+
+static void test_connection_refused(void **state)
+{
+	(void)state;
+	struct proc s;
+	struct resp r;
+	shim_start(&s, free_port(), NULL);
+	http("GET", s.port, "/metrics", &r, 10000);
+	assert_int_equal(r.status, 503);
+	assert_non_null(strstr(r.body.data, "/metrics/jobs: "));
+	assert_non_null(strstr(r.body.data, "onnect"));
+	buf_free(&r.body);
+	stop(&s);
+}
+
+/* Only the partitions endpoint fails: its families are left out, the rest is served. */
+static void test_partial_failure(void **state)
+{
+	(void)state;
+	struct proc f, s;
+	struct resp r;
+	fake_start(&f, STATE, "--fault", "500", "--fault-endpoint", "partitions", NULL);
+	shim_start(&s, f.port, NULL);
+	http("GET", s.port, "/metrics", &r, 10000);
+	assert_int_equal(r.status, 200);
+	assert_null(strstr(r.body.data, "# TYPE slurm_partition_jobs_pending "));
+	/* node buckets read partition bounds: left out too, never half computed */
+	assert_null(strstr(r.body.data, "# TYPE slurm_nodes_alloc "));
+	assert_non_null(strstr(r.body.data, "\nslurm_cpus_total 44\n"));
+	assert_non_null(strstr(r.body.data, "\nslurm_queue_running 10\n"));
+	assert_non_null(strstr(r.body.data, "slurm_exporter_shim_up{endpoint=\"partitions\"} 0\n"));
+	assert_non_null(strstr(r.body.data, "slurm_exporter_shim_http_status{endpoint=\"partitions\"} 500\n"));
+	assert_non_null(strstr(r.body.data,
+			       "slurm_exporter_shim_family_left_out{family=\"slurm_partition_jobs_pending\",reason=\"input_down\"} 1\n"));
+	buf_free(&r.body);
+	stop(&s);
+	stop(&f);
+}
+
+/* Hostile but well-framed payloads. */
+static void test_payload_quirks(void **state)
+{
+	(void)state;
+	struct proc f, s;
+	struct resp r;
+	/* an unescaped quote in a node name (slurm_node_cpus{node="we"ird"} 3): the line is read, not
+	 * refused, so the total counts its 3 CPUs (44 + 3) */
+	fake_start(&f, STATE, "--fault", "badquote", "--fault-endpoint", "nodes", NULL);
+	shim_start(&s, f.port, NULL);
+	http("GET", s.port, "/metrics", &r, 10000);
+	assert_int_equal(r.status, 200);
+	assert_non_null(strstr(r.body.data, "slurm_exporter_shim_up{endpoint=\"nodes\"} 1\n"));
+	assert_non_null(strstr(r.body.data, "\nslurm_cpus_total 47\n"));
+	buf_free(&r.body);
+	stop(&s);
+	stop(&f);
+	/* a duplicate series: the family is ambiguous, rows reading it are left out */
+	fake_start(&f, STATE, "--fault", "duplicate", "--fault-endpoint", "nodes", NULL);
+	shim_start(&s, f.port, NULL);
+	http("GET", s.port, "/metrics", &r, 10000);
+	assert_int_equal(r.status, 200);
+	assert_non_null(strstr(r.body.data, "{family=\"slurm_cpus_total\",reason=\"error\"} 1\n"));
+	assert_null(strstr(r.body.data, "# TYPE slurm_cpus_total "));
+	assert_non_null(strstr(r.body.data, "\nslurm_cpus_alloc 39\n")); /* other node families are fine */
+	assert_non_null(strstr(r.body.data, "\nslurm_queue_running 10\n"));
+	buf_free(&r.body);
+	stop(&s);
+	stop(&f);
+	/* NaN values are values: carried through, not turned into numbers */
+	fake_start(&f, STATE, "--fault", "nan", "--fault-endpoint", "jobs", NULL);
+	shim_start(&s, f.port, NULL);
+	http("GET", s.port, "/metrics", &r, 10000);
+	assert_int_equal(r.status, 200);
+	assert_non_null(strstr(r.body.data, "slurm_exporter_shim_up{endpoint=\"jobs\"} 1\n"));
+	buf_free(&r.body);
+	stop(&s);
+	stop(&f);
+}
+
+/* A standby controller answers 303 to the primary: followed once. */
+static void test_redirect(void **state)
+{
+	(void)state;
+	struct proc primary, standby, s;
+	struct resp r;
+	char port[16];
+	fake_start(&primary, STATE, NULL);
+	snprintf(port, sizeof(port), "%u", primary.port);
+	fake_start(&standby, STATE, "--fault", "redirect", "--redirect-port", port, NULL);
+	shim_start(&s, standby.port, NULL);
+	http("GET", s.port, "/metrics", &r, 10000);
+	assert_int_equal(r.status, 200);
+	assert_non_null(strstr(r.body.data, "\nslurm_cpus_total 44\n"));
+	buf_free(&r.body);
+	stop(&s);
+	stop(&standby);
+	stop(&primary);
+}
+
+struct scrape_arg {
+	unsigned port;
+	long status;
+};
+
+static void *scrape_thread(void *p)
+{
+	struct scrape_arg *a = p;
+	struct resp r;
+	http("GET", a->port, "/metrics", &r, 15000);
+	a->status = r.status;
+	buf_free(&r.body);
+	return NULL;
+}
+
+static long stat_count(unsigned fake_port, const char *ep)
+{
+	struct resp r;
+	char want[64];
+	http("GET", fake_port, "/_stats", &r, 5000);
+	snprintf(want, sizeof(want), "%s ", ep);
+	const char *p = r.body.data;
+	long n = -1;
+	while (p && *p) {
+		if (!strncmp(p, want, strlen(want)))
+			n = strtol(p + strlen(want), NULL, 10);
+		p = strchr(p, '\n');
+		if (p)
+			p++;
+	}
+	buf_free(&r.body);
+	return n;
+}
+
+/* 16 scrapes at once, against a slow slurmctld: one fetch per endpoint. */
+static void test_one_fetch_per_window(void **state)
+{
+	(void)state;
+	struct proc f, s;
+	pthread_t t[16];
+	struct scrape_arg a[16];
+	fake_start(&f, STATE, "--delay-ms", "300", NULL);
+	shim_start(&s, f.port, "--slurmctld.min-interval", "30", NULL);
+	for (int i = 0; i < 16; i++) {
+		a[i].port = s.port;
+		pthread_create(&t[i], NULL, scrape_thread, &a[i]);
+	}
+	for (int i = 0; i < 16; i++) {
+		pthread_join(t[i], NULL);
+		assert_int_equal(a[i].status, 200);
+	}
+	static const char *const eps[] = { "jobs", "nodes", "partitions", "scheduler", "jobs-users-accts" };
+	for (int i = 0; i < 5; i++)
+		assert_int_equal(stat_count(f.port, eps[i]), 1);
+	stop(&s);
+	stop(&f);
+}
+
+/* Slurm 26.05 JWT: sent as X-SLURM-USER-TOKEN, never logged or served. */
+static void test_token(void **state)
+{
+	(void)state;
+	struct proc f, s;
+	struct resp r;
+	const char *tok = "eyJhbGciOiJIUzI1NiJ9.c2VjcmV0LXRva2Vu.sig-SECRET-42";
+	tu_write("/tmp/shimtest-token", "SLURM_JWT=eyJhbGciOiJIUzI1NiJ9.c2VjcmV0LXRva2Vu.sig-SECRET-42\n");
+	fake_start(&f, STATE, "--token", tok, NULL);
+	shim_start(&s, f.port, NULL);
+	http("GET", s.port, "/metrics", &r, 10000);
+	assert_int_equal(r.status, 503);
+	assert_non_null(strstr(r.body.data, "401 Unauthorized"));
+	buf_free(&r.body);
+	stop(&s);
+	shim_start(&s, f.port, "--slurmctld.auth.token-file", "/tmp/shimtest-token", "--slurmctld.auth.user", "shim", NULL);
+	http("GET", s.port, "/metrics", &r, 10000);
+	assert_int_equal(r.status, 200);
+	assert_null(strstr(r.body.data, "SECRET"));
+	buf_free(&r.body);
+	http("GET", f.port, "/_last_request", &r, 5000);
+	assert_non_null(strstr(r.body.data, "X-SLURM-USER-TOKEN: eyJhbGciOiJIUzI1NiJ9.c2VjcmV0LXRva2Vu.sig-SECRET-42"));
+	assert_non_null(strstr(r.body.data, "X-SLURM-USER-NAME: shim"));
+	buf_free(&r.body);
+	stop(&s);
+	char *log = tu_slurp(s.log, NULL);
+	assert_non_null(log);
+	assert_null(strstr(log, "SECRET"));
+	free(log);
+	stop(&f);
+}
+
+/* SIGHUP: a valid file is swapped in; an invalid one is refused, reported, and the table kept. */
+static void test_reload(void **state)
+{
+	(void)state;
+	struct proc f, s;
+	struct resp r;
+	const char *path = "/tmp/shimtest-reload.json";
+	char *orig = tu_slurp(MAPPING, NULL);
+	tu_write(path, orig);
+	fake_start(&f, STATE, NULL);
+	char listen[64], url[64];
+	s.port = free_port();
+	snprintf(listen, sizeof(listen), "127.0.0.1:%u", s.port);
+	snprintf(url, sizeof(url), "http://127.0.0.1:%u", f.port);
+	snprintf(s.log, sizeof(s.log), "/tmp/shimtest-reload.log");
+	char *argv[] = { (char *)tu_shim_bin(), "--web.listen-address", listen, "--slurmctld.url", url, "--mapping.file",
+			 (char *)path, "--slurmctld.min-interval", "0", NULL };
+	s.pid = spawn(argv, s.log);
+	wait_ready(s.port);
+	tu_write(path, "{\"metrics\": [{\"name\": \"only_row\", \"help\": \"h\", \"type\": \"gauge\", \"expr\": \"slurm_nodes\", \"fidelity\": \"exact\"}]}\n");
+	kill(s.pid, SIGHUP);
+	tu_sleep_ms(300);
+	http("GET", s.port, "/metrics", &r, 10000);
+	assert_non_null(strstr(r.body.data, "\nonly_row 4\n"));
+	assert_null(strstr(r.body.data, "slurm_cpus_total"));
+	assert_non_null(strstr(r.body.data, "slurm_exporter_shim_mapping_reload_success 1\n"));
+	buf_free(&r.body);
+	tu_write(path, "{\"metrics\": [{\"name\": \"broken\", \"help\": \"h\", \"type\": \"gauge\", \"expr\": \"sum(\", \"fidelity\": \"exact\"}]}\n");
+	kill(s.pid, SIGHUP);
+	tu_sleep_ms(300);
+	http("GET", s.port, "/metrics", &r, 10000);
+	assert_non_null(strstr(r.body.data, "\nonly_row 4\n"));
+	assert_non_null(strstr(r.body.data, "slurm_exporter_shim_mapping_reload_success 0\n"));
+	buf_free(&r.body);
+	stop(&s);
+	char *log = tu_slurp(s.log, NULL);
+	assert_non_null(strstr(log, "/tmp/shimtest-reload.json:1:"));
+	assert_non_null(strstr(log, "row 'broken'"));
+	free(log);
+	free(orig);
+	stop(&f);
+}
+
+int main(void)
+{
+	curl_global_init(CURL_GLOBAL_DEFAULT);
+	signal(SIGPIPE, SIG_IGN);
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_teardown(test_http_equals_once, kill_children),
+		cmocka_unit_test_teardown(test_routes, kill_children),
+		cmocka_unit_test_teardown(test_total_failures, kill_children),
+		cmocka_unit_test_teardown(test_connection_refused, kill_children),
+		cmocka_unit_test_teardown(test_partial_failure, kill_children),
+		cmocka_unit_test_teardown(test_payload_quirks, kill_children),
+		cmocka_unit_test_teardown(test_redirect, kill_children),
+		cmocka_unit_test_teardown(test_one_fetch_per_window, kill_children),
+		cmocka_unit_test_teardown(test_token, kill_children),
+		cmocka_unit_test_teardown(test_reload, kill_children),
+	};
+	int rc = cmocka_run_group_tests_name("http", tests, NULL, NULL);
+	curl_global_cleanup();
+	return rc;
+}

@@ -1,0 +1,465 @@
+/* test_webconfig.c: exporter-toolkit web config parser (src/webconfig.c).
+ * Runs from the repository root; fixtures are under tests/webconfig/ (see its README.md). */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include "webconfig.h"
+
+#define DIR "tests/webconfig/"
+
+/* Only cmocka's prerequisites may be included, so the few string helpers are local. */
+static size_t len_of(const char *s)
+{
+	size_t n = 0;
+	while (s[n])
+		n++;
+	return n;
+}
+
+static int starts_with(const char *s, const char *prefix)
+{
+	while (*prefix)
+		if (*s++ != *prefix++)
+			return 0;
+	return 1;
+}
+
+static int contains(const char *hay, const char *needle)
+{
+	for (; *hay; hay++)
+		if (starts_with(hay, needle))
+			return 1;
+	return *needle == '\0';
+}
+
+static int has_newline(const char *s)
+{
+	for (; *s; s++)
+		if (*s == '\n' || *s == '\r')
+			return 1;
+	return 0;
+}
+
+static struct webconfig *load_ok(const char *path)
+{
+	struct webconfig *wc = (struct webconfig *)(uintptr_t)1;
+	char err[512] = "unset";
+	int rc = webconfig_load(path, &wc, err, sizeof err);
+
+	if (rc != 0)
+		print_error("unexpected error: %s\n", err);
+	assert_int_equal(rc, 0);
+	assert_non_null(wc);
+	assert_string_equal(err, "");
+	return wc;
+}
+
+static void assert_no_tls(const struct webconfig *wc)
+{
+	assert_null(webconfig_tls_cert_pem(wc));
+	assert_null(webconfig_tls_key_pem(wc));
+	assert_null(webconfig_tls_min_version(wc));
+	assert_null(webconfig_tls_max_version(wc));
+	assert_null(webconfig_tls_priorities(wc));
+}
+
+static void assert_pems(const struct webconfig *wc)
+{
+	const char *cert = webconfig_tls_cert_pem(wc), *key = webconfig_tls_key_pem(wc);
+
+	assert_non_null(cert);
+	assert_non_null(key);
+	assert_true(starts_with(cert, "-----BEGIN CERTIFICATE-----\n"));
+	assert_true(contains(cert, "-----END CERTIFICATE-----\n"));
+	assert_true(starts_with(key, "-----BEGIN PRIVATE KEY-----\n"));
+	assert_true(contains(key, "-----END PRIVATE KEY-----\n"));
+}
+
+/* --- configs that load ------------------------------------------------------------------------- */
+
+static void test_full(void **state)
+{
+	struct webconfig *wc = load_ok(DIR "full.yml");
+	const char *k, *v;
+
+	(void)state;
+	assert_pems(wc);
+	assert_string_equal(webconfig_tls_min_version(wc), "TLS12");
+	assert_string_equal(webconfig_tls_max_version(wc), "TLS13");
+	/* curve order kept; prefer_server_cipher_suites: false drops %SERVER_PRECEDENCE */
+	assert_string_equal(webconfig_tls_priorities(wc),
+			    "NORMAL:-VERS-ALL:+VERS-TLS1.3:+VERS-TLS1.2:-GROUP-ALL:+GROUP-X25519:+GROUP-SECP256R1");
+
+	/* headers in file order; the blank Content-Security-Policy is left unset */
+	assert_int_equal(webconfig_header_count(wc), 3);
+	webconfig_header(wc, 0, &k, &v);
+	assert_string_equal(k, "X-Frame-Options");
+	assert_string_equal(v, "deny");
+	webconfig_header(wc, 1, &k, &v);
+	assert_string_equal(k, "X-Content-Type-Options");
+	assert_string_equal(v, "nosniff");
+	webconfig_header(wc, 2, &k, &v);
+	assert_string_equal(k, "Strict-Transport-Security");
+	assert_string_equal(v, "max-age=31536000");
+	webconfig_header(wc, 3, &k, &v);
+	assert_null(k);
+	assert_null(v);
+
+	assert_int_equal(webconfig_has_users(wc), 1);
+	webconfig_free(wc);
+}
+
+static void test_basic_auth(void **state)
+{
+	struct webconfig *wc = load_ok(DIR "full.yml");
+
+	(void)state;
+	/* right passwords: $2y$ (htpasswd, cost 4 and 5), $2b$ and $2a$ */
+	assert_int_equal(webconfig_check_basic_auth(wc, "alice", "correct horse"), 1);
+	assert_int_equal(webconfig_check_basic_auth(wc, "bob", "hunter2"), 1);
+	assert_int_equal(webconfig_check_basic_auth(wc, "carol", "secret"), 1);
+	assert_int_equal(webconfig_check_basic_auth(wc, "dave", "secret"), 1);
+	/* wrong passwords */
+	assert_int_equal(webconfig_check_basic_auth(wc, "alice", "correct horse "), 0);
+	assert_int_equal(webconfig_check_basic_auth(wc, "alice", "Correct horse"), 0);
+	assert_int_equal(webconfig_check_basic_auth(wc, "alice", ""), 0);
+	assert_int_equal(webconfig_check_basic_auth(wc, "alice", "hunter2"), 0);
+	assert_int_equal(webconfig_check_basic_auth(wc, "bob", "correct horse"), 0);
+	/* unknown users, including one whose password is a configured user's */
+	assert_int_equal(webconfig_check_basic_auth(wc, "mallory", "hunter2"), 0);
+	assert_int_equal(webconfig_check_basic_auth(wc, "", "secret"), 0);
+	assert_int_equal(webconfig_check_basic_auth(wc, "Alice", "correct horse"), 0);
+	assert_int_equal(webconfig_check_basic_auth(wc, "alice2", "correct horse"), 0);
+	/* bad arguments */
+	assert_int_equal(webconfig_check_basic_auth(wc, NULL, "secret"), 0);
+	assert_int_equal(webconfig_check_basic_auth(wc, "carol", NULL), 0);
+	assert_int_equal(webconfig_check_basic_auth(NULL, "carol", "secret"), 0);
+	/* the same object keeps working after failures */
+	assert_int_equal(webconfig_check_basic_auth(wc, "carol", "secret"), 1);
+	webconfig_free(wc);
+}
+
+static void test_long_password(void **state)
+{
+	struct webconfig *wc = load_ok(DIR "auth_only.yml");
+	char pw[1000];
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof pw - 1; i++)
+		pw[i] = 'x';
+	pw[sizeof pw - 1] = '\0';
+	assert_int_equal(webconfig_check_basic_auth(wc, "alice", pw), 0);
+	assert_int_equal(webconfig_check_basic_auth(wc, "nobody", pw), 0);
+	webconfig_free(wc);
+}
+
+static void test_tls_only(void **state)
+{
+	struct webconfig *wc = load_ok(DIR "tls_only.yml");
+
+	(void)state;
+	assert_pems(wc);
+	assert_null(webconfig_tls_min_version(wc));
+	assert_null(webconfig_tls_max_version(wc));
+	/* toolkit defaults: TLS 1.2 .. 1.3, server cipher preference */
+	assert_string_equal(webconfig_tls_priorities(wc),
+			    "NORMAL:-VERS-ALL:+VERS-TLS1.3:+VERS-TLS1.2:%SERVER_PRECEDENCE");
+	assert_int_equal(webconfig_has_users(wc), 0);
+	assert_int_equal(webconfig_check_basic_auth(wc, "alice", "correct horse"), 0);
+	assert_int_equal(webconfig_header_count(wc), 0);
+	webconfig_free(wc);
+}
+
+static void test_auth_only(void **state)
+{
+	struct webconfig *wc = load_ok(DIR "auth_only.yml");
+
+	(void)state;
+	assert_no_tls(wc);
+	assert_int_equal(webconfig_has_users(wc), 1);
+	assert_int_equal(webconfig_check_basic_auth(wc, "alice", "correct horse"), 1);
+	assert_int_equal(webconfig_check_basic_auth(wc, "alice", "wrong"), 0);
+	assert_int_equal(webconfig_check_basic_auth(wc, "bob", "hunter2"), 0);
+	assert_int_equal(webconfig_header_count(wc), 0);
+	webconfig_free(wc);
+}
+
+/* Files that configure nothing: plain HTTP, no auth, no headers. */
+static void test_nothing_configured(void **state)
+{
+	static const char *const files[] = {
+		DIR "empty.yml", DIR "comments_only.yml", DIR "null_sections.yml",
+		DIR "tls_settings_no_cert.yml",
+	};
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof files / sizeof files[0]; i++) {
+		struct webconfig *wc = load_ok(files[i]);
+		assert_no_tls(wc);
+		assert_int_equal(webconfig_has_users(wc), 0);
+		assert_int_equal(webconfig_check_basic_auth(wc, "alice", "correct horse"), 0);
+		assert_int_equal(webconfig_header_count(wc), 0);
+		webconfig_free(wc);
+	}
+}
+
+static void test_inline_pem(void **state)
+{
+	struct webconfig *file = load_ok(DIR "tls_only.yml");
+	struct webconfig *inl = load_ok(DIR "inline.yml");
+
+	(void)state;
+	assert_pems(inl);
+	/* the literal block scalars give exactly the file contents */
+	assert_string_equal(webconfig_tls_cert_pem(inl), webconfig_tls_cert_pem(file));
+	assert_string_equal(webconfig_tls_key_pem(inl), webconfig_tls_key_pem(file));
+	webconfig_free(inl);
+	webconfig_free(file);
+}
+
+static void test_relative_paths(void **state)
+{
+	struct webconfig *file = load_ok(DIR "tls_only.yml");
+	/* sub/relative.yml says ../cert.pem: resolved against tests/webconfig/sub/, not the cwd */
+	struct webconfig *rel = load_ok(DIR "sub/relative.yml");
+
+	(void)state;
+	assert_string_equal(webconfig_tls_cert_pem(rel), webconfig_tls_cert_pem(file));
+	assert_string_equal(webconfig_tls_key_pem(rel), webconfig_tls_key_pem(file));
+	assert_string_equal(webconfig_tls_min_version(rel), "TLS13");
+	assert_string_equal(webconfig_tls_priorities(rel), "NORMAL:-VERS-ALL:+VERS-TLS1.3:%SERVER_PRECEDENCE");
+	webconfig_free(rel);
+	webconfig_free(file);
+}
+
+static void test_null_getters(void **state)
+{
+	const char *k = "x", *v = "y";
+
+	(void)state;
+	assert_no_tls(NULL);
+	assert_int_equal(webconfig_has_users(NULL), 0);
+	assert_int_equal(webconfig_header_count(NULL), 0);
+	webconfig_header(NULL, 0, &k, &v);
+	assert_null(k);
+	assert_null(v);
+	webconfig_free(NULL);
+}
+
+/* --- errors ------------------------------------------------------------------------------------ */
+
+struct err_case {
+	const char *file;    /* under tests/webconfig/ */
+	const char *pos;     /* ":LINE:COL: " */
+	const char *reason;  /* must appear in the message */
+	const char *reason2; /* and this too, if set */
+};
+
+static void check_error(const char *path, const char *prefix, const char *reason, const char *reason2)
+{
+	struct webconfig *wc = (struct webconfig *)(uintptr_t)1;
+	char err[512];
+	int rc;
+
+	err[0] = 'X';
+	err[1] = '\0';
+	rc = webconfig_load(path, &wc, err, sizeof err);
+	if (rc == 0 || !starts_with(err, prefix) || !contains(err, reason) ||
+	    (reason2 && !contains(err, reason2)))
+		print_error("file %s: got rc=%d message \"%s\"\nwanted prefix \"%s\", reason \"%s\"%s%s\n", path,
+			    rc, err, prefix, reason, reason2 ? " and " : "", reason2 ? reason2 : "");
+	assert_int_equal(rc, -1);
+	assert_null(wc);
+	assert_true(starts_with(err, prefix));
+	assert_true(contains(err, reason));
+	if (reason2)
+		assert_true(contains(err, reason2));
+	assert_false(has_newline(err));
+	assert_true(len_of(err) < sizeof err);
+}
+
+static void test_error_case(void **state)
+{
+	const struct err_case *ec = *state;
+	char path[256], prefix[300];
+	size_t n = 0, i;
+
+	for (i = 0; DIR[i]; i++)
+		path[n++] = DIR[i];
+	for (i = 0; ec->file[i]; i++)
+		path[n++] = ec->file[i];
+	path[n] = '\0';
+	for (i = 0; i < n; i++)
+		prefix[i] = path[i];
+	for (i = 0; ec->pos[i]; i++)
+		prefix[n + i] = ec->pos[i];
+	prefix[n + i] = '\0';
+	check_error(path, prefix, ec->reason, ec->reason2);
+}
+
+#define EC(name, file, pos, reason, reason2)                                                       \
+	static const struct err_case name = { file, pos, reason, reason2 }
+
+/* unknown keys (strict unmarshalling) */
+EC(ec_unknown_key, "bad_unknown_key.yml", ":4:1: ", "unknown key \"web_listen_address\"", NULL);
+EC(ec_unknown_nested, "bad_unknown_nested.yml", ":4:3: ", "unknown key \"certfile\" in tls_server_config", NULL);
+EC(ec_http_unknown, "bad_http_unknown.yml", ":3:3: ", "unknown key \"http3\" in http_server_config", NULL);
+EC(ec_rate_limit, "bad_rate_limit.yml", ":1:1: ", "rate_limit is not supported by slurm-exporter-shim", NULL);
+/* bcrypt hashes */
+EC(ec_hash, "bad_hash.yml", ":3:12: ", "user \"mallory\"", "must start with $2a$, $2b$ or $2y$");
+EC(ec_hash_length, "bad_hash_length.yml", ":2:10: ", "user \"alice\"", "wrong length");
+EC(ec_hash_cost, "bad_hash_cost.yml", ":3:10: ", "user \"alice\"", "cost must be between 04 and 31");
+EC(ec_hash_empty, "bad_hash_empty.yml", ":2:9: ", "user \"alice\"", "password hash is empty");
+/* TLS settings */
+EC(ec_missing_key_file, "bad_missing_key_file.yml", ":2:1: ", "missing one of key or key_file", NULL);
+EC(ec_missing_cert_file, "bad_missing_cert_file.yml", ":1:1: ", "missing one of cert or cert_file", NULL);
+EC(ec_only_auth_type, "bad_only_auth_type.yml", ":1:1: ", "missing one of cert or cert_file", NULL);
+EC(ec_both_cert, "bad_both_cert.yml", ":4:9: ", "cannot specify both cert_file and cert", NULL);
+EC(ec_client_auth, "bad_client_auth.yml", ":4:21: ",
+   "client_auth_type \"RequireAndVerifyClientCert\" is not supported by slurm-exporter-shim", NULL);
+EC(ec_client_auth_invalid, "bad_client_auth_invalid.yml", ":4:21: ", "invalid client_auth_type \"Sometimes\"",
+   "only NoClientCert");
+EC(ec_client_ca, "bad_client_ca.yml", ":4:3: ", "client_ca_file", "not supported by slurm-exporter-shim");
+EC(ec_min_version, "bad_min_version.yml", ":4:16: ", "unknown TLS version \"TLS14\"", NULL);
+EC(ec_version_order, "bad_version_order.yml", ":5:16: ", "max_version TLS12 is lower than min_version TLS13", NULL);
+EC(ec_cipher, "bad_cipher.yml", ":6:7: ", "cipher_suites: unknown name \"TLS_RSA_WITH_RC4_128_SHA\"", NULL);
+EC(ec_curve, "bad_curve.yml", ":4:34: ", "curve_preferences: unknown name \"CurveP999\"", NULL);
+/* cert and key files */
+EC(ec_cert_missing, "bad_cert_missing.yml", ":2:14: ",
+   "cert_file \"tests/webconfig/does-not-exist.pem\": No such file or directory", NULL);
+EC(ec_cert_dir, "bad_cert_dir.yml", ":3:14: ", "cert_file \"tests/webconfig/.\": Is a directory", NULL);
+EC(ec_cert_notpem, "bad_cert_notpem.yml", ":2:14: ", "cert_file \"tests/webconfig/notpem.txt\" is not PEM", NULL);
+EC(ec_cert_devnull, "bad_cert_devnull.yml", ":2:14: ", "cert_file \"/dev/null\" is not PEM", NULL);
+EC(ec_cert_toolarge, "bad_cert_toolarge.yml", ":3:13: ", "key_file \"/dev/zero\": file is larger than 1 MiB", NULL);
+EC(ec_key_swapped, "bad_key_swapped.yml", ":2:14: ",
+   "cert_file \"tests/webconfig/key.pem\" does not contain a PEM certificate", NULL);
+EC(ec_key_is_cert, "bad_key_is_cert.yml", ":3:13: ",
+   "key_file \"tests/webconfig/cert.pem\" does not contain a PEM private key", NULL);
+EC(ec_inline_key, "bad_inline_key.yml", ":3:8: ", "key is not PEM", NULL);
+/* duplicate keys */
+EC(ec_duplicate, "bad_duplicate.yml", ":4:1: ", "duplicate key \"basic_auth_users\"", NULL);
+EC(ec_duplicate_user, "bad_duplicate_user.yml", ":4:3: ", "duplicate key \"alice\" in basic_auth_users", NULL);
+/* wrong YAML types */
+EC(ec_type_seq, "bad_type_seq.yml", ":3:5: ", "cert_file must be a string, not a sequence", NULL);
+EC(ec_type_users, "bad_type_users.yml", ":2:3: ", "basic_auth_users must be a mapping, not a sequence", NULL);
+EC(ec_type_hash, "bad_type_hash.yml", ":2:10: ", "user \"alice\"", "must be a string, not a mapping");
+EC(ec_type_bool, "bad_type_bool.yml", ":2:10: ", "http2 must be a boolean", NULL);
+EC(ec_type_root, "bad_type_root.yml", ":1:1: ", "must be a mapping, not a sequence", NULL);
+EC(ec_key_seq, "bad_key_seq.yml", ":1:3: ", "keys in the web config must be strings, not a sequence", NULL);
+EC(ec_nul, "bad_nul.yml", ":2:3: ", "contains a NUL character", NULL);
+/* headers */
+EC(ec_header, "bad_header.yml", ":4:5: ", "HTTP header \"Server\" can not be configured", NULL);
+EC(ec_header_value, "bad_header_value.yml", ":3:29: ",
+   "invalid value \"sniff\" for HTTP header X-Content-Type-Options", NULL);
+EC(ec_header_ctl, "bad_header_ctl.yml", ":3:30: ", "contains a control character", NULL);
+/* YAML syntax */
+EC(ec_syntax, "bad_syntax.yml", ":4:2: ", "YAML syntax error: did not find expected key", NULL);
+EC(ec_syntax_flow, "bad_syntax_flow.yml", ":2:1: ", "YAML syntax error", NULL);
+EC(ec_utf8, "bad_utf8.yml", ":2:5: ", "invalid YAML input", "UTF-8");
+EC(ec_alias, "bad_alias.yml", ":1:19: ", "YAML syntax error: found undefined alias", NULL);
+EC(ec_multi_doc, "bad_multi_doc.yml", ":3:1: ", "multiple YAML documents are not supported", NULL);
+
+/* Named after the case, so a failure says which fixture broke. */
+#define ERR_TEST(ec) { #ec, test_error_case, NULL, NULL, (void *)&(ec) }
+
+static void test_config_unreadable(void **state)
+{
+	(void)state;
+	check_error(DIR "does-not-exist.yml", DIR "does-not-exist.yml: ",
+		    "cannot read web config: No such file or directory", NULL);
+	check_error(DIR "sub", DIR "sub: ", "cannot read web config: Is a directory", NULL);
+	check_error("/dev/zero", "/dev/zero: ", "file is larger than 1 MiB", NULL);
+}
+
+static void test_error_buffer(void **state)
+{
+	struct webconfig *wc = NULL;
+	char small[12];
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof small; i++)
+		small[i] = 'X';
+	assert_int_equal(webconfig_load(DIR "bad_hash.yml", &wc, small, sizeof small), -1);
+	assert_null(wc);
+	assert_int_equal(len_of(small), sizeof small - 1); /* truncated, NUL-terminated */
+	assert_true(starts_with(small, "tests/webco"));
+	/* no message wanted */
+	assert_int_equal(webconfig_load(DIR "bad_hash.yml", &wc, NULL, 0), -1);
+	assert_null(wc);
+	small[0] = 'X';
+	assert_int_equal(webconfig_load(DIR "bad_hash.yml", &wc, small, 0), -1);
+	assert_int_equal(small[0], 'X');
+	/* bad arguments */
+	assert_int_equal(webconfig_load(NULL, &wc, small, sizeof small), -1);
+	assert_null(wc);
+	assert_int_equal(webconfig_load(DIR "full.yml", NULL, small, sizeof small), -1);
+}
+
+int main(void)
+{
+	static const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_full),
+		cmocka_unit_test(test_basic_auth),
+		cmocka_unit_test(test_long_password),
+		cmocka_unit_test(test_tls_only),
+		cmocka_unit_test(test_auth_only),
+		cmocka_unit_test(test_nothing_configured),
+		cmocka_unit_test(test_inline_pem),
+		cmocka_unit_test(test_relative_paths),
+		cmocka_unit_test(test_null_getters),
+		cmocka_unit_test(test_config_unreadable),
+		cmocka_unit_test(test_error_buffer),
+		ERR_TEST(ec_unknown_key),
+		ERR_TEST(ec_unknown_nested),
+		ERR_TEST(ec_http_unknown),
+		ERR_TEST(ec_rate_limit),
+		ERR_TEST(ec_hash),
+		ERR_TEST(ec_hash_length),
+		ERR_TEST(ec_hash_cost),
+		ERR_TEST(ec_hash_empty),
+		ERR_TEST(ec_missing_key_file),
+		ERR_TEST(ec_missing_cert_file),
+		ERR_TEST(ec_only_auth_type),
+		ERR_TEST(ec_both_cert),
+		ERR_TEST(ec_client_auth),
+		ERR_TEST(ec_client_auth_invalid),
+		ERR_TEST(ec_client_ca),
+		ERR_TEST(ec_min_version),
+		ERR_TEST(ec_version_order),
+		ERR_TEST(ec_cipher),
+		ERR_TEST(ec_curve),
+		ERR_TEST(ec_cert_missing),
+		ERR_TEST(ec_cert_dir),
+		ERR_TEST(ec_cert_notpem),
+		ERR_TEST(ec_cert_devnull),
+		ERR_TEST(ec_cert_toolarge),
+		ERR_TEST(ec_key_swapped),
+		ERR_TEST(ec_key_is_cert),
+		ERR_TEST(ec_inline_key),
+		ERR_TEST(ec_duplicate),
+		ERR_TEST(ec_duplicate_user),
+		ERR_TEST(ec_type_seq),
+		ERR_TEST(ec_type_users),
+		ERR_TEST(ec_type_hash),
+		ERR_TEST(ec_type_bool),
+		ERR_TEST(ec_type_root),
+		ERR_TEST(ec_key_seq),
+		ERR_TEST(ec_nul),
+		ERR_TEST(ec_header),
+		ERR_TEST(ec_header_value),
+		ERR_TEST(ec_header_ctl),
+		ERR_TEST(ec_syntax),
+		ERR_TEST(ec_syntax_flow),
+		ERR_TEST(ec_utf8),
+		ERR_TEST(ec_alias),
+		ERR_TEST(ec_multi_doc),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
