@@ -11,6 +11,7 @@
 #include <microhttpd.h>
 #include <netdb.h>
 #include <netinet/in.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -221,32 +222,28 @@ struct server *server_start(const struct server_config *cfg, struct scraper *s, 
 	srv->fd = bind_listen(cfg->listen, &srv->port, err, errlen);
 	if (srv->fd < 0)
 		goto fail;
+	struct MHD_OptionItem ops[12];
+	size_t n = 0;
+	ops[n++] = (struct MHD_OptionItem){ MHD_OPTION_LISTEN_SOCKET, srv->fd, NULL };
+	ops[n++] = (struct MHD_OptionItem){ MHD_OPTION_CONNECTION_LIMIT, cfg->max_connections, NULL };
+	ops[n++] = (struct MHD_OptionItem){ MHD_OPTION_PER_IP_CONNECTION_LIMIT, cfg->per_ip_connections, NULL };
+	ops[n++] = (struct MHD_OptionItem){ MHD_OPTION_CONNECTION_TIMEOUT, cfg->connection_timeout, NULL };
+	/* bounds the request line and headers of each connection */
+	ops[n++] = (struct MHD_OptionItem){ MHD_OPTION_CONNECTION_MEMORY_LIMIT, 32 * 1024, NULL };
+	ops[n++] = (struct MHD_OptionItem){ MHD_OPTION_EXTERNAL_LOGGER, (intptr_t)mhd_log, NULL };
 	if (wc && webconfig_tls_cert_pem(wc)) {
 		if (MHD_is_feature_supported(MHD_FEATURE_TLS) != MHD_YES) {
 			snprintf(err, errlen, "TLS requested but libmicrohttpd was built without TLS support");
 			goto fail;
 		}
 		flags |= MHD_USE_TLS;
-		srv->d = MHD_start_daemon(flags, 0, NULL, NULL, handle, srv,
-					  MHD_OPTION_LISTEN_SOCKET, srv->fd,
-					  MHD_OPTION_CONNECTION_LIMIT, cfg->max_connections,
-					  MHD_OPTION_PER_IP_CONNECTION_LIMIT, cfg->per_ip_connections,
-					  MHD_OPTION_CONNECTION_TIMEOUT, cfg->connection_timeout,
-					  MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(32 * 1024),
-					  MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
-					  MHD_OPTION_HTTPS_MEM_CERT, webconfig_tls_cert_pem(wc),
-					  MHD_OPTION_HTTPS_MEM_KEY, webconfig_tls_key_pem(wc),
-					  MHD_OPTION_END);
-	} else {
-		srv->d = MHD_start_daemon(flags, 0, NULL, NULL, handle, srv,
-					  MHD_OPTION_LISTEN_SOCKET, srv->fd,
-					  MHD_OPTION_CONNECTION_LIMIT, cfg->max_connections,
-					  MHD_OPTION_PER_IP_CONNECTION_LIMIT, cfg->per_ip_connections,
-					  MHD_OPTION_CONNECTION_TIMEOUT, cfg->connection_timeout,
-					  MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(32 * 1024),
-					  MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
-					  MHD_OPTION_END);
+		ops[n++] = (struct MHD_OptionItem){ MHD_OPTION_HTTPS_MEM_CERT, 0, (void *)webconfig_tls_cert_pem(wc) };
+		ops[n++] = (struct MHD_OptionItem){ MHD_OPTION_HTTPS_MEM_KEY, 0, (void *)webconfig_tls_key_pem(wc) };
+		/* min/max_version (default TLS 1.2..1.3), curves, server precedence */
+		ops[n++] = (struct MHD_OptionItem){ MHD_OPTION_HTTPS_PRIORITIES, 0, (void *)webconfig_tls_priorities(wc) };
 	}
+	ops[n++] = (struct MHD_OptionItem){ MHD_OPTION_END, 0, NULL };
+	srv->d = MHD_start_daemon(flags, 0, NULL, NULL, handle, srv, MHD_OPTION_ARRAY, ops, MHD_OPTION_END);
 	if (!srv->d) {
 		snprintf(err, errlen, "cannot start the HTTP server on %s", cfg->listen);
 		goto fail;

@@ -203,31 +203,37 @@ static void test_rows_against_legacy(void **state)
 	mapping_free(m);
 }
 
+/* One scrape of a captured state through the full path, as --once runs it; returns the text. */
+static char *scrape_state(const char *state)
+{
+	char dir[512];
+	snprintf(dir, sizeof(dir), "tests/fixtures/%s", state);
+	struct scraper_config cfg = { .replay_dir = dir, .flags = "", .fetch = { .max_body = 1 << 28 } };
+	struct scraper sc;
+	struct buf out;
+	scraper_init(&sc, &cfg, load());
+	buf_init(&out, 0);
+	assert_int_equal(scrape_run(&sc, 5, &out), 200);
+	scraper_destroy(&sc);
+	return buf_steal(&out, NULL);
+}
+
 /* The full scrape path, as --once runs it: every dashboard name is printed, in every state. */
 static void test_dashboard_names_served(void **state)
 {
 	(void)state;
 	for (size_t s = 0; s < NSTATES; s++) {
-		char dir[512];
-		snprintf(dir, sizeof(dir), "tests/fixtures/%s", states[s]);
-		struct scraper_config cfg = { .replay_dir = dir, .flags = "", .fetch = { .max_body = 1 << 28 } };
-		struct scraper sc;
-		struct buf out;
-		scraper_init(&sc, &cfg, load());
-		buf_init(&out, 0);
-		assert_int_equal(scrape_run(&sc, 5, &out), 200);
-		buf_putc(&out, '\0');
+		char *out = scrape_state(states[s]);
 		for (size_t i = 0; i < sizeof(dashboard) / sizeof(dashboard[0]); i++) {
 			char want[200];
 			snprintf(want, sizeof(want), "\n# TYPE %s gauge\n", dashboard[i]);
-			if (!strstr(out.data, want))
+			if (!strstr(out, want))
 				fail_msg("%s: %s not served", states[s], dashboard[i]);
 		}
 		/* no native family leaks out under its own name */
-		assert_null(strstr(out.data, "\nslurm_nodes_mixed"));
-		assert_null(strstr(out.data, "username="));
-		buf_free(&out);
-		scraper_destroy(&sc);
+		assert_null(strstr(out, "\nslurm_nodes_mixed"));
+		assert_null(strstr(out, "username="));
+		free(out);
 	}
 }
 
@@ -235,17 +241,9 @@ static void test_dashboard_names_served(void **state)
 static void test_odd_account(void **state)
 {
 	(void)state;
-	struct scraper_config cfg = { .replay_dir = "tests/fixtures/slurm-25.11/03-drain-down-cancel", .flags = "",
-				      .fetch = { .max_body = 1 << 28 } };
-	struct scraper sc;
-	struct buf out;
-	scraper_init(&sc, &cfg, load());
-	buf_init(&out, 0);
-	assert_int_equal(scrape_run(&sc, 5, &out), 200);
-	buf_putc(&out, '\0');
-	assert_non_null(strstr(out.data, "\nslurm_account_jobs_pending{account=\"odd\\\"acct\\\\\\\\x y\"} 1\n"));
-	buf_free(&out);
-	scraper_destroy(&sc);
+	char *out = scrape_state("slurm-25.11/03-drain-down-cancel");
+	assert_non_null(strstr(out, "\nslurm_account_jobs_pending{account=\"odd\\\"acct\\\\\\\\x y\"} 1\n"));
+	free(out);
 }
 
 static double family_value(const struct mapping *m, const struct state_run *r, const char *name, int *present)
