@@ -24,17 +24,33 @@ int log_parse_level(const char *s, enum log_level *out)
 	return -1;
 }
 
+/* logfmt: level=info msg="..." with \ " and control bytes escaped, one line per message */
 void log_msg(enum log_level lvl, const char *fmt, ...)
 {
-	char line[2048];
+	char line[2048], out[2048 * 2 + 64];
 	va_list ap;
+	size_t o;
 	if (lvl < log_min_level)
 		return;
 	va_start(ap, fmt);
 	vsnprintf(line, sizeof(line), fmt, ap);
 	va_end(ap);
+	o = (size_t)snprintf(out, sizeof(out), "level=%s msg=\"", names[lvl]);
+	for (const char *p = line; *p && o < sizeof(out) - 8; p++) {
+		unsigned char c = (unsigned char)*p;
+		if (c == '"' || c == '\\') {
+			out[o++] = '\\';
+			out[o++] = (char)c;
+		} else if (c < 0x20 || c == 0x7f) {
+			o += (size_t)snprintf(out + o, sizeof(out) - o, "\\x%02x", c);
+		} else {
+			out[o++] = (char)c;
+		}
+	}
+	out[o++] = '"';
+	out[o++] = '\n';
 	/* one write per line so concurrent threads do not interleave */
-	fprintf(stderr, "level=%s msg=\"%s\"\n", names[lvl], line);
+	fwrite(out, 1, o, stderr);
 }
 
 char *log_escape(char *out, size_t outsz, const char *s, size_t n)
