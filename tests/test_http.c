@@ -129,17 +129,27 @@ static void http(const char *method, unsigned port, const char *path, struct res
 	curl_easy_cleanup(h);
 }
 
-static void wait_ready(unsigned port)
+/* Wait until the child answers on its port: 1; 0 if it exited first (port taken by another
+ * process between free_port() and its bind: the caller retries on another port). */
+static int wait_ready(pid_t pid, unsigned port)
 {
-	for (int i = 0; i < 200; i++) {
+	for (int i = 0; i < 400; i++) {
 		struct resp r;
+		int st;
 		http("GET", port, "/", &r, 500);
 		buf_free(&r.body);
 		if (r.status)
-			return;
+			return 1;
+		if (pid > 0 && waitpid(pid, &st, WNOHANG) == pid) {
+			for (int k = 0; k < 16; k++)
+				if (children[k] == pid)
+					children[k] = 0;
+			return 0;
+		}
 		tu_sleep_ms(25);
 	}
 	fail_msg("nothing answers on port %u", port);
+	return 0;
 }
 
 /* Start the fake on a capture with extra arguments (NULL-terminated). */
@@ -155,11 +165,15 @@ static void fake_start(struct proc *f, const char *dir, ...)
 		argv[n++] = a;
 	va_end(ap);
 	argv[n] = NULL;
-	f->port = free_port();
-	snprintf(port, sizeof(port), "%u", f->port);
-	snprintf(f->log, sizeof(f->log), "/tmp/shimtest-fake-%u.log", f->port);
-	f->pid = spawn(argv, f->log);
-	wait_ready(f->port);
+	for (int attempt = 0; attempt < 5; attempt++) {
+		f->port = free_port();
+		snprintf(port, sizeof(port), "%u", f->port);
+		snprintf(f->log, sizeof(f->log), "/tmp/shimtest-fake-%u.log", f->port);
+		f->pid = spawn(argv, f->log);
+		if (wait_ready(f->pid, f->port))
+			return;
+	}
+	fail_msg("fake_slurmctld does not start (see %s)", f->log);
 }
 
 static void shim_start(struct proc *s, unsigned upstream, ...)
@@ -174,12 +188,16 @@ static void shim_start(struct proc *s, unsigned upstream, ...)
 		argv[n++] = a;
 	va_end(ap);
 	argv[n] = NULL;
-	s->port = free_port();
-	snprintf(listen, sizeof(listen), "127.0.0.1:%u", s->port);
 	snprintf(url, sizeof(url), "http://127.0.0.1:%u", upstream);
-	snprintf(s->log, sizeof(s->log), "/tmp/shimtest-shim-%u.log", s->port);
-	s->pid = spawn(argv, s->log);
-	wait_ready(s->port);
+	for (int attempt = 0; attempt < 5; attempt++) {
+		s->port = free_port();
+		snprintf(listen, sizeof(listen), "127.0.0.1:%u", s->port);
+		snprintf(s->log, sizeof(s->log), "/tmp/shimtest-shim-%u.log", s->port);
+		s->pid = spawn(argv, s->log);
+		if (wait_ready(s->pid, s->port))
+			return;
+	}
+	fail_msg("the shim does not start (see %s)", s->log);
 }
 
 /* The legacy families of an exposition: every line before the first self metric. */
@@ -506,7 +524,8 @@ static void test_reload(void **state)
 	char *argv[] = { (char *)tu_shim_bin(), "--web.listen-address", listen, "--slurmctld.url", url, "--mapping.file",
 			 (char *)path, "--slurmctld.min-interval", "0", NULL };
 	s.pid = spawn(argv, s.log);
-	wait_ready(s.port);
+	if (!wait_ready(s.pid, s.port))
+		fail_msg("the shim does not start (see %s)", s.log);
 	tu_write(path, "{\"metrics\": [{\"name\": \"only_row\", \"help\": \"h\", \"type\": \"gauge\", \"expr\": \"slurm_nodes\", \"fidelity\": \"exact\"}]}\n");
 	kill(s.pid, SIGHUP);
 	tu_sleep_ms(300);
