@@ -474,6 +474,32 @@ static void test_one_fetch_per_window(void **state)
 	stop(&f);
 }
 
+/* Only the endpoints the loaded rows read are fetched: partitions takes slurmctld's node write lock. */
+static void test_only_needed_endpoints(void **state)
+{
+	(void)state;
+	struct proc f, s;
+	struct resp r;
+	tu_write("/tmp/shimtest-sched.json",
+		 "{\"metrics\": [{\"name\": \"slurm_scheduler_threads\", \"help\": \"h\", \"type\": \"gauge\","
+		 " \"expr\": \"slurm_server_thread_cnt + 1\", \"fidelity\": \"exact\"},"
+		 " {\"name\": \"gpu_only\", \"help\": \"h\", \"type\": \"gauge\", \"expr\": \"sum(slurm_partition_gpus)\","
+		 " \"fidelity\": \"exact\", \"enabled_by\": \"gpus-acct\"}]}\n");
+	fake_start(&f, STATE, NULL);
+	shim_start(&s, f.port, "--mapping.file", "/tmp/shimtest-sched.json", NULL);
+	http("GET", s.port, "/metrics", &r, 10000);
+	assert_int_equal(r.status, 200);
+	assert_non_null(strstr(r.body.data, "\nslurm_scheduler_threads 1\n"));
+	buf_free(&r.body);
+	assert_int_equal(stat_count(f.port, "scheduler"), 1);
+	assert_int_equal(stat_count(f.port, "partitions"), 0); /* the disabled GPU row does not count */
+	assert_int_equal(stat_count(f.port, "nodes"), 0);
+	assert_int_equal(stat_count(f.port, "jobs"), 0);
+	assert_int_equal(stat_count(f.port, "jobs-users-accts"), 0);
+	stop(&s);
+	stop(&f);
+}
+
 /* Slurm 26.05 JWT: sent as X-SLURM-USER-TOKEN, never logged or served. */
 static void test_token(void **state)
 {
@@ -563,6 +589,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_payload_quirks, kill_children),
 		cmocka_unit_test_teardown(test_redirect, kill_children),
 		cmocka_unit_test_teardown(test_one_fetch_per_window, kill_children),
+		cmocka_unit_test_teardown(test_only_needed_endpoints, kill_children),
 		cmocka_unit_test_teardown(test_token, kill_children),
 		cmocka_unit_test_teardown(test_reload, kill_children),
 	};
