@@ -68,6 +68,7 @@ static struct expo_family *family_get(struct expo *e, const char *name, size_t n
 	if ((e->nfams + 1) * 2 > e->hcap)
 		rehash(e, e->hcap ? e->hcap * 2 : 64);
 	e->fams = xgrow(e->fams, &e->capfams, e->nfams + 1, sizeof(*e->fams));
+	e->last = NULL; /* fams may have moved */
 	f = &e->fams[e->nfams++];
 	memset(f, 0, sizeof(*f));
 	f->name = name;
@@ -356,7 +357,10 @@ static int parse_sample(struct expo *e, const char *p, const char *end, int flag
 	}
 	/* a trailing "# {...} v" exemplar is accepted and ignored in tolerant mode */
 
-	struct expo_family *f = family_get(e, name, nlen);
+	/* samples of a family are contiguous in practice: skip the hash lookup then */
+	struct expo_family *f = e->last && slice_eq(e->last->name, e->last->nlen, name, nlen) ? e->last
+											      : family_get(e, name, nlen);
+	e->last = f;
 	f->samples = xgrow(f->samples, &f->cap, f->n + 1, sizeof(*f->samples));
 	struct expo_sample *s = &f->samples[f->n++];
 	s->nlabels = nls;

@@ -55,6 +55,7 @@ struct expo {
 	struct expo_family *fams;
 	size_t nfams, capfams;
 	uint32_t *htab;          /* open addressing: family index + 1, 0 = empty */
+	struct expo_family *last; /* family of the previous sample line */
 	size_t hcap;
 	size_t nsamples, nlines, nerrors;
 	struct expo_error errors[EXPO_MAX_ERRORS];

@@ -59,6 +59,7 @@ struct expr {
 	char *lr[4];                /* label_replace: dst, replacement, src, regex */
 	regex_t lr_re;
 	int lr_compiled;
+	int lr_const;               /* matches every series and sets a constant: no regexec needed */
 	struct expr *a, *b;         /* operands / arguments */
 };
 
@@ -382,6 +383,9 @@ static int parse_label_replace_args(struct parser *p, struct expr *x)
 		return -1;
 	}
 	x->lr_compiled = 1;
+	/* label_replace(v, "status", "idle", "", "") and the like: the source is always "", the
+	 * regex matches "" and the replacement has no $ reference, so the result is a constant */
+	x->lr_const = !*x->lr[2] && !strchr(x->lr[1], '$') && regexec(&x->lr_re, "", 0, NULL, 0) == 0;
 	return 0;
 }
 
@@ -927,6 +931,13 @@ static void eval_label_replace(struct evalctx *c, const struct expr *x, const st
 	for (size_t i = 0; i < in->n; i++) {
 		const struct velem *e = &in->e[i];
 		out->e[i] = *e;
+		const char *val;
+		size_t vlen;
+		if (x->lr_const) {
+			val = x->lr[1];
+			vlen = strlen(val);
+			goto set;
+		}
 		int si = *src ? labels_find(e->labels, e->nlabels, src, strlen(src)) : -1;
 		char *sv = arena_strndup(c->a, si >= 0 ? e->labels[si].value : "", si >= 0 ? e->labels[si].vlen : 0);
 		regmatch_t m[10];
@@ -948,10 +959,10 @@ static void eval_label_replace(struct evalctx *c, const struct expr *x, const st
 			else if (g + 1 < 10 && m[g + 1].rm_so >= 0) /* group 0 of the user's regex is our group 1 */
 				buf_append(&b, sv + m[g + 1].rm_so, (size_t)(m[g + 1].rm_eo - m[g + 1].rm_so));
 		}
-		size_t vlen;
 		char *tmp = buf_steal(&b, &vlen);
-		char *val = arena_strndup(c->a, tmp, vlen);
+		val = arena_strndup(c->a, tmp, vlen);
 		free(tmp);
+set:;
 		struct label *ls = arena_alloc(c->a, (e->nlabels + 1) * sizeof(*ls));
 		uint32_t n = 0;
 		for (uint32_t k = 0; k < e->nlabels; k++)
