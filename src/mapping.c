@@ -451,6 +451,13 @@ static void eval_row(const struct row *r, const struct expr_source *src, const i
 		snprintf(res->err, sizeof(res->err), "native family %s is absent", missing);
 		return;
 	}
+	if (!res->v.n && !r->drop_zero && !missing) {
+		/* only drop_zero rows may legitimately come out empty; for the others a guard in the
+		 * expression refused the data (e.g. GPUs allocated but none counted: no gres/gpu TRES) */
+		res->status = ROW_NO_INPUT;
+		snprintf(res->err, sizeof(res->err), "the expression gave no series");
+		return;
+	}
 	if (res->v.n > 1)
 		qsort(res->v.e, res->v.n, sizeof(*res->v.e), elem_cmp);
 	for (size_t i = 1; i < res->v.n; i++)

@@ -151,6 +151,26 @@ static void get_payloads(struct scraper *s, unsigned need, double timeout_s, str
 	pthread_mutex_unlock(&s->mu);
 }
 
+/* Log why a family is left out, once per family and reason for the life of the process. */
+static void log_left_out_once(const char *family, const char *why)
+{
+	static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+	static char seen[256][160];
+	static size_t nseen;
+	char key[160];
+	snprintf(key, sizeof(key), "%s|%s", family, why);
+	pthread_mutex_lock(&mu);
+	for (size_t i = 0; i < nseen; i++)
+		if (!strcmp(seen[i], key)) {
+			pthread_mutex_unlock(&mu);
+			return;
+		}
+	if (nseen < 256)
+		snprintf(seen[nseen++], sizeof(seen[0]), "%s", key);
+	pthread_mutex_unlock(&mu);
+	log_info("family %s left out: %s", family, why);
+}
+
 static void self_family(struct buf *b, const char *name, const char *help, const char *type)
 {
 	write_header(b, name, help, type);
@@ -286,6 +306,8 @@ int scrape_run(struct scraper *s, double timeout_s, struct buf *out)
 				overflowed[i] = "output_full";
 		} else if (res[i].status == ROW_ERROR) {
 			log_warn("row %s: %s", r->name, res[i].err);
+		} else if (res[i].status == ROW_NO_INPUT) {
+			log_left_out_once(r->name, res[i].err);
 		}
 	}
 	/* self metrics are small and always fit: lift the cap for them */

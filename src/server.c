@@ -32,6 +32,17 @@ static const char landing_fmt[] =
 	"<p>Legacy prometheus-slurm-exporter metrics, rebuilt from slurmctld's native metrics.</p>\n"
 	"<p><a href=\"%s\">Metrics</a></p>\n</body></html>\n";
 
+/* Content type and the web config's headers, on every response (401 included, as exporter-toolkit). */
+static void add_headers(struct MHD_Response *r, const char *ctype, const struct webconfig *wc)
+{
+	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, ctype);
+	for (size_t i = 0; wc && i < webconfig_header_count(wc); i++) {
+		const char *k, *v;
+		webconfig_header(wc, i, &k, &v);
+		MHD_add_response_header(r, k, v);
+	}
+}
+
 static enum MHD_Result respond(struct MHD_Connection *c, unsigned code, char *body, size_t len, const char *ctype,
 			       const struct webconfig *wc)
 {
@@ -41,12 +52,7 @@ static enum MHD_Result respond(struct MHD_Connection *c, unsigned code, char *bo
 		free(body);
 		return MHD_NO;
 	}
-	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, ctype);
-	for (size_t i = 0; wc && i < webconfig_header_count(wc); i++) {
-		const char *k, *v;
-		webconfig_header(wc, i, &k, &v);
-		MHD_add_response_header(r, k, v);
-	}
+	add_headers(r, ctype, wc);
 	if (code == MHD_HTTP_METHOD_NOT_ALLOWED)
 		MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, "GET, HEAD");
 	ret = MHD_queue_response(c, code, r);
@@ -114,7 +120,11 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 		return text(c, MHD_HTTP_METHOD_NOT_ALLOWED, "only GET and HEAD are supported\n", wc);
 	if (!authorized(srv, c)) {
 		struct MHD_Response *r = MHD_create_response_from_buffer(13, (void *)"Unauthorized\n", MHD_RESPMEM_PERSISTENT);
-		enum MHD_Result ret = MHD_queue_basic_auth_fail_response(c, "slurm-exporter-shim", r);
+		enum MHD_Result ret;
+		if (!r)
+			return MHD_NO;
+		add_headers(r, "text/plain; charset=utf-8", wc);
+		ret = MHD_queue_basic_auth_fail_response(c, "slurm-exporter-shim", r);
 		MHD_destroy_response(r);
 		return ret;
 	}
@@ -138,12 +148,19 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 	return text(c, MHD_HTTP_NOT_FOUND, "404 page not found\n", wc);
 }
 
+/* Set only on the thread in MHD_start_daemon: the first message libmicrohttpd logs there says why a
+ * start failed (e.g. GnuTLS refusing the certificate/key pair). */
+static _Thread_local char *start_reason;
+static _Thread_local size_t start_reason_len;
+
 static void mhd_log(void *cls, const char *fmt, va_list ap)
 {
 	char line[512], safe[600];
 	(void)cls;
 	vsnprintf(line, sizeof(line), fmt, ap);
 	line[strcspn(line, "\n")] = '\0';
+	if (start_reason && !start_reason[0])
+		log_escape(start_reason, start_reason_len, line, strlen(line));
 	log_debug("http: %s", log_escape(safe, sizeof(safe), line, strlen(line)));
 }
 
@@ -224,13 +241,14 @@ struct server *server_start(const struct server_config *cfg, struct scraper *s, 
 		goto fail;
 	struct MHD_OptionItem ops[12];
 	size_t n = 0;
+	/* first, or libmicrohttpd logs the options before it to stderr itself */
+	ops[n++] = (struct MHD_OptionItem){ MHD_OPTION_EXTERNAL_LOGGER, (intptr_t)mhd_log, NULL };
 	ops[n++] = (struct MHD_OptionItem){ MHD_OPTION_LISTEN_SOCKET, srv->fd, NULL };
 	ops[n++] = (struct MHD_OptionItem){ MHD_OPTION_CONNECTION_LIMIT, cfg->max_connections, NULL };
 	ops[n++] = (struct MHD_OptionItem){ MHD_OPTION_PER_IP_CONNECTION_LIMIT, cfg->per_ip_connections, NULL };
 	ops[n++] = (struct MHD_OptionItem){ MHD_OPTION_CONNECTION_TIMEOUT, cfg->connection_timeout, NULL };
 	/* bounds the request line and headers of each connection */
 	ops[n++] = (struct MHD_OptionItem){ MHD_OPTION_CONNECTION_MEMORY_LIMIT, 32 * 1024, NULL };
-	ops[n++] = (struct MHD_OptionItem){ MHD_OPTION_EXTERNAL_LOGGER, (intptr_t)mhd_log, NULL };
 	if (wc && webconfig_tls_cert_pem(wc)) {
 		if (MHD_is_feature_supported(MHD_FEATURE_TLS) != MHD_YES) {
 			snprintf(err, errlen, "TLS requested but libmicrohttpd was built without TLS support");
@@ -243,9 +261,13 @@ struct server *server_start(const struct server_config *cfg, struct scraper *s, 
 		ops[n++] = (struct MHD_OptionItem){ MHD_OPTION_HTTPS_PRIORITIES, 0, (void *)webconfig_tls_priorities(wc) };
 	}
 	ops[n++] = (struct MHD_OptionItem){ MHD_OPTION_END, 0, NULL };
+	char why[300] = "";
+	start_reason = why;
+	start_reason_len = sizeof(why);
 	srv->d = MHD_start_daemon(flags, 0, NULL, NULL, handle, srv, MHD_OPTION_ARRAY, ops, MHD_OPTION_END);
+	start_reason = NULL;
 	if (!srv->d) {
-		snprintf(err, errlen, "cannot start the HTTP server on %s", cfg->listen);
+		snprintf(err, errlen, "cannot start the HTTP server on %s%s%s", cfg->listen, why[0] ? ": " : "", why);
 		goto fail;
 	}
 	return srv;

@@ -292,8 +292,9 @@ static void test_gpu_families(void **state)
 			assert_false(p1 || p2 || p3 || p4);
 			for (size_t i = 0; i < m->nrows; i++)
 				if (m->rows[i].enabled_by && strncmp(m->rows[i].name, "slurm_gpus_", 11) == 0) {
-					/* 25.11: the family is absent (no_input, with a reason); 26.05 without TRES:
-					 * the guard filters it (served as an empty family, never a made-up zero) */
+					/* left out with a reason (25.11: the native family is absent; 26.05
+					 * without the TRES: the guard refuses alloc > total), never a zero */
+					assert_int_equal(r.res[i].status, ROW_NO_INPUT);
 					assert_int_equal(r.res[i].v.n, 0);
 				}
 		}
