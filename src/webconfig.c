@@ -1,6 +1,7 @@
 /* webconfig.c: exporter-toolkit web config (--web.config.file) parser, see webconfig.h.
  *
- * The file is read into memory (bounded), loaded with libyaml's document API and then walked:
+ * The file is read into memory (bounded), checked for nesting depth with libyaml's event API (its
+ * scanner is quadratic in flow depth), loaded with the document API and then walked:
  * every mapping is first checked for non-scalar and duplicate keys, then each key is dispatched to
  * its handler; anything unknown is an error, as with the toolkit's yaml.UnmarshalStrict. Scalars are
  * decoded like go-yaml v2 does for the toolkit's Go types: a plain empty, "~" or "null" scalar is
@@ -13,7 +14,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
-#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,7 +35,7 @@ struct wc_user {
 };
 
 struct wc_header {
-	char *key;
+	const char *key; /* static, from allowed_headers */
 	char *value;
 };
 
@@ -112,8 +112,7 @@ static const struct {
 /* --- parse context and errors ------------------------------------------------------------------ */
 
 struct tls_cfg {
-	int present;
-	yaml_mark_t mark;
+	yaml_mark_t mark; /* the tls_server_config key */
 	char *cert_file, *key_file, *cert, *key;
 	yaml_mark_t cert_file_mark, key_file_mark, cert_mark, key_mark, max_mark;
 	int auth_set;
@@ -708,7 +707,6 @@ static int parse_tls(struct ctx *c, const yaml_node_t *key, const yaml_node_t *n
 	r = expect_mapping(c, n, "tls_server_config");
 	if (r != 0)
 		return r < 0 ? -1 : 0;
-	t->present = 1;
 	t->mark = key->start_mark;
 	FOR_PAIRS(c, n, k, v) {
 		if (scalar_eq(k, "cert_file")) {
@@ -835,12 +833,10 @@ static int parse_headers(struct ctx *c, const yaml_node_t *n)
 					       allowed_headers[h].name);
 			}
 		}
-		wc->headers[wc->nheaders].key = strdup(allowed_headers[h].name);
+		wc->headers[wc->nheaders].key = allowed_headers[h].name;
 		wc->headers[wc->nheaders].value = val;
 		wc->nheaders++;
 		val = NULL;
-		if (!wc->headers[wc->nheaders - 1].key)
-			return fail_at(c, k->start_mark, "out of memory");
 	}
 	return 0;
 }
@@ -1006,6 +1002,39 @@ static void yaml_fail(struct ctx *c, const yaml_parser_t *p, const char *buf, si
 	}
 }
 
+/* libyaml's scanner is quadratic in flow nesting depth (a 1 MiB line of '[' takes an hour), so
+ * before composing the document, stream its events and stop at the first node nested deeper than
+ * any valid web config needs. Returns -1 (error set) when too deep or out of memory; syntax
+ * errors are left for yaml_parser_load to report. */
+#define WC_MAX_DEPTH 32
+static int check_depth(struct ctx *c, const char *buf, size_t len)
+{
+	yaml_parser_t p;
+	yaml_event_t ev;
+	int depth = 0, rc = 0, done = 0;
+
+	if (!yaml_parser_initialize(&p))
+		return fail_nopos(c, "out of memory");
+	yaml_parser_set_input_string(&p, (const unsigned char *)buf, len);
+	while (!done && yaml_parser_parse(&p, &ev)) {
+		if (ev.type == YAML_SEQUENCE_START_EVENT || ev.type == YAML_MAPPING_START_EVENT) {
+			if (++depth > WC_MAX_DEPTH) {
+				rc = fail_at(c, ev.start_mark, "YAML nesting is deeper than %d levels", WC_MAX_DEPTH);
+				done = 1;
+			}
+		} else if (ev.type == YAML_SEQUENCE_END_EVENT || ev.type == YAML_MAPPING_END_EVENT) {
+			depth--;
+		} else if (ev.type == YAML_STREAM_END_EVENT) {
+			done = 1;
+		}
+		yaml_event_delete(&ev);
+	}
+	if (!done && p.error == YAML_MEMORY_ERROR)
+		rc = fail_nopos(c, "out of memory while parsing YAML");
+	yaml_parser_delete(&p);
+	return rc;
+}
+
 int webconfig_load(const char *path, struct webconfig **out, char *err, size_t errlen)
 {
 	struct ctx c = { .path = path ? path : "(null)", .err = err, .errlen = errlen };
@@ -1032,6 +1061,8 @@ int webconfig_load(const char *path, struct webconfig **out, char *err, size_t e
 		fail_nopos(&c, "cannot read web config: %s", errstr(e, sb, sizeof sb));
 		goto out;
 	}
+	if (check_depth(&c, buf, len) < 0)
+		goto out;
 	c.wc = calloc(1, sizeof *c.wc);
 	if (!c.wc) {
 		fail_nopos(&c, "out of memory");
@@ -1103,10 +1134,8 @@ void webconfig_free(struct webconfig *wc)
 		}
 	}
 	free(wc->users);
-	for (i = 0; i < wc->nheaders; i++) {
-		free(wc->headers[i].key);
+	for (i = 0; i < wc->nheaders; i++)
 		free(wc->headers[i].value);
-	}
 	free(wc->headers);
 	free(wc);
 }

@@ -363,6 +363,7 @@ EC(ec_syntax_flow, "bad_syntax_flow.yml", ":2:1: ", "YAML syntax error", NULL);
 EC(ec_utf8, "bad_utf8.yml", ":2:5: ", "invalid YAML input", "UTF-8");
 EC(ec_alias, "bad_alias.yml", ":1:19: ", "YAML syntax error: found undefined alias", NULL);
 EC(ec_multi_doc, "bad_multi_doc.yml", ":3:1: ", "multiple YAML documents are not supported", NULL);
+EC(ec_deep, "bad_deep.yml", ":1:50: ", "YAML nesting is deeper than 32 levels", NULL);
 
 /* Named after the case, so a failure says which fixture broke. */
 #define ERR_TEST(ec) { #ec, test_error_case, NULL, NULL, (void *)&(ec) }
@@ -459,6 +460,7 @@ int main(void)
 		ERR_TEST(ec_utf8),
 		ERR_TEST(ec_alias),
 		ERR_TEST(ec_multi_doc),
+		ERR_TEST(ec_deep),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
