@@ -84,7 +84,8 @@ static void log_transition(struct scraper *s, const struct payload *p)
 }
 
 /* Get a payload for every endpoint in `need`: reuse a fresh one, wait for one in flight, or fetch. */
-static void get_payloads(struct scraper *s, unsigned need, double timeout_s, struct payload *mine[EP_COUNT])
+static void get_payloads(struct scraper *s, unsigned need, double timeout_s, struct payload *mine[EP_COUNT],
+			 unsigned long fetches[EP_COUNT])
 {
 	unsigned fetch = 0, wait = 0;
 	double now = mono_now(), deadline = now + timeout_s;
@@ -149,6 +150,8 @@ static void get_payloads(struct scraper *s, unsigned need, double timeout_s, str
 			break;
 		}
 	}
+	for (int ep = 0; ep < EP_COUNT; ep++)
+		fetches[ep] = s->slot[ep].fetches;
 	pthread_mutex_unlock(&s->mu);
 }
 
@@ -187,7 +190,7 @@ static const char *const status_reason[] = {
 	[ROW_INPUT_DOWN] = "input_down", [ROW_ERROR] = "error", [ROW_NO_INPUT] = "no_input",
 };
 
-static void write_self(struct scraper *s, struct buf *b, struct payload *p[EP_COUNT], const int up[EP_COUNT], unsigned need,
+static void write_self(const unsigned long fetches[EP_COUNT], struct buf *b, struct payload *p[EP_COUNT], const int up[EP_COUNT], unsigned need,
 		       const struct mapping *m, const struct row_result *res, const char *const *overflowed,
 		       double started, int reload_ok, double reload_time)
 {
@@ -216,7 +219,7 @@ static void write_self(struct scraper *s, struct buf *b, struct payload *p[EP_CO
 			case 3: v = (double)p[ep]->http_status; break;
 			case 4: v = (double)p[ep]->parse_errors; break;
 			case 5: v = p[ep]->at ? now - p[ep]->at : 0; break;
-			case 6: v = (double)s->slot[ep].fetches; break;
+			case 6: v = (double)fetches[ep]; break;
 			}
 			self_sample(b, fam[f].name, "endpoint", endpoints[ep].name, v);
 		}
@@ -268,7 +271,8 @@ int scrape_run(struct scraper *s, double timeout_s, struct buf *out)
 	const struct mapping *m = mr->m;
 
 	unsigned need = mapping_endpoints(m, s->cfg.flags);
-	get_payloads(s, need, timeout_s, p);
+	unsigned long fetches[EP_COUNT];
+	get_payloads(s, need, timeout_s, p, fetches);
 	/* An empty jobs-users-accts answer means "no jobs in memory" only if slurmctld serves metrics
 	 * at all: when /metrics/jobs failed too (MetricsType unset answers every endpoint with an empty
 	 * 200), the empty answer proves nothing and its families are left out. */
@@ -314,7 +318,7 @@ int scrape_run(struct scraper *s, double timeout_s, struct buf *out)
 	/* self metrics are small and always fit: lift the cap for them */
 	size_t max = out->max;
 	out->max = 0;
-	write_self(s, out, p, up, need, m, res, overflowed, started, reload_ok, reload_time);
+	write_self(fetches, out, p, up, need, m, res, overflowed, started, reload_ok, reload_time);
 	out->max = max;
 	free(overflowed);
 	free(res);
