@@ -27,6 +27,8 @@ LIB_OBJS  := $(LIB_SRCS:src/%.c=$(BUILD)/%.o)
 TEST_SRCS := $(sort $(wildcard tests/test_*.c))
 TEST_BINS := $(TEST_SRCS:tests/%.c=$(BUILD)/tests/%)
 TEST_SH   := $(sort $(wildcard tests/test_*.sh))
+# shell tests that exercise the binary itself, rerun with the sanitizer build
+TEST_SH_SAN := $(filter tests/test_cli.sh tests/test_tls.sh tests/test_conformance.sh,$(TEST_SH))
 
 all: $(BIN) $(BUILD)/tests/fake_slurmctld
 
@@ -59,10 +61,10 @@ test: $(BIN) $(BUILD)/tests/fake_slurmctld $(TEST_BINS)
 asan:
 	$(MAKE) BUILD=build-asan BIN=build-asan/slurm-exporter-shim \
 	  CFLAGS="-O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer" \
-	  LDFLAGS="-fsanitize=address,undefined" test
+	  LDFLAGS="-fsanitize=address,undefined" TEST_SH="$(TEST_SH_SAN)" test
 
 valgrind: $(BIN) $(BUILD)/tests/fake_slurmctld $(TEST_BINS)
-	$(MAKE) test TEST_WRAP="valgrind -q --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite,indirect --show-leak-kinds=definite,indirect"
+	$(MAKE) test TEST_SH= TEST_WRAP="valgrind -q --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite,indirect --show-leak-kinds=definite,indirect"
 
 clean:
 	rm -rf build build-asan build-fuzz $(BIN)

@@ -8,9 +8,14 @@
 # untracked files that .gitignore does not exclude; build products are left
 # out) to a temporary directory, puts packaging/debian there as ./debian,
 # runs "dpkg-buildpackage -us -uc -b" and copies the resulting .deb files
-# (plus .buildinfo and .changes) into build/ at the repository root. When
+# (plus .buildinfo and .changes) into build/ at the repository root, or into
+# $OUTDIR when that is set (nothing else in the repository is written). When
 # lintian is installed it then runs on the result, and the script fails if
 # lintian reports an error.
+#
+# Build products are never copied, even when .gitignore does not list them:
+# top-level build*/ directories, the top-level slurm-exporter-shim binary,
+# *.o and *.a files, bench/out/ and .git.
 #
 # Needs: dpkg-dev, debhelper and the Build-Depends of packaging/debian/control
 # (dpkg-buildpackage lists missing ones; scripts/install-deps.sh build
@@ -20,6 +25,13 @@ set -eu
 
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/.." && pwd)
+# OUTDIR may be relative to the caller's directory.
+if [ -n "${OUTDIR:-}" ]; then
+  mkdir -p "$OUTDIR"
+  out=$(cd "$OUTDIR" && pwd)
+else
+  out="$root/build"
+fi
 cd "$root"
 
 version=$(cat VERSION)
@@ -50,24 +62,44 @@ mkdir -p "$src"
 # except version-control data and build products.
 if git -C "$root" rev-parse --is-inside-work-tree >/dev/null 2>&1; then
   git -C "$root" ls-files -z --cached --others --exclude-standard |
-    (cd "$root" && xargs -0 sh -c 'for f; do [ -e "$f" ] && printf "%s\0" "$f"; done' sh) |
+    (cd "$root" && xargs -0 sh -c '
+      for f; do
+        case $f in
+          build*/*|slurm-exporter-shim|*.o|*.a|bench/out/*|.git/*) continue ;;
+        esac
+        if [ -e "$f" ]; then printf "%s\0" "$f"; fi
+      done' sh) |
     tar -C "$root" --null -T - -cf - | tar -C "$src" -xf -
 else
-  tar -C "$root" --exclude=./.git --exclude=./build --exclude=./build-asan \
-      --exclude=./build-fuzz --exclude=./slurm-exporter-shim -cf - . |
+  tar -C "$root" --exclude=./.git --exclude='./build*' --exclude='*.o' --exclude='*.a' \
+      --exclude=./bench/out --exclude=./slurm-exporter-shim -cf - . |
     tar -C "$src" -xf -
 fi
 rm -rf "$src/debian"
 cp -a "$root/packaging/debian" "$src/debian"
 
+# When this script runs under make (make test, make asan), make's command-line
+# variables reach the package build through MAKEFLAGS and the environment:
+# "make asan" would otherwise build the package with -fsanitize instead of
+# the hardening flags and with BUILD=build-asan, and -s would hide the
+# compiler commands. An exported CFLAGS/CPPFLAGS/LDFLAGS also replaces what
+# dpkg-buildflags gives (hardening=+all in debian/rules). The package build
+# uses the Makefile's defaults and dpkg-buildflags only; to adjust the flags,
+# use DEB_CFLAGS_APPEND and friends (dpkg-buildflags(1)).
+unset MAKEFLAGS MFLAGS GNUMAKEFLAGS MAKELEVEL MAKEOVERRIDES \
+  CFLAGS CPPFLAGS CXXFLAGS LDFLAGS \
+  BUILD BIN PREFIX SYSCONFDIR DESTDIR BINDIR MANDIR DOCDIR UNITDIR || true
 (cd "$src" && dpkg-buildpackage -us -uc -b "$@")
 
-mkdir -p "$root/build"
+mkdir -p "$out"
 found=0
 for f in "$tmp"/*.deb "$tmp"/*.ddeb "$tmp"/*.buildinfo "$tmp"/*.changes; do
   [ -e "$f" ] || continue
-  cp -f "$f" "$root/build/"
-  echo "build-deb: build/${f##*/}"
+  cp -f "$f" "$out/"
+  case $out in
+    "$root"/*) echo "build-deb: ${out#"$root"/}/${f##*/}" ;;
+    *) echo "build-deb: $out/${f##*/}" ;;
+  esac
   found=1
 done
 if [ "$found" = 0 ]; then

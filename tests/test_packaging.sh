@@ -1,0 +1,479 @@
+#!/bin/sh
+# Acceptance test of the Debian package (issue 5). Run from the repository
+# root (make test does):
+#
+#   sh tests/test_packaging.sh
+#
+#   1. build: packaging/build-deb.sh builds the .deb from a clean copy of the
+#      tree, with OUTDIR in a temporary directory, so nothing is written into
+#      the repository; build products (build*/, the top-level binary) must not
+#      be copied into the package build.
+#   2. lintian on the result: no error (warnings and infos are printed).
+#   3. dpkg -i on this machine, then the installed paths: --version prints
+#      VERSION, --check-mapping accepts the installed mapping, the man page is
+#      installed and renders, the unit, the conffiles and the system user are
+#      there and the unit is enabled. Then dpkg --purge: every file of the
+#      package, the conffiles, the directories and the enable symlink are gone.
+#      The system user is KEPT on purge: packaging/debian has no postrm that
+#      removes it (Debian practice, see packaging/debian/README.source: files
+#      may still belong to it). The test checks that, and then deletes the
+#      user itself if it did not exist before the test, so the machine is left
+#      as it was found. (If packaging/debian/postrm ever calls deluser, the
+#      test expects the user to be gone instead.)
+#      The install part is skipped, with a message, when not running as root,
+#      or when slurm-exporter-shim (in any dpkg state, e.g. config-files) or
+#      prometheus-slurm-exporter is installed, or when any file the package
+#      would install already exists (make install): a developer's machine is
+#      never touched.
+#   4. systemd-analyze verify accepts the unit (the installed one, between
+#      install and purge, so ExecStart and the man page exist; when the
+#      install part is skipped, a copy from the extracted .deb with ExecStart
+#      pointing at the extracted binary) and systemd-analyze security
+#      --offline=true rates it at most MAX_EXPOSURE (2.0).
+#
+# Needs: dpkg-dev, debhelper, lintian, systemd (systemd-analyze), man-db and
+# the build dependencies (scripts/install-deps.sh all installs them); flock
+# (util-linux) serialises concurrent runs of the install part.
+# Systemd need not be running. Takes about a minute.
+# The last line is "N passed, M failed"; the exit status is non-zero on failure.
+set -u
+
+cd "$(dirname "$0")/.." || exit 1
+root=$(pwd)
+
+PKG=slurm-exporter-shim
+MAX_EXPOSURE=${MAX_EXPOSURE:-2.0}
+BIN=/usr/bin/$PKG
+MAPPING=/etc/$PKG/prometheus-slurm-exporter.json
+DEFAULTS=/etc/default/$PKG
+UNIT=/lib/systemd/system/$PKG.service
+MANGZ=/usr/share/man/man1/$PKG.1.gz
+DOCDIR=/usr/share/doc/$PKG
+WANTS=/etc/systemd/system/multi-user.target.wants/$PKG.service
+DSH_STATE=/var/lib/systemd/deb-systemd-helper-enabled/$PKG.service.dsh-also
+REPO_UNIT=packaging/systemd/$PKG.service
+
+passed=0
+failed=0
+ok() { passed=$((passed + 1)); echo "ok   - $*"; }
+bad() { failed=$((failed + 1)); echo "FAIL - $*"; }
+skip() { echo "skip - $*"; }
+note() { echo "       $*"; }
+# show FILE [PREFIX]: print a log file indented (at most 40 lines)
+show() {
+  [ -s "$1" ] || return 0
+  sed -n '1,40s/^/       | /p' "$1"
+  n=$(wc -l <"$1")
+  [ "$n" -le 40 ] || echo "       | ... ($n lines)"
+}
+finish() {
+  echo "$passed passed, $failed failed"
+  [ "$failed" -eq 0 ]
+  exit $?
+}
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/test_packaging.XXXXXX") || exit 1
+installed_by_us=0
+user_existed=1
+# shellcheck disable=SC2317 # called by the EXIT trap
+cleanup() {
+  # An interrupted run must not leave the package or the user behind.
+  if [ "$installed_by_us" = 1 ] &&
+     dpkg-query -W -f='${Status}' "$PKG" 2>/dev/null | grep -q -v 'not-installed'; then
+    echo "test_packaging: cleanup: dpkg --purge $PKG" >&2
+    dpkg --purge "$PKG" </dev/null >/dev/null 2>&1 || true
+  fi
+  if [ "$installed_by_us" = 1 ] && [ "$user_existed" = 0 ]; then
+    remove_user >/dev/null 2>&1 || true
+  fi
+  rm -rf "$tmp"
+}
+trap cleanup EXIT
+trap 'exit 1' HUP INT TERM
+
+# remove_user: delete the system user and group the package created.
+remove_user() {
+  if getent passwd "$PKG" >/dev/null; then
+    deluser --quiet --system "$PKG" 2>/dev/null || userdel "$PKG" || return 1
+  fi
+  if getent group "$PKG" >/dev/null; then
+    delgroup --quiet --system "$PKG" 2>/dev/null || groupdel "$PKG" || return 1
+  fi
+  return 0
+}
+
+# dpkg_locked CMD...: run dpkg, retrying for up to 2 minutes while another
+# dpkg/apt holds the lock (other jobs may install packages concurrently).
+dpkg_locked() {
+  tries=0
+  while :; do
+    dpkg "$@" </dev/null >"$tmp/dpkg.log" 2>&1 && return 0
+    rc=$?
+    if grep -qi 'lock' "$tmp/dpkg.log" && [ "$tries" -lt 24 ]; then
+      tries=$((tries + 1))
+      sleep 5
+      continue
+    fi
+    return "$rc"
+  done
+}
+
+# exposure UNITFILE: the "Overall exposure level" number, or nothing
+exposure() {
+  LC_ALL=C systemd-analyze security --offline=true --no-pager "$1" >"$tmp/security.log" 2>&1
+  sed -n 's/.*Overall exposure level for [^:]*: *\([0-9][0-9.]*\).*/\1/p' "$tmp/security.log" | tail -n 1
+}
+
+# check_security UNITFILE LABEL
+check_security() {
+  level=$(exposure "$1")
+  if [ -z "$level" ]; then
+    bad "systemd-analyze security --offline=true $2: no 'Overall exposure level' in the output"
+    show "$tmp/security.log"
+  elif awk -v l="$level" -v m="$MAX_EXPOSURE" 'BEGIN { exit !(l + 0 <= m + 0) }'; then
+    ok "systemd-analyze security --offline=true $2: exposure $level <= $MAX_EXPOSURE"
+  else
+    bad "systemd-analyze security --offline=true $2: exposure $level > $MAX_EXPOSURE"
+    grep '✗' "$tmp/security.log" | sed 's/^/       | /'
+  fi
+}
+
+# check_verify UNITFILE LABEL [ENV...]: "systemd-analyze verify" exits 0
+# and prints nothing.
+check_verify() {
+  u=$1
+  label=$2
+  shift 2
+  if env "$@" LC_ALL=C systemd-analyze verify "$u" >"$tmp/verify.log" 2>&1 &&
+     [ ! -s "$tmp/verify.log" ]; then
+    ok "systemd-analyze verify $label"
+  else
+    bad "systemd-analyze verify $label"
+    show "$tmp/verify.log"
+  fi
+}
+
+# ---------------------------------------------------------------- tools
+missing=""
+for t in dpkg-buildpackage dh dpkg-deb lintian systemd-analyze man git; do
+  command -v "$t" >/dev/null 2>&1 || missing="$missing $t"
+done
+if [ -n "$missing" ]; then
+  bad "missing tools:$missing (install them with: scripts/install-deps.sh test)"
+  finish
+fi
+version=$(cat VERSION)
+
+# ---------------------------------------------------------------- 1. build
+echo "== build the .deb (packaging/build-deb.sh, output in a temporary directory)"
+marker=$tmp/marker
+: >"$marker"
+sleep 1 # the marker's mtime must be older than anything the build writes
+start=$(date +%s)
+if OUTDIR="$tmp/out" TMPDIR="$tmp" KEEP_TMP=1 sh packaging/build-deb.sh \
+     >"$tmp/build.log" 2>&1; then
+  build_rc=0
+else
+  build_rc=$?
+fi
+end=$(date +%s)
+deb=$(ls "$tmp/out/${PKG}_${version}"-*.deb 2>/dev/null | head -n 1)
+changes=$(ls "$tmp/out/${PKG}_${version}"-*.changes 2>/dev/null | head -n 1)
+if [ "$build_rc" -eq 0 ] && [ -n "$deb" ] && [ -n "$changes" ]; then
+  ok "build-deb.sh built ${deb##*/} in $((end - start)) s"
+else
+  bad "build-deb.sh (exit $build_rc) did not build ${PKG}_${version}-*.deb and .changes"
+  tail -n 40 "$tmp/build.log" | sed 's/^/       | /'
+  [ -n "$deb" ] || finish
+fi
+
+# The C build really ran inside dpkg-buildpackage, with the project's -Werror
+# and dpkg-buildflags' hardening flags, not with flags inherited from a
+# calling make (make asan exports CFLAGS=-fsanitize=...).
+cc_lines=$(grep -E -- ' -c -o [^ ]+\.o ' "$tmp/build.log")
+if [ -z "$cc_lines" ]; then
+  bad "no compiler command in the dpkg-buildpackage log"
+elif echo "$cc_lines" | grep -v -- '-Werror' | grep -q .; then
+  bad "a compiler command without -Werror in the dpkg-buildpackage log"
+elif echo "$cc_lines" | grep -v -- '-fstack-protector-strong' | grep -q . ||
+     grep -q -- '-fsanitize' "$tmp/build.log"; then
+  bad "the package was not built with dpkg-buildflags' flags (hardening missing or -fsanitize)"
+  echo "$cc_lines" | head -n 1 | sed 's/^/       | /'
+else
+  ok "the C build ran inside dpkg-buildpackage with -Werror and the hardening flags ($(echo "$cc_lines" | wc -l) files)"
+fi
+
+# The package version is VERSION-N.
+debver=$(dpkg-deb -f "$deb" Version)
+case "$debver" in
+  "$version"-*) ok "package version $debver matches VERSION $version" ;;
+  *) bad "package version $debver does not match VERSION $version" ;;
+esac
+
+# The copied source tree (kept in $tmp by KEEP_TMP=1) holds no build products
+# of the working tree: no build-*/ directory (dpkg-buildpackage's clean step
+# removes only build/, build-asan/ and build-fuzz/) and no object file
+# outside the package build's own build/.
+srcdir=$(ls -d "$tmp"/slurm-exporter-shim-deb.*/"$PKG-$version" 2>/dev/null | head -n 1)
+if [ -z "$srcdir" ]; then
+  bad "the package build's source copy was not kept (KEEP_TMP=1)"
+else
+  stray=$(cd "$srcdir" && { ls -d build?* 2>/dev/null; find . -path ./build -prune -o \( -name '*.o' -o -name '*.a' \) -print; } | head -n 5)
+  if [ -z "$stray" ]; then
+    ok "the package build's source copy has no build products of the working tree"
+  else
+    bad "build products were copied into the package build: $(echo "$stray" | tr '\n' ' ')"
+  fi
+fi
+
+# Nothing was written into the repository: no package files, no ./debian.
+written=$(find "$root" -path "$root/.git" -prune -o -newer "$marker" \
+  \( -name '*.deb' -o -name '*.ddeb' -o -name '*.changes' -o -name '*.buildinfo' \
+     -o -path "$root/debian" \) -print 2>/dev/null | head -n 5)
+if [ -z "$written" ] && [ ! -e "$root/debian" ]; then
+  ok "the build wrote nothing into the repository"
+else
+  bad "the build wrote into the repository: $(echo "$written" | tr '\n' ' ')"
+fi
+
+# The packaged unit is the repository's unit.
+mkdir -p "$tmp/root"
+if dpkg-deb -x "$deb" "$tmp/root" && cmp -s "$tmp/root$UNIT" "$REPO_UNIT"; then
+  ok "the .deb ships $REPO_UNIT as $UNIT"
+else
+  bad "the .deb does not ship $REPO_UNIT as $UNIT"
+fi
+
+# ---------------------------------------------------------------- 2. lintian
+echo "== lintian"
+if [ -n "$changes" ]; then target=$changes; else target=$deb; fi
+lintian --fail-on error "$target" >"$tmp/lintian.log" 2>"$tmp/lintian.err"
+lrc=$?
+# "running with root privileges is not recommended!" is not about the package
+grep -v 'running with root privileges' "$tmp/lintian.err" >>"$tmp/lintian.log"
+nerr=$(grep -c '^E: ' "$tmp/lintian.log")
+nwarn=$(grep -c '^W: ' "$tmp/lintian.log")
+grep -E '^[EW]: ' "$tmp/lintian.log" | sed 's/^/       | /'
+if [ "$lrc" -eq 0 ] && [ "$nerr" -eq 0 ]; then
+  ok "lintian ${target##*/}: 0 errors, $nwarn warnings"
+else
+  bad "lintian ${target##*/}: exit $lrc, $nerr errors, $nwarn warnings"
+  grep -vE '^[EW]: ' "$tmp/lintian.log" | sed 's/^/       | /'
+fi
+
+# ---------------------------------------------------------------- 3. install
+echo "== dpkg -i, installed paths, dpkg --purge"
+# Two runs at once (make test in two checkouts) must not install and purge
+# under each other: the install part holds a machine-wide lock.
+lockdir=/run/lock
+[ -d "$lockdir" ] && [ -w "$lockdir" ] || lockdir=/tmp
+if command -v flock >/dev/null 2>&1; then
+  exec 9>"$lockdir/$PKG.test_packaging.lock"
+  if ! flock -w 900 9; then
+    bad "could not take $lockdir/$PKG.test_packaging.lock within 15 minutes"
+    finish
+  fi
+fi
+why=""
+status=$(dpkg-query -W -f='${Status}' "$PKG" 2>/dev/null)
+if [ "$(id -u)" -ne 0 ]; then
+  why="not running as root"
+elif [ -n "$status" ] && [ "$status" != "unknown ok not-installed" ]; then
+  why="package $PKG is already on this machine (dpkg status: $status); not touching it"
+elif dpkg-query -W -f='${Status}' prometheus-slurm-exporter 2>/dev/null | grep -q 'installed'; then
+  why="prometheus-slurm-exporter is installed; $PKG conflicts with it and would replace it"
+else
+  for f in $BIN $MAPPING $DEFAULTS $UNIT /usr/lib/systemd/system/$PKG.service $MANGZ $DOCDIR /etc/$PKG; do
+    if [ -e "$f" ] || [ -L "$f" ]; then
+      why="$f exists (make install?); not overwriting it"
+      break
+    fi
+  done
+fi
+
+if [ -n "$why" ]; then
+  skip "install/purge part: $why"
+  # Still check the unit: a copy of the packaged one whose ExecStart is the
+  # extracted binary, the man page found through MANPATH.
+  echo "== systemd-analyze (on the unit extracted from the .deb)"
+  sed "s|^ExecStart=$BIN|ExecStart=$tmp/root$BIN|" "$tmp/root$UNIT" >"$tmp/$PKG.service"
+  check_verify "$tmp/$PKG.service" "(extracted unit, ExecStart=extracted binary)" \
+    MANPATH="$tmp/root/usr/share/man"
+  check_security "$tmp/root$UNIT" "(packaged unit)"
+  finish
+fi
+
+if getent passwd "$PKG" >/dev/null || getent group "$PKG" >/dev/null; then
+  user_existed=1
+else
+  user_existed=0
+fi
+installed_by_us=1
+if dpkg_locked -i "$deb"; then
+  ok "dpkg -i ${deb##*/}"
+else
+  bad "dpkg -i ${deb##*/}"
+  show "$tmp/dpkg.log"
+fi
+status=$(dpkg-query -W -f='${Status}' "$PKG" 2>/dev/null)
+if [ "$status" = "install ok installed" ]; then
+  ok "dpkg status: $status"
+else
+  bad "dpkg status after dpkg -i: '$status'"
+  finish
+fi
+dpkg -L "$PKG" >"$tmp/files" 2>/dev/null
+
+out=$("$BIN" --version 2>&1)
+rc=$?
+if [ "$rc" -eq 0 ] && printf '%s\n' "$out" | head -n 1 | grep -qwF -- "$version"; then
+  ok "$BIN --version: $out"
+else
+  bad "$BIN --version (exit $rc) does not print VERSION $version: $out"
+fi
+
+if "$BIN" --check-mapping "$MAPPING" >"$tmp/check.log" 2>&1; then
+  ok "$BIN --check-mapping $MAPPING: $(tail -n 1 "$tmp/check.log")"
+else
+  bad "$BIN --check-mapping $MAPPING"
+  show "$tmp/check.log"
+fi
+
+# man page: installed, found by man(1), renders without a warning
+if [ -f "$MANGZ" ] && gzip -t "$MANGZ" 2>/dev/null; then
+  ok "man page installed: $MANGZ"
+else
+  bad "man page $MANGZ missing or not gzip"
+fi
+where=$(man -w "$PKG" 2>/dev/null)
+if [ "$where" = "$MANGZ" ]; then
+  ok "man -w $PKG: $where"
+else
+  bad "man -w $PKG: '$where', expected $MANGZ"
+fi
+unset MAN_KEEP_FORMATTING
+if LC_ALL=C MANWIDTH=80 MANPAGER=cat PAGER=cat man -l "$MANGZ" >"$tmp/man.txt" 2>"$tmp/man.err" &&
+   [ ! -s "$tmp/man.err" ] && grep -q '^NAME' "$tmp/man.txt" &&
+   grep -q "$PKG" "$tmp/man.txt"; then
+  ok "man -l $MANGZ renders ($(wc -l <"$tmp/man.txt") lines, no warning)"
+else
+  bad "man -l $MANGZ does not render cleanly"
+  show "$tmp/man.err"
+fi
+
+# unit, defaults, conffiles, enable symlink, docs
+if [ -f "$UNIT" ] && grep -qx "$UNIT" "$tmp/files"; then
+  ok "unit installed: $UNIT"
+else
+  bad "unit $UNIT not installed"
+fi
+if [ -L "$WANTS" ]; then
+  ok "unit enabled by the package: $WANTS -> $(readlink "$WANTS")"
+else
+  bad "unit not enabled: no $WANTS"
+fi
+conffiles=$(dpkg-query -W -f='${Conffiles}\n' "$PKG" | awk 'NF { print $1 }' | sort)
+expected=$(printf '%s\n' "$DEFAULTS" "$MAPPING" | sort)
+if [ "$conffiles" = "$expected" ] && [ -f "$DEFAULTS" ] && [ -f "$MAPPING" ]; then
+  ok "conffiles: $(echo $conffiles)"
+else
+  bad "conffiles are '$(echo "$conffiles" | tr '\n' ' ')', expected '$(echo "$expected" | tr '\n' ' ')'"
+fi
+if [ -f "$DOCDIR/copyright" ] && ls "$DOCDIR"/*.md >/dev/null 2>&1; then
+  ok "docs installed in $DOCDIR"
+else
+  bad "docs missing in $DOCDIR"
+fi
+
+# system user
+pw=$(getent passwd "$PKG")
+if [ -n "$pw" ]; then
+  uid=$(echo "$pw" | cut -d: -f3)
+  home=$(echo "$pw" | cut -d: -f6)
+  shell=$(echo "$pw" | cut -d: -f7)
+  if [ "$uid" -lt 1000 ] && getent group "$PKG" >/dev/null && [ ! -e "$home" ]; then
+    ok "system user $PKG: uid $uid, group $PKG, home $home (absent), shell $shell"
+  else
+    bad "user $PKG is not a system user with its group and no home: $pw"
+  fi
+else
+  bad "system user $PKG does not exist"
+fi
+
+# ---------------------------------------------------------------- 4. systemd
+echo "== systemd-analyze (on the installed unit)"
+check_verify "$UNIT" "$UNIT"
+check_security "$UNIT" "$UNIT"
+
+# ---------------------------------------------------------------- purge
+echo "== dpkg --purge"
+if dpkg_locked --purge "$PKG"; then
+  ok "dpkg --purge $PKG"
+else
+  bad "dpkg --purge $PKG"
+  show "$tmp/dpkg.log"
+fi
+status=$(dpkg-query -W -f='${Status}' "$PKG" 2>/dev/null)
+if [ -z "$status" ] || [ "$status" = "unknown ok not-installed" ]; then
+  ok "dpkg no longer knows $PKG"
+else
+  bad "dpkg status after purge: '$status'"
+fi
+
+# Every file and every directory of the package's own (not /usr, /etc, ...)
+left=""
+while IFS= read -r f; do
+  [ -n "$f" ] || continue
+  if [ -d "$f" ]; then
+    # a directory (or /lib, a symlink to usr/lib): only the package's own go
+    case $f in
+      */$PKG) [ -e "$f" ] && left="$left $f" ;;
+    esac
+  elif [ -e "$f" ] || [ -L "$f" ]; then
+    left="$left $f"
+  fi
+done <"$tmp/files"
+if [ -z "$left" ]; then
+  ok "purge removed every file of the package and its own directories (dpkg -L listed $(wc -l <"$tmp/files") paths)"
+else
+  bad "left after purge:$left"
+fi
+left=""
+for f in $MAPPING $DEFAULTS /etc/$PKG $WANTS $DSH_STATE; do
+  if [ -e "$f" ] || [ -L "$f" ]; then left="$left $f"; fi
+done
+for f in $MAPPING $DEFAULTS; do
+  for g in "$f".dpkg-*; do
+    if [ -e "$g" ]; then left="$left $g"; fi
+  done
+done
+if [ -z "$left" ]; then
+  ok "purge removed the conffiles, /etc/$PKG and the enable symlink"
+else
+  bad "left after purge:$left"
+fi
+
+# The user: packaging/debian keeps it on purge (no postrm removes it).
+if [ -f packaging/debian/postrm ] && grep -q 'deluser\|userdel' packaging/debian/postrm; then
+  if getent passwd "$PKG" >/dev/null; then
+    bad "packaging/debian/postrm removes the user, but $PKG still exists after purge"
+  else
+    ok "purge removed the system user $PKG (packaging/debian/postrm)"
+  fi
+else
+  if getent passwd "$PKG" >/dev/null; then
+    ok "system user $PKG is kept on purge, as packaging/debian intends (Debian practice)"
+  else
+    bad "system user $PKG was removed on purge, but packaging/debian does not remove it"
+  fi
+fi
+if [ "$user_existed" = 0 ]; then
+  if remove_user; then
+    note "(the test removed the user $PKG it had caused to be created)"
+  else
+    bad "could not remove the user $PKG the test created"
+  fi
+fi
+installed_by_us=0
+
+finish
