@@ -55,7 +55,8 @@ $(BUILD)/tests/%: tests/%.c tests/testutil.h $(BUILD)/libshim.a
 test: $(BIN) $(BUILD)/tests/fake_slurmctld $(TEST_BINS)
 	@fail=0; for t in $(TEST_BINS); do \
 	  echo "== $$t"; SHIM_BIN=./$(BIN) FAKE_SLURMCTLD=$(BUILD)/tests/fake_slurmctld $(TEST_WRAP) $$t || fail=1; done; \
-	for t in $(TEST_SH); do echo "== $$t"; SHIM_BIN=./$(BIN) FAKE_SLURMCTLD=$(BUILD)/tests/fake_slurmctld sh $$t || fail=1; done; \
+	for t in $(TEST_SH); do echo "== $$t"; sh=sh; head -1 $$t | grep -q bash && sh=bash; \
+	  SHIM_BIN=./$(BIN) FAKE_SLURMCTLD=$(BUILD)/tests/fake_slurmctld $$sh $$t || fail=1; done; \
 	exit $$fail
 
 asan:
