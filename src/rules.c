@@ -1,50 +1,187 @@
-/* rules.c: see rules.h. */
+/* rules.c: see rules.h.
+ *
+ * A row's expression means the same in Prometheus as in the shim only if three differences of a
+ * direct scrape are undone (docs/recording-rules.md):
+ *  - Prometheus adds job and instance to every scraped series, and PromQL matches the operands of a
+ *    binary operator on their whole label sets. The shim's native series have neither label, so
+ *    `slurm_nodes_draining - max(...)` matches there and would match nothing in Prometheus. Every
+ *    selector is therefore read as `sum without (job, instance) (selector)`.
+ *  - Native families named like a legacy family would sit next to the rule's result. Every legacy
+ *    name is renamed at scrape time to native_<name> (scrape.yml), and the rules read that name.
+ *  - The five endpoints are scraped independently. The shim leaves a family out when an endpoint
+ *    it reads failed; a rule would compute from what is left (an `or` would fall back to its other
+ *    side). Each rule is therefore gated on the `up` of the scrape jobs it reads. */
 #include "rules.h"
 #include "buf.h"
 #include "mapping.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
-/* A native name clashes when a row of the table produces a family of that name. */
-static const char *rename_clash(const char *name, void *ctx)
+/* The scrape job of endpoint ep is JOB_PREFIX + endpoints[ep].name. */
+#define JOB_PREFIX "slurmctld-"
+/* Put in front of each metric name while printing, to find the selectors afterwards. */
+#define SEL_MARK '\001'
+
+/* 1 if a row of the table (enabled or not, available or not) has this name. */
+static int is_legacy_name(const struct mapping *m, const char *name)
+{
+	for (size_t i = 0; i < m->nrows; i++)
+		if (strcmp(m->rows[i].name, name) == 0)
+			return 1;
+	return 0;
+}
+
+/* expr_print's rename hook: the marker, then the name as scrape.yml stores it. */
+static const char *mark_selector(const char *name, void *ctx)
 {
 	const struct mapping *m = ctx;
-	static __thread char tmp[512];
-	for (size_t i = 0; i < m->nrows; i++)
-		if (strcmp(m->rows[i].name, name) == 0) {
-			snprintf(tmp, sizeof(tmp), RULES_NATIVE_PREFIX "%s", name);
-			return tmp;
+	static __thread char tmp[600];
+	snprintf(tmp, sizeof(tmp), "%c%s%s", SEL_MARK, is_legacy_name(m, name) ? RULES_NATIVE_PREFIX : "", name);
+	return tmp;
+}
+
+/* Copy a PromQL string literal starting at s[0] == '"' (escapes kept); returns the end. */
+static const char *copy_string(const char *s, struct buf *out)
+{
+	const char *p = s + 1;
+	while (*p && *p != '"')
+		p += (p[0] == '\\' && p[1]) ? 2 : 1;
+	if (*p)
+		p++;
+	buf_append(out, s, (size_t)(p - s));
+	return p;
+}
+
+/* Copy expr_print's text, wrapping each marked selector (name and optional {matchers}) in
+ * `sum without (job, instance) (...)`. Markers are only looked for outside string literals. */
+static void strip_target_labels(const char *s, struct buf *out)
+{
+	while (*s) {
+		if (*s == '"') {
+			s = copy_string(s, out);
+			continue;
 		}
-	return name;
+		if (*s != SEL_MARK) {
+			buf_putc(out, *s++);
+			continue;
+		}
+		buf_puts(out, "sum without (job, instance) (");
+		for (s++; isalnum((unsigned char)*s) || *s == '_' || *s == ':'; s++)
+			buf_putc(out, *s);
+		if (*s == '{') {
+			while (*s && *s != '}') {
+				if (*s == '"')
+					s = copy_string(s, out);
+				else
+					buf_putc(out, *s++);
+			}
+			if (*s)
+				buf_putc(out, *s++);
+		}
+		buf_putc(out, ')');
+	}
+}
+
+/* A PromQL double-quoted string; a label_replace replacement also doubles '$'. */
+static void promql_str(struct buf *b, const char *s, int replacement)
+{
+	buf_putc(b, '"');
+	for (; *s; s++) {
+		if (*s == '"' || *s == '\\')
+			buf_putc(b, '\\');
+		if (*s == '\n')
+			buf_puts(b, "\\n");
+		else if (*s == '$' && replacement)
+			buf_puts(b, "$$");
+		else
+			buf_putc(b, *s);
+	}
+	buf_putc(b, '"');
+}
+
+/* The row's expression with target labels stripped from every selector (a scalar expression
+ * becomes vector(...), as the shim serves it). Returns a new string. */
+static char *row_base_expr(const struct mapping *m, const struct row *r)
+{
+	struct buf e, out;
+	buf_init(&e, 0);
+	buf_init(&out, 0);
+	expr_print(r->expr, &e, mark_selector, (void *)m);
+	buf_putc(&e, '\0');
+	if (expr_is_scalar(r->expr))
+		buf_puts(&out, "vector(");
+	strip_target_labels(e.data, &out);
+	if (expr_is_scalar(r->expr))
+		buf_putc(&out, ')');
+	buf_free(&e);
+	return buf_steal(&out, NULL);
+}
+
+/* rename_labels: copy each native label to its legacy name, then drop the native one. */
+static char *apply_renames(const struct row *r, char *cur)
+{
+	for (size_t i = 0; i < r->nrenames; i++) {
+		struct buf e;
+		buf_init(&e, 0);
+		buf_printf(&e, "sum without (%s) (label_replace(%s, ", r->renames[i].key, cur);
+		promql_str(&e, r->renames[i].value, 0);
+		buf_puts(&e, ", \"$1\", ");
+		promql_str(&e, r->renames[i].key, 0);
+		buf_puts(&e, ", \"(.+)\"))");
+		free(cur);
+		cur = buf_steal(&e, NULL);
+	}
+	return cur;
+}
+
+/* fill_labels: a series whose label is absent or empty gets the value (regex "" is anchored). */
+static char *apply_fills(const struct row *r, char *cur)
+{
+	for (size_t i = 0; i < r->nfills; i++) {
+		struct buf e;
+		buf_init(&e, 0);
+		buf_puts(&e, "label_replace(");
+		buf_puts(&e, cur);
+		buf_puts(&e, ", ");
+		promql_str(&e, r->fills[i].key, 0);
+		buf_puts(&e, ", ");
+		promql_str(&e, r->fills[i].value, 1);
+		buf_puts(&e, ", ");
+		promql_str(&e, r->fills[i].key, 0);
+		buf_puts(&e, ", \"\")");
+		free(cur);
+		cur = buf_steal(&e, NULL);
+	}
+	return cur;
+}
+
+/* `count(up{job=~"slurmctld-(a|b)"} == 1) == N`: every endpoint the row reads answered its last
+ * scrape. Empty when the row reads no native family. */
+static void up_gate(const struct row *r, struct buf *b)
+{
+	int n = 0;
+	for (int ep = 0; ep < EP_COUNT; ep++)
+		if (r->endpoints & (1u << ep))
+			buf_printf(b, "%s%s", n++ ? "|" : "count(up{job=~\"" JOB_PREFIX "(", endpoints[ep].name);
+	if (n)
+		buf_printf(b, ")\"} == 1) == %d", n);
 }
 
 void rules_row_expr(const struct mapping *m, const struct row *r, struct buf *b)
 {
-	struct buf e;
-	buf_init(&e, 0);
-	expr_print(r->expr, &e, rename_clash, (void *)m);
-	buf_putc(&e, '\0');
-	char *cur = xstrdup(e.data);
-	buf_free(&e);
-	for (size_t i = 0; i < r->nrenames; i++) {
-		buf_init(&e, 0);
-		buf_printf(&e, "sum without (%s) (label_replace(%s, \"%s\", \"$1\", \"%s\", \"(.+)\"))", r->renames[i].key, cur,
-			   r->renames[i].value, r->renames[i].key);
-		free(cur);
-		cur = buf_steal(&e, NULL);
-	}
-	for (size_t i = 0; i < r->nfills; i++) {
-		buf_init(&e, 0);
-		buf_printf(&e, "label_replace(%s, \"%s\", \"%s\", \"%s\", \"\")", cur, r->fills[i].key, r->fills[i].value,
-			   r->fills[i].key);
-		free(cur);
-		cur = buf_steal(&e, NULL);
-	}
-	/* a direct scrape adds job and instance; the shim's output has neither */
+	char *cur = apply_fills(r, apply_renames(r, row_base_expr(m, r)));
+	struct buf gate;
+	buf_init(&gate, 0);
+	up_gate(r, &gate);
+	if (gate.len)
+		buf_putc(b, '(');
+	/* the stripped selectors leave no job/instance; this keeps the result free of them whatever
+	 * the expression does */
 	buf_printf(b, "sum without (job, instance) (%s)", cur);
 	if (r->drop_zero)
 		buf_puts(b, " != 0");
@@ -53,16 +190,26 @@ void rules_row_expr(const struct mapping *m, const struct row *r, struct buf *b)
 		snprintf(num, sizeof(num), "%.17g", r->defval);
 		buf_printf(b, " or vector(%s)", num);
 	}
+	if (gate.len) {
+		buf_putc(&gate, '\0');
+		buf_printf(b, ") and on () (%s)", gate.data);
+	}
+	buf_free(&gate);
 	free(cur);
 }
 
+/* A YAML double-quoted scalar. */
 static void yaml_str(struct buf *b, const char *s)
 {
 	buf_putc(b, '"');
 	for (; *s; s++) {
-		if (*s == '"' || *s == '\\')
+		unsigned char c = (unsigned char)*s;
+		if (c == '"' || c == '\\')
 			buf_putc(b, '\\');
-		buf_putc(b, *s);
+		if (c < 0x20)
+			buf_printf(b, "\\x%02x", c);
+		else
+			buf_putc(b, (char)c);
 	}
 	buf_putc(b, '"');
 }
@@ -86,62 +233,19 @@ static int write_file(const char *dir, const char *name, const struct buf *b, ch
 	return 0;
 }
 
-static void note_metric(const char *name, void *ctx)
+static void rules_file(const struct mapping *m, const char *flags, struct buf *out)
 {
-	struct buf *b = ctx;
-	/* collect clashing native names once, separated by '|' */
-	char needle[520];
-	snprintf(needle, sizeof(needle), "|%s|", name);
-	if (!b->data || !memmem(b->data, b->len, needle, strlen(needle))) {
-		if (!b->len)
-			buf_putc(b, '|');
-		buf_printf(b, "%s|", name);
-	}
-}
-
-int rules_export(const struct mapping *m, const char *url, const char *flags, const char *dir, char *err, size_t errlen)
-{
-	struct buf rules, scrape, used, clash;
-	int rc = -1;
-	const char *scheme = "http", *hostport = url;
-	char host[1024];
-
-	if (mkdir(dir, 0755) < 0 && errno != EEXIST) {
-		snprintf(err, errlen, "cannot create %s: %s", dir, strerror(errno));
-		return -1;
-	}
-	if (strncmp(url, "https://", 8) == 0) {
-		scheme = "https";
-		hostport = url + 8;
-	} else if (strncmp(url, "http://", 7) == 0) {
-		hostport = url + 7;
-	}
-	snprintf(host, sizeof(host), "%.*s", (int)strcspn(hostport, "/"), hostport);
-
-	buf_init(&rules, 0);
-	buf_init(&scrape, 0);
-	buf_init(&used, 0);
-	buf_init(&clash, 0);
-	for (size_t i = 0; i < m->nrows; i++)
-		if (m->rows[i].expr && row_enabled(&m->rows[i], flags))
-			expr_foreach_metric(m->rows[i].expr, note_metric, &used);
-	/* clashing names: read by a row and produced by a row */
-	for (size_t i = 0; i < m->nrows; i++) {
-		char needle[520];
-		snprintf(needle, sizeof(needle), "|%s|", m->rows[i].name);
-		if (used.data && memmem(used.data, used.len, needle, strlen(needle)))
-			buf_printf(&clash, "%s%s", clash.len ? "|" : "", m->rows[i].name);
-	}
-
-	buf_printf(&rules, "# Generated by slurm-exporter-shim %s from %s.\n"
-			   "# Legacy prometheus-slurm-exporter families as recording rules over slurmctld's native metrics.\n"
-			   "# Scrape slurmctld with scrape.yml (it renames clashing native families to " RULES_NATIVE_PREFIX "*).\n",
+	buf_printf(out, "# Generated by slurm-exporter-shim %s from %s.\n"
+			"# Legacy prometheus-slurm-exporter families as recording rules over slurmctld's native metrics.\n"
+			"# Scrape slurmctld with scrape.yml: it renames native families named like legacy ones to\n"
+			"# " RULES_NATIVE_PREFIX "*, and each rule needs the `up` of the " JOB_PREFIX
+			"* jobs it reads. See docs/recording-rules.md.\n",
 		   SHIM_VERSION, m->path);
 	for (size_t i = 0; i < m->nrows; i++)
 		if (!m->rows[i].expr)
-			buf_printf(&rules, "# %s: unavailable, no native source (%s)\n", m->rows[i].name,
+			buf_printf(out, "# %s: unavailable, no native source (%s)\n", m->rows[i].name,
 				   m->rows[i].note ? m->rows[i].note : "");
-	buf_puts(&rules, "groups:\n  - name: slurm-exporter-shim-legacy\n    rules:\n");
+	buf_puts(out, "groups:\n  - name: slurm-exporter-shim-legacy\n    rules:\n");
 	for (size_t i = 0; i < m->nrows; i++) {
 		const struct row *r = &m->rows[i];
 		if (!r->expr || !row_enabled(r, flags))
@@ -150,36 +254,91 @@ int rules_export(const struct mapping *m, const char *url, const char *flags, co
 		buf_init(&e, 0);
 		rules_row_expr(m, r, &e);
 		buf_putc(&e, '\0');
-		buf_printf(&rules, "      - record: %s\n        expr: ", r->name);
-		yaml_str(&rules, e.data);
-		buf_putc(&rules, '\n');
+		buf_printf(out, "      - record: %s\n        expr: ", r->name);
+		yaml_str(out, e.data);
+		buf_putc(out, '\n');
 		buf_free(&e);
 	}
+}
 
-	buf_printf(&scrape, "# Generated by slurm-exporter-shim %s: scrape_configs for slurmctld's native endpoints at %s.\n"
-			    "# Native families named like legacy ones are renamed to " RULES_NATIVE_PREFIX "* so the legacy names\n"
-			    "# hold only the recording rules' results (rules.yml).\nscrape_configs:\n",
+/* The regex of every legacy name: "(a|b|...)". */
+static void legacy_regex(const struct mapping *m, struct buf *b)
+{
+	buf_putc(b, '(');
+	for (size_t i = 0; i < m->nrows; i++)
+		buf_printf(b, "%s%s", i ? "|" : "", m->rows[i].name);
+	buf_putc(b, ')');
+	buf_putc(b, '\0');
+}
+
+/* scheme, host:port and path prefix of the slurmctld URL, as the shim fetches it (base URL without
+ * trailing slashes, then /metrics/<endpoint>). */
+static void split_url(const char *url, const char **scheme, char *host, size_t hostlen, char *prefix, size_t prefixlen)
+{
+	const char *hostport = url;
+	*scheme = "http";
+	if (strncmp(url, "https://", 8) == 0) {
+		*scheme = "https";
+		hostport = url + 8;
+	} else if (strncmp(url, "http://", 7) == 0) {
+		hostport = url + 7;
+	}
+	size_t hl = strcspn(hostport, "/?#");
+	snprintf(host, hostlen, "%.*s", (int)hl, hostport);
+	const char *path = hostport + hl;
+	size_t pl = *path == '/' ? strcspn(path, "?#") : 0;
+	while (pl && path[pl - 1] == '/')
+		pl--;
+	snprintf(prefix, prefixlen, "%.*s", (int)pl, path);
+}
+
+static void scrape_file(const struct mapping *m, const char *url, const char *flags, struct buf *out)
+{
+	const char *scheme;
+	char host[1024], prefix[1024];
+	struct buf re;
+	unsigned eps = mapping_endpoints(m, flags);
+
+	split_url(url, &scheme, host, sizeof(host), prefix, sizeof(prefix));
+	buf_init(&re, 0);
+	legacy_regex(m, &re);
+	buf_printf(out, "# Generated by slurm-exporter-shim %s: scrape_configs for slurmctld's native endpoints at %s.\n"
+			"# Only the endpoints the exported rules read are scraped (/metrics/partitions takes\n"
+			"# slurmctld's node write lock). Native families named like legacy ones are renamed to\n"
+			"# " RULES_NATIVE_PREFIX "* so the legacy names hold only the recording rules' results (rules.yml).\n"
+			"# Paste the list below under your scrape_configs, keeping the job names: the rules read them.\n"
+			"scrape_configs:\n",
 		   SHIM_VERSION, url);
 	for (int ep = 0; ep < EP_COUNT; ep++) {
-		buf_printf(&scrape, "  - job_name: slurmctld-%s\n    scheme: %s\n    metrics_path: %s\n"
-				    "    static_configs:\n      - targets: [\"%s\"]\n",
-			   endpoints[ep].name, scheme, endpoints[ep].path, host);
-		if (clash.len) {
-			buf_puts(&scrape, "    metric_relabel_configs:\n      - source_labels: [__name__]\n        regex: ");
-			buf_putc(&clash, '\0');
-			char *re = xmalloc(clash.len + 4);
-			sprintf(re, "(%s)", clash.data);
-			clash.len--;
-			yaml_str(&scrape, re);
-			free(re);
-			buf_puts(&scrape, "\n        target_label: __name__\n        replacement: \"" RULES_NATIVE_PREFIX "${1}\"\n");
-		}
+		if (!(eps & (1u << ep)))
+			continue;
+		buf_printf(out, "  - job_name: " JOB_PREFIX "%s\n    scheme: %s\n    metrics_path: %s%s\n"
+				"    static_configs:\n      - targets: [",
+			   endpoints[ep].name, scheme, prefix, endpoints[ep].path);
+		yaml_str(out, host);
+		buf_puts(out, "]\n    metric_relabel_configs:\n      - source_labels: [__name__]\n        regex: ");
+		yaml_str(out, re.data);
+		buf_puts(out, "\n        target_label: __name__\n        replacement: \"" RULES_NATIVE_PREFIX "${1}\"\n");
 	}
+	buf_free(&re);
+}
+
+int rules_export(const struct mapping *m, const char *url, const char *flags, const char *dir, char *err, size_t errlen)
+{
+	struct buf rules, scrape;
+	int rc = -1;
+
+	if (mkdir(dir, 0755) < 0 && errno != EEXIST) {
+		snprintf(err, errlen, "cannot create %s: %s", dir, strerror(errno));
+		return -1;
+	}
+	buf_init(&rules, 0);
+	buf_init(&scrape, 0);
+	rules_file(m, flags, &rules);
+	scrape_file(m, url, flags, &scrape);
 	if (write_file(dir, "rules.yml", &rules, err, errlen) == 0 && write_file(dir, "scrape.yml", &scrape, err, errlen) == 0)
 		rc = 0;
 	buf_free(&rules);
 	buf_free(&scrape);
-	buf_free(&used);
-	buf_free(&clash);
 	return rc;
 }
