@@ -4,7 +4,7 @@
 set -eu
 what=${1:-all}
 build="gcc make pkg-config libmicrohttpd-dev libjansson-dev libcurl4-openssl-dev libyaml-dev libgnutls28-dev libcrypt-dev"
-test="libcmocka-dev valgrind curl prometheus clang build-essential dpkg-dev debhelper lintian systemd man-db adduser"
+test="wrk openssl libcmocka-dev valgrind curl prometheus clang build-essential dpkg-dev debhelper lintian systemd man-db adduser"
 case "$what" in
   build) pkgs="$build" ;;
   test|all) pkgs="$build $test" ;;

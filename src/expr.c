@@ -288,6 +288,69 @@ static int parse_label_list(struct parser *p, struct expr *x)
 	return 0;
 }
 
+/* Compile a PromQL (RE2) regex with POSIX regcomp, fully anchored as PromQL does. The RE2 classes
+ * \d \D \s \S \w \W are translated; RE2 syntax POSIX would read differently ((?..), lazy
+ * quantifiers, back-references, escapes inside [...]) is refused rather than silently misread. */
+static int compile_re(regex_t *re, const char *src, int cflags, const char **why)
+{
+	struct buf b;
+	int in_class = 0, rc;
+	buf_init(&b, 0);
+	buf_puts(&b, "^(");
+	for (const char *s = src; *s; s++) {
+		if (in_class) {
+			if (*s == '\\') {
+				*why = "a backslash inside [...] is not supported";
+				goto bad;
+			}
+			if (*s == ']' && s[-1] != '[' && !(s[-1] == '^' && s[-2] == '['))
+				in_class = 0;
+			buf_putc(&b, *s);
+			continue;
+		}
+		if (*s == '[') {
+			in_class = 1;
+		} else if (*s == '(' && s[1] == '?') {
+			*why = "(?...) groups and flags are not supported";
+			goto bad;
+		} else if ((*s == '*' || *s == '+' || *s == '?' || *s == '}') && s[1] == '?') {
+			*why = "lazy quantifiers are not supported";
+			goto bad;
+		} else if (*s == '\\' && s[1]) {
+			static const char *const cls[][2] = { { "d", "[0-9]" }, { "D", "[^0-9]" }, { "s", "[[:space:]]" },
+							      { "S", "[^[:space:]]" }, { "w", "[[:alnum:]_]" },
+							      { "W", "[^[:alnum:]_]" } };
+			const char *rep = NULL;
+			for (size_t i = 0; i < sizeof(cls) / sizeof(cls[0]); i++)
+				if (s[1] == cls[i][0][0])
+					rep = cls[i][1];
+			if (s[1] >= '1' && s[1] <= '9') {
+				*why = "back-references are not supported";
+				goto bad;
+			}
+			if (rep) {
+				buf_puts(&b, rep);
+				s++;
+				continue;
+			}
+			buf_putc(&b, *s++);
+		}
+		buf_putc(&b, *s);
+	}
+	buf_puts(&b, ")$");
+	buf_putc(&b, '\0');
+	rc = regcomp(re, b.data, cflags);
+	buf_free(&b);
+	if (rc) {
+		*why = "invalid regular expression";
+		return -1;
+	}
+	return 0;
+bad:
+	buf_free(&b);
+	return -1;
+}
+
 static struct expr *parse_selector(struct parser *p)
 {
 	struct expr *x = node(K_SEL, p->tpos);
@@ -327,14 +390,10 @@ static struct expr *parse_selector(struct parser *p)
 		m->value = p->str;
 		p->str = NULL;
 		if (m->op == M_RE || m->op == M_NRE) {
-			size_t n = strlen(m->value);
-			char *anchored = xmalloc(n + 5);
-			snprintf(anchored, n + 5, "^(%s)$", m->value);
-			int rc = regcomp(&m->re, anchored, REG_EXTENDED | REG_NOSUB);
-			free(anchored);
-			if (rc) {
+			const char *why;
+			if (compile_re(&m->re, m->value, REG_EXTENDED | REG_NOSUB, &why) < 0) {
 				m->op = M_EQ; /* nothing to regfree */
-				fail(p, p->tpos, "invalid regular expression");
+				fail(p, p->tpos, "%s", why);
 				goto err;
 			}
 		}
@@ -373,13 +432,9 @@ static int parse_label_replace_args(struct parser *p, struct expr *x)
 			return -1;
 		}
 	}
-	size_t n = strlen(x->lr[3]);
-	char *anchored = xmalloc(n + 5);
-	snprintf(anchored, n + 5, "^(%s)$", x->lr[3]);
-	int rc = regcomp(&x->lr_re, anchored, REG_EXTENDED);
-	free(anchored);
-	if (rc) {
-		fail(p, p->tpos, "label_replace(): invalid regular expression");
+	const char *why;
+	if (compile_re(&x->lr_re, x->lr[3], REG_EXTENDED, &why) < 0) {
+		fail(p, p->tpos, "label_replace(): %s", why);
 		return -1;
 	}
 	x->lr_compiled = 1;
@@ -915,9 +970,57 @@ static double fn1(enum func f, double v, double arg)
 	case F_CEIL: return ceil(v);
 	case F_FLOOR: return floor(v);
 	case F_ROUND: return floor(v + 0.5);
-	case F_CLAMP_MIN: return isnan(v) ? v : (v < arg ? arg : v);
-	case F_CLAMP_MAX: return isnan(v) ? v : (v > arg ? arg : v);
+	/* Go's math.Max/math.Min, which PromQL uses: an infinity wins over NaN, NaN over numbers */
+	case F_CLAMP_MIN:
+		if (isinf(v) && v > 0) return v;
+		if (isinf(arg) && arg > 0) return arg;
+		if (isnan(v) || isnan(arg)) return NAN;
+		return v < arg ? arg : v;
+	case F_CLAMP_MAX:
+		if (isinf(v) && v < 0) return v;
+		if (isinf(arg) && arg < 0) return arg;
+		if (isnan(v) || isnan(arg)) return NAN;
+		return v > arg ? arg : v;
 	default: return v;
+	}
+}
+
+/* Go's regexp.Expand, which PromQL's label_replace uses: $$ is a '$'; $name or ${name} where name
+ * is the longest run of [A-Za-z0-9_]; an all-digit name (no leading zero) is a group number, any
+ * other name or an unmatched group expands to nothing; a malformed '$' stays literal. Group k of the
+ * user's regex is group k+1 of ours (compile_re wraps it in a group). */
+static void expand_template(struct buf *b, const char *t, const char *sv, const regmatch_t *m, size_t ngroups)
+{
+	while (*t) {
+		if (*t != '$') {
+			buf_putc(b, *t++);
+			continue;
+		}
+		if (t[1] == '$') {
+			buf_putc(b, '$');
+			t += 2;
+			continue;
+		}
+		const char *name = t + 1, *end;
+		int braces = *name == '{';
+		if (braces)
+			name++;
+		end = name;
+		while ((*end >= 'a' && *end <= 'z') || (*end >= 'A' && *end <= 'Z') || (*end >= '0' && *end <= '9') || *end == '_')
+			end++;
+		if (end == name || (braces && *end != '}')) {
+			buf_putc(b, *t++); /* malformed: literal '$' */
+			continue;
+		}
+		long num = -1;
+		if (!(end - name > 1 && name[0] == '0')) {
+			num = 0;
+			for (const char *q = name; q < end && num >= 0; q++)
+				num = (*q >= '0' && *q <= '9' && num < 100000000) ? num * 10 + (*q - '0') : -1;
+		}
+		if (num >= 0 && (size_t)num + 1 < ngroups && m[num + 1].rm_so >= 0)
+			buf_append(b, sv + m[num + 1].rm_so, (size_t)(m[num + 1].rm_eo - m[num + 1].rm_so));
+		t = end + braces;
 	}
 }
 
@@ -940,25 +1043,13 @@ static void eval_label_replace(struct evalctx *c, const struct expr *x, const st
 		}
 		int si = *src ? labels_find(e->labels, e->nlabels, src, strlen(src)) : -1;
 		char *sv = arena_strndup(c->a, si >= 0 ? e->labels[si].value : "", si >= 0 ? e->labels[si].vlen : 0);
-		regmatch_t m[10];
-		if (regexec(&x->lr_re, sv, 10, m, 0) != 0)
+		size_t ngroups = x->lr_re.re_nsub + 1;
+		regmatch_t *m = arena_alloc(c->a, ngroups * sizeof(*m));
+		if (regexec(&x->lr_re, sv, ngroups, m, 0) != 0)
 			continue;
 		struct buf b;
 		buf_init(&b, 0);
-		for (const char *r = x->lr[1]; *r; r++) {
-			int g = -1;
-			if (r[0] == '$' && r[1] >= '0' && r[1] <= '9') {
-				g = r[1] - '0';
-				r++;
-			} else if (r[0] == '$' && r[1] == '{' && r[2] >= '0' && r[2] <= '9' && r[3] == '}') {
-				g = r[2] - '0';
-				r += 3;
-			}
-			if (g < 0)
-				buf_putc(&b, *r);
-			else if (g + 1 < 10 && m[g + 1].rm_so >= 0) /* group 0 of the user's regex is our group 1 */
-				buf_append(&b, sv + m[g + 1].rm_so, (size_t)(m[g + 1].rm_eo - m[g + 1].rm_so));
-		}
+		expand_template(&b, x->lr[1], sv, m, ngroups);
 		char *tmp = buf_steal(&b, &vlen);
 		val = arena_strndup(c->a, tmp, vlen);
 		free(tmp);

@@ -4,6 +4,7 @@
 #include "fetch.h"
 #include "log.h"
 #include "mapping.h"
+#include "openmetrics.h"
 #include "rules.h"
 #include "scrape.h"
 #include "server.h"
@@ -172,9 +173,20 @@ static int check_exposition(int strict)
 			buf_free(&in);
 			return 1;
 		}
+	if (strict) { /* OpenMetrics 1.0, as the specification defines it */
+		char reason[200], safe[400];
+		size_t line = 0;
+		int bad = om_validate(in.data, in.len, &line, reason, sizeof(reason)) < 0;
+		if (bad)
+			printf("line %zu: %s\n", line, log_escape(safe, sizeof(safe), reason, strlen(reason)));
+		else
+			printf("ok: valid OpenMetrics 1.0\n");
+		buf_free(&in);
+		return bad;
+	}
 	struct expo e;
 	expo_init(&e);
-	size_t errors = expo_parse(&e, in.data ? in.data : "", in.len, strict ? EXPO_STRICT : 0);
+	size_t errors = expo_parse(&e, in.data ? in.data : "", in.len, 0);
 	int rc = 0;
 	if (errors) {
 		char safe[200];
@@ -231,6 +243,11 @@ int main(int argc, char **argv)
 		fprintf(stderr, "slurm-exporter-shim: unknown log level \"%s\"\n", opt.log_level);
 		return 2;
 	}
+	/* 0 would make libmicrohttpd refuse every connection */
+	if (opt.max_conn < 1 || opt.max_conn > 65535) {
+		fprintf(stderr, "slurm-exporter-shim: --web.max-connections wants a number from 1 to 65535, not %g\n", opt.max_conn);
+		return 2;
+	}
 	log_min_level = lvl;
 	if (opt.check_mapping)
 		return check_mapping(opt.check_mapping);
@@ -257,6 +274,7 @@ int main(int argc, char **argv)
 		.replay_dir = opt.replay_dir,
 		.min_interval = opt.once ? 0 : opt.min_interval,
 		.flags = opt.gpus ? "gpus-acct" : "",
+		.max_output = 1u << 30, /* legacy families; a family that does not fit is left out whole */
 	};
 	scraper_init(&scraper, &sc, m);
 	m = NULL;

@@ -155,7 +155,8 @@ static void get_payloads(struct scraper *s, unsigned need, double timeout_s, str
 	pthread_mutex_unlock(&s->mu);
 }
 
-/* Log why a family is left out, once per family and reason for the life of the process. */
+/* Log why a family is left out, once per family and reason for the life of the process (a
+ * persistent problem would otherwise log on every scrape). */
 static void log_left_out_once(const char *family, const char *why)
 {
 	static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
@@ -299,6 +300,7 @@ int scrape_run(struct scraper *s, double timeout_s, struct buf *out)
 	}
 
 	arena_init(&a);
+	out->max = s->cfg.max_output ? out->len + s->cfg.max_output : 0;
 	struct row_result *res = xcalloc(m->nrows + 1, sizeof(*res));
 	const char **overflowed = xcalloc(m->nrows + 1, sizeof(*overflowed));
 	mapping_eval(m, s->cfg.flags, ex, up, &a, res);
@@ -309,17 +311,13 @@ int scrape_run(struct scraper *s, double timeout_s, struct buf *out)
 			 * the table serves is visible whatever the cluster state */
 			if (write_family(out, r->name, r->help, r->type, &res[i].v) < 0)
 				overflowed[i] = "output_full";
-		} else if (res[i].status == ROW_ERROR) {
-			log_warn("row %s: %s", r->name, res[i].err);
-		} else if (res[i].status == ROW_NO_INPUT) {
+		} else if (res[i].status == ROW_ERROR || res[i].status == ROW_NO_INPUT) {
 			log_left_out_once(r->name, res[i].err);
 		}
 	}
-	/* self metrics are small and always fit: lift the cap for them */
-	size_t max = out->max;
+	/* self metrics are small and always fit: no cap for them */
 	out->max = 0;
 	write_self(fetches, out, p, up, need, m, res, overflowed, started, reload_ok, reload_time);
-	out->max = max;
 	free(overflowed);
 	free(res);
 	arena_reset(&a);

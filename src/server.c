@@ -108,16 +108,20 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 	(void)version;
 	(void)upload;
 	if (!*state) {
-		/* first call: headers only; a request body is refused below */
+		/* First call: headers only. Other methods and request bodies are refused now, because
+		 * libmicrohttpd takes no response while a body is being received (it would drop the
+		 * connection without an answer); the body is never read. */
+		const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
 		*state = srv;
+		if (strcmp(method, MHD_HTTP_METHOD_GET) && strcmp(method, MHD_HTTP_METHOD_HEAD))
+			return text(c, MHD_HTTP_METHOD_NOT_ALLOWED, "only GET and HEAD are supported\n", wc);
+		if ((cl && strspn(cl, "0") != strlen(cl)) ||
+		    MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_TRANSFER_ENCODING))
+			return text(c, MHD_HTTP_METHOD_NOT_ALLOWED, "request bodies are not accepted\n", wc);
 		return MHD_YES;
 	}
-	if (*upload_size) {
-		*upload_size = 0;
-		return text(c, MHD_HTTP_METHOD_NOT_ALLOWED, "request bodies are not accepted\n", wc);
-	}
-	if (strcmp(method, MHD_HTTP_METHOD_GET) && strcmp(method, MHD_HTTP_METHOD_HEAD))
-		return text(c, MHD_HTTP_METHOD_NOT_ALLOWED, "only GET and HEAD are supported\n", wc);
+	if (*upload_size)
+		return MHD_NO; /* a body the headers did not announce: close */
 	if (!authorized(srv, c)) {
 		struct MHD_Response *r = MHD_create_response_from_buffer(13, (void *)"Unauthorized\n", MHD_RESPMEM_PERSISTENT);
 		enum MHD_Result ret;
@@ -230,7 +234,8 @@ static int bind_listen(const char *addr, unsigned *port_out, char *err, size_t e
 struct server *server_start(const struct server_config *cfg, struct scraper *s, char *err, size_t errlen)
 {
 	struct server *srv = xcalloc(1, sizeof(*srv));
-	unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION | MHD_USE_ERROR_LOG;
+	/* poll(), not select(): select() refuses every socket numbered FD_SETSIZE (1024) or above */
+	unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION | MHD_USE_POLL | MHD_USE_ERROR_LOG;
 	const struct webconfig *wc = cfg->web;
 
 	srv->cfg = *cfg;

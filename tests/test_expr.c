@@ -126,6 +126,17 @@ static void test_functions(void **state)
 	       "{part=\"b\",user=\"bob-x\",username=\"bob\"} 4\n");
 	EXPECT("label_replace(u{part=\"b\"}, \"user\", \"x\", \"username\", \"nomatch\")", "{part=\"b\",username=\"bob\"} 4\n");
 	EXPECT("label_replace(u{part=\"b\"}, \"part\", \"\", \"\", \"\")", "{username=\"bob\"} 4\n");
+	/* Go regexp.Expand rules: $$, ${1}, $1x is the (empty) group named 1x, $0 the whole match */
+	EXPECT("label_replace(u{part=\"b\"}, \"x\", \"$$1-${1}x-$1x-$0\", \"username\", \"b(o)b\")",
+	       "{part=\"b\",username=\"bob\",x=\"$1-ox--bob\"} 4\n");
+	EXPECT("label_replace(u{part=\"b\"}, \"x\", \"$9\", \"username\", \"(b)(o)(b)()()()()()(.*)\")",
+	       "{part=\"b\",username=\"bob\"} 4\n"); /* group 9 matched "": label removed */
+	/* RE2 classes are translated for POSIX */
+	EXPECT("slurm_node_cpus{node=~\"n\\\\d\"}", "{node=\"n1\"} 4\n{node=\"n2\"} 8\n{node=\"n3\"} 16\n");
+	/* clamp_* follow Go's math.Max/Min: NaN bound gives NaN, infinity wins */
+	EXPECT("clamp_min(slurm_nodes, NaN)", " NaN\n");
+	EXPECT("clamp_max(slurm_nodes, -Inf)", " -Inf\n");
+	EXPECT("clamp_min(slurm_nodes, 5)", " 5\n");
 }
 
 static void compile_error(const char *src, size_t want_pos, const char *want_msg)
@@ -156,6 +167,9 @@ static void test_compile_errors(void **state)
 	compile_error("clamp_min(a, b)", 13, "must be a number");
 	compile_error("vector(a)", 7, "must be a number");
 	compile_error("a{x=~\"(\"}", 5, "invalid regular expression");
+	compile_error("a{x=~\"(?i)n1\"}", 5, "(?...) groups");
+	compile_error("a{x=~\"n.*?\"}", 5, "lazy quantifiers");
+	compile_error("a{x=~\"[\\\\d]\"}", 5, "backslash inside");
 	compile_error("sum by (a:b) (x)", 8, "label name");
 	compile_error("a # b", 2, "unexpected character");
 	compile_error("label_replace(a, \"1x\", \"\", \"\", \"\")", 17, "not a valid label name");

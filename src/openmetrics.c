@@ -1,0 +1,1164 @@
+/* openmetrics.c: see openmetrics.h. One pass over the lines. What spans lines lives in struct om: the
+ * current family, its current metric (label set) and, for histograms, the current MetricPoint.
+ * Numbers are kept as their text (pointing into the exposition) so that order and equality are exact,
+ * not float64-rounded. All memory is owned by struct om and released by om_free(). */
+#include "openmetrics.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "buf.h"
+#include "labels.h"
+#include "xmalloc.h"
+
+#define EXEMPLAR_MAX_CODEPOINTS 128
+#define NAME_SHOWN 80 /* at most this many bytes of a name in a reason */
+
+/* ---- numbers ---------------------------------------------------------------------------------- */
+
+enum num_kind { N_FINITE, N_PINF, N_NINF, N_NAN };
+
+struct num {
+	enum num_kind kind;
+	double v;
+	const char *s; /* the token; a realnumber when kind == N_FINITE */
+	size_t n;
+};
+
+static int is_digit(char c)
+{
+	return c >= '0' && c <= '9';
+}
+
+/* realnumber = [SIGN] 1*DIGIT ["." *DIGIT] ["e" [SIGN] 1*DIGIT] / [SIGN] *DIGIT "." 1*DIGIT [...] */
+static int is_realnumber(const char *s, size_t n)
+{
+	size_t i = 0, digits = 0, exp = 0;
+	if (i < n && (s[i] == '+' || s[i] == '-'))
+		i++;
+	for (; i < n && is_digit(s[i]); i++)
+		digits++;
+	if (i < n && s[i] == '.')
+		for (i++; i < n && is_digit(s[i]); i++)
+			digits++;
+	if (!digits)
+		return 0;
+	if (i < n && (s[i] == 'e' || s[i] == 'E')) {
+		i++;
+		if (i < n && (s[i] == '+' || s[i] == '-'))
+			i++;
+		for (; i < n && is_digit(s[i]); i++)
+			exp++;
+		if (!exp)
+			return 0;
+	}
+	return i == n;
+}
+
+static int ascii_ieq(const char *s, size_t n, const char *lower)
+{
+	size_t k = strlen(lower);
+	if (n != k)
+		return 0;
+	for (size_t i = 0; i < n; i++) {
+		char c = s[i];
+		if (c >= 'A' && c <= 'Z')
+			c = (char)(c - 'A' + 'a');
+		if (c != lower[i])
+			return 0;
+	}
+	return 1;
+}
+
+/* A decimal real number as 0.d1d2d3... x 10^exp, digits read from the token skipping '.'. */
+struct dec {
+	int neg, zero;
+	int64_t exp;
+	const char *m, *mend; /* from the first non-zero digit to the end of the mantissa */
+};
+
+static void dec_parse(const char *s, size_t n, struct dec *d)
+{
+	const char *p = s, *end = s + n, *mend, *dot = NULL, *first = NULL;
+	int64_t e = 0, eneg = 0;
+	d->neg = 0;
+	if (p < end && (*p == '+' || *p == '-'))
+		d->neg = *p++ == '-';
+	for (mend = p; mend < end && *mend != 'e' && *mend != 'E'; mend++) {
+		if (*mend == '.')
+			dot = mend;
+		else if (!first && *mend != '0')
+			first = mend;
+	}
+	if (mend < end) {
+		const char *q = mend + 1;
+		if (*q == '+' || *q == '-')
+			eneg = *q++ == '-';
+		for (; q < end; q++)
+			if (e < INT64_C(1000000000000000))
+				e = e * 10 + (*q - '0');
+		if (eneg)
+			e = -e;
+	}
+	if (!dot)
+		dot = mend;
+	d->zero = first == NULL;
+	d->m = first;
+	d->mend = mend;
+	d->exp = 0;
+	if (!first)
+		return;
+	if (first < dot)
+		d->exp = (int64_t)(dot - first) + e;
+	else
+		d->exp = -(int64_t)(first - dot - 1) + e;
+}
+
+static int dec_next_digit(const char **p, const char *end)
+{
+	while (*p < end && **p == '.')
+		(*p)++;
+	if (*p >= end)
+		return -1;
+	return *(*p)++ - '0';
+}
+
+/* Exact comparison of two realnumber tokens: -1, 0, 1. */
+static int dec_cmp(const char *a, size_t an, const char *b, size_t bn)
+{
+	struct dec x, y;
+	dec_parse(a, an, &x);
+	dec_parse(b, bn, &y);
+	if (x.zero && y.zero)
+		return 0;
+	int sx = x.zero ? 0 : x.neg ? -1 : 1, sy = y.zero ? 0 : y.neg ? -1 : 1;
+	if (sx != sy)
+		return sx < sy ? -1 : 1;
+	int mag; /* compare magnitudes, then apply the sign */
+	if (x.exp != y.exp) {
+		mag = x.exp < y.exp ? -1 : 1;
+	} else {
+		const char *p = x.m, *q = y.m;
+		mag = 0;
+		for (;;) {
+			int dx = dec_next_digit(&p, x.mend), dy = dec_next_digit(&q, y.mend);
+			if (dx < 0 && dy < 0)
+				break;
+			if (dx < 0)
+				dx = 0;
+			if (dy < 0)
+				dy = 0;
+			if (dx != dy) {
+				mag = dx < dy ? -1 : 1;
+				break;
+			}
+		}
+	}
+	return sx < 0 ? -mag : mag;
+}
+
+/* 1 when the realnumber token is a whole number. */
+static int dec_is_integer(const char *s, size_t n)
+{
+	struct dec d;
+	dec_parse(s, n, &d);
+	if (d.zero)
+		return 1;
+	int64_t sig = 0, last = 0; /* position of the last non-zero significant digit */
+	const char *p = d.m;
+	int digit;
+	while ((digit = dec_next_digit(&p, d.mend)) >= 0) {
+		sig++;
+		if (digit)
+			last = sig;
+	}
+	return last <= d.exp;
+}
+
+/* Order of two numbers that are not NaN: -Inf < finite < +Inf, finite ones compared exactly. */
+static int num_cmp(const struct num *a, const struct num *b)
+{
+	static const int rank[] = { [N_NINF] = 0, [N_FINITE] = 1, [N_PINF] = 2, [N_NAN] = 3 };
+	if (a->kind != b->kind)
+		return rank[a->kind] < rank[b->kind] ? -1 : 1;
+	if (a->kind != N_FINITE)
+		return 0;
+	if (a->v != b->v) /* correctly rounded conversion is monotonic */
+		return a->v < b->v ? -1 : 1;
+	return dec_cmp(a->s, a->n, b->s, b->n);
+}
+
+static const struct num num_zero = { N_FINITE, 0.0, "0", 1 };
+static const struct num num_one = { N_FINITE, 1.0, "1", 1 };
+
+static int num_negative(const struct num *x)
+{
+	return x->kind == N_NINF || (x->kind == N_FINITE && num_cmp(x, &num_zero) < 0);
+}
+
+/* ---- a set of byte strings -------------------------------------------------------------------- */
+
+struct kslot {
+	uint64_t h;
+	size_t off, len;
+	int used;
+};
+
+struct keyset {
+	struct buf store; /* the keys' bytes */
+	struct kslot *slot;
+	size_t cap, n;
+};
+
+static uint64_t fnv1a(const char *s, size_t n)
+{
+	uint64_t h = 1469598103934665603ULL;
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ (unsigned char)s[i]) * 1099511628211ULL;
+	return h;
+}
+
+static void keyset_init(struct keyset *k)
+{
+	buf_init(&k->store, 0);
+	k->slot = NULL;
+	k->cap = k->n = 0;
+}
+
+static void keyset_free(struct keyset *k)
+{
+	buf_free(&k->store);
+	free(k->slot);
+	keyset_init(k);
+}
+
+/* Empty the set; a large table is dropped so that clearing stays cheap. */
+static void keyset_clear(struct keyset *k)
+{
+	k->store.len = 0;
+	k->n = 0;
+	if (k->cap > 256) {
+		free(k->slot);
+		k->slot = NULL;
+		k->cap = 0;
+	} else if (k->slot) {
+		memset(k->slot, 0, k->cap * sizeof(*k->slot));
+	}
+}
+
+static struct kslot *keyset_find(const struct keyset *k, const char *s, size_t n, uint64_t h)
+{
+	size_t mask = k->cap - 1;
+	for (size_t i = h & mask;; i = (i + 1) & mask) {
+		struct kslot *sl = &k->slot[i];
+		if (!sl->used)
+			return sl;
+		if (sl->h == h && sl->len == n && (n == 0 || memcmp(k->store.data + sl->off, s, n) == 0))
+			return sl;
+	}
+}
+
+static int keyset_has(const struct keyset *k, const char *s, size_t n)
+{
+	return k->cap && keyset_find(k, s, n, fnv1a(s, n))->used;
+}
+
+/* Add a key: 1 if it was new, 0 if it was already there. */
+static int keyset_add(struct keyset *k, const char *s, size_t n)
+{
+	uint64_t h = fnv1a(s, n);
+	if ((k->n + 1) * 2 > k->cap) {
+		size_t cap = k->cap ? k->cap * 2 : 16;
+		struct kslot *old = k->slot;
+		size_t oldcap = k->cap;
+		k->slot = xcalloc(cap, sizeof(*k->slot));
+		k->cap = cap;
+		for (size_t i = 0; i < oldcap; i++)
+			if (old[i].used) {
+				size_t j = old[i].h & (cap - 1);
+				while (k->slot[j].used)
+					j = (j + 1) & (cap - 1);
+				k->slot[j] = old[i];
+			}
+		free(old);
+	}
+	struct kslot *sl = keyset_find(k, s, n, h);
+	if (sl->used)
+		return 0;
+	sl->used = 1;
+	sl->h = h;
+	sl->off = k->store.len;
+	sl->len = n;
+	buf_append(&k->store, s, n);
+	k->n++;
+	return 1;
+}
+
+/* ---- labels ----------------------------------------------------------------------------------- */
+
+struct olabel {
+	const char *name;
+	size_t nlen;
+	const char *raw; /* the value as written, between the quotes */
+	size_t rawlen;
+	size_t voff, vlen; /* the decoded value, in labelset.vals */
+	size_t cp;         /* its length in code points */
+};
+
+struct labelset {
+	struct olabel *l;
+	size_t n, cap;
+	struct buf vals;
+};
+
+static void labelset_init(struct labelset *ls)
+{
+	ls->l = NULL;
+	ls->n = ls->cap = 0;
+	buf_init(&ls->vals, 0);
+}
+
+static void labelset_free(struct labelset *ls)
+{
+	free(ls->l);
+	buf_free(&ls->vals);
+	labelset_init(ls);
+}
+
+static const char *label_value(const struct labelset *ls, const struct olabel *l)
+{
+	return l->vlen ? ls->vals.data + l->voff : "";
+}
+
+static int olabel_cmp(const void *a, const void *b)
+{
+	const struct olabel *x = a, *y = b;
+	size_t n = x->nlen < y->nlen ? x->nlen : y->nlen;
+	int c = memcmp(x->name, y->name, n);
+	if (c)
+		return c;
+	return x->nlen < y->nlen ? -1 : x->nlen > y->nlen;
+}
+
+static const struct olabel *label_find(const struct labelset *ls, const char *name, size_t nlen)
+{
+	for (size_t i = 0; i < ls->n; i++)
+		if (ls->l[i].nlen == nlen && memcmp(ls->l[i].name, name, nlen) == 0)
+			return &ls->l[i];
+	return NULL;
+}
+
+/* ---- the validator's state -------------------------------------------------------------------- */
+
+enum om_type { T_UNKNOWN, T_GAUGE, T_COUNTER, T_STATESET, T_INFO, T_HISTOGRAM, T_GAUGEHISTOGRAM, T_SUMMARY, T_NTYPES };
+
+static const char *const type_name[T_NTYPES] = {
+	"unknown", "gauge", "counter", "stateset", "info", "histogram", "gaugehistogram", "summary",
+};
+
+enum sfx { S_NONE, S_TOTAL, S_CREATED, S_INFO, S_BUCKET, S_COUNT, S_SUM, S_GCOUNT, S_GSUM, S_END };
+
+static const char *const sfx_text[S_END] = {
+	"", "_total", "_created", "_info", "_bucket", "_count", "_sum", "_gcount", "_gsum",
+};
+
+/* The sample names of each type: the family name plus one of these suffixes (S_END ends a list). */
+static const enum sfx type_sfx[T_NTYPES][5] = {
+	[T_UNKNOWN] = { S_NONE, S_END },
+	[T_GAUGE] = { S_NONE, S_END },
+	[T_COUNTER] = { S_TOTAL, S_CREATED, S_END },
+	[T_STATESET] = { S_NONE, S_END },
+	[T_INFO] = { S_INFO, S_END },
+	[T_HISTOGRAM] = { S_BUCKET, S_COUNT, S_SUM, S_CREATED, S_END },
+	[T_GAUGEHISTOGRAM] = { S_BUCKET, S_GCOUNT, S_GSUM, S_END },
+	[T_SUMMARY] = { S_NONE, S_COUNT, S_SUM, S_CREATED, S_END },
+};
+
+static int is_histogram(enum om_type t)
+{
+	return t == T_HISTOGRAM || t == T_GAUGEHISTOGRAM;
+}
+
+/* One histogram MetricPoint: consecutive samples of one metric with one timestamp. */
+struct hpoint {
+	int active;
+	size_t last_line;
+	int nbuckets, neg_bucket;
+	struct num le, bval; /* the last bucket's threshold and value */
+	int have_count, have_sum, have_gsum, neg_gsum;
+	struct num count;
+	size_t count_line, sum_line, gsum_line;
+};
+
+struct family {
+	int open;
+	const char *name;
+	size_t nlen;
+	enum om_type type;
+	int has_type, has_help, has_unit;
+	size_t ulen; /* length of a non-empty unit */
+	size_t nsamples;
+	/* the current metric: its label set without le / quantile / the stateset label */
+	int in_metric;
+	struct buf metric;
+	int metric_ts; /* its samples carry timestamps */
+	struct num ts; /* the last of them */
+	struct keyset metrics; /* every metric of the family so far */
+	struct keyset series;  /* series of the current metric (when it has no timestamps) */
+	struct hpoint hp;
+};
+
+struct om {
+	size_t err_line;
+	char *reason;
+	size_t reasonlen;
+	struct family fam;
+	struct keyset names; /* the sample names of every closed family */
+	struct labelset ls, xs; /* the sample's and the exemplar's labels */
+	struct buf key, skey, tmp;
+};
+
+static void om_init(struct om *o, char *reason, size_t reasonlen)
+{
+	memset(o, 0, sizeof(*o));
+	o->reason = reason;
+	o->reasonlen = reasonlen;
+	buf_init(&o->fam.metric, 0);
+	keyset_init(&o->fam.metrics);
+	keyset_init(&o->fam.series);
+	keyset_init(&o->names);
+	labelset_init(&o->ls);
+	labelset_init(&o->xs);
+	buf_init(&o->key, 0);
+	buf_init(&o->skey, 0);
+	buf_init(&o->tmp, 0);
+}
+
+static void om_free(struct om *o)
+{
+	buf_free(&o->fam.metric);
+	keyset_free(&o->fam.metrics);
+	keyset_free(&o->fam.series);
+	keyset_free(&o->names);
+	labelset_free(&o->ls);
+	labelset_free(&o->xs);
+	buf_free(&o->key);
+	buf_free(&o->skey);
+	buf_free(&o->tmp);
+}
+
+__attribute__((format(printf, 3, 4))) static int fail(struct om *o, size_t line, const char *fmt, ...)
+{
+	o->err_line = line;
+	if (o->reason && o->reasonlen) {
+		va_list ap;
+		va_start(ap, fmt);
+		vsnprintf(o->reason, o->reasonlen, fmt, ap);
+		va_end(ap);
+	}
+	return -1;
+}
+
+static int shown(size_t n)
+{
+	return n > NAME_SHOWN ? NAME_SHOWN : (int)n;
+}
+
+/* Parse a number token. special: also [sign] inf/infinity and nan. 0, or -1 when it is not one. */
+static int parse_num(struct om *o, const char *s, size_t n, int special, struct num *out)
+{
+	out->s = s;
+	out->n = n;
+	if (is_realnumber(s, n)) {
+		o->tmp.len = 0;
+		buf_append(&o->tmp, s, n);
+		buf_putc(&o->tmp, '\0');
+		out->kind = N_FINITE;
+		out->v = strtod(o->tmp.data, NULL);
+		return isinf(out->v) ? -1 : 0; /* must fit in a float64 */
+	}
+	if (!special)
+		return -1;
+	if (ascii_ieq(s, n, "nan")) {
+		out->kind = N_NAN;
+		out->v = NAN;
+		return 0;
+	}
+	size_t i = n && (s[0] == '+' || s[0] == '-');
+	if (ascii_ieq(s + i, n - i, "inf") || ascii_ieq(s + i, n - i, "infinity")) {
+		out->kind = s[0] == '-' ? N_NINF : N_PINF;
+		out->v = s[0] == '-' ? -INFINITY : INFINITY;
+		return 0;
+	}
+	return -1;
+}
+
+/* ---- syntax ----------------------------------------------------------------------------------- */
+
+static int is_name_start(char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' || c == ':';
+}
+
+static int is_name_char(char c)
+{
+	return is_name_start(c) || is_digit(c);
+}
+
+static int is_label_start(char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
+}
+
+static int is_label_char(char c)
+{
+	return is_label_start(c) || is_digit(c);
+}
+
+/* 1 if [s, s+n) is well-formed UTF-8 (no overlong forms, no surrogates, nothing above U+10FFFF). */
+static int utf8_valid(const unsigned char *s, size_t n)
+{
+	size_t i = 0;
+	while (i < n) {
+		unsigned c = s[i];
+		if (c < 0x80) {
+			i++;
+			continue;
+		}
+		size_t len;
+		unsigned lo = 0x80, hi = 0xBF;
+		if (c >= 0xC2 && c <= 0xDF) {
+			len = 2;
+		} else if (c >= 0xE0 && c <= 0xEF) {
+			len = 3;
+			if (c == 0xE0)
+				lo = 0xA0;
+			else if (c == 0xED)
+				hi = 0x9F;
+		} else if (c >= 0xF0 && c <= 0xF4) {
+			len = 4;
+			if (c == 0xF0)
+				lo = 0x90;
+			else if (c == 0xF4)
+				hi = 0x8F;
+		} else {
+			return 0;
+		}
+		if (n - i < len || s[i + 1] < lo || s[i + 1] > hi)
+			return 0;
+		for (size_t k = 2; k < len; k++)
+			if ((s[i + k] & 0xC0) != 0x80)
+				return 0;
+		i += len;
+	}
+	return 1;
+}
+
+/* labels = "{" [label *("," label)] "}"; p is at '{'. Fills ls (sorted by name) and returns the byte
+ * after '}', or NULL with *err set. */
+static const char *parse_labels(struct labelset *ls, const char *p, const char *end, const char **err)
+{
+	ls->n = 0;
+	ls->vals.len = 0;
+	p++;
+	if (p < end && *p == '}')
+		return p + 1;
+	for (;;) {
+		if (p >= end || !is_label_start(*p)) {
+			*err = "invalid label name";
+			return NULL;
+		}
+		ls->l = xgrow(ls->l, &ls->cap, ls->n + 1, sizeof(*ls->l));
+		struct olabel *l = &ls->l[ls->n];
+		l->name = p;
+		while (p < end && is_label_char(*p))
+			p++;
+		l->nlen = (size_t)(p - l->name);
+		if (p >= end || *p != '=') {
+			*err = "expected '=' after label name";
+			return NULL;
+		}
+		if (++p >= end || *p != '"') {
+			*err = "expected a double quote to open the label value";
+			return NULL;
+		}
+		l->raw = ++p;
+		l->voff = ls->vals.len;
+		l->cp = 0;
+		for (;;) {
+			if (p >= end) {
+				*err = "unterminated label value";
+				return NULL;
+			}
+			char c = *p++;
+			if (c == '"')
+				break;
+			if (c == '\\') {
+				if (p >= end) {
+					*err = "unterminated label value";
+					return NULL;
+				}
+				char e = *p++;
+				if (e == 'n')
+					buf_putc(&ls->vals, '\n');
+				else if (e == '\\' || e == '"')
+					buf_putc(&ls->vals, e);
+				else { /* BS normal-char: kept as written */
+					buf_putc(&ls->vals, '\\');
+					buf_putc(&ls->vals, e);
+					l->cp++;
+				}
+				l->cp++;
+				continue;
+			}
+			buf_putc(&ls->vals, c);
+			if (((unsigned char)c & 0xC0) != 0x80)
+				l->cp++;
+		}
+		l->rawlen = (size_t)(p - 1 - l->raw);
+		l->vlen = ls->vals.len - l->voff;
+		ls->n++;
+		if (p < end && *p == ',') {
+			p++;
+			continue;
+		}
+		if (p < end && *p == '}')
+			break;
+		*err = "expected ',' or '}' after label value";
+		return NULL;
+	}
+	qsort(ls->l, ls->n, sizeof(*ls->l), olabel_cmp);
+	for (size_t i = 1; i < ls->n; i++)
+		if (olabel_cmp(&ls->l[i - 1], &ls->l[i]) == 0) {
+			*err = "duplicate label name";
+			return NULL;
+		}
+	return p + 1;
+}
+
+/* The canonical bytes of a label set, without the label `skip` (may be NULL). */
+static void key_labels(struct buf *k, const struct labelset *ls, const char *skip, size_t skiplen)
+{
+	for (size_t i = 0; i < ls->n; i++) {
+		const struct olabel *l = &ls->l[i];
+		if (skip && l->nlen == skiplen && memcmp(l->name, skip, skiplen) == 0)
+			continue;
+		buf_append(k, l->name, l->nlen);
+		buf_putc(k, '\0'); /* names never hold NUL */
+		buf_append(k, &l->vlen, sizeof(l->vlen));
+		buf_append(k, label_value(ls, l), l->vlen);
+	}
+}
+
+/* ---- families --------------------------------------------------------------------------------- */
+
+/* Is `name` a sample name of the open family? Sets *sfx. */
+static int fam_owns(const struct family *f, const char *name, size_t nlen, enum sfx *sfx)
+{
+	if (!f->open || nlen < f->nlen || memcmp(name, f->name, f->nlen) != 0)
+		return 0;
+	for (const enum sfx *s = type_sfx[f->type]; *s != S_END; s++) {
+		size_t sl = strlen(sfx_text[*s]);
+		if (nlen - f->nlen == sl && memcmp(name + f->nlen, sfx_text[*s], sl) == 0) {
+			*sfx = *s;
+			return 1;
+		}
+	}
+	return 0;
+}
+
+static int hist_finish(struct om *o)
+{
+	struct hpoint *h = &o->fam.hp;
+	struct family *f = &o->fam;
+	const char *cnt = f->type == T_HISTOGRAM ? "_count" : "_gcount";
+	const char *sum = f->type == T_HISTOGRAM ? "_sum" : "_gsum";
+	int rc = -1;
+	if (!h->nbuckets || h->le.kind != N_PINF)
+		rc = fail(o, h->last_line, "%s '%.*s': a metric point has no +Inf bucket (it must be the last bucket)",
+			  type_name[f->type], shown(f->nlen), f->name);
+	else if (h->have_count && num_cmp(&h->count, &h->bval) != 0)
+		rc = fail(o, h->count_line, "%s '%.*s': %s is not the value of the +Inf bucket", type_name[f->type],
+			  shown(f->nlen), f->name, cnt);
+	else if ((h->have_sum || h->have_gsum) && !h->have_count)
+		rc = fail(o, h->have_sum ? h->sum_line : h->gsum_line, "%s '%.*s': %s without %s", type_name[f->type],
+			  shown(f->nlen), f->name, sum, cnt);
+	else if (h->have_count && !h->have_sum && !h->have_gsum)
+		rc = fail(o, h->count_line, "%s '%.*s': %s without %s", type_name[f->type], shown(f->nlen), f->name,
+			  cnt, sum);
+	else if (h->neg_bucket && h->have_sum)
+		rc = fail(o, h->sum_line, "histogram '%.*s': a metric point with negative buckets must not have _sum",
+			  shown(f->nlen), f->name);
+	else if (!h->neg_bucket && h->neg_gsum)
+		rc = fail(o, h->gsum_line, "gaugehistogram '%.*s': negative _gsum without negative buckets",
+			  shown(f->nlen), f->name);
+	else
+		rc = 0;
+	memset(h, 0, sizeof(*h));
+	return rc;
+}
+
+/* The family ends: finish its last histogram point and reserve its name and sample names. */
+static int fam_close(struct om *o)
+{
+	struct family *f = &o->fam;
+	if (!f->open)
+		return 0;
+	if (is_histogram(f->type) && f->hp.active && hist_finish(o) < 0)
+		return -1;
+	keyset_add(&o->names, f->name, f->nlen); /* family names are unique too */
+	for (const enum sfx *s = type_sfx[f->type]; *s != S_END; s++) {
+		o->key.len = 0;
+		buf_append(&o->key, f->name, f->nlen);
+		buf_puts(&o->key, sfx_text[*s]);
+		keyset_add(&o->names, o->key.data, o->key.len);
+	}
+	f->open = 0;
+	f->metric.len = 0;
+	f->in_metric = 0;
+	keyset_clear(&f->metrics);
+	keyset_clear(&f->series);
+	return 0;
+}
+
+static int fam_start(struct om *o, size_t line, const char *name, size_t nlen)
+{
+	struct family *f = &o->fam;
+	if (keyset_has(&o->names, name, nlen))
+		return fail(o, line, "metric family '%.*s' repeats or clashes with an earlier family's sample name "
+				     "(families must be contiguous and unique)",
+			    shown(nlen), name);
+	f->open = 1;
+	f->name = name;
+	f->nlen = nlen;
+	f->type = T_UNKNOWN;
+	f->has_type = f->has_help = f->has_unit = 0;
+	f->ulen = 0;
+	f->nsamples = 0;
+	f->in_metric = 0;
+	memset(&f->hp, 0, sizeof(f->hp));
+	return 0;
+}
+
+/* ---- metadata lines --------------------------------------------------------------------------- */
+
+static int do_metadata(struct om *o, size_t line, const char *p, const char *end)
+{
+	struct family *f = &o->fam;
+	if (end - p < 7 || p[1] != ' ' || p[6] != ' ' ||
+	    (memcmp(p + 2, "HELP", 4) != 0 && memcmp(p + 2, "TYPE", 4) != 0 && memcmp(p + 2, "UNIT", 4) != 0))
+		return fail(o, line, "a line starting with '#' must be # HELP, # TYPE, # UNIT or # EOF");
+	char kind = p[2];
+	const char *name = p + 7, *q = name;
+	if (q < end && is_name_start(*q))
+		for (q++; q < end && is_name_char(*q); q++)
+			;
+	size_t nlen = (size_t)(q - name);
+	if (!nlen)
+		return fail(o, line, "invalid metric name in metadata");
+	if (q >= end || *q != ' ')
+		return fail(o, line, "expected ' ' after the metric name in metadata");
+	const char *v = q + 1;
+	size_t vlen = (size_t)(end - v);
+
+	if (f->open && slice_eq(f->name, f->nlen, name, nlen)) {
+		if (f->nsamples)
+			return fail(o, line, "metadata for '%.*s' after its samples", shown(nlen), name);
+	} else {
+		if (fam_close(o) < 0 || fam_start(o, line, name, nlen) < 0)
+			return -1;
+	}
+
+	if (kind == 'H') {
+		if (f->has_help)
+			return fail(o, line, "second HELP for '%.*s'", shown(nlen), name);
+		for (size_t i = 0; i < vlen; i++)
+			if (v[i] == '\\' && ++i == vlen)
+				return fail(o, line, "HELP text ends with a lone backslash");
+		f->has_help = 1;
+		return 0;
+	}
+	if (kind == 'T') {
+		if (f->has_type)
+			return fail(o, line, "second TYPE for '%.*s'", shown(nlen), name);
+		enum om_type t = T_NTYPES;
+		for (int i = 0; i < T_NTYPES; i++)
+			if (vlen == strlen(type_name[i]) && memcmp(v, type_name[i], vlen) == 0)
+				t = (enum om_type)i;
+		if (t == T_NTYPES)
+			return fail(o, line, "invalid TYPE (counter, gauge, histogram, gaugehistogram, stateset, info, "
+					     "summary or unknown)");
+		if (f->ulen && (t == T_INFO || t == T_STATESET))
+			return fail(o, line, "%s '%.*s' must not have a UNIT", type_name[t], shown(nlen), name);
+		for (const enum sfx *s = type_sfx[t]; *s != S_END; s++) {
+			o->key.len = 0;
+			buf_append(&o->key, name, nlen);
+			buf_puts(&o->key, sfx_text[*s]);
+			if (keyset_has(&o->names, o->key.data, o->key.len))
+				return fail(o, line, "%s '%.*s': sample name '%.*s' clashes with an earlier family",
+					    type_name[t], shown(nlen), name, shown(o->key.len), o->key.data);
+		}
+		f->type = t;
+		f->has_type = 1;
+		return 0;
+	}
+	/* UNIT */
+	if (f->has_unit)
+		return fail(o, line, "second UNIT for '%.*s'", shown(nlen), name);
+	for (size_t i = 0; i < vlen; i++)
+		if (!is_name_char(v[i]))
+			return fail(o, line, "invalid character in UNIT");
+	if (vlen) {
+		if (nlen <= vlen || name[nlen - vlen - 1] != '_' || memcmp(name + nlen - vlen, v, vlen) != 0)
+			return fail(o, line, "UNIT '%.*s' is not a suffix '_%.*s' of the name '%.*s'", shown(vlen), v,
+				    shown(vlen), v, shown(nlen), name);
+		if (f->type == T_INFO || f->type == T_STATESET)
+			return fail(o, line, "%s '%.*s' must not have a UNIT", type_name[f->type], shown(nlen), name);
+	}
+	f->has_unit = 1;
+	f->ulen = vlen;
+	return 0;
+}
+
+/* ---- sample lines ----------------------------------------------------------------------------- */
+
+static const char *token_end(const char *p, const char *end)
+{
+	while (p < end && *p != ' ')
+		p++;
+	return p;
+}
+
+/* Report a bad number token ("what" is value, timestamp...). */
+static int bad_token(struct om *o, size_t line, const char *what, const char *p, const char *t)
+{
+	if (p == t)
+		return fail(o, line, "missing %s (two spaces, or a space at the end of the line?)", what);
+	return fail(o, line, "invalid %s '%.*s'", what, shown((size_t)(t - p)), p);
+}
+
+/* Label rules of the family's type. Sets *le for a histogram bucket. */
+static int check_labels(struct om *o, size_t line, enum sfx sfx, struct num *le)
+{
+	struct family *f = &o->fam;
+	const struct olabel *l;
+	if (f->type == T_STATESET && !label_find(&o->ls, f->name, f->nlen))
+		return fail(o, line, "stateset '%.*s': a sample without the label '%.*s'", shown(f->nlen), f->name,
+			    shown(f->nlen), f->name);
+	if (is_histogram(f->type)) {
+		l = label_find(&o->ls, "le", 2);
+		if (sfx != S_BUCKET) {
+			if (l)
+				return fail(o, line, "%s '%.*s': only _bucket samples have an le label", type_name[f->type],
+					    shown(f->nlen), f->name);
+			return 0;
+		}
+		if (!l)
+			return fail(o, line, "%s '%.*s': a _bucket sample without le label", type_name[f->type],
+				    shown(f->nlen), f->name);
+		const char *v = label_value(&o->ls, l);
+		if (slice_eq(v, l->vlen, "+Inf", 4)) {
+			le->kind = N_PINF;
+			le->v = INFINITY;
+		} else if (slice_eq(v, l->vlen, "-Inf", 4)) {
+			le->kind = N_NINF;
+			le->v = -INFINITY;
+		} else if (parse_num(o, v, l->vlen, 0, le) < 0) {
+			return fail(o, line, "%s '%.*s': le value '%.*s' is not a number, +Inf or -Inf", type_name[f->type],
+				    shown(f->nlen), f->name, shown(l->vlen), v);
+		}
+		le->s = l->raw; /* a number has no escapes: the raw text is the value, and it stays valid */
+		le->n = l->rawlen;
+	}
+	if (f->type == T_SUMMARY) {
+		l = label_find(&o->ls, "quantile", 8);
+		if (sfx != S_NONE) {
+			if (l)
+				return fail(o, line, "summary '%.*s': only quantile samples have a quantile label",
+					    shown(f->nlen), f->name);
+			return 0;
+		}
+		if (!l)
+			return fail(o, line, "summary '%.*s': a quantile sample without quantile label", shown(f->nlen),
+				    f->name);
+		struct num q;
+		if (parse_num(o, label_value(&o->ls, l), l->vlen, 0, &q) < 0 || num_cmp(&q, &num_zero) < 0 ||
+		    num_cmp(&q, &num_one) > 0)
+			return fail(o, line, "summary '%.*s': quantile value '%.*s' is not a number from 0 to 1",
+				    shown(f->nlen), f->name, shown(l->vlen), label_value(&o->ls, l));
+	}
+	return 0;
+}
+
+/* Metrics (label sets) are contiguous; timestamps on all samples of one or on none, never backwards;
+ * without timestamps a series appears once. Also ends histogram points. */
+static int check_metric(struct om *o, size_t line, const char *name, size_t nlen, enum sfx sfx, int has_ts,
+			const struct num *ts)
+{
+	struct family *f = &o->fam;
+	const char *skip = NULL;
+	size_t skiplen = 0;
+	if (f->type == T_SUMMARY && sfx == S_NONE) {
+		skip = "quantile";
+		skiplen = 8;
+	} else if (is_histogram(f->type) && sfx == S_BUCKET) {
+		skip = "le";
+		skiplen = 2;
+	} else if (f->type == T_STATESET) {
+		skip = f->name;
+		skiplen = f->nlen;
+	}
+	o->key.len = 0;
+	key_labels(&o->key, &o->ls, skip, skiplen);
+	int same = f->in_metric && slice_eq(f->metric.data, f->metric.len, o->key.data, o->key.len);
+	if (!same) {
+		if (!keyset_add(&f->metrics, o->key.data, o->key.len))
+			return fail(o, line, "'%.*s': the samples of one label set must be contiguous (metrics must not "
+					     "be interleaved)",
+				    shown(f->nlen), f->name);
+		if (is_histogram(f->type) && f->hp.active && hist_finish(o) < 0)
+			return -1;
+		f->metric.len = 0;
+		buf_append(&f->metric, o->key.data, o->key.len);
+		f->in_metric = 1;
+		f->metric_ts = has_ts;
+		keyset_clear(&f->series);
+	} else if (has_ts != f->metric_ts) {
+		return fail(o, line, "'%.*s': samples with and without timestamp in one metric", shown(f->nlen),
+			    f->name);
+	} else if (has_ts) {
+		int c = num_cmp(ts, &f->ts);
+		if (c < 0)
+			return fail(o, line, "'%.*s': timestamp goes backwards within a metric", shown(f->nlen), f->name);
+		if (c > 0 && is_histogram(f->type) && f->hp.active && hist_finish(o) < 0)
+			return -1;
+	}
+	if (has_ts) {
+		f->ts = *ts;
+		return 0;
+	}
+	o->skey.len = 0;
+	buf_append(&o->skey, name, nlen);
+	buf_putc(&o->skey, '\0');
+	key_labels(&o->skey, &o->ls, NULL, 0);
+	if (!keyset_add(&f->series, o->skey.data, o->skey.len))
+		return fail(o, line, "'%.*s': the same series twice without timestamps", shown(nlen), name);
+	return 0;
+}
+
+static int check_value(struct om *o, size_t line, const char *name, size_t nlen, enum sfx sfx, const struct num *v)
+{
+	struct family *f = &o->fam;
+	int no_nan = sfx == S_TOTAL || sfx == S_SUM || sfx == S_COUNT || sfx == S_BUCKET || sfx == S_GCOUNT ||
+		     sfx == S_GSUM;
+	int no_neg = no_nan && sfx != S_GSUM;
+	int integer = sfx == S_BUCKET || sfx == S_COUNT || sfx == S_GCOUNT;
+	if (no_nan && v->kind == N_NAN)
+		return fail(o, line, "'%.*s': value must not be NaN", shown(nlen), name);
+	if (no_neg && num_negative(v))
+		return fail(o, line, "'%.*s': value must not be negative", shown(nlen), name);
+	if (integer && (v->kind != N_FINITE || !dec_is_integer(v->s, v->n)))
+		return fail(o, line, "'%.*s': value must be an integer", shown(nlen), name);
+	if (f->type == T_STATESET &&
+	    (v->kind == N_NAN || (num_cmp(v, &num_zero) != 0 && num_cmp(v, &num_one) != 0)))
+		return fail(o, line, "stateset '%.*s': value must be 0 or 1", shown(f->nlen), f->name);
+	if (f->type == T_INFO && (v->kind == N_NAN || num_cmp(v, &num_one) != 0))
+		return fail(o, line, "info '%.*s': value must be 1", shown(f->nlen), f->name);
+	if (f->type == T_SUMMARY && sfx == S_NONE && num_negative(v))
+		return fail(o, line, "summary '%.*s': quantile value must not be negative", shown(f->nlen), f->name);
+	return 0;
+}
+
+static int check_exemplar(struct om *o, size_t line, enum sfx sfx)
+{
+	struct family *f = &o->fam;
+	if (!((f->type == T_COUNTER && sfx == S_TOTAL) || (is_histogram(f->type) && sfx == S_BUCKET)))
+		return fail(o, line, "exemplars are only allowed on counter _total and histogram _bucket samples");
+	size_t cp = 0;
+	for (size_t i = 0; i < o->xs.n; i++)
+		cp += o->xs.l[i].nlen + o->xs.l[i].cp;
+	if (cp > EXEMPLAR_MAX_CODEPOINTS)
+		return fail(o, line, "exemplar labels are %zu code points long (at most %d)", cp,
+			    EXEMPLAR_MAX_CODEPOINTS);
+	return 0;
+}
+
+static int hist_add(struct om *o, size_t line, enum sfx sfx, const struct num *v, const struct num *le)
+{
+	struct family *f = &o->fam;
+	struct hpoint *h = &f->hp;
+	h->active = 1;
+	h->last_line = line;
+	switch (sfx) {
+	case S_BUCKET:
+		if (h->nbuckets && num_cmp(le, &h->le) <= 0)
+			return fail(o, line, "%s '%.*s': buckets must be in increasing order of le", type_name[f->type],
+				    shown(f->nlen), f->name);
+		if (h->nbuckets && num_cmp(v, &h->bval) < 0)
+			return fail(o, line, "%s '%.*s': bucket values must be cumulative (never decrease)",
+				    type_name[f->type], shown(f->nlen), f->name);
+		if (num_negative(le))
+			h->neg_bucket = 1;
+		h->nbuckets++;
+		h->le = *le;
+		h->bval = *v;
+		break;
+	case S_COUNT:
+	case S_GCOUNT:
+		h->have_count = 1;
+		h->count = *v;
+		h->count_line = line;
+		break;
+	case S_SUM:
+		h->have_sum = 1;
+		h->sum_line = line;
+		break;
+	case S_GSUM:
+		h->have_gsum = 1;
+		h->gsum_line = line;
+		if (num_negative(v))
+			h->neg_gsum = 1;
+		break;
+	default:
+		break;
+	}
+	return 0;
+}
+
+static int do_sample(struct om *o, size_t line, const char *p, const char *end)
+{
+	struct family *f = &o->fam;
+	const char *err = NULL, *name = p, *t;
+	struct num val, ts, xval, xts, le = num_zero;
+	int has_ts = 0, has_ex = 0;
+
+	if (!is_name_start(*p))
+		return fail(o, line, "invalid metric name");
+	for (p++; p < end && is_name_char(*p); p++)
+		;
+	size_t nlen = (size_t)(p - name);
+	o->ls.n = 0;
+	o->ls.vals.len = 0;
+	if (p < end && *p == '{' && !(p = parse_labels(&o->ls, p, end, &err)))
+		return fail(o, line, "%s", err);
+	if (p >= end || *p != ' ')
+		return fail(o, line, p >= end ? "missing value" : "expected ' ' after the metric name or labels");
+	t = token_end(++p, end);
+	if (parse_num(o, p, (size_t)(t - p), 1, &val) < 0)
+		return bad_token(o, line, "value", p, t);
+	p = t;
+	if (p < end && ++p >= end)
+		return fail(o, line, "trailing space after the value");
+	if (p < end && *p != '#') {
+		t = token_end(p, end);
+		if (parse_num(o, p, (size_t)(t - p), 0, &ts) < 0)
+			return bad_token(o, line, "timestamp", p, t);
+		has_ts = 1;
+		p = t;
+		if (p < end && (++p >= end || *p != '#'))
+			return fail(o, line, "unexpected text after the timestamp");
+	}
+	if (p < end) { /* exemplar = SP HASH SP labels SP number [SP timestamp] */
+		if (end - p < 3 || p[1] != ' ' || p[2] != '{')
+			return fail(o, line, "invalid exemplar: expected '# {'");
+		if (!(p = parse_labels(&o->xs, p + 2, end, &err)))
+			return fail(o, line, "invalid exemplar: %s", err);
+		if (p >= end || *p != ' ')
+			return fail(o, line, "invalid exemplar: expected ' ' and a value after its labels");
+		t = token_end(++p, end);
+		if (parse_num(o, p, (size_t)(t - p), 1, &xval) < 0)
+			return bad_token(o, line, "exemplar value", p, t);
+		p = t;
+		if (p < end) {
+			t = token_end(++p, end);
+			if (parse_num(o, p, (size_t)(t - p), 0, &xts) < 0)
+				return bad_token(o, line, "exemplar timestamp", p, t);
+			if (t < end)
+				return fail(o, line, "unexpected text after the exemplar");
+		}
+		has_ex = 1;
+	}
+
+	enum sfx sfx = S_NONE;
+	if (!fam_owns(f, name, nlen, &sfx)) {
+		if (f->open && slice_eq(f->name, f->nlen, name, nlen))
+			return fail(o, line, "%s '%.*s': '%.*s' is not one of its sample names", type_name[f->type],
+				    shown(f->nlen), f->name, shown(nlen), name);
+		if (fam_close(o) < 0 || fam_start(o, line, name, nlen) < 0)
+			return -1;
+		sfx = S_NONE;
+	}
+	f->nsamples++;
+	if (check_labels(o, line, sfx, &le) < 0 || check_metric(o, line, name, nlen, sfx, has_ts, &ts) < 0 ||
+	    check_value(o, line, name, nlen, sfx, &val) < 0 || (has_ex && check_exemplar(o, line, sfx) < 0))
+		return -1;
+	if (is_histogram(f->type))
+		return hist_add(o, line, sfx, &val, &le);
+	return 0;
+}
+
+/* ---- the exposition --------------------------------------------------------------------------- */
+
+int om_validate(const char *text, size_t len, size_t *err_line, char *reason, size_t reasonlen)
+{
+	struct om o;
+	int rc = -1;
+	size_t line = 0;
+	if (!text)
+		text = "", len = 0;
+	const char *p = text, *end = text + len;
+	if (reason && reasonlen)
+		reason[0] = '\0';
+	om_init(&o, reason, reasonlen);
+	for (;;) {
+		line++;
+		if (p >= end) {
+			fail(&o, line, "missing # EOF at the end");
+			goto out;
+		}
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		const char *le = nl ? nl : end;
+		if (!utf8_valid((const unsigned char *)p, (size_t)(le - p))) {
+			fail(&o, line, "invalid UTF-8");
+			goto out;
+		}
+		if (line == 1 && le - p >= 3 && memcmp(p, "\xEF\xBB\xBF", 3) == 0) {
+			fail(&o, line, "byte order mark");
+			goto out;
+		}
+		if (le > p && le[-1] == '\r') {
+			fail(&o, line, "carriage return at the end of the line");
+			goto out;
+		}
+		if (le - p == 5 && memcmp(p, "# EOF", 5) == 0) {
+			if (fam_close(&o) < 0)
+				goto out;
+			if (nl && nl + 1 < end) {
+				fail(&o, line + 1, "text after # EOF");
+				goto out;
+			}
+			rc = 0;
+			goto out;
+		}
+		if (le == p) {
+			fail(&o, line, "blank line");
+			goto out;
+		}
+		if ((*p == '#' ? do_metadata(&o, line, p, le) : do_sample(&o, line, p, le)) < 0)
+			goto out;
+		if (!nl) {
+			fail(&o, line, "the last line must be # EOF");
+			goto out;
+		}
+		p = nl + 1;
+	}
+out:
+	if (err_line)
+		*err_line = rc < 0 ? o.err_line : 0;
+	om_free(&o);
+	return rc;
+}
