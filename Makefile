@@ -2,6 +2,7 @@
 # make            build ./slurm-exporter-shim
 # make test       build and run every cmocka test (tests/test_*.c) and script test (tests/*.sh)
 # make asan       the same tests under ASan+UBSan
+# make tsan       the HTTP tests with the daemon under ThreadSanitizer
 # make valgrind   the same tests under valgrind (leak check)
 # make install    DESTDIR, PREFIX honoured
 # make fuzz       libFuzzer targets (clang)
@@ -64,6 +65,11 @@ asan:
 	  CFLAGS="-O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer" \
 	  LDFLAGS="-fsanitize=address,undefined" TEST_SH="$(TEST_SH_SAN)" test
 
+# the daemon's threads (shared fetches, reload, concurrent scrapes) under ThreadSanitizer
+tsan:
+	$(MAKE) BUILD=build-tsan BIN=build-tsan/slurm-exporter-shim CFLAGS="-O1 -g -fsanitize=thread" \
+	  LDFLAGS="-fsanitize=thread" TEST_BINS=build-tsan/tests/test_http TEST_SH= test
+
 valgrind: $(BIN) $(BUILD)/tests/fake_slurmctld $(TEST_BINS)
 	$(MAKE) test TEST_SH= TEST_WRAP="valgrind -q --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite,indirect --show-leak-kinds=definite,indirect"
 
@@ -72,4 +78,4 @@ clean:
 
 include packaging/install.mk
 
-.PHONY: all test asan valgrind clean install fuzz bench
+.PHONY: all test asan tsan valgrind clean install fuzz bench

@@ -1,6 +1,7 @@
 #!/bin/sh
 # The whole test suite, as CI runs it: unit and integration tests (cmocka and shell), then the same
-# tests under ASan+UBSan, then under valgrind. Installs missing Debian packages first.
+# tests under ASan+UBSan, the HTTP tests under TSan, the cmocka tests under valgrind.
+# Installs missing Debian packages first.
 # Prints "N passed, M failed" (suites) last; exits non-zero if any suite failed.
 set -u
 cd "$(dirname "$0")/.."
@@ -22,6 +23,7 @@ suite() {
 suite build make -s
 suite tests make -s test
 suite asan make -s asan
+suite tsan make -s tsan
 suite valgrind make -s valgrind
 echo "suites: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

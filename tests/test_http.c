@@ -85,7 +85,7 @@ static void stop(struct proc *p)
 	p->pid = 0;
 	char *log = tu_slurp(p->log, NULL);
 	if (log && (strstr(log, "ERROR: AddressSanitizer") || strstr(log, "ERROR: LeakSanitizer") ||
-		    strstr(log, "runtime error:")))
+		    strstr(log, "WARNING: ThreadSanitizer") || strstr(log, "runtime error:")))
 		fail_msg("sanitizer report in %s:\n%s", p->log, log);
 	free(log);
 }
