@@ -12,6 +12,7 @@
 
 #include <crypt.h>
 #include <errno.h>
+#include <pthread.h>
 #include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -32,6 +33,7 @@ _Static_assert(7 + sizeof DUMMY_TAIL == BCRYPT_LEN + 1, "dummy hash length");
 struct wc_user {
 	char *name;
 	char *hash;
+	char *verified;          /* last password that matched hash, or NULL (see check_basic_auth) */
 };
 
 struct wc_header {
@@ -1132,6 +1134,10 @@ void webconfig_free(struct webconfig *wc)
 			explicit_bzero(wc->users[i].hash, strlen(wc->users[i].hash));
 			free(wc->users[i].hash);
 		}
+		if (wc->users[i].verified) {
+			explicit_bzero(wc->users[i].verified, strlen(wc->users[i].verified));
+			free(wc->users[i].verified);
+		}
 	}
 	free(wc->users);
 	for (i = 0; i < wc->nheaders; i++)
@@ -1200,28 +1206,50 @@ static int ct_equal(const char *a, const char *b)
 	return d == 0;
 }
 
+/* Guards wc_user.verified. Prometheus sends the same credentials on every scrape, and a bcrypt check
+ * costs tens of milliseconds by design; like exporter-toolkit, a password that verified once for a
+ * user is remembered (one per user, compared in constant time) so the next scrape skips bcrypt. A
+ * wrong password always pays the full bcrypt cost. */
+static pthread_mutex_t verified_lock = PTHREAD_MUTEX_INITIALIZER;
+
 int webconfig_check_basic_auth(const struct webconfig *wc, const char *user, const char *password)
 {
 	struct crypt_data *cd = NULL;
-	const char *hash = NULL, *res;
-	int known, ok = 0;
+	struct wc_user *u = NULL;
+	const char *hash, *res;
+	int ok = 0;
 	size_t i;
 
 	if (!wc || !user || !password || wc->nusers == 0)
 		goto out;
 	for (i = 0; i < wc->nusers; i++) /* no early exit */
-		if (strcmp(wc->users[i].name, user) == 0 && !hash)
-			hash = wc->users[i].hash;
-	known = hash != NULL;
-	if (!known)
-		hash = wc->dummy_hash;
+		if (strcmp(wc->users[i].name, user) == 0 && !u)
+			u = &wc->users[i];
+	if (u) {
+		pthread_mutex_lock(&verified_lock);
+		ok = u->verified && ct_equal(u->verified, password);
+		pthread_mutex_unlock(&verified_lock);
+		if (ok)
+			goto out;
+	}
+	hash = u ? u->hash : wc->dummy_hash;
 	cd = calloc(1, sizeof *cd);
 	if (!cd)
 		goto out;
 	res = crypt_rn(password, hash, cd, (int)sizeof *cd);
 	if (!res || res[0] == '*')
 		goto out;
-	ok = ct_equal(res, hash) & known;
+	ok = ct_equal(res, hash) & (u != NULL);
+	if (ok) {
+		char *copy = strdup(password);
+		pthread_mutex_lock(&verified_lock);
+		if (u->verified) {
+			explicit_bzero(u->verified, strlen(u->verified));
+			free(u->verified);
+		}
+		u->verified = copy;
+		pthread_mutex_unlock(&verified_lock);
+	}
 out:
 	if (cd) {
 		explicit_bzero(cd, sizeof *cd);

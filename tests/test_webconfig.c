@@ -133,6 +133,10 @@ static void test_basic_auth(void **state)
 	assert_int_equal(webconfig_check_basic_auth(wc, "", "secret"), 0);
 	assert_int_equal(webconfig_check_basic_auth(wc, "Alice", "correct horse"), 0);
 	assert_int_equal(webconfig_check_basic_auth(wc, "alice2", "correct horse"), 0);
+	/* the remembered right password (no bcrypt on the next scrape) admits only itself */
+	assert_int_equal(webconfig_check_basic_auth(wc, "alice", "correct horse"), 1);
+	assert_int_equal(webconfig_check_basic_auth(wc, "alice", "correct hors"), 0);
+	assert_int_equal(webconfig_check_basic_auth(wc, "bob", "correct horse"), 0);
 	/* bad arguments */
 	assert_int_equal(webconfig_check_basic_auth(wc, NULL, "secret"), 0);
 	assert_int_equal(webconfig_check_basic_auth(wc, "carol", NULL), 0);
