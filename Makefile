@@ -77,5 +77,6 @@ clean:
 	rm -rf build build-asan build-fuzz $(BIN)
 
 include packaging/install.mk
+include fuzz/fuzz.mk
 
 .PHONY: all test asan tsan valgrind clean install fuzz bench

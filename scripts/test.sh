@@ -1,6 +1,7 @@
 #!/bin/sh
 # The whole test suite, as CI runs it: unit and integration tests (cmocka and shell), then the same
-# tests under ASan+UBSan, the HTTP tests under TSan, the cmocka tests under valgrind.
+# tests under ASan+UBSan, the HTTP tests under TSan, the cmocka tests under valgrind, and each
+# libFuzzer target for FUZZ_SECONDS (60).
 # Installs missing Debian packages first.
 # Prints "N passed, M failed" (suites) last; exits non-zero if any suite failed.
 set -u
@@ -25,5 +26,6 @@ suite tests make -s test
 suite asan make -s asan
 suite tsan make -s tsan
 suite valgrind make -s valgrind
+suite fuzz make -s fuzz-run FUZZ_SECONDS="${FUZZ_SECONDS:-60}"
 echo "suites: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

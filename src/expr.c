@@ -290,14 +290,71 @@ static int parse_label_list(struct parser *p, struct expr *x)
 
 /* Compile a PromQL (RE2) regex with POSIX regcomp, fully anchored as PromQL does. The RE2 classes
  * \d \D \s \S \w \W are translated; RE2 syntax POSIX would read differently ((?..), lazy
- * quantifiers, back-references, escapes inside [...]) is refused rather than silently misread. */
+ * quantifiers, back-references, escapes inside [...]) is refused rather than silently misread.
+ * glibc's regcomp takes time and memory exponential in stacked repetition ("a++++...",
+ * "((a+)+)+...", "(a{1,100}){1,100}"), so, like RE2's own limits, these are refused too: more than
+ * RE_MAX_LEN bytes, two repetition operators in a row, a bound above RE_MAX_REPEAT (also for the
+ * product of nested bounds), repeated groups nested deeper than RE_MAX_NEST, more than RE_MAX_QUANT
+ * repetition operators. */
+#define RE_MAX_LEN 1024
+#define RE_MAX_REPEAT 1000
+#define RE_MAX_NEST 2
+#define RE_MAX_QUANT 32
+#define RE_MAX_GROUPS 64
+
+/* At s a repetition operator? Sets *len (bytes), *copies (how many copies of the atom regcomp
+ * builds for an interval; 1 for * + ?) and checks an interval's bounds. */
+static int repetition_at(const char *s, size_t *len, long *copies, const char **why)
+{
+	*copies = 1;
+	if (*s == '*' || *s == '+' || *s == '?') {
+		*len = 1;
+		return 1;
+	}
+	if (*s != '{')
+		return 0;
+	const char *p = s + 1;
+	long lo = -1, hi = -1;
+	if (*p >= '0' && *p <= '9')
+		lo = strtol(p, (char **)&p, 10);
+	if (*p == ',') {
+		p++;
+		if (*p >= '0' && *p <= '9')
+			hi = strtol(p, (char **)&p, 10);
+	} else {
+		hi = lo;
+	}
+	if (*p != '}' || lo < 0) {
+		*why = "a '{' that is not a repetition {n}, {n,} or {n,m} must be escaped";
+		return -1;
+	}
+	if (lo > RE_MAX_REPEAT || hi > RE_MAX_REPEAT || (hi >= 0 && hi < lo)) {
+		*why = "repetition bound above 1000 or reversed";
+		return -1;
+	}
+	*len = (size_t)(p + 1 - s);
+	*copies = hi > lo ? hi : (lo > 0 ? lo : 1);
+	return 1;
+}
+
 static int compile_re(regex_t *re, const char *src, int cflags, const char **why)
 {
 	struct buf b;
-	int in_class = 0, rc;
+	int in_class = 0, rc, prev_rep = 0, last_depth = 0, nquant = 0;
+	int depth[RE_MAX_GROUPS + 1] = { 0 }; /* deepest repeated nesting inside each open group */
+	long weight[RE_MAX_GROUPS + 1] = { 1 }; /* largest product of interval copies inside it */
+	long last_weight = 1;
+	int ngroup = 0;
+	if (strlen(src) > RE_MAX_LEN) {
+		*why = "regular expression longer than 1024 bytes";
+		return -1;
+	}
 	buf_init(&b, 0);
 	buf_puts(&b, "^(");
 	for (const char *s = src; *s; s++) {
+		size_t replen;
+		long copies;
+		int r;
 		if (in_class) {
 			if (*s == '\\') {
 				*why = "a backslash inside [...] is not supported";
@@ -308,14 +365,57 @@ static int compile_re(regex_t *re, const char *src, int cflags, const char **why
 			buf_putc(&b, *s);
 			continue;
 		}
+		if ((r = repetition_at(s, &replen, &copies, why)) < 0)
+			goto bad;
+		if (r) {
+			if (prev_rep) {
+				*why = (s[0] == '?') ? "lazy quantifiers are not supported" : "two repetition operators in a row";
+				goto bad;
+			}
+			if (++nquant > RE_MAX_QUANT) {
+				*why = "more than 32 repetition operators";
+				goto bad;
+			}
+			/* the repeated atom was a group of nesting last_depth, or a single atom (0) */
+			if (last_depth + 1 > RE_MAX_NEST) {
+				*why = "repeated groups nested too deep";
+				goto bad;
+			}
+			if (depth[ngroup] < last_depth + 1)
+				depth[ngroup] = last_depth + 1;
+			if (last_weight * copies > RE_MAX_REPEAT) {
+				*why = "nested repetition bounds multiply to more than 1000";
+				goto bad;
+			}
+			if (weight[ngroup] < last_weight * copies)
+				weight[ngroup] = last_weight * copies;
+			buf_append(&b, s, replen);
+			s += replen - 1;
+			prev_rep = 1;
+			continue;
+		}
+		prev_rep = 0;
+		last_depth = 0;
+		last_weight = 1;
 		if (*s == '[') {
 			in_class = 1;
 		} else if (*s == '(' && s[1] == '?') {
 			*why = "(?...) groups and flags are not supported";
 			goto bad;
-		} else if ((*s == '*' || *s == '+' || *s == '?' || *s == '}') && s[1] == '?') {
-			*why = "lazy quantifiers are not supported";
-			goto bad;
+		} else if (*s == '(') {
+			if (ngroup == RE_MAX_GROUPS) {
+				*why = "more than 64 groups";
+				goto bad;
+			}
+			depth[++ngroup] = 0;
+			weight[ngroup] = 1;
+		} else if (*s == ')' && ngroup > 0) {
+			last_weight = weight[ngroup];
+			last_depth = depth[ngroup--];
+			if (depth[ngroup] < last_depth)
+				depth[ngroup] = last_depth;
+			if (weight[ngroup] < last_weight)
+				weight[ngroup] = last_weight;
 		} else if (*s == '\\' && s[1]) {
 			static const char *const cls[][2] = { { "d", "[0-9]" }, { "D", "[^0-9]" }, { "s", "[[:space:]]" },
 							      { "S", "[^[:space:]]" }, { "w", "[[:alnum:]_]" },
@@ -416,6 +516,7 @@ err:
 static int parse_label_replace_args(struct parser *p, struct expr *x)
 {
 	static const char *const what[] = { "destination label", "replacement", "source label", "regex" };
+	size_t re_at = p->tpos;
 	for (int i = 0; i < 4; i++) {
 		if (expect(p, T_COMMA, "',' between arguments") < 0)
 			return -1;
@@ -426,6 +527,7 @@ static int parse_label_replace_args(struct parser *p, struct expr *x)
 		x->lr[i] = p->str;
 		p->str = NULL;
 		size_t at = p->tpos;
+		re_at = at;
 		next(p);
 		if ((i == 0 || (i == 2 && *x->lr[2])) && !(ident_start(*x->lr[i]) && !strchr(x->lr[i], ':'))) {
 			fail(p, at, "label_replace(): \"%s\" is not a valid label name", x->lr[i]);
@@ -434,7 +536,7 @@ static int parse_label_replace_args(struct parser *p, struct expr *x)
 	}
 	const char *why;
 	if (compile_re(&x->lr_re, x->lr[3], REG_EXTENDED, &why) < 0) {
-		fail(p, p->tpos, "label_replace(): %s", why);
+		fail(p, re_at, "label_replace(): %s", why);
 		return -1;
 	}
 	x->lr_compiled = 1;

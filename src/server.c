@@ -157,6 +157,7 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 static _Thread_local char *start_reason;
 static _Thread_local size_t start_reason_len;
 
+static void mhd_log(void *cls, const char *fmt, va_list ap) __attribute__((format(printf, 2, 0)));
 static void mhd_log(void *cls, const char *fmt, va_list ap)
 {
 	char line[512], safe[600];

@@ -133,6 +133,7 @@ static void test_functions(void **state)
 	       "{part=\"b\",username=\"bob\"} 4\n"); /* group 9 matched "": label removed */
 	/* RE2 classes are translated for POSIX */
 	EXPECT("slurm_node_cpus{node=~\"n\\\\d\"}", "{node=\"n1\"} 4\n{node=\"n2\"} 8\n{node=\"n3\"} 16\n");
+	EXPECT("slurm_node_cpus{node=~\"(n(1|2)+){1,3}\"}", "{node=\"n1\"} 4\n{node=\"n2\"} 8\n");
 	/* clamp_* follow Go's math.Max/Min: NaN bound gives NaN, infinity wins */
 	EXPECT("clamp_min(slurm_nodes, NaN)", " NaN\n");
 	EXPECT("clamp_max(slurm_nodes, -Inf)", " -Inf\n");
@@ -170,6 +171,13 @@ static void test_compile_errors(void **state)
 	compile_error("a{x=~\"(?i)n1\"}", 5, "(?...) groups");
 	compile_error("a{x=~\"n.*?\"}", 5, "lazy quantifiers");
 	compile_error("a{x=~\"[\\\\d]\"}", 5, "backslash inside");
+	/* stacked repetition makes glibc's regcomp exponential: refused like RE2 does */
+	compile_error("a{x=~\"a++\"}", 5, "two repetition operators in a row");
+	compile_error("a{x=~\"((a+)+)+\"}", 5, "nested too deep");
+	compile_error("a{x=~\"(a{1,100}){1,100}\"}", 5, "multiply to more than 1000");
+	compile_error("a{x=~\"a{1001}\"}", 5, "above 1000");
+	compile_error("a{x=~\"a{x\"}", 5, "must be escaped");
+	compile_error("label_replace(a, \"d\", \"r\", \"l\", \"a**\")", 32, "two repetition operators");
 	compile_error("sum by (a:b) (x)", 8, "label name");
 	compile_error("a # b", 2, "unexpected character");
 	compile_error("label_replace(a, \"1x\", \"\", \"\", \"\")", 17, "not a valid label name");
