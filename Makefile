@@ -78,5 +78,6 @@ clean:
 
 include packaging/install.mk
 include fuzz/fuzz.mk
+include bench/bench.mk
 
 .PHONY: all test asan tsan valgrind clean install fuzz bench

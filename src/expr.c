@@ -4,6 +4,7 @@
 #include "expo.h"
 
 #include <ctype.h>
+#include <stddef.h>
 #include <math.h>
 #include <regex.h>
 #include <stdarg.h>
@@ -55,6 +56,7 @@ struct expr {
 	int without, has_grouping;
 	enum binop op;              /* K_BIN */
 	int is_bool;
+	size_t memo;                /* 1-based slot of a repeated subexpression, 0 if none */
 	enum func fn;               /* K_FUNC */
 	char *lr[4];                /* label_replace: dst, replacement, src, regex */
 	regex_t lr_re;
@@ -784,6 +786,11 @@ struct value {
 	struct vec v;
 };
 
+struct expr_memo {
+	int done;
+	struct value v;
+};
+
 struct evalctx {
 	const struct expr_source *src;
 	struct arena *a;
@@ -848,6 +855,16 @@ static void eval_selector(struct evalctx *c, const struct expr *x, struct vec *o
 	if (f->duplicate) {
 		snprintf(c->err, c->errlen, "input family %s has duplicate series", x->metric);
 		c->failed = 1;
+		return;
+	}
+	if (!x->nm) {
+		/* the whole family: share the payload's samples (same layout, read-only from here) */
+		_Static_assert(sizeof(struct velem) == sizeof(struct expo_sample) &&
+				       offsetof(struct velem, v) == offsetof(struct expo_sample, value) &&
+				       offsetof(struct velem, hash) == offsetof(struct expo_sample, hash),
+			       "velem and expo_sample share a layout");
+		out->e = (struct velem *)f->samples;
+		out->n = f->n;
 		return;
 	}
 	out->e = arena_alloc(c->a, f->n * sizeof(*out->e));
@@ -1170,7 +1187,25 @@ set:;
 	}
 }
 
+static void eval_node(struct evalctx *c, const struct expr *x, struct value *out);
+
+/* Results are never modified after they are made, so a repeated subexpression's first result can
+ * be handed out again. */
 static void eval(struct evalctx *c, const struct expr *x, struct value *out)
+{
+	struct expr_memo *m = x->memo && x->memo <= c->src->nmemo && c->src->memo ? &c->src->memo[x->memo - 1] : NULL;
+	if (m && m->done) {
+		*out = m->v;
+		return;
+	}
+	eval_node(c, x, out);
+	if (m && !c->failed) {
+		m->v = *out;
+		m->done = 1;
+	}
+}
+
+static void eval_node(struct evalctx *c, const struct expr *x, struct value *out)
 {
 	memset(out, 0, sizeof(*out));
 	if (c->failed)
@@ -1261,6 +1296,67 @@ int expr_eval_ex(const struct expr *x, const struct expr_source *src, struct are
 		*out = v.v;
 	}
 	return 0;
+}
+
+/* ---- shared subexpressions ---- */
+
+struct memo_node {
+	struct expr *x;
+	char *text;
+};
+
+static void collect(struct expr *x, struct memo_node **v, size_t *n, size_t *cap)
+{
+	if (!x)
+		return;
+	if (x->kind == K_BIN || x->kind == K_AGG || x->kind == K_FUNC || x->kind == K_NEG) {
+		struct buf b;
+		buf_init(&b, 0);
+		expr_print(x, &b, NULL, NULL);
+		*v = xgrow(*v, cap, *n + 1, sizeof(**v));
+		(*v)[*n].x = x;
+		(*v)[*n].text = buf_steal(&b, NULL);
+		(*n)++;
+	}
+	collect(x->a, v, n, cap);
+	collect(x->b, v, n, cap);
+}
+
+static int memo_cmp(const void *a, const void *b)
+{
+	return strcmp(((const struct memo_node *)a)->text, ((const struct memo_node *)b)->text);
+}
+
+size_t expr_memo_assign(struct expr *const *roots, size_t n)
+{
+	struct memo_node *v = NULL;
+	size_t nv = 0, cap = 0, slots = 0;
+	for (size_t i = 0; i < n; i++)
+		collect(roots[i], &v, &nv, &cap);
+	if (nv > 1)
+		qsort(v, nv, sizeof(*v), memo_cmp);
+	for (size_t i = 0; i < nv;) {
+		size_t j = i + 1;
+		while (j < nv && strcmp(v[i].text, v[j].text) == 0)
+			j++;
+		if (j - i > 1) {
+			slots++;
+			for (size_t k = i; k < j; k++)
+				v[k].x->memo = slots;
+		}
+		i = j;
+	}
+	for (size_t i = 0; i < nv; i++)
+		free(v[i].text);
+	free(v);
+	return slots;
+}
+
+struct expr_memo *expr_memo_alloc(struct arena *a, size_t nmemo)
+{
+	struct expr_memo *m = arena_alloc(a, (nmemo ? nmemo : 1) * sizeof(*m));
+	memset(m, 0, (nmemo ? nmemo : 1) * sizeof(*m));
+	return m;
 }
 
 /* ---- printing back as PromQL ---- */

@@ -43,13 +43,24 @@ void expr_foreach_metric(const struct expr *x, void (*fn)(const char *name, void
 /* 1 if the expression's static type is a number, not a vector. */
 int expr_is_scalar(const struct expr *x);
 
-/* Where input families come from. lookup returns the family or NULL if absent. */
+/* Where input families come from, and (optional) per-scrape storage for shared subexpressions:
+ * memo must have nmemo entries from expr_memo_alloc, fresh for each scrape. */
+struct expr_memo;
 struct expr_source {
 	const struct expo *const *expos;
 	size_t nexpos;
+	struct expr_memo *memo;
+	size_t nmemo;
 };
 
-/* Evaluate into *out (allocated from `a`). A scalar result becomes a one-element unlabelled vector.
+/* Find subexpressions that occur more than once among the trees (the same PromQL text) and number
+ * them, so that evaluating them again in one scrape reuses the first result. Returns how many
+ * memo slots evaluation needs. Call once, after compiling every tree. */
+size_t expr_memo_assign(struct expr *const *roots, size_t n);
+struct expr_memo *expr_memo_alloc(struct arena *a, size_t nmemo);
+
+/* Evaluate into *out (allocated from `a`, or borrowed from a payload: treat it as read-only). A
+ * scalar result becomes a one-element unlabelled vector.
  * Returns 0, or -1 with errmsg set (an input family was ambiguous: duplicate series). */
 int expr_eval(const struct expr *x, const struct expr_source *src, struct arena *a, struct vec *out,
 	      char *errmsg, size_t errlen);

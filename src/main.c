@@ -229,6 +229,7 @@ int main(int argc, char **argv)
 	struct scraper scraper;
 	int have_scraper = 0;
 
+	xmalloc_tune();
 	if (parse_args(argc, argv) < 0)
 		return 2;
 	if (opt.help) {

@@ -321,6 +321,13 @@ struct mapping *mapping_load(const char *path, struct buf *problems)
 	m->rows = xcalloc(json_array_size(rows) + 1, sizeof(*m->rows));
 	for (size_t i = 0; i < json_array_size(rows); i++)
 		load_row(&L, m, i, json_array_get(rows, i));
+	if (!L.nproblems) {
+		struct expr **roots = xcalloc(m->nrows + 1, sizeof(*roots));
+		for (size_t i = 0; i < m->nrows; i++)
+			roots[i] = m->rows[i].expr;
+		m->nmemo = expr_memo_assign(roots, m->nrows);
+		free(roots);
+	}
 out:
 	if (L.nproblems) {
 		mapping_free(m);
@@ -426,8 +433,18 @@ static void eval_row(const struct row *r, const struct expr_source *src, const i
 			return;
 		}
 	const char *missing = NULL;
-	if (expr_eval_ex(r->expr, src, a, &res->v, res->err, sizeof(res->err), &missing) < 0 ||
-	    relabel(r, &res->v, a, res->err, sizeof(res->err)) < 0) {
+	struct vec shared;
+	if (expr_eval_ex(r->expr, src, a, &shared, res->err, sizeof(res->err), &missing) < 0) {
+		res->status = ROW_ERROR;
+		res->v.n = 0;
+		return;
+	}
+	/* the result may be a payload's own samples: the steps below work on a copy */
+	res->v.n = shared.n;
+	res->v.e = arena_alloc(a, (shared.n ? shared.n : 1) * sizeof(*res->v.e));
+	if (shared.n)
+		memcpy(res->v.e, shared.e, shared.n * sizeof(*res->v.e));
+	if (relabel(r, &res->v, a, res->err, sizeof(res->err)) < 0) {
 		res->status = ROW_ERROR;
 		res->v.n = 0;
 		return;
@@ -472,7 +489,7 @@ static void eval_row(const struct row *r, const struct expr_source *src, const i
 void mapping_eval(const struct mapping *m, const char *flags, const struct expo *const expos[EP_COUNT],
 		  const int up[EP_COUNT], struct arena *a, struct row_result *results)
 {
-	struct expr_source src = { expos, EP_COUNT };
+	struct expr_source src = { expos, EP_COUNT, expr_memo_alloc(a, m->nmemo), m->nmemo };
 	for (size_t i = 0; i < m->nrows; i++) {
 		if (!row_enabled(&m->rows[i], flags)) {
 			memset(&results[i], 0, sizeof(results[i]));

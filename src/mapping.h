@@ -36,6 +36,7 @@ struct mapping {
 	struct row *rows;
 	size_t nrows;
 	unsigned endpoints;         /* union over rows (enabled or not) */
+	size_t nmemo;               /* shared subexpressions (expr_memo_assign) */
 };
 
 /* Load and compile. Every problem is appended to `problems` (one per line, "file:line:col: row 'x':

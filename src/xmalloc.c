@@ -1,6 +1,7 @@
 /* xmalloc.c: see xmalloc.h. */
 #include "xmalloc.h"
 
+#include <malloc.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,6 +11,13 @@ static void oom(size_t n)
 {
 	fprintf(stderr, "slurm-exporter-shim: out of memory allocating %zu bytes\n", n);
 	abort();
+}
+
+void xmalloc_tune(void)
+{
+	mallopt(M_MMAP_THRESHOLD, 32 * 1024 * 1024); /* big blocks from the heap, reused */
+	mallopt(M_TRIM_THRESHOLD, 256 * 1024 * 1024); /* do not hand the heap back each scrape */
+	mallopt(M_ARENA_MAX, 4);                       /* connection threads share arenas */
 }
 
 void *xmalloc(size_t n)
