@@ -232,6 +232,9 @@ static void pipeline_once(const struct payload_set *ps, const struct mapping *m,
 	double c0 = cpu_now(), t0 = now();
 	for (int ep = 0; ep < EP_COUNT; ep++) {
 		expo_init(&e[ep]);
+		/* as the daemon parses (payload_parse): every line checked, only the mapping's inputs kept */
+		e[ep].keep = mapping_reads;
+		e[ep].keep_ctx = (void *)m;
 		expo_parse(&e[ep], ps->body[ep], ps->len[ep], 0);
 		ex[ep] = &e[ep];
 		up[ep] = 1;

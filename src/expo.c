@@ -89,24 +89,36 @@ static void add_error(struct expo *e, size_t line, const char *reason)
 	e->nerrors++;
 }
 
+/* Character classes: 1 metric name start, 2 metric name, 4 label name start, 8 label name. */
+static const unsigned char cls[256] = {
+	['_'] = 15, [':'] = 3,
+	['0'] = 10, ['1'] = 10, ['2'] = 10, ['3'] = 10, ['4'] = 10, ['5'] = 10, ['6'] = 10, ['7'] = 10, ['8'] = 10, ['9'] = 10,
+#define L(c) [c] = 15
+	L('a'), L('b'), L('c'), L('d'), L('e'), L('f'), L('g'), L('h'), L('i'), L('j'), L('k'), L('l'), L('m'),
+	L('n'), L('o'), L('p'), L('q'), L('r'), L('s'), L('t'), L('u'), L('v'), L('w'), L('x'), L('y'), L('z'),
+	L('A'), L('B'), L('C'), L('D'), L('E'), L('F'), L('G'), L('H'), L('I'), L('J'), L('K'), L('L'), L('M'),
+	L('N'), L('O'), L('P'), L('Q'), L('R'), L('S'), L('T'), L('U'), L('V'), L('W'), L('X'), L('Y'), L('Z'),
+#undef L
+};
+
 static inline int is_name_start(char c)
 {
-	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' || c == ':';
+	return cls[(unsigned char)c] & 1;
 }
 
 static inline int is_name_char(char c)
 {
-	return is_name_start(c) || (c >= '0' && c <= '9');
+	return cls[(unsigned char)c] & 2;
 }
 
 static inline int is_label_start(char c)
 {
-	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
+	return cls[(unsigned char)c] & 4;
 }
 
 static inline int is_label_char(char c)
 {
-	return is_label_start(c) || (c >= '0' && c <= '9');
+	return cls[(unsigned char)c] & 8;
 }
 
 static const char *skip_ws(const char *p, const char *end)
@@ -356,6 +368,16 @@ static int parse_sample(struct expo *e, const char *p, const char *end, int flag
 		return -1;
 	}
 	/* a trailing "# {...} v" exemplar is accepted and ignored in tolerant mode */
+	if (e->keep) {
+		if (e->skip_name && slice_eq(e->skip_name, e->skip_len, name, nlen))
+			return 0;
+		if (!(e->last && slice_eq(e->last->name, e->last->nlen, name, nlen)) && !e->keep(name, nlen, e->keep_ctx)) {
+			e->skip_name = name;
+			e->skip_len = nlen;
+			return 0;
+		}
+		e->skip_name = NULL;
+	}
 
 	/* samples of a family are contiguous in practice: skip the hash lookup then */
 	struct expo_family *f = e->last && slice_eq(e->last->name, e->last->nlen, name, nlen) ? e->last
@@ -368,6 +390,14 @@ static int parse_sample(struct expo *e, const char *p, const char *end, int flag
 	s->labels = NULL;
 	if (nls) {
 		labels_sort(ls, nls);
+		/* samples of a family carry the same label names: share the previous sample's pointers
+		 * so that label comparisons in evaluation are mostly pointer tests */
+		if (f->n > 1) {
+			const struct expo_sample *prev = &f->samples[f->n - 2];
+			for (uint32_t k = 0; k < nls && k < prev->nlabels; k++)
+				if (slice_eq(ls[k].name, ls[k].nlen, prev->labels[k].name, prev->labels[k].nlen))
+					ls[k].name = prev->labels[k].name;
+		}
 		s->labels = arena_alloc(&e->arena, nls * sizeof(*ls));
 		memcpy(s->labels, ls, nls * sizeof(*ls));
 	}

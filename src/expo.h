@@ -50,8 +50,16 @@ struct expo_error {
 	char reason[96];
 };
 
+/* Which families to store: called once per run of lines of one family; lines of other families are
+ * still checked (a malformed line is still an error) but not kept. */
+typedef int (*expo_keep_fn)(const char *name, size_t len, void *ctx);
+
 struct expo {
 	struct arena arena;
+	expo_keep_fn keep;        /* NULL: keep every family */
+	void *keep_ctx;
+	const char *skip_name;    /* the family of the previous line, when it was not kept */
+	size_t skip_len;
 	struct expo_family *fams;
 	size_t nfams, capfams;
 	uint32_t *htab;          /* open addressing: family index + 1, 0 = empty */

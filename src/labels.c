@@ -33,6 +33,8 @@ int labels_equal(const struct label *a, size_t na, const struct label *b, size_t
 
 static int slice_cmp(const char *a, size_t na, const char *b, size_t nb)
 {
+	if (a == b && na == nb)
+		return 0;
 	size_t n = na < nb ? na : nb;
 	int c = n ? memcmp(a, b, n) : 0;
 	if (c)

@@ -48,6 +48,9 @@ void mapping_free(struct mapping *m)
 	for (size_t i = 0; i < m->nrows; i++)
 		row_clear(&m->rows[i]);
 	free(m->rows);
+	for (size_t i = 0; i < m->ninputs; i++)
+		free(m->inputs[i]);
+	free(m->inputs);
 	free(m->path);
 	free(m);
 }
@@ -254,6 +257,60 @@ static void load_row(struct loader *L, struct mapping *m, size_t ri, json_t *jr)
 	m->nrows++;
 }
 
+struct inputs {
+	char **v;
+	size_t n, cap;
+};
+
+static void add_input(const char *name, void *ctx)
+{
+	struct inputs *in = ctx;
+	in->v = xgrow(in->v, &in->cap, in->n + 1, sizeof(*in->v));
+	in->v[in->n++] = xstrdup(name);
+}
+
+static int str_cmp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static void collect_inputs(struct mapping *m)
+{
+	struct inputs in = { 0 };
+	for (size_t i = 0; i < m->nrows; i++)
+		expr_foreach_metric(m->rows[i].expr, add_input, &in);
+	if (in.n > 1)
+		qsort(in.v, in.n, sizeof(*in.v), str_cmp);
+	size_t u = 0;
+	for (size_t i = 0; i < in.n; i++)
+		if (u && !strcmp(in.v[u - 1], in.v[i]))
+			free(in.v[i]);
+		else
+			in.v[u++] = in.v[i];
+	m->inputs = in.v;
+	m->ninputs = u;
+}
+
+int mapping_reads(const char *name, size_t len, void *ctx)
+{
+	const struct mapping *m = ctx;
+	size_t lo = 0, hi = m->ninputs;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		const char *s = m->inputs[mid];
+		int c = strncmp(s, name, len);
+		if (!c)
+			c = s[len] ? 1 : 0;
+		if (!c)
+			return 1;
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return 0;
+}
+
 static char *slurp(const char *path, size_t max, size_t *len, char *err, size_t errlen)
 {
 	FILE *f = fopen(path, "rb");
@@ -327,6 +384,7 @@ struct mapping *mapping_load(const char *path, struct buf *problems)
 			roots[i] = m->rows[i].expr;
 		m->nmemo = expr_memo_assign(roots, m->nrows);
 		free(roots);
+		collect_inputs(m);
 	}
 out:
 	if (L.nproblems) {
@@ -418,6 +476,55 @@ static int missing_matters(const struct expr_source *src, const char *name)
 	return !e || e->nfams > 0;
 }
 
+/* Sort by label set. Results are usually a few runs already in order (one per branch of an `or`,
+ * each in the payload's order), so this is a natural merge sort: find the runs, merge neighbours
+ * until one is left, O(n log runs). The scratch space comes from the arena. */
+static void sort_series(struct vec *v, struct arena *a)
+{
+	size_t n = v->n, nruns = 0;
+	size_t *runs = NULL;
+	for (size_t i = 1; i <= n; i++)
+		if (i == n || elem_cmp(&v->e[i - 1], &v->e[i]) > 0)
+			nruns++;
+	if (nruns <= 1)
+		return;
+	runs = arena_alloc(a, (nruns + 1) * sizeof(*runs));
+	nruns = 0;
+	runs[nruns++] = 0;
+	for (size_t i = 1; i < n; i++)
+		if (elem_cmp(&v->e[i - 1], &v->e[i]) > 0)
+			runs[nruns++] = i;
+	runs[nruns] = n;
+	struct velem *src = v->e, *dst = arena_alloc(a, n * sizeof(*dst));
+	while (nruns > 1) {
+		size_t out = 0;
+		for (size_t r = 0; r < nruns; r += 2) {
+			size_t lo = runs[r];
+			if (r + 1 == nruns) { /* the odd run out is carried over as it is */
+				memcpy(dst + lo, src + lo, (n - lo) * sizeof(*dst));
+				runs[out++] = lo;
+				break;
+			}
+			size_t mid = runs[r + 1], hi = runs[r + 2]; /* runs[nruns] == n */
+			size_t i = lo, j = mid, k = lo;
+			while (i < mid && j < hi)
+				dst[k++] = elem_cmp(&src[j], &src[i]) < 0 ? src[j++] : src[i++];
+			while (i < mid)
+				dst[k++] = src[i++];
+			while (j < hi)
+				dst[k++] = src[j++];
+			runs[out++] = lo;
+		}
+		runs[out] = n;
+		nruns = out;
+		struct velem *t = src;
+		src = dst;
+		dst = t;
+	}
+	if (src != v->e)
+		memcpy(v->e, src, n * sizeof(*src));
+}
+
 static void eval_row(const struct row *r, const struct expr_source *src, const int up[EP_COUNT], struct arena *a,
 		     struct row_result *res)
 {
@@ -475,8 +582,7 @@ static void eval_row(const struct row *r, const struct expr_source *src, const i
 		snprintf(res->err, sizeof(res->err), "the expression gave no series");
 		return;
 	}
-	if (res->v.n > 1)
-		qsort(res->v.e, res->v.n, sizeof(*res->v.e), elem_cmp);
+	sort_series(&res->v, a);
 	for (size_t i = 1; i < res->v.n; i++)
 		if (elem_cmp(&res->v.e[i - 1], &res->v.e[i]) == 0) {
 			res->status = ROW_ERROR;

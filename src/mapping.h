@@ -37,7 +37,12 @@ struct mapping {
 	size_t nrows;
 	unsigned endpoints;         /* union over rows (enabled or not) */
 	size_t nmemo;               /* shared subexpressions (expr_memo_assign) */
+	char **inputs;              /* sorted, unique native names the rows read */
+	size_t ninputs;
 };
+
+/* expo_keep_fn over a mapping's inputs (ctx: the mapping): only these families need storing. */
+int mapping_reads(const char *name, size_t len, void *ctx);
 
 /* Load and compile. Every problem is appended to `problems` (one per line, "file:line:col: row 'x':
  * message"); returns NULL if there was any. problems may be NULL. */

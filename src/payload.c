@@ -92,14 +92,25 @@ void payload_finish(struct payload *p, const char *transport_err)
 			 "%s: empty answer (is MetricsType=metrics/openmetrics set in slurm.conf?)", ep->path);
 		return;
 	}
+	p->ok = 1;
+}
+
+void payload_parse(struct payload *p, expo_keep_fn keep, void *ctx)
+{
+	const struct endpoint_info *ep = &endpoints[p->ep];
+	if (!p->ok)
+		return;
+	p->expo.keep = keep;
+	p->expo.keep_ctx = ctx;
 	p->parse_errors = expo_parse(&p->expo, p->body ? p->body : "", p->len, 0);
+	p->expo.keep = NULL; /* the filter's owner may go away; the payload stays */
+	p->expo.keep_ctx = NULL;
 	if (p->parse_errors) {
+		p->ok = 0;
 		const struct expo_error *e = &p->expo.errors[0];
 		snprintf(p->reason, sizeof(p->reason), "%s: %zu malformed line(s), first at line %zu: %s", ep->path,
 			 p->parse_errors, e->line, e->reason);
-		return;
 	}
-	p->ok = 1;
 }
 
 struct payload *payload_replay(const char *dir, enum endpoint ep, size_t max_body)

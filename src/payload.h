@@ -21,15 +21,19 @@ struct payload {
 	size_t parse_errors;
 	double seconds;          /* fetch duration */
 	double at;               /* monotonic time the fetch finished */
+	unsigned gen;            /* the scraper's mapping generation it was parsed for */
 	char reason[240];        /* why it is not ok: one line for logs and the 503 body */
 };
 
 struct payload *payload_new(enum endpoint ep);
 struct payload *payload_ref(struct payload *p);
 void payload_unref(struct payload *p);
-/* Classify (HTTP status, empty body) and parse. transport_err: NULL when the transfer completed. */
+/* Classify (transport error, HTTP status, empty body). transport_err: NULL when the transfer completed. */
 void payload_finish(struct payload *p, const char *transport_err);
-/* Read DIR/<endpoint file> into a finished payload. A missing file is a failed endpoint. */
+/* Parse a payload that payload_finish found usable, storing the families keep() wants (NULL: all).
+ * Any malformed line makes it unusable. Call before sharing the payload. */
+void payload_parse(struct payload *p, expo_keep_fn keep, void *ctx);
+/* Read DIR/<endpoint file> into a finished (not yet parsed) payload. A missing file is a failed endpoint. */
 struct payload *payload_replay(const char *dir, enum endpoint ep, size_t max_body);
 double mono_now(void);
 

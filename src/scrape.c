@@ -62,6 +62,7 @@ void scrape_set_mapping(struct scraper *s, struct mapping *m)
 		r->refs = 1;
 		mapref_put(s->map);
 		s->map = r;
+		s->gen++; /* answers parsed for the old table are not reused: it may read other families */
 	}
 	pthread_mutex_unlock(&s->mu);
 }
@@ -83,9 +84,10 @@ static void log_transition(struct scraper *s, const struct payload *p)
 	}
 }
 
-/* Get a payload for every endpoint in `need`: reuse a fresh one, wait for one in flight, or fetch. */
-static void get_payloads(struct scraper *s, unsigned need, double timeout_s, struct payload *mine[EP_COUNT],
-			 unsigned long fetches[EP_COUNT])
+/* Get a payload for every endpoint in `need`: reuse a fresh one, wait for one in flight, or fetch.
+ * New payloads are parsed for mapping m (only the families it reads are stored). */
+static void get_payloads(struct scraper *s, const struct mapping *m, unsigned gen, unsigned need, double timeout_s,
+			 struct payload *mine[EP_COUNT], unsigned long fetches[EP_COUNT])
 {
 	unsigned fetch = 0, wait = 0;
 	double now = mono_now(), deadline = now + timeout_s;
@@ -98,9 +100,12 @@ static void get_payloads(struct scraper *s, unsigned need, double timeout_s, str
 			continue;
 		if (s->slot[ep].inflight)
 			wait |= 1u << ep;
-		else if (s->slot[ep].p && now - s->slot[ep].p->at < s->cfg.min_interval)
+		else if (s->slot[ep].p && s->slot[ep].p->gen == gen && now - s->slot[ep].p->at < s->cfg.min_interval)
 			mine[ep] = payload_ref(s->slot[ep].p);
 		else {
+			/* the old answer is not served again: let it go now, not after the new one is in */
+			payload_unref(s->slot[ep].p);
+			s->slot[ep].p = NULL;
 			s->slot[ep].inflight = 1;
 			fetch |= 1u << ep;
 		}
@@ -115,6 +120,11 @@ static void get_payloads(struct scraper *s, unsigned need, double timeout_s, str
 		} else {
 			fetch_endpoints(&s->cfg.fetch, fetch, timeout_s, got);
 		}
+		for (int ep = 0; ep < EP_COUNT; ep++)
+			if (got[ep]) {
+				payload_parse(got[ep], mapping_reads, (void *)m);
+				got[ep]->gen = gen;
+			}
 	}
 
 	pthread_mutex_lock(&s->mu);
@@ -265,6 +275,7 @@ int scrape_run(struct scraper *s, double timeout_s, struct buf *out)
 
 	pthread_mutex_lock(&s->mu);
 	struct mapref *mr = s->map;
+	unsigned gen = s->gen;
 	mr->refs++;
 	int reload_ok = s->reload_ok;
 	double reload_time = s->reload_time;
@@ -273,7 +284,7 @@ int scrape_run(struct scraper *s, double timeout_s, struct buf *out)
 
 	unsigned need = mapping_endpoints(m, s->cfg.flags);
 	unsigned long fetches[EP_COUNT];
-	get_payloads(s, need, timeout_s, p, fetches);
+	get_payloads(s, mr->m, gen, need, timeout_s, p, fetches);
 	/* An empty jobs-users-accts answer means "no jobs in memory" only if slurmctld serves metrics
 	 * at all: when /metrics/jobs failed too (MetricsType unset answers every endpoint with an empty
 	 * 200), the empty answer proves nothing and its families are left out. */

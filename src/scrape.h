@@ -35,6 +35,7 @@ struct scraper {
 		unsigned long fetches;
 	} slot[EP_COUNT];
 	struct mapref *map;
+	unsigned gen;             /* bumped when the mapping changes */
 	int reload_ok;
 	double reload_time;       /* unix time of the last reload attempt */
 };

@@ -202,6 +202,32 @@ static void test_row_pipeline(void **state)
 	free(got);
 }
 
+/* Series come out sorted by label set whatever order (and however many sorted runs) they came in. */
+static void test_output_sorted(void **state)
+{
+	(void)state;
+	struct buf p;
+	buf_init(&p, 0);
+	for (unsigned i = 0; i < 500; i++) /* a permutation of 0..499 with many runs */
+		buf_printf(&p, "slurm_user_jobs_pending{username=\"u%03u\"} %u\n", (i * 263 + 17) % 500, i + 1);
+	buf_putc(&p, '\0');
+	const char *j = "{\"metrics\": [" ROW("slurm_user_jobs_pending", "\"expr\": \"slurm_user_jobs_pending\"") "]}";
+	char *got = run_rows(j, p.data, 1, "");
+	const char *prev = NULL;
+	int lines = 0;
+	for (char *line = strtok(got, "\n"); line; line = strtok(NULL, "\n")) {
+		if (strncmp(line, "slurm_user_jobs_pending{", 24))
+			continue;
+		if (prev && strcmp(prev, line) >= 0)
+			fail_msg("not sorted: %s before %s", prev, line);
+		prev = line;
+		lines++;
+	}
+	assert_int_equal(lines, 500);
+	free(got);
+	buf_free(&p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -210,6 +236,7 @@ int main(void)
 		cmocka_unit_test(test_all_problems_reported),
 		cmocka_unit_test(test_shape_errors),
 		cmocka_unit_test(test_row_pipeline),
+		cmocka_unit_test(test_output_sorted),
 	};
 	return cmocka_run_group_tests_name("mapping", tests, NULL, NULL);
 }
