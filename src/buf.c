@@ -50,6 +50,16 @@ static int reserve(struct buf *b, size_t n)
 	return 0;
 }
 
+void buf_reserve(struct buf *b, size_t n)
+{
+	if (b->max && n > b->max - (b->len < b->max ? b->len : b->max))
+		n = b->max > b->len ? b->max - b->len : 0;
+	if (b->len + n + 1 > b->cap) {
+		b->cap = b->len + n + 1;
+		b->data = xrealloc(b->data, b->cap);
+	}
+}
+
 int buf_append(struct buf *b, const void *p, size_t n)
 {
 	if (reserve(b, n) < 0)

@@ -19,6 +19,8 @@ void buf_init(struct buf *b, size_t max);   /* max 0 = unlimited */
 void buf_free(struct buf *b);
 char *buf_steal(struct buf *b, size_t *len); /* NUL-terminated; buffer is reset */
 int buf_append(struct buf *b, const void *p, size_t n); /* 0 ok, -1 over cap */
+/* Make room for n more bytes in one allocation (a size known in advance); never past the cap. */
+void buf_reserve(struct buf *b, size_t n);
 int buf_puts(struct buf *b, const char *s);
 int buf_putc(struct buf *b, char c);
 int buf_printf(struct buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -1198,7 +1198,11 @@ static void eval(struct evalctx *c, const struct expr *x, struct value *out)
 		*out = m->v;
 		return;
 	}
+	struct arena *row = c->a;
+	if (m && c->src->memo_arena)
+		c->a = c->src->memo_arena; /* a shared result must outlive the row that made it */
 	eval_node(c, x, out);
+	c->a = row;
 	if (m && !c->failed) {
 		m->v = *out;
 		m->done = 1;

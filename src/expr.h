@@ -51,6 +51,7 @@ struct expr_source {
 	size_t nexpos;
 	struct expr_memo *memo;
 	size_t nmemo;
+	struct arena *memo_arena;   /* where shared results live (outlives each row's arena); NULL: same */
 };
 
 /* Find subexpressions that occur more than once among the trees (the same PromQL text) and number

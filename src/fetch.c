@@ -27,6 +27,12 @@ static size_t on_data(char *ptr, size_t size, size_t nmemb, void *ud)
 {
 	struct xfer *x = ud;
 	size_t n = size * nmemb;
+	if (!x->body.cap) {
+		/* slurmctld sends Content-Length: take the body in one allocation of that size */
+		curl_off_t cl = -1;
+		if (curl_easy_getinfo(x->h, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &cl) == CURLE_OK && cl > 0)
+			buf_reserve(&x->body, (size_t)cl);
+	}
 	if (buf_append(&x->body, ptr, n) < 0) {
 		x->too_big = 1;
 		return 0; /* aborts the transfer */

@@ -592,16 +592,29 @@ static void eval_row(const struct row *r, const struct expr_source *src, const i
 		}
 }
 
+void mapping_scrape_begin(const struct mapping *m, const struct expo *const expos[EP_COUNT], const int up[EP_COUNT],
+			  struct arena *scrape_arena, struct mapping_scrape *ms)
+{
+	ms->src = (struct expr_source){ expos, EP_COUNT, expr_memo_alloc(scrape_arena, m->nmemo), m->nmemo, scrape_arena };
+	ms->up = up;
+}
+
+void mapping_eval_row(const struct mapping *m, size_t i, const char *flags, const struct mapping_scrape *ms,
+		      struct arena *row_arena, struct row_result *res)
+{
+	if (!row_enabled(&m->rows[i], flags)) {
+		memset(res, 0, sizeof(*res));
+		res->status = ROW_DISABLED;
+		return;
+	}
+	eval_row(&m->rows[i], &ms->src, ms->up, row_arena, res);
+}
+
 void mapping_eval(const struct mapping *m, const char *flags, const struct expo *const expos[EP_COUNT],
 		  const int up[EP_COUNT], struct arena *a, struct row_result *results)
 {
-	struct expr_source src = { expos, EP_COUNT, expr_memo_alloc(a, m->nmemo), m->nmemo };
-	for (size_t i = 0; i < m->nrows; i++) {
-		if (!row_enabled(&m->rows[i], flags)) {
-			memset(&results[i], 0, sizeof(results[i]));
-			results[i].status = ROW_DISABLED;
-			continue;
-		}
-		eval_row(&m->rows[i], &src, up, a, &results[i]);
-	}
+	struct mapping_scrape ms;
+	mapping_scrape_begin(m, expos, up, a, &ms);
+	for (size_t i = 0; i < m->nrows; i++)
+		mapping_eval_row(m, i, flags, &ms, a, &results[i]);
 }

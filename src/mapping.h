@@ -69,6 +69,19 @@ struct row_result {
 	char err[160];
 };
 
+/* One scrape's evaluation state: the payloads, which endpoints are up, and the results of shared
+ * subexpressions (in scrape_arena, which must live until the last row is evaluated). */
+struct mapping_scrape {
+	struct expr_source src;
+	const int *up;
+};
+
+void mapping_scrape_begin(const struct mapping *m, const struct expo *const expos[EP_COUNT], const int up[EP_COUNT],
+			  struct arena *scrape_arena, struct mapping_scrape *ms);
+/* Evaluate row i; its series live in row_arena (which may be reset once they are written). */
+void mapping_eval_row(const struct mapping *m, size_t i, const char *flags, const struct mapping_scrape *ms,
+		      struct arena *row_arena, struct row_result *res);
+
 /* Evaluate every row. up[ep] says whether endpoint ep delivered a usable payload; expos[ep] is its
  * parsed payload (NULL if down). results must have m->nrows entries. */
 void mapping_eval(const struct mapping *m, const char *flags, const struct expo *const expos[EP_COUNT],

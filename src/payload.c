@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
 static pthread_mutex_t ref_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -132,6 +133,9 @@ struct payload *payload_replay(const char *dir, enum endpoint ep, size_t max_bod
 		return p;
 	}
 	buf_init(&b, max_body);
+	struct stat st;
+	if (fstat(fileno(f), &st) == 0 && st.st_size > 0)
+		buf_reserve(&b, (size_t)st.st_size); /* one allocation of the right size */
 	while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0)
 		if (buf_append(&b, chunk, n) < 0)
 			break;

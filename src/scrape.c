@@ -310,13 +310,20 @@ int scrape_run(struct scraper *s, double timeout_s, struct buf *out)
 		goto out;
 	}
 
+	/* rows are evaluated and written one at a time, each row's series in an arena reset after it is
+	 * written, so memory holds one row's series at a time (plus shared subexpressions) */
+	struct arena row_a;
+	struct mapping_scrape ms;
 	arena_init(&a);
+	arena_init(&row_a);
 	out->max = s->cfg.max_output ? out->len + s->cfg.max_output : 0;
 	struct row_result *res = xcalloc(m->nrows + 1, sizeof(*res));
 	const char **overflowed = xcalloc(m->nrows + 1, sizeof(*overflowed));
-	mapping_eval(m, s->cfg.flags, ex, up, &a, res);
+	mapping_scrape_begin(m, ex, up, &a, &ms);
+	buf_reserve(out, s->last_output + s->last_output / 8); /* about last scrape's size, in one go */
 	for (size_t i = 0; i < m->nrows; i++) {
 		const struct row *r = &m->rows[i];
+		mapping_eval_row(m, i, s->cfg.flags, &ms, &row_a, &res[i]);
 		if (res[i].status == ROW_OK) {
 			/* a family with no series (no jobs) keeps its HELP/TYPE, so every legacy name
 			 * the table serves is visible whatever the cluster state */
@@ -325,10 +332,16 @@ int scrape_run(struct scraper *s, double timeout_s, struct buf *out)
 		} else if (res[i].status == ROW_ERROR || res[i].status == ROW_NO_INPUT) {
 			log_left_out_once(r->name, res[i].err);
 		}
+		res[i].v.e = NULL; /* gone with the row's arena */
+		res[i].v.n = 0;
+		arena_reset(&row_a);
 	}
 	/* self metrics are small and always fit: no cap for them */
 	out->max = 0;
 	write_self(fetches, out, p, up, need, m, res, overflowed, started, reload_ok, reload_time);
+	pthread_mutex_lock(&s->mu);
+	s->last_output = out->len;
+	pthread_mutex_unlock(&s->mu);
 	free(overflowed);
 	free(res);
 	arena_reset(&a);

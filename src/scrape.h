@@ -36,6 +36,7 @@ struct scraper {
 	} slot[EP_COUNT];
 	struct mapref *map;
 	unsigned gen;             /* bumped when the mapping changes */
+	size_t last_output;       /* bytes of the last scrape's output (to size the next one) */
 	int reload_ok;
 	double reload_time;       /* unix time of the last reload attempt */
 };

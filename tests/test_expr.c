@@ -26,7 +26,7 @@ static char *eval_str(const char *src)
 	if (!x)
 		fail_msg("compile \"%s\": %s at %zu", src, err, pos);
 	const struct expo *ex[1] = { &e };
-	struct expr_source s = { ex, 1, NULL, 0 };
+	struct expr_source s = { ex, 1, NULL, 0, NULL };
 	arena_init(&a);
 	assert_int_equal(expr_eval(x, &s, &a, &v, err, sizeof(err)), 0);
 	struct buf b;
