@@ -29,6 +29,7 @@
 # "N passed, M failed"; exits non-zero on failure.
 set -u
 cd "$(dirname "$0")/.." || exit 1
+. tests/lib.sh
 
 SHIM_BIN=${SHIM_BIN:-./slurm-exporter-shim}
 FAKE_SLURMCTLD=${FAKE_SLURMCTLD:-build/tests/fake_slurmctld}
@@ -52,13 +53,6 @@ SHIM_PID=
 SAMPLER_PID=
 WRK_PID=
 
-killwait() { # killwait PID...: SIGTERM and reap each
-	for p in "$@"; do
-		[ -n "$p" ] || continue
-		kill "$p" 2>/dev/null
-		wait "$p" 2>/dev/null
-	done
-}
 cleanup() {
 	killwait "$WRK_PID" "$SAMPLER_PID" "$SHIM_PID" "$FAKE_PID"
 	WRK_PID= SAMPLER_PID= SHIM_PID= FAKE_PID=
@@ -67,10 +61,6 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-ok() { PASS=$((PASS + 1)); echo "ok   $1"; }
-bad() { FAIL=$((FAIL + 1)); echo "FAIL $1"; }
-check() { name=$1; shift; if "$@"; then ok "$name"; else bad "$name"; fi; }
-finish() { echo "$PASS passed, $FAIL failed"; [ "$FAIL" -eq 0 ]; exit $?; }
 
 for tool in wrk curl; do
 	if ! command -v $tool >/dev/null 2>&1; then
@@ -87,7 +77,6 @@ for f in "$SHIM_BIN" "$FAKE_SLURMCTLD"; do
 	fi
 done
 
-rand_port() { echo $((20000 + $(od -An -N2 -tu2 /dev/urandom | tr -d ' ') % 40000)); }
 now() { date +%s.%N; }
 status_kb() { awk -v k="$2:" '$1 == k { print $2 }' "/proc/$1/status" 2>/dev/null; } # status_kb PID VmRSS
 threads() { awk '$1 == "Threads:" { print $2 }' "/proc/$1/status" 2>/dev/null; }

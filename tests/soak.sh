@@ -39,6 +39,7 @@
 # Prints "figures: ..." per phase and, last, "N passed, M failed"; exits non-zero on failure.
 set -u
 cd "$(dirname "$0")/.." || exit 1
+. tests/lib.sh
 
 SHIM_BIN=${SHIM_BIN:-./slurm-exporter-shim}
 FAKE_SLURMCTLD=${FAKE_SLURMCTLD:-build/tests/fake_slurmctld}
@@ -62,13 +63,6 @@ FAKE_PID=
 SHIM_PID=
 CURL_PID=
 
-killwait() {
-	for p in "$@"; do
-		[ -n "$p" ] || continue
-		kill "$p" 2>/dev/null
-		wait "$p" 2>/dev/null
-	done
-}
 cleanup() {
 	killwait "$CURL_PID" "$SHIM_PID" "$FAKE_PID"
 	CURL_PID= SHIM_PID= FAKE_PID=
@@ -77,10 +71,6 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-ok() { PASS=$((PASS + 1)); echo "ok   $1"; }
-bad() { FAIL=$((FAIL + 1)); echo "FAIL $1"; }
-check() { name=$1; shift; if "$@"; then ok "$name"; else bad "$name"; fi; }
-finish() { echo "$PASS passed, $FAIL failed"; [ "$FAIL" -eq 0 ]; exit $?; }
 
 for tool in valgrind curl; do
 	command -v $tool >/dev/null 2>&1 || { bad "$tool is not installed (apt-get install $tool)"; finish; }
@@ -91,7 +81,6 @@ done
 
 if grep -qa __asan_init "$SHIM_BIN"; then ASAN=1; else ASAN=0; fi
 
-rand_port() { echo $((20000 + $(od -An -N2 -tu2 /dev/urandom | tr -d ' ') % 40000)); }
 rss_kb() { awk '$1 == "VmRSS:" { print $2 }' "/proc/$1/status" 2>/dev/null; }
 secs() { date +%s; }
 # heap_bytes PID: bytes the shim has allocated and not freed, from valgrind's gdbserver (empty if
