@@ -313,6 +313,7 @@ static void test_total_failures(void **state)
 	expect_503("cut", "/metrics/nodes:", NULL);
 	expect_503("cutline", "malformed line", NULL);
 	expect_503("hang", "imeout", NULL);
+	expect_503("drip", "imeout", NULL); /* one byte every 200 ms: the deadline still holds */
 	expect_503("close", "/metrics/scheduler:", NULL);
 	expect_503("huge", "--slurmctld.max-body", "--slurmctld.max-body=100000");
 	expect_503("huge-nolength", "--slurmctld.max-body", "--slurmctld.max-body=100000");
