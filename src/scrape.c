@@ -276,6 +276,7 @@ int scrape_run(struct scraper *s, double timeout_s, struct buf *out)
 	pthread_mutex_lock(&s->mu);
 	struct mapref *mr = s->map;
 	unsigned gen = s->gen;
+	size_t last_output = s->last_output;
 	mr->refs++;
 	int reload_ok = s->reload_ok;
 	double reload_time = s->reload_time;
@@ -320,7 +321,7 @@ int scrape_run(struct scraper *s, double timeout_s, struct buf *out)
 	struct row_result *res = xcalloc(m->nrows + 1, sizeof(*res));
 	const char **overflowed = xcalloc(m->nrows + 1, sizeof(*overflowed));
 	mapping_scrape_begin(m, ex, up, &a, &ms);
-	buf_reserve(out, s->last_output + s->last_output / 8); /* about last scrape's size, in one go */
+	buf_reserve(out, last_output + last_output / 8); /* about last scrape's size, in one go */
 	for (size_t i = 0; i < m->nrows; i++) {
 		const struct row *r = &m->rows[i];
 		mapping_eval_row(m, i, s->cfg.flags, &ms, &row_a, &res[i]);

@@ -7,7 +7,7 @@
 #       SCRAPES=10000 sh tests/soak.sh
 #
 # Phase 1, under valgrind: the shim runs as
-#   valgrind --leak-check=full --error-exitcode=99 SHIM --slurmctld.min-interval MIN_INTERVAL ...
+#   valgrind --leak-check=full --error-exitcode=99 --freelist-vol=2000000 SHIM --slurmctld.min-interval ...
 # MIN_INTERVAL defaults to 0: every scrape then fetches all five endpoints through libcurl and
 # parses them, so the whole fetch/parse/evaluate/write path runs SCRAPES times (with the default 5 s
 # nearly every scrape would reuse the cached answers and only evaluate and write).
@@ -15,8 +15,10 @@
 # curl process per batch; batches alternate between a new connection per request (Connection:
 # close: a new libmicrohttpd thread each time) and one keep-alive connection for the whole batch.
 # After each batch two figures are sampled:
-#   - VmRSS of the valgrind process: the shim plus valgrind's own memory (shadow memory, the 20 MB
-#     queue of freed blocks, translation cache, stack-trace tables), which keeps filling slowly;
+#   - VmRSS of the valgrind process: the shim plus valgrind's own memory (shadow memory, the queue
+#     of freed blocks, translation cache, stack-trace tables). The queue (valgrind holds freed
+#     blocks back to catch use-after-free) is cut from 20 MB to 2 MB, so that it fills within the
+#     first batch and RSS growth after it is the shim's own;
 #   - the shim's heap in use, exactly, from valgrind's gdbserver: `vgdb --pid PID leak_check summary
 #     any` (definitely + indirectly + possibly lost + still reachable bytes; a live process always has
 #     some "possibly lost" thread blocks, which are freed at exit).
@@ -202,7 +204,7 @@ scrape_loop() {
 # ---------------------------------------------------------------- phase 1: valgrind
 if [ "$ASAN" -eq 1 ]; then
 	echo "skip phase 1: $SHIM_BIN is a sanitizer build, which valgrind cannot run (LeakSanitizer checks phase 2)"
-elif start_shim valgrind --leak-check=full --error-exitcode=99 --log-file="$TMP/valgrind.log"; then
+elif start_shim valgrind --leak-check=full --error-exitcode=99 --freelist-vol=2000000 --log-file="$TMP/valgrind.log"; then
 	RSS_START=$(rss_kb "$SHIM_PID")
 	echo "soak (valgrind): $SCRAPES scrapes of $URL, --slurmctld.min-interval $MIN_INTERVAL, sampled every $SAMPLE_EVERY"
 	scrape_loop "$SCRAPES" 1
