@@ -1,5 +1,6 @@
 # tests/lib.sh: helpers shared by the shell load and soak tests (sourced, not run).
-# The caller sets PASS=0 FAIL=0 before using ok/bad/check/finish.
+# The caller sets PASS=0 FAIL=0 before using ok/bad/check/finish, and TMP, STATE, MAPPING,
+# MIN_INTERVAL, SHIM_BIN, FAKE_SLURMCTLD before starting processes.
 
 # killwait PID...: SIGTERM and reap each (empty arguments are skipped)
 killwait() {
@@ -19,3 +20,46 @@ finish() { echo "$PASS passed, $FAIL failed"; [ "$FAIL" -eq 0 ]; exit $?; }
 
 # a random port in 20000-59999 (callers retry when it is taken)
 rand_port() { echo $((20000 + $(od -An -N2 -tu2 /dev/urandom | tr -d ' ') % 40000)); }
+
+# start_fake: fake_slurmctld serving $STATE on a port it picks; sets FAKE_PID, FAKE_PORT.
+start_fake() {
+	rm -f "$TMP/fake.port"
+	"$FAKE_SLURMCTLD" --port 0 --port-file "$TMP/fake.port" --dir "$STATE" 2>"$TMP/fake.log" &
+	FAKE_PID=$!
+	i=0
+	while [ ! -s "$TMP/fake.port" ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
+	FAKE_PORT=$(cat "$TMP/fake.port" 2>/dev/null)
+	[ -n "$FAKE_PORT" ]
+}
+
+# start_shim_with WAIT_TENTHS FLAGS...: the shim against the fake on a free random port, retried
+# when the port is taken, waiting up to WAIT_TENTHS tenths of a second for "listening on"; run
+# under $SHIM_WRAP when set (a command line split into words, e.g. valgrind and its options, so no
+# spaces inside an option). Sets SHIM_PID, PORT, URL.
+start_shim_with() {
+	wait_tenths=$1
+	shift
+	for _try in 1 2 3 4 5 6 7 8; do
+		PORT=$(rand_port)
+		: >"$TMP/shim.log"
+		# shellcheck disable=SC2086 # SHIM_WRAP is a word list on purpose
+		${SHIM_WRAP:-} "$SHIM_BIN" --slurmctld.url "http://127.0.0.1:$FAKE_PORT" --mapping.file "$MAPPING" \
+			--web.listen-address "127.0.0.1:$PORT" --slurmctld.min-interval "$MIN_INTERVAL" "$@" \
+			>/dev/null 2>"$TMP/shim.log" &
+		SHIM_PID=$!
+		i=0
+		while [ $i -lt "$wait_tenths" ]; do
+			if grep -q 'listening on' "$TMP/shim.log"; then
+				URL="http://127.0.0.1:$PORT/metrics"
+				return 0
+			fi
+			kill -0 "$SHIM_PID" 2>/dev/null || break
+			sleep 0.1
+			i=$((i + 1))
+		done
+		killwait "$SHIM_PID"
+		SHIM_PID=
+		grep -q 'cannot listen' "$TMP/shim.log" || break
+	done
+	return 1
+}

@@ -81,41 +81,9 @@ now() { date +%s.%N; }
 status_kb() { awk -v k="$2:" '$1 == k { print $2 }' "/proc/$1/status" 2>/dev/null; } # status_kb PID VmRSS
 threads() { awk '$1 == "Threads:" { print $2 }' "/proc/$1/status" 2>/dev/null; }
 
-start_fake() {
-	rm -f "$TMP/fake.port"
-	"$FAKE_SLURMCTLD" --port 0 --port-file "$TMP/fake.port" --dir "$STATE" 2>"$TMP/fake.log" &
-	FAKE_PID=$!
-	i=0
-	while [ ! -s "$TMP/fake.port" ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
-	FAKE_PORT=$(cat "$TMP/fake.port" 2>/dev/null)
-	[ -n "$FAKE_PORT" ]
-}
-
 # start_shim EXTRA-FLAGS...: on a free random port (retried); sets SHIM_PID, PORT, URL.
 start_shim() {
-	for _try in 1 2 3 4 5 6 7 8; do
-		PORT=$(rand_port)
-		: >"$TMP/shim.log"
-		"$SHIM_BIN" --slurmctld.url "http://127.0.0.1:$FAKE_PORT" --mapping.file "$MAPPING" \
-			--web.listen-address "127.0.0.1:$PORT" --slurmctld.min-interval "$MIN_INTERVAL" "$@" \
-			2>"$TMP/shim.log" >/dev/null &
-		SHIM_PID=$!
-		i=0
-		while [ $i -lt 100 ]; do
-			if grep -q 'listening on' "$TMP/shim.log"; then
-				URL="http://127.0.0.1:$PORT/metrics"
-				return 0
-			fi
-			kill -0 "$SHIM_PID" 2>/dev/null || break
-			sleep 0.05
-			i=$((i + 1))
-		done
-		wait "$SHIM_PID" 2>/dev/null
-		SHIM_PID=
-		grep -q 'cannot listen' "$TMP/shim.log" || break
-	done
-	cat "$TMP/shim.log"
-	return 1
+	start_shim_with 50 "$@" || { cat "$TMP/shim.log"; return 1; }
 }
 
 stop_shim() { killwait "$SHIM_PID"; SHIM_PID=; }

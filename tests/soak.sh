@@ -103,39 +103,14 @@ max_growth() {
 }
 last_of() { l=; for v in "$@"; do l=$v; done; echo "$l"; }
 
-rm -f "$TMP/fake.port"
-"$FAKE_SLURMCTLD" --port 0 --port-file "$TMP/fake.port" --dir "$STATE" 2>"$TMP/fake.log" &
-FAKE_PID=$!
-i=0
-while [ ! -s "$TMP/fake.port" ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
-FAKE_PORT=$(cat "$TMP/fake.port" 2>/dev/null)
+start_fake
 [ -n "$FAKE_PORT" ] || { bad "start $FAKE_SLURMCTLD: $(cat "$TMP/fake.log")"; finish; }
 
 # start_shim WRAPPER...: start the shim (under the wrapper command, if any) on a free random port;
 # valgrind start-up is slow: wait up to 60 s for "listening on"; retry on a taken port.
 start_shim() {
-	for _try in 1 2 3 4 5 6 7 8; do
-		PORT=$(rand_port)
-		: >"$TMP/shim.log"
-		"$@" "$SHIM_BIN" --slurmctld.url "http://127.0.0.1:$FAKE_PORT" --mapping.file "$MAPPING" \
-			--web.listen-address "127.0.0.1:$PORT" --slurmctld.min-interval "$MIN_INTERVAL" \
-			>/dev/null 2>"$TMP/shim.log" &
-		SHIM_PID=$!
-		i=0
-		while [ $i -lt 600 ]; do
-			if grep -q 'listening on' "$TMP/shim.log"; then
-				URL="http://127.0.0.1:$PORT/metrics"
-				return 0
-			fi
-			kill -0 "$SHIM_PID" 2>/dev/null || break
-			sleep 0.1
-			i=$((i + 1))
-		done
-		killwait "$SHIM_PID"
-		SHIM_PID=
-		grep -q 'cannot listen' "$TMP/shim.log" || break
-	done
-	return 1
+	SHIM_WRAP="$*"
+	start_shim_with 600
 }
 
 # one batch's curl config: N requests of URL, bodies discarded
