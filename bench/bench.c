@@ -347,34 +347,9 @@ static int rss_child(const char *dir, const char *mapping)
 	return 0;
 }
 
-static int measure_rss(const char *self, const char *dir, const char *mapping, long *base, long *hwm, long *maxrss)
-{
-	int fds[2];
-	if (pipe(fds) < 0)
-		return -1;
-	pid_t pid = fork();
-	if (pid < 0)
-		return -1;
-	if (pid == 0) {
-		dup2(fds[1], 1);
-		close(fds[0]);
-		close(fds[1]);
-		execl(self, self, "--rss", dir, mapping, (char *)NULL);
-		_exit(127);
-	}
-	close(fds[1]);
-	char line[256] = "";
-	FILE *f = fdopen(fds[0], "r");
-	if (!fgets(line, sizeof(line), f))
-		line[0] = '\0';
-	fclose(f);
-	int st;
-	waitpid(pid, &st, 0);
-	return sscanf(line, "%ld %ld %ld", base, hwm, maxrss) == 3 ? 0 : -1;
-}
-
-/* Run `self flag a b c` and read one number from its first output line. */
-static int run_child_number(const char *self, const char *flag, const char *a, const char *b, const char *c, double *out)
+/* Run `self flag a b [c]` (c may be NULL) and read the first line it prints into line. */
+static int run_child_line(const char *self, const char *flag, const char *a, const char *b, const char *c, char *line,
+			  size_t len)
 {
 	int fds[2];
 	if (pipe(fds) < 0)
@@ -390,13 +365,30 @@ static int run_child_number(const char *self, const char *flag, const char *a, c
 		_exit(127);
 	}
 	close(fds[1]);
-	char line[256] = "";
+	line[0] = '\0';
 	FILE *f = fdopen(fds[0], "r");
-	if (!fgets(line, sizeof(line), f))
+	if (!fgets(line, (int)len, f))
 		line[0] = '\0';
 	fclose(f);
 	int st;
 	waitpid(pid, &st, 0);
+	return 0;
+}
+
+static int measure_rss(const char *self, const char *dir, const char *mapping, long *base, long *hwm, long *maxrss)
+{
+	char line[256];
+	if (run_child_line(self, "--rss", dir, mapping, NULL, line, sizeof(line)) < 0)
+		return -1;
+	return sscanf(line, "%ld %ld %ld", base, hwm, maxrss) == 3 ? 0 : -1;
+}
+
+/* Run `self flag a b c` and read one number from its first output line. */
+static int run_child_number(const char *self, const char *flag, const char *a, const char *b, const char *c, double *out)
+{
+	char line[256];
+	if (run_child_line(self, flag, a, b, c, line, sizeof(line)) < 0)
+		return -1;
 	return sscanf(line, "%lf", out) == 1 ? 0 : -1;
 }
 
