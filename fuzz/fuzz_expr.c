@@ -58,7 +58,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	(void)expr_is_scalar(x);
 	struct expr_source s = { payload_ptrs, EP_COUNT, NULL, 0, NULL };
 	const char *missing = NULL;
-	if (expr_eval_ex(x, &s, &a, &out, errmsg, sizeof(errmsg), &missing) == 0)
+	if (expr_eval(x, &s, &a, &out, errmsg, sizeof(errmsg), &missing) == 0)
 		for (size_t i = 0; i < out.n; i++)
 			for (uint32_t j = 0; j < out.e[i].nlabels; j++)
 				if (!out.e[i].labels[j].name)

@@ -1274,13 +1274,7 @@ static void eval_node(struct evalctx *c, const struct expr *x, struct value *out
 }
 
 int expr_eval(const struct expr *x, const struct expr_source *src, struct arena *a, struct vec *out,
-	      char *errmsg, size_t errlen)
-{
-	return expr_eval_ex(x, src, a, out, errmsg, errlen, NULL);
-}
-
-int expr_eval_ex(const struct expr *x, const struct expr_source *src, struct arena *a, struct vec *out,
-		 char *errmsg, size_t errlen, const char **missing)
+	      char *errmsg, size_t errlen, const char **missing)
 {
 	struct evalctx c = { src, a, errmsg, errlen, 0, NULL };
 	struct value v;

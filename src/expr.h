@@ -61,13 +61,11 @@ size_t expr_memo_assign(struct expr *const *roots, size_t n);
 struct expr_memo *expr_memo_alloc(struct arena *a, size_t nmemo);
 
 /* Evaluate into *out (allocated from `a`, or borrowed from a payload: treat it as read-only). A
- * scalar result becomes a one-element unlabelled vector.
+ * scalar result becomes a one-element unlabelled vector. If missing is not NULL, *missing is set
+ * to the first metric name whose family was absent (else NULL).
  * Returns 0, or -1 with errmsg set (an input family was ambiguous: duplicate series). */
 int expr_eval(const struct expr *x, const struct expr_source *src, struct arena *a, struct vec *out,
-	      char *errmsg, size_t errlen);
-/* Like expr_eval; *missing is set to the first metric name whose family was absent (else NULL). */
-int expr_eval_ex(const struct expr *x, const struct expr_source *src, struct arena *a, struct vec *out,
-		 char *errmsg, size_t errlen, const char **missing);
+	      char *errmsg, size_t errlen, const char **missing);
 
 /* Print the expression back as PromQL, with every metric name passed through rename (may be NULL). */
 struct buf;

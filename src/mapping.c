@@ -541,7 +541,7 @@ static void eval_row(const struct row *r, const struct expr_source *src, const i
 		}
 	const char *missing = NULL;
 	struct vec shared;
-	if (expr_eval_ex(r->expr, src, a, &shared, res->err, sizeof(res->err), &missing) < 0) {
+	if (expr_eval(r->expr, src, a, &shared, res->err, sizeof(res->err), &missing) < 0) {
 		res->status = ROW_ERROR;
 		res->v.n = 0;
 		return;

@@ -186,11 +186,6 @@ static void log_left_out_once(const char *family, const char *why)
 	log_info("family %s left out: %s", family, why);
 }
 
-static void self_family(struct buf *b, const char *name, const char *help, const char *type)
-{
-	write_header(b, name, help, type);
-}
-
 static void self_sample(struct buf *b, const char *name, const char *lname, const char *lvalue, double v)
 {
 	struct label l = { lname, lvalue, lname ? (uint32_t)strlen(lname) : 0, lvalue ? (uint32_t)strlen(lvalue) : 0 };
@@ -218,7 +213,7 @@ static void write_self(const unsigned long fetches[EP_COUNT], struct buf *b, str
 		{ "slurm_exporter_shim_upstream_fetches_total", "Fetches of the endpoint since start.", "counter" },
 	};
 	for (size_t f = 0; f < sizeof(fam) / sizeof(fam[0]); f++) {
-		self_family(b, fam[f].name, fam[f].help, fam[f].type);
+		write_header(b, fam[f].name, fam[f].help, fam[f].type);
 		for (int ep = 0; ep < EP_COUNT; ep++) {
 			if (!(need & (1u << ep)) || !p[ep])
 				continue;
@@ -238,11 +233,11 @@ static void write_self(const unsigned long fetches[EP_COUNT], struct buf *b, str
 	size_t counts[6] = { 0 };
 	for (size_t i = 0; i < m->nrows; i++)
 		counts[res[i].status]++;
-	self_family(b, "slurm_exporter_shim_mapping_rows", "Rows of the loaded mapping by what they gave this scrape.", "gauge");
+	write_header(b, "slurm_exporter_shim_mapping_rows", "Rows of the loaded mapping by what they gave this scrape.", "gauge");
 	static const char *const st[] = { "served", "disabled", "unavailable", "input_down", "no_input", "error" };
 	for (int i = 0; i < 6; i++)
 		self_sample(b, "slurm_exporter_shim_mapping_rows", "status", st[i], (double)counts[i]);
-	self_family(b, "slurm_exporter_shim_family_left_out",
+	write_header(b, "slurm_exporter_shim_family_left_out",
 		    "Legacy families this scrape could not serve, by reason (input_down, error, no_input, output_full).", "gauge");
 	for (size_t i = 0; i < m->nrows; i++) {
 		const char *why = overflowed[i] ? overflowed[i] :
@@ -254,13 +249,13 @@ static void write_self(const unsigned long fetches[EP_COUNT], struct buf *b, str
 				      { "reason", why, 6, (uint32_t)strlen(why) } };
 		write_sample(b, "slurm_exporter_shim_family_left_out", l, 2, 1);
 	}
-	self_family(b, "slurm_exporter_shim_mapping_reload_success", "Whether the last mapping (re)load succeeded.", "gauge");
+	write_header(b, "slurm_exporter_shim_mapping_reload_success", "Whether the last mapping (re)load succeeded.", "gauge");
 	self_sample(b, "slurm_exporter_shim_mapping_reload_success", NULL, NULL, reload_ok);
-	self_family(b, "slurm_exporter_shim_mapping_reload_timestamp_seconds", "Unix time of the last mapping (re)load attempt.", "gauge");
+	write_header(b, "slurm_exporter_shim_mapping_reload_timestamp_seconds", "Unix time of the last mapping (re)load attempt.", "gauge");
 	self_sample(b, "slurm_exporter_shim_mapping_reload_timestamp_seconds", NULL, NULL, reload_time);
-	self_family(b, "slurm_exporter_shim_build_info", "Build information.", "gauge");
+	write_header(b, "slurm_exporter_shim_build_info", "Build information.", "gauge");
 	self_sample(b, "slurm_exporter_shim_build_info", "version", SHIM_VERSION, 1);
-	self_family(b, "slurm_exporter_shim_scrape_duration_seconds", "How long this scrape took.", "gauge");
+	write_header(b, "slurm_exporter_shim_scrape_duration_seconds", "How long this scrape took.", "gauge");
 	self_sample(b, "slurm_exporter_shim_scrape_duration_seconds", NULL, NULL, mono_now() - started);
 }
 

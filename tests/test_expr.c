@@ -28,7 +28,7 @@ static char *eval_str(const char *src)
 	const struct expo *ex[1] = { &e };
 	struct expr_source s = { ex, 1, NULL, 0, NULL };
 	arena_init(&a);
-	assert_int_equal(expr_eval(x, &s, &a, &v, err, sizeof(err)), 0);
+	assert_int_equal(expr_eval(x, &s, &a, &v, err, sizeof(err), NULL), 0);
 	struct buf b;
 	buf_init(&b, 0);
 	/* sort for a stable comparison */
