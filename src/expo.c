@@ -20,6 +20,8 @@ void expo_free(struct expo *e)
 		free(e->fams[i].samples);
 	free(e->fams);
 	free(e->htab);
+	free(e->in.part);
+	free(e->in.skip);
 	arena_reset(&e->arena);
 	memset(e, 0, sizeof(*e));
 }
@@ -68,10 +70,9 @@ static struct expo_family *family_get(struct expo *e, const char *name, size_t n
 	if ((e->nfams + 1) * 2 > e->hcap)
 		rehash(e, e->hcap ? e->hcap * 2 : 64);
 	e->fams = xgrow(e->fams, &e->capfams, e->nfams + 1, sizeof(*e->fams));
-	e->last = NULL; /* fams may have moved */
 	f = &e->fams[e->nfams++];
 	memset(f, 0, sizeof(*f));
-	f->name = name;
+	f->name = e->in.copy ? arena_strndup(&e->arena, name, nlen) : name;
 	f->nlen = (uint32_t)nlen;
 	size_t mask = e->hcap - 1, i = name_hash(name, nlen) & mask;
 	while (e->htab[i])
@@ -320,13 +321,30 @@ static const char *parse_labels(struct expo *e, const char *p, const char *end, 
 	return p + 1;
 }
 
+/* In copy mode, bytes of the line being parsed [lo, hi) are copied to the arena before they are
+ * stored; anything else (a shared name, a decoded value) is already the expo's. */
+static const char *own(struct expo *e, const char *s, size_t n, const char *lo, const char *hi)
+{
+	if (!e->in.copy || (uintptr_t)s - (uintptr_t)lo >= (uintptr_t)(hi - lo))
+		return s;
+	return n ? arena_strndup(&e->arena, s, n) : "";
+}
+
 static int parse_sample(struct expo *e, const char *p, const char *end, int flags, const char **err)
 {
 	struct label ls[MAX_LABELS];
 	uint32_t nls = 0;
+	const char *const line = p;
 	const char *name = p;
-	while (p < end && is_name_char(*p))
-		p++;
+	/* lines of one family follow each other: try the previous line's name before scanning */
+	const char *last = e->skip_name ? e->skip_name : e->cur ? e->fams[e->cur - 1].name : NULL;
+	size_t llen = e->skip_name ? e->skip_len : e->cur ? e->fams[e->cur - 1].nlen : 0;
+	int again = last && llen < (size_t)(end - p) && !is_name_char(p[llen]) && memcmp(p, last, llen) == 0;
+	if (again)
+		p += llen;
+	else
+		while (p < end && is_name_char(*p))
+			p++;
 	size_t nlen = (size_t)(p - name);
 	if (!(flags & EXPO_STRICT)) {
 		const char *q = skip_ws(p, end); /* tolerate "name {" */
@@ -368,26 +386,39 @@ static int parse_sample(struct expo *e, const char *p, const char *end, int flag
 		return -1;
 	}
 	/* a trailing "# {...} v" exemplar is accepted and ignored in tolerant mode */
-	if (e->keep) {
+	if (again && e->skip_name)
+		return 0; /* another line of the family just skipped */
+	const struct expo_family *cur = e->cur ? &e->fams[e->cur - 1] : NULL;
+	int same = again || (cur && slice_eq(cur->name, cur->nlen, name, nlen));
+	if (e->keep && !same) {
 		if (e->skip_name && slice_eq(e->skip_name, e->skip_len, name, nlen))
 			return 0;
-		if (!(e->last && slice_eq(e->last->name, e->last->nlen, name, nlen)) && !e->keep(name, nlen, e->keep_ctx)) {
+		if (!e->keep(name, nlen, e->keep_ctx)) {
+			if (e->in.copy) { /* the line goes away with its chunk */
+				e->in.skip = xgrow(e->in.skip, &e->in.skipcap, nlen ? nlen : 1, 1);
+				memcpy(e->in.skip, name, nlen);
+				name = e->in.skip;
+			}
 			e->skip_name = name;
 			e->skip_len = nlen;
 			return 0;
 		}
-		e->skip_name = NULL;
 	}
+	e->skip_name = NULL;
 
 	/* samples of a family are contiguous in practice: skip the hash lookup then */
-	struct expo_family *f = e->last && slice_eq(e->last->name, e->last->nlen, name, nlen) ? e->last
-											      : family_get(e, name, nlen);
-	e->last = f;
+	if (!same) {
+		size_t k = (size_t)(family_get(e, name, nlen) - e->fams);
+		e->twin = e->cur;
+		e->cur = k + 1;
+	}
+	struct expo_family *f = &e->fams[e->cur - 1];
 	f->samples = xgrow(f->samples, &f->cap, f->n + 1, sizeof(*f->samples));
 	struct expo_sample *s = &f->samples[f->n++];
 	s->nlabels = nls;
 	s->value = value;
 	s->labels = NULL;
+	s->hash = 0;
 	if (nls) {
 		labels_sort(ls, nls);
 		/* samples of a family carry the same label names: share the previous sample's pointers
@@ -398,10 +429,25 @@ static int parse_sample(struct expo *e, const char *p, const char *end, int flag
 				if (slice_eq(ls[k].name, ls[k].nlen, prev->labels[k].name, prev->labels[k].nlen))
 					ls[k].name = prev->labels[k].name;
 		}
-		s->labels = arena_alloc(&e->arena, nls * sizeof(*ls));
-		memcpy(s->labels, ls, nls * sizeof(*ls));
+		/* and families of one endpoint list the same series in the same order (one per node,
+		 * user...): share the label set of the same position in the previous family, so that
+		 * matching one family against another is mostly a pointer test too */
+		const struct expo_family *t = e->twin ? &e->fams[e->twin - 1] : NULL;
+		const struct expo_sample *ts = t && t->n >= f->n ? &t->samples[f->n - 1] : NULL;
+		if (ts && labels_equal(ts->labels, ts->nlabels, ls, nls)) {
+			s->labels = ts->labels;
+			s->hash = ts->hash;
+		} else {
+			for (uint32_t k = 0; k < nls; k++) {
+				ls[k].name = own(e, ls[k].name, ls[k].nlen, line, end);
+				ls[k].value = own(e, ls[k].value, ls[k].vlen, line, end);
+			}
+			s->labels = arena_alloc(&e->arena, nls * sizeof(*ls));
+			memcpy(s->labels, ls, nls * sizeof(*ls));
+		}
 	}
-	s->hash = labels_hash(s->labels, nls);
+	if (!s->hash)
+		s->hash = labels_hash(s->labels, nls);
 	e->nsamples++;
 	return 0;
 }
@@ -486,43 +532,119 @@ static void mark_duplicates(struct expo *e)
 	free(set);
 }
 
-size_t expo_parse(struct expo *e, const char *body, size_t len, int flags)
+/* One line [p, le), without its '\n' (has_nl 0: the body's last line has none). */
+static void parse_line(struct expo *e, const char *p, const char *le, int has_nl, int flags)
 {
-	const char *p = body, *end = body + len;
-	size_t before = e->nerrors, line = 0;
-	int eof_seen = 0;
-	while (p < end) {
-		const char *nl = memchr(p, '\n', (size_t)(end - p));
-		const char *le = nl ? nl : end;
-		const char *next = nl ? nl + 1 : end;
-		const char *err = NULL;
-		line++;
-		if (le > p && le[-1] == '\r')
-			le--;
-		if (eof_seen) {
-			if (le > p)
-				add_error(e, line, "text after # EOF");
-		} else if (!nl && (flags & EXPO_STRICT)) {
-			add_error(e, line, "last line has no newline");
-		} else if (le == p) {
-			/* blank line */
-		} else if (*p == '#') {
-			if (le - p == 5 && memcmp(p, "# EOF", 5) == 0)
-				eof_seen = 1;
-			else if (parse_comment(e, p, le, &err) < 0)
-				add_error(e, line, err);
-		} else if (!is_name_start(*p)) {
-			add_error(e, line, "line does not start with a metric name");
-		} else if (!nl && !(flags & EXPO_STRICT)) {
-			/* a body cut mid-line: the last line may be truncated ("12" of "123"),
-			 * so it is refused rather than risk a wrong value */
-			add_error(e, line, "last line has no newline (truncated body?)");
-		} else if (parse_sample(e, p, le, flags, &err) < 0) {
+	const char *err = NULL;
+	size_t line = ++e->in.line;
+	if (le > p && le[-1] == '\r')
+		le--;
+	if (e->in.copy && (size_t)(le - p) > EXPO_MAX_LINE) {
+		add_error(e, line, "line longer than 1 MiB"); /* the same whatever the pieces were */
+	} else if (e->in.eof_seen) {
+		if (le > p)
+			add_error(e, line, "text after # EOF");
+	} else if (!has_nl && (flags & EXPO_STRICT)) {
+		add_error(e, line, "last line has no newline");
+	} else if (le == p) {
+		/* blank line */
+	} else if (*p == '#') {
+		if (le - p == 5 && memcmp(p, "# EOF", 5) == 0)
+			e->in.eof_seen = 1;
+		else if (parse_comment(e, p, le, &err) < 0)
 			add_error(e, line, err);
-		}
-		p = next;
+	} else if (!is_name_start(*p)) {
+		add_error(e, line, "line does not start with a metric name");
+	} else if (!has_nl && !(flags & EXPO_STRICT)) {
+		/* a body cut mid-line: the last line may be truncated ("12" of "123"),
+		 * so it is refused rather than risk a wrong value */
+		add_error(e, line, "last line has no newline (truncated body?)");
+	} else if (parse_sample(e, p, le, flags, &err) < 0) {
+		add_error(e, line, err);
 	}
-	e->nlines += line;
+}
+
+/* Parse the complete lines of [p, end); returns where the unterminated rest begins. */
+static const char *parse_lines(struct expo *e, const char *p, const char *end, int flags)
+{
+	const char *nl;
+	while (p < end && (nl = memchr(p, '\n', (size_t)(end - p)))) {
+		parse_line(e, p, nl, 1, flags);
+		p = nl + 1;
+	}
+	return p;
+}
+
+static size_t finish(struct expo *e, size_t before)
+{
+	e->nlines += e->in.line;
+	e->in.line = 0;
+	e->in.eof_seen = 0;
+	e->in.copy = 0;
+	e->cur = e->twin = 0;
+	e->skip_name = NULL;
 	mark_duplicates(e);
 	return e->nerrors - before;
+}
+
+size_t expo_parse(struct expo *e, const char *body, size_t len, int flags)
+{
+	size_t before = e->nerrors;
+	const char *end = body + len, *rest = parse_lines(e, body, end, flags);
+	if (rest < end)
+		parse_line(e, rest, end, 0, flags);
+	return finish(e, before);
+}
+
+void expo_feed(struct expo *e, const char *data, size_t n, int flags)
+{
+	const char *end = data + n;
+	e->in.copy = 1;
+	if (e->in.plen || e->in.too_long) {
+		/* complete the held line first */
+		const char *nl = memchr(data, '\n', n);
+		size_t take = nl ? (size_t)(nl - data) : n;
+		if (!e->in.too_long && take > EXPO_MAX_LINE - e->in.plen) {
+			e->in.too_long = 1;
+			e->in.plen = 0;
+		}
+		if (!e->in.too_long) {
+			e->in.part = xgrow(e->in.part, &e->in.pcap, e->in.plen + take, 1);
+			memcpy(e->in.part + e->in.plen, data, take);
+			e->in.plen += take;
+		}
+		if (!nl)
+			return;
+		if (e->in.too_long)
+			add_error(e, ++e->in.line, "line longer than 1 MiB");
+		else
+			parse_line(e, e->in.part, e->in.part + e->in.plen, 1, flags);
+		e->in.too_long = 0;
+		e->in.plen = 0;
+		data = nl + 1;
+	}
+	const char *rest = parse_lines(e, data, end, flags);
+	size_t left = (size_t)(end - rest);
+	if (left > EXPO_MAX_LINE) {
+		e->in.too_long = 1;
+	} else if (left) {
+		e->in.part = xgrow(e->in.part, &e->in.pcap, left, 1);
+		memcpy(e->in.part, rest, left);
+		e->in.plen = left;
+	}
+}
+
+size_t expo_feed_end(struct expo *e, int flags)
+{
+	e->in.copy = 1;
+	if (e->in.too_long)
+		add_error(e, ++e->in.line, "line longer than 1 MiB");
+	else if (e->in.plen)
+		parse_line(e, e->in.part, e->in.part + e->in.plen, 0, flags);
+	free(e->in.part);
+	free(e->in.skip);
+	e->in.part = e->in.skip = NULL;
+	e->in.plen = e->in.pcap = e->in.skipcap = 0;
+	e->in.too_long = 0;
+	return finish(e, 0);
 }

@@ -12,8 +12,11 @@
  * and reason; it never yields a sample. A family holding two samples with the same label set is
  * marked `duplicate` (its values are ambiguous) and must not be used.
  *
- * Ownership: an expo borrows the body it parsed (names and raw values point into it), so the body
- * must outlive it. Everything else is owned by the expo; expo_free() releases it. */
+ * Two ways in: expo_parse() takes a whole body and borrows it (names and raw values point into
+ * it, so the body must outlive the expo); expo_feed() takes the bytes of a transfer as they
+ * arrive, parses every complete line at once, holds only the unfinished last line (at most
+ * EXPO_MAX_LINE bytes) and copies what it keeps, so a chunk may go away as soon as the call
+ * returns. Everything else is owned by the expo; expo_free() releases it. */
 #ifndef SHIM_EXPO_H
 #define SHIM_EXPO_H
 
@@ -44,6 +47,7 @@ struct expo_family {
 };
 
 #define EXPO_MAX_ERRORS 8
+#define EXPO_MAX_LINE (1u << 20)   /* expo_feed: a longer line is refused, not buffered */
 
 struct expo_error {
 	size_t line;
@@ -63,16 +67,31 @@ struct expo {
 	struct expo_family *fams;
 	size_t nfams, capfams;
 	uint32_t *htab;          /* open addressing: family index + 1, 0 = empty */
-	struct expo_family *last; /* family of the previous sample line */
+	size_t cur;               /* index + 1 of the family of the previous kept sample line */
+	size_t twin;              /* index + 1 of the family kept before that one */
 	size_t hcap;
 	size_t nsamples, nlines, nerrors;
 	struct expo_error errors[EXPO_MAX_ERRORS];
+	struct {                  /* where the input stands (expo_feed keeps it between chunks) */
+		int copy;         /* names and values must be copied: the bytes are not kept */
+		int eof_seen;
+		int too_long;     /* discarding a line longer than EXPO_MAX_LINE */
+		size_t line;
+		char *part;       /* the unfinished last line */
+		size_t plen, pcap;
+		char *skip;       /* copy of skip_name */
+		size_t skipcap;
+	} in;
 };
 
 void expo_init(struct expo *e);
 void expo_free(struct expo *e);
 /* Parse body into e (families accumulate across calls). Returns the number of malformed lines. */
 size_t expo_parse(struct expo *e, const char *body, size_t len, int flags);
+/* Parse a body that arrives in pieces: expo_feed() for every piece, in order, then expo_feed_end()
+ * for the last line and the duplicate check. Returns the number of malformed lines of the body. */
+void expo_feed(struct expo *e, const char *data, size_t n, int flags);
+size_t expo_feed_end(struct expo *e, int flags);
 const struct expo_family *expo_find(const struct expo *e, const char *name, size_t nlen);
 
 #endif

@@ -883,10 +883,12 @@ static void eval_selector(struct evalctx *c, const struct expr *x, struct vec *o
 	}
 }
 
-/* Open-addressing index over a vector's label sets, built in the arena. */
+/* Open-addressing index over a vector's label sets, built in the arena. Lookups usually come in
+ * the indexed vector's own order (two vectors derived from families of one endpoint, whose
+ * samples share label arrays, see expo.c): `next` is checked by pointer before hashing. */
 struct index {
 	uint32_t *slot;
-	size_t mask;
+	size_t mask, next;
 	const struct vec *v;
 };
 
@@ -898,6 +900,7 @@ static void index_build(struct evalctx *c, struct index *ix, const struct vec *v
 	ix->slot = arena_alloc(c->a, cap * sizeof(uint32_t));
 	memset(ix->slot, 0, cap * sizeof(uint32_t));
 	ix->mask = cap - 1;
+	ix->next = 0;
 	ix->v = v;
 	for (size_t i = 0; i < v->n; i++) {
 		size_t j = v->e[i].hash & ix->mask;
@@ -907,15 +910,22 @@ static void index_build(struct evalctx *c, struct index *ix, const struct vec *v
 	}
 }
 
-static const struct velem *index_get(const struct index *ix, const struct velem *k)
+static const struct velem *index_get(struct index *ix, const struct velem *k)
 {
+	const struct velem *e = &ix->v->e[ix->next];
+	if (ix->next < ix->v->n && e->labels == k->labels && e->nlabels == k->nlabels) {
+		ix->next++;
+		return e;
+	}
 	for (size_t j = k->hash & ix->mask;; j = (j + 1) & ix->mask) {
 		uint32_t s = ix->slot[j];
 		if (!s)
 			return NULL;
-		const struct velem *e = &ix->v->e[s - 1];
-		if (e->hash == k->hash && labels_equal(e->labels, e->nlabels, k->labels, k->nlabels))
+		e = &ix->v->e[s - 1];
+		if (e->hash == k->hash && labels_equal(e->labels, e->nlabels, k->labels, k->nlabels)) {
+			ix->next = s;
 			return e;
+		}
 	}
 }
 

@@ -1,6 +1,5 @@
 /* fetch.c: see fetch.h. */
 #include "fetch.h"
-#include "buf.h"
 #include "log.h"
 
 #include <curl/curl.h>
@@ -16,24 +15,23 @@ void fetch_global_init(void)
 
 struct xfer {
 	struct payload *p;
-	struct buf body;
+	size_t max_body;
 	CURL *h;
 	char errbuf[CURL_ERROR_SIZE];
 	int too_big;
 	double t0;
 };
 
+/* The body goes straight to the parser (payload_feed): it is never held whole. */
 static size_t on_data(char *ptr, size_t size, size_t nmemb, void *ud)
 {
 	struct xfer *x = ud;
 	size_t n = size * nmemb;
-	if (!x->body.cap) {
-		/* slurmctld sends Content-Length: take the body in one allocation of that size */
-		curl_off_t cl = -1;
-		if (curl_easy_getinfo(x->h, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &cl) == CURLE_OK && cl > 0)
-			buf_reserve(&x->body, (size_t)cl);
-	}
-	if (buf_append(&x->body, ptr, n) < 0) {
+	long code = 0;
+	curl_easy_getinfo(x->h, CURLINFO_RESPONSE_CODE, &code);
+	if (code != x->p->http_status)
+		payload_restart(x->p, code); /* a new response (after a redirect): the bytes before are not its */
+	if (payload_feed(x->p, ptr, n, x->max_body) < 0) {
 		x->too_big = 1;
 		return 0; /* aborts the transfer */
 	}
@@ -70,7 +68,8 @@ char *fetch_read_token(const char *path, char *err, size_t errlen)
 	return xstrndup(line + s, n - s);
 }
 
-void fetch_endpoints(const struct fetch_config *cfg, unsigned mask, double timeout_s, struct payload *out[EP_COUNT])
+void fetch_endpoints(const struct fetch_config *cfg, unsigned mask, double timeout_s, expo_keep_fn keep, void *ctx,
+		     struct payload *out[EP_COUNT])
 {
 	struct xfer x[EP_COUNT];
 	struct curl_slist *hdrs = NULL;
@@ -107,8 +106,8 @@ void fetch_endpoints(const struct fetch_config *cfg, unsigned mask, double timeo
 			continue;
 		char url[4096];
 		snprintf(url, sizeof(url), "%.*s%s", (int)blen, cfg->base_url, endpoints[ep].path);
-		x[ep].p = payload_new((enum endpoint)ep);
-		buf_init(&x[ep].body, cfg->max_body);
+		x[ep].p = payload_new((enum endpoint)ep, keep, ctx);
+		x[ep].max_body = cfg->max_body;
 		x[ep].h = curl_easy_init();
 		x[ep].t0 = mono_now();
 		CURL *h = x[ep].h;
@@ -162,7 +161,6 @@ void fetch_endpoints(const struct fetch_config *cfg, unsigned mask, double timeo
 				 curl_easy_strerror(rc));
 			err = why;
 		}
-		p->body = buf_steal(&t->body, &p->len);
 		p->seconds = mono_now() - t->t0;
 		p->at = mono_now();
 		/* a 401/403 with a token is explained by payload_finish; the token itself is never logged */
@@ -176,7 +174,6 @@ void fetch_endpoints(const struct fetch_config *cfg, unsigned mask, double timeo
 		if (!x[ep].h)
 			continue;
 		if (!x[ep].p->at) { /* never completed: multi failure */
-			buf_free(&x[ep].body);
 			payload_finish(x[ep].p, "transfer did not complete");
 		}
 		curl_multi_remove_handle(m, x[ep].h);

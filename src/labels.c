@@ -24,6 +24,8 @@ int labels_equal(const struct label *a, size_t na, const struct label *b, size_t
 {
 	if (na != nb)
 		return 0;
+	if (a == b)
+		return 1; /* one shared array (see expo.c) */
 	for (size_t i = 0; i < na; i++)
 		if (!slice_eq(a[i].name, a[i].nlen, b[i].name, b[i].nlen) ||
 		    !slice_eq(a[i].value, a[i].vlen, b[i].value, b[i].vlen))

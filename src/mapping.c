@@ -476,26 +476,62 @@ static int missing_matters(const struct expr_source *src, const char *name)
 	return !e || e->nfams > 0;
 }
 
+/* Sort keys: the first 8 bytes of the first label's value, big-endian and zero-padded, when every
+ * element's first label has the same name; their order is labels_cmp's wherever they differ, and
+ * a tie falls back to labels_cmp. So most comparisons are one integer compare. */
+struct skey {
+	uint64_t k;
+	size_t i;
+};
+
+static int skey_cmp(const struct skey *x, const struct skey *y, const struct vec *v)
+{
+	if (x->k != y->k)
+		return x->k < y->k ? -1 : 1;
+	return elem_cmp(&v->e[x->i], &v->e[y->i]);
+}
+
+static void make_keys(const struct vec *v, struct skey *keys)
+{
+	const struct label *first = v->e[0].nlabels ? &v->e[0].labels[0] : NULL;
+	int usable = first != NULL;
+	for (size_t i = 1; i < v->n && usable; i++)
+		usable = v->e[i].nlabels && slice_eq(v->e[i].labels[0].name, v->e[i].labels[0].nlen, first->name, first->nlen);
+	for (size_t i = 0; i < v->n; i++) {
+		unsigned char b[8] = { 0 };
+		if (usable)
+			memcpy(b, v->e[i].labels[0].value, v->e[i].labels[0].vlen < 8 ? v->e[i].labels[0].vlen : 8);
+		keys[i].k = (uint64_t)b[0] << 56 | (uint64_t)b[1] << 48 | (uint64_t)b[2] << 40 | (uint64_t)b[3] << 32 |
+			    (uint64_t)b[4] << 24 | (uint64_t)b[5] << 16 | (uint64_t)b[6] << 8 | b[7];
+		keys[i].i = i;
+	}
+}
+
 /* Sort by label set. Results are usually a few runs already in order (one per branch of an `or`,
- * each in the payload's order), so this is a natural merge sort: find the runs, merge neighbours
- * until one is left, O(n log runs). The scratch space comes from the arena. */
-static void sort_series(struct vec *v, struct arena *a)
+ * each in the payload's order), so this is a natural merge sort (of keys, see above): find the
+ * runs, merge neighbours until one is left, O(n log runs). The scratch space comes from the arena.
+ * Returns 1 if two elements have the same label set: equal elements are neighbours within a run,
+ * or meet at the heads of two runs being merged, so every such pair is compared once. */
+static int sort_series(struct vec *v, struct arena *a)
 {
 	size_t n = v->n, nruns = 0;
-	size_t *runs = NULL;
-	for (size_t i = 1; i <= n; i++)
-		if (i == n || elem_cmp(&v->e[i - 1], &v->e[i]) > 0)
-			nruns++;
-	if (nruns <= 1)
-		return;
-	runs = arena_alloc(a, (nruns + 1) * sizeof(*runs));
-	nruns = 0;
+	int dup = 0;
+	if (n < 2)
+		return 0;
+	struct skey *src = arena_alloc(a, n * sizeof(*src));
+	make_keys(v, src);
+	size_t *runs = arena_alloc(a, (n + 1) * sizeof(*runs));
 	runs[nruns++] = 0;
-	for (size_t i = 1; i < n; i++)
-		if (elem_cmp(&v->e[i - 1], &v->e[i]) > 0)
+	for (size_t i = 1; i < n; i++) {
+		int c = skey_cmp(&src[i - 1], &src[i], v);
+		if (c > 0)
 			runs[nruns++] = i;
+		dup |= c == 0;
+	}
 	runs[nruns] = n;
-	struct velem *src = v->e, *dst = arena_alloc(a, n * sizeof(*dst));
+	if (nruns == 1 || dup)
+		return dup;
+	struct skey *dst = arena_alloc(a, n * sizeof(*dst));
 	while (nruns > 1) {
 		size_t out = 0;
 		for (size_t r = 0; r < nruns; r += 2) {
@@ -507,22 +543,27 @@ static void sort_series(struct vec *v, struct arena *a)
 			}
 			size_t mid = runs[r + 1], hi = runs[r + 2]; /* runs[nruns] == n */
 			size_t i = lo, j = mid, k = lo;
-			while (i < mid && j < hi)
-				dst[k++] = elem_cmp(&src[j], &src[i]) < 0 ? src[j++] : src[i++];
-			while (i < mid)
-				dst[k++] = src[i++];
-			while (j < hi)
-				dst[k++] = src[j++];
+			while (i < mid && j < hi) {
+				int c = skey_cmp(&src[j], &src[i], v);
+				dup |= c == 0;
+				dst[k++] = c < 0 ? src[j++] : src[i++];
+			}
+			memcpy(dst + k, src + i, (mid - i) * sizeof(*dst));
+			k += mid - i;
+			memcpy(dst + k, src + j, (hi - j) * sizeof(*dst));
 			runs[out++] = lo;
 		}
 		runs[out] = n;
 		nruns = out;
-		struct velem *t = src;
+		struct skey *t = src;
 		src = dst;
 		dst = t;
 	}
-	if (src != v->e)
-		memcpy(v->e, src, n * sizeof(*src));
+	struct velem *sorted = arena_alloc(a, n * sizeof(*sorted));
+	for (size_t i = 0; i < n; i++)
+		sorted[i] = v->e[src[i].i];
+	v->e = sorted;
+	return dup;
 }
 
 static void eval_row(const struct row *r, const struct expr_source *src, const int up[EP_COUNT], struct arena *a,
@@ -582,14 +623,11 @@ static void eval_row(const struct row *r, const struct expr_source *src, const i
 		snprintf(res->err, sizeof(res->err), "the expression gave no series");
 		return;
 	}
-	sort_series(&res->v, a);
-	for (size_t i = 1; i < res->v.n; i++)
-		if (elem_cmp(&res->v.e[i - 1], &res->v.e[i]) == 0) {
-			res->status = ROW_ERROR;
-			snprintf(res->err, sizeof(res->err), "two series with the same labels");
-			res->v.n = 0;
-			return;
-		}
+	if (sort_series(&res->v, a)) {
+		res->status = ROW_ERROR;
+		snprintf(res->err, sizeof(res->err), "two series with the same labels");
+		res->v.n = 0;
+	}
 }
 
 void mapping_scrape_begin(const struct mapping *m, const struct expo *const expos[EP_COUNT], const int up[EP_COUNT],

@@ -1,6 +1,5 @@
 /* payload.c: see payload.h. */
 #include "payload.h"
-#include "buf.h"
 #include "log.h"
 
 #include <errno.h>
@@ -8,7 +7,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <time.h>
 
 static pthread_mutex_t ref_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -20,12 +18,14 @@ double mono_now(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-struct payload *payload_new(enum endpoint ep)
+struct payload *payload_new(enum endpoint ep, expo_keep_fn keep, void *ctx)
 {
 	struct payload *p = xcalloc(1, sizeof(*p));
 	p->refs = 1;
 	p->ep = ep;
 	expo_init(&p->expo);
+	p->expo.keep = keep;
+	p->expo.keep_ctx = ctx;
 	return p;
 }
 
@@ -48,7 +48,6 @@ void payload_unref(struct payload *p)
 	if (!last)
 		return;
 	expo_free(&p->expo);
-	free(p->body);
 	free(p);
 }
 
@@ -72,13 +71,35 @@ static const char *status_hint(long code)
 	}
 }
 
-void payload_finish(struct payload *p, const char *transport_err)
+void payload_restart(struct payload *p, long http_status)
+{
+	expo_keep_fn keep = p->expo.keep;
+	void *ctx = p->expo.keep_ctx;
+	expo_free(&p->expo);
+	expo_init(&p->expo);
+	p->expo.keep = keep;
+	p->expo.keep_ctx = ctx;
+	p->len = 0;
+	p->http_status = http_status;
+}
+
+int payload_feed(struct payload *p, const char *data, size_t n, size_t max_body)
+{
+	if (max_body && n > max_body - (p->len < max_body ? p->len : max_body))
+		return -1; /* max_body 0: no limit */
+	p->len += n;
+	if (p->http_status == 0 || p->http_status == 200)
+		expo_feed(&p->expo, data, n, 0);
+	return 0;
+}
+
+/* Why the answer is unusable, or NULL. */
+static const char *classify(struct payload *p, const char *transport_err)
 {
 	const struct endpoint_info *ep = &endpoints[p->ep];
-	p->ok = 0;
 	if (transport_err) {
 		snprintf(p->reason, sizeof(p->reason), "%s: %s", ep->path, transport_err);
-		return;
+		return p->reason;
 	}
 	if (p->http_status && p->http_status != 200) {
 		const char *hint = status_hint(p->http_status);
@@ -86,43 +107,43 @@ void payload_finish(struct payload *p, const char *transport_err)
 			snprintf(p->reason, sizeof(p->reason), "%s: %s", ep->path, hint);
 		else
 			snprintf(p->reason, sizeof(p->reason), "%s: HTTP status %ld", ep->path, p->http_status);
-		return;
+		return p->reason;
 	}
 	if (p->len == 0 && !ep->empty_ok) {
 		snprintf(p->reason, sizeof(p->reason),
 			 "%s: empty answer (is MetricsType=metrics/openmetrics set in slurm.conf?)", ep->path);
-		return;
+		return p->reason;
 	}
-	p->ok = 1;
-}
-
-void payload_parse(struct payload *p, expo_keep_fn keep, void *ctx)
-{
-	const struct endpoint_info *ep = &endpoints[p->ep];
-	if (!p->ok)
-		return;
-	p->expo.keep = keep;
-	p->expo.keep_ctx = ctx;
-	p->parse_errors = expo_parse(&p->expo, p->body ? p->body : "", p->len, 0);
-	p->expo.keep = NULL; /* the filter's owner may go away; the payload stays */
-	p->expo.keep_ctx = NULL;
+	p->parse_errors = expo_feed_end(&p->expo, 0);
 	if (p->parse_errors) {
-		p->ok = 0;
 		const struct expo_error *e = &p->expo.errors[0];
 		snprintf(p->reason, sizeof(p->reason), "%s: %zu malformed line(s), first at line %zu: %s", ep->path,
 			 p->parse_errors, e->line, e->reason);
+		return p->reason;
 	}
+	return NULL;
 }
 
-struct payload *payload_replay(const char *dir, enum endpoint ep, size_t max_body)
+void payload_finish(struct payload *p, const char *transport_err)
 {
-	struct payload *p = payload_new(ep);
+	p->ok = classify(p, transport_err) == NULL;
+	if (!p->ok) { /* nothing of a failed answer is used: let its families go now */
+		expo_free(&p->expo);
+		expo_init(&p->expo);
+	}
+	p->expo.keep = NULL; /* the filter's owner may go away; the payload stays */
+	p->expo.keep_ctx = NULL;
+}
+
+struct payload *payload_replay(const char *dir, enum endpoint ep, size_t max_body, expo_keep_fn keep, void *ctx)
+{
+	struct payload *p = payload_new(ep, keep, ctx);
 	char path[4096];
 	FILE *f;
-	struct buf b;
 	char chunk[65536];
 	size_t n;
 	double t0 = mono_now();
+	int too_big = 0;
 
 	snprintf(path, sizeof(path), "%s/%s", dir, endpoints[ep].file);
 	f = fopen(path, "rb");
@@ -132,23 +153,12 @@ struct payload *payload_replay(const char *dir, enum endpoint ep, size_t max_bod
 		payload_finish(p, why);
 		return p;
 	}
-	buf_init(&b, max_body);
-	struct stat st;
-	if (fstat(fileno(f), &st) == 0 && st.st_size > 0)
-		buf_reserve(&b, (size_t)st.st_size); /* one allocation of the right size */
-	while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0)
-		if (buf_append(&b, chunk, n) < 0)
-			break;
-	int bad = ferror(f) || b.overflow;
+	while (!too_big && (n = fread(chunk, 1, sizeof(chunk), f)) > 0)
+		too_big = payload_feed(p, chunk, n, max_body) < 0;
+	int bad = ferror(f);
 	fclose(f);
-	if (bad) {
-		buf_free(&b);
-		payload_finish(p, "file larger than --slurmctld.max-body or unreadable");
-		return p;
-	}
-	p->body = buf_steal(&b, &p->len);
 	p->seconds = mono_now() - t0;
 	p->at = mono_now();
-	payload_finish(p, NULL);
+	payload_finish(p, too_big ? "file larger than --slurmctld.max-body" : bad ? "file unreadable" : NULL);
 	return p;
 }

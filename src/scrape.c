@@ -113,18 +113,18 @@ static void get_payloads(struct scraper *s, const struct mapping *m, unsigned ge
 	pthread_mutex_unlock(&s->mu);
 
 	if (fetch) {
+		/* parsed as they arrive, keeping only the families m reads */
 		if (s->cfg.replay_dir) {
 			for (int ep = 0; ep < EP_COUNT; ep++)
 				if (fetch & (1u << ep))
-					got[ep] = payload_replay(s->cfg.replay_dir, (enum endpoint)ep, s->cfg.fetch.max_body);
+					got[ep] = payload_replay(s->cfg.replay_dir, (enum endpoint)ep, s->cfg.fetch.max_body,
+								 mapping_reads, (void *)m);
 		} else {
-			fetch_endpoints(&s->cfg.fetch, fetch, timeout_s, got);
+			fetch_endpoints(&s->cfg.fetch, fetch, timeout_s, mapping_reads, (void *)m, got);
 		}
 		for (int ep = 0; ep < EP_COUNT; ep++)
-			if (got[ep]) {
-				payload_parse(got[ep], mapping_reads, (void *)m);
+			if (got[ep])
 				got[ep]->gen = gen;
-			}
 	}
 
 	pthread_mutex_lock(&s->mu);
@@ -154,7 +154,7 @@ static void get_payloads(struct scraper *s, const struct mapping *m, unsigned ge
 		if (pthread_cond_timedwait(&s->cv, &s->mu, &ts) == ETIMEDOUT) {
 			for (int ep = 0; ep < EP_COUNT; ep++)
 				if (wait & (1u << ep)) {
-					mine[ep] = payload_new((enum endpoint)ep);
+					mine[ep] = payload_new((enum endpoint)ep, NULL, NULL);
 					payload_finish(mine[ep], "scrape deadline passed while waiting for the fetch in flight");
 				}
 			break;

@@ -3,63 +3,80 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
-void write_value(struct buf *b, double v)
+#include "xmalloc.h"
+
+/* Writers into a caller-sized scratch area; each returns the end of what it wrote. */
+
+/* At most 32 bytes: integers exactly, others the shortest %.15g..%.17g that reads back exactly. */
+#define VALUE_MAX 32
+
+static char *put_value(char *p, double v)
 {
-	char tmp[40];
-	int n;
 	if (isnan(v)) {
-		buf_puts(b, "NaN");
-		return;
+		memcpy(p, "NaN", 3);
+		return p + 3;
 	}
 	if (isinf(v)) {
-		buf_puts(b, v > 0 ? "+Inf" : "-Inf");
-		return;
+		memcpy(p, v > 0 ? "+Inf" : "-Inf", 4);
+		return p + 4;
 	}
 	if (v == floor(v) && fabs(v) < 9007199254740992.0) {
 		/* integers, by far the common case: exact and fast */
+		char tmp[24], *q = tmp + sizeof(tmp);
 		long long i = (long long)v;
 		unsigned long long u = i < 0 ? 0ULL - (unsigned long long)i : (unsigned long long)i;
-		char *p = tmp + sizeof(tmp);
 		do {
-			*--p = (char)('0' + u % 10);
+			*--q = (char)('0' + u % 10);
 			u /= 10;
 		} while (u);
 		if (i < 0 || (i == 0 && signbit(v)))
-			*--p = '-';
-		buf_append(b, p, (size_t)(tmp + sizeof(tmp) - p));
-		return;
+			*--q = '-';
+		size_t n = (size_t)(tmp + sizeof(tmp) - q);
+		memcpy(p, q, n);
+		return p + n;
 	}
-	/* shortest representation that reads back exactly */
+	char tmp[40];
+	int n = 0;
 	for (int prec = 15; prec <= 17; prec++) {
 		n = snprintf(tmp, sizeof(tmp), "%.*g", prec, v);
 		double back;
 		if (sscanf(tmp, "%lf", &back) == 1 && back == v)
 			break;
 	}
-	(void)n;
-	buf_puts(b, tmp);
+	memcpy(p, tmp, (size_t)n);
+	return p + n;
+}
+
+/* Label values escape \ " and newline; HELP text (quote = 0) only \ and newline. At most 2n bytes. */
+static char *put_escaped(char *p, const char *s, size_t n, int quote)
+{
+	for (size_t i = 0; i < n; i++) {
+		char c = s[i];
+		if (c == '\\' || c == '\n' || (quote && c == '"')) {
+			*p++ = '\\';
+			c = c == '\n' ? 'n' : c;
+		}
+		*p++ = c;
+	}
+	return p;
+}
+
+void write_value(struct buf *b, double v)
+{
+	char tmp[VALUE_MAX];
+	buf_append(b, tmp, (size_t)(put_value(tmp, v) - tmp));
 }
 
 static void escape(struct buf *b, const char *s, size_t n, int quote)
 {
-	size_t start = 0;
-	for (size_t i = 0; i < n; i++) {
-		const char *rep = NULL;
-		if (s[i] == '\\')
-			rep = "\\\\";
-		else if (s[i] == '\n')
-			rep = "\\n";
-		else if (quote && s[i] == '"')
-			rep = "\\\"";
-		if (rep) {
-			buf_append(b, s + start, i - start);
-			buf_puts(b, rep);
-			start = i + 1;
-		}
-	}
-	buf_append(b, s + start, n - start);
+	char stack[256];
+	char *tmp = 2 * n <= sizeof(stack) ? stack : xmalloc(2 * n);
+	buf_append(b, tmp, (size_t)(put_escaped(tmp, s, n, quote) - tmp));
+	if (tmp != stack)
+		free(tmp);
 }
 
 void write_header(struct buf *b, const char *name, const char *help, const char *type)
@@ -69,33 +86,51 @@ void write_header(struct buf *b, const char *name, const char *help, const char 
 	buf_printf(b, "\n# TYPE %s %s\n", name, type);
 }
 
-void write_sample(struct buf *b, const char *name, const struct label *ls, size_t n, double v)
+/* One line is formatted into scratch space sized for the worst case, then appended whole. */
+static void sample_line(struct buf *b, const char *name, size_t nlen, const struct label *ls, size_t n, double v)
 {
-	buf_puts(b, name);
-	int open = 0;
+	size_t need = nlen + 3 + VALUE_MAX;
+	for (size_t i = 0; i < n; i++)
+		need += ls[i].nlen + 2 * (size_t)ls[i].vlen + 4;
+	char stack[1024];
+	char *tmp = need <= sizeof(stack) ? stack : xmalloc(need), *p = tmp;
+	memcpy(p, name, nlen);
+	p += nlen;
+	char sep = '{';
 	for (size_t i = 0; i < n; i++) {
 		if (!ls[i].vlen)
 			continue; /* an empty value is the same as no label */
-		buf_putc(b, open ? ',' : '{');
-		open = 1;
-		buf_append(b, ls[i].name, ls[i].nlen);
-		buf_puts(b, "=\"");
-		escape(b, ls[i].value, ls[i].vlen, 1);
-		buf_putc(b, '"');
+		*p++ = sep;
+		sep = ',';
+		memcpy(p, ls[i].name, ls[i].nlen);
+		p += ls[i].nlen;
+		*p++ = '=';
+		*p++ = '"';
+		p = put_escaped(p, ls[i].value, ls[i].vlen, 1);
+		*p++ = '"';
 	}
-	if (open)
-		buf_putc(b, '}');
-	buf_putc(b, ' ');
-	write_value(b, v);
-	buf_putc(b, '\n');
+	if (sep == ',')
+		*p++ = '}';
+	*p++ = ' ';
+	p = put_value(p, v);
+	*p++ = '\n';
+	buf_append(b, tmp, (size_t)(p - tmp));
+	if (tmp != stack)
+		free(tmp);
+}
+
+void write_sample(struct buf *b, const char *name, const struct label *ls, size_t n, double v)
+{
+	sample_line(b, name, strlen(name), ls, n, v);
 }
 
 int write_family(struct buf *b, const char *name, const char *help, const char *type, const struct vec *v)
 {
 	size_t mark = buf_mark(b);
 	write_header(b, name, help, type);
-	for (size_t i = 0; i < v->n; i++)
-		write_sample(b, name, v->e[i].labels, v->e[i].nlabels, v->e[i].v);
+	size_t nlen = strlen(name);
+	for (size_t i = 0; i < v->n && !b->overflow; i++)
+		sample_line(b, name, nlen, v->e[i].labels, v->e[i].nlabels, v->e[i].v);
 	if (b->overflow) {
 		buf_rollback(b, mark);
 		return -1;

@@ -170,6 +170,143 @@ static void test_label_order(void **state)
 	expo_free(&e);
 }
 
+/* Everything a parse produced, as text: families in order with type, duplicate flag, samples
+ * (labels, value bits, hash), the counts and the errors. */
+static char *dump(const struct expo *e)
+{
+	struct buf b;
+	buf_init(&b, 0);
+	for (size_t k = 0; k < e->nfams; k++) {
+		const struct expo_family *f = &e->fams[k];
+		buf_printf(&b, "%.*s type=%d dup=%d n=%zu\n", (int)f->nlen, f->name, (int)f->type, f->duplicate, f->n);
+		for (size_t i = 0; i < f->n; i++) {
+			const struct expo_sample *s = &f->samples[i];
+			uint64_t bits;
+			memcpy(&bits, &s->value, sizeof(bits));
+			buf_printf(&b, " %016llx %016llx", (unsigned long long)bits, (unsigned long long)s->hash);
+			for (uint32_t l = 0; l < s->nlabels; l++)
+				buf_printf(&b, " %.*s=[%.*s]", (int)s->labels[l].nlen, s->labels[l].name, (int)s->labels[l].vlen,
+					   s->labels[l].value);
+			buf_putc(&b, '\n');
+		}
+	}
+	buf_printf(&b, "samples=%zu lines=%zu errors=%zu\n", e->nsamples, e->nlines, e->nerrors);
+	for (size_t i = 0; i < e->nerrors && i < EXPO_MAX_ERRORS; i++)
+		buf_printf(&b, "error line %zu: %s\n", e->errors[i].line, e->errors[i].reason);
+	return buf_steal(&b, NULL);
+}
+
+static int keep_not_b(const char *name, size_t len, void *ctx)
+{
+	(void)ctx;
+	return !(len >= 1 && name[0] == 'b');
+}
+
+/* expo_feed in pieces of `chunk` bytes, each from a scratch buffer that is scribbled over as soon
+ * as the call returns: what the expo keeps must be its own. */
+static char *dump_fed(const char *body, size_t len, size_t chunk, int filter, size_t *errors)
+{
+	struct expo e;
+	char *scratch = xmalloc(chunk);
+	expo_init(&e);
+	if (filter)
+		e.keep = keep_not_b;
+	for (size_t off = 0; off < len; off += chunk) {
+		size_t n = len - off < chunk ? len - off : chunk;
+		memcpy(scratch, body + off, n);
+		expo_feed(&e, scratch, n, 0);
+		memset(scratch, '#', chunk);
+	}
+	*errors = expo_feed_end(&e, 0);
+	char *d = dump(&e);
+	expo_free(&e);
+	free(scratch);
+	return d;
+}
+
+static void feed_equals_parse(const char *body, size_t len)
+{
+	static const size_t chunks[] = { 1, 2, 3, 5, 16, 100, 4096, 16384 };
+	for (int filter = 0; filter < 2; filter++) {
+		struct expo e;
+		expo_init(&e);
+		if (filter)
+			e.keep = keep_not_b;
+		size_t want_errors = expo_parse(&e, body, len, 0);
+		char *want = dump(&e);
+		expo_free(&e);
+		for (size_t c = 0; c < sizeof(chunks) / sizeof(chunks[0]); c++) {
+			size_t errors;
+			char *got = dump_fed(body, len, chunks[c], filter, &errors);
+			if (strcmp(got, want) || errors != want_errors)
+				fail_msg("pieces of %zu bytes (filter %d):\n%s\nwhole body:\n%s", chunks[c], filter, got, want);
+			free(got);
+		}
+		free(want);
+	}
+}
+
+/* A body parsed as it arrives, in pieces of any size, gives exactly what the whole body gives. */
+static void test_feed_in_pieces(void **state)
+{
+	(void)state;
+	static const char *const bodies[] = {
+		"# HELP a help\n# TYPE a gauge\na{node=\"n1\",x=\"y\"} 1\na{node=\"n2\",x=\"y\"} 2\na 3\n"
+		"# TYPE b counter\nb{node=\"n1\",x=\"y\"} 4\nbb{node=\"n1\"} 5\nc{node=\"n1\",x=\"y\"} 6\nc{node=\"n2\",x=\"z\"} 7\n",
+		"m{account=\"odd\"acct\\\\x y\"} 1\r\nm{account=\"plain\"} 2\r\n\r\nm2 +Inf 123\n# EOF\n",
+		"ok 1\nbad{node=\"n1\" 2\nbad2 twelve\n{x=\"y\"} 3\nok2 2\nok2 3\nb 1\nb 2\n",
+		"a 1\nb 12",
+		"a 1\n# EOF\nb 2\n",
+		"m{a=\"1\"} 1\nm{a=\"2\"} 2\nm{a=\"1\"} 3\nn{a=\"1\"} 1\nn{a=\"2\"} 1\n",
+		"",
+		"\n\n",
+	};
+	for (size_t i = 0; i < sizeof(bodies) / sizeof(bodies[0]); i++)
+		feed_equals_parse(bodies[i], strlen(bodies[i]));
+	static const char *const real[] = { "tests/fixtures/slurm-25.11/02-busy-mix/metrics_nodes.txt",
+					    "tests/fixtures/slurm-25.11/03-drain-down-cancel/metrics_jobs-users-accts.txt",
+					    "tests/fixtures/slurm-26.05/02-busy-gpu/metrics_jobs.txt" };
+	for (size_t i = 0; i < sizeof(real) / sizeof(real[0]); i++) {
+		size_t len;
+		char *body = tu_slurp(real[i], &len);
+		assert_non_null(body);
+		feed_equals_parse(body, len);
+		free(body);
+	}
+}
+
+/* A line longer than EXPO_MAX_LINE is refused while it streams in (never buffered whole); the
+ * lines around it are unharmed. */
+static void test_feed_line_too_long(void **state)
+{
+	(void)state;
+	size_t big = EXPO_MAX_LINE + 10;
+	struct buf b;
+	buf_init(&b, 0);
+	buf_puts(&b, "a 1\nhuge{v=\"");
+	for (size_t i = 0; i < big; i++)
+		buf_putc(&b, 'x');
+	buf_puts(&b, "\"} 1\nz 2\n");
+	for (int pass = 0; pass < 2; pass++) {
+		size_t chunk = pass ? 65536 : b.len; /* streamed, and in one piece */
+		struct expo e;
+		expo_init(&e);
+		for (size_t off = 0; off < b.len; off += chunk) {
+			expo_feed(&e, b.data + off, b.len - off < chunk ? b.len - off : chunk, 0);
+			assert_true(e.in.pcap <= EXPO_MAX_LINE);
+		}
+		assert_int_equal(expo_feed_end(&e, 0), 1);
+		assert_int_equal(e.errors[0].line, 2);
+		assert_string_equal(e.errors[0].reason, "line longer than 1 MiB");
+		assert_non_null(expo_find(&e, "a", 1));
+		assert_non_null(expo_find(&e, "z", 1));
+		assert_null(expo_find(&e, "huge", 4));
+		assert_int_equal(e.nlines, 3);
+		expo_free(&e);
+	}
+	buf_free(&b);
+}
+
 /* Every real capture parses without a single error. */
 static void test_real_captures(void **state)
 {
@@ -216,6 +353,8 @@ int main(void)
 		cmocka_unit_test(test_duplicate_series),
 		cmocka_unit_test(test_label_order),
 		cmocka_unit_test(test_real_captures),
+		cmocka_unit_test(test_feed_in_pieces),
+		cmocka_unit_test(test_feed_line_too_long),
 	};
 	return cmocka_run_group_tests_name("expo", tests, NULL, NULL);
 }

@@ -225,6 +225,13 @@ static void test_output_sorted(void **state)
 	}
 	assert_int_equal(lines, 500);
 	free(got);
+
+	/* two equal label sets far apart, in different runs, are still found: u123 becomes u007 */
+	j = "{\"metrics\": [" ROW("slurm_user_jobs_pending",
+		"\"expr\": \"label_replace(slurm_user_jobs_pending, \\\"username\\\", \\\"u007\\\", \\\"username\\\", \\\"u123\\\")\"") "]}";
+	got = run_rows(j, p.data, 1, "");
+	assert_string_equal(got, "slurm_user_jobs_pending:error\n");
+	free(got);
 	buf_free(&p);
 }
 
