@@ -33,8 +33,8 @@ enum { EXPO_STRICT = 1 };
 struct expo_sample {
 	struct label *labels;
 	uint32_t nlabels;
+	uint32_t hash;          /* labels_hash(labels) */
 	double value;
-	uint64_t hash;          /* labels_hash(labels) */
 };
 
 struct expo_family {

@@ -25,8 +25,8 @@ struct expr;
 struct velem {
 	struct label *labels;
 	uint32_t nlabels;
+	uint32_t hash;          /* labels_hash(labels) */
 	double v;
-	uint64_t hash;
 };
 
 struct vec {

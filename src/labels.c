@@ -6,7 +6,7 @@
 #define FNV_OFF 1469598103934665603ULL
 #define FNV_PRIME 1099511628211ULL
 
-uint64_t labels_hash(const struct label *l, size_t n)
+uint32_t labels_hash(const struct label *l, size_t n)
 {
 	uint64_t h = FNV_OFF;
 	for (size_t i = 0; i < n; i++) {
@@ -17,7 +17,13 @@ uint64_t labels_hash(const struct label *l, size_t n)
 			h = (h ^ (unsigned char)l[i].value[j]) * FNV_PRIME;
 		h = (h ^ 0xff) * FNV_PRIME;
 	}
-	return h;
+	/* FNV's low bits depend only on the bytes' low bits (bit 0 is their parity), and tables
+	 * index by the low bits: mix the high bits down (splitmix64's finalizer) */
+	h ^= h >> 30;
+	h *= 0xbf58476d1ce4e5b9ULL;
+	h ^= h >> 27;
+	h *= 0x94d049bb133111ebULL;
+	return (uint32_t)(h ^ (h >> 31));
 }
 
 int labels_equal(const struct label *a, size_t na, const struct label *b, size_t nb)

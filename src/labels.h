@@ -11,8 +11,8 @@ struct label {
 	uint32_t nlen, vlen;
 };
 
-/* FNV-1a over the sorted set; equal sets hash equal. */
-uint64_t labels_hash(const struct label *l, size_t n);
+/* FNV-1a over the sorted set, then mixed so that every bit depends on every byte; equal sets hash equal. */
+uint32_t labels_hash(const struct label *l, size_t n);
 int labels_equal(const struct label *a, size_t na, const struct label *b, size_t nb);
 /* Total order (for stable output): by name, then value, pairwise; shorter set first on a tie. */
 int labels_cmp(const struct label *a, size_t na, const struct label *b, size_t nb);

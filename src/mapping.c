@@ -587,11 +587,14 @@ static void eval_row(const struct row *r, const struct expr_source *src, const i
 		res->v.n = 0;
 		return;
 	}
-	/* the result may be a payload's own samples: the steps below work on a copy */
-	res->v.n = shared.n;
-	res->v.e = arena_alloc(a, (shared.n ? shared.n : 1) * sizeof(*res->v.e));
-	if (shared.n)
-		memcpy(res->v.e, shared.e, shared.n * sizeof(*res->v.e));
+	/* the result may be a payload's own samples or a shared subexpression's: relabel and
+	 * drop_zero change elements in place, so they work on a copy (the sort makes a new array) */
+	res->v = shared;
+	if (r->nrenames || r->nfills || r->drop_zero) {
+		res->v.e = arena_alloc(a, (shared.n ? shared.n : 1) * sizeof(*res->v.e));
+		if (shared.n)
+			memcpy(res->v.e, shared.e, shared.n * sizeof(*res->v.e));
+	}
 	if (relabel(r, &res->v, a, res->err, sizeof(res->err)) < 0) {
 		res->status = ROW_ERROR;
 		res->v.n = 0;
@@ -606,7 +609,7 @@ static void eval_row(const struct row *r, const struct expr_source *src, const i
 	}
 	if (!res->v.n && r->has_default) {
 		res->v.e = arena_alloc(a, sizeof(struct velem));
-		res->v.e[0] = (struct velem){ NULL, 0, r->defval, labels_hash(NULL, 0) };
+		res->v.e[0] = (struct velem){ .v = r->defval, .hash = labels_hash(NULL, 0) };
 		res->v.n = 1;
 	}
 	if (!res->v.n && missing && missing_matters(src, missing)) {

@@ -330,8 +330,9 @@ int scrape_run(struct scraper *s, double timeout_s, struct buf *out)
 		}
 		res[i].v.e = NULL; /* gone with the row's arena */
 		res[i].v.n = 0;
-		arena_reset(&row_a);
+		arena_rewind(&row_a); /* the next row reuses the same (cached) bytes */
 	}
+	arena_reset(&row_a);
 	/* self metrics are small and always fit: no cap for them */
 	out->max = 0;
 	write_self(fetches, out, p, up, need, m, res, overflowed, started, reload_ok, reload_time);

@@ -85,6 +85,7 @@ void arena_init(struct arena *a)
 {
 	a->head = NULL;
 	a->used_total = 0;
+	a->peak = 0;
 }
 
 void *arena_alloc(struct arena *a, size_t n)
@@ -108,6 +109,8 @@ void *arena_alloc(struct arena *a, size_t n)
 	void *p = c->data + c->used;
 	c->used += n;
 	a->used_total += n;
+	if (a->used_total > a->peak)
+		a->peak = a->used_total;
 	return p;
 }
 
@@ -128,4 +131,19 @@ void arena_reset(struct arena *a)
 		c = next;
 	}
 	arena_init(a);
+}
+
+void arena_rewind(struct arena *a)
+{
+	size_t peak = a->peak;
+	if (!a->head || a->head->next || a->head->size < peak) {
+		size_t size = peak > ARENA_CHUNK ? peak : ARENA_CHUNK;
+		arena_reset(a);
+		a->head = xmalloc(sizeof(*a->head) + size);
+		a->head->next = NULL;
+		a->head->size = size;
+		a->peak = peak;
+	}
+	a->head->used = 0;
+	a->used_total = 0;
 }

@@ -24,11 +24,15 @@ struct arena_chunk;
 struct arena {
 	struct arena_chunk *head;
 	size_t used_total;
+	size_t peak;              /* the most used_total has been since arena_init */
 };
 
 void arena_init(struct arena *a);
 void *arena_alloc(struct arena *a, size_t n);     /* 16-byte aligned, uninitialised */
 char *arena_strndup(struct arena *a, const char *s, size_t n);
 void arena_reset(struct arena *a);                /* frees every chunk */
+/* Forget every allocation but keep one chunk as large as the most the arena ever held, so rounds of
+ * similar work (one row after another) reuse the same bytes, still in the cache. */
+void arena_rewind(struct arena *a);
 
 #endif

@@ -65,7 +65,7 @@ static void test_family_rollback(void **state)
 	struct velem e[3];
 	struct label l[3] = { { "node", "n1", 4, 2 }, { "node", "n2", 4, 2 }, { "node", "n3", 4, 2 } };
 	for (int i = 0; i < 3; i++)
-		e[i] = (struct velem){ &l[i], 1, i, 0 };
+		e[i] = (struct velem){ .labels = &l[i], .nlabels = 1, .v = i };
 	struct vec v = { e, 3 };
 	buf_init(&b, 120);
 	assert_int_equal(write_family(&b, "a", "h", "gauge", &v), 0);
