@@ -411,6 +411,8 @@ static int parse_sample(struct expo *e, const char *p, const char *end, int flag
 		size_t k = (size_t)(family_get(e, name, nlen) - e->fams);
 		e->twin = e->cur;
 		e->cur = k + 1;
+		if (!e->fams[k].n)
+			e->fams[k].twin = e->twin;
 	}
 	struct expo_family *f = &e->fams[e->cur - 1];
 	f->samples = xgrow(f->samples, &f->cap, f->n + 1, sizeof(*f->samples));
@@ -496,13 +498,29 @@ static int parse_comment(struct expo *e, const char *p, const char *end, const c
 	return 0;
 }
 
+/* Does f list exactly the label sets (the same arrays) of the first f->n samples of its twin,
+ * checked before it and found without duplicates? Then it has none either. */
+static int same_sets_as_twin(const struct expo *e, size_t k)
+{
+	const struct expo_family *f = &e->fams[k];
+	if (!f->twin || f->twin - 1 >= k)
+		return 0;
+	const struct expo_family *t = &e->fams[f->twin - 1];
+	if (t->duplicate || t->n < f->n)
+		return 0;
+	for (size_t i = 0; i < f->n; i++)
+		if (f->samples[i].labels != t->samples[i].labels || f->samples[i].nlabels != t->samples[i].nlabels)
+			return 0;
+	return 1;
+}
+
 static void mark_duplicates(struct expo *e)
 {
-	uint32_t *set = NULL;
+	uint64_t *set = NULL; /* hash << 32 | sample index + 1 */
 	size_t setcap = 0;
 	for (size_t k = 0; k < e->nfams; k++) {
 		struct expo_family *f = &e->fams[k];
-		if (f->n < 2 || f->duplicate)
+		if (f->n < 2 || f->duplicate || same_sets_as_twin(e, k))
 			continue;
 		size_t cap = 16;
 		while (cap < f->n * 2)
@@ -517,12 +535,13 @@ static void mark_duplicates(struct expo *e)
 			const struct expo_sample *s = &f->samples[i];
 			for (size_t j = s->hash & (cap - 1);; j = (j + 1) & (cap - 1)) {
 				if (!set[j]) {
-					set[j] = (uint32_t)(i + 1);
+					set[j] = (uint64_t)s->hash << 32 | (uint64_t)(i + 1);
 					break;
 				}
-				const struct expo_sample *o = &f->samples[set[j] - 1];
-				if (o->hash == s->hash &&
-				    labels_equal(o->labels, o->nlabels, s->labels, s->nlabels)) {
+				if (set[j] >> 32 != s->hash)
+					continue;
+				const struct expo_sample *o = &f->samples[(uint32_t)set[j] - 1];
+				if (labels_equal(o->labels, o->nlabels, s->labels, s->nlabels)) {
 					f->duplicate = 1;
 					break;
 				}

@@ -44,6 +44,7 @@ struct expo_family {
 	int duplicate;
 	struct expo_sample *samples;
 	size_t n, cap;
+	size_t twin;             /* index + 1 of the family kept just before its first sample */
 };
 
 #define EXPO_MAX_ERRORS 8

@@ -1067,6 +1067,26 @@ static void eval_binary(struct evalctx *c, const struct expr *x, struct value *o
 	}
 }
 
+static void agg_fold(enum agg op, struct velem *g, double *count, double v)
+{
+	*count += 1;
+	switch (op) {
+	case A_SUM:
+	case A_AVG: g->v += v; break;
+	case A_COUNT: g->v += 1; break;
+	case A_MIN: if (v < g->v || isnan(g->v)) g->v = v; break;
+	case A_MAX: if (v > g->v || isnan(g->v)) g->v = v; break;
+	}
+}
+
+static void agg_start(enum agg op, struct velem *g, double *count, double v)
+{
+	*count = 0;
+	g->v = op == A_MIN || op == A_MAX ? v : 0;
+}
+
+/* Groups are found through a table that starts small and doubles (a plain sum has one group), its
+ * slots holding the group's hash beside its index like struct index. */
 static void eval_agg(struct evalctx *c, const struct expr *x, struct vec *out)
 {
 	struct vec in;
@@ -1076,12 +1096,23 @@ static void eval_agg(struct evalctx *c, const struct expr *x, struct vec *out)
 	if (!in.n)
 		return;
 	double *count = arena_alloc(c->a, in.n * sizeof(double));
-	struct vec acc = { out->e, 0 };
-	size_t cap = 8;
-	while (cap < in.n * 2)
-		cap *= 2;
-	uint32_t *slot = arena_alloc(c->a, cap * sizeof(uint32_t));
-	memset(slot, 0, cap * sizeof(uint32_t));
+	struct velem *acc = out->e;
+	size_t nacc = 0;
+	if (!x->has_grouping || (!x->without && !x->ngrouping)) {
+		/* one group without labels */
+		acc[0] = (struct velem){ .hash = labels_hash(NULL, 0) };
+		agg_start(x->agg, &acc[0], &count[0], in.e[0].v);
+		for (size_t i = 0; i < in.n; i++)
+			agg_fold(x->agg, &acc[0], &count[0], in.e[i].v);
+		nacc = 1;
+		goto out;
+	}
+	size_t *glen = arena_alloc(c->a, (x->ngrouping ? x->ngrouping : 1) * sizeof(*glen));
+	for (size_t g = 0; g < x->ngrouping; g++)
+		glen[g] = strlen(x->grouping[g]);
+	size_t cap = 16;
+	uint64_t *slot = arena_alloc(c->a, cap * sizeof(*slot));
+	memset(slot, 0, cap * sizeof(*slot));
 	for (size_t i = 0; i < in.n; i++) {
 		const struct velem *e = &in.e[i];
 		struct label tmp[64];
@@ -1089,48 +1120,48 @@ static void eval_agg(struct evalctx *c, const struct expr *x, struct vec *out)
 		for (uint32_t k = 0; k < e->nlabels && n < 64; k++) {
 			int listed = 0;
 			for (size_t g = 0; g < x->ngrouping && !listed; g++)
-				listed = slice_eq(e->labels[k].name, e->labels[k].nlen, x->grouping[g], strlen(x->grouping[g]));
-			if (x->has_grouping && (x->without ? !listed : listed))
+				listed = slice_eq(e->labels[k].name, e->labels[k].nlen, x->grouping[g], glen[g]);
+			if (x->without ? !listed : listed)
 				tmp[n++] = e->labels[k];
 		}
-		struct velem key = { .labels = tmp, .nlabels = n, .hash = labels_hash(tmp, n) };
-		size_t j = key.hash & (cap - 1);
+		uint32_t hash = labels_hash(tmp, n);
+		size_t j = hash & (cap - 1);
 		struct velem *g = NULL;
-		while (slot[j]) {
-			struct velem *cand = &acc.e[slot[j] - 1];
-			if (cand->hash == key.hash && labels_equal(cand->labels, cand->nlabels, tmp, n)) {
+		for (; slot[j]; j = (j + 1) & (cap - 1)) {
+			struct velem *cand = &acc[(uint32_t)slot[j] - 1];
+			if (slot[j] >> 32 == hash && labels_equal(cand->labels, cand->nlabels, tmp, n)) {
 				g = cand;
 				break;
 			}
-			j = (j + 1) & (cap - 1);
 		}
 		if (!g) {
-			g = &acc.e[acc.n];
-			slot[j] = (uint32_t)++acc.n;
-			*g = key;
+			g = &acc[nacc];
+			*g = (struct velem){ .labels = NULL, .nlabels = n, .hash = hash };
 			if (n) {
 				g->labels = arena_alloc(c->a, n * sizeof(struct label));
 				memcpy(g->labels, tmp, n * sizeof(struct label));
 			}
-			count[g - acc.e] = 0;
-			g->v = x->agg == A_COUNT ? 0 : e->v;
-			if (x->agg == A_SUM || x->agg == A_AVG)
-				g->v = 0;
+			agg_start(x->agg, g, &count[nacc], e->v);
+			slot[j] = (uint64_t)hash << 32 | (uint64_t)++nacc;
+			if (nacc * 2 > cap) { /* grow: rehash the groups into twice the slots */
+				cap *= 2;
+				slot = arena_alloc(c->a, cap * sizeof(*slot));
+				memset(slot, 0, cap * sizeof(*slot));
+				for (size_t k = 0; k < nacc; k++) {
+					size_t q = acc[k].hash & (cap - 1);
+					while (slot[q])
+						q = (q + 1) & (cap - 1);
+					slot[q] = (uint64_t)acc[k].hash << 32 | (uint64_t)(k + 1);
+				}
+			}
 		}
-		size_t gi = (size_t)(g - acc.e);
-		count[gi] += 1;
-		switch (x->agg) {
-		case A_SUM:
-		case A_AVG: g->v += e->v; break;
-		case A_COUNT: g->v += 1; break;
-		case A_MIN: if (e->v < g->v || isnan(g->v)) g->v = e->v; break;
-		case A_MAX: if (e->v > g->v || isnan(g->v)) g->v = e->v; break;
-		}
+		agg_fold(x->agg, g, &count[g - acc], e->v);
 	}
+out:
 	if (x->agg == A_AVG)
-		for (size_t i = 0; i < acc.n; i++)
-			acc.e[i].v /= count[i];
-	out->n = acc.n;
+		for (size_t i = 0; i < nacc; i++)
+			acc[i].v /= count[i];
+	out->n = nacc;
 }
 
 static double fn1(enum func f, double v, double arg)

@@ -476,19 +476,27 @@ static int missing_matters(const struct expr_source *src, const char *name)
 	return !e || e->nfams > 0;
 }
 
-/* Sort keys: the first 8 bytes of the first label's value, big-endian and zero-padded, when every
+/* Sort keys: the first 16 bytes of the first label's value, big-endian and zero-padded, when every
  * element's first label has the same name; their order is labels_cmp's wherever they differ, and
- * a tie falls back to labels_cmp. So most comparisons are one integer compare. */
+ * a tie falls back to labels_cmp. So most comparisons are one or two integer compares. */
 struct skey {
-	uint64_t k;
+	uint64_t k[2];
 	size_t i;
 };
 
 static int skey_cmp(const struct skey *x, const struct skey *y, const struct vec *v)
 {
-	if (x->k != y->k)
-		return x->k < y->k ? -1 : 1;
+	if (x->k[0] != y->k[0])
+		return x->k[0] < y->k[0] ? -1 : 1;
+	if (x->k[1] != y->k[1])
+		return x->k[1] < y->k[1] ? -1 : 1;
 	return elem_cmp(&v->e[x->i], &v->e[y->i]);
+}
+
+static uint64_t be64(const unsigned char *b)
+{
+	return (uint64_t)b[0] << 56 | (uint64_t)b[1] << 48 | (uint64_t)b[2] << 40 | (uint64_t)b[3] << 32 |
+	       (uint64_t)b[4] << 24 | (uint64_t)b[5] << 16 | (uint64_t)b[6] << 8 | b[7];
 }
 
 static void make_keys(const struct vec *v, struct skey *keys)
@@ -498,11 +506,11 @@ static void make_keys(const struct vec *v, struct skey *keys)
 	for (size_t i = 1; i < v->n && usable; i++)
 		usable = v->e[i].nlabels && slice_eq(v->e[i].labels[0].name, v->e[i].labels[0].nlen, first->name, first->nlen);
 	for (size_t i = 0; i < v->n; i++) {
-		unsigned char b[8] = { 0 };
+		unsigned char b[16] = { 0 };
 		if (usable)
-			memcpy(b, v->e[i].labels[0].value, v->e[i].labels[0].vlen < 8 ? v->e[i].labels[0].vlen : 8);
-		keys[i].k = (uint64_t)b[0] << 56 | (uint64_t)b[1] << 48 | (uint64_t)b[2] << 40 | (uint64_t)b[3] << 32 |
-			    (uint64_t)b[4] << 24 | (uint64_t)b[5] << 16 | (uint64_t)b[6] << 8 | b[7];
+			memcpy(b, v->e[i].labels[0].value, v->e[i].labels[0].vlen < 16 ? v->e[i].labels[0].vlen : 16);
+		keys[i].k[0] = be64(b);
+		keys[i].k[1] = be64(b + 8);
 		keys[i].i = i;
 	}
 }
