@@ -202,19 +202,34 @@ static void test_row_pipeline(void **state)
 	free(got);
 }
 
-/* Series come out sorted by label set whatever order (and however many sorted runs) they came in. */
-static void test_output_sorted(void **state)
+/* A user name for check_sorted: plain (u007), behind a prefix every name shares, or in two groups
+ * whose names share more than the 16-byte sort key beyond their common prefix (only labels_cmp
+ * tells them apart). */
+static void user_name(char *out, size_t len, int style, unsigned n)
 {
-	(void)state;
-	struct buf p;
+	if (style == 0)
+		snprintf(out, len, "u%03u", n);
+	else if (style == 1)
+		snprintf(out, len, "a-very-long-prefix-u%03u", n);
+	else
+		snprintf(out, len, "%c-a-very-long-middle-part-u%03u", 'x' + (int)(n % 2), n);
+}
+
+/* Series come out sorted by label set whatever order (and however many sorted runs) they came in. */
+static void check_sorted(int style, unsigned count)
+{
+	struct buf p, j;
+	char name[64], a[64], b[64];
 	buf_init(&p, 0);
-	for (unsigned i = 0; i < 500; i++) /* a permutation of 0..499 with many runs */
-		buf_printf(&p, "slurm_user_jobs_pending{username=\"u%03u\"} %u\n", (i * 263 + 17) % 500, i + 1);
+	for (unsigned i = 0; i < count; i++) { /* a permutation of 0..count-1 with many runs */
+		user_name(name, sizeof(name), style, (i * 263 + 17) % count);
+		buf_printf(&p, "slurm_user_jobs_pending{username=\"%s\"} %u\n", name, i + 1);
+	}
 	buf_putc(&p, '\0');
-	const char *j = "{\"metrics\": [" ROW("slurm_user_jobs_pending", "\"expr\": \"slurm_user_jobs_pending\"") "]}";
-	char *got = run_rows(j, p.data, 1, "");
+	char *got = run_rows("{\"metrics\": [" ROW("slurm_user_jobs_pending", "\"expr\": \"slurm_user_jobs_pending\"") "]}",
+			     p.data, 1, "");
 	const char *prev = NULL;
-	int lines = 0;
+	unsigned lines = 0;
 	for (char *line = strtok(got, "\n"); line; line = strtok(NULL, "\n")) {
 		if (strncmp(line, "slurm_user_jobs_pending{", 24))
 			continue;
@@ -223,16 +238,30 @@ static void test_output_sorted(void **state)
 		prev = line;
 		lines++;
 	}
-	assert_int_equal(lines, 500);
+	assert_int_equal(lines, count);
 	free(got);
 
 	/* two equal label sets far apart, in different runs, are still found: u123 becomes u007 */
-	j = "{\"metrics\": [" ROW("slurm_user_jobs_pending",
-		"\"expr\": \"label_replace(slurm_user_jobs_pending, \\\"username\\\", \\\"u007\\\", \\\"username\\\", \\\"u123\\\")\"") "]}";
-	got = run_rows(j, p.data, 1, "");
+	user_name(a, sizeof(a), style, 7);
+	user_name(b, sizeof(b), style, 123);
+	buf_init(&j, 0);
+	buf_printf(&j, "{\"metrics\": [" ROW("slurm_user_jobs_pending", "\"expr\": \"label_replace(slurm_user_jobs_pending, "
+		   "\\\"username\\\", \\\"%s\\\", \\\"username\\\", \\\"%s\\\")\"") "]}", a, b);
+	buf_putc(&j, '\0');
+	got = run_rows(j.data, p.data, 1, "");
 	assert_string_equal(got, "slurm_user_jobs_pending:error\n");
 	free(got);
+	buf_free(&j);
 	buf_free(&p);
+}
+
+static void test_output_sorted(void **state)
+{
+	(void)state;
+	check_sorted(0, 300);  /* merged */
+	check_sorted(0, 1000); /* radix sorted */
+	check_sorted(1, 1000); /* a shared prefix: the keys come after it */
+	check_sorted(2, 1000); /* keys equal within each group: ties decide */
 }
 
 int main(void)
