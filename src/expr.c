@@ -947,8 +947,8 @@ static void index_build(struct evalctx *c, struct index *ix, const struct value 
 
 static const struct velem *index_get(struct index *ix, const struct velem *k)
 {
-	const struct velem *e = &ix->v->e[ix->next];
-	if (ix->next < ix->v->n && e->labels == k->labels && e->nlabels == k->nlabels) {
+	const struct velem *e = ix->next < ix->v->n ? &ix->v->e[ix->next] : NULL; /* e may be NULL when n is 0 */
+	if (e && e->labels == k->labels && e->nlabels == k->nlabels) {
 		ix->next++;
 		return e;
 	}

@@ -10,7 +10,8 @@ static const char *input =
 	"slurm_node_cpus_alloc{node=\"n1\"} 0\nslurm_node_cpus_alloc{node=\"n2\"} 8\nslurm_node_cpus_alloc{node=\"n3\"} 15\n"
 	"slurm_node_cpus_idle{node=\"n1\"} 4\nslurm_node_cpus_idle{node=\"n2\"} 0\nslurm_node_cpus_idle{node=\"n3\"} 1\n"
 	"slurm_nodes 3\nslurm_nodes_alloc 1\nslurm_nodes_draining 2\n"
-	"u{username=\"alice\",part=\"a\"} 1\nu{username=\"bob\",part=\"a\"} 2\nu{username=\"bob\",part=\"b\"} 4\nu 7\n";
+	"u{username=\"alice\",part=\"a\"} 1\nu{username=\"bob\",part=\"a\"} 2\nu{username=\"bob\",part=\"b\"} 4\nu 7\n"
+	"# TYPE empty gauge\n"; /* a family without samples */
 
 /* Evaluate src over `input`; render as "{labels} value" lines sorted, for comparison. */
 static char *eval_str(const char *src)
@@ -107,6 +108,11 @@ static void test_comparisons_and_sets(void **state)
 	EXPECT("(slurm_nodes and slurm_nodes_alloc > 5) or slurm_nodes_draining", " 2\n");
 	EXPECT("(slurm_nodes and slurm_nodes_alloc > 0) or slurm_nodes_draining", " 3\n");
 	EXPECT("1 < bool 2", " 1\n");
+	/* against a family without samples (found by fuzz_expr: an empty vector has no array) */
+	EXPECT("slurm_node_cpus and empty", "");
+	EXPECT("slurm_node_cpus unless empty", "{node=\"n1\"} 4\n{node=\"n2\"} 8\n{node=\"n3\"} 16\n");
+	EXPECT("slurm_node_cpus - empty", "");
+	EXPECT("empty or slurm_nodes", " 3\n");
 }
 
 static void test_functions(void **state)
