@@ -251,8 +251,8 @@ static void test_feed_in_pieces(void **state)
 {
 	(void)state;
 	static const char *const bodies[] = {
-		"# HELP a help\n# TYPE a gauge\na{node=\"n1\",x=\"y\"} 1\na{node=\"n2\",x=\"y\"} 2\na 3\n"
-		"# TYPE b counter\nb{node=\"n1\",x=\"y\"} 4\nbb{node=\"n1\"} 5\nc{node=\"n1\",x=\"y\"} 6\nc{node=\"n2\",x=\"z\"} 7\n",
+		("# HELP a help\n# TYPE a gauge\na{node=\"n1\",x=\"y\"} 1\na{node=\"n2\",x=\"y\"} 2\na 3\n"
+		 "# TYPE b counter\nb{node=\"n1\",x=\"y\"} 4\nbb{node=\"n1\"} 5\nc{node=\"n1\",x=\"y\"} 6\nc{node=\"n2\",x=\"z\"} 7\n"),
 		"m{account=\"odd\"acct\\\\x y\"} 1\r\nm{account=\"plain\"} 2\r\n\r\nm2 +Inf 123\n# EOF\n",
 		"ok 1\nbad{node=\"n1\" 2\nbad2 twelve\n{x=\"y\"} 3\nok2 2\nok2 3\nb 1\nb 2\n",
 		"a 1\nb 12",
