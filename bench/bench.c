@@ -10,7 +10,7 @@
  *              reports its VmHWM: the peak resident memory of one scrape of that payload;
  *   promtool   `promtool check metrics` (Prometheus' own Go parser, which also lints) on the five
  *              files concatenated, on stdin from a file, many repetitions: the reference.
- * Then the growth pass: every size again in a fresh process (--cpu), seven rounds, so that the sizes
+ * Then the growth pass: every size again in a fresh process (--cpu), nine rounds, so that the sizes
  * are compared without heap history and under the same load.
  * For every --e2e directory: fake_slurmctld serves it, the shim serves :PORT from the fake with
  * --slurmctld.min-interval 0, and each round times a GET of the shim's /metrics (one kept-alive
@@ -972,10 +972,10 @@ int main(int argc, char **argv)
 	double *growth = xcalloc(ndirs ? ndirs : 1, sizeof(double));
 	double *growth_min = xcalloc(ndirs ? ndirs : 1, sizeof(double));
 	if (ndirs > 1) {
-		enum { ROUNDS = 7 };
+		enum { ROUNDS = 9 };
 		struct series *per = xcalloc(ndirs, sizeof(*per));
 		char secs[32];
-		snprintf(secs, sizeof(secs), "%g", seconds / 4);
+		snprintf(secs, sizeof(secs), "%g", seconds / 6);
 		for (int round = 0; round < ROUNDS; round++)
 			for (size_t d = 0; d < ndirs; d++) {
 				double v;

@@ -494,7 +494,7 @@ static int skey_cmp(const struct skey *x, const struct skey *y, const struct vec
 	return elem_cmp(&v->e[x->i], &v->e[y->i]);
 }
 
-static uint64_t be64(const unsigned char *b)
+static inline uint64_t be64(const unsigned char *b)
 {
 	return (uint64_t)b[0] << 56 | (uint64_t)b[1] << 48 | (uint64_t)b[2] << 40 | (uint64_t)b[3] << 32 |
 	       (uint64_t)b[4] << 24 | (uint64_t)b[5] << 16 | (uint64_t)b[6] << 8 | b[7];
