@@ -81,6 +81,16 @@ struct arena_chunk {
 
 #define ARENA_CHUNK (64 * 1024)
 
+/* Under AddressSanitizer (make asan, make fuzz) every arena allocation is its own heap block, so
+ * that a read or write past one is caught instead of landing in its neighbour in the same chunk. */
+#if defined(__SANITIZE_ADDRESS__)
+#define ARENA_EXACT 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define ARENA_EXACT 1
+#endif
+#endif
+
 void arena_init(struct arena *a)
 {
 	a->head = NULL;
@@ -91,6 +101,14 @@ void arena_init(struct arena *a)
 void *arena_alloc(struct arena *a, size_t n)
 {
 	struct arena_chunk *c = a->head;
+#ifdef ARENA_EXACT
+	c = xmalloc(sizeof(*c) + n);
+	c->size = c->used = n;
+	c->next = a->head;
+	a->head = c;
+	a->used_total += n;
+	return c->data;
+#else
 	n = (n + 15) & ~(size_t)15;
 	if (!c || c->size - c->used < n) {
 		size_t size = n > ARENA_CHUNK / 4 ? n : ARENA_CHUNK;
@@ -112,6 +130,7 @@ void *arena_alloc(struct arena *a, size_t n)
 	if (a->used_total > a->peak)
 		a->peak = a->used_total;
 	return p;
+#endif
 }
 
 char *arena_strndup(struct arena *a, const char *s, size_t n)
@@ -135,6 +154,9 @@ void arena_reset(struct arena *a)
 
 void arena_rewind(struct arena *a)
 {
+#ifdef ARENA_EXACT
+	arena_reset(a);
+#else
 	size_t peak = a->peak;
 	if (!a->head || a->head->next || a->head->size < peak) {
 		size_t size = peak > ARENA_CHUNK ? peak : ARENA_CHUNK;
@@ -146,4 +168,5 @@ void arena_rewind(struct arena *a)
 	}
 	a->head->used = 0;
 	a->used_total = 0;
+#endif
 }
