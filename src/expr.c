@@ -782,6 +782,13 @@ void expr_foreach_metric(const struct expr *x, void (*fn)(const char *name, void
 
 struct expr_memo;
 
+/* The tables of an index (struct index below): slots of hash << 32 | element index + 1 (0 empty),
+ * and a bitmap with bit (hash * K) >> shift set for every element. */
+struct hashtab {
+	uint64_t *slot, *bits;
+	size_t mask, bmask;
+};
+
 struct value {
 	int scalar;
 	double s;
@@ -792,8 +799,7 @@ struct value {
 struct expr_memo {
 	int done;
 	struct value v;
-	uint64_t *slot, *bits;   /* its index (see struct index), built at the first use */
-	size_t mask, bmask;
+	struct hashtab ix;       /* its index, built at the first use (ix.slot NULL before) */
 };
 
 struct evalctx {
@@ -894,15 +900,23 @@ static void eval_selector(struct evalctx *c, const struct expr *x, struct vec *o
  * the others are misses (`x and y` with a small y, `or` of disjoint branches): a bitmap of 8 bits
  * per element, small enough for the L1 cache, turns away about 9 in 10 of them before the table. */
 struct index {
-	uint64_t *slot;          /* 0 empty, else the hash << 32 | element index + 1 */
-	uint64_t *bits;          /* bit (hash * K) >> shift set for every element */
-	size_t mask, bmask, next;
+	struct hashtab t;
+	size_t next;
 	const struct vec *v;
 };
 
 static inline size_t bit_of(uint32_t hash, size_t bmask)
 {
 	return (size_t)(((uint64_t)hash * 0x9E3779B97F4A7C15ULL) >> 32) & bmask;
+}
+
+/* Put element i, of hash `hash`, in the first free slot from its own (linear probing). */
+static void slot_put(uint64_t *slot, size_t mask, uint32_t hash, size_t i)
+{
+	size_t j = hash & mask;
+	while (slot[j])
+		j = (j + 1) & mask;
+	slot[j] = (uint64_t)hash << 32 | (uint64_t)(i + 1);
 }
 
 /* The index of a shared result is built once per scrape, in the shared results' arena. */
@@ -912,37 +926,29 @@ static void index_build(struct evalctx *c, struct index *ix, const struct value 
 	struct expr_memo *m = val->memo;
 	ix->next = 0;
 	ix->v = v;
-	if (m && m->slot) {
-		ix->slot = m->slot;
-		ix->mask = m->mask;
-		ix->bits = m->bits;
-		ix->bmask = m->bmask;
+	if (m && m->ix.slot) {
+		ix->t = m->ix;
 		return;
 	}
+	struct hashtab *t = &ix->t;
 	size_t cap = 8;
 	while (cap < v->n * 2)
 		cap *= 2;
 	struct arena *a = m && c->src->memo_arena ? c->src->memo_arena : c->a;
-	ix->slot = arena_alloc(a, cap * sizeof(*ix->slot));
-	memset(ix->slot, 0, cap * sizeof(*ix->slot));
-	ix->mask = cap - 1;
+	t->slot = arena_alloc(a, cap * sizeof(*t->slot));
+	memset(t->slot, 0, cap * sizeof(*t->slot));
+	t->mask = cap - 1;
 	size_t nbits = cap < 16 ? 64 : cap * 4; /* about 8 bits per element */
-	ix->bits = arena_alloc(a, nbits / 8);
-	memset(ix->bits, 0, nbits / 8);
-	ix->bmask = nbits - 1;
+	t->bits = arena_alloc(a, nbits / 8);
+	memset(t->bits, 0, nbits / 8);
+	t->bmask = nbits - 1;
 	for (size_t i = 0; i < v->n; i++) {
-		size_t j = v->e[i].hash & ix->mask, b = bit_of(v->e[i].hash, ix->bmask);
-		while (ix->slot[j])
-			j = (j + 1) & ix->mask;
-		ix->slot[j] = (uint64_t)v->e[i].hash << 32 | (uint64_t)(i + 1);
-		ix->bits[b / 64] |= 1ULL << (b % 64);
+		size_t b = bit_of(v->e[i].hash, t->bmask);
+		slot_put(t->slot, t->mask, v->e[i].hash, i);
+		t->bits[b / 64] |= 1ULL << (b % 64);
 	}
-	if (m) {
-		m->slot = ix->slot;
-		m->mask = ix->mask;
-		m->bits = ix->bits;
-		m->bmask = ix->bmask;
-	}
+	if (m)
+		m->ix = *t;
 }
 
 static const struct velem *index_get(struct index *ix, const struct velem *k)
@@ -952,12 +958,13 @@ static const struct velem *index_get(struct index *ix, const struct velem *k)
 		ix->next++;
 		return e;
 	}
-	size_t b = bit_of(k->hash, ix->bmask);
-	if (!(ix->bits[b / 64] >> (b % 64) & 1))
+	const struct hashtab *t = &ix->t;
+	size_t b = bit_of(k->hash, t->bmask);
+	if (!(t->bits[b / 64] >> (b % 64) & 1))
 		return NULL;
 	/* the slot's copy of the hash settles most other misses without reading the element */
-	for (size_t j = k->hash & ix->mask;; j = (j + 1) & ix->mask) {
-		uint64_t s = ix->slot[j];
+	for (size_t j = k->hash & t->mask;; j = (j + 1) & t->mask) {
+		uint64_t s = t->slot[j];
 		if (!s)
 			return NULL;
 		if (s >> 32 != k->hash)
@@ -1147,12 +1154,8 @@ static void eval_agg(struct evalctx *c, const struct expr *x, struct vec *out)
 				cap *= 2;
 				slot = arena_alloc(c->a, cap * sizeof(*slot));
 				memset(slot, 0, cap * sizeof(*slot));
-				for (size_t k = 0; k < nacc; k++) {
-					size_t q = acc[k].hash & (cap - 1);
-					while (slot[q])
-						q = (q + 1) & (cap - 1);
-					slot[q] = (uint64_t)acc[k].hash << 32 | (uint64_t)(k + 1);
-				}
+				for (size_t k = 0; k < nacc; k++)
+					slot_put(slot, cap - 1, acc[k].hash, k);
 			}
 		}
 		agg_fold(x->agg, g, &count[g - acc], e->v);
