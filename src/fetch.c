@@ -68,8 +68,8 @@ char *fetch_read_token(const char *path, char *err, size_t errlen)
 	return xstrndup(line + s, n - s);
 }
 
-void fetch_endpoints(const struct fetch_config *cfg, unsigned mask, double timeout_s, expo_keep_fn keep, void *ctx,
-		     struct payload *out[EP_COUNT])
+void fetch_endpoints(const struct fetch_config *cfg, unsigned mask, double timeout_s, unsigned gen, expo_keep_fn keep,
+		     void *ctx, struct payload *out[EP_COUNT])
 {
 	struct xfer x[EP_COUNT];
 	struct curl_slist *hdrs = NULL;
@@ -106,7 +106,7 @@ void fetch_endpoints(const struct fetch_config *cfg, unsigned mask, double timeo
 			continue;
 		char url[4096];
 		snprintf(url, sizeof(url), "%.*s%s", (int)blen, cfg->base_url, endpoints[ep].path);
-		x[ep].p = payload_new((enum endpoint)ep, keep, ctx);
+		x[ep].p = payload_new((enum endpoint)ep, gen, keep, ctx);
 		x[ep].max_body = cfg->max_body;
 		x[ep].h = curl_easy_init();
 		x[ep].t0 = mono_now();

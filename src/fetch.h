@@ -19,10 +19,10 @@ struct fetch_config {
 
 void fetch_global_init(void);   /* once, before any thread starts */
 /* out[ep] receives a new reference for every endpoint in mask, NULL for the others, each parsed
- * as it arrives and keeping the families keep() wants (see payload_new). timeout_s caps this call
- * (the scrape deadline) on top of cfg->timeout. */
-void fetch_endpoints(const struct fetch_config *cfg, unsigned mask, double timeout_s, expo_keep_fn keep, void *ctx,
-		     struct payload *out[EP_COUNT]);
+ * as it arrives and keeping the families keep() wants, for mapping generation gen (see
+ * payload_new). timeout_s caps this call on top of cfg->timeout. */
+void fetch_endpoints(const struct fetch_config *cfg, unsigned mask, double timeout_s, unsigned gen, expo_keep_fn keep,
+		     void *ctx, struct payload *out[EP_COUNT]);
 /* Read the token file (first line, trimmed). Returns a new string or NULL with *err set. */
 char *fetch_read_token(const char *path, char *err, size_t errlen);
 

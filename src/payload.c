@@ -18,11 +18,12 @@ double mono_now(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-struct payload *payload_new(enum endpoint ep, expo_keep_fn keep, void *ctx)
+struct payload *payload_new(enum endpoint ep, unsigned gen, expo_keep_fn keep, void *ctx)
 {
 	struct payload *p = xcalloc(1, sizeof(*p));
 	p->refs = 1;
 	p->ep = ep;
+	p->gen = gen;
 	expo_init(&p->expo);
 	p->expo.keep = keep;
 	p->expo.keep_ctx = ctx;
@@ -135,9 +136,10 @@ void payload_finish(struct payload *p, const char *transport_err)
 	p->expo.keep_ctx = NULL;
 }
 
-struct payload *payload_replay(const char *dir, enum endpoint ep, size_t max_body, expo_keep_fn keep, void *ctx)
+struct payload *payload_replay(const char *dir, enum endpoint ep, size_t max_body, unsigned gen, expo_keep_fn keep,
+			       void *ctx)
 {
-	struct payload *p = payload_new(ep, keep, ctx);
+	struct payload *p = payload_new(ep, gen, keep, ctx);
 	char path[4096];
 	FILE *f;
 	char chunk[65536];

@@ -21,12 +21,13 @@ struct payload {
 	size_t parse_errors;
 	double seconds;          /* fetch duration */
 	double at;               /* monotonic time the fetch finished */
-	unsigned gen;            /* the scraper's mapping generation it was parsed for */
+	unsigned gen;            /* the mapping generation it was parsed for: set by payload_new, never changed */
 	char reason[240];        /* why it is not ok: one line for logs and the 503 body */
 };
 
-/* A payload that will store the families keep() wants (NULL: all); ctx must outlive the parse. */
-struct payload *payload_new(enum endpoint ep, expo_keep_fn keep, void *ctx);
+/* A payload that will store the families keep() wants (NULL: all); ctx must outlive the parse. gen
+ * names the mapping (table) keep() filters for: a payload is only used by scrapes of that table. */
+struct payload *payload_new(enum endpoint ep, unsigned gen, expo_keep_fn keep, void *ctx);
 struct payload *payload_ref(struct payload *p);
 void payload_unref(struct payload *p);
 /* Body bytes as they arrive, after http_status is set (0 for a file). They are counted, and parsed
@@ -38,7 +39,8 @@ int payload_feed(struct payload *p, const char *data, size_t n, size_t max_body)
  * HTTP status, empty body, malformed lines). A payload that is not ok keeps no families. */
 void payload_finish(struct payload *p, const char *transport_err);
 /* Read DIR/<endpoint file> into a finished payload. A missing file is a failed endpoint. */
-struct payload *payload_replay(const char *dir, enum endpoint ep, size_t max_body, expo_keep_fn keep, void *ctx);
+struct payload *payload_replay(const char *dir, enum endpoint ep, size_t max_body, unsigned gen, expo_keep_fn keep,
+			       void *ctx);
 double mono_now(void);
 
 #endif

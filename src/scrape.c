@@ -15,11 +15,16 @@ struct mapref {
 	int refs;
 };
 
+/* A caller whose deadline is not below the fetch's own timeout waits this much longer, so that it
+ * reports the fetch's own failure (e.g. curl's "Operation timed out") rather than its deadline. */
+#define FETCH_REPORT_GRACE_S 1.0
+
 void scraper_init(struct scraper *s, const struct scraper_config *cfg, struct mapping *m)
 {
 	memset(s, 0, sizeof(*s));
 	s->cfg = *cfg;
 	pthread_mutex_init(&s->mu, NULL);
+	pthread_mutex_init(&s->render_mu, NULL);
 	pthread_condattr_t ca;
 	pthread_condattr_init(&ca);
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
@@ -42,12 +47,36 @@ static void mapref_put(struct mapref *r)
 	}
 }
 
+struct answer *answer_ref(struct answer *a)
+{
+	atomic_fetch_add(&a->refs, 1);
+	return a;
+}
+
+void answer_unref(struct answer *a)
+{
+	if (!a || atomic_fetch_sub(&a->refs, 1) != 1)
+		return;
+	for (int ep = 0; ep < EP_COUNT; ep++)
+		payload_unref(a->in[ep]);
+	free(a->body);
+	free(a);
+}
+
 void scraper_destroy(struct scraper *s)
 {
+	/* a fetch worker borrows the scraper: let the ones still running finish (each is bounded by
+	 * the fetch timeout) */
+	pthread_mutex_lock(&s->mu);
+	while (s->workers)
+		pthread_cond_wait(&s->cv, &s->mu);
+	pthread_mutex_unlock(&s->mu);
 	for (int ep = 0; ep < EP_COUNT; ep++)
 		payload_unref(s->slot[ep].p);
+	answer_unref(s->answer);
 	mapref_put(s->map);
 	pthread_cond_destroy(&s->cv);
+	pthread_mutex_destroy(&s->render_mu);
 	pthread_mutex_destroy(&s->mu);
 }
 
@@ -56,6 +85,7 @@ void scrape_set_mapping(struct scraper *s, struct mapping *m)
 	pthread_mutex_lock(&s->mu);
 	s->reload_time = (double)time(NULL);
 	s->reload_ok = m != NULL;
+	s->reloads++; /* the self metrics change: a rendered answer is not reused */
 	if (m) {
 		struct mapref *r = xcalloc(1, sizeof(*r));
 		r->m = m;
@@ -84,85 +114,136 @@ static void log_transition(struct scraper *s, const struct payload *p)
 	}
 }
 
-/* Get a payload for every endpoint in `need`: reuse a fresh one, wait for one in flight, or fetch.
- * New payloads are parsed for mapping m (only the families it reads are stored). */
-static void get_payloads(struct scraper *s, const struct mapping *m, unsigned gen, unsigned need, double timeout_s,
-			 struct payload *mine[EP_COUNT], unsigned long fetches[EP_COUNT])
+/* One fetch of some endpoints for one table, owned by whoever runs it (a worker thread). */
+struct fetch_job {
+	struct scraper *s;
+	struct mapref *map;   /* the table the payloads are filtered for: held until they are finished */
+	unsigned gen, mask;
+};
+
+/* Fetch (or replay) with the configured timeout, whoever waits, then publish the payloads. */
+static void job_run(struct fetch_job *j)
 {
-	unsigned fetch = 0, wait = 0;
-	double now = mono_now(), deadline = now + timeout_s;
+	struct scraper *s = j->s;
 	struct payload *got[EP_COUNT] = { 0 };
+	void *m = j->map->m;
 
-	pthread_mutex_lock(&s->mu);
-	for (int ep = 0; ep < EP_COUNT; ep++) {
-		mine[ep] = NULL;
-		if (!(need & (1u << ep)))
-			continue;
-		if (s->slot[ep].inflight)
-			wait |= 1u << ep;
-		else if (s->slot[ep].p && s->slot[ep].p->gen == gen && now - s->slot[ep].p->at < s->cfg.min_interval)
-			mine[ep] = payload_ref(s->slot[ep].p);
-		else {
-			/* the old answer is not served again: let it go now, not after the new one is in */
-			payload_unref(s->slot[ep].p);
-			s->slot[ep].p = NULL;
-			s->slot[ep].inflight = 1;
-			fetch |= 1u << ep;
-		}
-	}
-	pthread_mutex_unlock(&s->mu);
-
-	if (fetch) {
-		/* parsed as they arrive, keeping only the families m reads */
-		if (s->cfg.replay_dir) {
-			for (int ep = 0; ep < EP_COUNT; ep++)
-				if (fetch & (1u << ep))
-					got[ep] = payload_replay(s->cfg.replay_dir, (enum endpoint)ep, s->cfg.fetch.max_body,
-								 mapping_reads, (void *)m);
-		} else {
-			fetch_endpoints(&s->cfg.fetch, fetch, timeout_s, mapping_reads, (void *)m, got);
-		}
+	if (s->cfg.replay_dir) {
 		for (int ep = 0; ep < EP_COUNT; ep++)
-			if (got[ep])
-				got[ep]->gen = gen;
+			if (j->mask & (1u << ep))
+				got[ep] = payload_replay(s->cfg.replay_dir, (enum endpoint)ep, s->cfg.fetch.max_body, j->gen,
+							 mapping_reads, m);
+	} else {
+		fetch_endpoints(&s->cfg.fetch, j->mask, s->cfg.fetch.timeout, j->gen, mapping_reads, m, got);
 	}
-
 	pthread_mutex_lock(&s->mu);
 	for (int ep = 0; ep < EP_COUNT; ep++) {
-		if (!(fetch & (1u << ep)))
+		if (!(j->mask & (1u << ep)))
 			continue;
 		payload_unref(s->slot[ep].p);
 		s->slot[ep].p = got[ep];
 		s->slot[ep].inflight = 0;
 		s->slot[ep].fetches++;
-		mine[ep] = payload_ref(got[ep]);
 		log_transition(s, got[ep]);
 	}
-	if (fetch)
-		pthread_cond_broadcast(&s->cv);
-	while (wait) {
-		for (int ep = 0; ep < EP_COUNT; ep++)
-			if ((wait & (1u << ep)) && !s->slot[ep].inflight && s->slot[ep].p) {
-				mine[ep] = payload_ref(s->slot[ep].p);
-				wait &= ~(1u << ep);
+	mapref_put(j->map);
+	s->workers--;
+	pthread_cond_broadcast(&s->cv);
+	pthread_mutex_unlock(&s->mu);
+	free(j);
+}
+
+static void *job_thread(void *arg)
+{
+	job_run(arg);
+	return NULL;
+}
+
+/* Start fetching mask for table mr on a detached worker; s->mu is held and the slots are marked
+ * in flight. Without a thread (none can be created) the caller runs the fetch itself. */
+static void start_fetch(struct scraper *s, struct mapref *mr, unsigned gen, unsigned mask)
+{
+	struct fetch_job *j = xcalloc(1, sizeof(*j));
+	pthread_attr_t attr;
+	pthread_t t;
+	int rc;
+
+	j->s = s;
+	j->map = mr;
+	mr->refs++;
+	j->gen = gen;
+	j->mask = mask;
+	s->workers++;
+	pthread_attr_init(&attr);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	rc = pthread_create(&t, &attr, job_thread, j);
+	pthread_attr_destroy(&attr);
+	if (rc != 0) {
+		log_warn("cannot start a fetch thread (%s): fetching in the scrape's own thread", strerror(rc));
+		pthread_mutex_unlock(&s->mu);
+		job_run(j);
+		pthread_mutex_lock(&s->mu);
+	}
+}
+
+/* Get a payload parsed for generation gen for every endpoint in need: a fresh one, the one in
+ * flight for gen, or a new fetch. At most one fetch of an endpoint runs at a time, so a fetch in
+ * flight for another table is waited for first. Waits until deadline (monotonic); an endpoint still
+ * missing then gets a payload of this scrape's own saying so. Returns the mask of those. */
+static unsigned get_payloads(struct scraper *s, struct mapref *mr, unsigned gen, unsigned need, double deadline,
+			     struct payload *mine[EP_COUNT], unsigned long fetches[EP_COUNT])
+{
+	unsigned want = need & ((1u << EP_COUNT) - 1), waited = 0;
+
+	pthread_mutex_lock(&s->mu);
+	for (int ep = 0; ep < EP_COUNT; ep++)
+		mine[ep] = NULL;
+	for (;;) {
+		unsigned fetch = 0;
+		double now = mono_now();
+		for (int ep = 0; ep < EP_COUNT; ep++) {
+			unsigned bit = 1u << ep;
+			struct payload *p = s->slot[ep].p;
+			if (!(want & bit))
+				continue;
+			if (s->slot[ep].inflight) {
+				if (s->slot[ep].inflight_gen == gen)
+					waited |= bit;
+			} else if (p && p->gen == gen && ((waited & bit) || now - p->at < s->cfg.min_interval)) {
+				/* fresh, or the answer to the fetch this scrape waited for (whatever the window) */
+				mine[ep] = payload_ref(p);
+				want &= ~bit;
+			} else {
+				/* the old answer is not served again: let it go now, not after the new one is in */
+				payload_unref(p);
+				s->slot[ep].p = NULL;
+				s->slot[ep].inflight = 1;
+				s->slot[ep].inflight_gen = gen;
+				fetch |= bit;
+				waited |= bit;
 			}
-		if (!wait)
+		}
+		if (fetch)
+			start_fetch(s, mr, gen, fetch);
+		else if (!want || mono_now() >= deadline)
 			break;
-		struct timespec ts;
-		ts.tv_sec = (time_t)deadline;
-		ts.tv_nsec = (long)((deadline - floor(deadline)) * 1e9);
-		if (pthread_cond_timedwait(&s->cv, &s->mu, &ts) == ETIMEDOUT) {
-			for (int ep = 0; ep < EP_COUNT; ep++)
-				if (wait & (1u << ep)) {
-					mine[ep] = payload_new((enum endpoint)ep, NULL, NULL);
-					payload_finish(mine[ep], "scrape deadline passed while waiting for the fetch in flight");
-				}
-			break;
+		else {
+			struct timespec ts;
+			ts.tv_sec = (time_t)deadline;
+			ts.tv_nsec = (long)((deadline - floor(deadline)) * 1e9);
+			pthread_cond_timedwait(&s->cv, &s->mu, &ts);
 		}
 	}
 	for (int ep = 0; ep < EP_COUNT; ep++)
 		fetches[ep] = s->slot[ep].fetches;
 	pthread_mutex_unlock(&s->mu);
+	/* the fetch goes on and is published for the others; this scrape answers without it */
+	for (int ep = 0; ep < EP_COUNT; ep++)
+		if (want & (1u << ep)) {
+			mine[ep] = payload_new((enum endpoint)ep, gen, NULL, NULL);
+			payload_finish(mine[ep], "scrape deadline passed while waiting for the fetch in flight");
+		}
+	return want;
 }
 
 /* Log why a family is left out, once per family and reason for the life of the process (a
@@ -209,7 +290,7 @@ static void write_self(const unsigned long fetches[EP_COUNT], struct buf *b, str
 		{ "slurm_exporter_shim_response_bytes", "Size of the endpoint's last answer body.", "gauge" },
 		{ "slurm_exporter_shim_http_status", "HTTP status of the endpoint's last answer (0: no HTTP answer).", "gauge" },
 		{ "slurm_exporter_shim_parse_errors", "Malformed lines in the endpoint's last answer.", "gauge" },
-		{ "slurm_exporter_shim_payload_age_seconds", "Age of the answer this scrape used (reused within --slurmctld.min-interval).", "gauge" },
+		{ "slurm_exporter_shim_payload_age_seconds", "Age of the endpoint's answer when this exposition was rendered (reused within --slurmctld.min-interval).", "gauge" },
 		{ "slurm_exporter_shim_upstream_fetches_total", "Fetches of the endpoint since start.", "counter" },
 	};
 	for (size_t f = 0; f < sizeof(fam) / sizeof(fam[0]); f++) {
@@ -255,32 +336,43 @@ static void write_self(const unsigned long fetches[EP_COUNT], struct buf *b, str
 	self_sample(b, "slurm_exporter_shim_mapping_reload_timestamp_seconds", NULL, NULL, reload_time);
 	write_header(b, "slurm_exporter_shim_build_info", "Build information.", "gauge");
 	self_sample(b, "slurm_exporter_shim_build_info", "version", SHIM_VERSION, 1);
-	write_header(b, "slurm_exporter_shim_scrape_duration_seconds", "How long this scrape took.", "gauge");
+	write_header(b, "slurm_exporter_shim_scrape_duration_seconds", "How long the scrape that rendered this exposition took (scrapes of the same inputs share it).", "gauge");
 	self_sample(b, "slurm_exporter_shim_scrape_duration_seconds", NULL, NULL, mono_now() - started);
 }
 
-int scrape_run(struct scraper *s, double timeout_s, struct buf *out)
+/* What a scrape knows besides its payloads: the table and the values of its self metrics. */
+struct scrape_ctx {
+	const struct mapping *m;
+	unsigned need;
+	unsigned long fetches[EP_COUNT];
+	double started, reload_time;
+	int reload_ok;
+	size_t last_output;
+};
+
+/* The 503 body: why no endpoint the mapping needs is usable. */
+static void write_unusable(struct buf *out, struct payload *const p[EP_COUNT])
 {
-	double started = mono_now();
-	struct payload *p[EP_COUNT];
+	buf_puts(out, "slurm-exporter-shim: no slurmctld metrics endpoint answered usably:\n");
+	for (int ep = 0; ep < EP_COUNT; ep++)
+		if (p[ep]) {
+			char safe[600];
+			const char *why = p[ep]->ok ? "empty answer, and /metrics/jobs failed: cannot tell \"no jobs\" from \"no metrics\"" : p[ep]->reason;
+			if (p[ep]->ok)
+				buf_printf(out, "%s: ", endpoints[ep].path);
+			buf_printf(out, "%s\n", log_escape(safe, sizeof(safe), why, strlen(why)));
+		}
+}
+
+/* Evaluate the table over the payloads into out (or the 503 reasons); returns the HTTP status. */
+static int render(struct scraper *s, const struct scrape_ctx *c, struct payload *p[EP_COUNT], struct buf *out)
+{
+	const struct mapping *m = c->m;
 	const struct expo *ex[EP_COUNT];
 	int up[EP_COUNT];
 	struct arena a;
-	int status = 200, any_ok = 0, ua_untrusted = 0;
+	int any_ok = 0, ua_untrusted = 0;
 
-	pthread_mutex_lock(&s->mu);
-	struct mapref *mr = s->map;
-	unsigned gen = s->gen;
-	size_t last_output = s->last_output;
-	mr->refs++;
-	int reload_ok = s->reload_ok;
-	double reload_time = s->reload_time;
-	pthread_mutex_unlock(&s->mu);
-	const struct mapping *m = mr->m;
-
-	unsigned need = mapping_endpoints(m, s->cfg.flags);
-	unsigned long fetches[EP_COUNT];
-	get_payloads(s, mr->m, gen, need, timeout_s, p, fetches);
 	/* An empty jobs-users-accts answer means "no jobs in memory" only if slurmctld serves metrics
 	 * at all: when /metrics/jobs failed too (MetricsType unset answers every endpoint with an empty
 	 * 200), the empty answer proves nothing and its families are left out. */
@@ -291,19 +383,10 @@ int scrape_run(struct scraper *s, double timeout_s, struct buf *out)
 		ex[ep] = up[ep] ? &p[ep]->expo : NULL;
 		any_ok |= up[ep];
 	}
-	if (need && !any_ok) {
+	if (c->need && !any_ok) {
 		/* every needed endpoint failed: like the old exporter dying, Prometheus' up goes to 0 */
-		status = 503;
-		buf_puts(out, "slurm-exporter-shim: no slurmctld metrics endpoint answered usably:\n");
-		for (int ep = 0; ep < EP_COUNT; ep++)
-			if (p[ep]) {
-				char safe[600];
-				const char *why = p[ep]->ok ? "empty answer, and /metrics/jobs failed: cannot tell \"no jobs\" from \"no metrics\"" : p[ep]->reason;
-				if (p[ep]->ok)
-					buf_printf(out, "%s: ", endpoints[ep].path);
-				buf_printf(out, "%s\n", log_escape(safe, sizeof(safe), why, strlen(why)));
-			}
-		goto out;
+		write_unusable(out, p);
+		return 503;
 	}
 
 	/* rows are evaluated and written one at a time, each row's series in an arena reset after it is
@@ -316,7 +399,7 @@ int scrape_run(struct scraper *s, double timeout_s, struct buf *out)
 	struct row_result *res = xcalloc(m->nrows + 1, sizeof(*res));
 	const char **overflowed = xcalloc(m->nrows + 1, sizeof(*overflowed));
 	mapping_scrape_begin(m, ex, up, &a, &ms);
-	buf_reserve(out, last_output + last_output / 8); /* about last scrape's size, in one go */
+	buf_reserve(out, c->last_output + c->last_output / 8); /* about last scrape's size, in one go */
 	for (size_t i = 0; i < m->nrows; i++) {
 		const struct row *r = &m->rows[i];
 		mapping_eval_row(m, i, s->cfg.flags, &ms, &row_a, &res[i]);
@@ -335,18 +418,97 @@ int scrape_run(struct scraper *s, double timeout_s, struct buf *out)
 	arena_reset(&row_a);
 	/* self metrics are small and always fit: no cap for them */
 	out->max = 0;
-	write_self(fetches, out, p, up, need, m, res, overflowed, started, reload_ok, reload_time);
+	write_self(c->fetches, out, p, up, c->need, m, res, overflowed, c->started, c->reload_ok, c->reload_time);
 	pthread_mutex_lock(&s->mu);
 	s->last_output = out->len;
 	pthread_mutex_unlock(&s->mu);
 	free(overflowed);
 	free(res);
 	arena_reset(&a);
-out:
+	return 200;
+}
+
+/* How long a scrape waits for its payloads: its own timeout; one whose timeout is not below the
+ * fetch's own waits for the fetch to report its own failure. A replay has no timeout of its own. */
+static double wait_limit(const struct scraper *s, double timeout_s)
+{
+	if (s->cfg.replay_dir || timeout_s < s->cfg.fetch.timeout)
+		return timeout_s;
+	return s->cfg.fetch.timeout + FETCH_REPORT_GRACE_S;
+}
+
+/* The last answer, when it was rendered from exactly these payloads under the same reload count
+ * (a payload is only current within min-interval, so neither is the answer); otherwise it is let
+ * go now, as a new one is about to be rendered (responses still sending it keep their reference). */
+static struct answer *shared_answer(struct scraper *s, unsigned reloads, struct payload *const p[EP_COUNT])
+{
+	struct answer *a;
+	pthread_mutex_lock(&s->mu);
+	a = s->answer;
+	if (a && a->reloads == reloads && memcmp(a->in, p, sizeof(a->in)) == 0) {
+		answer_ref(a);
+	} else {
+		answer_unref(s->answer);
+		s->answer = a = NULL;
+	}
+	pthread_mutex_unlock(&s->mu);
+	return a;
+}
+
+struct answer *scrape_answer(struct scraper *s, double timeout_s)
+{
+	struct scrape_ctx c = { .started = mono_now() };
+	struct payload *p[EP_COUNT];
+	struct answer *a;
+	unsigned gen, reloads, own;
+
+	pthread_mutex_lock(&s->mu);
+	struct mapref *mr = s->map;
+	mr->refs++;
+	gen = s->gen;
+	reloads = s->reloads;
+	c.m = mr->m;
+	c.last_output = s->last_output;
+	c.reload_ok = s->reload_ok;
+	c.reload_time = s->reload_time;
+	pthread_mutex_unlock(&s->mu);
+
+	c.need = mapping_endpoints(c.m, s->cfg.flags);
+	own = get_payloads(s, mr, gen, c.need, c.started + wait_limit(s, timeout_s), p, c.fetches);
+	/* one render at a time: the scrapes that got the same payloads meanwhile share its body */
+	pthread_mutex_lock(&s->render_mu);
+	a = own ? NULL : shared_answer(s, reloads, p);
+	if (!a) {
+		struct buf out;
+		buf_init(&out, 0);
+		a = xcalloc(1, sizeof(*a));
+		atomic_init(&a->refs, 1);
+		a->status = render(s, &c, p, &out);
+		a->body = buf_steal(&out, &a->len);
+		a->reloads = reloads;
+		memcpy(a->in, p, sizeof(a->in)); /* the answer takes this scrape's payload references */
+		memset(p, 0, sizeof(p));
+		if (!own) { /* an answer with payloads of this scrape's own (deadline passed) is its own */
+			pthread_mutex_lock(&s->mu);
+			answer_unref(s->answer);
+			s->answer = answer_ref(a);
+			pthread_mutex_unlock(&s->mu);
+		}
+	}
+	pthread_mutex_unlock(&s->render_mu);
 	for (int ep = 0; ep < EP_COUNT; ep++)
 		payload_unref(p[ep]);
 	pthread_mutex_lock(&s->mu);
 	mapref_put(mr);
 	pthread_mutex_unlock(&s->mu);
+	return a;
+}
+
+int scrape_run(struct scraper *s, double timeout_s, struct buf *out)
+{
+	struct answer *a = scrape_answer(s, timeout_s);
+	int status = a->status;
+	buf_append(out, a->body, a->len);
+	answer_unref(a);
 	return status;
 }

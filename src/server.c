@@ -43,21 +43,47 @@ static void add_headers(struct MHD_Response *r, const char *ctype, const struct 
 	}
 }
 
-static enum MHD_Result respond(struct MHD_Connection *c, unsigned code, char *body, size_t len, const char *ctype,
-			       const struct webconfig *wc)
+/* Queue r (its body already set) with the content type and the web config's headers. */
+static enum MHD_Result queue(struct MHD_Connection *c, unsigned code, struct MHD_Response *r, const char *ctype,
+			     const struct webconfig *wc)
 {
-	struct MHD_Response *r = MHD_create_response_from_buffer(len, body, MHD_RESPMEM_MUST_FREE);
 	enum MHD_Result ret;
-	if (!r) {
-		free(body);
-		return MHD_NO;
-	}
 	add_headers(r, ctype, wc);
 	if (code == MHD_HTTP_METHOD_NOT_ALLOWED)
 		MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, "GET, HEAD");
 	ret = MHD_queue_response(c, code, r);
 	MHD_destroy_response(r);
 	return ret;
+}
+
+static enum MHD_Result respond(struct MHD_Connection *c, unsigned code, char *body, size_t len, const char *ctype,
+			       const struct webconfig *wc)
+{
+	struct MHD_Response *r = MHD_create_response_from_buffer(len, body, MHD_RESPMEM_MUST_FREE);
+	if (!r) {
+		free(body);
+		return MHD_NO;
+	}
+	return queue(c, code, r, ctype, wc);
+}
+
+static void answer_release(void *cls)
+{
+	answer_unref(cls);
+}
+
+/* A scrape's answer is shared by every connection sending it: the response borrows the body and
+ * holds a reference, dropped when libmicrohttpd is done with the response (the last byte sent or
+ * the connection closed), so N slow readers of one answer hold one body, not N. */
+static enum MHD_Result respond_answer(struct MHD_Connection *c, struct answer *a, const struct webconfig *wc)
+{
+	unsigned code = (unsigned)a->status;
+	struct MHD_Response *r = MHD_create_response_from_buffer_with_free_callback_cls(a->len, a->body, answer_release, a);
+	if (!r) {
+		answer_unref(a);
+		return MHD_NO;
+	}
+	return queue(c, code, r, code == 200 ? TEXT_CONTENT_TYPE : "text/plain; charset=utf-8", wc);
 }
 
 static enum MHD_Result text(struct MHD_Connection *c, unsigned code, const char *msg, const struct webconfig *wc)
@@ -83,7 +109,11 @@ static int authorized(struct server *srv, struct MHD_Connection *c)
 	return ok;
 }
 
-/* Prometheus sends its scrape timeout; answer a little before it gives up. */
+/* The least a client's X-Prometheus-Scrape-Timeout-Seconds lowers a scrape's deadline to. */
+#define SCRAPE_TIMEOUT_FLOOR_S 0.25
+
+/* Prometheus sends its scrape timeout; answer a little before it gives up. It bounds how long this
+ * scrape waits, never the shared fetch (see scrape.h); absurd values are raised to the floor. */
 static double scrape_timeout(struct server *srv, struct MHD_Connection *c)
 {
 	double t = srv->cfg.upstream_timeout;
@@ -93,6 +123,8 @@ static double scrape_timeout(struct server *srv, struct MHD_Connection *c)
 		double v = strtod(h, &end);
 		if (end != h && v > 0 && v < 86400) {
 			v -= v > 2 ? 0.5 : v * 0.25;
+			if (v < SCRAPE_TIMEOUT_FLOOR_S)
+				v = SCRAPE_TIMEOUT_FLOOR_S;
 			if (v < t)
 				t = v;
 		}
@@ -132,15 +164,8 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 		MHD_destroy_response(r);
 		return ret;
 	}
-	if (strcmp(url, srv->cfg.path) == 0) {
-		struct buf b;
-		size_t len;
-		buf_init(&b, 0);
-		int code = scrape_run(srv->scraper, scrape_timeout(srv, c), &b);
-		char *body = buf_steal(&b, &len);
-		return respond(c, (unsigned)code, body, len,
-			       code == 200 ? TEXT_CONTENT_TYPE : "text/plain; charset=utf-8", wc);
-	}
+	if (strcmp(url, srv->cfg.path) == 0)
+		return respond_answer(c, scrape_answer(srv->scraper, scrape_timeout(srv, c)), wc);
 	if (strcmp(url, "/") == 0) {
 		struct buf b;
 		size_t len;

@@ -65,7 +65,7 @@ static void run_state(const struct mapping *m, const char *state, const char *fl
 	size_t len;
 	snprintf(dir, sizeof(dir), "tests/fixtures/%s", state);
 	for (int ep = 0; ep < EP_COUNT; ep++) {
-		r->p[ep] = payload_replay(dir, (enum endpoint)ep, 1 << 28, NULL, NULL);
+		r->p[ep] = payload_replay(dir, (enum endpoint)ep, 1 << 28, 0, NULL, NULL);
 		if (!r->p[ep]->ok)
 			fail_msg("%s: %s", state, r->p[ep]->reason);
 		ex[ep] = &r->p[ep]->expo;

@@ -102,10 +102,12 @@ static size_t on_body(char *ptr, size_t size, size_t n, void *ud)
 	return size * n;
 }
 
-static void http(const char *method, unsigned port, const char *path, struct resp *r, long timeout_ms)
+/* hdr: one extra request header, or NULL */
+static void http_hdr(const char *method, unsigned port, const char *path, const char *hdr, struct resp *r, long timeout_ms)
 {
 	char url[256];
 	CURL *h = curl_easy_init();
+	struct curl_slist *hl = hdr ? curl_slist_append(NULL, hdr) : NULL;
 	snprintf(url, sizeof(url), "http://127.0.0.1:%u%s", port, path);
 	buf_init(&r->body, 0);
 	r->status = 0;
@@ -118,6 +120,7 @@ static void http(const char *method, unsigned port, const char *path, struct res
 	curl_easy_setopt(h, CURLOPT_WRITEDATA, r);
 	curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, timeout_ms);
 	curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(h, CURLOPT_HTTPHEADER, hl);
 	if (curl_easy_perform(h) == CURLE_OK) {
 		char *ct = NULL;
 		curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &r->status);
@@ -127,6 +130,12 @@ static void http(const char *method, unsigned port, const char *path, struct res
 	}
 	buf_putc(&r->body, '\0');
 	curl_easy_cleanup(h);
+	curl_slist_free_all(hl);
+}
+
+static void http(const char *method, unsigned port, const char *path, struct resp *r, long timeout_ms)
+{
+	http_hdr(method, port, path, NULL, r, timeout_ms);
 }
 
 /* Wait until the child answers on its port: 1; 0 if it exited first (port taken by another
@@ -577,6 +586,174 @@ static void test_reload(void **state)
 	stop(&f);
 }
 
+static double now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* A scrape on a thread of its own, with one optional request header. */
+struct bg_scrape {
+	unsigned port;
+	const char *hdr;
+	struct resp r;
+	double seconds;
+	pthread_t t;
+};
+
+static void *bg_scrape_run(void *p)
+{
+	struct bg_scrape *b = p;
+	double t0 = now_s();
+	http_hdr("GET", b->port, "/metrics", b->hdr, &b->r, 30000);
+	b->seconds = now_s() - t0;
+	return NULL;
+}
+
+/* Issue 12 item 3: a client with an absurd deadline (X-Prometheus-Scrape-Timeout-Seconds: 0.001)
+ * neither shortens nor fails the fetch the others share, and its failure is not cached for them. It
+ * waits the documented floor (0.25 s), answers without the endpoints still in flight ("scrape
+ * deadline passed"), and the fetch goes on: a scrape arriving meanwhile gets the full answer from
+ * that same fetch (one fetch per endpoint). */
+static void test_short_deadline_does_not_poison(void **state)
+{
+	(void)state;
+	struct proc f, s;
+	struct resp r;
+	struct bg_scrape a = { .hdr = "X-Prometheus-Scrape-Timeout-Seconds: 0.001" };
+	fake_start(&f, STATE, "--delay-ms", "2000", NULL);
+	shim_start(&s, f.port, "--slurmctld.min-interval", "30", NULL);
+	a.port = s.port;
+	bg_scrape_run(&a);
+	if (a.r.status != 503 || !strstr(a.r.body.data, "scrape deadline passed"))
+		fail_msg("the impatient scrape: status %ld after %.3f s, body:\n%s", a.r.status, a.seconds, a.r.body.data);
+	assert_true(a.seconds >= 0.2); /* the floor: 0.001 s is raised to 0.25 s */
+	buf_free(&a.r.body);
+	http("GET", s.port, "/metrics", &r, 15000); /* during the fetch the first one started */
+	if (r.status != 200 || !strstr(r.body.data, "\nslurm_cpus_total 44\n"))
+		fail_msg("the next scrape got the impatient one's failure: status %ld, body:\n%s", r.status, r.body.data);
+	assert_null(strstr(r.body.data, "scrape deadline passed"));
+	buf_free(&r.body);
+	static const char *const eps[] = { "jobs", "nodes", "partitions", "scheduler", "jobs-users-accts" };
+	for (int i = 0; i < 5; i++)
+		assert_int_equal(stat_count(f.port, eps[i]), 1);
+	stop(&s);
+	stop(&f);
+}
+
+/* Issue 12 item 7: a scrape that starts after SIGHUP, while a fetch made for the old table is in
+ * flight, is served the new table over payloads parsed for the new table: a row reading a family
+ * the old table did not read is served, not left out. */
+static void test_reload_during_fetch(void **state)
+{
+	(void)state;
+	struct proc f, s;
+	struct resp r;
+	const char *path = "/tmp/shimtest-reload-fetch.json";
+	tu_write(path, "{\"metrics\": [{\"name\": \"only_row\", \"help\": \"h\", \"type\": \"gauge\", \"expr\": \"slurm_nodes\","
+		       " \"fidelity\": \"exact\"}]}\n");
+	fake_start(&f, STATE, "--delay-ms", "1500", NULL);
+	shim_start(&s, f.port, "--mapping.file", path, "--slurmctld.min-interval", "30", NULL);
+	struct bg_scrape a = { .port = s.port };
+	pthread_create(&a.t, NULL, bg_scrape_run, &a);
+	while (stat_count(f.port, "nodes") < 1) /* the old table's fetch is in flight */
+		tu_sleep_ms(10);
+	tu_write(path, "{\"metrics\": [{\"name\": \"only_row\", \"help\": \"h\", \"type\": \"gauge\", \"expr\": \"slurm_nodes\","
+		       " \"fidelity\": \"exact\"}, {\"name\": \"new_row\", \"help\": \"h\", \"type\": \"gauge\","
+		       " \"expr\": \"sum(slurm_node_cpus)\", \"fidelity\": \"exact\"}]}\n");
+	kill(s.pid, SIGHUP);
+	for (int i = 0; i < 500; i++) {
+		char *log = tu_slurp(s.log, NULL);
+		int done = log && strstr(log, "mapping reloaded");
+		free(log);
+		if (done)
+			break;
+		tu_sleep_ms(10);
+	}
+	http("GET", s.port, "/metrics", &r, 15000);
+	assert_int_equal(r.status, 200);
+	if (!strstr(r.body.data, "\nnew_row 44\n") || !strstr(r.body.data, "\nonly_row 4\n"))
+		fail_msg("the new table was not served whole:\n%s", r.body.data);
+	buf_free(&r.body);
+	pthread_join(a.t, NULL);
+	assert_int_equal(a.r.status, 200);
+	assert_non_null(strstr(a.r.body.data, "\nonly_row 4\n")); /* the first scrape keeps its table */
+	assert_null(strstr(a.r.body.data, "new_row"));
+	buf_free(&a.r.body);
+	assert_int_equal(stat_count(f.port, "nodes"), 2); /* one fetch per table, never two at once */
+	assert_int_equal(stat_count(f.port, "jobs"), 0);
+	stop(&s);
+	stop(&f);
+}
+
+static long vmrss_kb(pid_t pid)
+{
+	char path[64], *st, *p;
+	long kb = -1;
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	st = tu_slurp(path, NULL);
+	if (st && (p = strstr(st, "VmRSS:")))
+		kb = strtol(p + 6, NULL, 10);
+	free(st);
+	return kb;
+}
+
+/* A client that sends a request and does not read the answer; it waits only for the status line,
+ * which proves the answer is queued. */
+static int slow_reader(unsigned port)
+{
+	int fd = socket(AF_INET, SOCK_STREAM, 0), small = 4096;
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port), .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	struct timeval tv = { 60, 0 };
+	static const char req[] = "GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n";
+	setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &small, sizeof(small));
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	assert_int_equal(connect(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+	assert_int_equal(send(fd, req, sizeof(req) - 1, MSG_NOSIGNAL), (ssize_t)(sizeof(req) - 1));
+	return fd;
+}
+
+/* Issue 12 item 4: N clients that do not read one large answer hold one body between them, not N.
+ * Memory, not time: the shim's VmRSS grows by less than 3 answers for 20 such clients (each held
+ * its own copy before: about 20 answers). */
+static void test_slow_readers_share_one_body(void **state)
+{
+	(void)state;
+	struct proc f, s;
+	struct resp r;
+	int fds[20];
+	const char *dir = "/tmp/shimtest-big4000";
+	if (!tu_is_dir(dir)) {
+		char *argv[] = { "/usr/bin/env", "python3", "bench/gen_payload.py", "--nodes", "4000", "--out", (char *)dir, NULL };
+		assert_int_equal(tu_run(argv, NULL, NULL, NULL, NULL), 0);
+	}
+	fake_start(&f, dir, NULL);
+	shim_start(&s, f.port, "--slurmctld.min-interval", "60", NULL);
+	http("GET", s.port, "/metrics", &r, 30000); /* warm up: every allocation of a render made once */
+	assert_int_equal(r.status, 200);
+	long answer_kb = (long)r.body.len / 1024;
+	assert_true(answer_kb > 1024);
+	buf_free(&r.body);
+	long rss0 = vmrss_kb(s.pid);
+	for (int i = 0; i < 20; i++)
+		fds[i] = slow_reader(s.port);
+	for (int i = 0; i < 20; i++) {
+		char head[13] = "";
+		assert_int_equal(recv(fds[i], head, 12, MSG_WAITALL), 12);
+		assert_string_equal(head, "HTTP/1.1 200");
+	}
+	long rss1 = vmrss_kb(s.pid);
+	print_message("figures: answer %ld kB, shim VmRSS %ld kB before, %ld kB with 20 clients not reading (+%ld kB)\n",
+		      answer_kb, rss0, rss1, rss1 - rss0);
+	assert_true(rss0 > 0 && rss1 > 0);
+	assert_true(rss1 - rss0 < 3 * answer_kb);
+	for (int i = 0; i < 20; i++)
+		close(fds[i]);
+	stop(&s);
+	stop(&f);
+}
+
 int main(void)
 {
 	curl_global_init(CURL_GLOBAL_DEFAULT);
@@ -593,6 +770,9 @@ int main(void)
 		cmocka_unit_test_teardown(test_only_needed_endpoints, kill_children),
 		cmocka_unit_test_teardown(test_token, kill_children),
 		cmocka_unit_test_teardown(test_reload, kill_children),
+		cmocka_unit_test_teardown(test_short_deadline_does_not_poison, kill_children),
+		cmocka_unit_test_teardown(test_reload_during_fetch, kill_children),
+		cmocka_unit_test_teardown(test_slow_readers_share_one_body, kill_children),
 	};
 	int rc = cmocka_run_group_tests_name("http", tests, NULL, NULL);
 	curl_global_cleanup();
