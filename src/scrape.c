@@ -114,12 +114,26 @@ static void log_transition(struct scraper *s, const struct payload *p)
 	}
 }
 
-/* One fetch of some endpoints for one table, owned by whoever runs it (a worker thread). */
+/* One fetch of some endpoints for one table, run by a worker thread. Every scrape waiting for it
+ * holds a reference and takes its payloads from it, whatever the slots hold by then (a scrape of
+ * another table may already have replaced them). Reference count and fields under s->mu. */
 struct fetch_job {
+	int refs;             /* the worker's, plus one per endpoint a scrape waits for */
+	int done;
 	struct scraper *s;
 	struct mapref *map;   /* the table the payloads are filtered for: held until they are finished */
 	unsigned gen, mask;
+	struct payload *got[EP_COUNT];
 };
+
+static void job_put(struct fetch_job *j)
+{
+	if (--j->refs)
+		return;
+	for (int ep = 0; ep < EP_COUNT; ep++)
+		payload_unref(j->got[ep]);
+	free(j);
+}
 
 /* Fetch (or replay) with the configured timeout, whoever waits, then publish the payloads. */
 static void job_run(struct fetch_job *j)
@@ -140,17 +154,19 @@ static void job_run(struct fetch_job *j)
 	for (int ep = 0; ep < EP_COUNT; ep++) {
 		if (!(j->mask & (1u << ep)))
 			continue;
+		j->got[ep] = got[ep];
 		payload_unref(s->slot[ep].p);
-		s->slot[ep].p = got[ep];
-		s->slot[ep].inflight = 0;
+		s->slot[ep].p = payload_ref(got[ep]);
+		s->slot[ep].job = NULL;
 		s->slot[ep].fetches++;
 		log_transition(s, got[ep]);
 	}
+	j->done = 1;
 	mapref_put(j->map);
 	s->workers--;
+	job_put(j);
 	pthread_cond_broadcast(&s->cv);
 	pthread_mutex_unlock(&s->mu);
-	free(j);
 }
 
 static void *job_thread(void *arg)
@@ -159,20 +175,27 @@ static void *job_thread(void *arg)
 	return NULL;
 }
 
-/* Start fetching mask for table mr on a detached worker; s->mu is held and the slots are marked
- * in flight. Without a thread (none can be created) the caller runs the fetch itself. */
-static void start_fetch(struct scraper *s, struct mapref *mr, unsigned gen, unsigned mask)
+/* Start fetching mask for table mr on a detached worker; s->mu is held. wait_on[ep] receives a
+ * reference for every endpoint in mask. Without a thread (none can be created) the caller runs the
+ * fetch itself. */
+static void start_fetch(struct scraper *s, struct mapref *mr, unsigned gen, unsigned mask, struct fetch_job *wait_on[EP_COUNT])
 {
 	struct fetch_job *j = xcalloc(1, sizeof(*j));
 	pthread_attr_t attr;
 	pthread_t t;
 	int rc;
 
+	j->refs = 1;
 	j->s = s;
 	j->map = mr;
 	mr->refs++;
 	j->gen = gen;
 	j->mask = mask;
+	for (int ep = 0; ep < EP_COUNT; ep++)
+		if (mask & (1u << ep)) {
+			s->slot[ep].job = wait_on[ep] = j;
+			j->refs++;
+		}
 	s->workers++;
 	pthread_attr_init(&attr);
 	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
@@ -186,45 +209,61 @@ static void start_fetch(struct scraper *s, struct mapref *mr, unsigned gen, unsi
 	}
 }
 
+/* One pass over the endpoints still wanted (s->mu held): take a fresh payload of generation gen or
+ * the result of the fetch waited for, wait for a fetch in flight for gen (or, for another table,
+ * until it ends: one fetch of an endpoint at a time), or mark the endpoint for a new fetch.
+ * Returns the endpoints to fetch; clears from *want the ones taken. */
+static unsigned collect(struct scraper *s, unsigned gen, unsigned *want, struct payload *mine[EP_COUNT],
+			struct fetch_job *wait_on[EP_COUNT])
+{
+	unsigned fetch = 0;
+	double now = mono_now();
+	for (int ep = 0; ep < EP_COUNT; ep++) {
+		unsigned bit = 1u << ep;
+		struct payload *p = s->slot[ep].p;
+		if (!(*want & bit))
+			continue;
+		if (wait_on[ep]) {
+			if (wait_on[ep]->done) {
+				mine[ep] = payload_ref(wait_on[ep]->got[ep]);
+				*want &= ~bit;
+				job_put(wait_on[ep]);
+				wait_on[ep] = NULL;
+			}
+		} else if (s->slot[ep].job) {
+			if (s->slot[ep].job->gen == gen) {
+				wait_on[ep] = s->slot[ep].job;
+				wait_on[ep]->refs++;
+			}
+		} else if (p && p->gen == gen && now - p->at < s->cfg.min_interval) {
+			mine[ep] = payload_ref(p);
+			*want &= ~bit;
+		} else {
+			/* the old answer is not served again: let it go now, not after the new one is in */
+			payload_unref(p);
+			s->slot[ep].p = NULL;
+			fetch |= bit;
+		}
+	}
+	return fetch;
+}
+
 /* Get a payload parsed for generation gen for every endpoint in need: a fresh one, the one in
- * flight for gen, or a new fetch. At most one fetch of an endpoint runs at a time, so a fetch in
- * flight for another table is waited for first. Waits until deadline (monotonic); an endpoint still
- * missing then gets a payload of this scrape's own saying so. Returns the mask of those. */
+ * flight for gen, or a new fetch (see collect). Waits until deadline (monotonic); an endpoint
+ * still missing then gets a payload of this scrape's own saying so. Returns the mask of those. */
 static unsigned get_payloads(struct scraper *s, struct mapref *mr, unsigned gen, unsigned need, double deadline,
 			     struct payload *mine[EP_COUNT], unsigned long fetches[EP_COUNT])
 {
-	unsigned want = need & ((1u << EP_COUNT) - 1), waited = 0;
+	unsigned want = need & ((1u << EP_COUNT) - 1);
+	struct fetch_job *wait_on[EP_COUNT] = { 0 };
 
 	pthread_mutex_lock(&s->mu);
 	for (int ep = 0; ep < EP_COUNT; ep++)
 		mine[ep] = NULL;
 	for (;;) {
-		unsigned fetch = 0;
-		double now = mono_now();
-		for (int ep = 0; ep < EP_COUNT; ep++) {
-			unsigned bit = 1u << ep;
-			struct payload *p = s->slot[ep].p;
-			if (!(want & bit))
-				continue;
-			if (s->slot[ep].inflight) {
-				if (s->slot[ep].inflight_gen == gen)
-					waited |= bit;
-			} else if (p && p->gen == gen && ((waited & bit) || now - p->at < s->cfg.min_interval)) {
-				/* fresh, or the answer to the fetch this scrape waited for (whatever the window) */
-				mine[ep] = payload_ref(p);
-				want &= ~bit;
-			} else {
-				/* the old answer is not served again: let it go now, not after the new one is in */
-				payload_unref(p);
-				s->slot[ep].p = NULL;
-				s->slot[ep].inflight = 1;
-				s->slot[ep].inflight_gen = gen;
-				fetch |= bit;
-				waited |= bit;
-			}
-		}
+		unsigned fetch = collect(s, gen, &want, mine, wait_on);
 		if (fetch)
-			start_fetch(s, mr, gen, fetch);
+			start_fetch(s, mr, gen, fetch, wait_on);
 		else if (!want || mono_now() >= deadline)
 			break;
 		else {
@@ -234,8 +273,11 @@ static unsigned get_payloads(struct scraper *s, struct mapref *mr, unsigned gen,
 			pthread_cond_timedwait(&s->cv, &s->mu, &ts);
 		}
 	}
-	for (int ep = 0; ep < EP_COUNT; ep++)
+	for (int ep = 0; ep < EP_COUNT; ep++) {
 		fetches[ep] = s->slot[ep].fetches;
+		if (wait_on[ep])
+			job_put(wait_on[ep]);
+	}
 	pthread_mutex_unlock(&s->mu);
 	/* the fetch goes on and is published for the others; this scrape answers without it */
 	for (int ep = 0; ep < EP_COUNT; ep++)

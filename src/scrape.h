@@ -30,6 +30,7 @@ struct scraper_config {
 };
 
 struct mapref;
+struct fetch_job;
 
 /* One rendered answer, immutable once scrape_answer returns it. */
 struct answer {
@@ -48,8 +49,7 @@ struct scraper {
 	pthread_mutex_t render_mu;  /* one render at a time, so scrapes of the same inputs share one */
 	struct {
 		struct payload *p;
-		int inflight;           /* a worker is fetching this endpoint ... */
-		unsigned inflight_gen;  /* ... for this mapping generation */
+		struct fetch_job *job;  /* the fetch in flight, or NULL */
 		int logged_ok;          /* last state logged: -1 none, 0 failed, 1 ok */
 		unsigned long fetches;
 	} slot[EP_COUNT];

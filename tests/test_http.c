@@ -715,8 +715,9 @@ static int slow_reader(unsigned port)
 }
 
 /* Issue 12 item 4: N clients that do not read one large answer hold one body between them, not N.
- * Memory, not time: the shim's VmRSS grows by less than 3 answers for 20 such clients (each held
- * its own copy before: about 20 answers). */
+ * Memory, not time: the shim's VmRSS grows by less than 5 answers for 20 such clients (measured
+ * +0.7 MB, +3.4 MB under ASan); when each held its own copy it grew by 67 MB, about 40 answers.
+ * Under TSan the figure is printed only. */
 static void test_slow_readers_share_one_body(void **state)
 {
 	(void)state;
@@ -747,7 +748,13 @@ static void test_slow_readers_share_one_body(void **state)
 	print_message("figures: answer %ld kB, shim VmRSS %ld kB before, %ld kB with 20 clients not reading (+%ld kB)\n",
 		      answer_kb, rss0, rss1, rss1 - rss0);
 	assert_true(rss0 > 0 && rss1 > 0);
-	assert_true(rss1 - rss0 < 3 * answer_kb);
+	/* ThreadSanitizer gives every thread about 1 MB of its own: reported, not asserted there */
+	size_t binlen = 0;
+	char *bin = tu_slurp(tu_shim_bin(), &binlen);
+	int tsan = bin && memmem(bin, binlen, "__tsan_init", 11);
+	free(bin);
+	if (!tsan)
+		assert_true(rss1 - rss0 < 5 * answer_kb);
 	for (int i = 0; i < 20; i++)
 		close(fds[i]);
 	stop(&s);
