@@ -657,8 +657,11 @@ static void test_reload_during_fetch(void **state)
 	shim_start(&s, f.port, "--mapping.file", path, "--slurmctld.min-interval", "30", NULL);
 	struct bg_scrape a = { .port = s.port };
 	pthread_create(&a.t, NULL, bg_scrape_run, &a);
-	while (stat_count(f.port, "nodes") < 1) /* the old table's fetch is in flight */
+	for (int i = 0; stat_count(f.port, "nodes") < 1; i++) { /* the old table's fetch is in flight */
+		if (i == 1000)
+			fail_msg("the first scrape never fetched /metrics/nodes");
 		tu_sleep_ms(10);
+	}
 	tu_write(path, "{\"metrics\": [{\"name\": \"only_row\", \"help\": \"h\", \"type\": \"gauge\", \"expr\": \"slurm_nodes\","
 		       " \"fidelity\": \"exact\"}, {\"name\": \"new_row\", \"help\": \"h\", \"type\": \"gauge\","
 		       " \"expr\": \"sum(slurm_node_cpus)\", \"fidelity\": \"exact\"}]}\n");
