@@ -386,6 +386,7 @@ static int parse_sample(struct expo *e, const char *p, const char *end, int flag
 		return -1;
 	}
 	/* a trailing "# {...} v" exemplar is accepted and ignored in tolerant mode */
+	e->nnamed++;
 	if (again && e->skip_name)
 		return 0; /* another line of the family just skipped */
 	const struct expo_family *cur = e->cur ? &e->fams[e->cur - 1] : NULL;
@@ -493,7 +494,11 @@ static int parse_comment(struct expo *e, const char *p, const char *end, const c
 			*err = "unknown metric type";
 			return -1;
 		}
-		family_get(e, name, (size_t)(p - name))->type = ty;
+		e->nnamed++;
+		/* the TYPE of a family nobody reads is checked, never stored: a body of a million
+		 * such lines must cost no more memory than an empty one */
+		if (!e->keep || e->keep(name, (size_t)(p - name), e->keep_ctx))
+			family_get(e, name, (size_t)(p - name))->type = ty;
 	}
 	return 0;
 }

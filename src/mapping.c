@@ -473,7 +473,7 @@ static int relabel(const struct row *r, struct vec *v, struct arena *a, char *er
 static int missing_matters(const struct expr_source *src, const char *name)
 {
 	const struct expo *e = src->expos[endpoint_for_metric(name)];
-	return !e || e->nfams > 0;
+	return !e || e->nnamed > 0;
 }
 
 /* Sort keys: 16 bytes of the first label's value, big-endian and zero-padded, when every element's

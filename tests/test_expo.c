@@ -307,6 +307,45 @@ static void test_feed_line_too_long(void **state)
 	buf_free(&b);
 }
 
+static int keep_only_a(const char *name, size_t len, void *ctx)
+{
+	(void)ctx;
+	return len == 1 && name[0] == 'a';
+}
+
+/* Families nobody reads cost nothing: a body of 200,000 TYPE, HELP and sample lines of unread
+ * families leaves the expo as empty as it was (no family, no hash table, no arena bytes), fed in
+ * pieces or parsed whole, and their lines are still checked and counted. */
+static void test_unread_families_kept_nowhere(void **state)
+{
+	(void)state;
+	struct buf b;
+	buf_init(&b, 0);
+	buf_puts(&b, "# TYPE a gauge\na 1\n");
+	for (size_t i = 0; i < 200000; i++)
+		buf_printf(&b, "# HELP zz_%zu h\n# TYPE zz_%zu gauge\n# just a comment\nzz_%zu{node=\"n%zu\"} 1\n", i, i, i, i);
+	for (int pass = 0; pass < 2; pass++) {
+		struct expo e;
+		expo_init(&e);
+		e.keep = keep_only_a;
+		if (pass) {
+			for (size_t off = 0; off < b.len; off += 4096)
+				expo_feed(&e, b.data + off, b.len - off < 4096 ? b.len - off : 4096, 0);
+			assert_int_equal(expo_feed_end(&e, 0), 0);
+		} else {
+			assert_int_equal(expo_parse(&e, b.data, b.len, 0), 0);
+		}
+		assert_int_equal(e.nfams, 1);
+		assert_true(e.hcap <= 64);
+		assert_true(e.arena.peak <= 4096);
+		assert_int_equal(e.nnamed, 2 + 2 * 200000);
+		assert_non_null(expo_find(&e, "a", 1));
+		assert_null(expo_find(&e, "zz_7", 4));
+		expo_free(&e);
+	}
+	buf_free(&b);
+}
+
 /* Every real capture parses without a single error. */
 static void test_real_captures(void **state)
 {
@@ -355,6 +394,7 @@ int main(void)
 		cmocka_unit_test(test_real_captures),
 		cmocka_unit_test(test_feed_in_pieces),
 		cmocka_unit_test(test_feed_line_too_long),
+		cmocka_unit_test(test_unread_families_kept_nowhere),
 	};
 	return cmocka_run_group_tests_name("expo", tests, NULL, NULL);
 }
