@@ -194,6 +194,7 @@ static void self_sample(struct buf *b, const char *name, const char *lname, cons
 
 static const char *const status_reason[] = {
 	[ROW_INPUT_DOWN] = "input_down", [ROW_ERROR] = "error", [ROW_NO_INPUT] = "no_input",
+	[ROW_INPUT_MISSING] = "input_missing",
 };
 
 static void write_self(const unsigned long fetches[EP_COUNT], struct buf *b, struct payload *p[EP_COUNT], const int up[EP_COUNT], unsigned need,
@@ -230,19 +231,19 @@ static void write_self(const unsigned long fetches[EP_COUNT], struct buf *b, str
 			self_sample(b, fam[f].name, "endpoint", endpoints[ep].name, v);
 		}
 	}
-	size_t counts[6] = { 0 };
+	size_t counts[7] = { 0 };
 	for (size_t i = 0; i < m->nrows; i++)
 		counts[res[i].status]++;
 	write_header(b, "slurm_exporter_shim_mapping_rows", "Rows of the loaded mapping by what they gave this scrape.", "gauge");
-	static const char *const st[] = { "served", "disabled", "unavailable", "input_down", "no_input", "error" };
-	for (int i = 0; i < 6; i++)
+	static const char *const st[] = { "served", "disabled", "unavailable", "input_down", "no_input", "error",
+					  "input_missing" };
+	for (int i = 0; i < 7; i++)
 		self_sample(b, "slurm_exporter_shim_mapping_rows", "status", st[i], (double)counts[i]);
 	write_header(b, "slurm_exporter_shim_family_left_out",
-		    "Legacy families this scrape could not serve, by reason (input_down, error, no_input, output_full).", "gauge");
+		    "Legacy families this scrape could not serve, by reason (input_down, input_missing, error, no_input, output_full).", "gauge");
 	for (size_t i = 0; i < m->nrows; i++) {
 		const char *why = overflowed[i] ? overflowed[i] :
-				  (res[i].status == ROW_INPUT_DOWN || res[i].status == ROW_ERROR || res[i].status == ROW_NO_INPUT) ?
-				  status_reason[res[i].status] : NULL;
+				  res[i].status >= ROW_INPUT_DOWN ? status_reason[res[i].status] : NULL;
 		if (!why)
 			continue;
 		struct label l[2] = { { "family", m->rows[i].name, 6, (uint32_t)strlen(m->rows[i].name) },
@@ -325,8 +326,8 @@ int scrape_run(struct scraper *s, double timeout_s, struct buf *out)
 			 * the table serves is visible whatever the cluster state */
 			if (write_family(out, r->name, r->help, r->type, &res[i].v) < 0)
 				overflowed[i] = "output_full";
-		} else if (res[i].status == ROW_ERROR || res[i].status == ROW_NO_INPUT) {
-			log_left_out_once(r->name, res[i].err);
+		} else if (res[i].status == ROW_ERROR || res[i].status == ROW_NO_INPUT || res[i].status == ROW_INPUT_MISSING) {
+			log_left_out_once(r->name, res[i].err); /* names the missing input family */
 		}
 		res[i].v.e = NULL; /* gone with the row's arena */
 		res[i].v.n = 0;

@@ -60,6 +60,20 @@ check "--once, nothing to read" 1 "$BIN" --once --replay-dir "$T/empty" --mappin
 has "--once, nothing to read" "no slurmctld metrics endpoint answered usably"
 has "--once, nothing to read" "metrics_jobs.txt"
 
+# a family missing from a good answer: the rows reading it are left out and say which family
+cp -r "$STATE" "$T/nomixed"
+grep -v 'slurm_nodes_mixed' "$STATE/metrics_nodes.txt" >"$T/nomixed/metrics_nodes.txt"
+check "--once, slurm_nodes_mixed missing" 0 "$BIN" --once --replay-dir "$T/nomixed" --mapping.file "$MAP"
+has "slurm_nodes_mixed missing: left out" 'slurm_exporter_shim_family_left_out{family="slurm_nodes_alloc",reason="input_missing"} 1'
+has "slurm_nodes_mixed missing: logged" 'family slurm_nodes_alloc left out: native family slurm_nodes_mixed is absent from /metrics/nodes'
+if grep -q '^slurm_nodes_alloc \|^slurm_nodes_mix ' "$T/out"; then bad "slurm_nodes_mixed missing: a value is still served"; else ok; fi
+has "slurm_nodes_mixed missing: the rest is served" 'slurm_cpus_alloc 42'
+# a nodes answer naming no family is not an answer
+printf '# nothing\n' >"$T/nomixed/metrics_nodes.txt"
+check "--once, nodes names no family" 0 "$BIN" --once --replay-dir "$T/nomixed" --mapping.file "$MAP"
+has "nodes names no family: down" 'slurm_exporter_shim_up{endpoint="nodes"} 0'
+has "nodes names no family: why" '/metrics/nodes: the answer (10 bytes) names no metric family'
+
 printf 'a{x="1"} 1\nb 2\n' >"$T/good.txt"
 printf 'a{x="1"} 1\nb two\n' >"$T/bad.txt"
 check "--check-exposition good" 0 sh -c "\"$BIN\" --check-exposition < \"$T/good.txt\""
