@@ -74,6 +74,10 @@ struct expo {
 	size_t hcap;
 	size_t nsamples, nlines, nerrors;
 	size_t nnamed;            /* TYPE lines and sample lines of any family, kept or not */
+	size_t invalid_utf8;      /* label values that are not valid UTF-8, counted where a label set
+				     is stored (not for one shared with a twin): nonzero iff a kept
+				     sample has one. Kept as they are (sums over them stay right);
+				     mapping.c repairs what rows serve */
 	struct expo_error errors[EXPO_MAX_ERRORS];
 	struct {                  /* where the input stands (expo_feed keeps it between chunks) */
 		int copy;         /* names and values must be copied: the bytes are not kept */

@@ -3,6 +3,7 @@
 #include "buf.h"
 #include "expo.h"
 #include "jsonpos.h"
+#include "utf8.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -514,6 +515,44 @@ static int relabel(const struct row *r, struct vec *v, struct arena *a, char *er
 	return 0;
 }
 
+/* slurmctld copies node, user and account names verbatim, so a label value may be invalid UTF-8,
+ * which would make Prometheus refuse the whole scrape. Such values are repaired (U+FFFD) in the
+ * row's result before its duplicate check: two names that repair to the same bytes are then two
+ * series with the same labels, and the row is left out rather than served with a duplicate.
+ * Only when some answer holds such a value (expo.invalid_utf8). Returns the values repaired. */
+static size_t repair_utf8(struct vec *v, const struct expr_source *src, struct arena *a)
+{
+	size_t fixed = 0, any = 0;
+	for (size_t i = 0; i < src->nexpos; i++)
+		any |= src->expos[i] ? src->expos[i]->invalid_utf8 : 0;
+	for (size_t i = 0; any && i < v->n; i++) {
+		struct label *ls = NULL;
+		for (uint32_t k = 0; k < v->e[i].nlabels; k++) {
+			const struct label *l = &v->e[i].labels[k];
+			if (utf8_valid(l->value, l->vlen))
+				continue;
+			if (!fixed) { /* the elements may be a payload's or a shared result: copy them */
+				struct velem *e = arena_alloc(a, v->n * sizeof(*e));
+				memcpy(e, v->e, v->n * sizeof(*e));
+				v->e = e;
+			}
+			if (!ls) {
+				ls = arena_alloc(a, v->e[i].nlabels * sizeof(*ls));
+				memcpy(ls, v->e[i].labels, v->e[i].nlabels * sizeof(*ls));
+			}
+			char *d = arena_alloc(a, 3 * (size_t)l->vlen);
+			ls[k].vlen = (uint32_t)utf8_repair(d, l->value, l->vlen);
+			ls[k].value = d;
+			fixed++;
+		}
+		if (ls) {
+			v->e[i].labels = ls;
+			v->e[i].hash = labels_hash(ls, v->e[i].nlabels);
+		}
+	}
+	return fixed;
+}
+
 /* Is a family the row reads absent from its endpoint's answer (which was usable: the row's
  * endpoints are up)? Computing without it would serve a part of the data as the whole (a NaN, a 0,
  * a node's status label flipped), so the row is left out unless it says the absence is normal.
@@ -752,6 +791,7 @@ static void eval_row(const struct row *r, const struct expr_source *src, const i
 		res->v.n = 0;
 		return;
 	}
+	res->repaired = repair_utf8(&res->v, src, a);
 	if (r->drop_zero) {
 		size_t n = 0;
 		for (size_t i = 0; i < res->v.n; i++)
@@ -774,7 +814,8 @@ static void eval_row(const struct row *r, const struct expr_source *src, const i
 	}
 	if (sort_series(&res->v, a)) {
 		res->status = ROW_ERROR;
-		snprintf(res->err, sizeof(res->err), "two series with the same labels");
+		snprintf(res->err, sizeof(res->err), "two series with the same labels%s",
+			 res->repaired ? " (once invalid UTF-8 in label values was repaired)" : "");
 		res->v.n = 0;
 	}
 }

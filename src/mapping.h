@@ -75,6 +75,7 @@ enum row_status {
 struct row_result {
 	enum row_status status;
 	struct vec v;              /* sorted by label set */
+	size_t repaired;           /* label values whose invalid UTF-8 was repaired (U+FFFD) */
 	char err[160];
 };
 

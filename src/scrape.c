@@ -165,9 +165,9 @@ static void get_payloads(struct scraper *s, const struct mapping *m, unsigned ge
 	pthread_mutex_unlock(&s->mu);
 }
 
-/* Log why a family is left out, once per family and reason for the life of the process (a
- * persistent problem would otherwise log on every scrape). */
-static void log_left_out_once(const char *family, const char *why)
+/* Log why a family is left out (or what was done to it, left_out 0), once per family and reason
+ * for the life of the process (a persistent problem would otherwise log on every scrape). */
+static void log_family_once(const char *family, const char *why, int left_out)
 {
 	static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 	static char seen[256][160];
@@ -183,7 +183,12 @@ static void log_left_out_once(const char *family, const char *why)
 	if (nseen < 256)
 		snprintf(seen[nseen++], sizeof(seen[0]), "%s", key);
 	pthread_mutex_unlock(&mu);
-	log_info("family %s left out: %s", family, why);
+	log_info("family %s %s: %s", family, left_out ? "left out" : "served", why);
+}
+
+static void log_left_out_once(const char *family, const char *why)
+{
+	log_family_once(family, why, 1);
 }
 
 static void self_sample(struct buf *b, const char *name, const char *lname, const char *lvalue, double v)
@@ -250,6 +255,12 @@ static void write_self(const unsigned long fetches[EP_COUNT], struct buf *b, str
 				      { "reason", why, 6, (uint32_t)strlen(why) } };
 		write_sample(b, "slurm_exporter_shim_family_left_out", l, 2, 1);
 	}
+	size_t repaired = 0;
+	for (size_t i = 0; i < m->nrows; i++)
+		repaired += res[i].status == ROW_OK && !overflowed[i] ? res[i].repaired : 0;
+	write_header(b, "slurm_exporter_shim_invalid_utf8_repaired",
+		     "Label values from slurmctld with invalid UTF-8 that this scrape served repaired (U+FFFD).", "gauge");
+	self_sample(b, "slurm_exporter_shim_invalid_utf8_repaired", NULL, NULL, (double)repaired);
 	write_header(b, "slurm_exporter_shim_mapping_reload_success", "Whether the last mapping (re)load succeeded.", "gauge");
 	self_sample(b, "slurm_exporter_shim_mapping_reload_success", NULL, NULL, reload_ok);
 	write_header(b, "slurm_exporter_shim_mapping_reload_timestamp_seconds", "Unix time of the last mapping (re)load attempt.", "gauge");
@@ -326,6 +337,8 @@ int scrape_run(struct scraper *s, double timeout_s, struct buf *out)
 			 * the table serves is visible whatever the cluster state */
 			if (write_family(out, r->name, r->help, r->type, &res[i].v) < 0)
 				overflowed[i] = "output_full";
+			else if (res[i].repaired)
+				log_family_once(r->name, "label values with invalid UTF-8 from slurmctld repaired (U+FFFD)", 0);
 		} else if (res[i].status == ROW_ERROR || res[i].status == ROW_NO_INPUT || res[i].status == ROW_INPUT_MISSING) {
 			log_left_out_once(r->name, res[i].err); /* names the missing input family */
 		}

@@ -106,6 +106,41 @@ static void test_values_timestamps_eof_crlf(void **state)
 	expo_free(&e);
 }
 
+/* Numbers as Prometheus' parser (Go's strconv.ParseFloat) reads them: a finite literal past the
+ * largest double is an error, not +Inf; an underflow is 0 or a subnormal, not an error; the
+ * spellings of infinity and NaN stay valid. */
+static void test_value_range(void **state)
+{
+	(void)state;
+	static const char *const bad[] = { "1e309", "-1e309", "+1e309", "1.8e308", "999999999e300" };
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		char line[64];
+		struct expo e;
+		expo_init(&e);
+		snprintf(line, sizeof(line), "ok 1\nx %s\n", bad[i]);
+		assert_int_equal(expo_parse(&e, line, strlen(line), 0), 1);
+		assert_string_equal(e.errors[0].reason, "invalid sample value");
+		assert_null(expo_find(&e, "x", 1));
+		expo_free(&e);
+		snprintf(line, sizeof(line), "x 1 %s\n", bad[i]); /* nor as a timestamp */
+		expo_init(&e);
+		assert_int_equal(expo_parse(&e, line, strlen(line), 0), 1);
+		expo_free(&e);
+	}
+	const char *t = "a 1e-400\nb -1e-400\nc 4.9e-324\nd 1.7976931348623157e308\ne Inf\nf +Inf\ng -Inf\nh NaN\n";
+	struct expo e;
+	expo_init(&e);
+	assert_int_equal(expo_parse(&e, t, strlen(t), 0), 0);
+	assert_true(sample(&e, "a", 0)->value == 0);
+	assert_true(sample(&e, "b", 0)->value == 0);
+	assert_true(sample(&e, "c", 0)->value > 0 && sample(&e, "c", 0)->value < 1e-323);
+	assert_true(sample(&e, "d", 0)->value == 1.7976931348623157e308);
+	assert_true(isinf(sample(&e, "e", 0)->value) && isinf(sample(&e, "f", 0)->value));
+	assert_true(isinf(sample(&e, "g", 0)->value) && sample(&e, "g", 0)->value < 0);
+	assert_true(isnan(sample(&e, "h", 0)->value));
+	expo_free(&e);
+}
+
 /* Malformed lines: counted with their line number, skipped whole, never a sample. */
 static void test_malformed_lines(void **state)
 {
@@ -387,6 +422,7 @@ int main(void)
 		cmocka_unit_test(test_strict_escapes),
 		cmocka_unit_test(test_unlabelled_in_labelled_family),
 		cmocka_unit_test(test_values_timestamps_eof_crlf),
+		cmocka_unit_test(test_value_range),
 		cmocka_unit_test(test_malformed_lines),
 		cmocka_unit_test(test_truncated_last_line),
 		cmocka_unit_test(test_duplicate_series),

@@ -265,6 +265,61 @@ static void check_sorted(int style, unsigned count)
 	buf_free(&p);
 }
 
+/* A label value with invalid UTF-8 (slurmctld copies names verbatim) is served repaired and
+ * counted; two names that repair to the same bytes would be two identical series, so that row is
+ * left out (error) while a sum over the same family is still right. */
+static void test_invalid_utf8_labels(void **state)
+{
+	(void)state;
+	const char *j = "{\"metrics\": ["
+		ROW("per_node", "\"expr\": \"slurm_node_cpus\"") ","
+		ROW("total", "\"expr\": \"sum(slurm_node_cpus)\"") ","
+		ROW("mem", "\"expr\": \"slurm_node_memory_bytes\"")
+		"]}";
+	const char *payload = "slurm_node_cpus{node=\"n\xff\"} 1\nslurm_node_cpus{node=\"n\xfe\"} 2\n"
+			      "slurm_node_cpus{node=\"ok\xC3\xA9\"} 3\n"
+			      "slurm_node_memory_bytes{node=\"n\xff\"} 5\nslurm_node_memory_bytes{node=\"s\xED\xA0\x80\"} 6\n"
+			      "slurm_node_memory_bytes{node=\"ok\xC3\xA9\"} 7\n";
+	const char *path = "/tmp/shimtest-mapping.json";
+	tu_write(path, j);
+	struct mapping *m = mapping_load(path, NULL);
+	assert_non_null(m);
+	struct expo e;
+	expo_init(&e);
+	assert_int_equal(expo_parse(&e, payload, strlen(payload), 0), 0);
+	assert_true(e.invalid_utf8 > 0); /* label sets shared with a twin are counted once */
+	const struct expo *ex[EP_COUNT];
+	int up[EP_COUNT];
+	for (int i = 0; i < EP_COUNT; i++) {
+		ex[i] = &e;
+		up[i] = 1;
+	}
+	struct arena a;
+	arena_init(&a);
+	struct row_result res[3];
+	mapping_eval(m, "", ex, up, &a, res);
+	assert_int_equal(res[0].status, ROW_ERROR);
+	assert_non_null(strstr(res[0].err, "two series with the same labels (once invalid UTF-8"));
+	assert_int_equal(res[1].status, ROW_OK);
+	assert_int_equal(res[1].v.n, 1);
+	assert_true(res[1].v.e[0].v == 6);
+	assert_int_equal(res[2].status, ROW_OK);
+	assert_int_equal(res[2].repaired, 2);
+	struct buf b;
+	buf_init(&b, 0);
+	for (size_t k = 0; k < res[2].v.n; k++)
+		write_sample(&b, "mem", res[2].v.e[k].labels, res[2].v.e[k].nlabels, res[2].v.e[k].v);
+	buf_putc(&b, '\0');
+	assert_string_equal(b.data, "mem{node=\"n\xEF\xBF\xBD\"} 5\nmem{node=\"ok\xC3\xA9\"} 7\n"
+				    "mem{node=\"s\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD\"} 6\n");
+	/* the payload's own bytes are untouched: the sum and matching see the true names */
+	assert_memory_equal(e.fams[0].samples[0].labels[0].value, "n\xff", 2);
+	buf_free(&b);
+	arena_reset(&a);
+	expo_free(&e);
+	mapping_free(m);
+}
+
 static void test_output_sorted(void **state)
 {
 	(void)state;
@@ -282,6 +337,7 @@ int main(void)
 		cmocka_unit_test(test_all_problems_reported),
 		cmocka_unit_test(test_shape_errors),
 		cmocka_unit_test(test_row_pipeline),
+		cmocka_unit_test(test_invalid_utf8_labels),
 		cmocka_unit_test(test_output_sorted),
 	};
 	return cmocka_run_group_tests_name("mapping", tests, NULL, NULL);
