@@ -1,6 +1,8 @@
 /* expo.c: see expo.h for the grammar and the label value rule. */
 #include "expo.h"
+#include "utf8.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -175,8 +177,14 @@ int expo_parse_value(const char *s, size_t n, double *out)
 	if (!digits)
 		return -1;
 	char *endp;
+	errno = 0;
 	double v = strtod(tmp, &endp);
 	if (*endp != '\0')
+		return -1;
+	/* a finite literal past the largest double (1e309) is refused, as Prometheus' parser does
+	 * (Go's ParseFloat: +Inf with ErrRange); an underflow (1e-400) reads as 0 or a subnormal
+	 * there without an error, and here too */
+	if (errno == ERANGE && isinf(v))
 		return -1;
 	*out = v;
 	return 0;
@@ -386,6 +394,7 @@ static int parse_sample(struct expo *e, const char *p, const char *end, int flag
 		return -1;
 	}
 	/* a trailing "# {...} v" exemplar is accepted and ignored in tolerant mode */
+	e->nnamed++;
 	if (again && e->skip_name)
 		return 0; /* another line of the family just skipped */
 	const struct expo_family *cur = e->cur ? &e->fams[e->cur - 1] : NULL;
@@ -441,6 +450,7 @@ static int parse_sample(struct expo *e, const char *p, const char *end, int flag
 			s->hash = ts->hash;
 		} else {
 			for (uint32_t k = 0; k < nls; k++) {
+				e->invalid_utf8 += !utf8_valid(ls[k].value, ls[k].vlen);
 				ls[k].name = own(e, ls[k].name, ls[k].nlen, line, end);
 				ls[k].value = own(e, ls[k].value, ls[k].vlen, line, end);
 			}
@@ -493,7 +503,11 @@ static int parse_comment(struct expo *e, const char *p, const char *end, const c
 			*err = "unknown metric type";
 			return -1;
 		}
-		family_get(e, name, (size_t)(p - name))->type = ty;
+		e->nnamed++;
+		/* the TYPE of a family nobody reads is checked, never stored: a body of a million
+		 * such lines must cost no more memory than an empty one */
+		if (!e->keep || e->keep(name, (size_t)(p - name), e->keep_ctx))
+			family_get(e, name, (size_t)(p - name))->type = ty;
 	}
 	return 0;
 }

@@ -55,8 +55,9 @@ struct expo_error {
 	char reason[96];
 };
 
-/* Which families to store: called once per run of lines of one family; lines of other families are
- * still checked (a malformed line is still an error) but not kept. */
+/* Which families to store: called once per run of lines of one family and once per TYPE line; lines
+ * of other families are still checked (a malformed line is still an error) but nothing of them is
+ * kept, not even their name or TYPE (nnamed still counts them). */
 typedef int (*expo_keep_fn)(const char *name, size_t len, void *ctx);
 
 struct expo {
@@ -72,6 +73,11 @@ struct expo {
 	size_t twin;              /* index + 1 of the family kept before that one */
 	size_t hcap;
 	size_t nsamples, nlines, nerrors;
+	size_t nnamed;            /* TYPE lines and sample lines of any family, kept or not */
+	size_t invalid_utf8;      /* label values that are not valid UTF-8, counted where a label set
+				     is stored (not for one shared with a twin): nonzero iff a kept
+				     sample has one. Kept as they are (sums over them stay right);
+				     mapping.c repairs what rows serve */
 	struct expo_error errors[EXPO_MAX_ERRORS];
 	struct {                  /* where the input stands (expo_feed keeps it between chunks) */
 		int copy;         /* names and values must be copied: the bytes are not kept */

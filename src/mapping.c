@@ -3,6 +3,7 @@
 #include "buf.h"
 #include "expo.h"
 #include "jsonpos.h"
+#include "utf8.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -39,6 +40,9 @@ static void row_clear(struct row *r)
 	}
 	free(r->renames);
 	free(r->fills);
+	for (size_t i = 0; i < r->ninputs; i++)
+		free(r->inputs[i].name);
+	free(r->inputs);
 }
 
 void mapping_free(struct mapping *m)
@@ -99,7 +103,7 @@ static int valid_label_name(const char *s)
 }
 
 static const char *const row_keys[] = { "name", "help", "type", "expr", "fidelity", "note", "default", "drop_zero",
-					"rename_labels", "fill_labels", "enabled_by", NULL };
+					"rename_labels", "fill_labels", "enabled_by", "absent_ok", NULL };
 static const char *const known_flags[] = { "gpus-acct", NULL };
 
 static int in_list(const char *const *list, const char *s)
@@ -138,9 +142,71 @@ static void load_kv(struct loader *L, size_t ri, const char *rname, json_t *obj,
 	}
 }
 
-static void note_endpoint(const char *name, void *ctx)
+static void note_input(const char *name, void *ctx)
 {
-	*(unsigned *)ctx |= 1u << endpoint_for_metric(name);
+	struct row *r = ctx;
+	r->endpoints |= 1u << endpoint_for_metric(name);
+	for (size_t i = 0; i < r->ninputs; i++)
+		if (!strcmp(r->inputs[i].name, name))
+			return;
+	r->inputs = xrealloc(r->inputs, (r->ninputs + 1) * sizeof(*r->inputs));
+	r->inputs[r->ninputs++] = (struct row_input){ xstrdup(name), 0 };
+}
+
+/* "absent_ok": native families the expression reads whose absence from a usable answer is normal
+ * (slurmctld omits them in some state): they then read as no series, and the row is served. Any
+ * other absent input leaves the row out (input_missing), whatever "default" says. */
+static void load_absent_ok(struct loader *L, size_t ri, const char *rname, struct row *r, json_t *v)
+{
+	struct jpos at = jsonpos_field(&L->pos, ri, "absent_ok");
+	size_t i;
+	json_t *e;
+	if (!json_is_array(v)) {
+		problem(L, at, rname, "\"absent_ok\" must be an array of native family names");
+		return;
+	}
+	json_array_foreach(v, i, e) {
+		size_t k = 0;
+		if (!json_is_string(e)) {
+			problem(L, at, rname, "\"absent_ok\"[%zu] must be a string", i);
+			continue;
+		}
+		while (k < r->ninputs && strcmp(r->inputs[k].name, json_string_value(e)))
+			k++;
+		if (k == r->ninputs)
+			problem(L, at, rname, "\"absent_ok\": the expression does not read \"%s\"", json_string_value(e));
+		else
+			r->inputs[k].absent_ok = 1;
+	}
+}
+
+/* The optional fields that shape a row's result: default, drop_zero, labels, absent_ok, enabled_by. */
+static void load_options(struct loader *L, size_t ri, const char *rname, struct row *r, json_t *jr)
+{
+	json_t *v;
+	if ((v = json_object_get(jr, "default"))) {
+		if (!json_is_number(v))
+			problem(L, jsonpos_field(&L->pos, ri, "default"), rname, "\"default\" must be a number");
+		r->has_default = 1;
+		r->defval = json_number_value(v);
+	}
+	if ((v = json_object_get(jr, "drop_zero"))) {
+		if (!json_is_boolean(v))
+			problem(L, jsonpos_field(&L->pos, ri, "drop_zero"), rname, "\"drop_zero\" must be true or false");
+		r->drop_zero = json_is_true(v);
+	}
+	if ((v = json_object_get(jr, "rename_labels")))
+		load_kv(L, ri, rname, v, "rename_labels", &r->renames, &r->nrenames, 1, 1);
+	if ((v = json_object_get(jr, "fill_labels")))
+		load_kv(L, ri, rname, v, "fill_labels", &r->fills, &r->nfills, 1, 0);
+	if ((v = json_object_get(jr, "absent_ok")))
+		load_absent_ok(L, ri, rname, r, v);
+	if ((v = json_object_get(jr, "enabled_by"))) {
+		if (!json_is_string(v) || !in_list(known_flags, json_string_value(v)))
+			problem(L, jsonpos_field(&L->pos, ri, "enabled_by"), rname, "\"enabled_by\" must be one of: gpus-acct");
+		else
+			r->enabled_by = xstrdup(json_string_value(v));
+	}
 }
 
 static void load_row(struct loader *L, struct mapping *m, size_t ri, json_t *jr)
@@ -221,33 +287,13 @@ static void load_row(struct loader *L, struct mapping *m, size_t ri, json_t *jr)
 			struct jpos at = jsonpos_field(&L->pos, ri, "expr");
 			problem(L, jsonpos_in_string(L->text, L->len, at, errpos), rname, "expr: %s", err);
 		} else {
-			expr_foreach_metric(r->expr, note_endpoint, &r->endpoints);
+			expr_foreach_metric(r->expr, note_input, r);
 		}
 	} else if (r->fidelity != FID_UNAVAILABLE) {
 		problem(L, jsonpos_field(&L->pos, ri, NULL), rname, "missing \"expr\" (only an unavailable row has none)");
 	}
 
-	if ((v = json_object_get(jr, "default"))) {
-		if (!json_is_number(v))
-			problem(L, jsonpos_field(&L->pos, ri, "default"), rname, "\"default\" must be a number");
-		r->has_default = 1;
-		r->defval = json_number_value(v);
-	}
-	if ((v = json_object_get(jr, "drop_zero"))) {
-		if (!json_is_boolean(v))
-			problem(L, jsonpos_field(&L->pos, ri, "drop_zero"), rname, "\"drop_zero\" must be true or false");
-		r->drop_zero = json_is_true(v);
-	}
-	if ((v = json_object_get(jr, "rename_labels")))
-		load_kv(L, ri, rname, v, "rename_labels", &r->renames, &r->nrenames, 1, 1);
-	if ((v = json_object_get(jr, "fill_labels")))
-		load_kv(L, ri, rname, v, "fill_labels", &r->fills, &r->nfills, 1, 0);
-	if ((v = json_object_get(jr, "enabled_by"))) {
-		if (!json_is_string(v) || !in_list(known_flags, json_string_value(v)))
-			problem(L, jsonpos_field(&L->pos, ri, "enabled_by"), rname, "\"enabled_by\" must be one of: gpus-acct");
-		else
-			r->enabled_by = xstrdup(json_string_value(v));
-	}
+	load_options(L, ri, rname, r, jr);
 	if (L->nproblems != before) {
 		row_clear(r);
 		return;
@@ -469,11 +515,61 @@ static int relabel(const struct row *r, struct vec *v, struct arena *a, char *er
 	return 0;
 }
 
-/* Is the absence of `name` news? Only if its endpoint answered with some families. */
-static int missing_matters(const struct expr_source *src, const char *name)
+/* slurmctld copies node, user and account names verbatim, so a label value may be invalid UTF-8,
+ * which would make Prometheus refuse the whole scrape. Such values are repaired (U+FFFD) in the
+ * row's result before its duplicate check: two names that repair to the same bytes are then two
+ * series with the same labels, and the row is left out rather than served with a duplicate.
+ * Only when some answer holds such a value (expo.invalid_utf8). Returns the values repaired. */
+static size_t repair_utf8(struct vec *v, const struct expr_source *src, struct arena *a)
 {
-	const struct expo *e = src->expos[endpoint_for_metric(name)];
-	return !e || e->nfams > 0;
+	size_t fixed = 0, any = 0;
+	for (size_t i = 0; i < src->nexpos; i++)
+		any |= src->expos[i] ? src->expos[i]->invalid_utf8 : 0;
+	for (size_t i = 0; any && i < v->n; i++) {
+		struct label *ls = NULL;
+		for (uint32_t k = 0; k < v->e[i].nlabels; k++) {
+			const struct label *l = &v->e[i].labels[k];
+			if (utf8_valid(l->value, l->vlen))
+				continue;
+			if (!fixed) { /* the elements may be a payload's or a shared result: copy them */
+				struct velem *e = arena_alloc(a, v->n * sizeof(*e));
+				memcpy(e, v->e, v->n * sizeof(*e));
+				v->e = e;
+			}
+			if (!ls) {
+				ls = arena_alloc(a, v->e[i].nlabels * sizeof(*ls));
+				memcpy(ls, v->e[i].labels, v->e[i].nlabels * sizeof(*ls));
+			}
+			char *d = arena_alloc(a, 3 * (size_t)l->vlen);
+			ls[k].vlen = (uint32_t)utf8_repair(d, l->value, l->vlen);
+			ls[k].value = d;
+			fixed++;
+		}
+		if (ls) {
+			v->e[i].labels = ls;
+			v->e[i].hash = labels_hash(ls, v->e[i].nlabels);
+		}
+	}
+	return fixed;
+}
+
+/* Is a family the row reads absent from its endpoint's answer (which was usable: the row's
+ * endpoints are up)? Computing without it would serve a part of the data as the whole (a NaN, a 0,
+ * a node's status label flipped), so the row is left out unless it says the absence is normal.
+ * Returns the first such family, or NULL; *absent is set when an absent_ok family is absent. */
+static const char *missing_input(const struct row *r, const struct expr_source *src, int *absent)
+{
+	for (size_t i = 0; i < r->ninputs; i++) {
+		const char *name = r->inputs[i].name;
+		const struct expo *e = src->expos[endpoint_for_metric(name)];
+		const struct expo_family *f = e ? expo_find(e, name, strlen(name)) : NULL;
+		if (f && f->n)
+			continue;
+		if (!r->inputs[i].absent_ok)
+			return name;
+		*absent = 1;
+	}
+	return NULL;
 }
 
 /* Sort keys: 16 bytes of the first label's value, big-endian and zero-padded, when every element's
@@ -668,9 +764,16 @@ static void eval_row(const struct row *r, const struct expr_source *src, const i
 			snprintf(res->err, sizeof(res->err), "endpoint %s is down", endpoints[ep].name);
 			return;
 		}
-	const char *missing = NULL;
+	int absent = 0;
+	const char *lost = missing_input(r, src, &absent);
+	if (lost) {
+		res->status = ROW_INPUT_MISSING;
+		snprintf(res->err, sizeof(res->err), "native family %s is absent from %s", lost,
+			 endpoints[endpoint_for_metric(lost)].path);
+		return;
+	}
 	struct vec shared;
-	if (expr_eval(r->expr, src, a, &shared, res->err, sizeof(res->err), &missing) < 0) {
+	if (expr_eval(r->expr, src, a, &shared, res->err, sizeof(res->err), NULL) < 0) {
 		res->status = ROW_ERROR;
 		res->v.n = 0;
 		return;
@@ -688,6 +791,7 @@ static void eval_row(const struct row *r, const struct expr_source *src, const i
 		res->v.n = 0;
 		return;
 	}
+	res->repaired = repair_utf8(&res->v, src, a);
 	if (r->drop_zero) {
 		size_t n = 0;
 		for (size_t i = 0; i < res->v.n; i++)
@@ -700,23 +804,18 @@ static void eval_row(const struct row *r, const struct expr_source *src, const i
 		res->v.e[0] = (struct velem){ .v = r->defval, .hash = labels_hash(NULL, 0) };
 		res->v.n = 1;
 	}
-	if (!res->v.n && missing && missing_matters(src, missing)) {
-		/* a native family it reads is absent from a non-empty answer (e.g. no GPU metrics
-		 * before 26.05); an empty answer (no jobs in memory) just means no series */
-		res->status = ROW_NO_INPUT;
-		snprintf(res->err, sizeof(res->err), "native family %s is absent", missing);
-		return;
-	}
-	if (!res->v.n && !r->drop_zero && !missing) {
-		/* only drop_zero rows may legitimately come out empty; for the others a guard in the
-		 * expression refused the data (e.g. GPUs allocated but none counted: no gres/gpu TRES) */
+	if (!res->v.n && !r->drop_zero && !absent) {
+		/* only drop_zero rows, and rows whose absent_ok input is absent, may legitimately come
+		 * out empty; for the others a guard in the expression refused the data (e.g. GPUs
+		 * allocated but none counted: no gres/gpu TRES) */
 		res->status = ROW_NO_INPUT;
 		snprintf(res->err, sizeof(res->err), "the expression gave no series");
 		return;
 	}
 	if (sort_series(&res->v, a)) {
 		res->status = ROW_ERROR;
-		snprintf(res->err, sizeof(res->err), "two series with the same labels");
+		snprintf(res->err, sizeof(res->err), "two series with the same labels%s",
+			 res->repaired ? " (once invalid UTF-8 in label values was repaired)" : "");
 		res->v.n = 0;
 	}
 }

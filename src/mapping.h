@@ -20,6 +20,12 @@ struct kv {
 	char *key, *value;
 };
 
+/* A native family a row reads, and whether the row says its absence is normal ("absent_ok"). */
+struct row_input {
+	char *name;
+	int absent_ok;
+};
+
 struct row {
 	char *name, *help, *type, *note, *expr_src, *enabled_by;
 	enum fidelity fidelity;
@@ -29,6 +35,8 @@ struct row {
 	int drop_zero, has_default;
 	double defval;
 	unsigned endpoints;         /* bit per enum endpoint the expression reads */
+	struct row_input *inputs;   /* the families the expression reads, each once */
+	size_t ninputs;
 };
 
 struct mapping {
@@ -61,11 +69,13 @@ enum row_status {
 	ROW_INPUT_DOWN,    /* an endpoint it reads failed: family left out */
 	ROW_NO_INPUT,      /* endpoints fine, but nothing to compute from and no default */
 	ROW_ERROR,         /* evaluation or output error (duplicate series...): left out */
+	ROW_INPUT_MISSING, /* a family it reads is absent from a usable answer, and not absent_ok */
 };
 
 struct row_result {
 	enum row_status status;
 	struct vec v;              /* sorted by label set */
+	size_t repaired;           /* label values whose invalid UTF-8 was repaired (U+FFFD) */
 	char err[160];
 };
 

@@ -122,6 +122,12 @@ static const char *classify(struct payload *p, const char *transport_err)
 			 p->parse_errors, e->line, e->reason);
 		return p->reason;
 	}
+	if (p->len && !p->expo.nnamed) {
+		/* not slurmctld's empty "nothing to report" answer, and not a single family either
+		 * (a proxy's page, a stray comment): nothing can be computed from it */
+		snprintf(p->reason, sizeof(p->reason), "%s: the answer (%zu bytes) names no metric family", ep->path, p->len);
+		return p->reason;
+	}
 	return NULL;
 }
 

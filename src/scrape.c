@@ -288,9 +288,9 @@ static unsigned get_payloads(struct scraper *s, struct mapref *mr, unsigned gen,
 	return want;
 }
 
-/* Log why a family is left out, once per family and reason for the life of the process (a
- * persistent problem would otherwise log on every scrape). */
-static void log_left_out_once(const char *family, const char *why)
+/* Log why a family is left out (or what was done to it, left_out 0), once per family and reason
+ * for the life of the process (a persistent problem would otherwise log on every scrape). */
+static void log_family_once(const char *family, const char *why, int left_out)
 {
 	static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 	static char seen[256][160];
@@ -306,7 +306,12 @@ static void log_left_out_once(const char *family, const char *why)
 	if (nseen < 256)
 		snprintf(seen[nseen++], sizeof(seen[0]), "%s", key);
 	pthread_mutex_unlock(&mu);
-	log_info("family %s left out: %s", family, why);
+	log_info("family %s %s: %s", family, left_out ? "left out" : "served", why);
+}
+
+static void log_left_out_once(const char *family, const char *why)
+{
+	log_family_once(family, why, 1);
 }
 
 static void self_sample(struct buf *b, const char *name, const char *lname, const char *lvalue, double v)
@@ -317,6 +322,7 @@ static void self_sample(struct buf *b, const char *name, const char *lname, cons
 
 static const char *const status_reason[] = {
 	[ROW_INPUT_DOWN] = "input_down", [ROW_ERROR] = "error", [ROW_NO_INPUT] = "no_input",
+	[ROW_INPUT_MISSING] = "input_missing",
 };
 
 static void write_self(const unsigned long fetches[EP_COUNT], struct buf *b, struct payload *p[EP_COUNT], const int up[EP_COUNT], unsigned need,
@@ -353,25 +359,31 @@ static void write_self(const unsigned long fetches[EP_COUNT], struct buf *b, str
 			self_sample(b, fam[f].name, "endpoint", endpoints[ep].name, v);
 		}
 	}
-	size_t counts[6] = { 0 };
+	size_t counts[7] = { 0 };
 	for (size_t i = 0; i < m->nrows; i++)
 		counts[res[i].status]++;
 	write_header(b, "slurm_exporter_shim_mapping_rows", "Rows of the loaded mapping by what they gave this scrape.", "gauge");
-	static const char *const st[] = { "served", "disabled", "unavailable", "input_down", "no_input", "error" };
-	for (int i = 0; i < 6; i++)
+	static const char *const st[] = { "served", "disabled", "unavailable", "input_down", "no_input", "error",
+					  "input_missing" };
+	for (int i = 0; i < 7; i++)
 		self_sample(b, "slurm_exporter_shim_mapping_rows", "status", st[i], (double)counts[i]);
 	write_header(b, "slurm_exporter_shim_family_left_out",
-		    "Legacy families this scrape could not serve, by reason (input_down, error, no_input, output_full).", "gauge");
+		    "Legacy families this scrape could not serve, by reason (input_down, input_missing, error, no_input, output_full).", "gauge");
 	for (size_t i = 0; i < m->nrows; i++) {
 		const char *why = overflowed[i] ? overflowed[i] :
-				  (res[i].status == ROW_INPUT_DOWN || res[i].status == ROW_ERROR || res[i].status == ROW_NO_INPUT) ?
-				  status_reason[res[i].status] : NULL;
+				  res[i].status >= ROW_INPUT_DOWN ? status_reason[res[i].status] : NULL;
 		if (!why)
 			continue;
 		struct label l[2] = { { "family", m->rows[i].name, 6, (uint32_t)strlen(m->rows[i].name) },
 				      { "reason", why, 6, (uint32_t)strlen(why) } };
 		write_sample(b, "slurm_exporter_shim_family_left_out", l, 2, 1);
 	}
+	size_t repaired = 0;
+	for (size_t i = 0; i < m->nrows; i++)
+		repaired += res[i].status == ROW_OK && !overflowed[i] ? res[i].repaired : 0;
+	write_header(b, "slurm_exporter_shim_invalid_utf8_repaired",
+		     "Label values from slurmctld with invalid UTF-8 that this scrape served repaired (U+FFFD).", "gauge");
+	self_sample(b, "slurm_exporter_shim_invalid_utf8_repaired", NULL, NULL, (double)repaired);
 	write_header(b, "slurm_exporter_shim_mapping_reload_success", "Whether the last mapping (re)load succeeded.", "gauge");
 	self_sample(b, "slurm_exporter_shim_mapping_reload_success", NULL, NULL, reload_ok);
 	write_header(b, "slurm_exporter_shim_mapping_reload_timestamp_seconds", "Unix time of the last mapping (re)load attempt.", "gauge");
@@ -450,8 +462,10 @@ static int render(struct scraper *s, const struct scrape_ctx *c, struct payload 
 			 * the table serves is visible whatever the cluster state */
 			if (write_family(out, r->name, r->help, r->type, &res[i].v) < 0)
 				overflowed[i] = "output_full";
-		} else if (res[i].status == ROW_ERROR || res[i].status == ROW_NO_INPUT) {
-			log_left_out_once(r->name, res[i].err);
+			else if (res[i].repaired)
+				log_family_once(r->name, "label values with invalid UTF-8 from slurmctld repaired (U+FFFD)", 0);
+		} else if (res[i].status == ROW_ERROR || res[i].status == ROW_NO_INPUT || res[i].status == ROW_INPUT_MISSING) {
+			log_left_out_once(r->name, res[i].err); /* names the missing input family */
 		}
 		res[i].v.e = NULL; /* gone with the row's arena */
 		res[i].v.n = 0;

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "utf8.h"
 #include "xmalloc.h"
 
 /* Writers into a caller-sized scratch area; each returns the end of what it wrote. */
@@ -50,16 +51,28 @@ static char *put_value(char *p, double v)
 	return p + n;
 }
 
-/* Label values escape \ " and newline; HELP text (quote = 0) only \ and newline. At most 2n bytes. */
+/* Label values escape \ " and newline; HELP text (quote = 0) only \ and newline. Invalid UTF-8 is
+ * repaired (each maximal invalid subpart becomes U+FFFD, see utf8.h): Prometheus refuses a whole
+ * scrape for one invalid label value. mapping.c repairs row results before their duplicate check,
+ * so this is the last line of defence. At most 3n bytes. */
 static char *put_escaped(char *p, const char *s, size_t n, int quote)
 {
-	for (size_t i = 0; i < n; i++) {
+	for (size_t i = 0; i < n;) {
 		char c = s[i];
+		if ((unsigned char)c >= 0x80) {
+			int ok;
+			size_t len = utf8_next((const unsigned char *)s + i, n - i, &ok);
+			memcpy(p, ok ? s + i : "\xEF\xBF\xBD", ok ? len : 3);
+			p += ok ? len : 3;
+			i += len;
+			continue;
+		}
 		if (c == '\\' || c == '\n' || (quote && c == '"')) {
 			*p++ = '\\';
 			c = c == '\n' ? 'n' : c;
 		}
 		*p++ = c;
+		i++;
 	}
 	return p;
 }
@@ -73,7 +86,7 @@ void write_value(struct buf *b, double v)
 static void escape(struct buf *b, const char *s, size_t n, int quote)
 {
 	char stack[256];
-	char *tmp = 2 * n <= sizeof(stack) ? stack : xmalloc(2 * n);
+	char *tmp = 3 * n <= sizeof(stack) ? stack : xmalloc(3 * n);
 	buf_append(b, tmp, (size_t)(put_escaped(tmp, s, n, quote) - tmp));
 	if (tmp != stack)
 		free(tmp);
@@ -91,7 +104,7 @@ static void sample_line(struct buf *b, const char *name, size_t nlen, const stru
 {
 	size_t need = nlen + 3 + VALUE_MAX;
 	for (size_t i = 0; i < n; i++)
-		need += ls[i].nlen + 2 * (size_t)ls[i].vlen + 4;
+		need += ls[i].nlen + 3 * (size_t)ls[i].vlen + 4;
 	char stack[1024];
 	char *tmp = need <= sizeof(stack) ? stack : xmalloc(need), *p = tmp;
 	memcpy(p, name, nlen);

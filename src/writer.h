@@ -1,6 +1,8 @@
 /* writer.h: the Prometheus text exposition format 0.0.4 (what the old exporter served).
- * Label values escape \ " and newline; HELP escapes \ and newline. A family is written whole or not
- * at all: write_family() rolls the buffer back if it runs out of room. */
+ * Label values escape \ " and newline; HELP escapes \ and newline; invalid UTF-8 in either is
+ * repaired (U+FFFD per maximal invalid subpart, see utf8.h), so Prometheus never refuses the scrape.
+ * A family is written whole or not at all: write_family() rolls the buffer back if it runs out of
+ * room. */
 #ifndef SHIM_WRITER_H
 #define SHIM_WRITER_H
 

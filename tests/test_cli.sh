@@ -60,6 +60,44 @@ check "--once, nothing to read" 1 "$BIN" --once --replay-dir "$T/empty" --mappin
 has "--once, nothing to read" "no slurmctld metrics endpoint answered usably"
 has "--once, nothing to read" "metrics_jobs.txt"
 
+# a family missing from a good answer: the rows reading it are left out and say which family
+cp -r "$STATE" "$T/nomixed"
+grep -v 'slurm_nodes_mixed' "$STATE/metrics_nodes.txt" >"$T/nomixed/metrics_nodes.txt"
+check "--once, slurm_nodes_mixed missing" 0 "$BIN" --once --replay-dir "$T/nomixed" --mapping.file "$MAP"
+has "slurm_nodes_mixed missing: left out" 'slurm_exporter_shim_family_left_out{family="slurm_nodes_alloc",reason="input_missing"} 1'
+has "slurm_nodes_mixed missing: logged" 'family slurm_nodes_alloc left out: native family slurm_nodes_mixed is absent from /metrics/nodes'
+if grep -q '^slurm_nodes_alloc \|^slurm_nodes_mix ' "$T/out"; then bad "slurm_nodes_mixed missing: a value is still served"; else ok; fi
+has "slurm_nodes_mixed missing: the rest is served" 'slurm_cpus_alloc 42'
+# a nodes answer naming no family is not an answer
+printf '# nothing\n' >"$T/nomixed/metrics_nodes.txt"
+check "--once, nodes names no family" 0 "$BIN" --once --replay-dir "$T/nomixed" --mapping.file "$MAP"
+has "nodes names no family: down" 'slurm_exporter_shim_up{endpoint="nodes"} 0'
+has "nodes names no family: why" '/metrics/nodes: the answer (10 bytes) names no metric family'
+
+# invalid UTF-8 in a node name and an account name (slurmctld copies them verbatim): the output is
+# valid UTF-8 for Prometheus, the families are still served, and the repair is counted
+cp -r "$STATE" "$T/utf8"
+sed 's/node="n2"/node="n2\xff"/; s/node="n3"/node="n3\xc0\xafx"/' "$STATE/metrics_nodes.txt" >"$T/utf8/metrics_nodes.txt"
+sed 's/account="odd"/account="od\xed\xa0\x80d"/' "$STATE/metrics_jobs-users-accts.txt" >"$T/utf8/metrics_jobs-users-accts.txt"
+check "--once, invalid UTF-8" 0 sh -c "\"$BIN\" --once --replay-dir \"$T/utf8\" --mapping.file \"$MAP\" 2>\"$T/err\""
+if python3 -c 'import sys; open(sys.argv[1], "rb").read().decode("utf-8")' "$T/out"; then ok; else bad "invalid UTF-8: output is not valid UTF-8"; fi
+has "invalid UTF-8: node served" "$(printf 'slurm_node_cpu_alloc{node="n2\357\277\275",status="allocated"} 8')"
+has "invalid UTF-8: overlong, one U+FFFD per byte" "$(printf 'node="n3\357\277\275\357\277\275x"')"
+has "invalid UTF-8: account served" "$(printf 'slurm_account_jobs_pending{account="od\357\277\275\357\277\275\357\277\275d\\"acct')"
+has "invalid UTF-8: counted" 'slurm_exporter_shim_invalid_utf8_repaired 16'
+has "invalid UTF-8: sums unharmed" 'slurm_cpus_alloc 42'
+if grep -q 'family slurm_node_cpu_alloc served: label values with invalid UTF-8' "$T/err"; then ok; else bad "invalid UTF-8: not logged"; fi
+if command -v promtool >/dev/null; then
+	# Prometheus' own parser (its lint findings about *_total gauges aside)
+	if promtool check metrics <"$T/out" 2>&1 | grep -q 'parsing error'; then bad "invalid UTF-8: promtool refuses the output"; else ok; fi
+fi
+# two names that repair to the same bytes: no duplicate series, the per-node rows are left out
+sed 's/node="n2"/node="n\xff"/; s/node="n3"/node="n\xfe"/' "$STATE/metrics_nodes.txt" >"$T/utf8/metrics_nodes.txt"
+check "--once, colliding repairs" 0 "$BIN" --once --replay-dir "$T/utf8" --mapping.file "$MAP"
+has "colliding repairs: left out" 'slurm_exporter_shim_family_left_out{family="slurm_node_cpu_alloc",reason="error"} 1'
+if grep -q '^slurm_node_cpu_alloc{' "$T/out"; then bad "colliding repairs: per-node series served"; else ok; fi
+has "colliding repairs: sums unharmed" 'slurm_cpus_alloc 42'
+
 printf 'a{x="1"} 1\nb 2\n' >"$T/good.txt"
 printf 'a{x="1"} 1\nb two\n' >"$T/bad.txt"
 check "--check-exposition good" 0 sh -c "\"$BIN\" --check-exposition < \"$T/good.txt\""

@@ -106,6 +106,41 @@ static void test_values_timestamps_eof_crlf(void **state)
 	expo_free(&e);
 }
 
+/* Numbers as Prometheus' parser (Go's strconv.ParseFloat) reads them: a finite literal past the
+ * largest double is an error, not +Inf; an underflow is 0 or a subnormal, not an error; the
+ * spellings of infinity and NaN stay valid. */
+static void test_value_range(void **state)
+{
+	(void)state;
+	static const char *const bad[] = { "1e309", "-1e309", "+1e309", "1.8e308", "999999999e300" };
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		char line[64];
+		struct expo e;
+		expo_init(&e);
+		snprintf(line, sizeof(line), "ok 1\nx %s\n", bad[i]);
+		assert_int_equal(expo_parse(&e, line, strlen(line), 0), 1);
+		assert_string_equal(e.errors[0].reason, "invalid sample value");
+		assert_null(expo_find(&e, "x", 1));
+		expo_free(&e);
+		snprintf(line, sizeof(line), "x 1 %s\n", bad[i]); /* nor as a timestamp */
+		expo_init(&e);
+		assert_int_equal(expo_parse(&e, line, strlen(line), 0), 1);
+		expo_free(&e);
+	}
+	const char *t = "a 1e-400\nb -1e-400\nc 4.9e-324\nd 1.7976931348623157e308\ne Inf\nf +Inf\ng -Inf\nh NaN\n";
+	struct expo e;
+	expo_init(&e);
+	assert_int_equal(expo_parse(&e, t, strlen(t), 0), 0);
+	assert_true(sample(&e, "a", 0)->value == 0);
+	assert_true(sample(&e, "b", 0)->value == 0);
+	assert_true(sample(&e, "c", 0)->value > 0 && sample(&e, "c", 0)->value < 1e-323);
+	assert_true(sample(&e, "d", 0)->value == 1.7976931348623157e308);
+	assert_true(isinf(sample(&e, "e", 0)->value) && isinf(sample(&e, "f", 0)->value));
+	assert_true(isinf(sample(&e, "g", 0)->value) && sample(&e, "g", 0)->value < 0);
+	assert_true(isnan(sample(&e, "h", 0)->value));
+	expo_free(&e);
+}
+
 /* Malformed lines: counted with their line number, skipped whole, never a sample. */
 static void test_malformed_lines(void **state)
 {
@@ -307,6 +342,45 @@ static void test_feed_line_too_long(void **state)
 	buf_free(&b);
 }
 
+static int keep_only_a(const char *name, size_t len, void *ctx)
+{
+	(void)ctx;
+	return len == 1 && name[0] == 'a';
+}
+
+/* Families nobody reads cost nothing: a body of 200,000 TYPE, HELP and sample lines of unread
+ * families leaves the expo as empty as it was (no family, no hash table, no arena bytes), fed in
+ * pieces or parsed whole, and their lines are still checked and counted. */
+static void test_unread_families_kept_nowhere(void **state)
+{
+	(void)state;
+	struct buf b;
+	buf_init(&b, 0);
+	buf_puts(&b, "# TYPE a gauge\na 1\n");
+	for (size_t i = 0; i < 200000; i++)
+		buf_printf(&b, "# HELP zz_%zu h\n# TYPE zz_%zu gauge\n# just a comment\nzz_%zu{node=\"n%zu\"} 1\n", i, i, i, i);
+	for (int pass = 0; pass < 2; pass++) {
+		struct expo e;
+		expo_init(&e);
+		e.keep = keep_only_a;
+		if (pass) {
+			for (size_t off = 0; off < b.len; off += 4096)
+				expo_feed(&e, b.data + off, b.len - off < 4096 ? b.len - off : 4096, 0);
+			assert_int_equal(expo_feed_end(&e, 0), 0);
+		} else {
+			assert_int_equal(expo_parse(&e, b.data, b.len, 0), 0);
+		}
+		assert_int_equal(e.nfams, 1);
+		assert_true(e.hcap <= 64);
+		assert_true(e.arena.peak <= 4096);
+		assert_int_equal(e.nnamed, 2 + 2 * 200000);
+		assert_non_null(expo_find(&e, "a", 1));
+		assert_null(expo_find(&e, "zz_7", 4));
+		expo_free(&e);
+	}
+	buf_free(&b);
+}
+
 /* Every real capture parses without a single error. */
 static void test_real_captures(void **state)
 {
@@ -348,6 +422,7 @@ int main(void)
 		cmocka_unit_test(test_strict_escapes),
 		cmocka_unit_test(test_unlabelled_in_labelled_family),
 		cmocka_unit_test(test_values_timestamps_eof_crlf),
+		cmocka_unit_test(test_value_range),
 		cmocka_unit_test(test_malformed_lines),
 		cmocka_unit_test(test_truncated_last_line),
 		cmocka_unit_test(test_duplicate_series),
@@ -355,6 +430,7 @@ int main(void)
 		cmocka_unit_test(test_real_captures),
 		cmocka_unit_test(test_feed_in_pieces),
 		cmocka_unit_test(test_feed_line_too_long),
+		cmocka_unit_test(test_unread_families_kept_nowhere),
 	};
 	return cmocka_run_group_tests_name("expo", tests, NULL, NULL);
 }

@@ -252,7 +252,7 @@ static void test_http_equals_once(void **state)
 		assert_non_null(strstr(r.body.data, "slurm_exporter_shim_up{endpoint=\"partitions\"} 1\n"));
 		if (strstr(states[i], "25.11"))
 			assert_non_null(strstr(r.body.data,
-					       "slurm_exporter_shim_family_left_out{family=\"slurm_gpus_alloc\",reason=\"no_input\"} 1\n"));
+					       "slurm_exporter_shim_family_left_out{family=\"slurm_gpus_alloc\",reason=\"input_missing\"} 1\n"));
 		free(a);
 		free(b);
 		free(once);

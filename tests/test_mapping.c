@@ -72,7 +72,9 @@ static void test_all_problems_reported(void **state)
 		"    {\"name\": \"ren\", \"help\": \"h\", \"type\": \"gauge\", \"expr\": \"x\", \"fidelity\": \"exact\", \"rename_labels\": {\"username\": \"1user\"}},\n"
 		"    {\"name\": \"slurm_exporter_shim_up\", \"help\": \"h\", \"type\": \"gauge\", \"expr\": \"x\", \"fidelity\": \"exact\"},\n"
 		"    {\"name\": \"un\", \"help\": \"h\", \"type\": \"gauge\", \"expr\": \"x\", \"fidelity\": \"unavailable\", \"note\": \"n\"},\n"
-		"    {\"name\": \"flag\", \"help\": \"h\", \"type\": \"gauge\", \"expr\": \"x\", \"fidelity\": \"exact\", \"enabled_by\": \"gpu\", \"default\": \"0\"}\n"
+		"    {\"name\": \"flag\", \"help\": \"h\", \"type\": \"gauge\", \"expr\": \"x\", \"fidelity\": \"exact\", \"enabled_by\": \"gpu\", \"default\": \"0\"},\n"
+		"    {\"name\": \"ab\", \"help\": \"h\", \"type\": \"gauge\", \"expr\": \"x + y\", \"fidelity\": \"exact\", \"absent_ok\": [\"y\", \"z\", 1]},\n"
+		"    {\"name\": \"ab2\", \"help\": \"h\", \"type\": \"gauge\", \"expr\": \"x\", \"fidelity\": \"exact\", \"absent_ok\": \"x\"}\n"
 		"  ],\n"
 		"  \"extra\": true\n"
 		"}\n";
@@ -91,7 +93,10 @@ static void test_all_problems_reported(void **state)
 	has(p, "row 'un': an unavailable row has no \"expr\"");
 	has(p, "row 'flag': \"enabled_by\" must be one of");
 	has(p, "row 'flag': \"default\" must be a number");
-	has(p, ":14:12: unknown top-level field \"extra\"");
+	has(p, ":13:101: row 'ab': \"absent_ok\": the expression does not read \"z\"");
+	has(p, ":13:101: row 'ab': \"absent_ok\"[2] must be a string");
+	has(p, ":14:98: row 'ab2': \"absent_ok\" must be an array of native family names");
+	has(p, ":16:12: unknown top-level field \"extra\"");
 	free(p);
 }
 
@@ -144,7 +149,8 @@ static char *run_rows(const char *json, const char *payload, int up_all, const c
 	mapping_eval(m, flags, ex, up, &a, res);
 	buf_init(&out, 0);
 	for (size_t i = 0; i < m->nrows; i++) {
-		static const char *const st[] = { "ok", "disabled", "unavailable", "input_down", "no_input", "error" };
+		static const char *const st[] = { "ok", "disabled", "unavailable", "input_down", "no_input", "error",
+						  "input_missing" };
 		buf_printf(&out, "%s:%s\n", m->rows[i].name, st[res[i].status]);
 		for (size_t k = 0; k < res[i].v.n; k++)
 			write_sample(&out, m->rows[i].name, res[i].v.e[k].labels, res[i].v.e[k].nlabels, res[i].v.e[k].v);
@@ -165,6 +171,8 @@ static void test_row_pipeline(void **state)
 		ROW("slurm_user_jobs_pending", "\"expr\": \"slurm_user_jobs_pending\", \"rename_labels\": {\"username\": \"user\"}, \"fill_labels\": {\"user\": \"(unknown)\"}, \"drop_zero\": true") ","
 		ROW("slurm_account_jobs_running", "\"expr\": \"slurm_account_jobs_running\", \"fill_labels\": {\"account\": \"(null)\"}") ","
 		ROW("with_default", "\"expr\": \"absent_family\", \"default\": 0") ","
+		ROW("absent_ok_default", "\"expr\": \"absent_family + slurm_jobs\", \"default\": 7, \"absent_ok\": [\"absent_family\"]") ","
+		ROW("absent_ok_empty", "\"expr\": \"absent_family\", \"absent_ok\": [\"absent_family\"]") ","
 		ROW("gpu_only", "\"expr\": \"slurm_jobs\", \"enabled_by\": \"gpus-acct\"") ","
 		ROW("clash", "\"expr\": \"slurm_user_jobs_pending\", \"rename_labels\": {\"username\": \"x\"}") ","
 		ROW("dup", "\"expr\": \"label_replace(slurm_account_jobs_running, \\\"account\\\", \\\"same\\\", \\\"\\\", \\\"\\\")\"") ","
@@ -183,12 +191,14 @@ static void test_row_pipeline(void **state)
 		"slurm_account_jobs_running:ok\n"
 		"slurm_account_jobs_running{account=\"(null)\"} 1\n"
 		"slurm_account_jobs_running{account=\"physics\"} 0\n"
-		"with_default:ok\n"
-		"with_default 0\n"
+		"with_default:input_missing\n" /* a default never hides a missing family */
+		"absent_ok_default:ok\n"
+		"absent_ok_default 7\n"
+		"absent_ok_empty:ok\n"
 		"gpu_only:disabled\n"
 		"clash:error\n"
 		"dup:error\n"
-		"no_input:no_input\n";
+		"no_input:input_missing\n";
 	if (strcmp(got, want))
 		fail_msg("got:\n%s\nwant:\n%s", got, want);
 	free(got);
@@ -196,7 +206,7 @@ static void test_row_pipeline(void **state)
 	/* endpoints down: every family is left out, defaults are not applied */
 	got = run_rows(j, payload, 0, "gpus-acct");
 	want = "slurm_user_jobs_pending:input_down\nslurm_account_jobs_running:input_down\nwith_default:input_down\n"
-	       "gpu_only:input_down\nclash:input_down\ndup:input_down\nno_input:input_down\n";
+	       "absent_ok_default:input_down\nabsent_ok_empty:input_down\ngpu_only:input_down\nclash:input_down\ndup:input_down\nno_input:input_down\n";
 	if (strcmp(got, want))
 		fail_msg("got:\n%s\nwant:\n%s", got, want);
 	free(got);
@@ -255,6 +265,61 @@ static void check_sorted(int style, unsigned count)
 	buf_free(&p);
 }
 
+/* A label value with invalid UTF-8 (slurmctld copies names verbatim) is served repaired and
+ * counted; two names that repair to the same bytes would be two identical series, so that row is
+ * left out (error) while a sum over the same family is still right. */
+static void test_invalid_utf8_labels(void **state)
+{
+	(void)state;
+	const char *j = "{\"metrics\": ["
+		ROW("per_node", "\"expr\": \"slurm_node_cpus\"") ","
+		ROW("total", "\"expr\": \"sum(slurm_node_cpus)\"") ","
+		ROW("mem", "\"expr\": \"slurm_node_memory_bytes\"")
+		"]}";
+	const char *payload = "slurm_node_cpus{node=\"n\xff\"} 1\nslurm_node_cpus{node=\"n\xfe\"} 2\n"
+			      "slurm_node_cpus{node=\"ok\xC3\xA9\"} 3\n"
+			      "slurm_node_memory_bytes{node=\"n\xff\"} 5\nslurm_node_memory_bytes{node=\"s\xED\xA0\x80\"} 6\n"
+			      "slurm_node_memory_bytes{node=\"ok\xC3\xA9\"} 7\n";
+	const char *path = "/tmp/shimtest-mapping.json";
+	tu_write(path, j);
+	struct mapping *m = mapping_load(path, NULL);
+	assert_non_null(m);
+	struct expo e;
+	expo_init(&e);
+	assert_int_equal(expo_parse(&e, payload, strlen(payload), 0), 0);
+	assert_true(e.invalid_utf8 > 0); /* label sets shared with a twin are counted once */
+	const struct expo *ex[EP_COUNT];
+	int up[EP_COUNT];
+	for (int i = 0; i < EP_COUNT; i++) {
+		ex[i] = &e;
+		up[i] = 1;
+	}
+	struct arena a;
+	arena_init(&a);
+	struct row_result res[3];
+	mapping_eval(m, "", ex, up, &a, res);
+	assert_int_equal(res[0].status, ROW_ERROR);
+	assert_non_null(strstr(res[0].err, "two series with the same labels (once invalid UTF-8"));
+	assert_int_equal(res[1].status, ROW_OK);
+	assert_int_equal(res[1].v.n, 1);
+	assert_true(res[1].v.e[0].v == 6);
+	assert_int_equal(res[2].status, ROW_OK);
+	assert_int_equal(res[2].repaired, 2);
+	struct buf b;
+	buf_init(&b, 0);
+	for (size_t k = 0; k < res[2].v.n; k++)
+		write_sample(&b, "mem", res[2].v.e[k].labels, res[2].v.e[k].nlabels, res[2].v.e[k].v);
+	buf_putc(&b, '\0');
+	assert_string_equal(b.data, "mem{node=\"n\xEF\xBF\xBD\"} 5\nmem{node=\"ok\xC3\xA9\"} 7\n"
+				    "mem{node=\"s\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD\"} 6\n");
+	/* the payload's own bytes are untouched: the sum and matching see the true names */
+	assert_memory_equal(e.fams[0].samples[0].labels[0].value, "n\xff", 2);
+	buf_free(&b);
+	arena_reset(&a);
+	expo_free(&e);
+	mapping_free(m);
+}
+
 static void test_output_sorted(void **state)
 {
 	(void)state;
@@ -272,6 +337,7 @@ int main(void)
 		cmocka_unit_test(test_all_problems_reported),
 		cmocka_unit_test(test_shape_errors),
 		cmocka_unit_test(test_row_pipeline),
+		cmocka_unit_test(test_invalid_utf8_labels),
 		cmocka_unit_test(test_output_sorted),
 	};
 	return cmocka_run_group_tests_name("mapping", tests, NULL, NULL);

@@ -3,6 +3,7 @@
 
 #include <math.h>
 
+#include "utf8.h"
 #include "writer.h"
 
 static char *value_str(double v)
@@ -58,6 +59,40 @@ static void test_escaping(void **state)
 	buf_free(&b);
 }
 
+/* Label values are always valid UTF-8 in the output: each maximal subpart of an invalid sequence
+ * becomes U+FFFD; valid multi-byte characters pass unchanged. */
+static void test_invalid_utf8_repaired(void **state)
+{
+	(void)state;
+	static const struct { const char *in, *out; } cases[] = {
+		{ "n\xff", "n\xEF\xBF\xBD" },                                  /* a byte never valid */
+		{ "a\xC0\xAF" "b", "a\xEF\xBF\xBD\xEF\xBF\xBD" "b" },                /* overlong '/': two */
+		{ "\xE0\x80\xAF", "\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD" },          /* overlong, 3 bytes */
+		{ "s\xED\xA0\x80", "s\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD" },        /* surrogate U+D800 */
+		{ "\xF4\x90\x80\x80", "\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD" }, /* U+110000 */
+		{ "\xE2\x82x", "\xEF\xBF\xBDx" },                              /* cut short: one */
+		{ "\xF0\x9F\x98", "\xEF\xBF\xBD" },                              /* cut short at the end */
+		{ "\x80\"", "\xEF\xBF\xBD\\\"" },                               /* stray continuation */
+		{ "caf\xC3\xA9 \xF0\x9F\x98\x80 \xED\x9F\xBF \xF4\x8F\xBF\xBF", "caf\xC3\xA9 \xF0\x9F\x98\x80 \xED\x9F\xBF \xF4\x8F\xBF\xBF" },
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct buf b, want;
+		buf_init(&b, 0);
+		buf_init(&want, 0);
+		struct label l = { "node", cases[i].in, 4, (uint32_t)strlen(cases[i].in) };
+		write_sample(&b, "m", &l, 1, 1);
+		buf_printf(&want, "m{node=\"%s\"} 1\n", cases[i].out);
+		buf_putc(&b, '\0');
+		buf_putc(&want, '\0');
+		if (strcmp(b.data, want.data))
+			fail_msg("case %zu: got %s want %s", i, b.data, want.data);
+		assert_int_equal(utf8_valid(cases[i].out, strlen(cases[i].out)), 1);
+		assert_int_equal(utf8_valid(cases[i].in, strlen(cases[i].in)), i == 8);
+		buf_free(&b);
+		buf_free(&want);
+	}
+}
+
 static void test_family_rollback(void **state)
 {
 	(void)state;
@@ -83,6 +118,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_values),
 		cmocka_unit_test(test_escaping),
+		cmocka_unit_test(test_invalid_utf8_repaired),
 		cmocka_unit_test(test_family_rollback),
 	};
 	return cmocka_run_group_tests_name("writer", tests, NULL, NULL);

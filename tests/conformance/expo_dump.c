@@ -9,7 +9,7 @@
  *
  * Bytes outside printable ASCII, '|' and '`' are shown as \xNN. Exit 0, or 2 on bad usage.
  *
- * Built by gen-doc.sh with src/expo.c, labels.c, xmalloc.c and buf.c; not part of the daemon.
+ * Built by gen-doc.sh with src/expo.c, labels.c, utf8.c, xmalloc.c and buf.c; not part of the daemon.
  * Ownership: main owns the input buffer and the parsed expo and frees both at `out:`. */
 #include <math.h>
 #include <stdio.h>

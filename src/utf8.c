@@ -1,0 +1,75 @@
+/* utf8.c: see utf8.h. */
+#include "utf8.h"
+
+#include <string.h>
+
+size_t utf8_next(const unsigned char *s, size_t n, int *ok)
+{
+	unsigned char c = s[0];
+	size_t len;
+	unsigned char lo = 0x80, hi = 0xBF; /* the range of the second byte */
+	*ok = 1;
+	if (c < 0x80)
+		return 1;
+	if (c >= 0xC2 && c <= 0xDF) {
+		len = 2;
+	} else if (c >= 0xE0 && c <= 0xEF) {
+		len = 3;
+		if (c == 0xE0)
+			lo = 0xA0; /* overlong below */
+		else if (c == 0xED)
+			hi = 0x9F; /* surrogates above */
+	} else if (c >= 0xF0 && c <= 0xF4) {
+		len = 4;
+		if (c == 0xF0)
+			lo = 0x90; /* overlong below */
+		else if (c == 0xF4)
+			hi = 0x8F; /* past U+10FFFF above */
+	} else {
+		*ok = 0; /* a continuation byte, C0/C1 (always overlong) or F5..FF */
+		return 1;
+	}
+	for (size_t i = 1; i < len; i++) {
+		unsigned char min = i == 1 ? lo : 0x80, max = i == 1 ? hi : 0xBF;
+		if (i >= n || s[i] < min || s[i] > max) {
+			*ok = 0;
+			return i; /* the bytes so far are the maximal subpart */
+		}
+	}
+	return len;
+}
+
+int utf8_valid(const char *s, size_t n)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	for (size_t i = 0; i < n;) {
+		int ok;
+		if (p[i] < 0x80) {
+			i++;
+			continue;
+		}
+		i += utf8_next(p + i, n - i, &ok);
+		if (!ok)
+			return 0;
+	}
+	return 1;
+}
+
+size_t utf8_repair(char *dst, const char *s, size_t n)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	size_t out = 0;
+	for (size_t i = 0; i < n;) {
+		int ok;
+		size_t len = utf8_next(p + i, n - i, &ok);
+		if (ok) {
+			memcpy(dst + out, s + i, len);
+			out += len;
+		} else {
+			memcpy(dst + out, "\xEF\xBF\xBD", 3);
+			out += 3;
+		}
+		i += len;
+	}
+	return out;
+}

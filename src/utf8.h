@@ -1,0 +1,26 @@
+/* utf8.h: UTF-8 validation and repair for label values, which slurmctld copies verbatim from node,
+ * user and account names: one invalid byte would make Prometheus refuse the whole scrape ("invalid
+ * UTF-8 label value").
+ *
+ * Valid means well-formed per Unicode 15 table 3-7: no overlong forms (C0, C1, E0 80..9F,
+ * F0 80..8F), no surrogates (ED A0..BF), nothing past U+10FFFF (F4 90.., F5..FF), no stray
+ * continuation bytes, no truncated sequences. Repair replaces each maximal subpart of an invalid
+ * sequence with U+FFFD (EF BF BD), the rule of the WHATWG Encoding Standard and of Unicode's
+ * "substitution of maximal subparts": "\xE2\x82" (a 3-byte sequence cut short) is one U+FFFD,
+ * "\xC0\xAF" (overlong) is two, "\xED\xA0\x80" (a surrogate) is three.
+ * Ownership: both functions borrow their input; utf8_repair writes into the caller's dst. */
+#ifndef SHIM_UTF8_H
+#define SHIM_UTF8_H
+
+#include <stddef.h>
+
+/* 1 if s[0..n) is well-formed UTF-8. */
+int utf8_valid(const char *s, size_t n);
+/* Copy s[0..n) into dst, which has room for 3 * n bytes, with every maximal subpart of an invalid
+ * sequence replaced by U+FFFD. Returns the bytes written. */
+size_t utf8_repair(char *dst, const char *s, size_t n);
+/* The length of the sequence at s (n >= 1 bytes left): a valid sequence's length with *ok = 1, or
+ * the length of the maximal subpart to replace (at least 1) with *ok = 0. */
+size_t utf8_next(const unsigned char *s, size_t n, int *ok);
+
+#endif

@@ -1,0 +1,212 @@
+/* test_absent.c: a native family missing from an answer that was otherwise fine never turns into
+ * a wrong value. For every captured state (Slurm 25.11 and 26.05), with and without --gpus-acct,
+ * each native family in turn is dropped (its HELP, TYPE and sample lines) from a copy of its
+ * endpoint's answer, and the shipped table is evaluated through the payload path the daemon uses.
+ * Every legacy family must then be byte-identical to the unmodified run, or left out with reason
+ * input_missing naming the dropped family, or read that family under "absent_ok" (the row says
+ * its absence is normal). Also: an answer that names no family at all is not usable. */
+#include "testutil.h"
+
+#include "expo.h"
+#include "mapping.h"
+#include "payload.h"
+#include "writer.h"
+
+static const char *const states[] = {
+	"slurm-25.11/01-idle", "slurm-25.11/02-busy-mix", "slurm-25.11/03-drain-down-cancel", "slurm-25.11/04-resumed-busy",
+	"slurm-26.05/01-idle", "slurm-26.05/01-idle-slurmdbd", "slurm-26.05/02-busy-gpu",
+	"slurm-26.05/02-busy-gpu-no-slurmdbd", "slurm-26.05/03-gpu-noacct-drain",
+};
+
+static struct payload *answer(const struct mapping *m, enum endpoint ep, const char *body, size_t len)
+{
+	struct payload *p = payload_new(ep, 0, m ? mapping_reads : NULL, (void *)m);
+	assert_int_equal(payload_feed(p, body, len, 0), 0);
+	payload_finish(p, NULL);
+	return p;
+}
+
+/* Each row's output text ("" when left out) and status. */
+static char **run(const struct mapping *m, const char *flags, struct payload *const p[EP_COUNT], enum row_status *st)
+{
+	const struct expo *ex[EP_COUNT];
+	int up[EP_COUNT];
+	struct arena a;
+	struct row_result *res = xcalloc(m->nrows, sizeof(*res));
+	char **out = xcalloc(m->nrows, sizeof(*out));
+	for (int ep = 0; ep < EP_COUNT; ep++) {
+		up[ep] = p[ep]->ok;
+		ex[ep] = up[ep] ? &p[ep]->expo : NULL;
+	}
+	arena_init(&a);
+	mapping_eval(m, flags, ex, up, &a, res);
+	for (size_t i = 0; i < m->nrows; i++) {
+		struct buf b;
+		buf_init(&b, 0);
+		st[i] = res[i].status;
+		if (res[i].status == ROW_OK)
+			write_family(&b, m->rows[i].name, m->rows[i].help, m->rows[i].type, &res[i].v);
+		else
+			buf_printf(&b, "left out: %s", res[i].err);
+		out[i] = buf_steal(&b, NULL);
+	}
+	arena_reset(&a);
+	free(res);
+	return out;
+}
+
+static void free_run(char **out, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(out[i]);
+	free(out);
+}
+
+/* The body without the lines of family `name` (samples, HELP and TYPE). */
+static char *drop_family(const char *body, size_t len, const char *name, size_t *outlen)
+{
+	struct buf b;
+	size_t nl = strlen(name);
+	buf_init(&b, 0);
+	for (const char *p = body, *end = body + len; p < end;) {
+		const char *e = memchr(p, '\n', (size_t)(end - p));
+		e = e ? e + 1 : end;
+		const char *n = p;
+		if (!strncmp(n, "# HELP ", 7) || !strncmp(n, "# TYPE ", 7))
+			n += 7;
+		int mine = (size_t)(e - n) > nl && !strncmp(n, name, nl) && strchr(" {\t", n[nl]);
+		if (!mine)
+			buf_append(&b, p, (size_t)(e - p));
+		p = e;
+	}
+	return buf_steal(&b, outlen);
+}
+
+static int row_absent_ok(const struct row *r, const char *fam)
+{
+	for (size_t k = 0; k < r->ninputs; k++)
+		if (!strcmp(r->inputs[k].name, fam))
+			return r->inputs[k].absent_ok;
+	return 0;
+}
+
+/* Drop every family of endpoint ep in turn; returns the number of rows that served something
+ * other than the unmodified run's output without saying why. */
+static size_t drop_each(const struct mapping *m, const char *state, const char *flags, char *bodies[EP_COUNT],
+			size_t lens[EP_COUNT], struct payload *p[EP_COUNT], char **base, const enum row_status *bst,
+			enum endpoint ep, size_t *ndropped)
+{
+	size_t bad = 0;
+	enum row_status *st = xcalloc(m->nrows, sizeof(*st));
+	for (const char *l = bodies[ep], *end = bodies[ep] + lens[ep]; l < end;) {
+		const char *e = memchr(l, '\n', (size_t)(end - l));
+		e = e ? e + 1 : end;
+		if (strncmp(l, "# TYPE ", 7)) {
+			l = e;
+			continue;
+		}
+		char fam[256];
+		size_t n = strcspn(l + 7, " \t\n");
+		snprintf(fam, sizeof(fam), "%.*s", (int)n, l + 7);
+		l = e;
+		size_t len;
+		char *body = drop_family(bodies[ep], lens[ep], fam, &len);
+		struct payload *q[EP_COUNT];
+		memcpy(q, p, sizeof(q));
+		q[ep] = answer(m, ep, body, len);
+		char **out = run(m, flags, q, st);
+		(*ndropped)++;
+		for (size_t i = 0; i < m->nrows; i++) {
+			const struct row *r = &m->rows[i];
+			if (!strcmp(out[i], base[i]))
+				continue;
+			if (bst[i] != ROW_OK && st[i] != ROW_OK)
+				continue; /* left out either way */
+			if (bst[i] == ROW_OK && st[i] == ROW_INPUT_MISSING && strstr(out[i], fam))
+				continue;
+			if (bst[i] == ROW_OK && row_absent_ok(r, fam))
+				continue;
+			print_message("%s%s%s: without %s, %s gives\n%s\ninstead of\n%s\n", state, *flags ? " --" : "", flags,
+				      fam, r->name, out[i], base[i]);
+			bad++;
+		}
+		free_run(out, m->nrows);
+		payload_unref(q[ep]);
+		free(body);
+	}
+	free(st);
+	return bad;
+}
+
+static void test_drop_each_family(void **state)
+{
+	(void)state;
+	struct buf pb;
+	buf_init(&pb, 0);
+	struct mapping *m = mapping_load("mappings/prometheus-slurm-exporter.json", &pb);
+	if (!m)
+		fail_msg("%.*s", (int)pb.len, pb.data);
+	buf_free(&pb);
+	size_t bad = 0, ndropped = 0;
+	for (size_t s = 0; s < sizeof(states) / sizeof(states[0]); s++) {
+		char *bodies[EP_COUNT];
+		size_t lens[EP_COUNT];
+		struct payload *p[EP_COUNT];
+		for (int ep = 0; ep < EP_COUNT; ep++) {
+			char path[600];
+			snprintf(path, sizeof(path), "tests/fixtures/%s/%s", states[s], endpoints[ep].file);
+			bodies[ep] = tu_slurp(path, &lens[ep]);
+			assert_non_null(bodies[ep]);
+			p[ep] = answer(m, (enum endpoint)ep, bodies[ep], lens[ep]);
+			assert_true(p[ep]->ok);
+		}
+		for (int g = 0; g < 2; g++) {
+			const char *flags = g ? "gpus-acct" : "";
+			enum row_status *bst = xcalloc(m->nrows, sizeof(*bst));
+			char **base = run(m, flags, p, bst);
+			for (int ep = 0; ep < EP_COUNT; ep++)
+				bad += drop_each(m, states[s], flags, bodies, lens, p, base, bst, (enum endpoint)ep, &ndropped);
+			free_run(base, m->nrows);
+			free(bst);
+		}
+		for (int ep = 0; ep < EP_COUNT; ep++) {
+			payload_unref(p[ep]);
+			free(bodies[ep]);
+		}
+	}
+	mapping_free(m);
+	print_message("%zu families dropped in turn, %zu wrong answers\n", ndropped, bad);
+	assert_true(ndropped > 2 * 9 * 200);
+	assert_int_equal(bad, 0);
+}
+
+/* A body that is not empty but names no family is not an answer, on any endpoint; an empty body is
+ * one only where slurmctld sends it normally (jobs-users-accts with no jobs in memory). */
+static void test_answer_naming_no_family(void **state)
+{
+	(void)state;
+	static const char *const bodies[] = { "# nothing\n", "\n", "# HELP\n", "# EOF\n" };
+	for (int ep = 0; ep < EP_COUNT; ep++) {
+		for (size_t i = 0; i < sizeof(bodies) / sizeof(bodies[0]); i++) {
+			struct payload *p = answer(NULL, (enum endpoint)ep, bodies[i], strlen(bodies[i]));
+			assert_false(p->ok);
+			assert_non_null(strstr(p->reason, "names no metric family"));
+			payload_unref(p);
+		}
+		struct payload *p = answer(NULL, (enum endpoint)ep, "", 0);
+		assert_int_equal(p->ok, endpoints[ep].empty_ok);
+		payload_unref(p);
+		p = answer(NULL, (enum endpoint)ep, "# TYPE x gauge\n", 15);
+		assert_true(p->ok);
+		payload_unref(p);
+	}
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_answer_naming_no_family),
+		cmocka_unit_test(test_drop_each_family),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
