@@ -1,6 +1,6 @@
 #!/bin/sh
 # The command line: legacy flags, exit codes, --check-mapping and --check-exposition output,
-# --once on a capture and on a broken replay directory, --mapping.to-rules.
+# --once on a capture and on a broken replay directory (a FIFO in it), --mapping.to-rules.
 cd "$(dirname "$0")/.." || exit 1
 BIN=${SHIM_BIN:-./slurm-exporter-shim}
 MAP=mappings/prometheus-slurm-exporter.json
@@ -59,6 +59,15 @@ mkdir "$T/empty"
 check "--once, nothing to read" 1 "$BIN" --once --replay-dir "$T/empty" --mapping.file "$MAP"
 has "--once, nothing to read" "no slurmctld metrics endpoint answered usably"
 has "--once, nothing to read" "metrics_jobs.txt"
+
+# a FIFO in the replay directory is refused at once (open with O_NONBLOCK, then fstat), not read
+mkdir "$T/fifo"
+cp "$STATE"/metrics_*.txt "$T/fifo/"
+rm "$T/fifo/metrics_jobs.txt"
+mkfifo "$T/fifo/metrics_jobs.txt"
+check "--once, a FIFO in --replay-dir" 0 timeout 20 "$BIN" --once --replay-dir "$T/fifo" --mapping.file "$MAP"
+has "--once, a FIFO in --replay-dir" "metrics_jobs.txt: not a regular file"
+has "--once, a FIFO in --replay-dir: the other endpoints still count" "slurm_cpus_alloc 42"
 
 printf 'a{x="1"} 1\nb 2\n' >"$T/good.txt"
 printf 'a{x="1"} 1\nb two\n' >"$T/bad.txt"
