@@ -119,6 +119,7 @@ struct run {
 	struct curl_slist *anon_hdrs; /* without them: for any other origin */
 	char *token;
 	char tokerr[256];
+	long timeout_ms;              /* for each endpoint, redirect included */
 };
 
 /* A 3xx just finished on t: follow it (1, the handle is back in the multi) or not (0, *err set).
@@ -146,7 +147,11 @@ static int follow(struct run *r, struct xfer *t, char *why, size_t whylen, const
 	if (k == FETCH_REDIRECT_OTHER_ORIGIN && (r->token || r->cfg->user))
 		log_warn("%s: redirected to another origin, %s: following without the token and user, which go only to --slurmctld.url",
 			 endpoints[t->p->ep].name, safe);
+	/* the second request gets what is left of the endpoint's time, as when curl followed itself */
+	long left_ms = r->timeout_ms - (long)((mono_now() - t->t0) * 1000);
 	curl_multi_remove_handle(r->m, t->h);
+	curl_easy_setopt(t->h, CURLOPT_TIMEOUT_MS, left_ms > 1 ? left_ms : 1L);
+	curl_easy_setopt(t->h, CURLOPT_CONNECTTIMEOUT_MS, left_ms > 1 ? left_ms : 1L);
 	curl_easy_setopt(t->h, CURLOPT_URL, loc); /* copied by curl before loc is freed */
 	curl_easy_setopt(t->h, CURLOPT_HTTPHEADER, k == FETCH_REDIRECT_SAME_ORIGIN ? r->hdrs : r->anon_hdrs);
 	payload_restart(t->p, 0);
@@ -238,6 +243,7 @@ void fetch_endpoints(const struct fetch_config *cfg, unsigned mask, double timeo
 	struct run r = { .cfg = cfg, .m = curl_multi_init() };
 	double timeout = cfg->timeout < timeout_s ? cfg->timeout : timeout_s;
 	long timeout_ms = timeout > 0.001 ? (long)(timeout * 1000) : 1;
+	r.timeout_ms = timeout_ms;
 	size_t blen = strlen(cfg->base_url);
 
 	while (blen && cfg->base_url[blen - 1] == '/')
