@@ -751,6 +751,16 @@ static int auth_status(const struct request *r)
 	return 0;
 }
 
+/* 303 to http://127.0.0.1:PORT<path>[?query]. Returns true if the connection may go on. */
+static bool redirect(int fd, const struct request *r, unsigned port, const char *query)
+{
+	struct buf loc = { 0 };
+	buf_fmt(&loc, "http://127.0.0.1:%u%s%s%s", port, r->path, query ? "?" : "", query ? query : "");
+	bool ok = respond(fd, r, 303, loc.p, NULL, 0);
+	buf_free(&loc);
+	return ok;
+}
+
 /* Serve one data endpoint. Returns true if the connection may go on. */
 static bool serve_data(int fd, const struct request *r, int ep)
 {
@@ -768,25 +778,13 @@ static bool serve_data(int fd, const struct request *r, int ep)
 	case F_GARBAGE:
 		send_garbage(fd);
 		return false;
-	case F_REDIRECT: {
-		struct buf loc = { 0 };
-		buf_fmt(&loc, "http://127.0.0.1:%u%s%s%s", opt.redirect_port, r->path,
-			r->query ? "?" : "", r->query ? r->query : "");
-		bool ok = respond(fd, r, 303, loc.p, NULL, 0);
-		buf_free(&loc);
-		return ok;
-	}
+	case F_REDIRECT:
+		return redirect(fd, r, opt.redirect_port, r->query);
 	case F_REDIRECT_SELF:
-		if (r->query && !strcmp(r->query, "redirected")) {
-			f = F_NONE;
-			break;
-		} else {
-			struct buf loc = { 0 };
-			buf_fmt(&loc, "http://127.0.0.1:%u%s?redirected", opt.port, r->path);
-			bool ok = respond(fd, r, 303, loc.p, NULL, 0);
-			buf_free(&loc);
-			return ok;
-		}
+		if (!r->query || strcmp(r->query, "redirected"))
+			return redirect(fd, r, opt.port, "redirected");
+		f = F_NONE;
+		break;
 	default:
 		break;
 	}
