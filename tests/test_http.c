@@ -5,7 +5,8 @@
  *   - faults: 401 (PrivateData), 403, 500, 303 from a standby, empty 200, garbage, a body cut
  *     mid-line, no answer, connection refused, a body over the cap, unescaped quotes, duplicate
  *     series, NaN; partial failure leaves only the affected families out;
- *   - N concurrent scrapes cause one fetch per endpoint; the JWT is sent and never shown;
+ *   - N concurrent scrapes cause one fetch per endpoint; the JWT is sent and never shown, and only to
+ *     --slurmctld.url's origin (a redirect elsewhere is followed without it);
  *   - SIGHUP reloads the mapping, an invalid one is refused and reported. */
 #include "testutil.h"
 #include "fetch.h"
