@@ -3,8 +3,16 @@
 # Idempotent: installs only what is missing. Usage: scripts/install-deps.sh [build|test|all]
 set -eu
 what=${1:-all}
-build="gcc make pkg-config libmicrohttpd-dev libjansson-dev libcurl4-openssl-dev libyaml-dev libgnutls28-dev libcrypt-dev"
-test="wrk openssl libcmocka-dev valgrind curl prometheus clang build-essential dpkg-dev debhelper lintian systemd man-db adduser"
+# Every command the Makefile, scripts/ and tests/ run, checked on a minbase Debian 12 root
+# (scripts/fresh-debian-check.sh). Installed without recommends, so what a package only recommends is
+# named here: libc6-dev (gcc), libclang-rt-dev (clang: ASan, UBSan, libFuzzer runtimes), python3.
+#   build: the compiler, the headers and libraries
+#   test:  cmocka, valgrind, clang runtimes; curl, openssl (test_tls), wrk (test_load), prometheus and
+#          promtool (test_prometheus), python3 (test_docs, prom_check.py, bench), git (build-deb.sh,
+#          test_packaging), dpkg-dev, debhelper, lintian, systemd (systemd-analyze), man-db (man),
+#          adduser and procps (/bin/kill of the unit's ExecReload) for the package
+build="gcc libc6-dev make pkg-config libmicrohttpd-dev libjansson-dev libcurl4-openssl-dev libyaml-dev libgnutls28-dev libcrypt-dev"
+test="wrk openssl libcmocka-dev valgrind curl prometheus clang libclang-rt-dev build-essential dpkg-dev debhelper lintian systemd man-db adduser procps git python3"
 case "$what" in
   build) pkgs="$build" ;;
   test|all) pkgs="$build $test" ;;

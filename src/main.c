@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
 #define DEFAULT_MAPPING SHIM_SYSCONFDIR "/slurm-exporter-shim/prometheus-slurm-exporter.json"
@@ -73,7 +74,9 @@ static void usage(FILE *f)
 		   "Serves the old prometheus-slurm-exporter's metrics, computed from slurmctld's native metrics.\n\nFlags:\n");
 	for (size_t i = 0; i < NFLAGS; i++) {
 		char left[64];
-		snprintf(left, sizeof(left), "--%s%s%s", flags[i].name, flags[i].arg ? " " : "", flags[i].arg ? flags[i].arg : "");
+		int short_alias = flags[i].alias && strlen(flags[i].alias) == 1; /* -h: shown; the long legacy ones below */
+		snprintf(left, sizeof(left), "--%s%s%s%s%s", flags[i].name, flags[i].arg ? " " : "", flags[i].arg ? flags[i].arg : "",
+			 short_alias ? ", -" : "", short_alias ? flags[i].alias : "");
 		fprintf(f, "  %-34s %s\n", left, flags[i].help);
 	}
 	fprintf(f, "\nThe old exporter's -listen-address ADDR and -gpus-acct[=BOOL] are accepted too.\n");
@@ -138,6 +141,37 @@ static int parse_args(int argc, char **argv)
 			}
 			*(double *)f->dst = d;
 		}
+	}
+	return 0;
+}
+
+/* Values parse_args accepts but the daemon cannot use. */
+static int check_values(void)
+{
+	const char *u = opt.url;
+	/* 0 would make libmicrohttpd refuse every connection */
+	if (opt.max_conn < 1 || opt.max_conn > 65535) {
+		fprintf(stderr, "slurm-exporter-shim: --web.max-connections wants a number from 1 to 65535, not %g\n", opt.max_conn);
+		return -1;
+	}
+	/* libmicrohttpd counts whole seconds and takes 0 as "never": an idle client would hold a slot forever */
+	if (opt.conn_timeout < 1 || opt.conn_timeout > 86400) {
+		fprintf(stderr, "slurm-exporter-shim: --web.connection-timeout wants a number of seconds from 1 to 86400, not %g\n",
+			opt.conn_timeout);
+		return -1;
+	}
+	/* 0 used to become a 1 ms timeout: every fetch failed */
+	if (opt.timeout < 0.001 || opt.timeout > 86400) {
+		fprintf(stderr, "slurm-exporter-shim: --slurmctld.timeout wants a number of seconds from 0.001 to 86400, not %g\n",
+			opt.timeout);
+		return -1;
+	}
+	/* without a scheme curl would guess, and "ctl1:6817" reads as scheme "ctl1" */
+	if (strncasecmp(u, "http://", 7) && strncasecmp(u, "https://", 8)) {
+		char safe[200];
+		fprintf(stderr, "slurm-exporter-shim: --slurmctld.url wants an http:// or https:// URL, not \"%s\"\n",
+			log_escape(safe, sizeof(safe), u, strlen(u)));
+		return -1;
 	}
 	return 0;
 }
@@ -244,11 +278,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "slurm-exporter-shim: unknown log level \"%s\"\n", opt.log_level);
 		return 2;
 	}
-	/* 0 would make libmicrohttpd refuse every connection */
-	if (opt.max_conn < 1 || opt.max_conn > 65535) {
-		fprintf(stderr, "slurm-exporter-shim: --web.max-connections wants a number from 1 to 65535, not %g\n", opt.max_conn);
+	if (check_values() < 0)
 		return 2;
-	}
 	log_min_level = lvl;
 	if (opt.check_mapping)
 		return check_mapping(opt.check_mapping);

@@ -3,11 +3,14 @@
 #include "log.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 static pthread_mutex_t ref_lock = PTHREAD_MUTEX_INITIALIZER;
 
@@ -142,22 +145,44 @@ void payload_finish(struct payload *p, const char *transport_err)
 	p->expo.keep_ctx = NULL;
 }
 
+/* Open a replay file for reading, or NULL with the reason in why. O_NONBLOCK, so that a FIFO (or a
+ * device) does not block the open, and --once, forever; anything but a regular file is refused. */
+static FILE *replay_open(const char *path, char *why, size_t whylen)
+{
+	struct stat st;
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	FILE *f;
+	if (fd < 0) {
+		snprintf(why, whylen, "cannot read %.200s: %s", path, strerror(errno));
+		return NULL;
+	}
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		snprintf(why, whylen, "cannot read %.200s: not a regular file", path);
+		close(fd);
+		return NULL;
+	}
+	f = fdopen(fd, "rb");
+	if (!f) {
+		snprintf(why, whylen, "cannot read %.200s: %s", path, strerror(errno));
+		close(fd);
+	}
+	return f;
+}
+
 struct payload *payload_replay(const char *dir, enum endpoint ep, size_t max_body, unsigned gen, expo_keep_fn keep,
 			       void *ctx)
 {
 	struct payload *p = payload_new(ep, gen, keep, ctx);
 	char path[4096];
 	FILE *f;
-	char chunk[65536];
+	char chunk[65536], why[300];
 	size_t n;
 	double t0 = mono_now();
 	int too_big = 0;
 
 	snprintf(path, sizeof(path), "%s/%s", dir, endpoints[ep].file);
-	f = fopen(path, "rb");
+	f = replay_open(path, why, sizeof(why));
 	if (!f) {
-		char why[300];
-		snprintf(why, sizeof(why), "cannot read %.200s: %s", path, strerror(errno));
 		payload_finish(p, why);
 		return p;
 	}

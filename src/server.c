@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -94,19 +95,42 @@ static enum MHD_Result text(struct MHD_Connection *c, unsigned code, const char 
 static int authorized(struct server *srv, struct MHD_Connection *c)
 {
 	const struct webconfig *wc = srv->cfg.web;
-	char *pass = NULL, *user;
+	const char *h = NULL;
+	size_t hlen = 0;
+	struct basic_cred cred;
 	int ok;
 	if (!wc || !webconfig_has_users(wc))
 		return 1;
-	user = MHD_basic_auth_get_username_password(c, &pass);
-	ok = user && pass && webconfig_check_basic_auth(wc, user, pass);
-	if (pass) {
-		memset(pass, 0, strlen(pass));
-		MHD_free(pass);
-	}
-	if (user)
-		MHD_free(user);
+	/* decoded here, not by MHD_basic_auth_get_username_password: its C strings would hide a NUL in
+	 * the password ("right\0junk" would pass) */
+	if (MHD_lookup_connection_value_n(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION,
+					  strlen(MHD_HTTP_HEADER_AUTHORIZATION), &h, &hlen) != MHD_YES ||
+	    webconfig_parse_basic(h, hlen, &cred) < 0)
+		return 0;
+	ok = webconfig_check_basic_auth(wc, cred.user, cred.ulen, cred.pass, cred.plen, NULL);
+	webconfig_basic_free(&cred);
 	return ok;
+}
+
+static enum MHD_Result count_content_length(void *cls, enum MHD_ValueKind kind, const char *key, const char *value)
+{
+	(void)kind;
+	(void)value;
+	if (!strcasecmp(key, MHD_HTTP_HEADER_CONTENT_LENGTH))
+		(*(unsigned *)cls)++;
+	return MHD_YES;
+}
+
+static enum MHD_Result unauthorized(struct MHD_Connection *c, const struct webconfig *wc)
+{
+	struct MHD_Response *r = MHD_create_response_from_buffer(13, (void *)"Unauthorized\n", MHD_RESPMEM_PERSISTENT);
+	enum MHD_Result ret;
+	if (!r)
+		return MHD_NO;
+	add_headers(r, "text/plain; charset=utf-8", wc);
+	ret = MHD_queue_basic_auth_fail_response(c, "slurm-exporter-shim", r);
+	MHD_destroy_response(r);
+	return ret;
 }
 
 /* The least a client's X-Prometheus-Scrape-Timeout-Seconds lowers a scrape's deadline to. */
@@ -140,11 +164,18 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 	(void)version;
 	(void)upload;
 	if (!*state) {
-		/* First call: headers only. Other methods and request bodies are refused now, because
-		 * libmicrohttpd takes no response while a body is being received (it would drop the
-		 * connection without an answer); the body is never read. */
+		/* First call: headers only. Everything is decided now, because libmicrohttpd takes no
+		 * response while a body is being received (it would drop the connection without an
+		 * answer); the body is never read. Credentials come before the method, so that without
+		 * them every method gets 401 (as exporter-toolkit answers). */
 		const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
+		unsigned ncl = 0;
 		*state = srv;
+		MHD_get_connection_values(c, MHD_HEADER_KIND, count_content_length, &ncl);
+		if (ncl > 1) /* which one frames the body? a proxy in front may pick the other (smuggling) */
+			return text(c, MHD_HTTP_BAD_REQUEST, "more than one Content-Length\n", wc);
+		if (!authorized(srv, c))
+			return unauthorized(c, wc);
 		if (strcmp(method, MHD_HTTP_METHOD_GET) && strcmp(method, MHD_HTTP_METHOD_HEAD))
 			return text(c, MHD_HTTP_METHOD_NOT_ALLOWED, "only GET and HEAD are supported\n", wc);
 		if ((cl && strspn(cl, "0") != strlen(cl)) ||
@@ -154,16 +185,6 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 	}
 	if (*upload_size)
 		return MHD_NO; /* a body the headers did not announce: close */
-	if (!authorized(srv, c)) {
-		struct MHD_Response *r = MHD_create_response_from_buffer(13, (void *)"Unauthorized\n", MHD_RESPMEM_PERSISTENT);
-		enum MHD_Result ret;
-		if (!r)
-			return MHD_NO;
-		add_headers(r, "text/plain; charset=utf-8", wc);
-		ret = MHD_queue_basic_auth_fail_response(c, "slurm-exporter-shim", r);
-		MHD_destroy_response(r);
-		return ret;
-	}
 	if (strcmp(url, srv->cfg.path) == 0)
 		return respond_answer(c, scrape_answer(srv->scraper, scrape_timeout(srv, c)), wc);
 	if (strcmp(url, "/") == 0) {

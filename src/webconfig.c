@@ -9,15 +9,18 @@
  * YAML 1.1 plain words (true/false/yes/no/on/off...). Secrets (key PEM, password hashes, the
  * config text) are wiped before they are freed. */
 #include "webconfig.h"
+#include "xmalloc.h"
 
 #include <crypt.h>
 #include <errno.h>
 #include <pthread.h>
 #include <fcntl.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <yaml.h>
@@ -25,8 +28,8 @@
 #define WC_MAX_FILE ((size_t)1024 * 1024)
 #define BCRYPT_LEN 60
 
-/* Tail (salt + digest) of a real bcrypt hash; the cost is filled in at load time with the highest
- * cost among the configured users, so an unknown user costs as much as a wrong password. */
+/* Tail (salt + digest) of a real bcrypt hash: an unknown user's check runs bcrypt on it, with the
+ * prefix and cost of a configured user's hash (see hash_for). */
 #define DUMMY_TAIL "B4XKbEPco2Nrn6xg7QJy5Oee73Rb8onnLBqauVot3lyIp5LC3GuO6"
 _Static_assert(7 + sizeof DUMMY_TAIL == BCRYPT_LEN + 1, "dummy hash length");
 
@@ -49,7 +52,6 @@ struct webconfig {
 	char *priorities;
 	struct wc_user *users;
 	size_t nusers;
-	char dummy_hash[BCRYPT_LEN + 1];
 	struct wc_header *headers;
 	size_t nheaders;
 };
@@ -896,7 +898,7 @@ static int parse_users(struct ctx *c, const yaml_node_t *n)
 	struct webconfig *wc = c->wc;
 	const yaml_node_t *k, *v;
 	char eb[ESC_SIZE];
-	unsigned cost, max_cost = 4;
+	unsigned cost;
 	const char *why;
 	size_t count;
 	int r;
@@ -918,20 +920,12 @@ static int parse_users(struct ctx *c, const yaml_node_t *n)
 		if (why)
 			return fail_at(c, v->start_mark, "basic_auth_users: user \"%s\": %s",
 				       esc(eb, sval(k), slen(k)), why);
-		if (cost > max_cost)
-			max_cost = cost;
 		wc->users[wc->nusers].name = dup_scalar(k);
 		wc->users[wc->nusers].hash = dup_scalar(v);
 		wc->nusers++;
 		if (!wc->users[wc->nusers - 1].name || !wc->users[wc->nusers - 1].hash)
 			return fail_at(c, k->start_mark, "out of memory");
 	}
-	/* "$2b$" CC "$" tail: built by hand, max_cost is 04..31 */
-	memcpy(wc->dummy_hash, "$2b$", 4);
-	wc->dummy_hash[4] = (char)('0' + max_cost / 10 % 10);
-	wc->dummy_hash[5] = (char)('0' + max_cost % 10);
-	wc->dummy_hash[6] = '$';
-	memcpy(wc->dummy_hash + 7, DUMMY_TAIL, sizeof DUMMY_TAIL); /* includes the NUL */
 	return 0;
 }
 
@@ -1194,10 +1188,10 @@ void webconfig_header(const struct webconfig *wc, size_t i, const char **key, co
 }
 
 /* Equal iff same length and same bytes; the byte loop does not exit early. */
-static int ct_equal(const char *a, const char *b)
+static int ct_equal(const char *a, size_t la, const char *b, size_t lb)
 {
-	size_t la = strlen(a), lb = strlen(b), i;
 	volatile unsigned char d = 0;
+	size_t i;
 
 	if (la != lb)
 		return 0;
@@ -1212,36 +1206,63 @@ static int ct_equal(const char *a, const char *b)
  * wrong password always pays the full bcrypt cost. */
 static pthread_mutex_t verified_lock = PTHREAD_MUTEX_INITIALIZER;
 
-int webconfig_check_basic_auth(const struct webconfig *wc, const char *user, const char *password)
+/* The hash a check for this user name runs bcrypt on. A configured user's own; for an unknown name,
+ * a dummy with the cost of a configured user picked from the name (FNV-1a): a wrong password then
+ * costs the same whether the user exists or not, and the same name always costs the same, so neither
+ * one probe nor repeated probes tell a configured name from another. (Every failure at the highest
+ * cost would not do: a configured user with a lower cost would stand out by answering faster.) */
+static const char *hash_for(const struct webconfig *wc, const char *user, size_t ulen, struct wc_user **u,
+			    char dummy[BCRYPT_LEN + 1])
+{
+	uint64_t h = 0xcbf29ce484222325u;
+	size_t i;
+
+	*u = NULL;
+	for (i = 0; i < wc->nusers; i++) /* no early exit */
+		if (!*u && ct_equal(wc->users[i].name, strlen(wc->users[i].name), user, ulen))
+			*u = &wc->users[i];
+	if (*u)
+		return (*u)->hash;
+	for (i = 0; i < ulen; i++)
+		h = (h ^ (unsigned char)user[i]) * 0x100000001b3u;
+	memcpy(dummy, wc->users[h % wc->nusers].hash, 7); /* "$2b$CC$": the picked user's cost */
+	memcpy(dummy + 7, DUMMY_TAIL, sizeof DUMMY_TAIL); /* includes the NUL */
+	return dummy;
+}
+
+int webconfig_check_basic_auth(const struct webconfig *wc, const char *user, size_t ulen, const char *password,
+			       size_t plen, unsigned *cost)
 {
 	struct crypt_data *cd = NULL;
 	struct wc_user *u = NULL;
+	char dummy[BCRYPT_LEN + 1];
 	const char *hash, *res;
 	int ok = 0;
-	size_t i;
 
+	if (cost)
+		*cost = 0;
 	if (!wc || !user || !password || wc->nusers == 0)
 		goto out;
-	for (i = 0; i < wc->nusers; i++) /* no early exit */
-		if (strcmp(wc->users[i].name, user) == 0 && !u)
-			u = &wc->users[i];
+	hash = hash_for(wc, user, ulen, &u, dummy);
 	if (u) {
 		pthread_mutex_lock(&verified_lock);
-		ok = u->verified && ct_equal(u->verified, password);
+		ok = u->verified && ct_equal(u->verified, strlen(u->verified), password, plen);
 		pthread_mutex_unlock(&verified_lock);
 		if (ok)
 			goto out;
 	}
-	hash = u ? u->hash : wc->dummy_hash;
+	if (cost)
+		*cost = (unsigned)(hash[4] - '0') * 10 + (unsigned)(hash[5] - '0');
 	cd = calloc(1, sizeof *cd);
 	if (!cd)
 		goto out;
+	/* crypt reads up to a NUL: a password with one inside pays the same cost, then fails */
 	res = crypt_rn(password, hash, cd, (int)sizeof *cd);
 	if (!res || res[0] == '*')
 		goto out;
-	ok = ct_equal(res, hash) & (u != NULL);
+	ok = ct_equal(res, strlen(res), hash, BCRYPT_LEN) & (u != NULL) & (memchr(password, '\0', plen) == NULL);
 	if (ok) {
-		char *copy = strdup(password);
+		char *copy = xstrndup(password, plen);
 		pthread_mutex_lock(&verified_lock);
 		if (u->verified) {
 			explicit_bzero(u->verified, strlen(u->verified));
@@ -1256,4 +1277,78 @@ out:
 		free(cd);
 	}
 	return ok;
+}
+
+/* Value of one base64 character, -1 for '=' and anything outside the standard alphabet. */
+static int b64_value(unsigned char ch)
+{
+	static const char alphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+	const char *p = ch ? strchr(alphabet, ch) : NULL;
+	return p ? (int)(p - alphabet) : -1;
+}
+
+/* Strict base64 (RFC 4648 section 4, padded, no whitespace, unused bits zero) into out, which has
+ * room for len / 4 * 3 bytes. Returns the decoded length or -1. */
+static long b64_decode(const char *in, size_t len, char *out)
+{
+	size_t i, o = 0;
+
+	if (len == 0 || len % 4)
+		return -1;
+	for (i = 0; i < len; i += 4) {
+		int v[4], pad = 0;
+		for (int k = 0; k < 4; k++) {
+			v[k] = b64_value((unsigned char)in[i + k]);
+			if (v[k] < 0 && (in[i + k] != '=' || i + 4 != len || k < 2))
+				return -1;
+			if (v[k] < 0)
+				pad++;
+			else if (pad)
+				return -1; /* data after '=' */
+		}
+		if ((pad == 2 && (v[1] & 15)) || (pad == 1 && (v[2] & 3)))
+			return -1; /* bits that no byte uses */
+		out[o++] = (char)(v[0] << 2 | v[1] >> 4);
+		if (pad < 2)
+			out[o++] = (char)((v[1] & 15) << 4 | v[2] >> 2);
+		if (pad < 1)
+			out[o++] = (char)((v[2] & 3) << 6 | v[3]);
+	}
+	return (long)o;
+}
+
+int webconfig_parse_basic(const char *value, size_t len, struct basic_cred *out)
+{
+	size_t i = 5;
+	long n;
+	char *colon;
+
+	memset(out, 0, sizeof *out);
+	if (!value || len < 6 || strncasecmp(value, "Basic", 5) || value[5] != ' ')
+		return -1;
+	while (i < len && value[i] == ' ')
+		i++;
+	out->buf = xmalloc((len - i) / 4 * 3 + 1);
+	n = b64_decode(value + i, len - i, out->buf);
+	colon = n < 0 ? NULL : memchr(out->buf, ':', (size_t)n);
+	if (!colon) {
+		webconfig_basic_free(out);
+		return -1;
+	}
+	out->buflen = (size_t)n;
+	out->user = out->buf;
+	out->ulen = (size_t)(colon - out->buf);
+	out->pass = colon + 1;
+	out->plen = (size_t)n - out->ulen - 1;
+	out->buf[n] = '\0'; /* pass is a C string too; plen says where it really ends */
+	return 0;
+}
+
+void webconfig_basic_free(struct basic_cred *c)
+{
+	if (c->buf) {
+		explicit_bzero(c->buf, c->buflen + 1);
+		free(c->buf);
+	}
+	memset(c, 0, sizeof *c);
 }

@@ -44,11 +44,27 @@ const char *webconfig_tls_priorities(const struct webconfig *wc);
 
 /* Basic auth: 1 when users are configured. */
 int webconfig_has_users(const struct webconfig *wc);
-/* 1 if user/password match a basic_auth_users entry (bcrypt hash checked with crypt_r/crypt_rn from
- * libcrypt, compared in constant time), 0 otherwise (unknown user must cost about as much as a wrong
- * password: run crypt on a dummy hash). Thread-safe (use crypt_r with a per-call struct crypt_data,
- * which is large: allocate it, do not put it on the stack). */
-int webconfig_check_basic_auth(const struct webconfig *wc, const char *user, const char *password);
+/* 1 if user/password (ulen and plen bytes: either may hold a NUL, which never matches) match a
+ * basic_auth_users entry (bcrypt hash checked with crypt_rn from libcrypt, compared in constant time),
+ * 0 otherwise. A wrong password costs one bcrypt run whether the user exists or not, at the same cost:
+ * an unknown name runs it on a dummy hash with the cost of a configured user picked from the name.
+ * *cost (may be NULL) receives the bcrypt cost this call paid, 0 when the password was the one that
+ * verified last time for this user (remembered, as exporter-toolkit does). Thread-safe. */
+int webconfig_check_basic_auth(const struct webconfig *wc, const char *user, size_t ulen, const char *password,
+			       size_t plen, unsigned *cost);
+
+/* Credentials of an Authorization header value. */
+struct basic_cred {
+	char *buf;               /* owned: the decoded bytes, wiped by webconfig_basic_free */
+	size_t buflen;
+	const char *user, *pass; /* into buf; pass is NUL-terminated after plen bytes */
+	size_t ulen, plen;
+};
+/* Decode "Basic <base64>" (RFC 7617: scheme case-insensitive, then spaces; strict padded base64),
+ * split at the first colon. Returns 0 and fills *out (free with webconfig_basic_free), or -1 with
+ * *out empty. libmicrohttpd's own decoder returns C strings, which hide a NUL in the password. */
+int webconfig_parse_basic(const char *value, size_t len, struct basic_cred *out);
+void webconfig_basic_free(struct basic_cred *c);
 
 /* Optional response headers from http_server_config.headers: count and borrowed key/value.
  * Out-of-range i sets both to NULL. */

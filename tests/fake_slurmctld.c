@@ -48,6 +48,9 @@
  *   badquote   the file plus: slurm_node_cpus{node="we"ird"} 3
  *   duplicate  the file plus a copy of its first sample line
  *   nan        the file with every sample of the first family set to NaN
+ *   redirect-self  303 to the same origin (this fake's own port) with the
+ *              query "redirected"; a request with that query is served as
+ *              with "none" (so --token is checked after the redirect)
  *
  * Order for a data request: count it, sleep --delay-ms, then the transport
  * faults (close, hang, garbage), then redirect, then the --token/--user check
@@ -90,12 +93,12 @@
 enum fault {
 	F_NONE, F_HANG, F_DRIP, F_GARBAGE, F_CUT, F_CUTLINE, F_401, F_403,
 	F_500, F_503, F_REDIRECT, F_EMPTY, F_HUGE, F_HUGE_NOLENGTH, F_CLOSE,
-	F_BADQUOTE, F_DUPLICATE, F_NAN, F_COUNT
+	F_BADQUOTE, F_DUPLICATE, F_NAN, F_REDIRECT_SELF, F_COUNT
 };
 static const char *const fault_names[F_COUNT] = {
 	"none", "hang", "drip", "garbage", "cut", "cutline", "401", "403",
 	"500", "503", "redirect", "empty", "huge", "huge-nolength", "close",
-	"badquote", "duplicate", "nan",
+	"badquote", "duplicate", "nan", "redirect-self",
 };
 
 enum endpoint { EP_JOBS, EP_NODES, EP_PARTS, EP_SCHED, EP_UA, EP_OTHER, EP_COUNT };
@@ -748,6 +751,16 @@ static int auth_status(const struct request *r)
 	return 0;
 }
 
+/* 303 to http://127.0.0.1:PORT<path>[?query]. Returns true if the connection may go on. */
+static bool redirect(int fd, const struct request *r, unsigned port, const char *query)
+{
+	struct buf loc = { 0 };
+	buf_fmt(&loc, "http://127.0.0.1:%u%s%s%s", port, r->path, query ? "?" : "", query ? query : "");
+	bool ok = respond(fd, r, 303, loc.p, NULL, 0);
+	buf_free(&loc);
+	return ok;
+}
+
 /* Serve one data endpoint. Returns true if the connection may go on. */
 static bool serve_data(int fd, const struct request *r, int ep)
 {
@@ -765,14 +778,13 @@ static bool serve_data(int fd, const struct request *r, int ep)
 	case F_GARBAGE:
 		send_garbage(fd);
 		return false;
-	case F_REDIRECT: {
-		struct buf loc = { 0 };
-		buf_fmt(&loc, "http://127.0.0.1:%u%s%s%s", opt.redirect_port, r->path,
-			r->query ? "?" : "", r->query ? r->query : "");
-		bool ok = respond(fd, r, 303, loc.p, NULL, 0);
-		buf_free(&loc);
-		return ok;
-	}
+	case F_REDIRECT:
+		return redirect(fd, r, opt.redirect_port, r->query);
+	case F_REDIRECT_SELF:
+		if (!r->query || strcmp(r->query, "redirected"))
+			return redirect(fd, r, opt.port, "redirected");
+		f = F_NONE;
+		break;
 	default:
 		break;
 	}
@@ -998,6 +1010,7 @@ static void usage(void)
 		"         [--stats-file F]\n"
 		"  MODE: none hang drip garbage cut cutline 401 403 500 503 redirect\n"
 		"        empty huge huge-nolength close badquote duplicate nan\n"
+		"        redirect-self\n"
 		"  NAME: jobs nodes partitions scheduler jobs-users-accts\n"
 		"  Listens on 127.0.0.1:N (0: any free port, written to --port-file).\n");
 	exit(2);

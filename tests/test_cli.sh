@@ -1,6 +1,7 @@
 #!/bin/sh
 # The command line: legacy flags, exit codes, --check-mapping and --check-exposition output,
-# --once on a capture and on a broken replay directory, --mapping.to-rules.
+# --once on a capture and on a broken replay directory (a FIFO in it), --mapping.to-rules; values
+# refused at start (timeouts of 0, a URL without a scheme); scripts/run.sh HOST:PORT.
 cd "$(dirname "$0")/.." || exit 1
 BIN=${SHIM_BIN:-./slurm-exporter-shim}
 MAP=mappings/prometheus-slurm-exporter.json
@@ -30,6 +31,17 @@ has "unknown flag" 'unknown flag "--no-such-flag"'
 check "missing value" 2 "$BIN" --slurmctld.url
 check "bad number" 2 "$BIN" --slurmctld.timeout=soon
 check "bad bool" 2 "$BIN" -gpus-acct=maybe
+check "-h" 0 "$BIN" -h
+has "-h is listed in --help" "--help, -h"
+# values the daemon cannot use are refused at start (issue 12 item 13)
+check "--slurmctld.timeout 0" 2 "$BIN" --slurmctld.timeout 0 --once --replay-dir "$STATE" --mapping.file "$MAP"
+has "--slurmctld.timeout 0" "--slurmctld.timeout wants a number of seconds from 0.001 to 86400, not 0"
+check "--web.connection-timeout 0" 2 "$BIN" --web.connection-timeout 0 --once --replay-dir "$STATE" --mapping.file "$MAP"
+has "--web.connection-timeout 0" "--web.connection-timeout wants a number of seconds from 1 to 86400, not 0"
+check "--web.connection-timeout 0.5" 2 "$BIN" --web.connection-timeout 0.5 --once --replay-dir "$STATE" --mapping.file "$MAP"
+check "--slurmctld.url without a scheme" 2 "$BIN" --slurmctld.url ctl1:6817 --once --mapping.file "$MAP"
+has "--slurmctld.url without a scheme" 'wants an http:// or https:// URL, not "ctl1:6817"'
+check "--slurmctld.url HTTPS://" 0 "$BIN" --slurmctld.url HTTPS://ctl1:6817 --once --replay-dir "$STATE" --mapping.file "$MAP"
 
 # the old exporter's spellings are accepted
 check "legacy flags" 0 "$BIN" -listen-address=127.0.0.1:1 -gpus-acct=false --once --replay-dir "$STATE" --mapping.file "$MAP"
@@ -98,6 +110,15 @@ has "colliding repairs: left out" 'slurm_exporter_shim_family_left_out{family="s
 if grep -q '^slurm_node_cpu_alloc{' "$T/out"; then bad "colliding repairs: per-node series served"; else ok; fi
 has "colliding repairs: sums unharmed" 'slurm_cpus_alloc 42'
 
+# a FIFO in the replay directory is refused at once (open with O_NONBLOCK, then fstat), not read
+mkdir "$T/fifo"
+cp "$STATE"/metrics_*.txt "$T/fifo/"
+rm "$T/fifo/metrics_jobs.txt"
+mkfifo "$T/fifo/metrics_jobs.txt"
+check "--once, a FIFO in --replay-dir" 0 timeout 20 "$BIN" --once --replay-dir "$T/fifo" --mapping.file "$MAP"
+has "--once, a FIFO in --replay-dir" "metrics_jobs.txt: not a regular file"
+has "--once, a FIFO in --replay-dir: the other endpoints still count" "slurm_cpus_alloc 42"
+
 printf 'a{x="1"} 1\nb 2\n' >"$T/good.txt"
 printf 'a{x="1"} 1\nb two\n' >"$T/bad.txt"
 check "--check-exposition good" 0 sh -c "\"$BIN\" --check-exposition < \"$T/good.txt\""
@@ -106,6 +127,25 @@ has "--check-exposition bad" "line 2: invalid sample value"
 
 check "--mapping.to-rules" 0 "$BIN" --mapping.file "$MAP" --slurmctld.url http://ctl.example:6817 --mapping.to-rules "$T/rules"
 if grep -q 'record: slurm_nodes_alloc' "$T/rules/rules.yml" && grep -q 'targets: \["ctl.example:6817"\]' "$T/rules/scrape.yml"; then ok; else bad "--mapping.to-rules content"; fi
+
+# scripts/run.sh HOST:PORT (no scheme) serves that slurmctld, as http://HOST:PORT. run.sh builds first,
+# so it is run only where the build is there (then make has nothing to do).
+FAKE=${FAKE_SLURMCTLD:-build/tests/fake_slurmctld}
+if [ -x ./slurm-exporter-shim ] && [ -x "$FAKE" ]; then
+	"$FAKE" --port 0 --port-file "$T/fake.port" --dir "$STATE" 2>"$T/fake.log" &
+	fake=$!
+	i=0
+	while [ ! -s "$T/fake.port" ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
+	port=$(cat "$T/fake.port")
+	check "run.sh 127.0.0.1:PORT --once" 0 scripts/run.sh "127.0.0.1:$port" --once
+	has "run.sh without a scheme says what it uses" "run.sh: no scheme given: using http://127.0.0.1:$port"
+	has "run.sh without a scheme reads that slurmctld" "slurm_cpus_alloc 42"
+	check "run.sh ftp://x" 2 scripts/run.sh ftp://ctl1:6817 --once
+	kill "$fake"
+	wait "$fake" 2>/dev/null
+else
+	echo "skip: scripts/run.sh (no ./slurm-exporter-shim or $FAKE)"
+fi
 
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -5,9 +5,11 @@
  *   - faults: 401 (PrivateData), 403, 500, 303 from a standby, empty 200, garbage, a body cut
  *     mid-line, no answer, connection refused, a body over the cap, unescaped quotes, duplicate
  *     series, NaN; partial failure leaves only the affected families out;
- *   - N concurrent scrapes cause one fetch per endpoint; the JWT is sent and never shown;
+ *   - N concurrent scrapes cause one fetch per endpoint; the JWT is sent and never shown, and only to
+ *     --slurmctld.url's origin (a redirect elsewhere is followed without it);
  *   - SIGHUP reloads the mapping, an invalid one is refused and reported. */
 #include "testutil.h"
+#include "fetch.h"
 
 #include <arpa/inet.h>
 #include <curl/curl.h>
@@ -764,6 +766,86 @@ static void test_slow_readers_share_one_body(void **state)
 	stop(&f);
 }
 
+/* Issue 12 item 9: a redirect to another origin (here another port) is followed without the token
+ * and user headers; curl alone would send them to any host. */
+static void test_redirect_keeps_credentials_home(void **state)
+{
+	(void)state;
+	struct proc other, home, s;
+	struct resp r;
+	char port[16];
+	tu_write("/tmp/shimtest-token-redir", "tok-SECRET-9\n");
+	fake_start(&other, STATE, NULL);
+	snprintf(port, sizeof(port), "%u", other.port);
+	fake_start(&home, STATE, "--fault", "redirect", "--redirect-port", port, NULL);
+	shim_start(&s, home.port, "--slurmctld.auth.token-file", "/tmp/shimtest-token-redir", "--slurmctld.auth.user",
+		   "shim", NULL);
+	http("GET", s.port, "/metrics", &r, 10000);
+	assert_int_equal(r.status, 200); /* followed: the other origin needs no token here */
+	buf_free(&r.body);
+	http("GET", home.port, "/_last_request", &r, 5000);
+	assert_non_null(strstr(r.body.data, "X-SLURM-USER-TOKEN: tok-SECRET-9"));
+	buf_free(&r.body);
+	http("GET", other.port, "/_last_request", &r, 5000);
+	assert_non_null(strstr(r.body.data, "GET /metrics/"));
+	assert_null(strcasestr(r.body.data, "X-SLURM-USER-TOKEN"));
+	assert_null(strcasestr(r.body.data, "X-SLURM-USER-NAME"));
+	assert_null(strstr(r.body.data, "SECRET"));
+	buf_free(&r.body);
+	stop(&s);
+	char *log = tu_slurp(s.log, NULL);
+	assert_non_null(strstr(log, "redirected to another origin"));
+	assert_null(strstr(log, "SECRET"));
+	free(log);
+	stop(&home);
+	stop(&other);
+}
+
+/* A redirect to the same origin keeps the credentials (the fake checks the token after it). */
+static void test_redirect_same_origin(void **state)
+{
+	(void)state;
+	struct proc f, s;
+	struct resp r;
+	tu_write("/tmp/shimtest-token-redir", "tok-SECRET-9\n");
+	fake_start(&f, STATE, "--fault", "redirect-self", "--token", "tok-SECRET-9", NULL);
+	shim_start(&s, f.port, "--slurmctld.auth.token-file", "/tmp/shimtest-token-redir", NULL);
+	http("GET", s.port, "/metrics", &r, 10000);
+	assert_int_equal(r.status, 200);
+	assert_non_null(strstr(r.body.data, "\nslurm_cpus_total 44\n"));
+	buf_free(&r.body);
+	http("GET", f.port, "/_last_request", &r, 5000);
+	assert_non_null(strstr(r.body.data, "?redirected HTTP/1.1\r\n"));
+	assert_non_null(strstr(r.body.data, "X-SLURM-USER-TOKEN: tok-SECRET-9"));
+	buf_free(&r.body);
+	stop(&s);
+	stop(&f);
+}
+
+/* The origin comparison behind both: scheme + host + port, defaults filled in, userinfo ignored. */
+static void test_redirect_origin(void **state)
+{
+	(void)state;
+	const char *b = "http://ctl1:6817";
+	assert_int_equal(fetch_redirect_check(b, "http://ctl1:6817/metrics/jobs"), FETCH_REDIRECT_SAME_ORIGIN);
+	assert_int_equal(fetch_redirect_check(b, "HTTP://CTL1:6817/metrics/jobs"), FETCH_REDIRECT_SAME_ORIGIN);
+	assert_int_equal(fetch_redirect_check("http://ctl1/", "http://ctl1:80/x"), FETCH_REDIRECT_SAME_ORIGIN);
+	assert_int_equal(fetch_redirect_check("https://ctl1:443", "https://ctl1/x"), FETCH_REDIRECT_SAME_ORIGIN);
+	assert_int_equal(fetch_redirect_check("http://u:p@ctl1:6817", "http://ctl1:6817/x"), FETCH_REDIRECT_SAME_ORIGIN);
+	assert_int_equal(fetch_redirect_check(b, "http://ctl1:6818/x"), FETCH_REDIRECT_OTHER_ORIGIN);
+	assert_int_equal(fetch_redirect_check(b, "http://ctl1/x"), FETCH_REDIRECT_OTHER_ORIGIN);
+	assert_int_equal(fetch_redirect_check(b, "http://ctl2:6817/x"), FETCH_REDIRECT_OTHER_ORIGIN);
+	assert_int_equal(fetch_redirect_check(b, "http://ctl1.evil:6817/x"), FETCH_REDIRECT_OTHER_ORIGIN);
+	assert_int_equal(fetch_redirect_check(b, "http://ctl1@evil:6817/x"), FETCH_REDIRECT_OTHER_ORIGIN);
+	assert_int_equal(fetch_redirect_check(b, "http://ctl1:6817@evil/x"), FETCH_REDIRECT_OTHER_ORIGIN);
+	assert_int_equal(fetch_redirect_check(b, "https://ctl1:6817/x"), FETCH_REDIRECT_OTHER_ORIGIN);
+	assert_int_equal(fetch_redirect_check("https://ctl1:6817", "http://ctl1:6817/x"), FETCH_REDIRECT_REFUSE);
+	assert_int_equal(fetch_redirect_check("https://ctl1", "http://ctl1:443/x"), FETCH_REDIRECT_REFUSE);
+	assert_int_equal(fetch_redirect_check(b, "ftp://ctl1:6817/x"), FETCH_REDIRECT_REFUSE);
+	assert_int_equal(fetch_redirect_check(b, "file:///etc/passwd"), FETCH_REDIRECT_REFUSE);
+	assert_int_equal(fetch_redirect_check(b, "not a url"), FETCH_REDIRECT_REFUSE);
+}
+
 int main(void)
 {
 	curl_global_init(CURL_GLOBAL_DEFAULT);
@@ -783,6 +865,9 @@ int main(void)
 		cmocka_unit_test_teardown(test_short_deadline_does_not_poison, kill_children),
 		cmocka_unit_test_teardown(test_reload_during_fetch, kill_children),
 		cmocka_unit_test_teardown(test_slow_readers_share_one_body, kill_children),
+		cmocka_unit_test(test_redirect_origin),
+		cmocka_unit_test_teardown(test_redirect_keeps_credentials_home, kill_children),
+		cmocka_unit_test_teardown(test_redirect_same_origin, kill_children),
 	};
 	int rc = cmocka_run_group_tests_name("http", tests, NULL, NULL);
 	curl_global_cleanup();

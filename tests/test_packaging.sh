@@ -210,6 +210,27 @@ case "$debver" in
   *) bad "package version $debver does not match VERSION $version" ;;
 esac
 
+# Every program the unit runs (ExecStart, ExecReload...) comes with the package, with a package it
+# Depends on, or with an Essential one: /bin/kill (ExecReload) is procps', which minbase lacks.
+depends=$(dpkg-deb -f "$deb" Depends)
+dpkg-deb -c "$deb" | awk '{ print $NF }' | sed 's|^\.||' >"$tmp/deb-files"
+for prog in $(sed -n 's/^Exec[A-Za-z]*=[-@:+!]*\([^ ]*\).*/\1/p' packaging/systemd/$PKG.service | sort -u); do
+  if grep -qxF "$prog" "$tmp/deb-files"; then
+    ok "the unit's $prog is in the package"
+    continue
+  fi
+  owner=$(dpkg -S "$prog" 2>/dev/null | head -n 1 | cut -d: -f1)
+  [ -n "$owner" ] || owner=$(dpkg -S "$(readlink -f "$prog")" 2>/dev/null | head -n 1 | cut -d: -f1)
+  if [ -z "$owner" ]; then
+    bad "the unit runs $prog, which no installed package ships"
+  elif [ "$(dpkg-query -W -f='${Essential}' "$owner" 2>/dev/null)" = yes ] ||
+       echo ", $depends," | grep -Eq "[, ]$owner[ ,(]"; then
+    ok "the unit's $prog ($owner) is a dependency or Essential"
+  else
+    bad "the unit runs $prog from $owner, which is neither in Depends ($depends) nor Essential"
+  fi
+done
+
 # The copied source tree (kept in $tmp by KEEP_TMP=1) holds no build products
 # of the working tree: no build-*/ directory (dpkg-buildpackage's clean step
 # removes only build/, build-asan/ and build-fuzz/) and no object file

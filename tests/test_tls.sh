@@ -4,7 +4,9 @@
 #   - TLS: 200 and the metrics over https (--cacert and -k), plain HTTP on the TLS port gets no HTTP
 #     answer, min_version is enforced (toolkit default TLS 1.2; TLS13 refuses a TLS 1.2 client);
 #   - basic auth over TLS and over plain HTTP: no credentials 401 with WWW-Authenticate, wrong
-#     password / unknown user 401, right password 200; configured headers on 200 and 401;
+#     password / unknown user 401, right password 200; configured headers on 200 and 401; a NUL in
+#     the password 401, scheme "basic" 200, unpadded base64 401, POST without credentials 401 (405
+#     with them), two Content-Length headers 400;
 #   - invalid web configs: the binary exits non-zero at start, and stderr names file:line:column.
 # Fixtures: tests/webconfig/*.yml, cert.pem, key.pem (see tests/webconfig/README.md: alice's password is
 # "correct horse", bob's "hunter2") and tests/webconfig/tls-test/. Nothing is generated at test time.
@@ -217,6 +219,24 @@ if start_shim "$WC/auth_only.yml"; then
 	check "auth: GET with a body gets 405 (an answer, not a dropped connection)" code_is 405
 	get "https://127.0.0.1:$PORT/metrics" -k -u 'alice:correct horse'
 	check "auth: https on the plain port fails" [ "$RC" -ne 0 ]
+	# issue 12 item 11: the decoded lengths count, the scheme is case-insensitive, base64 is strict
+	get "$U" -H "Authorization: Basic $(printf 'alice:correct horse\000junk' | base64 -w0)"
+	check "auth: a NUL then junk after the right password gives 401" code_is 401
+	get "$U" -H "Authorization: basic $(printf 'alice:correct horse' | base64 -w0)"
+	check "auth: scheme 'basic' (lower case, RFC 7617) gives 200" code_is 200
+	get "$U" -H "Authorization: Basic $(printf 'alice:correct horse' | base64 -w0 | tr -d =)"
+	check "auth: base64 without its padding gives 401" code_is 401
+	get "$U" -X POST
+	check "auth: POST without credentials gives 401, as GET" code_is 401
+	check "auth: that 401 carries WWW-Authenticate" has_header 'WWW-Authenticate: Basic'
+	get "$U" --data-binary 'x=1'
+	check "auth: POST with a body and no credentials gives 401" code_is 401
+	get "$U" -X POST -u 'alice:correct horse'
+	check "auth: POST with credentials gives 405" code_is 405
+	get "$U" -u 'alice:correct horse' -H 'Content-Length: 0' -H 'Content-Length: 0'
+	check "auth: two Content-Length headers give 400" code_is 400
+	get "$U" -u 'alice:correct horse'
+	check "auth: still serving after the bad clients" code_is 200
 	stop_checked auth
 else
 	bad "auth: start with $WC/auth_only.yml"

@@ -35,6 +35,13 @@ static int contains(const char *hay, const char *needle)
 	return *needle == '\0';
 }
 
+/* webconfig_check_basic_auth on C strings */
+static int check(const struct webconfig *wc, const char *user, const char *password)
+{
+	return webconfig_check_basic_auth(wc, user, user ? len_of(user) : 0, password, password ? len_of(password) : 0,
+					  NULL);
+}
+
 static int has_newline(const char *s)
 {
 	for (; *s; s++)
@@ -118,31 +125,31 @@ static void test_basic_auth(void **state)
 
 	(void)state;
 	/* right passwords: $2y$ (htpasswd, cost 4 and 5), $2b$ and $2a$ */
-	assert_int_equal(webconfig_check_basic_auth(wc, "alice", "correct horse"), 1);
-	assert_int_equal(webconfig_check_basic_auth(wc, "bob", "hunter2"), 1);
-	assert_int_equal(webconfig_check_basic_auth(wc, "carol", "secret"), 1);
-	assert_int_equal(webconfig_check_basic_auth(wc, "dave", "secret"), 1);
+	assert_int_equal(check(wc, "alice", "correct horse"), 1);
+	assert_int_equal(check(wc, "bob", "hunter2"), 1);
+	assert_int_equal(check(wc, "carol", "secret"), 1);
+	assert_int_equal(check(wc, "dave", "secret"), 1);
 	/* wrong passwords */
-	assert_int_equal(webconfig_check_basic_auth(wc, "alice", "correct horse "), 0);
-	assert_int_equal(webconfig_check_basic_auth(wc, "alice", "Correct horse"), 0);
-	assert_int_equal(webconfig_check_basic_auth(wc, "alice", ""), 0);
-	assert_int_equal(webconfig_check_basic_auth(wc, "alice", "hunter2"), 0);
-	assert_int_equal(webconfig_check_basic_auth(wc, "bob", "correct horse"), 0);
+	assert_int_equal(check(wc, "alice", "correct horse "), 0);
+	assert_int_equal(check(wc, "alice", "Correct horse"), 0);
+	assert_int_equal(check(wc, "alice", ""), 0);
+	assert_int_equal(check(wc, "alice", "hunter2"), 0);
+	assert_int_equal(check(wc, "bob", "correct horse"), 0);
 	/* unknown users, including one whose password is a configured user's */
-	assert_int_equal(webconfig_check_basic_auth(wc, "mallory", "hunter2"), 0);
-	assert_int_equal(webconfig_check_basic_auth(wc, "", "secret"), 0);
-	assert_int_equal(webconfig_check_basic_auth(wc, "Alice", "correct horse"), 0);
-	assert_int_equal(webconfig_check_basic_auth(wc, "alice2", "correct horse"), 0);
+	assert_int_equal(check(wc, "mallory", "hunter2"), 0);
+	assert_int_equal(check(wc, "", "secret"), 0);
+	assert_int_equal(check(wc, "Alice", "correct horse"), 0);
+	assert_int_equal(check(wc, "alice2", "correct horse"), 0);
 	/* the remembered right password (no bcrypt on the next scrape) admits only itself */
-	assert_int_equal(webconfig_check_basic_auth(wc, "alice", "correct horse"), 1);
-	assert_int_equal(webconfig_check_basic_auth(wc, "alice", "correct hors"), 0);
-	assert_int_equal(webconfig_check_basic_auth(wc, "bob", "correct horse"), 0);
+	assert_int_equal(check(wc, "alice", "correct horse"), 1);
+	assert_int_equal(check(wc, "alice", "correct hors"), 0);
+	assert_int_equal(check(wc, "bob", "correct horse"), 0);
 	/* bad arguments */
-	assert_int_equal(webconfig_check_basic_auth(wc, NULL, "secret"), 0);
-	assert_int_equal(webconfig_check_basic_auth(wc, "carol", NULL), 0);
-	assert_int_equal(webconfig_check_basic_auth(NULL, "carol", "secret"), 0);
+	assert_int_equal(check(wc, NULL, "secret"), 0);
+	assert_int_equal(check(wc, "carol", NULL), 0);
+	assert_int_equal(check(NULL, "carol", "secret"), 0);
 	/* the same object keeps working after failures */
-	assert_int_equal(webconfig_check_basic_auth(wc, "carol", "secret"), 1);
+	assert_int_equal(check(wc, "carol", "secret"), 1);
 	webconfig_free(wc);
 }
 
@@ -156,8 +163,8 @@ static void test_long_password(void **state)
 	for (i = 0; i < sizeof pw - 1; i++)
 		pw[i] = 'x';
 	pw[sizeof pw - 1] = '\0';
-	assert_int_equal(webconfig_check_basic_auth(wc, "alice", pw), 0);
-	assert_int_equal(webconfig_check_basic_auth(wc, "nobody", pw), 0);
+	assert_int_equal(check(wc, "alice", pw), 0);
+	assert_int_equal(check(wc, "nobody", pw), 0);
 	webconfig_free(wc);
 }
 
@@ -173,7 +180,7 @@ static void test_tls_only(void **state)
 	assert_string_equal(webconfig_tls_priorities(wc),
 			    "NORMAL:-VERS-ALL:+VERS-TLS1.3:+VERS-TLS1.2:%SERVER_PRECEDENCE");
 	assert_int_equal(webconfig_has_users(wc), 0);
-	assert_int_equal(webconfig_check_basic_auth(wc, "alice", "correct horse"), 0);
+	assert_int_equal(check(wc, "alice", "correct horse"), 0);
 	assert_int_equal(webconfig_header_count(wc), 0);
 	webconfig_free(wc);
 }
@@ -185,9 +192,9 @@ static void test_auth_only(void **state)
 	(void)state;
 	assert_no_tls(wc);
 	assert_int_equal(webconfig_has_users(wc), 1);
-	assert_int_equal(webconfig_check_basic_auth(wc, "alice", "correct horse"), 1);
-	assert_int_equal(webconfig_check_basic_auth(wc, "alice", "wrong"), 0);
-	assert_int_equal(webconfig_check_basic_auth(wc, "bob", "hunter2"), 0);
+	assert_int_equal(check(wc, "alice", "correct horse"), 1);
+	assert_int_equal(check(wc, "alice", "wrong"), 0);
+	assert_int_equal(check(wc, "bob", "hunter2"), 0);
 	assert_int_equal(webconfig_header_count(wc), 0);
 	webconfig_free(wc);
 }
@@ -206,7 +213,7 @@ static void test_nothing_configured(void **state)
 		struct webconfig *wc = load_ok(files[i]);
 		assert_no_tls(wc);
 		assert_int_equal(webconfig_has_users(wc), 0);
-		assert_int_equal(webconfig_check_basic_auth(wc, "alice", "correct horse"), 0);
+		assert_int_equal(check(wc, "alice", "correct horse"), 0);
 		assert_int_equal(webconfig_header_count(wc), 0);
 		webconfig_free(wc);
 	}
@@ -406,6 +413,104 @@ static void test_error_buffer(void **state)
 	assert_int_equal(webconfig_load(DIR "full.yml", NULL, small, sizeof small), -1);
 }
 
+/* Issue 12 item 11: the lengths count; a NUL inside the user or the password never matches. */
+static void test_auth_lengths(void **state)
+{
+	struct webconfig *wc = load_ok(DIR "full.yml");
+
+	(void)state;
+	assert_int_equal(webconfig_check_basic_auth(wc, "alice", 5, "correct horse\0junk", 18, NULL), 0);
+	assert_int_equal(webconfig_check_basic_auth(wc, "alice", 5, "correct horse\0", 14, NULL), 0);
+	assert_int_equal(webconfig_check_basic_auth(wc, "alice", 5, "correct horse", 13, NULL), 1);
+	/* the remembered password is compared with its length too */
+	assert_int_equal(webconfig_check_basic_auth(wc, "alice", 5, "correct horse\0junk", 18, NULL), 0);
+	assert_int_equal(webconfig_check_basic_auth(wc, "alice\0x", 7, "correct horse", 13, NULL), 0);
+	assert_int_equal(webconfig_check_basic_auth(wc, "alicex", 5, "correct horse", 13, NULL), 1);
+	webconfig_free(wc);
+}
+
+/* Issue 12 item 10: a failing check costs what it would for a configured user, whether or not the
+ * name exists. full.yml's users cost 4 (alice, carol, dave) and 5 (bob): unknown names must pay
+ * 4 and 5 in about those proportions (deterministically: the same name, the same cost). */
+static void test_auth_cost_independent_of_user(void **state)
+{
+	struct webconfig *wc = load_ok(DIR "full.yml");
+	static const char *const known[] = { "alice", "bob", "carol", "dave" };
+	static const unsigned known_cost[] = { 4, 5, 4, 4 };
+	unsigned cost, again, n4 = 0, n5 = 0;
+	char name[8] = "user00";
+
+	(void)state;
+	for (size_t i = 0; i < 4; i++) {
+		assert_int_equal(webconfig_check_basic_auth(wc, known[i], len_of(known[i]), "wrong", 5, &cost), 0);
+		assert_int_equal(cost, known_cost[i]);
+	}
+	for (unsigned i = 0; i < 64; i++) {
+		name[4] = (char)('0' + i / 10);
+		name[5] = (char)('0' + i % 10);
+		assert_int_equal(webconfig_check_basic_auth(wc, name, 6, "wrong", 5, &cost), 0);
+		assert_int_equal(webconfig_check_basic_auth(wc, name, 6, "other", 5, &again), 0);
+		assert_int_equal(cost, again);
+		assert_true(cost == 4 || cost == 5);
+		if (cost == 4)
+			n4++;
+		else
+			n5++;
+	}
+	/* known: 3 of 4 at cost 4; 64 unknown names: expect 48 and 16 */
+	assert_in_range(n5, 8, 24);
+	assert_in_range(n4, 40, 56);
+	/* a right password pays its user's cost once, then is remembered */
+	assert_int_equal(webconfig_check_basic_auth(wc, "bob", 3, "hunter2", 7, &cost), 1);
+	assert_int_equal(cost, 5);
+	assert_int_equal(webconfig_check_basic_auth(wc, "bob", 3, "hunter2", 7, &cost), 1);
+	assert_int_equal(cost, 0);
+	webconfig_free(wc);
+}
+
+static int parse_basic(const char *value, const char *user, const char *pass, size_t plen)
+{
+	struct basic_cred c;
+	int ok;
+
+	if (webconfig_parse_basic(value, len_of(value), &c) < 0) {
+		assert_null(c.buf);
+		return 0;
+	}
+	ok = c.ulen == len_of(user) && c.plen == plen && starts_with(c.user, user) &&
+	     (plen == 0 || c.pass[0] == pass[0]) && c.pass[plen] == '\0';
+	for (size_t i = 0; ok && i < plen; i++)
+		ok = c.pass[i] == pass[i];
+	webconfig_basic_free(&c);
+	return ok;
+}
+
+static void test_parse_basic(void **state)
+{
+	(void)state;
+	assert_true(parse_basic("Basic YWxpY2U6Y29ycmVjdCBob3JzZQ==", "alice", "correct horse", 13));
+	assert_true(parse_basic("basic YWxpY2U6Y29ycmVjdCBob3JzZQ==", "alice", "correct horse", 13));
+	assert_true(parse_basic("BASIC   YWxpY2U6Y29ycmVjdCBob3JzZQ==", "alice", "correct horse", 13));
+	assert_true(parse_basic("Basic YWxpY2U6YQBi", "alice", "a\0b", 3));
+	assert_true(parse_basic("Basic OnB3", "", "pw", 2));
+	assert_true(parse_basic("Basic YTo6Yg==", "a", ":b", 2)); /* split at the first colon */
+	assert_true(parse_basic("Basic YTo=", "a", "", 0));
+	assert_false(parse_basic("Basic YWxpY2U=", "alice", "", 0));               /* no colon */
+	assert_false(parse_basic("Basic", "", "", 0));
+	assert_false(parse_basic("Basic ", "", "", 0));
+	assert_false(parse_basic("BasicYTo=", "a", "", 0));
+	assert_false(parse_basic("Basicx YTo=", "a", "", 0));
+	assert_false(parse_basic("Bearer YTo=", "a", "", 0));
+	assert_false(parse_basic("Basic YTo", "a", "", 0));                        /* no padding */
+	assert_false(parse_basic("Basic YTo=YTo=", "a", "", 0));                   /* padding inside */
+	assert_false(parse_basic("Basic YT=o", "a", "", 0));
+	assert_false(parse_basic("Basic YTp=", "a", "", 0));                       /* stray bits */
+	assert_false(parse_basic("Basic YW x", "a", "", 0));
+	assert_false(parse_basic("Basic YTo-", "a", "", 0));                       /* URL alphabet */
+	assert_false(parse_basic("Basic YTo= ", "a", "", 0));
+	assert_false(parse_basic("Basic ====", "", "", 0));
+}
+
 int main(void)
 {
 	static const struct CMUnitTest tests[] = {
@@ -420,6 +525,9 @@ int main(void)
 		cmocka_unit_test(test_null_getters),
 		cmocka_unit_test(test_config_unreadable),
 		cmocka_unit_test(test_error_buffer),
+		cmocka_unit_test(test_auth_lengths),
+		cmocka_unit_test(test_auth_cost_independent_of_user),
+		cmocka_unit_test(test_parse_basic),
 		ERR_TEST(ec_unknown_key),
 		ERR_TEST(ec_unknown_nested),
 		ERR_TEST(ec_http_unknown),
