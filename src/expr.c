@@ -62,6 +62,7 @@ struct expr {
 	regex_t lr_re;
 	int lr_compiled;
 	int lr_const;               /* matches every series and sets a constant: no regexec needed */
+	unsigned depth;             /* of the subtree: 1 for a leaf (at most EXPR_MAX_DEPTH) */
 	struct expr *a, *b;         /* operands / arguments */
 };
 
@@ -106,6 +107,7 @@ struct parser {
 	size_t errlen;
 	int failed;
 	const char *missing;
+	int nest;                 /* parse_expr calls under way (at most EXPR_MAX_NESTING) */
 };
 
 static void fail(struct parser *p, size_t pos, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -259,7 +261,25 @@ static struct expr *node(enum kind k, size_t pos)
 	struct expr *x = xcalloc(1, sizeof(*x));
 	x->kind = k;
 	x->pos = pos;
+	x->depth = 1;
 	return x;
+}
+
+/* Set x's depth from its operands'. Every walk over a tree (evaluation, printing, the memo pass,
+ * expr_free) recurses once per level, so a tree deeper than EXPR_MAX_DEPTH is refused here, where
+ * it is built: a chain `a + b + c ...` is built by a loop, not by recursion, and is as deep as it
+ * is long. Returns -1 (and fails) past the limit. */
+static int set_depth(struct parser *p, struct expr *x)
+{
+	unsigned d = x->a ? x->a->depth : 0;
+	if (x->b && x->b->depth > d)
+		d = x->b->depth;
+	x->depth = d + 1;
+	if (x->depth <= EXPR_MAX_DEPTH)
+		return 0;
+	fail(p, x->pos, "expression deeper than %d levels (each operator, function, aggregation or unary minus "
+			"is one)", EXPR_MAX_DEPTH);
+	return -1;
 }
 
 /* ---- parser ---- */
@@ -592,6 +612,10 @@ static struct expr *parse_primary(struct parser *p)
 		struct expr *x = node(K_NEG, pos);
 		x->a = a;
 		x->scalar = a->scalar;
+		if (set_depth(p, x) < 0) {
+			expr_free(x);
+			return NULL;
+		}
 		return x;
 	}
 	if (p->t != T_IDENT) {
@@ -615,7 +639,7 @@ static struct expr *parse_primary(struct parser *p)
 		if (expect(p, T_LP, "'(' after aggregation") < 0)
 			goto agg_err;
 		x->a = parse_expr(p, 0);
-		if (!x->a)
+		if (!x->a || set_depth(p, x) < 0)
 			goto agg_err;
 		if (x->a->scalar) {
 			fail(p, x->a->pos, "%s() needs a vector, got a number", agg_names[ag]);
@@ -668,7 +692,7 @@ agg_err:
 					goto fn_err;
 				}
 			}
-			if (expect(p, T_RP, "')' after arguments") < 0)
+			if (expect(p, T_RP, "')' after arguments") < 0 || set_depth(p, x) < 0)
 				goto fn_err;
 			return x;
 fn_err:
@@ -702,7 +726,7 @@ static int binop_at(struct parser *p, enum binop *op)
 	return 0;
 }
 
-static struct expr *parse_expr(struct parser *p, int minprec)
+static struct expr *parse_binary(struct parser *p, int minprec)
 {
 	struct expr *lhs = parse_primary(p);
 	enum binop op = B_ADD;
@@ -727,7 +751,7 @@ static struct expr *parse_expr(struct parser *p, int minprec)
 			goto err;
 		}
 		x->b = parse_expr(p, prec);
-		if (!x->b)
+		if (!x->b || set_depth(p, x) < 0)
 			goto err;
 		int sa = x->a->scalar, sb = x->b->scalar;
 		if (op >= B_AND && (sa || sb)) {
@@ -744,6 +768,21 @@ static struct expr *parse_expr(struct parser *p, int minprec)
 err:
 	expr_free(lhs);
 	return NULL;
+}
+
+/* The parser recurses here for every parenthesis, unary sign, argument and right operand, which
+ * build no node of their own ("((((x))))" is one node): bound that recursion too. */
+static struct expr *parse_expr(struct parser *p, int minprec)
+{
+	if (p->nest >= EXPR_MAX_NESTING) {
+		fail(p, p->tpos, "expression nested deeper than %d levels (parentheses, arguments, operands)",
+		     EXPR_MAX_NESTING);
+		return NULL;
+	}
+	p->nest++;
+	struct expr *x = parse_binary(p, minprec);
+	p->nest--;
+	return x;
 }
 
 struct expr *expr_compile(const char *src, size_t *errpos, char *errmsg, size_t errlen)
@@ -768,6 +807,11 @@ int expr_is_scalar(const struct expr *x)
 	return x->scalar;
 }
 
+unsigned expr_depth(const struct expr *x)
+{
+	return x->depth;
+}
+
 void expr_foreach_metric(const struct expr *x, void (*fn)(const char *name, void *ctx), void *ctx)
 {
 	if (!x)
@@ -779,6 +823,12 @@ void expr_foreach_metric(const struct expr *x, void (*fn)(const char *name, void
 }
 
 /* ---- evaluation ---- */
+
+/* Evaluation recurses through eval, eval_node and the operator's function once per level of the
+ * tree: the work on the operands' results (and a selector's) is done in functions that are not inlined (and so not
+ * on the stack while the operands are evaluated), which keeps a level to a few hundred bytes of
+ * stack (test_expr's deepest trees run on a 256 KiB thread, as libmicrohttpd's are). */
+#define NOINLINE __attribute__((noinline))
 
 struct expr_memo;
 
@@ -854,7 +904,7 @@ static const struct expo_family *find_family(const struct expr_source *src, cons
 	return NULL;
 }
 
-static void eval_selector(struct evalctx *c, const struct expr *x, struct vec *out)
+static NOINLINE void eval_selector(struct evalctx *c, const struct expr *x, struct vec *out)
 {
 	const struct expo_family *f = find_family(c->src, x->metric);
 	out->n = 0;
@@ -1006,15 +1056,13 @@ static void eval_vec(struct evalctx *c, const struct expr *x, struct vec *out)
 	*out = v.v;
 }
 
-static void eval_binary(struct evalctx *c, const struct expr *x, struct value *out)
+static NOINLINE void combine_binary(struct evalctx *c, const struct expr *x, const struct value *l,
+				    const struct value *r, struct value *out)
 {
-	struct value l, r;
-	eval(c, x->a, &l);
-	eval(c, x->b, &r);
 	int cmp = x->op >= B_EQ && x->op <= B_LE, keep;
-	if (l.scalar && r.scalar) {
+	if (l->scalar && r->scalar) {
 		out->scalar = 1;
-		out->s = arith(x->op, l.s, r.s, &keep);
+		out->s = arith(x->op, l->s, r->s, &keep);
 		if (cmp)
 			out->s = keep;
 		return;
@@ -1022,36 +1070,36 @@ static void eval_binary(struct evalctx *c, const struct expr *x, struct value *o
 	out->scalar = 0;
 	if (x->op >= B_AND) {
 		struct index ix;
-		size_t cap = l.v.n + (x->op == B_OR ? r.v.n : 0);
+		size_t cap = l->v.n + (x->op == B_OR ? r->v.n : 0);
 		out->v.e = arena_alloc(c->a, (cap ? cap : 1) * sizeof(struct velem));
 		out->v.n = 0;
-		index_build(c, &ix, x->op == B_OR ? &l : &r);
-		for (size_t i = 0; i < l.v.n; i++) {
-			int found = x->op == B_OR || index_get(&ix, &l.v.e[i]) != NULL;
+		index_build(c, &ix, x->op == B_OR ? l : r);
+		for (size_t i = 0; i < l->v.n; i++) {
+			int found = x->op == B_OR || index_get(&ix, &l->v.e[i]) != NULL;
 			if (x->op == B_UNLESS ? !found : found)
-				out->v.e[out->v.n++] = l.v.e[i];
+				out->v.e[out->v.n++] = l->v.e[i];
 		}
 		if (x->op == B_OR)
-			for (size_t i = 0; i < r.v.n; i++)
-				if (!index_get(&ix, &r.v.e[i]))
-					out->v.e[out->v.n++] = r.v.e[i];
+			for (size_t i = 0; i < r->v.n; i++)
+				if (!index_get(&ix, &r->v.e[i]))
+					out->v.e[out->v.n++] = r->v.e[i];
 		return;
 	}
-	const struct vec *vv = l.scalar ? &r.v : &l.v;
+	const struct vec *vv = l->scalar ? &r->v : &l->v;
 	struct index ix;
-	if (!l.scalar && !r.scalar)
-		index_build(c, &ix, &r);
+	if (!l->scalar && !r->scalar)
+		index_build(c, &ix, r);
 	out->v.e = arena_alloc(c->a, (vv->n ? vv->n : 1) * sizeof(struct velem));
 	out->v.n = 0;
 	for (size_t i = 0; i < vv->n; i++) {
 		double a, b;
 		const struct velem *e = &vv->e[i];
-		if (l.scalar) {
-			a = l.s;
+		if (l->scalar) {
+			a = l->s;
 			b = e->v;
-		} else if (r.scalar) {
+		} else if (r->scalar) {
 			a = e->v;
-			b = r.s;
+			b = r->s;
 		} else {
 			const struct velem *m = index_get(&ix, e);
 			if (!m)
@@ -1092,25 +1140,31 @@ static void agg_start(enum agg op, struct velem *g, double *count, double v)
 	g->v = op == A_MIN || op == A_MAX ? v : 0;
 }
 
+static void eval_binary(struct evalctx *c, const struct expr *x, struct value *out)
+{
+	struct value l, r;
+	eval(c, x->a, &l);
+	eval(c, x->b, &r);
+	combine_binary(c, x, &l, &r, out);
+}
+
 /* Groups are found through a table that starts small and doubles (a plain sum has one group), its
  * slots holding the group's hash beside its index like struct index. */
-static void eval_agg(struct evalctx *c, const struct expr *x, struct vec *out)
+static NOINLINE void aggregate(struct evalctx *c, const struct expr *x, const struct vec *in, struct vec *out)
 {
-	struct vec in;
-	eval_vec(c, x->a, &in);
 	out->n = 0;
-	out->e = arena_alloc(c->a, (in.n ? in.n : 1) * sizeof(struct velem));
-	if (!in.n)
+	out->e = arena_alloc(c->a, (in->n ? in->n : 1) * sizeof(struct velem));
+	if (!in->n)
 		return;
-	double *count = arena_alloc(c->a, in.n * sizeof(double));
+	double *count = arena_alloc(c->a, in->n * sizeof(double));
 	struct velem *acc = out->e;
 	size_t nacc = 0;
 	if (!x->has_grouping || (!x->without && !x->ngrouping)) {
 		/* one group without labels */
 		acc[0] = (struct velem){ .hash = labels_hash(NULL, 0) };
-		agg_start(x->agg, &acc[0], &count[0], in.e[0].v);
-		for (size_t i = 0; i < in.n; i++)
-			agg_fold(x->agg, &acc[0], &count[0], in.e[i].v);
+		agg_start(x->agg, &acc[0], &count[0], in->e[0].v);
+		for (size_t i = 0; i < in->n; i++)
+			agg_fold(x->agg, &acc[0], &count[0], in->e[i].v);
 		nacc = 1;
 		goto out;
 	}
@@ -1120,8 +1174,8 @@ static void eval_agg(struct evalctx *c, const struct expr *x, struct vec *out)
 	size_t cap = 16;
 	uint64_t *slot = arena_alloc(c->a, cap * sizeof(*slot));
 	memset(slot, 0, cap * sizeof(*slot));
-	for (size_t i = 0; i < in.n; i++) {
-		const struct velem *e = &in.e[i];
+	for (size_t i = 0; i < in->n; i++) {
+		const struct velem *e = &in->e[i];
 		struct label tmp[64];
 		uint32_t n = 0;
 		for (uint32_t k = 0; k < e->nlabels && n < 64; k++) {
@@ -1165,6 +1219,13 @@ out:
 		for (size_t i = 0; i < nacc; i++)
 			acc[i].v /= count[i];
 	out->n = nacc;
+}
+
+static void eval_agg(struct evalctx *c, const struct expr *x, struct vec *out)
+{
+	struct vec in;
+	eval_vec(c, x->a, &in);
+	aggregate(c, x, &in, out);
 }
 
 static double fn1(enum func f, double v, double arg)
@@ -1272,6 +1333,33 @@ set:;
 	}
 }
 
+/* A function of its evaluated arguments a (and b: clamp_min/clamp_max's number). */
+static NOINLINE void apply_func(struct evalctx *c, const struct expr *x, const struct value *a, const struct value *b,
+				struct value *out)
+{
+	if (x->fn == F_VECTOR) {
+		out->v.e = arena_alloc(c->a, sizeof(struct velem));
+		out->v.n = 1;
+		out->v.e[0] = (struct velem){ .v = a->s, .hash = labels_hash(NULL, 0) };
+		return;
+	}
+	if (x->fn == F_LABEL_REPLACE) {
+		eval_label_replace(c, x, &a->v, &out->v);
+		return;
+	}
+	if (x->fn == F_SCALAR) {
+		out->scalar = 1;
+		out->s = a->v.n == 1 ? a->v.e[0].v : NAN;
+		return;
+	}
+	out->v.e = arena_alloc(c->a, (a->v.n ? a->v.n : 1) * sizeof(struct velem));
+	out->v.n = a->v.n;
+	for (size_t i = 0; i < a->v.n; i++) {
+		out->v.e[i] = a->v.e[i];
+		out->v.e[i].v = fn1(x->fn, a->v.e[i].v, b->s);
+	}
+}
+
 static void eval_node(struct evalctx *c, const struct expr *x, struct value *out);
 
 /* Results are never modified after they are made, so a repeated subexpression's first result can
@@ -1334,27 +1422,7 @@ static void eval_node(struct evalctx *c, const struct expr *x, struct value *out
 		eval(c, x->a, &a);
 		if (x->b)
 			eval(c, x->b, &b);
-		if (x->fn == F_VECTOR) {
-			out->v.e = arena_alloc(c->a, sizeof(struct velem));
-			out->v.n = 1;
-			out->v.e[0] = (struct velem){ .v = a.s, .hash = labels_hash(NULL, 0) };
-			return;
-		}
-		if (x->fn == F_LABEL_REPLACE) {
-			eval_label_replace(c, x, &a.v, &out->v);
-			return;
-		}
-		if (x->fn == F_SCALAR) {
-			out->scalar = 1;
-			out->s = a.v.n == 1 ? a.v.e[0].v : NAN;
-			return;
-		}
-		out->v.e = arena_alloc(c->a, (a.v.n ? a.v.n : 1) * sizeof(struct velem));
-		out->v.n = a.v.n;
-		for (size_t i = 0; i < a.v.n; i++) {
-			out->v.e[i] = a.v.e[i];
-			out->v.e[i].v = fn1(x->fn, a.v.e[i].v, b.s);
-		}
+		apply_func(c, x, &a, &b, out);
 		return;
 	}
 	}

@@ -34,6 +34,14 @@ struct vec {
 	size_t n;
 };
 
+/* Every walk over a compiled tree recurses once per level, on the stacks of the HTTP server's
+ * threads too, so expr_compile refuses a tree deeper than EXPR_MAX_DEPTH (leaves are 1 deep; a
+ * chain a + b + c of n operators is n + 1 deep) and text nested deeper than EXPR_MAX_NESTING
+ * (parentheses, unary signs, arguments and right operands; twice the depth, so that expr_print's
+ * form of any accepted tree compiles again). The shipped table's deepest row is 12 deep. */
+#define EXPR_MAX_DEPTH 128
+#define EXPR_MAX_NESTING (2 * EXPR_MAX_DEPTH + 2)
+
 /* Compile. On error returns NULL and sets *errpos (byte offset into src) and errmsg. */
 struct expr *expr_compile(const char *src, size_t *errpos, char *errmsg, size_t errlen);
 void expr_free(struct expr *x);
@@ -42,6 +50,8 @@ void expr_free(struct expr *x);
 void expr_foreach_metric(const struct expr *x, void (*fn)(const char *name, void *ctx), void *ctx);
 /* 1 if the expression's static type is a number, not a vector. */
 int expr_is_scalar(const struct expr *x);
+/* How deep the tree is (a leaf is 1; at most EXPR_MAX_DEPTH). */
+unsigned expr_depth(const struct expr *x);
 
 /* Where input families come from, and (optional) per-scrape storage for shared subexpressions:
  * memo must have nmemo entries from expr_memo_alloc, fresh for each scrape. */

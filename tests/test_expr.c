@@ -189,6 +189,145 @@ static void test_compile_errors(void **state)
 	compile_error("label_replace(a, \"1x\", \"\", \"\", \"\")", 17, "not a valid label name");
 }
 
+/* The most levels of kind `kind` (tu_deep_expr) that compile: the depth limit stops every kind. */
+static size_t deepest(int kind)
+{
+	for (size_t n = 1; n <= 1000; n++) {
+		char *src = tu_deep_expr(kind, n, "slurm_node_cpus"), err[160];
+		size_t pos;
+		struct expr *x = expr_compile(src, &pos, err, sizeof(err));
+		expr_free(x);
+		free(src);
+		if (!x) {
+			if (!strstr(err, "deeper than"))
+				fail_msg("kind %d, %zu levels: %s", kind, n, err);
+			return n - 1;
+		}
+	}
+	fail_msg("kind %d: 1000 levels compile: no depth limit", kind);
+	return 0;
+}
+
+/* Issue 12: unbounded nesting overflowed the stack of the recursive parser (and of every walk over
+ * the tree: a chain a + a + ... is built by a loop but is as deep as it is long). */
+static void test_depth_limit(void **state)
+{
+	(void)state;
+	for (int k = 0; k < TU_DEEP_KINDS; k++) {
+		size_t n = deepest(k);
+		/* generous: the shipped table's deepest row is 12 deep */
+		if (n < 100)
+			fail_msg("kind %d: only %zu levels compile", k, n);
+		/* the deepest accepted tree prints as PromQL that compiles again, as deep */
+		char *src = tu_deep_expr(k, n, "slurm_node_cpus"), err[160];
+		size_t pos;
+		struct expr *x = expr_compile(src, &pos, err, sizeof(err));
+		assert_non_null(x);
+		assert_true(expr_depth(x) <= EXPR_MAX_DEPTH);
+		struct buf b;
+		buf_init(&b, 0);
+		expr_print(x, &b, NULL, NULL);
+		buf_putc(&b, '\0');
+		struct expr *again = expr_compile(b.data, &pos, err, sizeof(err));
+		if (!again)
+			fail_msg("kind %d: printed form does not compile: %s", k, err);
+		assert_int_equal(expr_depth(again), expr_depth(x));
+		expr_free(again);
+		expr_free(x);
+		buf_free(&b);
+		free(src);
+	}
+	/* the issue's reproductions: refused with a position, not a crash */
+	static const int kinds[] = { 0, 1, 2, 3, 8 };
+	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
+		char *src = tu_deep_expr(kinds[i], 100000, "slurm_node_cpus"), err[160];
+		size_t pos = 0;
+		struct expr *x = expr_compile(src, &pos, err, sizeof(err));
+		if (x || !strstr(err, "deeper than") || pos >= strlen(src))
+			fail_msg("kind %d, 100000 levels: %s at %zu", kinds[i], x ? "compiled" : err, pos);
+		free(src);
+	}
+	/* 258 levels of parsing at most: the 258th '(' opens one too many (at the token after it) */
+	char *parens = tu_deep_expr(0, 300, "x");
+	compile_error(parens, 258, "nested deeper than 258 levels");
+	free(parens);
+	/* a chain is refused at the operator that makes it 129 deep */
+	char *chain = tu_deep_expr(3, 20000, "a");
+	compile_error(chain, 2 + 4 * 127, "deeper than 128 levels"); /* the 128th + */
+	free(chain);
+}
+
+struct deep_job {
+	char *src[TU_DEEP_KINDS];
+	const struct expo *ex;
+	char msg[200];
+};
+
+static void count_metric(const char *name, void *ctx)
+{
+	(void)name;
+	(*(size_t *)ctx)++;
+}
+
+/* On the small thread: compile each deepest expression twice, walk, share (every node of the two
+ * copies is a repeated subexpression), evaluate with and without the memo, print, free. */
+static void *deep_walks(void *arg)
+{
+	struct deep_job *j = arg;
+	for (int k = 0; k < TU_DEEP_KINDS; k++) {
+		char err[160];
+		size_t pos, nmetrics = 0;
+		struct expr *x = expr_compile(j->src[k], &pos, err, sizeof(err));
+		struct expr *y = expr_compile(j->src[k], &pos, err, sizeof(err));
+		if (!x || !y) {
+			snprintf(j->msg, sizeof(j->msg), "kind %d: %s", k, err);
+			return j->msg;
+		}
+		expr_foreach_metric(x, count_metric, &nmetrics);
+		struct expr *roots[2] = { x, y };
+		size_t nmemo = expr_memo_assign(roots, 2);
+		struct arena a;
+		arena_init(&a);
+		struct expr_source plain = { &j->ex, 1, NULL, 0, NULL };
+		struct expr_source shared = { &j->ex, 1, expr_memo_alloc(&a, nmemo), nmemo, NULL };
+		struct vec v1, v2, v3;
+		int rc = expr_eval(x, &plain, &a, &v1, err, sizeof(err), NULL) | expr_eval(x, &shared, &a, &v2, err, sizeof(err), NULL) |
+			 expr_eval(y, &shared, &a, &v3, err, sizeof(err), NULL);
+		struct buf b;
+		buf_init(&b, 0);
+		expr_print(x, &b, NULL, NULL);
+		if (rc || !nmetrics || (expr_depth(x) > 1 && !nmemo) || v1.n != v2.n || v2.n != v3.n || !b.len)
+			snprintf(j->msg, sizeof(j->msg), "kind %d: rc %d, %zu metrics, %zu memo, %zu/%zu/%zu series", k, rc,
+				 nmetrics, nmemo, v1.n, v2.n, v3.n);
+		buf_free(&b);
+		arena_reset(&a);
+		expr_free(x);
+		expr_free(y);
+		if (j->msg[0])
+			return j->msg;
+	}
+	return NULL;
+}
+
+/* Nothing that compiles can overflow a 256 KiB stack (libmicrohttpd's threads) in any walk. */
+static void test_deepest_on_small_stack(void **state)
+{
+	(void)state;
+	struct deep_job j = { .msg = "" };
+	struct expo e;
+	expo_init(&e);
+	assert_int_equal(expo_parse(&e, input, strlen(input), 0), 0);
+	j.ex = &e;
+	for (int k = 0; k < TU_DEEP_KINDS; k++)
+		j.src[k] = tu_deep_expr(k, deepest(k), "slurm_node_cpus");
+	const char *msg = tu_run_on_stack(256 * 1024, deep_walks, &j);
+	if (msg)
+		fail_msg("%s", msg);
+	for (int k = 0; k < TU_DEEP_KINDS; k++)
+		free(j.src[k]);
+	expo_free(&e);
+}
+
 /* Printing back gives PromQL that compiles to the same result. */
 static void test_print_roundtrip(void **state)
 {
@@ -228,6 +367,8 @@ int main(void)
 		cmocka_unit_test(test_functions),
 		cmocka_unit_test(test_compile_errors),
 		cmocka_unit_test(test_print_roundtrip),
+		cmocka_unit_test(test_depth_limit),
+		cmocka_unit_test(test_deepest_on_small_stack),
 	};
 	return cmocka_run_group_tests_name("expr", tests, NULL, NULL);
 }
