@@ -37,6 +37,8 @@ struct mapping {
 	size_t nrows;
 	unsigned endpoints;         /* union over rows (enabled or not) */
 	size_t nmemo;               /* shared subexpressions (expr_memo_assign) */
+	size_t load_work;           /* steps of the checks across rows and of expr_memo_assign: tests
+				       check that it grows linearly with the file */
 	char **inputs;              /* sorted, unique native names the rows read */
 	size_t ninputs;
 };
