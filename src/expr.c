@@ -42,30 +42,37 @@ struct matcher {
 	regex_t re;
 };
 
+/* label_replace's arguments, apart from the node: few nodes have them. */
+struct lrep {
+	char *s[4];                 /* dst, replacement, src, regex */
+	regex_t re;
+	int compiled;
+	int is_const;               /* matches every series and sets a constant: no regexec needed */
+};
+
+/* What every walk over the tree reads comes first (one cache line): a mapping may hold millions of
+ * nodes, and walking them is bound by memory. */
 struct expr {
+	struct expr *a, *b;         /* operands / arguments */
 	enum kind kind;
-	size_t pos;
 	int scalar;                 /* static type: number */
-	double num;
-	char *metric;               /* K_SEL */
-	struct matcher *m;
-	size_t nm;
-	enum agg agg;               /* K_AGG */
-	char **grouping;
-	size_t ngrouping;
-	int without, has_grouping;
+	unsigned depth;             /* of the subtree: 1 for a leaf (at most EXPR_MAX_DEPTH) */
 	enum binop op;              /* K_BIN */
-	int is_bool;
 	size_t memo;                /* 1-based slot of a repeated subexpression, 0 if none */
+	char *metric;               /* K_SEL */
 	size_t memo_class;          /* expr_memo_assign: the class of nodes that print alike */
 	uint64_t memo_hash;         /* and the hash of its fields */
+	double num;
+	size_t pos;
+	struct matcher *m;
+	size_t nm;
+	char **grouping;            /* K_AGG */
+	size_t ngrouping;
+	enum agg agg;
+	int without, has_grouping;
+	int is_bool;
 	enum func fn;               /* K_FUNC */
-	char *lr[4];                /* label_replace: dst, replacement, src, regex */
-	regex_t lr_re;
-	int lr_compiled;
-	int lr_const;               /* matches every series and sets a constant: no regexec needed */
-	unsigned depth;             /* of the subtree: 1 for a leaf (at most EXPR_MAX_DEPTH) */
-	struct expr *a, *b;         /* operands / arguments */
+	struct lrep *lr;            /* label_replace */
 };
 
 void expr_free(struct expr *x)
@@ -85,10 +92,13 @@ void expr_free(struct expr *x)
 	for (size_t i = 0; i < x->ngrouping; i++)
 		free(x->grouping[i]);
 	free(x->grouping);
-	for (int i = 0; i < 4; i++)
-		free(x->lr[i]);
-	if (x->lr_compiled)
-		regfree(&x->lr_re);
+	if (x->lr) {
+		for (int i = 0; i < 4; i++)
+			free(x->lr->s[i]);
+		if (x->lr->compiled)
+			regfree(&x->lr->re);
+		free(x->lr);
+	}
 	free(x);
 }
 
@@ -541,6 +551,7 @@ static int parse_label_replace_args(struct parser *p, struct expr *x)
 {
 	static const char *const what[] = { "destination label", "replacement", "source label", "regex" };
 	size_t re_at = p->tpos;
+	x->lr = xcalloc(1, sizeof(*x->lr));
 	for (int i = 0; i < 4; i++) {
 		if (expect(p, T_COMMA, "',' between arguments") < 0)
 			return -1;
@@ -548,25 +559,25 @@ static int parse_label_replace_args(struct parser *p, struct expr *x)
 			fail(p, p->tpos, "label_replace(): the %s must be a quoted string", what[i]);
 			return -1;
 		}
-		x->lr[i] = p->str;
+		x->lr->s[i] = p->str;
 		p->str = NULL;
 		size_t at = p->tpos;
 		re_at = at;
 		next(p);
-		if ((i == 0 || (i == 2 && *x->lr[2])) && !(ident_start(*x->lr[i]) && !strchr(x->lr[i], ':'))) {
-			fail(p, at, "label_replace(): \"%s\" is not a valid label name", x->lr[i]);
+		if ((i == 0 || (i == 2 && *x->lr->s[2])) && !(ident_start(*x->lr->s[i]) && !strchr(x->lr->s[i], ':'))) {
+			fail(p, at, "label_replace(): \"%s\" is not a valid label name", x->lr->s[i]);
 			return -1;
 		}
 	}
 	const char *why;
-	if (compile_re(&x->lr_re, x->lr[3], REG_EXTENDED, &why) < 0) {
+	if (compile_re(&x->lr->re, x->lr->s[3], REG_EXTENDED, &why) < 0) {
 		fail(p, re_at, "label_replace(): %s", why);
 		return -1;
 	}
-	x->lr_compiled = 1;
+	x->lr->compiled = 1;
 	/* label_replace(v, "status", "idle", "", "") and the like: the source is always "", the
 	 * regex matches "" and the replacement has no $ reference, so the result is a constant */
-	x->lr_const = !*x->lr[2] && !strchr(x->lr[1], '$') && regexec(&x->lr_re, "", 0, NULL, 0) == 0;
+	x->lr->is_const = !*x->lr->s[2] && !strchr(x->lr->s[1], '$') && regexec(&x->lr->re, "", 0, NULL, 0) == 0;
 	return 0;
 }
 
@@ -1295,7 +1306,7 @@ static void expand_template(struct buf *b, const char *t, const char *sv, const 
  * with $1..$9 / ${1} expanded (an empty result removes dst); otherwise leave the series as it is. */
 static void eval_label_replace(struct evalctx *c, const struct expr *x, const struct vec *in, struct vec *out)
 {
-	const char *dst = x->lr[0], *src = x->lr[2];
+	const char *dst = x->lr->s[0], *src = x->lr->s[2];
 	out->e = arena_alloc(c->a, (in->n ? in->n : 1) * sizeof(struct velem));
 	out->n = in->n;
 	for (size_t i = 0; i < in->n; i++) {
@@ -1303,20 +1314,20 @@ static void eval_label_replace(struct evalctx *c, const struct expr *x, const st
 		out->e[i] = *e;
 		const char *val;
 		size_t vlen;
-		if (x->lr_const) {
-			val = x->lr[1];
+		if (x->lr->is_const) {
+			val = x->lr->s[1];
 			vlen = strlen(val);
 			goto set;
 		}
 		int si = *src ? labels_find(e->labels, e->nlabels, src, strlen(src)) : -1;
 		char *sv = arena_strndup(c->a, si >= 0 ? e->labels[si].value : "", si >= 0 ? e->labels[si].vlen : 0);
-		size_t ngroups = x->lr_re.re_nsub + 1;
+		size_t ngroups = x->lr->re.re_nsub + 1;
 		regmatch_t *m = arena_alloc(c->a, ngroups * sizeof(*m));
-		if (regexec(&x->lr_re, sv, ngroups, m, 0) != 0)
+		if (regexec(&x->lr->re, sv, ngroups, m, 0) != 0)
 			continue;
 		struct buf b;
 		buf_init(&b, 0);
-		expand_template(&b, x->lr[1], sv, m, ngroups);
+		expand_template(&b, x->lr->s[1], sv, m, ngroups);
 		char *tmp = buf_steal(&b, &vlen);
 		val = arena_strndup(c->a, tmp, vlen);
 		free(tmp);
@@ -1532,7 +1543,7 @@ static uint64_t node_hash(struct memo_pass *mp, const struct expr *x)
 	case K_FUNC:
 		h = mix(h, x->fn);
 		for (int i = 0; x->fn == F_LABEL_REPLACE && i < 4; i++)
-			h = mix_str(mp, h, x->lr[i]);
+			h = mix_str(mp, h, x->lr->s[i]);
 		return h;
 	}
 	return h;
@@ -1575,7 +1586,7 @@ static int same_node(struct memo_pass *mp, const struct expr *x, const struct ex
 		if (x->fn != y->fn)
 			return 0;
 		for (int i = 0; x->fn == F_LABEL_REPLACE && i < 4; i++)
-			if (!same_str(mp, x->lr[i], y->lr[i]))
+			if (!same_str(mp, x->lr->s[i], y->lr->s[i]))
 				return 0;
 		return 1;
 	}
@@ -1741,7 +1752,7 @@ static void print_rec(const struct expr *x, struct buf *b, const char *(*rename)
 		print_rec(x->a, b, rename, ctx, 0);
 		for (int i = 0; x->fn == F_LABEL_REPLACE && i < 4; i++) {
 			buf_puts(b, ", ");
-			print_str(b, x->lr[i]);
+			print_str(b, x->lr->s[i]);
 		}
 		if (x->b) {
 			buf_puts(b, ", ");

@@ -57,6 +57,12 @@ void mapping_free(struct mapping *m)
 
 /* ---- loading ---- */
 
+struct inputs {
+	char **v;
+	size_t n, cap;
+	size_t row_start;         /* the current row's first */
+};
+
 struct loader {
 	const char *path;
 	const char *text;
@@ -67,6 +73,8 @@ struct loader {
 	size_t work;              /* struct mapping's load_work */
 	size_t *names;            /* accepted rows by name: index + 1 (0 empty), open addressing */
 	size_t names_mask;
+	struct inputs inputs;     /* every row's metric names (note_input) */
+	unsigned endpoints;       /* the current row's */
 };
 
 static void problem(struct loader *L, struct jpos at, const char *row, const char *fmt, ...)
@@ -155,9 +163,17 @@ static void load_kv(struct loader *L, size_t ri, const char *rname, json_t *obj,
 	}
 }
 
-static void note_endpoint(const char *name, void *ctx)
+/* One walk over a row's expression for the endpoints it reads and the inputs of the mapping (a name
+ * repeated in a row, as in a + a + a, is stored once). */
+static void note_input(const char *name, void *ctx)
 {
-	*(unsigned *)ctx |= 1u << endpoint_for_metric(name);
+	struct loader *L = ctx;
+	struct inputs *in = &L->inputs;
+	L->endpoints |= 1u << endpoint_for_metric(name);
+	if (in->n > in->row_start && strcmp(in->v[in->n - 1], name) == 0)
+		return;
+	in->v = xgrow(in->v, &in->cap, in->n + 1, sizeof(*in->v));
+	in->v[in->n++] = xstrdup(name);
 }
 
 static void load_row(struct loader *L, struct mapping *m, size_t ri, json_t *jr)
@@ -236,7 +252,10 @@ static void load_row(struct loader *L, struct mapping *m, size_t ri, json_t *jr)
 			struct jpos at = jsonpos_field(&L->pos, ri, "expr");
 			problem(L, jsonpos_in_string(L->text, L->len, at, errpos), rname, "expr: %s", err);
 		} else {
-			expr_foreach_metric(r->expr, note_endpoint, &r->endpoints);
+			L->endpoints = 0;
+			L->inputs.row_start = L->inputs.n;
+			expr_foreach_metric(r->expr, note_input, L);
+			r->endpoints = L->endpoints;
 		}
 	} else if (r->fidelity != FID_UNAVAILABLE) {
 		problem(L, jsonpos_field(&L->pos, ri, NULL), rname, "missing \"expr\" (only an unavailable row has none)");
@@ -273,28 +292,14 @@ static void load_row(struct loader *L, struct mapping *m, size_t ri, json_t *jr)
 	m->nrows++;
 }
 
-struct inputs {
-	char **v;
-	size_t n, cap;
-};
-
-static void add_input(const char *name, void *ctx)
-{
-	struct inputs *in = ctx;
-	in->v = xgrow(in->v, &in->cap, in->n + 1, sizeof(*in->v));
-	in->v[in->n++] = xstrdup(name);
-}
-
 static int str_cmp(const void *a, const void *b)
 {
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-static void collect_inputs(struct mapping *m)
+/* Sort the names the rows read (note_input) and drop repeats. */
+static void collect_inputs(struct mapping *m, struct inputs in)
 {
-	struct inputs in = { 0 };
-	for (size_t i = 0; i < m->nrows; i++)
-		expr_foreach_metric(m->rows[i].expr, add_input, &in);
 	if (in.n > 1)
 		qsort(in.v, in.n, sizeof(*in.v), str_cmp);
 	size_t u = 0;
@@ -405,7 +410,8 @@ struct mapping *mapping_load(const char *path, struct buf *problems)
 		m->nmemo = expr_memo_assign_work(roots, m->nrows, &m->load_work);
 		m->load_work += L.work;
 		free(roots);
-		collect_inputs(m);
+		collect_inputs(m, L.inputs);
+		L.inputs.v = NULL;
 	}
 out:
 	if (L.nproblems) {
@@ -415,6 +421,9 @@ out:
 	json_decref(root);
 	jsonpos_free(&L.pos);
 	free(L.names);
+	for (size_t i = 0; i < L.inputs.n && L.inputs.v; i++)
+		free(L.inputs.v[i]);
+	free(L.inputs.v);
 	free(text);
 	return m;
 }
