@@ -589,6 +589,80 @@ static int lookup(const char *const *names, size_t n, const struct parser *p)
 	return -1;
 }
 
+/* An aggregation; the current token is its name. Grouping before or after the argument. */
+static struct expr *parse_agg(struct parser *p, int ag, size_t pos)
+{
+	struct expr *x = node(K_AGG, pos);
+	x->agg = (enum agg)ag;
+	next(p);
+	if (is_ident(p, "by") || is_ident(p, "without")) {
+		x->without = is_ident(p, "without");
+		next(p);
+		if (parse_label_list(p, x) < 0)
+			goto err;
+	}
+	if (expect(p, T_LP, "'(' after aggregation") < 0)
+		goto err;
+	x->a = parse_expr(p, 0);
+	if (!x->a || set_depth(p, x) < 0)
+		goto err;
+	if (x->a->scalar) {
+		fail(p, x->a->pos, "%s() needs a vector, got a number", agg_names[ag]);
+		goto err;
+	}
+	if (expect(p, T_RP, "')' to close aggregation") < 0)
+		goto err;
+	if (!x->has_grouping && (is_ident(p, "by") || is_ident(p, "without"))) {
+		x->without = is_ident(p, "without");
+		next(p);
+		if (parse_label_list(p, x) < 0)
+			goto err;
+	}
+	return x;
+err:
+	expr_free(x);
+	return NULL;
+}
+
+/* A function call; the current token is its name, followed by '('. */
+static struct expr *parse_func(struct parser *p, int fn, size_t pos)
+{
+	struct expr *x = node(K_FUNC, pos);
+	x->fn = (enum func)fn;
+	x->scalar = funcs[fn].returns_scalar;
+	next(p);
+	next(p); /* '(' */
+	struct expr **slot[2] = { &x->a, &x->b };
+	for (int i = 0; i < funcs[fn].nargs; i++) {
+		if (i > 0 && expect(p, T_COMMA, "',' between arguments") < 0)
+			goto err;
+		*slot[i] = parse_expr(p, 0);
+		if (!*slot[i])
+			goto err;
+		if (fn == F_LABEL_REPLACE && i == 0) {
+			if (parse_label_replace_args(p, x) < 0)
+				goto err;
+			if ((*slot[0])->scalar) {
+				fail(p, (*slot[0])->pos, "argument 1 of label_replace() must be a vector");
+				goto err;
+			}
+			break;
+		}
+		int want_scalar = i == 0 ? funcs[fn].arg0_scalar : 1;
+		if ((*slot[i])->scalar != want_scalar) {
+			fail(p, (*slot[i])->pos, "argument %d of %s() must be a %s", i + 1, funcs[fn].name,
+			     want_scalar ? "number" : "vector");
+			goto err;
+		}
+	}
+	if (expect(p, T_RP, "')' after arguments") < 0 || set_depth(p, x) < 0)
+		goto err;
+	return x;
+err:
+	expr_free(x);
+	return NULL;
+}
+
 static struct expr *parse_primary(struct parser *p)
 {
 	size_t pos = p->tpos;
@@ -639,79 +713,15 @@ static struct expr *parse_primary(struct parser *p)
 					      "clamp_max", "label_replace" };
 	int ag = lookup(agg_names, 5, p);
 	int fn = lookup(fnames, 9, p);
-	if (ag >= 0) {
-		struct expr *x = node(K_AGG, pos);
-		x->agg = (enum agg)ag;
-		next(p);
-		if (is_ident(p, "by") || is_ident(p, "without")) {
-			x->without = is_ident(p, "without");
-			next(p);
-			if (parse_label_list(p, x) < 0)
-				goto agg_err;
-		}
-		if (expect(p, T_LP, "'(' after aggregation") < 0)
-			goto agg_err;
-		x->a = parse_expr(p, 0);
-		if (!x->a || set_depth(p, x) < 0)
-			goto agg_err;
-		if (x->a->scalar) {
-			fail(p, x->a->pos, "%s() needs a vector, got a number", agg_names[ag]);
-			goto agg_err;
-		}
-		if (expect(p, T_RP, "')' to close aggregation") < 0)
-			goto agg_err;
-		if (!x->has_grouping && (is_ident(p, "by") || is_ident(p, "without"))) {
-			x->without = is_ident(p, "without");
-			next(p);
-			if (parse_label_list(p, x) < 0)
-				goto agg_err;
-		}
-		return x;
-agg_err:
-		expr_free(x);
-		return NULL;
-	}
+	if (ag >= 0)
+		return parse_agg(p, ag, pos);
 	if (fn >= 0 && p->pos < p->len) {
 		/* a function only when followed by '(' (a metric may be called "floor") */
 		size_t q = p->pos;
 		while (q < p->len && (p->src[q] == ' ' || p->src[q] == '\t'))
 			q++;
-		if (q < p->len && p->src[q] == '(') {
-			struct expr *x = node(K_FUNC, pos);
-			x->fn = (enum func)fn;
-			x->scalar = funcs[fn].returns_scalar;
-			next(p);
-			next(p); /* '(' */
-			struct expr **slot[2] = { &x->a, &x->b };
-			for (int i = 0; i < funcs[fn].nargs; i++) {
-				if (i > 0 && expect(p, T_COMMA, "',' between arguments") < 0)
-					goto fn_err;
-				*slot[i] = parse_expr(p, 0);
-				if (!*slot[i])
-					goto fn_err;
-				if (fn == F_LABEL_REPLACE && i == 0) {
-					if (parse_label_replace_args(p, x) < 0)
-						goto fn_err;
-					if ((*slot[0])->scalar) {
-						fail(p, (*slot[0])->pos, "argument 1 of label_replace() must be a vector");
-						goto fn_err;
-					}
-					break;
-				}
-				int want_scalar = i == 0 ? funcs[fn].arg0_scalar : 1;
-				if ((*slot[i])->scalar != want_scalar) {
-					fail(p, (*slot[i])->pos, "argument %d of %s() must be a %s", i + 1, fnames[fn],
-					     want_scalar ? "number" : "vector");
-					goto fn_err;
-				}
-			}
-			if (expect(p, T_RP, "')' after arguments") < 0 || set_depth(p, x) < 0)
-				goto fn_err;
-			return x;
-fn_err:
-			expr_free(x);
-			return NULL;
-		}
+		if (q < p->len && p->src[q] == '(')
+			return parse_func(p, fn, pos);
 	}
 	static const char *const reserved[] = { "by", "without", "bool", "and", "or", "unless", "on", "ignoring",
 						"group_left", "group_right", "offset" };

@@ -176,6 +176,36 @@ static void note_input(const char *name, void *ctx)
 	in->v[in->n++] = xstrdup(name);
 }
 
+/* A row's name: a valid metric name, not reserved, not already a row's. */
+static void check_name(struct loader *L, const struct mapping *m, size_t ri, const char *rname, json_t *v)
+{
+	size_t first;
+	if (!json_is_string(v) || !valid_metric_name(json_string_value(v)))
+		problem(L, jsonpos_field(&L->pos, ri, "name"), rname, "\"name\" must be a valid metric name");
+	else if (strncmp(json_string_value(v), "slurm_exporter_shim_", 20) == 0)
+		problem(L, jsonpos_field(&L->pos, ri, "name"), rname, "names starting with slurm_exporter_shim_ are reserved for self metrics");
+	else if ((first = *name_slot(L, m, json_string_value(v))))
+		problem(L, jsonpos_field(&L->pos, ri, "name"), rname, "duplicate row name (first defined at row %zu)", first);
+}
+
+/* Compile the row's expression; note the endpoints and metric names it reads. */
+static void load_expr(struct loader *L, struct row *r, size_t ri, const char *rname, const char *src)
+{
+	size_t errpos = 0;
+	char err[160];
+	r->expr_src = xstrdup(src);
+	r->expr = expr_compile(r->expr_src, &errpos, err, sizeof(err));
+	if (!r->expr) {
+		struct jpos at = jsonpos_field(&L->pos, ri, "expr");
+		problem(L, jsonpos_in_string(L->text, L->len, at, errpos), rname, "expr: %s", err);
+		return;
+	}
+	L->endpoints = 0;
+	L->inputs.row_start = L->inputs.n;
+	expr_foreach_metric(r->expr, note_input, L);
+	r->endpoints = L->endpoints;
+}
+
 static void load_row(struct loader *L, struct mapping *m, size_t ri, json_t *jr)
 {
 	struct row *r = &m->rows[m->nrows];
@@ -183,7 +213,7 @@ static void load_row(struct loader *L, struct mapping *m, size_t ri, json_t *jr)
 	const char *rname;
 	json_t *v;
 	const char *k;
-	size_t before = L->nproblems, first;
+	size_t before = L->nproblems;
 
 	memset(r, 0, sizeof(*r));
 	if (!json_is_object(jr)) {
@@ -198,13 +228,7 @@ static void load_row(struct loader *L, struct mapping *m, size_t ri, json_t *jr)
 		if (!in_list(row_keys, k))
 			problem(L, jsonpos_field(&L->pos, ri, k), rname, "unknown field \"%s\"", k);
 	}
-	v = json_object_get(jr, "name");
-	if (!json_is_string(v) || !valid_metric_name(json_string_value(v)))
-		problem(L, jsonpos_field(&L->pos, ri, "name"), rname, "\"name\" must be a valid metric name");
-	else if (strncmp(json_string_value(v), "slurm_exporter_shim_", 20) == 0)
-		problem(L, jsonpos_field(&L->pos, ri, "name"), rname, "names starting with slurm_exporter_shim_ are reserved for self metrics");
-	else if ((first = *name_slot(L, m, json_string_value(v))))
-		problem(L, jsonpos_field(&L->pos, ri, "name"), rname, "duplicate row name (first defined at row %zu)", first);
+	check_name(L, m, ri, rname, json_object_get(jr, "name"));
 
 	v = json_object_get(jr, "help");
 	if (!json_is_string(v))
@@ -244,19 +268,7 @@ static void load_row(struct loader *L, struct mapping *m, size_t ri, json_t *jr)
 	} else if (v && r->fidelity == FID_UNAVAILABLE) {
 		problem(L, jsonpos_field(&L->pos, ri, "expr"), rname, "an unavailable row has no \"expr\"");
 	} else if (v) {
-		size_t errpos = 0;
-		char err[160];
-		r->expr_src = xstrdup(json_string_value(v));
-		r->expr = expr_compile(r->expr_src, &errpos, err, sizeof(err));
-		if (!r->expr) {
-			struct jpos at = jsonpos_field(&L->pos, ri, "expr");
-			problem(L, jsonpos_in_string(L->text, L->len, at, errpos), rname, "expr: %s", err);
-		} else {
-			L->endpoints = 0;
-			L->inputs.row_start = L->inputs.n;
-			expr_foreach_metric(r->expr, note_input, L);
-			r->endpoints = L->endpoints;
-		}
+		load_expr(L, r, ri, rname, json_string_value(v));
 	} else if (r->fidelity != FID_UNAVAILABLE) {
 		problem(L, jsonpos_field(&L->pos, ri, NULL), rname, "missing \"expr\" (only an unavailable row has none)");
 	}
