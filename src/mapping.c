@@ -51,6 +51,7 @@ void mapping_free(struct mapping *m)
 	for (size_t i = 0; i < m->ninputs; i++)
 		free(m->inputs[i]);
 	free(m->inputs);
+	free(m->names);
 	free(m->path);
 	free(m);
 }
@@ -71,8 +72,6 @@ struct loader {
 	struct buf *problems;
 	size_t nproblems;
 	size_t work;              /* struct mapping's load_work */
-	size_t *names;            /* accepted rows by name: index + 1 (0 empty), open addressing */
-	size_t names_mask;
 	struct inputs inputs;     /* every row's metric names (note_input) */
 	unsigned endpoints;       /* the current row's */
 };
@@ -110,17 +109,24 @@ static int valid_label_name(const char *s)
 }
 
 /* Comparing each row's name with every row before it was quadratic (36 s for 50,000 rows): rows
- * are found by name in a table with room for all of them. Returns the row's index + 1, or 0. */
-static size_t *name_slot(struct loader *L, const struct mapping *m, const char *name)
+ * are found by name in a table with room for all of them (m->names). Returns the slot of the row
+ * of this name (its index + 1), or the empty slot where it goes (0); *work counts the probes. */
+static size_t *name_slot(const struct mapping *m, const char *name, size_t *work)
 {
 	uint64_t h = 0xCBF29CE484222325ULL; /* FNV-1a */
 	for (const char *c = name; *c; c++)
 		h = (h ^ (unsigned char)*c) * 0x100000001B3ULL;
-	for (size_t j = (size_t)(h ^ h >> 32) & L->names_mask;; j = (j + 1) & L->names_mask) {
-		L->work++;
-		if (!L->names[j] || strcmp(m->rows[L->names[j] - 1].name, name) == 0)
-			return &L->names[j];
+	for (size_t j = (size_t)(h ^ h >> 32) & m->names_mask;; j = (j + 1) & m->names_mask) {
+		(*work)++;
+		if (!m->names[j] || strcmp(m->rows[m->names[j] - 1].name, name) == 0)
+			return &m->names[j];
 	}
+}
+
+int mapping_row_index(const struct mapping *m, const char *name)
+{
+	size_t work = 0;
+	return (int)*name_slot(m, name, &work) - 1;
 }
 
 static const char *const row_keys[] = { "name", "help", "type", "expr", "fidelity", "note", "default", "drop_zero",
@@ -184,7 +190,7 @@ static void check_name(struct loader *L, const struct mapping *m, size_t ri, con
 		problem(L, jsonpos_field(&L->pos, ri, "name"), rname, "\"name\" must be a valid metric name");
 	else if (strncmp(json_string_value(v), "slurm_exporter_shim_", 20) == 0)
 		problem(L, jsonpos_field(&L->pos, ri, "name"), rname, "names starting with slurm_exporter_shim_ are reserved for self metrics");
-	else if ((first = *name_slot(L, m, json_string_value(v))))
+	else if ((first = *name_slot(m, json_string_value(v), &L->work)))
 		problem(L, jsonpos_field(&L->pos, ri, "name"), rname, "duplicate row name (first defined at row %zu)", first);
 }
 
@@ -299,7 +305,7 @@ static void load_row(struct loader *L, struct mapping *m, size_t ri, json_t *jr)
 		return;
 	}
 	r->name = xstrdup(rname);
-	*name_slot(L, m, r->name) = m->nrows + 1;
+	*name_slot(m, r->name, &L->work) = m->nrows + 1;
 	m->endpoints |= r->endpoints;
 	m->nrows++;
 }
@@ -409,10 +415,10 @@ struct mapping *mapping_load(const char *path, struct buf *problems)
 	m = xcalloc(1, sizeof(*m));
 	m->path = xstrdup(path);
 	m->rows = xcalloc(json_array_size(rows) + 1, sizeof(*m->rows));
-	L.names_mask = 15;
-	while (L.names_mask < json_array_size(rows) * 2)
-		L.names_mask = L.names_mask * 2 + 1;
-	L.names = xcalloc(L.names_mask + 1, sizeof(*L.names));
+	m->names_mask = 15;
+	while (m->names_mask < json_array_size(rows) * 2)
+		m->names_mask = m->names_mask * 2 + 1;
+	m->names = xcalloc(m->names_mask + 1, sizeof(*m->names));
 	for (size_t i = 0; i < json_array_size(rows); i++)
 		load_row(&L, m, i, json_array_get(rows, i));
 	if (!L.nproblems) {
@@ -432,7 +438,6 @@ out:
 	}
 	json_decref(root);
 	jsonpos_free(&L.pos);
-	free(L.names);
 	for (size_t i = 0; i < L.inputs.n && L.inputs.v; i++)
 		free(L.inputs.v[i]);
 	free(L.inputs.v);

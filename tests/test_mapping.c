@@ -46,6 +46,11 @@ static void test_valid_and_shipped(void **state)
 		if (m->rows[i].expr && expr_depth(m->rows[i].expr) > deepest_row)
 			deepest_row = expr_depth(m->rows[i].expr);
 	assert_int_equal(deepest_row, 12);
+	/* rows are found by name (the duplicate check, --mapping.to-rules) */
+	for (size_t i = 0; i < m->nrows; i++)
+		assert_int_equal(mapping_row_index(m, m->rows[i].name), (int)i);
+	assert_int_equal(mapping_row_index(m, "slurm_node_cpus"), -1);
+	assert_int_equal(mapping_row_index(m, ""), -1);
 	/* the partitions endpoint (node write lock) is needed only because rows read it */
 	assert_true(m->endpoints & (1u << EP_PARTITIONS));
 	mapping_free(m);
