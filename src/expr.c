@@ -62,17 +62,25 @@ struct expr {
 	char *metric;               /* K_SEL */
 	size_t memo_class;          /* expr_memo_assign: the class of nodes that print alike */
 	uint64_t memo_hash;         /* and the hash of its fields */
-	double num;
 	size_t pos;
-	struct matcher *m;
-	size_t nm;
-	char **grouping;            /* K_AGG */
-	size_t ngrouping;
-	enum agg agg;
-	int without, has_grouping;
-	int is_bool;
-	enum func fn;               /* K_FUNC */
-	struct lrep *lr;            /* label_replace */
+	int is_bool;                /* K_BIN */
+	union {                     /* by kind: read a member only for its kind */
+		double num;                             /* K_NUM */
+		struct {                                /* K_SEL */
+			struct matcher *m;
+			size_t nm;
+		};
+		struct {                                /* K_AGG */
+			char **grouping;
+			size_t ngrouping;
+			enum agg agg;
+			int without, has_grouping;
+		};
+		struct {                                /* K_FUNC */
+			enum func fn;
+			struct lrep *lr;                /* label_replace's */
+		};
+	};
 };
 
 void expr_free(struct expr *x)
@@ -82,17 +90,21 @@ void expr_free(struct expr *x)
 	expr_free(x->a);
 	expr_free(x->b);
 	free(x->metric);
-	for (size_t i = 0; i < x->nm; i++) {
-		free(x->m[i].label);
-		free(x->m[i].value);
-		if (x->m[i].op == M_RE || x->m[i].op == M_NRE)
-			regfree(&x->m[i].re);
+	if (x->kind == K_SEL) {
+		for (size_t i = 0; i < x->nm; i++) {
+			free(x->m[i].label);
+			free(x->m[i].value);
+			if (x->m[i].op == M_RE || x->m[i].op == M_NRE)
+				regfree(&x->m[i].re);
+		}
+		free(x->m);
 	}
-	free(x->m);
-	for (size_t i = 0; i < x->ngrouping; i++)
-		free(x->grouping[i]);
-	free(x->grouping);
-	if (x->lr) {
+	if (x->kind == K_AGG) {
+		for (size_t i = 0; i < x->ngrouping; i++)
+			free(x->grouping[i]);
+		free(x->grouping);
+	}
+	if (x->kind == K_FUNC && x->lr) {
 		for (int i = 0; i < 4; i++)
 			free(x->lr->s[i]);
 		if (x->lr->compiled)
