@@ -3,8 +3,9 @@
 #
 #   fuzz/corpus/expo/       every distinct tests/fixtures/**/metrics_*.txt (named by SHA-1, as
 #                           libFuzzer names its corpus files)
-#   fuzz/corpus/mapping/    the shipped mapping, and a few one-row mappings cut from it
-#   fuzz/corpus/expr/       every distinct expression of the shipped mapping
+#   fuzz/corpus/mapping/    the shipped mapping, a few one-row mappings cut from it, and the deep and
+#                           long ones of issue 12 (at and past the depth limits, a long chain)
+#   fuzz/corpus/expr/       every distinct expression of the shipped mapping, and deep ones
 #   fuzz/corpus/webconfig/  tests/webconfig/**/*.yml
 #   fuzz/fuzz_payload.h     a small exposition per endpoint (the first three samples of every family
 #                           the mapping reads, from slurm-26.05/02-busy-gpu, plus a few short generic
@@ -41,10 +42,33 @@ for i in sorted(set(picks)):
     one = dict(table, metrics=[rows[i]])
     put('fuzz/corpus/mapping', (json.dumps(one, indent=2) + '\n').encode())
 
+# issue 12: expressions at and past the depth limits (src/expr.h: a tree 128 deep, parsing nested
+# 258 deep), long chains, many rows
+def J(exprs):
+    return (json.dumps({'metrics': [{'name': 'a%d' % i, 'help': 'h', 'type': 'gauge', 'fidelity': 'approximate',
+                                     'note': 'n', 'expr': e} for i, e in enumerate(exprs)]}) + '\n').encode()
+def nest(o, c, n, leaf='slurm_node_cpus'):
+    return o * n + leaf + c * n
+def chain(n, leaf='slurm_node_cpus'):
+    return ' + '.join([leaf] * n)
+deep = [nest('(', ')', 257), nest('(', ')', 258), nest('-', '', 127), nest('-', '', 128), nest('sum(', ')', 127),
+        nest('sum(', ')', 128), chain(128), chain(129), nest('abs(', ')', 127),
+        nest('clamp_min(', ', 1)', 127), 'x' + ' - (x' * 127 + ')' * 127]
+for e in deep:
+    put('fuzz/corpus/mapping', J([e]))
+# (smaller than the issue's 100,000 levels and 8,000 terms, which fail the same way: libFuzzer's
+# inputs grow to the largest seed, and every execution would be slow)
+put('fuzz/corpus/mapping', J([nest('(', ')', 5000)]))
+put('fuzz/corpus/mapping', J([nest('sum(', ')', 2000)]))
+put('fuzz/corpus/mapping', J([chain(2000)]))
+put('fuzz/corpus/mapping', J(['(sum(a%d) + sum(b{l="%d"})) / count(c)' % (i % 7, i) for i in range(500)]))
+
 reset('fuzz/corpus/expr')
 for r in rows:
     if r.get('expr'):
         put('fuzz/corpus/expr', r['expr'].encode())
+for e in deep + [nest('(', ')', 1000, 'a'), chain(1000, 'a')]:
+    put('fuzz/corpus/expr', e.encode())
 
 reset('fuzz/corpus/webconfig')
 for p in sorted(glob.glob('tests/webconfig/**/*.yml', recursive=True)):

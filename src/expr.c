@@ -42,27 +42,45 @@ struct matcher {
 	regex_t re;
 };
 
+/* label_replace's arguments, apart from the node: few nodes have them. */
+struct lrep {
+	char *s[4];                 /* dst, replacement, src, regex */
+	regex_t re;
+	int compiled;
+	int is_const;               /* matches every series and sets a constant: no regexec needed */
+};
+
+/* What every walk over the tree reads comes first (one cache line): a mapping may hold millions of
+ * nodes, and walking them is bound by memory. */
 struct expr {
-	enum kind kind;
-	size_t pos;
-	int scalar;                 /* static type: number */
-	double num;
-	char *metric;               /* K_SEL */
-	struct matcher *m;
-	size_t nm;
-	enum agg agg;               /* K_AGG */
-	char **grouping;
-	size_t ngrouping;
-	int without, has_grouping;
-	enum binop op;              /* K_BIN */
-	int is_bool;
-	size_t memo;                /* 1-based slot of a repeated subexpression, 0 if none */
-	enum func fn;               /* K_FUNC */
-	char *lr[4];                /* label_replace: dst, replacement, src, regex */
-	regex_t lr_re;
-	int lr_compiled;
-	int lr_const;               /* matches every series and sets a constant: no regexec needed */
 	struct expr *a, *b;         /* operands / arguments */
+	enum kind kind;
+	int scalar;                 /* static type: number */
+	unsigned depth;             /* of the subtree: 1 for a leaf (at most EXPR_MAX_DEPTH) */
+	enum binop op;              /* K_BIN */
+	size_t memo;                /* 1-based slot of a repeated subexpression, 0 if none */
+	char *metric;               /* K_SEL */
+	size_t memo_class;          /* expr_memo_assign: the class of nodes that print alike */
+	uint64_t memo_hash;         /* and the hash of its fields */
+	size_t pos;
+	int is_bool;                /* K_BIN */
+	union {                     /* by kind: read a member only for its kind */
+		double num;                             /* K_NUM */
+		struct {                                /* K_SEL */
+			struct matcher *m;
+			size_t nm;
+		};
+		struct {                                /* K_AGG */
+			char **grouping;
+			size_t ngrouping;
+			enum agg agg;
+			int without, has_grouping;
+		};
+		struct {                                /* K_FUNC */
+			enum func fn;
+			struct lrep *lr;                /* label_replace's */
+		};
+	};
 };
 
 void expr_free(struct expr *x)
@@ -72,20 +90,27 @@ void expr_free(struct expr *x)
 	expr_free(x->a);
 	expr_free(x->b);
 	free(x->metric);
-	for (size_t i = 0; i < x->nm; i++) {
-		free(x->m[i].label);
-		free(x->m[i].value);
-		if (x->m[i].op == M_RE || x->m[i].op == M_NRE)
-			regfree(&x->m[i].re);
+	if (x->kind == K_SEL) {
+		for (size_t i = 0; i < x->nm; i++) {
+			free(x->m[i].label);
+			free(x->m[i].value);
+			if (x->m[i].op == M_RE || x->m[i].op == M_NRE)
+				regfree(&x->m[i].re);
+		}
+		free(x->m);
 	}
-	free(x->m);
-	for (size_t i = 0; i < x->ngrouping; i++)
-		free(x->grouping[i]);
-	free(x->grouping);
-	for (int i = 0; i < 4; i++)
-		free(x->lr[i]);
-	if (x->lr_compiled)
-		regfree(&x->lr_re);
+	if (x->kind == K_AGG) {
+		for (size_t i = 0; i < x->ngrouping; i++)
+			free(x->grouping[i]);
+		free(x->grouping);
+	}
+	if (x->kind == K_FUNC && x->lr) {
+		for (int i = 0; i < 4; i++)
+			free(x->lr->s[i]);
+		if (x->lr->compiled)
+			regfree(&x->lr->re);
+		free(x->lr);
+	}
 	free(x);
 }
 
@@ -106,6 +131,7 @@ struct parser {
 	size_t errlen;
 	int failed;
 	const char *missing;
+	int nest;                 /* parse_expr calls under way (at most EXPR_MAX_NESTING) */
 };
 
 static void fail(struct parser *p, size_t pos, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -259,7 +285,25 @@ static struct expr *node(enum kind k, size_t pos)
 	struct expr *x = xcalloc(1, sizeof(*x));
 	x->kind = k;
 	x->pos = pos;
+	x->depth = 1;
 	return x;
+}
+
+/* Set x's depth from its operands'. Every walk over a tree (evaluation, printing, the memo pass,
+ * expr_free) recurses once per level, so a tree deeper than EXPR_MAX_DEPTH is refused here, where
+ * it is built: a chain `a + b + c ...` is built by a loop, not by recursion, and is as deep as it
+ * is long. Returns -1 (and fails) past the limit. */
+static int set_depth(struct parser *p, struct expr *x)
+{
+	unsigned d = x->a ? x->a->depth : 0;
+	if (x->b && x->b->depth > d)
+		d = x->b->depth;
+	x->depth = d + 1;
+	if (x->depth <= EXPR_MAX_DEPTH)
+		return 0;
+	fail(p, x->pos, "expression deeper than %d levels (each operator, function, aggregation or unary minus "
+			"is one)", EXPR_MAX_DEPTH);
+	return -1;
 }
 
 /* ---- parser ---- */
@@ -519,6 +563,7 @@ static int parse_label_replace_args(struct parser *p, struct expr *x)
 {
 	static const char *const what[] = { "destination label", "replacement", "source label", "regex" };
 	size_t re_at = p->tpos;
+	x->lr = xcalloc(1, sizeof(*x->lr));
 	for (int i = 0; i < 4; i++) {
 		if (expect(p, T_COMMA, "',' between arguments") < 0)
 			return -1;
@@ -526,25 +571,25 @@ static int parse_label_replace_args(struct parser *p, struct expr *x)
 			fail(p, p->tpos, "label_replace(): the %s must be a quoted string", what[i]);
 			return -1;
 		}
-		x->lr[i] = p->str;
+		x->lr->s[i] = p->str;
 		p->str = NULL;
 		size_t at = p->tpos;
 		re_at = at;
 		next(p);
-		if ((i == 0 || (i == 2 && *x->lr[2])) && !(ident_start(*x->lr[i]) && !strchr(x->lr[i], ':'))) {
-			fail(p, at, "label_replace(): \"%s\" is not a valid label name", x->lr[i]);
+		if ((i == 0 || (i == 2 && *x->lr->s[2])) && !(ident_start(*x->lr->s[i]) && !strchr(x->lr->s[i], ':'))) {
+			fail(p, at, "label_replace(): \"%s\" is not a valid label name", x->lr->s[i]);
 			return -1;
 		}
 	}
 	const char *why;
-	if (compile_re(&x->lr_re, x->lr[3], REG_EXTENDED, &why) < 0) {
+	if (compile_re(&x->lr->re, x->lr->s[3], REG_EXTENDED, &why) < 0) {
 		fail(p, re_at, "label_replace(): %s", why);
 		return -1;
 	}
-	x->lr_compiled = 1;
+	x->lr->compiled = 1;
 	/* label_replace(v, "status", "idle", "", "") and the like: the source is always "", the
 	 * regex matches "" and the replacement has no $ reference, so the result is a constant */
-	x->lr_const = !*x->lr[2] && !strchr(x->lr[1], '$') && regexec(&x->lr_re, "", 0, NULL, 0) == 0;
+	x->lr->is_const = !*x->lr->s[2] && !strchr(x->lr->s[1], '$') && regexec(&x->lr->re, "", 0, NULL, 0) == 0;
 	return 0;
 }
 
@@ -554,6 +599,80 @@ static int lookup(const char *const *names, size_t n, const struct parser *p)
 		if (is_ident(p, names[i]))
 			return (int)i;
 	return -1;
+}
+
+/* An aggregation; the current token is its name. Grouping before or after the argument. */
+static struct expr *parse_agg(struct parser *p, int ag, size_t pos)
+{
+	struct expr *x = node(K_AGG, pos);
+	x->agg = (enum agg)ag;
+	next(p);
+	if (is_ident(p, "by") || is_ident(p, "without")) {
+		x->without = is_ident(p, "without");
+		next(p);
+		if (parse_label_list(p, x) < 0)
+			goto err;
+	}
+	if (expect(p, T_LP, "'(' after aggregation") < 0)
+		goto err;
+	x->a = parse_expr(p, 0);
+	if (!x->a || set_depth(p, x) < 0)
+		goto err;
+	if (x->a->scalar) {
+		fail(p, x->a->pos, "%s() needs a vector, got a number", agg_names[ag]);
+		goto err;
+	}
+	if (expect(p, T_RP, "')' to close aggregation") < 0)
+		goto err;
+	if (!x->has_grouping && (is_ident(p, "by") || is_ident(p, "without"))) {
+		x->without = is_ident(p, "without");
+		next(p);
+		if (parse_label_list(p, x) < 0)
+			goto err;
+	}
+	return x;
+err:
+	expr_free(x);
+	return NULL;
+}
+
+/* A function call; the current token is its name, followed by '('. */
+static struct expr *parse_func(struct parser *p, int fn, size_t pos)
+{
+	struct expr *x = node(K_FUNC, pos);
+	x->fn = (enum func)fn;
+	x->scalar = funcs[fn].returns_scalar;
+	next(p);
+	next(p); /* '(' */
+	struct expr **slot[2] = { &x->a, &x->b };
+	for (int i = 0; i < funcs[fn].nargs; i++) {
+		if (i > 0 && expect(p, T_COMMA, "',' between arguments") < 0)
+			goto err;
+		*slot[i] = parse_expr(p, 0);
+		if (!*slot[i])
+			goto err;
+		if (fn == F_LABEL_REPLACE && i == 0) {
+			if (parse_label_replace_args(p, x) < 0)
+				goto err;
+			if ((*slot[0])->scalar) {
+				fail(p, (*slot[0])->pos, "argument 1 of label_replace() must be a vector");
+				goto err;
+			}
+			break;
+		}
+		int want_scalar = i == 0 ? funcs[fn].arg0_scalar : 1;
+		if ((*slot[i])->scalar != want_scalar) {
+			fail(p, (*slot[i])->pos, "argument %d of %s() must be a %s", i + 1, funcs[fn].name,
+			     want_scalar ? "number" : "vector");
+			goto err;
+		}
+	}
+	if (expect(p, T_RP, "')' after arguments") < 0 || set_depth(p, x) < 0)
+		goto err;
+	return x;
+err:
+	expr_free(x);
+	return NULL;
 }
 
 static struct expr *parse_primary(struct parser *p)
@@ -592,6 +711,10 @@ static struct expr *parse_primary(struct parser *p)
 		struct expr *x = node(K_NEG, pos);
 		x->a = a;
 		x->scalar = a->scalar;
+		if (set_depth(p, x) < 0) {
+			expr_free(x);
+			return NULL;
+		}
 		return x;
 	}
 	if (p->t != T_IDENT) {
@@ -602,79 +725,15 @@ static struct expr *parse_primary(struct parser *p)
 					      "clamp_max", "label_replace" };
 	int ag = lookup(agg_names, 5, p);
 	int fn = lookup(fnames, 9, p);
-	if (ag >= 0) {
-		struct expr *x = node(K_AGG, pos);
-		x->agg = (enum agg)ag;
-		next(p);
-		if (is_ident(p, "by") || is_ident(p, "without")) {
-			x->without = is_ident(p, "without");
-			next(p);
-			if (parse_label_list(p, x) < 0)
-				goto agg_err;
-		}
-		if (expect(p, T_LP, "'(' after aggregation") < 0)
-			goto agg_err;
-		x->a = parse_expr(p, 0);
-		if (!x->a)
-			goto agg_err;
-		if (x->a->scalar) {
-			fail(p, x->a->pos, "%s() needs a vector, got a number", agg_names[ag]);
-			goto agg_err;
-		}
-		if (expect(p, T_RP, "')' to close aggregation") < 0)
-			goto agg_err;
-		if (!x->has_grouping && (is_ident(p, "by") || is_ident(p, "without"))) {
-			x->without = is_ident(p, "without");
-			next(p);
-			if (parse_label_list(p, x) < 0)
-				goto agg_err;
-		}
-		return x;
-agg_err:
-		expr_free(x);
-		return NULL;
-	}
+	if (ag >= 0)
+		return parse_agg(p, ag, pos);
 	if (fn >= 0 && p->pos < p->len) {
 		/* a function only when followed by '(' (a metric may be called "floor") */
 		size_t q = p->pos;
 		while (q < p->len && (p->src[q] == ' ' || p->src[q] == '\t'))
 			q++;
-		if (q < p->len && p->src[q] == '(') {
-			struct expr *x = node(K_FUNC, pos);
-			x->fn = (enum func)fn;
-			x->scalar = funcs[fn].returns_scalar;
-			next(p);
-			next(p); /* '(' */
-			struct expr **slot[2] = { &x->a, &x->b };
-			for (int i = 0; i < funcs[fn].nargs; i++) {
-				if (i > 0 && expect(p, T_COMMA, "',' between arguments") < 0)
-					goto fn_err;
-				*slot[i] = parse_expr(p, 0);
-				if (!*slot[i])
-					goto fn_err;
-				if (fn == F_LABEL_REPLACE && i == 0) {
-					if (parse_label_replace_args(p, x) < 0)
-						goto fn_err;
-					if ((*slot[0])->scalar) {
-						fail(p, (*slot[0])->pos, "argument 1 of label_replace() must be a vector");
-						goto fn_err;
-					}
-					break;
-				}
-				int want_scalar = i == 0 ? funcs[fn].arg0_scalar : 1;
-				if ((*slot[i])->scalar != want_scalar) {
-					fail(p, (*slot[i])->pos, "argument %d of %s() must be a %s", i + 1, fnames[fn],
-					     want_scalar ? "number" : "vector");
-					goto fn_err;
-				}
-			}
-			if (expect(p, T_RP, "')' after arguments") < 0)
-				goto fn_err;
-			return x;
-fn_err:
-			expr_free(x);
-			return NULL;
-		}
+		if (q < p->len && p->src[q] == '(')
+			return parse_func(p, fn, pos);
 	}
 	static const char *const reserved[] = { "by", "without", "bool", "and", "or", "unless", "on", "ignoring",
 						"group_left", "group_right", "offset" };
@@ -702,7 +761,7 @@ static int binop_at(struct parser *p, enum binop *op)
 	return 0;
 }
 
-static struct expr *parse_expr(struct parser *p, int minprec)
+static struct expr *parse_binary(struct parser *p, int minprec)
 {
 	struct expr *lhs = parse_primary(p);
 	enum binop op = B_ADD;
@@ -727,7 +786,7 @@ static struct expr *parse_expr(struct parser *p, int minprec)
 			goto err;
 		}
 		x->b = parse_expr(p, prec);
-		if (!x->b)
+		if (!x->b || set_depth(p, x) < 0)
 			goto err;
 		int sa = x->a->scalar, sb = x->b->scalar;
 		if (op >= B_AND && (sa || sb)) {
@@ -744,6 +803,21 @@ static struct expr *parse_expr(struct parser *p, int minprec)
 err:
 	expr_free(lhs);
 	return NULL;
+}
+
+/* The parser recurses here for every parenthesis, unary sign, argument and right operand, which
+ * build no node of their own ("((((x))))" is one node): bound that recursion too. */
+static struct expr *parse_expr(struct parser *p, int minprec)
+{
+	if (p->nest >= EXPR_MAX_NESTING) {
+		fail(p, p->tpos, "expression nested deeper than %d levels (parentheses, arguments, operands)",
+		     EXPR_MAX_NESTING);
+		return NULL;
+	}
+	p->nest++;
+	struct expr *x = parse_binary(p, minprec);
+	p->nest--;
+	return x;
 }
 
 struct expr *expr_compile(const char *src, size_t *errpos, char *errmsg, size_t errlen)
@@ -768,6 +842,11 @@ int expr_is_scalar(const struct expr *x)
 	return x->scalar;
 }
 
+unsigned expr_depth(const struct expr *x)
+{
+	return x->depth;
+}
+
 void expr_foreach_metric(const struct expr *x, void (*fn)(const char *name, void *ctx), void *ctx)
 {
 	if (!x)
@@ -779,6 +858,12 @@ void expr_foreach_metric(const struct expr *x, void (*fn)(const char *name, void
 }
 
 /* ---- evaluation ---- */
+
+/* Evaluation recurses through eval, eval_node and the operator's function once per level of the
+ * tree: the work on the operands' results (and a selector's) is done in functions that are not inlined (and so not
+ * on the stack while the operands are evaluated), which keeps a level to a few hundred bytes of
+ * stack (test_expr's deepest trees run on a 256 KiB thread, as libmicrohttpd's are). */
+#define NOINLINE __attribute__((noinline))
 
 struct expr_memo;
 
@@ -854,7 +939,7 @@ static const struct expo_family *find_family(const struct expr_source *src, cons
 	return NULL;
 }
 
-static void eval_selector(struct evalctx *c, const struct expr *x, struct vec *out)
+static NOINLINE void eval_selector(struct evalctx *c, const struct expr *x, struct vec *out)
 {
 	const struct expo_family *f = find_family(c->src, x->metric);
 	out->n = 0;
@@ -1006,15 +1091,13 @@ static void eval_vec(struct evalctx *c, const struct expr *x, struct vec *out)
 	*out = v.v;
 }
 
-static void eval_binary(struct evalctx *c, const struct expr *x, struct value *out)
+static NOINLINE void combine_binary(struct evalctx *c, const struct expr *x, const struct value *l,
+				    const struct value *r, struct value *out)
 {
-	struct value l, r;
-	eval(c, x->a, &l);
-	eval(c, x->b, &r);
 	int cmp = x->op >= B_EQ && x->op <= B_LE, keep;
-	if (l.scalar && r.scalar) {
+	if (l->scalar && r->scalar) {
 		out->scalar = 1;
-		out->s = arith(x->op, l.s, r.s, &keep);
+		out->s = arith(x->op, l->s, r->s, &keep);
 		if (cmp)
 			out->s = keep;
 		return;
@@ -1022,36 +1105,36 @@ static void eval_binary(struct evalctx *c, const struct expr *x, struct value *o
 	out->scalar = 0;
 	if (x->op >= B_AND) {
 		struct index ix;
-		size_t cap = l.v.n + (x->op == B_OR ? r.v.n : 0);
+		size_t cap = l->v.n + (x->op == B_OR ? r->v.n : 0);
 		out->v.e = arena_alloc(c->a, (cap ? cap : 1) * sizeof(struct velem));
 		out->v.n = 0;
-		index_build(c, &ix, x->op == B_OR ? &l : &r);
-		for (size_t i = 0; i < l.v.n; i++) {
-			int found = x->op == B_OR || index_get(&ix, &l.v.e[i]) != NULL;
+		index_build(c, &ix, x->op == B_OR ? l : r);
+		for (size_t i = 0; i < l->v.n; i++) {
+			int found = x->op == B_OR || index_get(&ix, &l->v.e[i]) != NULL;
 			if (x->op == B_UNLESS ? !found : found)
-				out->v.e[out->v.n++] = l.v.e[i];
+				out->v.e[out->v.n++] = l->v.e[i];
 		}
 		if (x->op == B_OR)
-			for (size_t i = 0; i < r.v.n; i++)
-				if (!index_get(&ix, &r.v.e[i]))
-					out->v.e[out->v.n++] = r.v.e[i];
+			for (size_t i = 0; i < r->v.n; i++)
+				if (!index_get(&ix, &r->v.e[i]))
+					out->v.e[out->v.n++] = r->v.e[i];
 		return;
 	}
-	const struct vec *vv = l.scalar ? &r.v : &l.v;
+	const struct vec *vv = l->scalar ? &r->v : &l->v;
 	struct index ix;
-	if (!l.scalar && !r.scalar)
-		index_build(c, &ix, &r);
+	if (!l->scalar && !r->scalar)
+		index_build(c, &ix, r);
 	out->v.e = arena_alloc(c->a, (vv->n ? vv->n : 1) * sizeof(struct velem));
 	out->v.n = 0;
 	for (size_t i = 0; i < vv->n; i++) {
 		double a, b;
 		const struct velem *e = &vv->e[i];
-		if (l.scalar) {
-			a = l.s;
+		if (l->scalar) {
+			a = l->s;
 			b = e->v;
-		} else if (r.scalar) {
+		} else if (r->scalar) {
 			a = e->v;
-			b = r.s;
+			b = r->s;
 		} else {
 			const struct velem *m = index_get(&ix, e);
 			if (!m)
@@ -1092,25 +1175,31 @@ static void agg_start(enum agg op, struct velem *g, double *count, double v)
 	g->v = op == A_MIN || op == A_MAX ? v : 0;
 }
 
+static void eval_binary(struct evalctx *c, const struct expr *x, struct value *out)
+{
+	struct value l, r;
+	eval(c, x->a, &l);
+	eval(c, x->b, &r);
+	combine_binary(c, x, &l, &r, out);
+}
+
 /* Groups are found through a table that starts small and doubles (a plain sum has one group), its
  * slots holding the group's hash beside its index like struct index. */
-static void eval_agg(struct evalctx *c, const struct expr *x, struct vec *out)
+static NOINLINE void aggregate(struct evalctx *c, const struct expr *x, const struct vec *in, struct vec *out)
 {
-	struct vec in;
-	eval_vec(c, x->a, &in);
 	out->n = 0;
-	out->e = arena_alloc(c->a, (in.n ? in.n : 1) * sizeof(struct velem));
-	if (!in.n)
+	out->e = arena_alloc(c->a, (in->n ? in->n : 1) * sizeof(struct velem));
+	if (!in->n)
 		return;
-	double *count = arena_alloc(c->a, in.n * sizeof(double));
+	double *count = arena_alloc(c->a, in->n * sizeof(double));
 	struct velem *acc = out->e;
 	size_t nacc = 0;
 	if (!x->has_grouping || (!x->without && !x->ngrouping)) {
 		/* one group without labels */
 		acc[0] = (struct velem){ .hash = labels_hash(NULL, 0) };
-		agg_start(x->agg, &acc[0], &count[0], in.e[0].v);
-		for (size_t i = 0; i < in.n; i++)
-			agg_fold(x->agg, &acc[0], &count[0], in.e[i].v);
+		agg_start(x->agg, &acc[0], &count[0], in->e[0].v);
+		for (size_t i = 0; i < in->n; i++)
+			agg_fold(x->agg, &acc[0], &count[0], in->e[i].v);
 		nacc = 1;
 		goto out;
 	}
@@ -1120,8 +1209,8 @@ static void eval_agg(struct evalctx *c, const struct expr *x, struct vec *out)
 	size_t cap = 16;
 	uint64_t *slot = arena_alloc(c->a, cap * sizeof(*slot));
 	memset(slot, 0, cap * sizeof(*slot));
-	for (size_t i = 0; i < in.n; i++) {
-		const struct velem *e = &in.e[i];
+	for (size_t i = 0; i < in->n; i++) {
+		const struct velem *e = &in->e[i];
 		struct label tmp[64];
 		uint32_t n = 0;
 		for (uint32_t k = 0; k < e->nlabels && n < 64; k++) {
@@ -1165,6 +1254,13 @@ out:
 		for (size_t i = 0; i < nacc; i++)
 			acc[i].v /= count[i];
 	out->n = nacc;
+}
+
+static void eval_agg(struct evalctx *c, const struct expr *x, struct vec *out)
+{
+	struct vec in;
+	eval_vec(c, x->a, &in);
+	aggregate(c, x, &in, out);
 }
 
 static double fn1(enum func f, double v, double arg)
@@ -1232,7 +1328,7 @@ static void expand_template(struct buf *b, const char *t, const char *sv, const 
  * with $1..$9 / ${1} expanded (an empty result removes dst); otherwise leave the series as it is. */
 static void eval_label_replace(struct evalctx *c, const struct expr *x, const struct vec *in, struct vec *out)
 {
-	const char *dst = x->lr[0], *src = x->lr[2];
+	const char *dst = x->lr->s[0], *src = x->lr->s[2];
 	out->e = arena_alloc(c->a, (in->n ? in->n : 1) * sizeof(struct velem));
 	out->n = in->n;
 	for (size_t i = 0; i < in->n; i++) {
@@ -1240,20 +1336,20 @@ static void eval_label_replace(struct evalctx *c, const struct expr *x, const st
 		out->e[i] = *e;
 		const char *val;
 		size_t vlen;
-		if (x->lr_const) {
-			val = x->lr[1];
+		if (x->lr->is_const) {
+			val = x->lr->s[1];
 			vlen = strlen(val);
 			goto set;
 		}
 		int si = *src ? labels_find(e->labels, e->nlabels, src, strlen(src)) : -1;
 		char *sv = arena_strndup(c->a, si >= 0 ? e->labels[si].value : "", si >= 0 ? e->labels[si].vlen : 0);
-		size_t ngroups = x->lr_re.re_nsub + 1;
+		size_t ngroups = x->lr->re.re_nsub + 1;
 		regmatch_t *m = arena_alloc(c->a, ngroups * sizeof(*m));
-		if (regexec(&x->lr_re, sv, ngroups, m, 0) != 0)
+		if (regexec(&x->lr->re, sv, ngroups, m, 0) != 0)
 			continue;
 		struct buf b;
 		buf_init(&b, 0);
-		expand_template(&b, x->lr[1], sv, m, ngroups);
+		expand_template(&b, x->lr->s[1], sv, m, ngroups);
 		char *tmp = buf_steal(&b, &vlen);
 		val = arena_strndup(c->a, tmp, vlen);
 		free(tmp);
@@ -1269,6 +1365,33 @@ set:;
 		out->e[i].labels = ls;
 		out->e[i].nlabels = n;
 		out->e[i].hash = labels_hash(ls, n);
+	}
+}
+
+/* A function of its evaluated arguments a (and b: clamp_min/clamp_max's number). */
+static NOINLINE void apply_func(struct evalctx *c, const struct expr *x, const struct value *a, const struct value *b,
+				struct value *out)
+{
+	if (x->fn == F_VECTOR) {
+		out->v.e = arena_alloc(c->a, sizeof(struct velem));
+		out->v.n = 1;
+		out->v.e[0] = (struct velem){ .v = a->s, .hash = labels_hash(NULL, 0) };
+		return;
+	}
+	if (x->fn == F_LABEL_REPLACE) {
+		eval_label_replace(c, x, &a->v, &out->v);
+		return;
+	}
+	if (x->fn == F_SCALAR) {
+		out->scalar = 1;
+		out->s = a->v.n == 1 ? a->v.e[0].v : NAN;
+		return;
+	}
+	out->v.e = arena_alloc(c->a, (a->v.n ? a->v.n : 1) * sizeof(struct velem));
+	out->v.n = a->v.n;
+	for (size_t i = 0; i < a->v.n; i++) {
+		out->v.e[i] = a->v.e[i];
+		out->v.e[i].v = fn1(x->fn, a->v.e[i].v, b->s);
 	}
 }
 
@@ -1334,27 +1457,7 @@ static void eval_node(struct evalctx *c, const struct expr *x, struct value *out
 		eval(c, x->a, &a);
 		if (x->b)
 			eval(c, x->b, &b);
-		if (x->fn == F_VECTOR) {
-			out->v.e = arena_alloc(c->a, sizeof(struct velem));
-			out->v.n = 1;
-			out->v.e[0] = (struct velem){ .v = a.s, .hash = labels_hash(NULL, 0) };
-			return;
-		}
-		if (x->fn == F_LABEL_REPLACE) {
-			eval_label_replace(c, x, &a.v, &out->v);
-			return;
-		}
-		if (x->fn == F_SCALAR) {
-			out->scalar = 1;
-			out->s = a.v.n == 1 ? a.v.e[0].v : NAN;
-			return;
-		}
-		out->v.e = arena_alloc(c->a, (a.v.n ? a.v.n : 1) * sizeof(struct velem));
-		out->v.n = a.v.n;
-		for (size_t i = 0; i < a.v.n; i++) {
-			out->v.e[i] = a.v.e[i];
-			out->v.e[i].v = fn1(x->fn, a.v.e[i].v, b.s);
-		}
+		apply_func(c, x, &a, &b, out);
 		return;
 	}
 	}
@@ -1385,56 +1488,214 @@ int expr_eval(const struct expr *x, const struct expr_source *src, struct arena 
 
 /* ---- shared subexpressions ---- */
 
-struct memo_node {
-	struct expr *x;
-	char *text;
+/* Subexpressions are shared when they print the same PromQL text. Printing each one and sorting
+ * the texts was quadratic in a chain's length; instead each node gets a class, bottom-up: two nodes
+ * are in one class when their own fields are equal (as printed: every NaN alike, -0 apart from 0)
+ * and their operands are in the same classes. print_rec writes every field it compares and nothing
+ * else, and its output compiles back to the same tree, so that is printing the same text. Classes
+ * are found in one hash table of representatives: each node is hashed once from its fields and its
+ * operands' classes, and compared (shallowly) only with representatives of the same hash. */
+struct memo_pass {
+	struct expr **rep;          /* open addressing, by hash: one node of each class; NULL empty */
+	size_t mask;
+	size_t nclass;
+	size_t *count;              /* per class: how many nodes of an eligible kind */
+	size_t *slot;               /* per class: its memo slot, 0 if none yet */
+	size_t slots;
+	size_t work;
 };
 
-static void collect(struct expr *x, struct memo_node **v, size_t *n, size_t *cap)
+static uint64_t mix(uint64_t h, uint64_t v)
+{
+	h ^= v + 0x9E3779B97F4A7C15ULL + (h << 6) + (h >> 2);
+	return h * 0xFF51AFD7ED558CCDULL;
+}
+
+static uint64_t mix_str(struct memo_pass *mp, uint64_t h, const char *s)
+{
+	uint64_t f = 0xCBF29CE484222325ULL; /* FNV-1a */
+	size_t n = 0;
+	for (; s[n]; n++)
+		f = (f ^ (unsigned char)s[n]) * 0x100000001B3ULL;
+	mp->work += n;
+	return mix(h, f ^ n);
+}
+
+static int same_str(struct memo_pass *mp, const char *a, const char *b)
+{
+	size_t n = 0;
+	while (a[n] && a[n] == b[n])
+		n++;
+	mp->work += n + 1;
+	return a[n] == b[n];
+}
+
+/* The number as printed: every NaN prints "NaN", and %.17g tells every other double apart. */
+static uint64_t num_bits(double d)
+{
+	uint64_t u;
+	if (isnan(d))
+		d = NAN;
+	memcpy(&u, &d, sizeof(u));
+	return u;
+}
+
+/* x's own fields, and its operands' classes. */
+static uint64_t node_hash(struct memo_pass *mp, const struct expr *x)
+{
+	uint64_t h = mix((uint64_t)x->kind + 1, x->a ? x->a->memo_class + 1 : 0);
+	h = mix(h, x->b ? x->b->memo_class + 1 : 0);
+	switch (x->kind) {
+	case K_NUM:
+		return mix(h, num_bits(x->num));
+	case K_SEL:
+		h = mix_str(mp, h, x->metric);
+		for (size_t i = 0; i < x->nm; i++)
+			h = mix_str(mp, mix_str(mp, mix(h, x->m[i].op), x->m[i].label), x->m[i].value);
+		return h;
+	case K_AGG:
+		h = mix(h, (uint64_t)x->agg << 2 | (uint64_t)x->has_grouping << 1 | (uint64_t)x->without);
+		for (size_t i = 0; i < x->ngrouping; i++)
+			h = mix_str(mp, h, x->grouping[i]);
+		return mix(h, x->ngrouping);
+	case K_BIN:
+		return mix(h, (uint64_t)x->op << 1 | (uint64_t)x->is_bool);
+	case K_NEG:
+		return h;
+	case K_FUNC:
+		h = mix(h, x->fn);
+		for (int i = 0; x->fn == F_LABEL_REPLACE && i < 4; i++)
+			h = mix_str(mp, h, x->lr->s[i]);
+		return h;
+	}
+	return h;
+}
+
+static int same_operand(const struct expr *a, const struct expr *b)
+{
+	return a ? b && a->memo_class == b->memo_class : !b;
+}
+
+/* x and y print the same, given that their operands are classed. */
+static int same_node(struct memo_pass *mp, const struct expr *x, const struct expr *y)
+{
+	if (x->kind != y->kind || !same_operand(x->a, y->a) || !same_operand(x->b, y->b))
+		return 0;
+	switch (x->kind) {
+	case K_NUM:
+		return num_bits(x->num) == num_bits(y->num);
+	case K_SEL:
+		if (x->nm != y->nm || !same_str(mp, x->metric, y->metric))
+			return 0;
+		for (size_t i = 0; i < x->nm; i++)
+			if (x->m[i].op != y->m[i].op || !same_str(mp, x->m[i].label, y->m[i].label) ||
+			    !same_str(mp, x->m[i].value, y->m[i].value))
+				return 0;
+		return 1;
+	case K_AGG:
+		if (x->agg != y->agg || x->has_grouping != y->has_grouping || x->without != y->without ||
+		    x->ngrouping != y->ngrouping)
+			return 0;
+		for (size_t i = 0; i < x->ngrouping; i++)
+			if (!same_str(mp, x->grouping[i], y->grouping[i]))
+				return 0;
+		return 1;
+	case K_BIN:
+		return x->op == y->op && x->is_bool == y->is_bool;
+	case K_NEG:
+		return 1;
+	case K_FUNC:
+		if (x->fn != y->fn)
+			return 0;
+		for (int i = 0; x->fn == F_LABEL_REPLACE && i < 4; i++)
+			if (!same_str(mp, x->lr->s[i], y->lr->s[i]))
+				return 0;
+		return 1;
+	}
+	return 0;
+}
+
+static int memo_eligible(const struct expr *x)
+{
+	return x->kind == K_BIN || x->kind == K_AGG || x->kind == K_FUNC || x->kind == K_NEG;
+}
+
+static size_t count_nodes(const struct expr *x)
+{
+	return x ? 1 + count_nodes(x->a) + count_nodes(x->b) : 0;
+}
+
+/* Post-order: class the operands, then x (the table has room for every node). */
+static void classify(struct memo_pass *mp, struct expr *x)
 {
 	if (!x)
 		return;
-	if (x->kind == K_BIN || x->kind == K_AGG || x->kind == K_FUNC || x->kind == K_NEG) {
-		struct buf b;
-		buf_init(&b, 0);
-		expr_print(x, &b, NULL, NULL);
-		*v = xgrow(*v, cap, *n + 1, sizeof(**v));
-		(*v)[*n].x = x;
-		(*v)[*n].text = buf_steal(&b, NULL);
-		(*n)++;
+	classify(mp, x->a);
+	classify(mp, x->b);
+	uint64_t h = node_hash(mp, x);
+	x->memo_hash = h;
+	size_t j = (size_t)(h ^ h >> 29) & mp->mask;
+	for (;; j = (j + 1) & mp->mask) {
+		struct expr *r = mp->rep[j];
+		mp->work++;
+		if (!r) {
+			mp->rep[j] = x;
+			x->memo_class = mp->nclass++;
+			break;
+		}
+		if (r->memo_hash == h && same_node(mp, r, x)) {
+			x->memo_class = r->memo_class;
+			break;
+		}
 	}
-	collect(x->a, v, n, cap);
-	collect(x->b, v, n, cap);
+	if (memo_eligible(x))
+		mp->count[x->memo_class]++;
 }
 
-static int memo_cmp(const void *a, const void *b)
+/* Pre-order, as the slots were numbered before: a class seen twice or more gets the next slot. */
+static void number(struct memo_pass *mp, struct expr *x)
 {
-	return strcmp(((const struct memo_node *)a)->text, ((const struct memo_node *)b)->text);
+	if (!x)
+		return;
+	mp->work++;
+	x->memo = 0;
+	if (memo_eligible(x) && mp->count[x->memo_class] > 1) {
+		if (!mp->slot[x->memo_class])
+			mp->slot[x->memo_class] = ++mp->slots;
+		x->memo = mp->slot[x->memo_class];
+	}
+	number(mp, x->a);
+	number(mp, x->b);
 }
 
 size_t expr_memo_assign(struct expr *const *roots, size_t n)
 {
-	struct memo_node *v = NULL;
-	size_t nv = 0, cap = 0, slots = 0;
+	return expr_memo_assign_work(roots, n, NULL);
+}
+
+size_t expr_memo_assign_work(struct expr *const *roots, size_t n, size_t *work)
+{
+	struct memo_pass mp = { 0 };
+	size_t nodes = 0, cap = 16;
 	for (size_t i = 0; i < n; i++)
-		collect(roots[i], &v, &nv, &cap);
-	if (nv > 1)
-		qsort(v, nv, sizeof(*v), memo_cmp);
-	for (size_t i = 0; i < nv;) {
-		size_t j = i + 1;
-		while (j < nv && strcmp(v[i].text, v[j].text) == 0)
-			j++;
-		if (j - i > 1) {
-			slots++;
-			for (size_t k = i; k < j; k++)
-				v[k].x->memo = slots;
-		}
-		i = j;
-	}
-	for (size_t i = 0; i < nv; i++)
-		free(v[i].text);
-	free(v);
-	return slots;
+		nodes += count_nodes(roots[i]);
+	while (cap < nodes * 2)
+		cap *= 2;
+	mp.rep = xcalloc(cap, sizeof(*mp.rep));
+	mp.mask = cap - 1;
+	mp.count = xcalloc(nodes + 1, sizeof(*mp.count));
+	mp.slot = xcalloc(nodes + 1, sizeof(*mp.slot));
+	mp.work = nodes;
+	for (size_t i = 0; i < n; i++)
+		classify(&mp, roots[i]);
+	for (size_t i = 0; i < n; i++)
+		number(&mp, roots[i]);
+	free(mp.rep);
+	free(mp.count);
+	free(mp.slot);
+	if (work)
+		*work = mp.work;
+	return mp.slots;
 }
 
 struct expr_memo *expr_memo_alloc(struct arena *a, size_t nmemo)
@@ -1513,7 +1774,7 @@ static void print_rec(const struct expr *x, struct buf *b, const char *(*rename)
 		print_rec(x->a, b, rename, ctx, 0);
 		for (int i = 0; x->fn == F_LABEL_REPLACE && i < 4; i++) {
 			buf_puts(b, ", ");
-			print_str(b, x->lr[i]);
+			print_str(b, x->lr->s[i]);
 		}
 		if (x->b) {
 			buf_puts(b, ", ");

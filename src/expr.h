@@ -34,6 +34,14 @@ struct vec {
 	size_t n;
 };
 
+/* Every walk over a compiled tree recurses once per level, on the stacks of the HTTP server's
+ * threads too, so expr_compile refuses a tree deeper than EXPR_MAX_DEPTH (leaves are 1 deep; a
+ * chain a + b + c of n operators is n + 1 deep) and text nested deeper than EXPR_MAX_NESTING
+ * (parentheses, unary signs, arguments and right operands; twice the depth, so that expr_print's
+ * form of any accepted tree compiles again). The shipped table's deepest row is 12 deep. */
+#define EXPR_MAX_DEPTH 128
+#define EXPR_MAX_NESTING (2 * EXPR_MAX_DEPTH + 2)
+
 /* Compile. On error returns NULL and sets *errpos (byte offset into src) and errmsg. */
 struct expr *expr_compile(const char *src, size_t *errpos, char *errmsg, size_t errlen);
 void expr_free(struct expr *x);
@@ -42,6 +50,8 @@ void expr_free(struct expr *x);
 void expr_foreach_metric(const struct expr *x, void (*fn)(const char *name, void *ctx), void *ctx);
 /* 1 if the expression's static type is a number, not a vector. */
 int expr_is_scalar(const struct expr *x);
+/* How deep the tree is (a leaf is 1; at most EXPR_MAX_DEPTH). */
+unsigned expr_depth(const struct expr *x);
 
 /* Where input families come from, and (optional) per-scrape storage for shared subexpressions:
  * memo must have nmemo entries from expr_memo_alloc, fresh for each scrape. */
@@ -58,6 +68,9 @@ struct expr_source {
  * them, so that evaluating them again in one scrape reuses the first result. Returns how many
  * memo slots evaluation needs. Call once, after compiling every tree. */
 size_t expr_memo_assign(struct expr *const *roots, size_t n);
+/* The same, and *work (if not NULL) says how much work the pass did (nodes visited, hash probes,
+ * bytes hashed and compared): tests check that it grows linearly with the trees. */
+size_t expr_memo_assign_work(struct expr *const *roots, size_t n, size_t *work);
 struct expr_memo *expr_memo_alloc(struct arena *a, size_t nmemo);
 
 /* Evaluate into *out (allocated from `a`, or borrowed from a payload: treat it as read-only). A

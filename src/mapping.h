@@ -45,10 +45,16 @@ struct mapping {
 	size_t nrows;
 	unsigned endpoints;         /* union over rows (enabled or not) */
 	size_t nmemo;               /* shared subexpressions (expr_memo_assign) */
+	size_t load_work;           /* steps of the checks across rows and of expr_memo_assign: tests
+				       check that it grows linearly with the file */
 	char **inputs;              /* sorted, unique native names the rows read */
 	size_t ninputs;
+	size_t *names;              /* the rows by name (mapping_row_index): index + 1, 0 empty */
+	size_t names_mask;
 };
 
+/* The index of the row called name, or -1. */
+int mapping_row_index(const struct mapping *m, const char *name);
 /* expo_keep_fn over a mapping's inputs (ctx: the mapping): only these families need storing. */
 int mapping_reads(const char *name, size_t len, void *ctx);
 

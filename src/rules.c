@@ -27,13 +27,11 @@
 /* Put in front of each metric name while printing, to find the selectors afterwards. */
 #define SEL_MARK '\001'
 
-/* 1 if a row of the table (enabled or not, available or not) has this name. */
+/* 1 if a row of the table (enabled or not, available or not) has this name (through the table's
+ * index: comparing with every row made --mapping.to-rules quadratic, 45 s for 50,000 rows). */
 static int is_legacy_name(const struct mapping *m, const char *name)
 {
-	for (size_t i = 0; i < m->nrows; i++)
-		if (strcmp(m->rows[i].name, name) == 0)
-			return 1;
-	return 0;
+	return mapping_row_index(m, name) >= 0;
 }
 
 /* expr_print's rename hook: the marker, then the name as scrape.yml stores it. */

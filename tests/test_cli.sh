@@ -65,6 +65,26 @@ has "--check-mapping broken: second problem" "$T/broken.json:5:5: row 'slurm_cpu
 check "start with a broken mapping" 1 "$BIN" --once --replay-dir "$STATE" --mapping.file "$T/broken.json"
 has "start with a broken mapping" "mapping: $T/broken.json:4:40"
 
+# issue 12: nesting deeper than the parser allows is a positioned error, not a stack overflow
+# (100,000 parentheses; 5,000 nested sum() once passed the check and crashed the first scrape)
+deep() { # deep FILE OPEN LEAF CLOSE N
+	awk -v o="$2" -v l="$3" -v c="$4" -v n="$5" 'BEGIN {
+		printf "{\"metrics\": [{\"name\": \"a\", \"help\": \"h\", \"type\": \"gauge\", \"fidelity\": \"approximate\", \"note\": \"n\",\n \"expr\": \""
+		for (i = 0; i < n; i++) printf "%s", o
+		printf "%s", l
+		for (i = 0; i < n; i++) printf "%s", c
+		printf "\"}]}\n" }' >"$1"
+}
+deep "$T/deep.json" "(" slurm_node_cpus ")" 100000
+check "--check-mapping 100000 parentheses" 1 "$BIN" --check-mapping "$T/deep.json"
+has "--check-mapping 100000 parentheses" "$T/deep.json:2:269: row 'a': expr: expression nested deeper than 258 levels"
+deep "$T/deep.json" "sum(" slurm_node_cpus ")" 5000
+check "--once, 5000 nested sum()" 1 "$BIN" --once --replay-dir "$STATE" --mapping.file "$T/deep.json"
+has "--once, 5000 nested sum()" "row 'a': expr: expression nested deeper than 258 levels"
+deep "$T/deep.json" "" slurm_node_cpus " + slurm_node_cpus" 20000
+check "--check-mapping 20000-term chain" 1 "$BIN" --check-mapping "$T/deep.json"
+has "--check-mapping 20000-term chain" "row 'a': expr: expression deeper than 128 levels"
+
 check "--once" 0 "$BIN" --once --replay-dir "$STATE" --mapping.file "$MAP"
 has "--once" "slurm_cpus_alloc 42"
 mkdir "$T/empty"

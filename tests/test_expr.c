@@ -189,6 +189,282 @@ static void test_compile_errors(void **state)
 	compile_error("label_replace(a, \"1x\", \"\", \"\", \"\")", 17, "not a valid label name");
 }
 
+/* The most levels of kind `kind` (tu_deep_expr) that compile: the depth limit stops every kind. */
+static size_t deepest(int kind)
+{
+	for (size_t n = 1; n <= 1000; n++) {
+		char *src = tu_deep_expr(kind, n, "slurm_node_cpus"), err[160];
+		size_t pos;
+		struct expr *x = expr_compile(src, &pos, err, sizeof(err));
+		expr_free(x);
+		free(src);
+		if (!x) {
+			if (!strstr(err, "deeper than"))
+				fail_msg("kind %d, %zu levels: %s", kind, n, err);
+			return n - 1;
+		}
+	}
+	fail_msg("kind %d: 1000 levels compile: no depth limit", kind);
+	return 0;
+}
+
+/* Issue 12: unbounded nesting overflowed the stack of the recursive parser (and of every walk over
+ * the tree: a chain a + a + ... is built by a loop but is as deep as it is long). */
+static void test_depth_limit(void **state)
+{
+	(void)state;
+	for (int k = 0; k < TU_DEEP_KINDS; k++) {
+		size_t n = deepest(k);
+		/* generous: the shipped table's deepest row is 12 deep */
+		if (n < 100)
+			fail_msg("kind %d: only %zu levels compile", k, n);
+		/* the deepest accepted tree prints as PromQL that compiles again, as deep */
+		char *src = tu_deep_expr(k, n, "slurm_node_cpus"), err[160];
+		size_t pos;
+		struct expr *x = expr_compile(src, &pos, err, sizeof(err));
+		assert_non_null(x);
+		assert_true(expr_depth(x) <= EXPR_MAX_DEPTH);
+		struct buf b;
+		buf_init(&b, 0);
+		expr_print(x, &b, NULL, NULL);
+		buf_putc(&b, '\0');
+		struct expr *again = expr_compile(b.data, &pos, err, sizeof(err));
+		if (!again)
+			fail_msg("kind %d: printed form does not compile: %s", k, err);
+		assert_int_equal(expr_depth(again), expr_depth(x));
+		expr_free(again);
+		expr_free(x);
+		buf_free(&b);
+		free(src);
+	}
+	/* the issue's reproductions: refused with a position, not a crash */
+	static const int kinds[] = { 0, 1, 2, 3, 8 };
+	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
+		char *src = tu_deep_expr(kinds[i], 100000, "slurm_node_cpus"), err[160];
+		size_t pos = 0;
+		struct expr *x = expr_compile(src, &pos, err, sizeof(err));
+		if (x || !strstr(err, "deeper than") || pos >= strlen(src))
+			fail_msg("kind %d, 100000 levels: %s at %zu", kinds[i], x ? "compiled" : err, pos);
+		free(src);
+	}
+	/* 258 levels of parsing at most: the 258th '(' opens one too many (at the token after it) */
+	char *parens = tu_deep_expr(0, 300, "x");
+	compile_error(parens, 258, "nested deeper than 258 levels");
+	free(parens);
+	/* a chain is refused at the operator that makes it 129 deep */
+	char *chain = tu_deep_expr(3, 20000, "a");
+	compile_error(chain, 2 + 4 * 127, "deeper than 128 levels"); /* the 128th + */
+	free(chain);
+}
+
+struct deep_job {
+	char *src[TU_DEEP_KINDS];
+	const struct expo *ex;
+	char msg[200];
+};
+
+static void count_metric(const char *name, void *ctx)
+{
+	(void)name;
+	(*(size_t *)ctx)++;
+}
+
+/* On the small thread: compile each deepest expression twice, walk, share (every node of the two
+ * copies is a repeated subexpression), evaluate with and without the memo, print, free. */
+static void *deep_walks(void *arg)
+{
+	struct deep_job *j = arg;
+	for (int k = 0; k < TU_DEEP_KINDS; k++) {
+		char err[160];
+		size_t pos, nmetrics = 0;
+		struct expr *x = expr_compile(j->src[k], &pos, err, sizeof(err));
+		struct expr *y = expr_compile(j->src[k], &pos, err, sizeof(err));
+		if (!x || !y) {
+			snprintf(j->msg, sizeof(j->msg), "kind %d: %s", k, err);
+			return j->msg;
+		}
+		expr_foreach_metric(x, count_metric, &nmetrics);
+		struct expr *roots[2] = { x, y };
+		size_t nmemo = expr_memo_assign(roots, 2);
+		struct arena a;
+		arena_init(&a);
+		struct expr_source plain = { &j->ex, 1, NULL, 0, NULL };
+		struct expr_source shared = { &j->ex, 1, expr_memo_alloc(&a, nmemo), nmemo, NULL };
+		struct vec v1, v2, v3;
+		int rc = expr_eval(x, &plain, &a, &v1, err, sizeof(err), NULL) | expr_eval(x, &shared, &a, &v2, err, sizeof(err), NULL) |
+			 expr_eval(y, &shared, &a, &v3, err, sizeof(err), NULL);
+		struct buf b;
+		buf_init(&b, 0);
+		expr_print(x, &b, NULL, NULL);
+		if (rc || !nmetrics || (expr_depth(x) > 1 && !nmemo) || v1.n != v2.n || v2.n != v3.n || !b.len)
+			snprintf(j->msg, sizeof(j->msg), "kind %d: rc %d, %zu metrics, %zu memo, %zu/%zu/%zu series", k, rc,
+				 nmetrics, nmemo, v1.n, v2.n, v3.n);
+		buf_free(&b);
+		arena_reset(&a);
+		expr_free(x);
+		expr_free(y);
+		if (j->msg[0])
+			return j->msg;
+	}
+	return NULL;
+}
+
+/* Nothing that compiles can overflow a 256 KiB stack (libmicrohttpd's threads) in any walk. */
+static void test_deepest_on_small_stack(void **state)
+{
+	(void)state;
+	struct deep_job j = { .msg = "" };
+	struct expo e;
+	expo_init(&e);
+	assert_int_equal(expo_parse(&e, input, strlen(input), 0), 0);
+	j.ex = &e;
+	for (int k = 0; k < TU_DEEP_KINDS; k++)
+		j.src[k] = tu_deep_expr(k, deepest(k), "slurm_node_cpus");
+	const char *msg = tu_run_on_stack(256 * 1024, deep_walks, &j);
+	if (msg)
+		fail_msg("%s", msg);
+	for (int k = 0; k < TU_DEEP_KINDS; k++)
+		free(j.src[k]);
+	expo_free(&e);
+}
+
+/* Balanced: `(t + t) + (t + t)`, 2^d copies of t. */
+static void balanced(struct buf *b, unsigned d, const char *t)
+{
+	if (!d) {
+		buf_puts(b, t);
+		return;
+	}
+	buf_putc(b, '(');
+	balanced(b, d - 1, t);
+	buf_puts(b, " + ");
+	balanced(b, d - 1, t);
+	buf_putc(b, ')');
+}
+
+/* One of the shapes of issue 12, of size n (doubling n doubles the text): the rows' sources. */
+static size_t memo_shape(int kind, size_t n, char ***rows)
+{
+	size_t nrows = kind == 3 ? n : 1;
+	*rows = xcalloc(nrows, sizeof(**rows));
+	for (size_t r = 0; r < nrows; r++) {
+		struct buf b;
+		buf_init(&b, 0);
+		switch (kind) {
+		case 0: /* a chain of one repeated term (a long one was 12 s and 606 MB at 8,000 terms) */
+			for (size_t i = 0; i < n; i++)
+				buf_printf(&b, "%ssum(slurm_node_cpus)", i ? " + " : "");
+			break;
+		case 1: /* a chain of distinct terms */
+			for (size_t i = 0; i < n; i++)
+				buf_printf(&b, "%sabs(m%zu)", i ? " - " : "", i);
+			break;
+		case 2: /* wide but shallow, every half equal to the other */
+			for (size_t leaves = 1, d = 0; leaves <= n; leaves *= 2, d++)
+				if (leaves * 2 > n)
+					balanced(&b, (unsigned)d, "sum(x{l=\"v\"})");
+			break;
+		case 3: /* many rows, each a chain of 100 terms, some shared with the next row */
+			for (size_t i = 0; i < 100; i++)
+				buf_printf(&b, "%smax(m%zu)", i ? " + " : "", (r + i) % (n + 50));
+			break;
+		case 4: /* long label matchers */
+			for (size_t i = 0; i < 40; i++) {
+				buf_printf(&b, "%ssum(x{l=\"", i ? " + " : "");
+				for (size_t k = 0; k < n; k++)
+					buf_putc(&b, (char)('a' + (k * 7 + i / 2) % 26));
+				buf_puts(&b, "\"})");
+			}
+			break;
+		case 5: /* many matchers in one selector, twice */
+			for (int t = 0; t < 2; t++) {
+				buf_puts(&b, t ? " + count(x{" : "count(x{");
+				for (size_t i = 0; i < n; i++)
+					buf_printf(&b, "%sl%zu=\"v\"", i ? ", " : "", i);
+				buf_puts(&b, "})");
+			}
+			break;
+		}
+		(*rows)[r] = buf_steal(&b, NULL);
+	}
+	return nrows;
+}
+
+static size_t memo_work(int kind, size_t n)
+{
+	char **src, err[160];
+	size_t nrows = memo_shape(kind, n, &src), pos, work = 0;
+	struct expr **roots = xcalloc(nrows, sizeof(*roots));
+	for (size_t r = 0; r < nrows; r++) {
+		roots[r] = expr_compile(src[r], &pos, err, sizeof(err));
+		if (!roots[r])
+			fail_msg("shape %d, %zu: %s at %zu", kind, n, err, pos);
+	}
+	size_t slots = expr_memo_assign_work(roots, nrows, &work);
+	assert_true(kind == 1 || slots > 0);
+	for (size_t r = 0; r < nrows; r++) {
+		expr_free(roots[r]);
+		free(src[r]);
+	}
+	free(roots);
+	free(src);
+	return work;
+}
+
+/* Issue 12: the shared-subexpression pass printed every subexpression's text, quadratic in a chain
+ * (a 360 KB mapping took over a minute). Its work doubles when its input doubles, whatever the
+ * shape (counted by the pass: deterministic, unlike a time). */
+static void test_memo_linear(void **state)
+{
+	(void)state;
+	static const size_t sizes[] = { 60, 60, 512, 200, 500, 500 };
+	for (int k = 0; k < 6; k++) {
+		size_t w1 = memo_work(k, sizes[k]), w2 = memo_work(k, 2 * sizes[k]);
+		if (w2 <= w1 || (double)w2 > 2.5 * (double)w1)
+			fail_msg("shape %d: work %zu at size %zu, %zu at %zu", k, w1, sizes[k], w2, 2 * sizes[k]);
+	}
+}
+
+/* Which subexpressions are shared: those that print the same text (and only those). */
+static void expect_slots(const char *a, const char *b, size_t want)
+{
+	char err[160];
+	size_t pos;
+	struct expr *roots[2] = { expr_compile(a, &pos, err, sizeof(err)), expr_compile(b, &pos, err, sizeof(err)) };
+	assert_non_null(roots[0]);
+	assert_non_null(roots[1]);
+	size_t got = expr_memo_assign(roots, 2);
+	if (got != want)
+		fail_msg("%s / %s: %zu shared, want %zu", a, b, got, want);
+	expr_free(roots[0]);
+	expr_free(roots[1]);
+}
+
+static void test_memo_sharing(void **state)
+{
+	(void)state;
+	expect_slots("sum(x) + 1", "sum(x) + 2", 1);
+	expect_slots("sum(x) + 0", "sum(x) + -0", 1);          /* "0" and "-0" print differently */
+	expect_slots("x * NaN", "x * -NaN", 1);                /* every NaN prints "NaN" */
+	expect_slots("sum by (a) (x)", "sum(x) by (a)", 1);
+	expect_slots("sum by () (x)", "sum(x)", 0);
+	expect_slots("sum by (a, b) (x)", "sum by (b, a) (x)", 0);
+	expect_slots("sum without (a) (x)", "sum by (a) (x)", 0);
+	expect_slots("a - (b - c)", "a - b - c", 0);
+	expect_slots("(sum(x) + 1) * 2", "(sum(x) + 1) / 2", 2);
+	expect_slots("abs(x) + abs(x)", "y", 1);
+	expect_slots("sum(x{a=\"1\"})", "sum(x{a=\"1\", b=\"2\"})", 0);
+	expect_slots("sum(x{a=\"1\"})", "sum(x{a!=\"1\"})", 0);
+	expect_slots("sum(x{a=~\"\\\\d\"})", "sum(x{a=~\"\\d\"})", 1); /* the same regex, spelt two ways */
+	expect_slots("x > 1", "x > bool 1", 0);
+	expect_slots("clamp_min(x, 1)", "clamp_max(x, 1)", 0);
+	expect_slots("label_replace(x, \"a\", \"b\", \"c\", \"d\")", "label_replace(x, \"a\", \"b\", \"c\", \"e\")", 0);
+	expect_slots("label_replace(x, \"a\", \"b\", \"c\", \"d\")", "label_replace(x, \"a\", \"b\", \"c\", \"d\")", 1);
+	expect_slots("-x", "-(x)", 1);
+	expect_slots("x or y", "x and y", 0);
+	expect_slots("vector(1)", "vector(1.0)", 1);
+}
+
 /* Printing back gives PromQL that compiles to the same result. */
 static void test_print_roundtrip(void **state)
 {
@@ -228,6 +504,10 @@ int main(void)
 		cmocka_unit_test(test_functions),
 		cmocka_unit_test(test_compile_errors),
 		cmocka_unit_test(test_print_roundtrip),
+		cmocka_unit_test(test_depth_limit),
+		cmocka_unit_test(test_deepest_on_small_stack),
+		cmocka_unit_test(test_memo_linear),
+		cmocka_unit_test(test_memo_sharing),
 	};
 	return cmocka_run_group_tests_name("expr", tests, NULL, NULL);
 }

@@ -579,10 +579,28 @@ static void test_reload(void **state)
 	assert_non_null(strstr(r.body.data, "\nonly_row 4\n"));
 	assert_non_null(strstr(r.body.data, "slurm_exporter_shim_mapping_reload_success 0\n"));
 	buf_free(&r.body);
+	/* issue 12: 100,000 parentheses overflowed the parser's stack and killed the daemon */
+	char *deep = tu_deep_expr(0, 100000, "slurm_nodes");
+	struct buf j;
+	buf_init(&j, 0);
+	buf_printf(&j, "{\"metrics\": [{\"name\": \"deep\", \"help\": \"h\", \"type\": \"gauge\", \"expr\": \"%s\", "
+		   "\"fidelity\": \"exact\"}]}\n", deep);
+	buf_putc(&j, '\0');
+	tu_write(path, j.data);
+	buf_free(&j);
+	free(deep);
+	kill(s.pid, SIGHUP);
+	tu_sleep_ms(300);
+	assert_int_equal(waitpid(s.pid, NULL, WNOHANG), 0);
+	http("GET", s.port, "/metrics", &r, 10000);
+	assert_non_null(strstr(r.body.data, "\nonly_row 4\n"));
+	assert_non_null(strstr(r.body.data, "slurm_exporter_shim_mapping_reload_success 0\n"));
+	buf_free(&r.body);
 	stop(&s);
 	char *log = tu_slurp(s.log, NULL);
 	assert_non_null(strstr(log, "/tmp/shimtest-reload.json:1:"));
 	assert_non_null(strstr(log, "row 'broken'"));
+	assert_non_null(strstr(log, "row 'deep': expr: expression nested deeper than 258 levels"));
 	free(log);
 	free(orig);
 	stop(&f);

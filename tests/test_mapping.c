@@ -4,6 +4,7 @@
 
 #include "expo.h"
 #include "mapping.h"
+#include "rules.h"
 #include "writer.h"
 
 static char *problems_of(const char *json)
@@ -39,6 +40,17 @@ static void test_valid_and_shipped(void **state)
 	if (!m)
 		fail_msg("%.*s", (int)b.len, b.data);
 	assert_int_equal(m->nrows, 62);
+	/* the depth limit is generous: the deepest shipped row (docs/mapping.md) is far below it */
+	unsigned deepest_row = 0;
+	for (size_t i = 0; i < m->nrows; i++)
+		if (m->rows[i].expr && expr_depth(m->rows[i].expr) > deepest_row)
+			deepest_row = expr_depth(m->rows[i].expr);
+	assert_int_equal(deepest_row, 12);
+	/* rows are found by name (the duplicate check, --mapping.to-rules) */
+	for (size_t i = 0; i < m->nrows; i++)
+		assert_int_equal(mapping_row_index(m, m->rows[i].name), (int)i);
+	assert_int_equal(mapping_row_index(m, "slurm_node_cpus"), -1);
+	assert_int_equal(mapping_row_index(m, ""), -1);
 	/* the partitions endpoint (node write lock) is needed only because rows read it */
 	assert_true(m->endpoints & (1u << EP_PARTITIONS));
 	mapping_free(m);
@@ -329,6 +341,151 @@ static void test_output_sorted(void **state)
 	check_sorted(2, 1000); /* keys equal within each group: ties decide */
 }
 
+/* The most levels of kind `kind` (tu_deep_expr) that compile. */
+static size_t deepest(int kind)
+{
+	size_t n = 1;
+	for (;; n++) {
+		char *src = tu_deep_expr(kind, n, "slurm_node_cpus"), err[160];
+		size_t pos;
+		struct expr *x = expr_compile(src, &pos, err, sizeof(err));
+		expr_free(x);
+		free(src);
+		if (!x || n == 1000)
+			break;
+	}
+	assert_int_not_equal(n, 1000);
+	return n - 1;
+}
+
+struct deep_job {
+	const char *path;
+	struct expo e[EP_COUNT];
+	char *text[EP_COUNT];     /* the payloads the expos borrow */
+	char msg[4096];
+};
+
+/* On the small thread: load, evaluate every row against a capture, export the rules. */
+static void *deep_rows(void *arg)
+{
+	struct deep_job *j = arg;
+	struct buf problems;
+	struct arena a;
+	buf_init(&problems, 0);
+	struct mapping *m = mapping_load(j->path, &problems);
+	if (!m) {
+		snprintf(j->msg, sizeof(j->msg), "%.*s", (int)problems.len, problems.data);
+		buf_free(&problems);
+		return j->msg;
+	}
+	buf_free(&problems);
+	const struct expo *ex[EP_COUNT];
+	int up[EP_COUNT];
+	for (int i = 0; i < EP_COUNT; i++) {
+		ex[i] = &j->e[i];
+		up[i] = 1;
+	}
+	arena_init(&a);
+	struct row_result *res = xcalloc(m->nrows, sizeof(*res));
+	mapping_eval(m, "", ex, up, &a, res);
+	for (size_t i = 0; i < m->nrows && !j->msg[0]; i++)
+		if (res[i].status != ROW_OK)
+			snprintf(j->msg, sizeof(j->msg), "row %s: status %d %s", m->rows[i].name, res[i].status, res[i].err);
+	if (!j->msg[0] && rules_export(m, "http://ctl:6817", "", "/tmp/shimtest-deep-rules", j->msg, sizeof(j->msg)) == 0)
+		j->msg[0] = '\0';
+	free(res);
+	arena_reset(&a);
+	mapping_free(m);
+	return j->msg[0] ? j->msg : NULL;
+}
+
+/* Issue 12: a row of each deepest kind loads, evaluates and exports as rules on a 256 KiB thread
+ * (libmicrohttpd's threads evaluate rows; only the depth limit keeps them from overflowing). */
+static void test_deepest_rows_on_small_stack(void **state)
+{
+	(void)state;
+	static struct deep_job j; /* the thread only reads the payloads */
+	struct buf json;
+	buf_init(&json, 0);
+	buf_puts(&json, "{\"metrics\": [");
+	for (int k = 0; k < TU_DEEP_KINDS; k++) {
+		char *src = tu_deep_expr(k, deepest(k), "slurm_node_cpus");
+		buf_printf(&json, "%s{\"name\": \"deep%d\", \"help\": \"h\", \"type\": \"gauge\", \"fidelity\": \"exact\", \"expr\": \"",
+			   k ? ", " : "", k);
+		for (const char *c = src; *c; c++)
+			buf_printf(&json, *c == '"' ? "\\%c" : "%c", *c);
+		buf_puts(&json, "\"}");
+		free(src);
+	}
+	buf_puts(&json, "]}\n");
+	buf_putc(&json, '\0');
+	j.path = "/tmp/shimtest-deep.json";
+	tu_write(j.path, json.data);
+	buf_free(&json);
+	for (int i = 0; i < EP_COUNT; i++) {
+		char p[256];
+		size_t len;
+		snprintf(p, sizeof(p), "tests/fixtures/slurm-25.11/04-resumed-busy/%s", endpoints[i].file);
+		assert_non_null(j.text[i] = tu_slurp(p, &len));
+		expo_init(&j.e[i]);
+		expo_parse(&j.e[i], j.text[i], len, 0);
+	}
+	const char *msg = tu_run_on_stack(256 * 1024, deep_rows, &j);
+	if (msg)
+		fail_msg("%s", msg);
+	char *rules = tu_slurp("/tmp/shimtest-deep-rules/rules.yml", NULL);
+	assert_non_null(rules);
+	assert_non_null(strstr(rules, "record: deep8\n"));
+	free(rules);
+	for (int i = 0; i < EP_COUNT; i++) {
+		expo_free(&j.e[i]);
+		free(j.text[i]);
+	}
+}
+
+/* The loader's work (struct mapping's load_work) for a table of n rows of one of the shapes. */
+static size_t load_work(int shape, size_t n)
+{
+	const char *path = "/tmp/shimtest-linear.json";
+	struct buf j, problems;
+	buf_init(&j, 0);
+	buf_puts(&j, "{\"metrics\": [");
+	for (size_t i = 0; i < n; i++) {
+		buf_printf(&j, "%s{\"name\": \"r%zu\", \"help\": \"h\", \"type\": \"gauge\", \"fidelity\": \"exact\", \"expr\": \"",
+			   i ? ",\n" : "", i);
+		if (shape == 0) /* the smallest rows: the most in a file */
+			buf_puts(&j, "x");
+		else /* wide, shallow, sharing subexpressions with other rows */
+			buf_printf(&j, "(sum(a%zu) + sum(b{l=\\\"%zu\\\"})) / (count(c) + max(a%zu))", i % 97, i, i / 3);
+		buf_puts(&j, "\"}");
+	}
+	buf_puts(&j, "]}\n");
+	buf_putc(&j, '\0');
+	tu_write(path, j.data);
+	buf_free(&j);
+	buf_init(&problems, 0);
+	struct mapping *m = mapping_load(path, &problems);
+	if (!m)
+		fail_msg("%.*s", (int)problems.len, problems.data);
+	size_t w = m->load_work;
+	assert_int_equal(m->nrows, n);
+	mapping_free(m);
+	buf_free(&problems);
+	return w;
+}
+
+/* Issue 12: loading is linear in the file (a 4 MiB file of 50,000 small rows took 36 s: each row's
+ * name was compared with every row before it). Counted, not timed. */
+static void test_load_linear(void **state)
+{
+	(void)state;
+	for (int shape = 0; shape < 2; shape++) {
+		size_t w1 = load_work(shape, 4000), w2 = load_work(shape, 8000);
+		if (w2 <= w1 || (double)w2 > 2.5 * (double)w1)
+			fail_msg("shape %d: work %zu at 4000 rows, %zu at 8000", shape, w1, w2);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -339,6 +496,8 @@ int main(void)
 		cmocka_unit_test(test_row_pipeline),
 		cmocka_unit_test(test_invalid_utf8_labels),
 		cmocka_unit_test(test_output_sorted),
+		cmocka_unit_test(test_deepest_rows_on_small_stack),
+		cmocka_unit_test(test_load_linear),
 	};
 	return cmocka_run_group_tests_name("mapping", tests, NULL, NULL);
 }

@@ -10,6 +10,7 @@
 #include <cmocka.h>
 
 #include <errno.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -100,6 +101,49 @@ static inline const char *tu_shim_bin(void)
 {
 	const char *b = getenv("SHIM_BIN");
 	return b ? b : "./slurm-exporter-shim";
+}
+
+/* Expressions nested n levels deep in one of TU_DEEP_KINDS ways, over the metric `leaf` (the tests
+ * of EXPR_MAX_DEPTH): parentheses, unary minus, sum(), a left-associative chain a + a + ..., abs(),
+ * clamp_min(), label_replace(), a right-nested a - (a - (...)), and a mix of aggregations,
+ * functions, unary minus and parentheses. Returns a new string. */
+#define TU_DEEP_KINDS 9
+static inline char *tu_deep_expr(int kind, size_t n, const char *leaf)
+{
+	static const char *const open[] = { "(", "-", "sum(", "", "abs(", "clamp_min(", "label_replace(", "", "" };
+	static const char *const close[] = { ")", "", ")", "", ")", ", 1)", ", \"a\", \"x\", \"\", \"\")", ")", "" };
+	static const char *const mix_open[] = { "sum by (node) (", "-(", "abs(", "(", "max(" };
+	struct buf b;
+	buf_init(&b, 0);
+	for (size_t i = 0; i < n; i++) {
+		if (kind == 7)
+			buf_printf(&b, "%s - (", leaf);
+		else
+			buf_puts(&b, kind == 8 ? mix_open[i % 5] : open[kind]);
+	}
+	buf_puts(&b, leaf);
+	for (size_t i = 0; i < n; i++) {
+		if (kind == 3)
+			buf_printf(&b, " + %s", leaf);
+		else
+			buf_puts(&b, kind == 8 ? ")" : close[kind]);
+	}
+	return buf_steal(&b, NULL);
+}
+
+/* Run fn(arg) on a thread with a stack of `stack` bytes (libmicrohttpd's threads can have as little
+ * as 256 KiB); returns what fn returned. */
+static inline void *tu_run_on_stack(size_t stack, void *(*fn)(void *), void *arg)
+{
+	pthread_attr_t attr;
+	pthread_t t;
+	void *ret = NULL;
+	assert_int_equal(pthread_attr_init(&attr), 0);
+	assert_int_equal(pthread_attr_setstacksize(&attr, stack), 0);
+	assert_int_equal(pthread_create(&t, &attr, fn, arg), 0);
+	assert_int_equal(pthread_join(t, &ret), 0);
+	pthread_attr_destroy(&attr);
+	return ret;
 }
 
 #endif
