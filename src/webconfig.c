@@ -253,12 +253,7 @@ static yaml_node_t *node_at(struct ctx *c, int id)
 
 static char *dup_scalar(const yaml_node_t *n)
 {
-	char *s = malloc(slen(n) + 1);
-	if (s) {
-		memcpy(s, sval(n), slen(n));
-		s[slen(n)] = '\0';
-	}
-	return s;
+	return xstrndup(sval(n), slen(n)); /* keys and hashes hold no NUL (checked before) */
 }
 
 /* Decode a string field. Null leaves *out NULL; so does an empty string when empty_is_unset (Go's
@@ -274,8 +269,6 @@ static int get_string(struct ctx *c, const yaml_node_t *n, const char *what, int
 	if (memchr(sval(n), '\0', slen(n)))
 		return fail_at(c, n->start_mark, "%s contains a NUL character", what);
 	*out = dup_scalar(n);
-	if (!*out)
-		return fail_at(c, n->start_mark, "out of memory");
 	return 0;
 }
 
@@ -359,11 +352,7 @@ static int check_mapping(struct ctx *c, const yaml_node_t *n, const char *what)
 		rc = 0;
 		goto out;
 	}
-	keys = malloc(count * sizeof *keys);
-	if (!keys) {
-		fail_at(c, n->start_mark, "out of memory");
-		goto out;
-	}
+	keys = xmalloc(count * sizeof *keys);
 	for (i = 0; i < count; i++)
 		keys[i] = node_at(c, n->data.mapping.pairs.start[i].key);
 	qsort(keys, count, sizeof *keys, cmp_key);
@@ -432,11 +421,7 @@ static int read_bounded(const char *path, char **out, size_t *outlen)
 			size_t ncap = cap ? cap * 2 : 8192;
 			if (ncap > WC_MAX_FILE + 2)
 				ncap = WC_MAX_FILE + 2;
-			nbuf = malloc(ncap);
-			if (!nbuf) {
-				e = ENOMEM;
-				goto out;
-			}
+			nbuf = xmalloc(ncap);
 			if (buf) {
 				memcpy(nbuf, buf, len);
 				explicit_bzero(buf, cap);
@@ -488,13 +473,11 @@ static char *resolve_path(const char *cfgpath, const char *p)
 	char *s;
 
 	if (p[0] == '/' || !slash)
-		return strdup(p);
+		return xstrdup(p);
 	dl = (size_t)(slash - cfgpath) + 1; /* keep the slash */
-	s = malloc(dl + pl + 1);
-	if (s) {
-		memcpy(s, cfgpath, dl);
-		memcpy(s + dl, p, pl + 1);
-	}
+	s = xmalloc(dl + pl + 1);
+	memcpy(s, cfgpath, dl);
+	memcpy(s + dl, p, pl + 1);
 	return s;
 }
 
@@ -534,17 +517,9 @@ static int load_pem(struct ctx *c, const char *file, yaml_mark_t file_mark, cons
 			goto out;
 		}
 		len = strlen(inl);
-		buf = strdup(inl);
-		if (!buf) {
-			fail_at(c, inl_mark, "out of memory");
-			goto out;
-		}
+		buf = xstrdup(inl);
 	} else {
 		path = resolve_path(c->path, file);
-		if (!path) {
-			fail_at(c, file_mark, "out of memory");
-			goto out;
-		}
 		e = read_bounded(path, &buf, &len);
 		if (e) {
 			fail_at(c, file_mark, "%s \"%s\": %s", what, esc(eb, path, strlen(path)),
@@ -650,9 +625,7 @@ static int build_priorities(struct ctx *c, int min_v, int max_v)
 	}
 	if (t->prefer_server)
 		snprintf(buf + o, sizeof buf - o, ":%%SERVER_PRECEDENCE");
-	c->wc->priorities = strdup(buf);
-	if (!c->wc->priorities)
-		return fail_at(c, t->mark, "out of memory");
+	c->wc->priorities = xstrdup(buf);
 	return 0;
 }
 
@@ -801,9 +774,7 @@ static int parse_headers(struct ctx *c, const yaml_node_t *n)
 	count = (size_t)(n->data.mapping.pairs.top - n->data.mapping.pairs.start);
 	if (count == 0)
 		return 0;
-	wc->headers = calloc(count, sizeof *wc->headers);
-	if (!wc->headers)
-		return fail_at(c, n->start_mark, "out of memory");
+	wc->headers = xcalloc(count, sizeof *wc->headers);
 	FOR_PAIRS(c, n, k, v) {
 		for (h = 0; h < N_HEADERS && !scalar_eq(k, allowed_headers[h].name); h++)
 			;
@@ -909,9 +880,7 @@ static int parse_users(struct ctx *c, const yaml_node_t *n)
 	count = (size_t)(n->data.mapping.pairs.top - n->data.mapping.pairs.start);
 	if (count == 0)
 		return 0;
-	wc->users = calloc(count, sizeof *wc->users);
-	if (!wc->users)
-		return fail_at(c, n->start_mark, "out of memory");
+	wc->users = xcalloc(count, sizeof *wc->users);
 	FOR_PAIRS(c, n, k, v) {
 		if (v->type != YAML_SCALAR_NODE)
 			return fail_at(c, v->start_mark, "basic_auth_users: user \"%s\": password hash must be a string, not %s",
@@ -923,8 +892,6 @@ static int parse_users(struct ctx *c, const yaml_node_t *n)
 		wc->users[wc->nusers].name = dup_scalar(k);
 		wc->users[wc->nusers].hash = dup_scalar(v);
 		wc->nusers++;
-		if (!wc->users[wc->nusers - 1].name || !wc->users[wc->nusers - 1].hash)
-			return fail_at(c, k->start_mark, "out of memory");
 	}
 	return 0;
 }
@@ -1059,11 +1026,7 @@ int webconfig_load(const char *path, struct webconfig **out, char *err, size_t e
 	}
 	if (check_depth(&c, buf, len) < 0)
 		goto out;
-	c.wc = calloc(1, sizeof *c.wc);
-	if (!c.wc) {
-		fail_nopos(&c, "out of memory");
-		goto out;
-	}
+	c.wc = xcalloc(1, sizeof *c.wc);
 	if (!yaml_parser_initialize(&parser)) {
 		fail_nopos(&c, "out of memory");
 		goto out;
@@ -1253,9 +1216,7 @@ int webconfig_check_basic_auth(const struct webconfig *wc, const char *user, siz
 	}
 	if (cost)
 		*cost = (unsigned)(hash[4] - '0') * 10 + (unsigned)(hash[5] - '0');
-	cd = calloc(1, sizeof *cd);
-	if (!cd)
-		goto out;
+	cd = xcalloc(1, sizeof *cd);
 	/* crypt reads up to a NUL: a password with one inside pays the same cost, then fails */
 	res = crypt_rn(password, hash, cd, (int)sizeof *cd);
 	if (!res || res[0] == '*')
