@@ -214,10 +214,7 @@ out:
 		yaml_document_delete(&doc);
 	if (parser_init)
 		yaml_parser_delete(&parser);
-	if (buf) {
-		explicit_bzero(buf, len);
-		free(buf);
-	}
+	wc_free_secret(buf, len);
 	webconfig_free(c.wc);
 	return rc;
 }
@@ -229,10 +226,7 @@ void webconfig_free(struct webconfig *wc)
 	if (!wc)
 		return;
 	free(wc->cert_pem);
-	if (wc->key_pem) {
-		explicit_bzero(wc->key_pem, strlen(wc->key_pem));
-		free(wc->key_pem);
-	}
+	wc_free_secret_str(wc->key_pem);
 	free(wc->priorities);
 	wc_users_free(wc);
 	for (i = 0; i < wc->nheaders; i++)

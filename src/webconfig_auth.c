@@ -82,12 +82,8 @@ void wc_users_free(struct webconfig *wc)
 	for (size_t i = 0; i < wc->nusers; i++) {
 		struct wc_user *u = &wc->users[i];
 		free(u->name);
-		explicit_bzero(u->hash, strlen(u->hash));
-		free(u->hash);
-		if (u->verified) {
-			explicit_bzero(u->verified, strlen(u->verified));
-			free(u->verified);
-		}
+		wc_free_secret_str(u->hash);
+		wc_free_secret_str(u->verified);
 		pthread_mutex_destroy(&u->lock);
 	}
 	free(wc->users);
@@ -167,18 +163,12 @@ int webconfig_check_basic_auth(const struct webconfig *wc, const char *user, siz
 	if (ok) {
 		char *copy = xstrndup(password, plen);
 		pthread_mutex_lock(&u->lock);
-		if (u->verified) {
-			explicit_bzero(u->verified, strlen(u->verified));
-			free(u->verified);
-		}
+		wc_free_secret_str(u->verified);
 		u->verified = copy;
 		pthread_mutex_unlock(&u->lock);
 	}
 out:
-	if (cd) {
-		explicit_bzero(cd, sizeof *cd);
-		free(cd);
-	}
+	wc_free_secret(cd, sizeof *cd);
 	return ok;
 }
 
@@ -249,9 +239,6 @@ int webconfig_parse_basic(const char *value, size_t len, struct basic_cred *out)
 
 void webconfig_basic_free(struct basic_cred *c)
 {
-	if (c->buf) {
-		explicit_bzero(c->buf, c->buflen + 1);
-		free(c->buf);
-	}
+	wc_free_secret(c->buf, c->buflen + 1);
 	memset(c, 0, sizeof *c);
 }

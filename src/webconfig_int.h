@@ -17,6 +17,7 @@
 
 #include <pthread.h>
 #include <stddef.h>
+#include <stdlib.h>
 #include <string.h>
 #include <yaml.h>
 
@@ -67,6 +68,22 @@ struct wc_ctx {
 	struct webconfig *wc;
 	struct tls_cfg tls;
 };
+
+/* Wipe n bytes of p, then free it (p may be NULL): secrets do not linger in freed memory. */
+static inline void wc_free_secret(void *p, size_t n)
+{
+	if (p) {
+		explicit_bzero(p, n);
+		free(p);
+	}
+}
+
+/* The same for a NUL-terminated string (may be NULL). */
+static inline void wc_free_secret_str(char *s)
+{
+	if (s)
+		wc_free_secret(s, strlen(s));
+}
 
 /* Record an error at mark m (or with no position); always return -1 so callers can
  * `return wc_fail_at(...)`. The message is one printable line. */

@@ -127,10 +127,7 @@ static int load_pem(struct wc_ctx *c, const char *file, yaml_mark_t file_mark, c
 	buf = NULL;
 	rc = 0;
 out:
-	if (buf) {
-		explicit_bzero(buf, len);
-		free(buf);
-	}
+	wc_free_secret(buf, len);
 	free(path);
 	return rc;
 }
@@ -142,10 +139,7 @@ void wc_tls_cfg_clear(struct tls_cfg *t)
 	free(t->cert_file);
 	free(t->key_file);
 	free(t->cert);
-	if (t->key) {
-		explicit_bzero(t->key, strlen(t->key));
-		free(t->key);
-	}
+	wc_free_secret_str(t->key);
 	memset(t, 0, sizeof *t);
 }
 

@@ -264,11 +264,9 @@ int wc_read_bounded(const char *path, char **out, size_t *outlen)
 			if (ncap > WC_MAX_FILE + 2)
 				ncap = WC_MAX_FILE + 2;
 			nbuf = xmalloc(ncap);
-			if (buf) {
+			if (buf)
 				memcpy(nbuf, buf, len);
-				explicit_bzero(buf, cap);
-				free(buf);
-			}
+			wc_free_secret(buf, cap);
 			buf = nbuf;
 			cap = ncap;
 		}
@@ -292,10 +290,7 @@ int wc_read_bounded(const char *path, char **out, size_t *outlen)
 	*outlen = len;
 	buf = NULL;
 out:
-	if (buf) {
-		explicit_bzero(buf, cap);
-		free(buf);
-	}
+	wc_free_secret(buf, cap);
 	close(fd);
 	return e;
 }
