@@ -1,4 +1,4 @@
-/* fuzz_webconfig.c: libFuzzer target for the web config loader (src/webconfig.c, libyaml): the input
+/* fuzz_webconfig.c: libFuzzer target for the web config loader (src/webconfig*.c, libyaml): the input
  * is written to web.yml in a private temporary directory (under $TMPDIR) and loaded from there, so
  * relative cert_file/key_file paths resolve inside it. At start the fixtures cert.pem, key.pem and
  * notpem.txt are copied into that directory from $FUZZ_WEBCONFIG_FIXTURES (default tests/webconfig)

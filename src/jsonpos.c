@@ -55,6 +55,21 @@ static int skip_string(struct scan *c, char **out)
 	return 0;
 }
 
+/* After a member or an element: ',' (1: another follows) or `close` (0: the end), else -1. */
+static int next_or_close(struct scan *c, char close)
+{
+	ws(c);
+	if (c->i < c->len && c->s[c->i] == ',') {
+		adv(c);
+		return 1;
+	}
+	if (c->i < c->len && c->s[c->i] == close) {
+		adv(c);
+		return 0;
+	}
+	return -1;
+}
+
 static int skip_value(struct scan *c)
 {
 	ws(c);
@@ -83,16 +98,11 @@ static int skip_value(struct scan *c)
 				}
 				if (skip_value(c) < 0)
 					return -1;
-				ws(c);
-				if (c->i < c->len && c->s[c->i] == ',') {
-					adv(c);
-					continue;
-				}
-				if (c->i < c->len && c->s[c->i] == close) {
-					adv(c);
+				int more = next_or_close(c, close);
+				if (more < 0)
+					return -1;
+				if (!more)
 					break;
-				}
-				return -1;
 			}
 		}
 	} else {
@@ -135,16 +145,9 @@ static int members(struct scan *c, struct jsonpos_field **f, size_t *n, int (*su
 		int rc = sub && strcmp(key, "metrics") == 0 ? sub(c, ctx) : skip_value(c);
 		if (rc < 0)
 			return -1;
-		ws(c);
-		if (c->i < c->len && c->s[c->i] == ',') {
-			adv(c);
-			continue;
-		}
-		if (c->i < c->len && c->s[c->i] == '}') {
-			adv(c);
-			return 0;
-		}
-		return -1;
+		rc = next_or_close(c, '}');
+		if (rc <= 0)
+			return rc;
 	}
 }
 
@@ -172,16 +175,9 @@ static int rows(struct scan *c, void *ctx)
 		} else if (skip_value(c) < 0) {
 			return -1;
 		}
-		ws(c);
-		if (c->i < c->len && c->s[c->i] == ',') {
-			adv(c);
-			continue;
-		}
-		if (c->i < c->len && c->s[c->i] == ']') {
-			adv(c);
-			return 0;
-		}
-		return -1;
+		int more = next_or_close(c, ']');
+		if (more <= 0)
+			return more;
 	}
 }
 

@@ -5,24 +5,10 @@
 #include <stdio.h>
 #include <string.h>
 
+/* Process-wide (see options.h): set once by main() before any thread starts, then only read. */
 enum log_level log_min_level = LOG_INFO;
 
 static const char *const names[] = { "debug", "info", "warn", "error" };
-
-int log_parse_level(const char *s, enum log_level *out)
-{
-	for (int i = 0; i < 4; i++) {
-		if (strcmp(s, names[i]) == 0) {
-			*out = (enum log_level)i;
-			return 0;
-		}
-	}
-	if (strcmp(s, "warning") == 0) {
-		*out = LOG_WARN;
-		return 0;
-	}
-	return -1;
-}
 
 /* logfmt: level=info msg="..." with \ " and control bytes escaped, one line per message */
 void log_msg(enum log_level lvl, const char *fmt, ...)

@@ -1,6 +1,7 @@
 /* log.h: leveled logging to stderr (journald adds timestamps under systemd).
  * Untrusted bytes (upstream bodies, client input, file content) must go through log_escape()
- * before they are logged, so a hostile payload cannot forge log lines or terminal escapes. */
+ * before they are logged, so a hostile payload cannot forge log lines or terminal escapes.
+ * Ownership: nothing is kept; log_msg formats on its stack, log_escape writes into the caller's out. */
 #ifndef SHIM_LOG_H
 #define SHIM_LOG_H
 
@@ -8,12 +9,14 @@
 
 enum log_level { LOG_DEBUG, LOG_INFO, LOG_WARN, LOG_ERROR };
 
+/* Messages below this level are dropped. Process-wide state (options.h): main() sets it from
+ * --log.level before any thread starts; nothing writes it afterwards. */
 extern enum log_level log_min_level;
 
-int log_parse_level(const char *s, enum log_level *out);   /* 0 ok, -1 unknown */
 void log_msg(enum log_level lvl, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-/* Write a printable, quoted-safe copy of [s, s+n) into out (size outsz, always NUL-terminated),
- * at most `maxin` input bytes; non-printable bytes become \xNN. Returns out. */
+/* Write a printable, quoted-safe copy of [s, s+n) into out (size outsz, always NUL-terminated when
+ * outsz > 0): bytes outside printable ASCII, '"' and '\\' become \xNN; input that does not fit in
+ * outsz is cut off at a whole byte's escape. Returns out. */
 char *log_escape(char *out, size_t outsz, const char *s, size_t n);
 
 #define log_debug(...) log_msg(LOG_DEBUG, __VA_ARGS__)

@@ -11,6 +11,7 @@
 #include <microhttpd.h>
 #include <netdb.h>
 #include <netinet/in.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,6 +26,12 @@ struct server {
 	struct MHD_Daemon *d;
 	int fd;
 	unsigned port;
+	/* Why MHD_start_daemon failed: the first message libmicrohttpd logs on the starting thread
+	 * while `starting` (e.g. GnuTLS refusing the certificate/key pair). Only the starting thread
+	 * reads or writes these two, so they need no lock. */
+	pthread_t starter;
+	int starting;
+	char why[300];
 };
 
 static const char landing_fmt[] =
@@ -198,20 +205,15 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 	return text(c, MHD_HTTP_NOT_FOUND, "404 page not found\n", wc);
 }
 
-/* Set only on the thread in MHD_start_daemon: the first message libmicrohttpd logs there says why a
- * start failed (e.g. GnuTLS refusing the certificate/key pair). */
-static _Thread_local char *start_reason;
-static _Thread_local size_t start_reason_len;
-
 static void mhd_log(void *cls, const char *fmt, va_list ap) __attribute__((format(printf, 2, 0)));
 static void mhd_log(void *cls, const char *fmt, va_list ap)
 {
+	struct server *srv = cls;
 	char line[512], safe[600];
-	(void)cls;
 	vsnprintf(line, sizeof(line), fmt, ap);
 	line[strcspn(line, "\n")] = '\0';
-	if (start_reason && !start_reason[0])
-		log_escape(start_reason, start_reason_len, line, strlen(line));
+	if (pthread_equal(pthread_self(), srv->starter) && srv->starting && !srv->why[0])
+		log_escape(srv->why, sizeof(srv->why), line, strlen(line));
 	log_debug("http: %s", log_escape(safe, sizeof(safe), line, strlen(line)));
 }
 
@@ -294,7 +296,7 @@ struct server *server_start(const struct server_config *cfg, struct scraper *s, 
 	struct MHD_OptionItem ops[12];
 	size_t n = 0;
 	/* first, or libmicrohttpd logs the options before it to stderr itself */
-	ops[n++] = (struct MHD_OptionItem){ MHD_OPTION_EXTERNAL_LOGGER, (intptr_t)mhd_log, NULL };
+	ops[n++] = (struct MHD_OptionItem){ MHD_OPTION_EXTERNAL_LOGGER, (intptr_t)mhd_log, srv };
 	ops[n++] = (struct MHD_OptionItem){ MHD_OPTION_LISTEN_SOCKET, srv->fd, NULL };
 	ops[n++] = (struct MHD_OptionItem){ MHD_OPTION_CONNECTION_LIMIT, cfg->max_connections, NULL };
 	ops[n++] = (struct MHD_OptionItem){ MHD_OPTION_PER_IP_CONNECTION_LIMIT, cfg->per_ip_connections, NULL };
@@ -313,13 +315,13 @@ struct server *server_start(const struct server_config *cfg, struct scraper *s, 
 		ops[n++] = (struct MHD_OptionItem){ MHD_OPTION_HTTPS_PRIORITIES, 0, (void *)webconfig_tls_priorities(wc) };
 	}
 	ops[n++] = (struct MHD_OptionItem){ MHD_OPTION_END, 0, NULL };
-	char why[300] = "";
-	start_reason = why;
-	start_reason_len = sizeof(why);
+	srv->starter = pthread_self();
+	srv->starting = 1;
 	srv->d = MHD_start_daemon(flags, 0, NULL, NULL, handle, srv, MHD_OPTION_ARRAY, ops, MHD_OPTION_END);
-	start_reason = NULL;
+	srv->starting = 0;
 	if (!srv->d) {
-		snprintf(err, errlen, "cannot start the HTTP server on %s%s%s", cfg->listen, why[0] ? ": " : "", why);
+		snprintf(err, errlen, "cannot start the HTTP server on %s%s%s", cfg->listen, srv->why[0] ? ": " : "",
+			 srv->why);
 		goto fail;
 	}
 	return srv;

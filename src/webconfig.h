@@ -10,8 +10,11 @@
  * X-Content-Type-Options: nosniff, X-Frame-Options: deny|sameorigin, X-XSS-Protection,
  * Content-Security-Policy); a blank value leaves the header unset.
  *
- * All getters accept NULL (and then return NULL / 0). A loaded object is immutable, so every getter
- * and webconfig_check_basic_auth may be called from several threads at once. */
+ * All getters accept NULL (and then return NULL / 0). A loaded object does not change except for one
+ * thing: each user's remembered password (the last one that verified), which
+ * webconfig_check_basic_auth reads and replaces under that user's own mutex. So every getter and
+ * webconfig_check_basic_auth may be called from several threads at once; webconfig_free must not
+ * race with any of them. The implementation is split in webconfig*.c (see webconfig_int.h). */
 #ifndef SHIM_WEBCONFIG_H
 #define SHIM_WEBCONFIG_H
 

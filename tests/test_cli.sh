@@ -28,19 +28,40 @@ check "--help" 0 "$BIN" --help
 has "--help" "--slurmctld.url URL"
 check "unknown flag" 2 "$BIN" --no-such-flag
 has "unknown flag" 'unknown flag "--no-such-flag"'
-check "missing value" 2 "$BIN" --slurmctld.url
-check "bad number" 2 "$BIN" --slurmctld.timeout=soon
 check "bad bool" 2 "$BIN" -gpus-acct=maybe
+has "bad bool" 'flag --gpus-acct: value "maybe" is not a boolean (expected true or false)'
+# every number is parsed and range-checked once, from the flag table (src/options.c), with one message
+check "missing value" 2 "$BIN" --slurmctld.url
+has "missing value" "flag --slurmctld.url: needs a value"
+check "bad number" 2 "$BIN" --slurmctld.timeout=soon
+has "bad number" 'flag --slurmctld.timeout: value "soon" is not a valid number of seconds (expected 0.001 to 86400)'
+check "--web.max-connections 0" 2 "$BIN" --web.max-connections 0 --version
+has "--web.max-connections 0" 'flag --web.max-connections: value "0" is not a valid whole number (expected 1 to 65535)'
+check "--web.max-connections 65536" 2 "$BIN" --web.max-connections=65536 --version
+check "--web.max-connections 1.5" 2 "$BIN" --web.max-connections 1.5 --version
+check "--web.max-connections 65535" 0 "$BIN" --web.max-connections 65535 --version
+check "--slurmctld.max-body 0" 2 "$BIN" --slurmctld.max-body 0 --version
+has "--slurmctld.max-body 0" 'flag --slurmctld.max-body: value "0" is not a valid whole number of bytes (expected 1 to 1099511627776)'
+check "--slurmctld.min-interval -1" 2 "$BIN" --slurmctld.min-interval -1 --version
+check "--slurmctld.min-interval nan" 2 "$BIN" --slurmctld.min-interval nan --version
+check "--slurmctld.min-interval 0.5" 0 "$BIN" --slurmctld.min-interval 0.5 --version
+check "--log.level loud" 2 "$BIN" --log.level loud --version
+has "--log.level loud" 'flag --log.level: value "loud" is not a valid choice (expected debug, info, warn or error)'
+check "--log.level warning" 0 "$BIN" --log.level warning --version
+check "--help shows ranges and defaults" 0 "$BIN" --help
+has "--help shows ranges and defaults" "simultaneous HTTP connections (1 to 65535, default 64)"
+has "--help shows ranges and defaults" 'address to serve on (default ":9341")'
+has "--help lists the log levels" "debug, info, warn or error (default info)"
 check "-h" 0 "$BIN" -h
 has "-h is listed in --help" "--help, -h"
 # values the daemon cannot use are refused at start (issue 12 item 13)
 check "--slurmctld.timeout 0" 2 "$BIN" --slurmctld.timeout 0 --once --replay-dir "$STATE" --mapping.file "$MAP"
-has "--slurmctld.timeout 0" "--slurmctld.timeout wants a number of seconds from 0.001 to 86400, not 0"
+has "--slurmctld.timeout 0" 'flag --slurmctld.timeout: value "0" is not a valid number of seconds (expected 0.001 to 86400)'
 check "--web.connection-timeout 0" 2 "$BIN" --web.connection-timeout 0 --once --replay-dir "$STATE" --mapping.file "$MAP"
-has "--web.connection-timeout 0" "--web.connection-timeout wants a number of seconds from 1 to 86400, not 0"
+has "--web.connection-timeout 0" 'flag --web.connection-timeout: value "0" is not a valid whole number of seconds (expected 1 to 86400)'
 check "--web.connection-timeout 0.5" 2 "$BIN" --web.connection-timeout 0.5 --once --replay-dir "$STATE" --mapping.file "$MAP"
 check "--slurmctld.url without a scheme" 2 "$BIN" --slurmctld.url ctl1:6817 --once --mapping.file "$MAP"
-has "--slurmctld.url without a scheme" 'wants an http:// or https:// URL, not "ctl1:6817"'
+has "--slurmctld.url without a scheme" 'flag --slurmctld.url: value "ctl1:6817" is not an http:// or https:// URL'
 check "--slurmctld.url HTTPS://" 0 "$BIN" --slurmctld.url HTTPS://ctl1:6817 --once --replay-dir "$STATE" --mapping.file "$MAP"
 
 # the old exporter's spellings are accepted

@@ -5,7 +5,10 @@
 #   2. every flag that starts a --help line ("  --flag ...") has its own entry
 #      in the man page's OPTIONS section;
 #   3. every option entry in the man page's OPTIONS section is a --flag that
-#      "$SHIM_BIN --help" prints.
+#      "$SHIM_BIN --help" prints;
+#   4. (rendered with man) each flag's entry agrees with its --help line, which
+#      src/options.c writes from the flag table: the same metavar, the
+#      "Default:" of the --help "(default X)", and the range "N to M".
 # Run from the repository root:
 #   SHIM_BIN=./slurm-exporter-shim sh tests/test_manpage.sh
 # The last line is "N passed, M failed"; the exit status is non-zero on failure.
@@ -128,6 +131,43 @@ done <"$tmp/help.options"
 while IFS= read -r f; do
   if grep -qxF -- "$f" "$tmp/help.flags"; then ok; else bad "'$f' is in the OPTIONS of $MANPAGE but not in --help"; fi
 done <"$tmp/man.options"
+
+# 4. per flag, the man page entry against the --help line (metavar, default, range)
+# man_entries FILE: "flag<TAB>tag line<TAB>the entry's text joined on one line"
+man_entries() {
+  awk '
+    function flush() { if (flag != "") { gsub(/[ \t]+/, " ", body); print flag "\t" tag "\t" body }; flag = "" }
+    /^[A-Z][A-Z ]*$/ { flush(); in_opt = ($0 == "OPTIONS"); blank = 0; next }
+    in_opt && blank && /^       --/ { flush(); flag = $1; sub(/\[.*$/, "", flag); tag = $0; sub(/^ +/, "", tag); body = ""; blank = 0; next }
+    in_opt && flag != "" { body = body " " $0 }
+    { blank = ($0 ~ /^[ \t]*$/) }
+    END { flush() }
+  ' "$1"
+}
+if [ "$render" = man ]; then
+  man_entries "$tmp/man.txt" >"$tmp/man.entries"
+  while IFS= read -r line; do
+    f=$(printf '%s\n' "$line" | sed -n 's/^  \(--[A-Za-z][A-Za-z0-9._-]*\).*/\1/p')
+    [ -n "$f" ] || continue
+    entry=$(awk -F '\t' -v f="$f" '$1 == f' "$tmp/man.entries")
+    # the metavar: "  --flag METAVAR   help" (a metavar is upper case)
+    meta=$(printf '%s\n' "$line" | sed -n 's/^  --[^ ]* \([A-Z][A-Z]*\) .*/\1/p')
+    if [ -n "$meta" ]; then
+      tag=$(printf '%s\n' "$entry" | cut -f2)
+      if [ "$tag" = "$f $meta" ]; then ok; else bad "$f: the man page's tag is '$tag', --help says '$f $meta'"; fi
+    fi
+    def=$(printf '%s\n' "$line" | sed -n 's/.*default \(.*\))$/\1/p' | tr -d '"')
+    if [ -n "$def" ]; then
+      if printf '%s\n' "$entry" | grep -qF -- "Default: $def"; then ok; else bad "$f: --help says default $def, the man page's entry does not"; fi
+    fi
+    range=$(printf '%s\n' "$line" | sed -n 's/.*(\([0-9.]* to [0-9.]*\), default .*/\1/p')
+    if [ -n "$range" ]; then
+      if printf '%s\n' "$entry" | grep -qF -- "$range"; then ok; else bad "$f: --help gives the range $range, the man page's entry does not"; fi
+    fi
+  done <"$tmp/help.txt"
+else
+  echo "test_manpage: no man(1): metavars, defaults and ranges not compared"
+fi
 
 echo "test_manpage: $(wc -l <"$tmp/help.flags" | tr -d ' ') flags in --help, $(wc -l <"$tmp/man.options" | tr -d ' ') options in the man page (rendered with $render)"
 echo "$pass passed, $fail failed"

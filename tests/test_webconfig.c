@@ -5,12 +5,13 @@
 #include <stdint.h>
 #include <setjmp.h>
 #include <cmocka.h>
+#include <pthread.h>
 
 #include "webconfig.h"
 
 #define DIR "tests/webconfig/"
 
-/* Only cmocka's prerequisites may be included, so the few string helpers are local. */
+/* Only cmocka's prerequisites (and pthread.h) are included, so the few string helpers are local. */
 static size_t len_of(const char *s)
 {
 	size_t n = 0;
@@ -429,6 +430,52 @@ static void test_auth_lengths(void **state)
 	webconfig_free(wc);
 }
 
+/* The remembered password is the one thing that changes in a loaded config, under a lock per user
+ * (webconfig.h): threads checking two users at once, right and wrong passwords interleaved, always
+ * get the right verdict, and afterwards each user's right password is remembered (cost 0). Workers
+ * count their wrong verdicts instead of asserting (cmocka's asserts belong to the main thread). */
+struct auth_job {
+	const struct webconfig *wc;
+	const char *user, *right;
+	int wrong_verdicts;
+};
+
+static void *auth_worker(void *arg)
+{
+	struct auth_job *j = arg;
+	for (int i = 0; i < 20; i++) {
+		j->wrong_verdicts += check(j->wc, j->user, j->right) != 1;
+		if (i % 5 == 0)
+			j->wrong_verdicts += check(j->wc, j->user, "wrong") != 0;
+	}
+	return NULL;
+}
+
+static void test_auth_threads(void **state)
+{
+	struct webconfig *wc = load_ok(DIR "full.yml");
+	struct auth_job jobs[4] = {
+		{ wc, "alice", "correct horse", 0 }, { wc, "bob", "hunter2", 0 },
+		{ wc, "alice", "correct horse", 0 }, { wc, "bob", "hunter2", 0 },
+	};
+	pthread_t t[4];
+	unsigned cost = 99;
+
+	(void)state;
+	for (int i = 0; i < 4; i++)
+		assert_int_equal(pthread_create(&t[i], NULL, auth_worker, &jobs[i]), 0);
+	for (int i = 0; i < 4; i++) {
+		assert_int_equal(pthread_join(t[i], NULL), 0);
+		assert_int_equal(jobs[i].wrong_verdicts, 0);
+	}
+	assert_int_equal(webconfig_check_basic_auth(wc, "alice", 5, "correct horse", 13, &cost), 1);
+	assert_int_equal(cost, 0);
+	assert_int_equal(webconfig_check_basic_auth(wc, "bob", 3, "hunter2", 7, &cost), 1);
+	assert_int_equal(cost, 0);
+	assert_int_equal(check(wc, "bob", "correct horse"), 0); /* one user's memory admits no other */
+	webconfig_free(wc);
+}
+
 /* Issue 12 item 10: a failing check costs what it would for a configured user, whether or not the
  * name exists. full.yml's users cost 4 (alice, carol, dave) and 5 (bob): unknown names must pay
  * 4 and 5 in about those proportions (deterministically: the same name, the same cost). */
@@ -527,6 +574,7 @@ int main(void)
 		cmocka_unit_test(test_error_buffer),
 		cmocka_unit_test(test_auth_lengths),
 		cmocka_unit_test(test_auth_cost_independent_of_user),
+		cmocka_unit_test(test_auth_threads),
 		cmocka_unit_test(test_parse_basic),
 		ERR_TEST(ec_unknown_key),
 		ERR_TEST(ec_unknown_nested),

@@ -88,7 +88,7 @@ directory with an exposition and a \`test.json\` whose \`shouldParse\` gives the
 \`tests/test_conformance.sh\` (part of \`make test\`) runs every case through both modes of
 \`slurm-exporter-shim --check-exposition\`:
 
-* **strict** (\`--strict\`, \`src/openmetrics.c\`): the verdict must equal \`shouldParse\`. Now:
+* **strict** (\`--strict\`, \`src/openmetrics.c\` over \`src/openmetrics_syntax.c\`): the verdict must equal \`shouldParse\`. Now:
   **$strict_ok of $total** agree.
 * **tolerant** (the default; \`src/expo.c\`, the parser the daemon uses on slurmctld's answers): no
   case may crash or hang (exit 0 or 1 within 10 s), and the bad cases it accepts must be exactly the

@@ -1,0 +1,426 @@
+/* openmetrics_syntax.c: see openmetrics_syntax.h. Numbers are compared exactly on their text, not
+ * float64-rounded; the keyset is an open-addressing hash set over one byte store. */
+#include "openmetrics_syntax.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "buf.h"
+#include "xmalloc.h"
+
+/* ---- numbers ---------------------------------------------------------------------------------- */
+
+static int is_digit(char c)
+{
+	return c >= '0' && c <= '9';
+}
+
+/* realnumber = [SIGN] 1*DIGIT ["." *DIGIT] ["e" [SIGN] 1*DIGIT] / [SIGN] *DIGIT "." 1*DIGIT [...] */
+int is_realnumber(const char *s, size_t n)
+{
+	size_t i = 0, digits = 0, exp = 0;
+	if (i < n && (s[i] == '+' || s[i] == '-'))
+		i++;
+	for (; i < n && is_digit(s[i]); i++)
+		digits++;
+	if (i < n && s[i] == '.')
+		for (i++; i < n && is_digit(s[i]); i++)
+			digits++;
+	if (!digits)
+		return 0;
+	if (i < n && (s[i] == 'e' || s[i] == 'E')) {
+		i++;
+		if (i < n && (s[i] == '+' || s[i] == '-'))
+			i++;
+		for (; i < n && is_digit(s[i]); i++)
+			exp++;
+		if (!exp)
+			return 0;
+	}
+	return i == n;
+}
+
+int ascii_ieq(const char *s, size_t n, const char *lower)
+{
+	size_t k = strlen(lower);
+	if (n != k)
+		return 0;
+	for (size_t i = 0; i < n; i++) {
+		char c = s[i];
+		if (c >= 'A' && c <= 'Z')
+			c = (char)(c - 'A' + 'a');
+		if (c != lower[i])
+			return 0;
+	}
+	return 1;
+}
+
+/* A decimal real number as 0.d1d2d3... x 10^exp, digits read from the token skipping '.'. */
+struct dec {
+	int neg, zero;
+	int64_t exp;
+	const char *m, *mend; /* from the first non-zero digit to the end of the mantissa */
+};
+
+static void dec_parse(const char *s, size_t n, struct dec *d)
+{
+	const char *p = s, *end = s + n, *mend, *dot = NULL, *first = NULL;
+	int64_t e = 0, eneg = 0;
+	d->neg = 0;
+	if (p < end && (*p == '+' || *p == '-'))
+		d->neg = *p++ == '-';
+	for (mend = p; mend < end && *mend != 'e' && *mend != 'E'; mend++) {
+		if (*mend == '.')
+			dot = mend;
+		else if (!first && *mend != '0')
+			first = mend;
+	}
+	if (mend < end) {
+		const char *q = mend + 1;
+		if (*q == '+' || *q == '-')
+			eneg = *q++ == '-';
+		for (; q < end; q++)
+			if (e < INT64_C(1000000000000000))
+				e = e * 10 + (*q - '0');
+		if (eneg)
+			e = -e;
+	}
+	if (!dot)
+		dot = mend;
+	d->zero = first == NULL;
+	d->m = first;
+	d->mend = mend;
+	d->exp = 0;
+	if (!first)
+		return;
+	if (first < dot)
+		d->exp = (int64_t)(dot - first) + e;
+	else
+		d->exp = -(int64_t)(first - dot - 1) + e;
+}
+
+static int dec_next_digit(const char **p, const char *end)
+{
+	while (*p < end && **p == '.')
+		(*p)++;
+	if (*p >= end)
+		return -1;
+	return *(*p)++ - '0';
+}
+
+/* Exact comparison of two realnumber tokens: -1, 0, 1. */
+static int dec_cmp(const char *a, size_t an, const char *b, size_t bn)
+{
+	struct dec x, y;
+	dec_parse(a, an, &x);
+	dec_parse(b, bn, &y);
+	if (x.zero && y.zero)
+		return 0;
+	int sx = x.zero ? 0 : x.neg ? -1 : 1, sy = y.zero ? 0 : y.neg ? -1 : 1;
+	if (sx != sy)
+		return sx < sy ? -1 : 1;
+	int mag; /* compare magnitudes, then apply the sign */
+	if (x.exp != y.exp) {
+		mag = x.exp < y.exp ? -1 : 1;
+	} else {
+		const char *p = x.m, *q = y.m;
+		mag = 0;
+		for (;;) {
+			int dx = dec_next_digit(&p, x.mend), dy = dec_next_digit(&q, y.mend);
+			if (dx < 0 && dy < 0)
+				break;
+			if (dx < 0)
+				dx = 0;
+			if (dy < 0)
+				dy = 0;
+			if (dx != dy) {
+				mag = dx < dy ? -1 : 1;
+				break;
+			}
+		}
+	}
+	return sx < 0 ? -mag : mag;
+}
+
+/* 1 when the realnumber token is a whole number. */
+int dec_is_integer(const char *s, size_t n)
+{
+	struct dec d;
+	dec_parse(s, n, &d);
+	if (d.zero)
+		return 1;
+	int64_t sig = 0, last = 0; /* position of the last non-zero significant digit */
+	const char *p = d.m;
+	int digit;
+	while ((digit = dec_next_digit(&p, d.mend)) >= 0) {
+		sig++;
+		if (digit)
+			last = sig;
+	}
+	return last <= d.exp;
+}
+
+/* Order of two numbers that are not NaN: -Inf < finite < +Inf, finite ones compared exactly. */
+int num_cmp(const struct num *a, const struct num *b)
+{
+	static const int rank[] = { [N_NINF] = 0, [N_FINITE] = 1, [N_PINF] = 2, [N_NAN] = 3 };
+	if (a->kind != b->kind)
+		return rank[a->kind] < rank[b->kind] ? -1 : 1;
+	if (a->kind != N_FINITE)
+		return 0;
+	if (a->v != b->v) /* correctly rounded conversion is monotonic */
+		return a->v < b->v ? -1 : 1;
+	return dec_cmp(a->s, a->n, b->s, b->n);
+}
+
+const struct num num_zero = { N_FINITE, 0.0, "0", 1 };
+const struct num num_one = { N_FINITE, 1.0, "1", 1 };
+
+int num_negative(const struct num *x)
+{
+	return x->kind == N_NINF || (x->kind == N_FINITE && num_cmp(x, &num_zero) < 0);
+}
+
+/* ---- a set of byte strings -------------------------------------------------------------------- */
+
+static uint64_t fnv1a(const char *s, size_t n)
+{
+	uint64_t h = 1469598103934665603ULL;
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ (unsigned char)s[i]) * 1099511628211ULL;
+	return h;
+}
+
+void keyset_init(struct keyset *k)
+{
+	buf_init(&k->store, 0);
+	k->slot = NULL;
+	k->cap = k->n = 0;
+}
+
+void keyset_free(struct keyset *k)
+{
+	buf_free(&k->store);
+	free(k->slot);
+	keyset_init(k);
+}
+
+/* Empty the set; a large table is dropped so that clearing stays cheap. */
+void keyset_clear(struct keyset *k)
+{
+	k->store.len = 0;
+	k->n = 0;
+	if (k->cap > 256) {
+		free(k->slot);
+		k->slot = NULL;
+		k->cap = 0;
+	} else if (k->slot) {
+		memset(k->slot, 0, k->cap * sizeof(*k->slot));
+	}
+}
+
+static struct kslot *keyset_find(const struct keyset *k, const char *s, size_t n, uint64_t h)
+{
+	size_t mask = k->cap - 1;
+	for (size_t i = h & mask;; i = (i + 1) & mask) {
+		struct kslot *sl = &k->slot[i];
+		if (!sl->used)
+			return sl;
+		if (sl->h == h && sl->len == n && (n == 0 || memcmp(k->store.data + sl->off, s, n) == 0))
+			return sl;
+	}
+}
+
+int keyset_has(const struct keyset *k, const char *s, size_t n)
+{
+	return k->cap && keyset_find(k, s, n, fnv1a(s, n))->used;
+}
+
+/* Add a key: 1 if it was new, 0 if it was already there. */
+int keyset_add(struct keyset *k, const char *s, size_t n)
+{
+	uint64_t h = fnv1a(s, n);
+	if ((k->n + 1) * 2 > k->cap) {
+		size_t cap = k->cap ? k->cap * 2 : 16;
+		struct kslot *old = k->slot;
+		size_t oldcap = k->cap;
+		k->slot = xcalloc(cap, sizeof(*k->slot));
+		k->cap = cap;
+		for (size_t i = 0; i < oldcap; i++)
+			if (old[i].used) {
+				size_t j = old[i].h & (cap - 1);
+				while (k->slot[j].used)
+					j = (j + 1) & (cap - 1);
+				k->slot[j] = old[i];
+			}
+		free(old);
+	}
+	struct kslot *sl = keyset_find(k, s, n, h);
+	if (sl->used)
+		return 0;
+	sl->used = 1;
+	sl->h = h;
+	sl->off = k->store.len;
+	sl->len = n;
+	buf_append(&k->store, s, n);
+	k->n++;
+	return 1;
+}
+
+/* ---- labels ----------------------------------------------------------------------------------- */
+
+void labelset_init(struct labelset *ls)
+{
+	ls->l = NULL;
+	ls->n = ls->cap = 0;
+	buf_init(&ls->vals, 0);
+}
+
+void labelset_free(struct labelset *ls)
+{
+	free(ls->l);
+	buf_free(&ls->vals);
+	labelset_init(ls);
+}
+
+const char *label_value(const struct labelset *ls, const struct olabel *l)
+{
+	return l->vlen ? ls->vals.data + l->voff : "";
+}
+
+static int olabel_cmp(const void *a, const void *b)
+{
+	const struct olabel *x = a, *y = b;
+	size_t n = x->nlen < y->nlen ? x->nlen : y->nlen;
+	int c = memcmp(x->name, y->name, n);
+	if (c)
+		return c;
+	return x->nlen < y->nlen ? -1 : x->nlen > y->nlen;
+}
+
+const struct olabel *label_find(const struct labelset *ls, const char *name, size_t nlen)
+{
+	for (size_t i = 0; i < ls->n; i++)
+		if (ls->l[i].nlen == nlen && memcmp(ls->l[i].name, name, nlen) == 0)
+			return &ls->l[i];
+	return NULL;
+}
+
+/* ---- syntax ----------------------------------------------------------------------------------- */
+
+int is_name_start(char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' || c == ':';
+}
+
+int is_name_char(char c)
+{
+	return is_name_start(c) || is_digit(c);
+}
+
+static int is_label_start(char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
+}
+
+static int is_label_char(char c)
+{
+	return is_label_start(c) || is_digit(c);
+}
+
+/* labels = "{" [label *("," label)] "}"; p is at '{'. Fills ls (sorted by name) and returns the byte
+ * after '}', or NULL with *err set. */
+const char *parse_labels(struct labelset *ls, const char *p, const char *end, const char **err)
+{
+	ls->n = 0;
+	ls->vals.len = 0;
+	p++;
+	if (p < end && *p == '}')
+		return p + 1;
+	for (;;) {
+		if (p >= end || !is_label_start(*p)) {
+			*err = "invalid label name";
+			return NULL;
+		}
+		ls->l = xgrow(ls->l, &ls->cap, ls->n + 1, sizeof(*ls->l));
+		struct olabel *l = &ls->l[ls->n];
+		l->name = p;
+		while (p < end && is_label_char(*p))
+			p++;
+		l->nlen = (size_t)(p - l->name);
+		if (p >= end || *p != '=') {
+			*err = "expected '=' after label name";
+			return NULL;
+		}
+		if (++p >= end || *p != '"') {
+			*err = "expected a double quote to open the label value";
+			return NULL;
+		}
+		l->raw = ++p;
+		l->voff = ls->vals.len;
+		l->cp = 0;
+		for (;;) {
+			if (p >= end) {
+				*err = "unterminated label value";
+				return NULL;
+			}
+			char c = *p++;
+			if (c == '"')
+				break;
+			if (c == '\\') {
+				if (p >= end) {
+					*err = "unterminated label value";
+					return NULL;
+				}
+				char e = *p++;
+				if (e == 'n')
+					buf_putc(&ls->vals, '\n');
+				else if (e == '\\' || e == '"')
+					buf_putc(&ls->vals, e);
+				else { /* BS normal-char: kept as written */
+					buf_putc(&ls->vals, '\\');
+					buf_putc(&ls->vals, e);
+					l->cp++;
+				}
+				l->cp++;
+				continue;
+			}
+			buf_putc(&ls->vals, c);
+			if (((unsigned char)c & 0xC0) != 0x80)
+				l->cp++;
+		}
+		l->rawlen = (size_t)(p - 1 - l->raw);
+		l->vlen = ls->vals.len - l->voff;
+		ls->n++;
+		if (p < end && *p == ',') {
+			p++;
+			continue;
+		}
+		if (p < end && *p == '}')
+			break;
+		*err = "expected ',' or '}' after label value";
+		return NULL;
+	}
+	qsort(ls->l, ls->n, sizeof(*ls->l), olabel_cmp);
+	for (size_t i = 1; i < ls->n; i++)
+		if (olabel_cmp(&ls->l[i - 1], &ls->l[i]) == 0) {
+			*err = "duplicate label name";
+			return NULL;
+		}
+	return p + 1;
+}
+
+/* The canonical bytes of a label set, without the label `skip` (may be NULL). */
+void key_labels(struct buf *k, const struct labelset *ls, const char *skip, size_t skiplen)
+{
+	for (size_t i = 0; i < ls->n; i++) {
+		const struct olabel *l = &ls->l[i];
+		if (skip && l->nlen == skiplen && memcmp(l->name, skip, skiplen) == 0)
+			continue;
+		buf_append(k, l->name, l->nlen);
+		buf_putc(k, '\0'); /* names never hold NUL */
+		buf_append(k, &l->vlen, sizeof(l->vlen));
+		buf_append(k, label_value(ls, l), l->vlen);
+	}
+}

@@ -1,0 +1,35 @@
+/* options.h: the command line, as one table (options.c) that drives the parser, --help and the
+ * range checks; the man page's OPTIONS are checked against --help by tests/test_manpage.sh.
+ *
+ * Process-wide state. The process has exactly two pieces of mutable state that outlive a call and
+ * are not owned by an object: the struct options that main() fills with options_parse() before any
+ * thread starts and only reads afterwards, and log_min_level (log.h), set from it once, also before
+ * any thread starts. Everything else lives in objects with an owner (scraper, server, webconfig,
+ * mapping) or on a stack.
+ *
+ * Ownership: the strings of a parsed struct options borrow argv or string literals. */
+#ifndef SHIM_OPTIONS_H
+#define SHIM_OPTIONS_H
+
+#include <stdio.h>
+
+struct options {
+	const char *listen, *path, *web_config, *url, *token_file, *user, *mapping, *to_rules;
+	const char *replay_dir, *check_mapping;
+	int log_level;                   /* enum log_level */
+	double timeout, min_interval;    /* seconds */
+	long long conn_timeout;          /* whole seconds */
+	long long max_conn;
+	long long max_body;              /* bytes */
+	int gpus, once, check_expo, strict, version, help;
+};
+
+/* Set every option to its default, then apply argv (Go-flag style: -name or --name, the value after
+ * "=" or as the next argument; booleans take a value only after "="). Every value is checked here,
+ * once: type, bounds, choices. Returns 0, or -1 after one line "slurm-exporter-shim: ..." to err,
+ * for a number out of range in the form: flag --x: value "y" is not a valid ... (expected N to M). */
+int options_parse(struct options *o, int argc, char **argv, FILE *err);
+/* The --help text, every flag with its metavar, help, range and default. */
+void options_usage(FILE *f);
+
+#endif

@@ -1,0 +1,343 @@
+/* webconfig_tls.c: tls_server_config (see webconfig_int.h): the toolkit's checks, the PEM files
+ * (resolved against the config's directory, bounded, the key wiped before it is freed) and the
+ * GnuTLS priority string for min/max_version, curve_preferences and prefer_server_cipher_suites. */
+#include "webconfig_int.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "xmalloc.h"
+
+/* --- tables ------------------------------------------------------------------------------------ */
+
+static const char *const tls_versions[] = { "TLS10", "TLS11", "TLS12", "TLS13" };
+static const char *const gnutls_versions[] = { "+VERS-TLS1.0", "+VERS-TLS1.1", "+VERS-TLS1.2",
+					       "+VERS-TLS1.3" };
+#define N_VERSIONS (sizeof tls_versions / sizeof tls_versions[0])
+#define DEFAULT_MIN_VERSION 2 /* TLS12 */
+#define DEFAULT_MAX_VERSION 3 /* TLS13 */
+
+/* exporter-toolkit's curve names and the matching GnuTLS groups. */
+static const char *const curve_names[] = { "CurveP256", "CurveP384", "CurveP521", "X25519" };
+static const char *const gnutls_groups[] = { "+GROUP-SECP256R1", "+GROUP-SECP384R1",
+					     "+GROUP-SECP521R1", "+GROUP-X25519" };
+#define N_CURVES (sizeof curve_names / sizeof curve_names[0])
+_Static_assert(N_CURVES == WC_N_CURVES, "struct tls_cfg holds every curve");
+
+/* Go's tls.CipherSuites() names, which are the ones exporter-toolkit accepts. */
+static const char *const cipher_names[] = {
+	"TLS_RSA_WITH_AES_128_CBC_SHA",
+	"TLS_RSA_WITH_AES_256_CBC_SHA",
+	"TLS_RSA_WITH_AES_128_GCM_SHA256",
+	"TLS_RSA_WITH_AES_256_GCM_SHA384",
+	"TLS_AES_128_GCM_SHA256",
+	"TLS_AES_256_GCM_SHA384",
+	"TLS_CHACHA20_POLY1305_SHA256",
+	"TLS_ECDHE_ECDSA_WITH_AES_128_CBC_SHA",
+	"TLS_ECDHE_ECDSA_WITH_AES_256_CBC_SHA",
+	"TLS_ECDHE_RSA_WITH_AES_128_CBC_SHA",
+	"TLS_ECDHE_RSA_WITH_AES_256_CBC_SHA",
+	"TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256",
+	"TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384",
+	"TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256",
+	"TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384",
+	"TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256",
+	"TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256",
+};
+#define N_CIPHERS (sizeof cipher_names / sizeof cipher_names[0])
+
+/* client_auth_type values Go knows; only NoClientCert is supported here. */
+static const char *const client_auth_types[] = {
+	"RequestClientCert", "RequireAnyClientCert", "RequireClientCert",
+	"VerifyClientCertIfGiven", "RequireAndVerifyClientCert",
+};
+#define N_CLIENT_AUTH (sizeof client_auth_types / sizeof client_auth_types[0])
+
+/* --- certificate and key ------------------------------------------------------------------------ */
+
+/* p relative to the directory of the config file (as exporter-toolkit's config_util.JoinDir). */
+static char *resolve_path(const char *cfgpath, const char *p)
+{
+	const char *slash = strrchr(cfgpath, '/');
+	size_t dl, pl = strlen(p);
+	char *s;
+
+	if (p[0] == '/' || !slash)
+		return xstrdup(p);
+	dl = (size_t)(slash - cfgpath) + 1; /* keep the slash */
+	s = xmalloc(dl + pl + 1);
+	memcpy(s, cfgpath, dl);
+	memcpy(s + dl, p, pl + 1);
+	return s;
+}
+
+/* Validate PEM text for "cert" (want_key 0) or "key" (want_key 1). Returns a reason or NULL. */
+static const char *pem_problem(const char *pem, size_t len, int want_key)
+{
+	if (strlen(pem) != len)
+		return "contains a NUL byte";
+	if (!strstr(pem, "-----BEGIN "))
+		return "is not PEM (no \"-----BEGIN \" line)";
+	if (!want_key)
+		return strstr(pem, "-----BEGIN CERTIFICATE-----")
+			       ? NULL
+			       : "does not contain a PEM certificate (no \"-----BEGIN CERTIFICATE-----\" line)";
+	if (strstr(pem, "-----BEGIN ENCRYPTED PRIVATE KEY-----") || strstr(pem, "Proc-Type: 4,ENCRYPTED"))
+		return "is an encrypted private key, which is not supported";
+	if (!strstr(pem, "PRIVATE KEY-----"))
+		return "does not contain a PEM private key (no \"-----BEGIN ... PRIVATE KEY-----\" line)";
+	return NULL;
+}
+
+/* Fill *pem from file (resolved against the config directory) or inline text. */
+static int load_pem(struct wc_ctx *c, const char *file, yaml_mark_t file_mark, const char *inl,
+		    yaml_mark_t inl_mark, int want_key, char **pem)
+{
+	const char *what = want_key ? "key_file" : "cert_file";
+	char *path = NULL, *buf = NULL;
+	char eb[ESC_SIZE], sb[128];
+	const char *why;
+	size_t len = 0;
+	int rc = -1, e;
+
+	if (!file) {
+		why = pem_problem(inl, strlen(inl), want_key);
+		if (why) {
+			wc_fail_at(c, inl_mark, "%s %s", want_key ? "key" : "cert", why);
+			goto out;
+		}
+		len = strlen(inl);
+		buf = xstrdup(inl);
+	} else {
+		path = resolve_path(c->path, file);
+		e = wc_read_bounded(path, &buf, &len);
+		if (e) {
+			wc_fail_at(c, file_mark, "%s \"%s\": %s", what, wc_esc(eb, path, strlen(path)),
+				wc_errstr(e, sb, sizeof sb));
+			goto out;
+		}
+		why = pem_problem(buf, len, want_key);
+		if (why) {
+			wc_fail_at(c, file_mark, "%s \"%s\" %s", what, wc_esc(eb, path, strlen(path)), why);
+			goto out;
+		}
+	}
+	*pem = buf;
+	buf = NULL;
+	rc = 0;
+out:
+	wc_free_secret(buf, len);
+	free(path);
+	return rc;
+}
+
+/* --- tls_server_config ------------------------------------------------------------------------- */
+
+void wc_tls_cfg_clear(struct tls_cfg *t)
+{
+	free(t->cert_file);
+	free(t->key_file);
+	free(t->cert);
+	wc_free_secret_str(t->key);
+	memset(t, 0, sizeof *t);
+}
+
+/* A sequence of names from table; the indexes are recorded (deduplicated) into order if given. */
+static int parse_name_list(struct wc_ctx *c, const yaml_node_t *n, const char *what,
+			   const char *const *names, size_t count, size_t *order, size_t *norder)
+{
+	char eb[ESC_SIZE];
+	yaml_node_item_t *it;
+	size_t j;
+	int idx;
+
+	if (is_null(n))
+		return 0;
+	if (n->type != YAML_SEQUENCE_NODE)
+		return wc_fail_at(c, n->start_mark, "%s must be a sequence, not %s", what, wc_type_name(n));
+	for (it = n->data.sequence.items.start; it < n->data.sequence.items.top; it++) {
+		const yaml_node_t *item = node_at(c, *it);
+		if (item->type != YAML_SCALAR_NODE)
+			return wc_fail_at(c, item->start_mark, "%s entries must be strings, not %s", what,
+				       wc_type_name(item));
+		idx = wc_lookup(item, names, count);
+		if (idx < 0)
+			return wc_fail_at(c, item->start_mark, "%s: unknown name \"%s\"", what,
+				       wc_esc(eb, sval(item), slen(item)));
+		if (!order)
+			continue;
+		for (j = 0; j < *norder && order[j] != (size_t)idx; j++)
+			;
+		if (j == *norder)
+			order[(*norder)++] = (size_t)idx;
+	}
+	return 0;
+}
+
+static int parse_version(struct wc_ctx *c, const yaml_node_t *n, const char *what, int *out)
+{
+	char eb[ESC_SIZE];
+	int idx;
+
+	if (n->type != YAML_SCALAR_NODE)
+		return wc_fail_at(c, n->start_mark, "%s must be a string, not %s", what, wc_type_name(n));
+	if (is_null(n))
+		return 0;
+	idx = wc_lookup(n, tls_versions, N_VERSIONS);
+	if (idx < 0)
+		return wc_fail_at(c, n->start_mark, "%s: unknown TLS version \"%s\" (expected TLS10, TLS11, TLS12 or TLS13)",
+			       what, wc_esc(eb, sval(n), slen(n)));
+	*out = idx;
+	return 0;
+}
+
+static int build_priorities(struct wc_ctx *c, int min_v, int max_v)
+{
+	struct tls_cfg *t = &c->tls;
+	char buf[512];
+	size_t o;
+	int v;
+	size_t i;
+
+	o = (size_t)snprintf(buf, sizeof buf, "NORMAL:-VERS-ALL");
+	for (v = max_v; v >= min_v; v--)
+		o += (size_t)snprintf(buf + o, sizeof buf - o, ":%s", gnutls_versions[v]);
+	if (t->ncurves) {
+		o += (size_t)snprintf(buf + o, sizeof buf - o, ":-GROUP-ALL");
+		for (i = 0; i < t->ncurves; i++)
+			o += (size_t)snprintf(buf + o, sizeof buf - o, ":%s", gnutls_groups[t->curves[i]]);
+	}
+	if (t->prefer_server)
+		snprintf(buf + o, sizeof buf - o, ":%%SERVER_PRECEDENCE");
+	c->wc->priorities = xstrdup(buf);
+	return 0;
+}
+
+static const char *version_name(int v)
+{
+	return v >= 0 && (size_t)v < N_VERSIONS ? tls_versions[v] : "?";
+}
+
+/* After the mapping is read: decide whether TLS is on, apply the toolkit's checks, load PEMs. */
+static int finish_tls(struct wc_ctx *c)
+{
+	struct tls_cfg *t = &c->tls;
+	int min_v, max_v;
+
+	if (!(t->cert_file || t->key_file || t->cert || t->key || t->auth_set))
+		return 0; /* as exporter-toolkit: no TLS settings means plain HTTP */
+	if (t->cert_file && t->cert)
+		return wc_fail_at(c, t->cert_mark, "tls_server_config: cannot specify both cert_file and cert");
+	if (t->key_file && t->key)
+		return wc_fail_at(c, t->key_mark, "tls_server_config: cannot specify both key_file and key");
+	if (!t->cert_file && !t->cert)
+		return wc_fail_at(c, t->mark, "tls_server_config: missing one of cert or cert_file");
+	if (!t->key_file && !t->key)
+		return wc_fail_at(c, t->mark, "tls_server_config: missing one of key or key_file");
+	min_v = t->min_v >= 0 ? t->min_v : DEFAULT_MIN_VERSION;
+	max_v = t->max_v >= 0 ? t->max_v : DEFAULT_MAX_VERSION;
+	if (min_v > max_v)
+		return wc_fail_at(c, t->max_v >= 0 ? t->max_mark : t->mark,
+			       "tls_server_config: max_version %s is lower than min_version %s",
+			       version_name(max_v), version_name(min_v));
+	if (load_pem(c, t->cert_file, t->cert_file_mark, t->cert, t->cert_mark, 0, &c->wc->cert_pem) < 0)
+		return -1;
+	if (load_pem(c, t->key_file, t->key_file_mark, t->key, t->key_mark, 1, &c->wc->key_pem) < 0)
+		return -1;
+	c->wc->min_version = t->min_v >= 0 ? tls_versions[t->min_v] : NULL;
+	c->wc->max_version = t->max_v >= 0 ? tls_versions[t->max_v] : NULL;
+	return build_priorities(c, min_v, max_v);
+}
+
+static int unsupported_client_auth(struct wc_ctx *c, const yaml_node_t *k)
+{
+	return wc_fail_at(c, k->start_mark,
+		       "tls_server_config: %s needs client certificate authentication, which is not supported by slurm-exporter-shim",
+		       sval(k));
+}
+
+/* key: the tls_server_config key node (errors about the whole section point at it). */
+int wc_parse_tls(struct wc_ctx *c, const yaml_node_t *key, const yaml_node_t *n)
+{
+	struct tls_cfg *t = &c->tls;
+	const yaml_node_t *k, *v;
+	char eb[ESC_SIZE];
+	char *s = NULL;
+	int r;
+
+	r = wc_expect_mapping(c, n, "tls_server_config");
+	if (r != 0)
+		return r < 0 ? -1 : 0;
+	t->mark = key->start_mark;
+	WC_FOR_PAIRS(c, n, k, v) {
+		if (scalar_eq(k, "cert_file")) {
+			if (wc_get_string(c, v, "tls_server_config.cert_file", 1, &t->cert_file) < 0)
+				return -1;
+			t->cert_file_mark = v->start_mark;
+		} else if (scalar_eq(k, "key_file")) {
+			if (wc_get_string(c, v, "tls_server_config.key_file", 1, &t->key_file) < 0)
+				return -1;
+			t->key_file_mark = v->start_mark;
+		} else if (scalar_eq(k, "cert")) {
+			if (wc_get_string(c, v, "tls_server_config.cert", 1, &t->cert) < 0)
+				return -1;
+			t->cert_mark = v->start_mark;
+		} else if (scalar_eq(k, "key")) {
+			if (wc_get_string(c, v, "tls_server_config.key", 1, &t->key) < 0)
+				return -1;
+			t->key_mark = v->start_mark;
+		} else if (scalar_eq(k, "client_auth_type")) {
+			if (wc_get_string(c, v, "tls_server_config.client_auth_type", 1, &s) < 0)
+				return -1;
+			if (s) {
+				int known = strcmp(s, "NoClientCert") == 0;
+				free(s);
+				s = NULL;
+				t->auth_set = 1;
+				if (!known && wc_lookup(v, client_auth_types, N_CLIENT_AUTH) >= 0)
+					return wc_fail_at(c, v->start_mark,
+						       "tls_server_config: client_auth_type \"%s\" is not supported by slurm-exporter-shim (only NoClientCert is)",
+						       wc_esc(eb, sval(v), slen(v)));
+				if (!known)
+					return wc_fail_at(c, v->start_mark,
+						       "tls_server_config: invalid client_auth_type \"%s\" (only NoClientCert is supported by slurm-exporter-shim)",
+						       wc_esc(eb, sval(v), slen(v)));
+			}
+		} else if (scalar_eq(k, "client_ca_file") || scalar_eq(k, "client_ca")) {
+			if (wc_get_string(c, v, sval(k), 1, &s) < 0)
+				return -1;
+			if (s) {
+				free(s);
+				s = NULL;
+				return unsupported_client_auth(c, k);
+			}
+		} else if (scalar_eq(k, "client_allowed_sans")) {
+			if (!is_null(v))
+				return unsupported_client_auth(c, k);
+		} else if (scalar_eq(k, "min_version")) {
+			if (parse_version(c, v, "tls_server_config.min_version", &t->min_v) < 0)
+				return -1;
+		} else if (scalar_eq(k, "max_version")) {
+			if (parse_version(c, v, "tls_server_config.max_version", &t->max_v) < 0)
+				return -1;
+			t->max_mark = v->start_mark;
+		} else if (scalar_eq(k, "cipher_suites")) {
+			if (parse_name_list(c, v, "tls_server_config.cipher_suites", cipher_names, N_CIPHERS,
+					    NULL, NULL) < 0)
+				return -1;
+		} else if (scalar_eq(k, "curve_preferences")) {
+			if (parse_name_list(c, v, "tls_server_config.curve_preferences", curve_names,
+					    N_CURVES, t->curves, &t->ncurves) < 0)
+				return -1;
+		} else if (scalar_eq(k, "prefer_server_cipher_suites")) {
+			if (wc_get_bool(c, v, "tls_server_config.prefer_server_cipher_suites",
+				     &t->prefer_server) < 0)
+				return -1;
+		} else {
+			return wc_fail_at(c, k->start_mark, "unknown key \"%s\" in tls_server_config",
+				       wc_esc(eb, sval(k), slen(k)));
+		}
+	}
+	return finish_tls(c);
+}
