@@ -260,8 +260,7 @@ int main(int argc, char **argv)
 	struct mapping *m = NULL;
 	struct webconfig *wc = NULL;
 	struct server *srv = NULL;
-	struct scraper scraper;
-	int have_scraper = 0;
+	struct scraper *scraper = NULL;
 
 	xmalloc_tune();
 	if (parse_args(argc, argv) < 0)
@@ -301,21 +300,22 @@ int main(int argc, char **argv)
 	}
 
 	struct scraper_config sc = {
-		.fetch = { .base_url = opt.url, .timeout = opt.timeout, .max_body = (size_t)opt.max_body,
-			   .token_file = opt.token_file, .user = opt.user },
+		.upstream[UPSTREAM_SLURMCTLD] = { .base_url = opt.url, .timeout = opt.timeout,
+						  .max_body = (size_t)opt.max_body, .token_file = opt.token_file,
+						  .user = opt.user },
 		.replay_dir = opt.replay_dir,
-		.min_interval = opt.once ? 0 : opt.min_interval,
 		.flags = opt.gpus ? "gpus-acct" : "",
 		.max_output = 1u << 30, /* legacy families; a family that does not fit is left out whole */
 	};
-	scraper_init(&scraper, &sc, m);
+	for (int id = 0; id < SRC_COUNT; id++)
+		sc.min_interval[id] = opt.once ? 0 : opt.min_interval;
+	scraper = scraper_new(&sc, m);
 	m = NULL;
-	have_scraper = 1;
 
 	if (opt.once) {
 		struct buf out;
 		buf_init(&out, 0);
-		int status = scrape_run(&scraper, opt.timeout, &out);
+		int status = scrape_run(scraper, opt.timeout, &out);
 		fwrite(out.data, 1, out.len, status == 200 ? stdout : stderr);
 		buf_free(&out);
 		rc = status == 200 ? 0 : 1;
@@ -344,7 +344,7 @@ int main(int argc, char **argv)
 		.connection_timeout = (unsigned)opt.conn_timeout, .upstream_timeout = opt.timeout, .web = wc,
 	};
 	char err[512];
-	srv = server_start(&srvc, &scraper, err, sizeof(err));
+	srv = server_start(&srvc, scraper, err, sizeof(err));
 	if (!srv) {
 		log_error("%s", err);
 		goto out;
@@ -361,7 +361,7 @@ int main(int argc, char **argv)
 				log_info("mapping reloaded from %s: %zu rows", opt.mapping, nm->nrows);
 			else
 				log_error("mapping reload failed; keeping the running table");
-			scrape_set_mapping(&scraper, nm);
+			scrape_set_mapping(scraper, nm);
 			continue;
 		}
 		log_info("signal %d: shutting down", sig);
@@ -370,8 +370,7 @@ int main(int argc, char **argv)
 	rc = 0;
 out:
 	server_stop(srv);
-	if (have_scraper)
-		scraper_destroy(&scraper);
+	scraper_free(scraper);
 	mapping_free(m);
 	webconfig_free(wc);
 	return rc;
