@@ -56,8 +56,8 @@ struct scraper *scraper_new(const struct scraper_config *cfg, struct mapping *m)
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
 	pthread_cond_init(&s->cv, &ca);
 	pthread_condattr_destroy(&ca);
-	for (int ep = 0; ep < SRC_COUNT; ep++)
-		s->slot[ep].logged_ok = -1;
+	for (int id = 0; id < SRC_COUNT; id++)
+		s->slot[id].logged_ok = -1;
 	s->map = xcalloc(1, sizeof(*s->map));
 	s->map->m = m;
 	s->map->refs = 1;
@@ -84,8 +84,8 @@ void answer_unref(struct answer *a)
 {
 	if (!a || atomic_fetch_sub(&a->refs, 1) != 1)
 		return;
-	for (int ep = 0; ep < SRC_COUNT; ep++)
-		payload_unref(a->in[ep]);
+	for (int id = 0; id < SRC_COUNT; id++)
+		payload_unref(a->in[id]);
 	free(a->body);
 	free(a);
 }
@@ -100,8 +100,8 @@ void scraper_free(struct scraper *s)
 	while (s->workers)
 		pthread_cond_wait(&s->cv, &s->mu);
 	pthread_mutex_unlock(&s->mu);
-	for (int ep = 0; ep < SRC_COUNT; ep++)
-		payload_unref(s->slot[ep].p);
+	for (int id = 0; id < SRC_COUNT; id++)
+		payload_unref(s->slot[id].p);
 	answer_unref(s->answer);
 	mapref_put(s->map);
 	pthread_cond_destroy(&s->cv);
@@ -144,11 +144,11 @@ static void log_transition(struct scraper *s, const struct payload *p)
 	}
 }
 
-/* One fetch of some endpoints for one table, run by a worker thread. Every scrape waiting for it
+/* One fetch of some sources for one table, run by a worker thread. Every scrape waiting for it
  * holds a reference and takes its payloads from it, whatever the slots hold by then (a scrape of
  * another table may already have replaced them). Reference count and fields under s->mu. */
 struct fetch_job {
-	int refs;             /* the worker's, plus one per endpoint a scrape waits for */
+	int refs;             /* the worker's, plus one per source a scrape waits for */
 	int done;
 	struct scraper *s;
 	struct mapref *map;   /* the table the payloads are filtered for: held until they are finished */
@@ -160,8 +160,8 @@ static void job_put(struct fetch_job *j)
 {
 	if (--j->refs)
 		return;
-	for (int ep = 0; ep < SRC_COUNT; ep++)
-		payload_unref(j->got[ep]);
+	for (int id = 0; id < SRC_COUNT; id++)
+		payload_unref(j->got[id]);
 	free(j);
 }
 
@@ -181,15 +181,15 @@ static void job_run(struct fetch_job *j)
 		fetch_sources(s->cfg.upstream, j->mask, j->gen, mapping_reads, m, got);
 	}
 	pthread_mutex_lock(&s->mu);
-	for (int ep = 0; ep < SRC_COUNT; ep++) {
-		if (!(j->mask & (1u << ep)))
+	for (int id = 0; id < SRC_COUNT; id++) {
+		if (!(j->mask & (1u << id)))
 			continue;
-		j->got[ep] = got[ep];
-		payload_unref(s->slot[ep].p);
-		s->slot[ep].p = payload_ref(got[ep]);
-		s->slot[ep].job = NULL;
-		s->slot[ep].fetches++;
-		log_transition(s, got[ep]);
+		j->got[id] = got[id];
+		payload_unref(s->slot[id].p);
+		s->slot[id].p = payload_ref(got[id]);
+		s->slot[id].job = NULL;
+		s->slot[id].fetches++;
+		log_transition(s, got[id]);
 	}
 	j->done = 1;
 	mapref_put(j->map);
@@ -205,8 +205,8 @@ static void *job_thread(void *arg)
 	return NULL;
 }
 
-/* Start fetching mask for table mr on a detached worker; s->mu is held. wait_on[ep] receives a
- * reference for every endpoint in mask. Without a thread (none can be created) the caller runs the
+/* Start fetching mask for table mr on a detached worker; s->mu is held. wait_on[id] receives a
+ * reference for every source in mask. Without a thread (none can be created) the caller runs the
  * fetch itself. */
 static void start_fetch(struct scraper *s, struct mapref *mr, unsigned gen, unsigned mask, struct fetch_job *wait_on[SRC_COUNT])
 {
@@ -221,9 +221,9 @@ static void start_fetch(struct scraper *s, struct mapref *mr, unsigned gen, unsi
 	mr->refs++;
 	j->gen = gen;
 	j->mask = mask;
-	for (int ep = 0; ep < SRC_COUNT; ep++)
-		if (mask & (1u << ep)) {
-			s->slot[ep].job = wait_on[ep] = j;
+	for (int id = 0; id < SRC_COUNT; id++)
+		if (mask & (1u << id)) {
+			s->slot[id].job = wait_on[id] = j;
 			j->refs++;
 		}
 	s->workers++;
@@ -239,47 +239,47 @@ static void start_fetch(struct scraper *s, struct mapref *mr, unsigned gen, unsi
 	}
 }
 
-/* One pass over the endpoints still wanted (s->mu held): take a fresh payload of generation gen or
+/* One pass over the sources still wanted (s->mu held): take a fresh payload of generation gen or
  * the result of the fetch waited for, wait for a fetch in flight for gen (or, for another table,
- * until it ends: one fetch of an endpoint at a time), or mark the endpoint for a new fetch.
- * Returns the endpoints to fetch; clears from *want the ones taken. */
+ * until it ends: one fetch of a source at a time), or mark the source for a new fetch.
+ * Returns the sources to fetch; clears from *want the ones taken. */
 static unsigned collect(struct scraper *s, unsigned gen, unsigned *want, const struct payload *mine[SRC_COUNT],
 			struct fetch_job *wait_on[SRC_COUNT])
 {
 	unsigned fetch = 0;
 	double now = mono_now();
-	for (int ep = 0; ep < SRC_COUNT; ep++) {
-		unsigned bit = 1u << ep;
-		const struct payload *p = s->slot[ep].p;
+	for (int id = 0; id < SRC_COUNT; id++) {
+		unsigned bit = 1u << id;
+		const struct payload *p = s->slot[id].p;
 		if (!(*want & bit))
 			continue;
-		if (wait_on[ep]) {
-			if (wait_on[ep]->done) {
-				mine[ep] = payload_ref(wait_on[ep]->got[ep]);
+		if (wait_on[id]) {
+			if (wait_on[id]->done) {
+				mine[id] = payload_ref(wait_on[id]->got[id]);
 				*want &= ~bit;
-				job_put(wait_on[ep]);
-				wait_on[ep] = NULL;
+				job_put(wait_on[id]);
+				wait_on[id] = NULL;
 			}
-		} else if (s->slot[ep].job) {
-			if (s->slot[ep].job->gen == gen) {
-				wait_on[ep] = s->slot[ep].job;
-				wait_on[ep]->refs++;
+		} else if (s->slot[id].job) {
+			if (s->slot[id].job->gen == gen) {
+				wait_on[id] = s->slot[id].job;
+				wait_on[id]->refs++;
 			}
-		} else if (p && p->gen == gen && now - p->at < s->cfg.min_interval[ep]) {
-			mine[ep] = payload_ref(p);
+		} else if (p && p->gen == gen && now - p->at < s->cfg.min_interval[id]) {
+			mine[id] = payload_ref(p);
 			*want &= ~bit;
 		} else {
 			/* the old answer is not served again: let it go now, not after the new one is in */
 			payload_unref(p);
-			s->slot[ep].p = NULL;
+			s->slot[id].p = NULL;
 			fetch |= bit;
 		}
 	}
 	return fetch;
 }
 
-/* Get a payload parsed for generation gen for every endpoint in need: a fresh one, the one in
- * flight for gen, or a new fetch (see collect). Waits until deadline (monotonic); an endpoint
+/* Get a payload parsed for generation gen for every source in need: a fresh one, the one in
+ * flight for gen, or a new fetch (see collect). Waits until deadline (monotonic); a source
  * still missing then gets a payload of this scrape's own saying so. Returns the mask of those. */
 static unsigned get_payloads(struct scraper *s, struct mapref *mr, unsigned gen, unsigned need, double deadline,
 			     const struct payload *mine[SRC_COUNT], unsigned long fetches[SRC_COUNT])
@@ -288,8 +288,8 @@ static unsigned get_payloads(struct scraper *s, struct mapref *mr, unsigned gen,
 	struct fetch_job *wait_on[SRC_COUNT] = { 0 };
 
 	pthread_mutex_lock(&s->mu);
-	for (int ep = 0; ep < SRC_COUNT; ep++)
-		mine[ep] = NULL;
+	for (int id = 0; id < SRC_COUNT; id++)
+		mine[id] = NULL;
 	for (;;) {
 		unsigned fetch = collect(s, gen, &want, mine, wait_on);
 		if (fetch)
@@ -303,19 +303,19 @@ static unsigned get_payloads(struct scraper *s, struct mapref *mr, unsigned gen,
 			pthread_cond_timedwait(&s->cv, &s->mu, &ts);
 		}
 	}
-	for (int ep = 0; ep < SRC_COUNT; ep++) {
-		fetches[ep] = s->slot[ep].fetches;
-		if (wait_on[ep])
-			job_put(wait_on[ep]);
+	for (int id = 0; id < SRC_COUNT; id++) {
+		fetches[id] = s->slot[id].fetches;
+		if (wait_on[id])
+			job_put(wait_on[id]);
 	}
 	pthread_mutex_unlock(&s->mu);
 	/* the fetch goes on and is published for the others; this scrape answers without it */
-	for (int ep = 0; ep < SRC_COUNT; ep++)
-		if (want & (1u << ep)) {
-			struct payload *late = payload_new((enum source_id)ep, gen, NULL, NULL);
+	for (int id = 0; id < SRC_COUNT; id++)
+		if (want & (1u << id)) {
+			struct payload *late = payload_new((enum source_id)id, gen, NULL, NULL);
 			payload_fault(late, FAULT_DEADLINE, NULL);
 			payload_finish(late);
-			mine[ep] = late;
+			mine[id] = late;
 		}
 	return want;
 }
@@ -365,20 +365,20 @@ static void write_self(const unsigned long fetches[SRC_COUNT], struct buf *b, co
 	};
 	for (size_t f = 0; f < sizeof(fam) / sizeof(fam[0]); f++) {
 		write_header(b, fam[f].name, fam[f].help, fam[f].type);
-		for (int ep = 0; ep < SRC_COUNT; ep++) {
-			if (!(need & (1u << ep)) || !p[ep])
+		for (int id = 0; id < SRC_COUNT; id++) {
+			if (!(need & (1u << id)) || !p[id])
 				continue;
 			double v = 0;
 			switch (f) {
-			case 0: v = up[ep]; break;
-			case 1: v = p[ep]->seconds; break;
-			case 2: v = (double)p[ep]->len; break;
-			case 3: v = (double)p[ep]->http_status; break;
-			case 4: v = (double)p[ep]->parse_errors; break;
-			case 5: v = p[ep]->at ? now - p[ep]->at : 0; break;
-			case 6: v = (double)fetches[ep]; break;
+			case 0: v = up[id]; break;
+			case 1: v = p[id]->seconds; break;
+			case 2: v = (double)p[id]->len; break;
+			case 3: v = (double)p[id]->http_status; break;
+			case 4: v = (double)p[id]->parse_errors; break;
+			case 5: v = p[id]->at ? now - p[id]->at : 0; break;
+			case 6: v = (double)fetches[id]; break;
 			}
-			self_sample(b, fam[f].name, "endpoint", sources[ep].name, v);
+			self_sample(b, fam[f].name, "endpoint", sources[id].name, v);
 		}
 	}
 	size_t counts[7] = { 0 };
@@ -450,7 +450,7 @@ static int render(struct scraper *s, const struct scrape_ctx *c, const struct pa
 	for (int id = 0; id < SRC_COUNT; id++)
 		ex[id] = up[id] ? &p[id]->expo : NULL;
 	if (c->need && !any_ok) {
-		/* every needed endpoint failed: like the old exporter dying, Prometheus' up goes to 0 */
+		/* every needed source failed: like the old exporter dying, Prometheus' up goes to 0 */
 		write_unusable(out, p);
 		return 503;
 	}
@@ -567,8 +567,8 @@ struct answer *scrape_answer(struct scraper *s, double timeout_s)
 		}
 	}
 	pthread_mutex_unlock(&s->render_mu);
-	for (int ep = 0; ep < SRC_COUNT; ep++)
-		payload_unref(p[ep]);
+	for (int id = 0; id < SRC_COUNT; id++)
+		payload_unref(p[id]);
 	pthread_mutex_lock(&s->mu);
 	mapref_put(mr);
 	pthread_mutex_unlock(&s->mu);
