@@ -42,7 +42,8 @@ static size_t on_data(char *ptr, size_t size, size_t nmemb, void *ud)
 	return n;
 }
 
-char *fetch_read_token(const char *path, char *err, size_t errlen)
+/* Read the token file (first line, trimmed). Returns a new string or NULL with *err set. */
+static char *read_token(const char *path, char *err, size_t errlen)
 {
 	char line[16384];
 	FILE *f = fopen(path, "r");
@@ -203,7 +204,7 @@ static void add_credentials(struct cred *c)
 	c->hdrs = curl_slist_append(c->hdrs, c->up->accept);
 	c->anon_hdrs = curl_slist_append(c->anon_hdrs, c->up->accept);
 	if (c->cfg->token_file) {
-		c->token = fetch_read_token(c->cfg->token_file, c->tokerr, sizeof(c->tokerr));
+		c->token = read_token(c->cfg->token_file, c->tokerr, sizeof(c->tokerr));
 		if (c->token) {
 			char *h = xmalloc(strlen(c->token) + 32);
 			sprintf(h, "X-SLURM-USER-TOKEN: %s", c->token);

@@ -30,7 +30,5 @@ enum fetch_redirect {
  * (absolute). Origins compare scheme and host case-insensitively and ports with the scheme's
  * default filled in (http 80, https 443); userinfo is ignored. */
 enum fetch_redirect fetch_redirect_check(const char *base, const char *target);
-/* Read the token file (first line, trimmed). Returns a new string or NULL with *err set. */
-char *fetch_read_token(const char *path, char *err, size_t errlen);
 
 #endif

@@ -74,7 +74,7 @@ static void mapref_put(struct mapref *r)
 	}
 }
 
-struct answer *answer_ref(struct answer *a)
+static struct answer *answer_ref(struct answer *a)
 {
 	atomic_fetch_add(&a->refs, 1);
 	return a;

@@ -52,7 +52,6 @@ void scrape_set_mapping(struct scraper *s, struct mapping *m);   /* NULL: a relo
  * long this scrape waits for payloads (never the shared fetch); a source still in flight then is
  * left out of this answer with the reason "scrape deadline passed". */
 struct answer *scrape_answer(struct scraper *s, double timeout_s);
-struct answer *answer_ref(struct answer *a);
 void answer_unref(struct answer *a); /* NULL: nothing */
 /* scrape_answer, with the body appended to out; returns the HTTP status (200 or 503). */
 int scrape_run(struct scraper *s, double timeout_s, struct buf *out);

@@ -6,8 +6,29 @@
 #include <stdio.h>
 #include <string.h>
 
+/* What an HTTP status from slurmctld means, for the operator. */
+static const char *slurmctld_status_hint(long code)
+{
+	switch (code) {
+	case 401:
+		return "401 Unauthorized: Slurm 25.11 answers 401 to everyone when PrivateData is set in slurm.conf; "
+		       "Slurm 26.05 wants a JWT (--slurmctld.auth.token-file) when PrivateData or MetricsAuthUsers is set";
+	case 403:
+		return "403 Forbidden: the token's user is not allowed (26.05: add it to MetricsAuthUsers, or use root/SlurmUser)";
+	case 303:
+		return "303 See Other: a standby controller redirected twice; point --slurmctld.url at the primary";
+	case 404:
+		return "404 Not Found: this slurmctld has no metrics endpoints (Slurm older than 25.11?)";
+	case 503:
+		return "503 Service Unavailable: standby controller without a primary address";
+	default:
+		return NULL;
+	}
+}
+
 const struct upstream upstreams[UPSTREAM_COUNT] = {
-	[UPSTREAM_SLURMCTLD] = { "slurmctld", "--slurmctld", "Accept: text/plain" },
+	[UPSTREAM_SLURMCTLD] = { "slurmctld", "--slurmctld", "Accept: text/plain", slurmctld_status_hint,
+				 "is MetricsType=metrics/openmetrics set in slurm.conf?" },
 };
 
 /* slurmctld's OpenMetrics text: the expo is the whole parser state. */
@@ -70,26 +91,6 @@ enum source_id source_for_metric(const char *name)
 	return (enum source_id)fallback;
 }
 
-/* What an HTTP status from slurmctld means, for the operator. */
-static const char *status_hint(long code)
-{
-	switch (code) {
-	case 401:
-		return "401 Unauthorized: Slurm 25.11 answers 401 to everyone when PrivateData is set in slurm.conf; "
-		       "Slurm 26.05 wants a JWT (--slurmctld.auth.token-file) when PrivateData or MetricsAuthUsers is set";
-	case 403:
-		return "403 Forbidden: the token's user is not allowed (26.05: add it to MetricsAuthUsers, or use root/SlurmUser)";
-	case 303:
-		return "303 See Other: a standby controller redirected twice; point --slurmctld.url at the primary";
-	case 404:
-		return "404 Not Found: this slurmctld has no metrics endpoints (Slurm older than 25.11?)";
-	case 503:
-		return "503 Service Unavailable: standby controller without a primary address";
-	default:
-		return NULL;
-	}
-}
-
 /* The fault's text after "<path>: ", or NULL when the fault does not decide (a missing token with
  * an answer other than 401). */
 static const char *fault_text(const struct source *src, const struct source_facts *f, char *buf, size_t len)
@@ -133,7 +134,8 @@ enum source_verdict source_verdict(const struct source *src, const struct source
 		return VERDICT_FAULT;
 	}
 	if (f->http_status && f->http_status != 200) {
-		const char *hint = status_hint(f->http_status);
+		const struct upstream *up = &upstreams[src->upstream];
+		const char *hint = up->status_hint ? up->status_hint(f->http_status) : NULL;
 		if (hint)
 			snprintf(why, whylen, "%s: %s", src->path, hint);
 		else
@@ -141,7 +143,7 @@ enum source_verdict source_verdict(const struct source *src, const struct source
 		return VERDICT_STATUS;
 	}
 	if (f->len == 0 && !src->empty_ok) {
-		snprintf(why, whylen, "%s: empty answer (is MetricsType=metrics/openmetrics set in slurm.conf?)", src->path);
+		snprintf(why, whylen, "%s: empty answer (%s)", src->path, upstreams[src->upstream].empty_hint);
 		return VERDICT_EMPTY;
 	}
 	if (f->malformed) {

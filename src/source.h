@@ -35,14 +35,17 @@ struct upstream {
 	const char *name;         /* "slurmctld" */
 	const char *flag;         /* flag prefix named in messages: "--slurmctld" */
 	const char *accept;       /* the Accept header */
+	const char *(*status_hint)(long code); /* what an HTTP status means, for the operator, or NULL */
+	const char *empty_hint;   /* what an empty answer suggests */
 };
 
 extern const struct upstream upstreams[UPSTREAM_COUNT];
 
 /* How an answer's bytes become families: begin once, feed every chunk in order, end when the body
- * is complete (returns the malformed-item count and, through *first, the first one's line and
- * reason, or NULL), discard when the bytes so far are void (a redirect restarted the transfer);
- * the expo's families are the result. One call per chunk: nothing per sample. */
+ * is complete or the transfer failed (returns the malformed-item count, the first ones recorded
+ * in the expo's errors; frees the state), discard instead of end when the bytes so far are void
+ * (a redirect restarted the transfer, or the payload goes away unfinished); the expo's families
+ * are the result. One call per chunk: nothing per sample. */
 struct source_parser {
 	void *(*begin)(struct expo *e);               /* parser state, may be NULL */
 	void (*feed)(void *st, struct expo *e, const char *data, size_t n);
