@@ -153,7 +153,7 @@ struct fetch_job {
 	struct scraper *s;
 	struct mapref *map;   /* the table the payloads are filtered for: held until they are finished */
 	unsigned gen, mask;
-	struct payload *got[SRC_COUNT];
+	const struct payload *got[SRC_COUNT]; /* published: shared, immutable */
 };
 
 static void job_put(struct fetch_job *j)
