@@ -403,6 +403,42 @@ static const char *own(struct expo *e, const char *s, size_t n, const char *lo, 
 	return n ? arena_strndup(&e->arena, s, n) : "";
 }
 
+/* Is a sample line of family name (again: the previous line's family) kept? A family the filter
+ * refuses is remembered, so that its next lines are skipped without asking again; a kept one
+ * becomes the current family. Returns 0 to skip the line. */
+static int keep_sample_family(struct expo *e, const char *name, size_t nlen, int again)
+{
+	if (again && e->ps->skip_name)
+		return 0; /* another line of the family just skipped */
+	const struct expo_family *cur = e->ps->cur ? &e->fams[e->ps->cur - 1] : NULL;
+	int same = again || (cur && slice_eq(cur->name, cur->nlen, name, nlen));
+	if (e->ps->keep && !same) {
+		if (e->ps->skip_name && slice_eq(e->ps->skip_name, e->ps->skip_len, name, nlen))
+			return 0;
+		if (!e->ps->keep(name, nlen, e->ps->keep_ctx)) {
+			if (e->ps->in.copy) { /* the line goes away with its chunk */
+				e->ps->in.skip = xgrow(e->ps->in.skip, &e->ps->in.skipcap, nlen ? nlen : 1, 1);
+				memcpy(e->ps->in.skip, name, nlen);
+				name = e->ps->in.skip;
+			}
+			e->ps->skip_name = name;
+			e->ps->skip_len = nlen;
+			return 0;
+		}
+	}
+	e->ps->skip_name = NULL;
+
+	/* samples of a family are contiguous in practice: skip the hash lookup then */
+	if (!same) {
+		size_t k = (size_t)(family_get(e, name, nlen) - e->fams);
+		e->ps->twin = e->ps->cur;
+		e->ps->cur = k + 1;
+		if (!e->fams[k].n)
+			e->fams[k].twin = e->ps->twin;
+	}
+	return 1;
+}
+
 static int parse_sample(struct expo *e, const char *p, const char *end, int flags, const char **err)
 {
 	struct label ls[MAX_LABELS];
@@ -460,34 +496,8 @@ static int parse_sample(struct expo *e, const char *p, const char *end, int flag
 	}
 	/* a trailing "# {...} v" exemplar is accepted and ignored in tolerant mode */
 	e->nnamed++;
-	if (again && e->ps->skip_name)
-		return 0; /* another line of the family just skipped */
-	const struct expo_family *cur = e->ps->cur ? &e->fams[e->ps->cur - 1] : NULL;
-	int same = again || (cur && slice_eq(cur->name, cur->nlen, name, nlen));
-	if (e->ps->keep && !same) {
-		if (e->ps->skip_name && slice_eq(e->ps->skip_name, e->ps->skip_len, name, nlen))
-			return 0;
-		if (!e->ps->keep(name, nlen, e->ps->keep_ctx)) {
-			if (e->ps->in.copy) { /* the line goes away with its chunk */
-				e->ps->in.skip = xgrow(e->ps->in.skip, &e->ps->in.skipcap, nlen ? nlen : 1, 1);
-				memcpy(e->ps->in.skip, name, nlen);
-				name = e->ps->in.skip;
-			}
-			e->ps->skip_name = name;
-			e->ps->skip_len = nlen;
-			return 0;
-		}
-	}
-	e->ps->skip_name = NULL;
-
-	/* samples of a family are contiguous in practice: skip the hash lookup then */
-	if (!same) {
-		size_t k = (size_t)(family_get(e, name, nlen) - e->fams);
-		e->ps->twin = e->ps->cur;
-		e->ps->cur = k + 1;
-		if (!e->fams[k].n)
-			e->fams[k].twin = e->ps->twin;
-	}
+	if (!keep_sample_family(e, name, nlen, again))
+		return 0;
 	struct expo_family *f = &e->fams[e->ps->cur - 1];
 	f->samples = xgrow(f->samples, &f->cap, f->n + 1, sizeof(*f->samples));
 	struct expo_sample *s = &f->samples[f->n++];
