@@ -132,9 +132,10 @@ struct run {
 	struct cred c[UPSTREAM_COUNT];
 };
 
-/* A 3xx just finished on t: follow it (1, the handle is back in the multi) or not (0, *err set).
- * Only one redirect is followed (a standby controller points at the primary). Credentials go only
- * to --slurmctld.url's origin: curl would send our custom headers to any host it is sent to. */
+/* A 3xx just finished on t: follow it (1, the handle is back in the multi) or not (0; a refused
+ * or second redirect is recorded as the payload's fault). Only one redirect is followed (a standby
+ * controller points at the primary). Credentials go only to the upstream's origin (its base_url,
+ * e.g. --slurmctld.url): curl would send our custom headers to any host it is sent to. */
 static int follow(struct run *r, struct xfer *t)
 {
 	char *loc = NULL, safe[160];

@@ -30,16 +30,16 @@ struct payload *payload_new(enum source_id src, unsigned gen, expo_keep_fn keep,
 	return p;
 }
 
-struct payload *payload_ref(const struct payload *p)
+const struct payload *payload_ref(const struct payload *p)
 {
-	struct payload *q = (struct payload *)p; /* the count is the one mutable part of a shared payload */
-	atomic_fetch_add(&q->refs, 1);
-	return q;
+	/* the count is the one mutable part of a shared payload */
+	atomic_fetch_add(&((struct payload *)p)->refs, 1);
+	return p;
 }
 
 void payload_unref(const struct payload *p)
 {
-	struct payload *q = (struct payload *)p;
+	struct payload *q = (struct payload *)p; /* the last reference: nobody shares it any more */
 	if (!q || atomic_fetch_sub(&q->refs, 1) != 1)
 		return;
 	if (q->parse_state)

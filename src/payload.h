@@ -35,7 +35,7 @@ struct payload {
 /* A payload that will store the families keep() wants (NULL: all); ctx must outlive the parse. gen
  * names the mapping (table) keep() filters for: a payload is only used by scrapes of that table. */
 struct payload *payload_new(enum source_id src, unsigned gen, expo_keep_fn keep, void *ctx);
-struct payload *payload_ref(const struct payload *p);
+const struct payload *payload_ref(const struct payload *p);
 void payload_unref(const struct payload *p);
 /* A new HTTP response begins (a redirect was followed): forget what the previous one sent. */
 void payload_restart(struct payload *p, long http_status);
