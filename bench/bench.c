@@ -236,11 +236,9 @@ static void pipeline_once(const struct payload_set *ps, const struct mapping *m,
 
 	double c0 = cpu_now(), t0 = now();
 	for (int ep = 0; ep < EP_COUNT; ep++) {
-		expo_init(&e[ep]);
 		/* as the daemon parses (payload_feed): the body in the pieces libcurl hands over (at
 		 * most CURL_MAX_WRITE_SIZE), every line checked, only the mapping's inputs kept */
-		e[ep].keep = mapping_reads;
-		e[ep].keep_ctx = (void *)m;
+		expo_init_keep(&e[ep], mapping_reads, (void *)m);
 		for (size_t off = 0; off < ps->len[ep]; off += CURL_MAX_WRITE_SIZE)
 			expo_feed(&e[ep], ps->body[ep] + off,
 				  ps->len[ep] - off < CURL_MAX_WRITE_SIZE ? ps->len[ep] - off : CURL_MAX_WRITE_SIZE, 0);
@@ -315,21 +313,19 @@ static struct mapping *load_mapping_or_die(const char *path)
 static void scrape_series(const char *dir, struct mapping *m, double seconds, struct series *s, struct series *cpu,
 			  size_t *out_bytes)
 {
-	struct scraper sc;
 	struct scraper_config cfg = { 0 };
 	cfg.replay_dir = dir;
-	cfg.min_interval = 0;
 	cfg.flags = "";
-	cfg.fetch.max_body = 268435456;
-	scraper_init(&sc, &cfg, m);
+	cfg.upstream[UPSTREAM_SLURMCTLD].max_body = 268435456;
+	struct scraper *sc = scraper_new(&cfg, m);
 	struct buf out;
 	buf_init(&out, 0);
-	scrape_run(&sc, 60, &out); /* warm-up */
+	scrape_run(sc, 60, &out); /* warm-up */
 	buf_free(&out);
 	RUN_FOR(seconds, 7, 5000, {
 		buf_init(&out, 0);
 		double c0 = cpu_now(), t0 = now();
-		int code = scrape_run(&sc, 60, &out);
+		int code = scrape_run(sc, 60, &out);
 		add(s, now() - t0);
 		add(cpu, cpu_now() - c0);
 		if (code != 200)
@@ -337,7 +333,7 @@ static void scrape_series(const char *dir, struct mapping *m, double seconds, st
 		*out_bytes = out.len;
 		buf_free(&out);
 	});
-	scraper_destroy(&sc); /* frees the mapping */
+	scraper_free(sc); /* frees the mapping */
 }
 
 /* The child of --rss: three scrapes, then the peak. */
@@ -345,19 +341,18 @@ static int rss_child(const char *dir, const char *mapping)
 {
 	struct mapping *m = load_mapping_or_die(mapping);
 	long base = vm_kb(0, "VmHWM");
-	struct scraper sc;
 	struct scraper_config cfg = { 0 };
 	cfg.replay_dir = dir;
 	cfg.flags = "";
-	cfg.fetch.max_body = 268435456;
-	scraper_init(&sc, &cfg, m);
+	cfg.upstream[UPSTREAM_SLURMCTLD].max_body = 268435456;
+	struct scraper *sc = scraper_new(&cfg, m);
 	for (int i = 0; i < 3; i++) {
 		struct buf out;
 		buf_init(&out, 0);
-		scrape_run(&sc, 60, &out);
+		scrape_run(sc, 60, &out);
 		buf_free(&out);
 	}
-	scraper_destroy(&sc);
+	scraper_free(sc);
 	struct rusage ru;
 	getrusage(RUSAGE_SELF, &ru);
 	printf("%ld %ld %ld\n", base, vm_kb(0, "VmHWM"), ru.ru_maxrss);

@@ -1,21 +1,19 @@
-/* endpoint.h: the five slurmctld metrics endpoints and which one serves a metric name. */
+/* endpoint.h: TRANSITIONAL. The old names of source.h, for files that are renamed after the
+ * parallel work is merged (the lead's sed script replaces every use and deletes this file). */
 #ifndef SHIM_ENDPOINT_H
 #define SHIM_ENDPOINT_H
 
-enum endpoint { EP_JOBS, EP_NODES, EP_PARTITIONS, EP_SCHEDULER, EP_UA, EP_COUNT };
+#include "source.h"
 
-struct endpoint_info {
-	const char *name;     /* label value in self metrics, e.g. "jobs-users-accts" */
-	const char *path;     /* "/metrics/jobs-users-accts" */
-	const char *file;     /* replay file name, "metrics_jobs-users-accts.txt" */
-	int empty_ok;         /* an empty 200 is normal (no jobs in memory) */
-};
-
-extern const struct endpoint_info endpoints[EP_COUNT];
-
-/* By slurmctld's naming, which does not change between releases: slurm_partition* -> partitions,
- * slurm_node_* and slurm_nodes* -> nodes, slurm_user_* and slurm_account_* -> jobs-users-accts,
- * slurm_jobs* -> jobs, everything else -> scheduler. */
-enum endpoint endpoint_for_metric(const char *name);
+#define endpoint source_id
+#define endpoint_info source
+#define endpoints sources
+#define endpoint_for_metric source_for_metric
+#define EP_JOBS SRC_JOBS
+#define EP_NODES SRC_NODES
+#define EP_PARTITIONS SRC_PARTITIONS
+#define EP_SCHEDULER SRC_SCHEDULER
+#define EP_UA SRC_UA
+#define EP_COUNT SRC_COUNT
 
 #endif

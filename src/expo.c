@@ -10,10 +10,58 @@
 
 #define MAX_LABELS 64
 
+/* Where a parse stands: private to this file, so that only the parser moves it. Allocated by the
+ * first parse (or expo_init_keep), freed by expo_free and expo_drop_keep. */
+struct expo_parse {
+	expo_keep_fn keep;        /* NULL: keep every family */
+	void *keep_ctx;
+	const char *skip_name;    /* the family of the previous line, when it was not kept */
+	size_t skip_len;
+	size_t cur;               /* index + 1 of the family of the previous kept sample line */
+	size_t twin;              /* index + 1 of the family kept before that one */
+	struct {                  /* where the input stands (expo_feed keeps it between chunks) */
+		int copy;         /* names and values must be copied: the bytes are not kept */
+		int eof_seen;
+		int too_long;     /* discarding a line longer than EXPO_MAX_LINE */
+		size_t line;
+		char *part;       /* the unfinished last line */
+		size_t plen, pcap;
+		char *skip;       /* copy of skip_name */
+		size_t skipcap;
+	} in;
+};
+
 void expo_init(struct expo *e)
 {
 	memset(e, 0, sizeof(*e));
 	arena_init(&e->arena);
+}
+
+void expo_init_keep(struct expo *e, expo_keep_fn keep, void *ctx)
+{
+	expo_init(e);
+	if (!keep)
+		return;
+	e->ps = xcalloc(1, sizeof(*e->ps));
+	e->ps->keep = keep;
+	e->ps->keep_ctx = ctx;
+}
+
+static struct expo_parse *parse_state(struct expo *e)
+{
+	if (!e->ps)
+		e->ps = xcalloc(1, sizeof(*e->ps));
+	return e->ps;
+}
+
+static void parse_state_free(struct expo *e)
+{
+	if (!e->ps)
+		return;
+	free(e->ps->in.part);
+	free(e->ps->in.skip);
+	free(e->ps);
+	e->ps = NULL;
 }
 
 void expo_free(struct expo *e)
@@ -22,10 +70,27 @@ void expo_free(struct expo *e)
 		free(e->fams[i].samples);
 	free(e->fams);
 	free(e->htab);
-	free(e->in.part);
-	free(e->in.skip);
+	parse_state_free(e);
 	arena_reset(&e->arena);
 	memset(e, 0, sizeof(*e));
+}
+
+void expo_reset(struct expo *e)
+{
+	expo_keep_fn keep = e->ps ? e->ps->keep : NULL;
+	void *ctx = e->ps ? e->ps->keep_ctx : NULL;
+	expo_free(e);
+	expo_init_keep(e, keep, ctx);
+}
+
+void expo_drop_keep(struct expo *e)
+{
+	parse_state_free(e);
+}
+
+size_t expo_pending(const struct expo *e)
+{
+	return e->ps ? e->ps->in.pcap : 0;
 }
 
 static uint64_t name_hash(const char *s, size_t n)
@@ -74,7 +139,7 @@ static struct expo_family *family_get(struct expo *e, const char *name, size_t n
 	e->fams = xgrow(e->fams, &e->capfams, e->nfams + 1, sizeof(*e->fams));
 	f = &e->fams[e->nfams++];
 	memset(f, 0, sizeof(*f));
-	f->name = e->in.copy ? arena_strndup(&e->arena, name, nlen) : name;
+	f->name = e->ps->in.copy ? arena_strndup(&e->arena, name, nlen) : name;
 	f->nlen = (uint32_t)nlen;
 	size_t mask = e->hcap - 1, i = name_hash(name, nlen) & mask;
 	while (e->htab[i])
@@ -333,9 +398,45 @@ static const char *parse_labels(struct expo *e, const char *p, const char *end, 
  * stored; anything else (a shared name, a decoded value) is already the expo's. */
 static const char *own(struct expo *e, const char *s, size_t n, const char *lo, const char *hi)
 {
-	if (!e->in.copy || (uintptr_t)s - (uintptr_t)lo >= (uintptr_t)(hi - lo))
+	if (!e->ps->in.copy || (uintptr_t)s - (uintptr_t)lo >= (uintptr_t)(hi - lo))
 		return s;
 	return n ? arena_strndup(&e->arena, s, n) : "";
+}
+
+/* Is a sample line of family name (again: the previous line's family) kept? A family the filter
+ * refuses is remembered, so that its next lines are skipped without asking again; a kept one
+ * becomes the current family. Returns 0 to skip the line. */
+static int keep_sample_family(struct expo *e, const char *name, size_t nlen, int again)
+{
+	if (again && e->ps->skip_name)
+		return 0; /* another line of the family just skipped */
+	const struct expo_family *cur = e->ps->cur ? &e->fams[e->ps->cur - 1] : NULL;
+	int same = again || (cur && slice_eq(cur->name, cur->nlen, name, nlen));
+	if (e->ps->keep && !same) {
+		if (e->ps->skip_name && slice_eq(e->ps->skip_name, e->ps->skip_len, name, nlen))
+			return 0;
+		if (!e->ps->keep(name, nlen, e->ps->keep_ctx)) {
+			if (e->ps->in.copy) { /* the line goes away with its chunk */
+				e->ps->in.skip = xgrow(e->ps->in.skip, &e->ps->in.skipcap, nlen ? nlen : 1, 1);
+				memcpy(e->ps->in.skip, name, nlen);
+				name = e->ps->in.skip;
+			}
+			e->ps->skip_name = name;
+			e->ps->skip_len = nlen;
+			return 0;
+		}
+	}
+	e->ps->skip_name = NULL;
+
+	/* samples of a family are contiguous in practice: skip the hash lookup then */
+	if (!same) {
+		size_t k = (size_t)(family_get(e, name, nlen) - e->fams);
+		e->ps->twin = e->ps->cur;
+		e->ps->cur = k + 1;
+		if (!e->fams[k].n)
+			e->fams[k].twin = e->ps->twin;
+	}
+	return 1;
 }
 
 static int parse_sample(struct expo *e, const char *p, const char *end, int flags, const char **err)
@@ -345,8 +446,8 @@ static int parse_sample(struct expo *e, const char *p, const char *end, int flag
 	const char *const line = p;
 	const char *name = p;
 	/* lines of one family follow each other: try the previous line's name before scanning */
-	const char *last = e->skip_name ? e->skip_name : e->cur ? e->fams[e->cur - 1].name : NULL;
-	size_t llen = e->skip_name ? e->skip_len : e->cur ? e->fams[e->cur - 1].nlen : 0;
+	const char *last = e->ps->skip_name ? e->ps->skip_name : e->ps->cur ? e->fams[e->ps->cur - 1].name : NULL;
+	size_t llen = e->ps->skip_name ? e->ps->skip_len : e->ps->cur ? e->fams[e->ps->cur - 1].nlen : 0;
 	int again = last && llen < (size_t)(end - p) && !is_name_char(p[llen]) && memcmp(p, last, llen) == 0;
 	if (again)
 		p += llen;
@@ -395,35 +496,9 @@ static int parse_sample(struct expo *e, const char *p, const char *end, int flag
 	}
 	/* a trailing "# {...} v" exemplar is accepted and ignored in tolerant mode */
 	e->nnamed++;
-	if (again && e->skip_name)
-		return 0; /* another line of the family just skipped */
-	const struct expo_family *cur = e->cur ? &e->fams[e->cur - 1] : NULL;
-	int same = again || (cur && slice_eq(cur->name, cur->nlen, name, nlen));
-	if (e->keep && !same) {
-		if (e->skip_name && slice_eq(e->skip_name, e->skip_len, name, nlen))
-			return 0;
-		if (!e->keep(name, nlen, e->keep_ctx)) {
-			if (e->in.copy) { /* the line goes away with its chunk */
-				e->in.skip = xgrow(e->in.skip, &e->in.skipcap, nlen ? nlen : 1, 1);
-				memcpy(e->in.skip, name, nlen);
-				name = e->in.skip;
-			}
-			e->skip_name = name;
-			e->skip_len = nlen;
-			return 0;
-		}
-	}
-	e->skip_name = NULL;
-
-	/* samples of a family are contiguous in practice: skip the hash lookup then */
-	if (!same) {
-		size_t k = (size_t)(family_get(e, name, nlen) - e->fams);
-		e->twin = e->cur;
-		e->cur = k + 1;
-		if (!e->fams[k].n)
-			e->fams[k].twin = e->twin;
-	}
-	struct expo_family *f = &e->fams[e->cur - 1];
+	if (!keep_sample_family(e, name, nlen, again))
+		return 0;
+	struct expo_family *f = &e->fams[e->ps->cur - 1];
 	f->samples = xgrow(f->samples, &f->cap, f->n + 1, sizeof(*f->samples));
 	struct expo_sample *s = &f->samples[f->n++];
 	s->nlabels = nls;
@@ -443,7 +518,7 @@ static int parse_sample(struct expo *e, const char *p, const char *end, int flag
 		/* and families of one endpoint list the same series in the same order (one per node,
 		 * user...): share the label set of the same position in the previous family, so that
 		 * matching one family against another is mostly a pointer test too */
-		const struct expo_family *t = e->twin ? &e->fams[e->twin - 1] : NULL;
+		const struct expo_family *t = e->ps->twin ? &e->fams[e->ps->twin - 1] : NULL;
 		const struct expo_sample *ts = t && t->n >= f->n ? &t->samples[f->n - 1] : NULL;
 		if (ts && labels_equal(ts->labels, ts->nlabels, ls, nls)) {
 			s->labels = ts->labels;
@@ -506,7 +581,7 @@ static int parse_comment(struct expo *e, const char *p, const char *end, const c
 		e->nnamed++;
 		/* the TYPE of a family nobody reads is checked, never stored: a body of a million
 		 * such lines must cost no more memory than an empty one */
-		if (!e->keep || e->keep(name, (size_t)(p - name), e->keep_ctx))
+		if (!e->ps->keep || e->ps->keep(name, (size_t)(p - name), e->ps->keep_ctx))
 			family_get(e, name, (size_t)(p - name))->type = ty;
 	}
 	return 0;
@@ -569,12 +644,12 @@ static void mark_duplicates(struct expo *e)
 static void parse_line(struct expo *e, const char *p, const char *le, int has_nl, int flags)
 {
 	const char *err = NULL;
-	size_t line = ++e->in.line;
+	size_t line = ++e->ps->in.line;
 	if (le > p && le[-1] == '\r')
 		le--;
-	if (e->in.copy && (size_t)(le - p) > EXPO_MAX_LINE) {
+	if (e->ps->in.copy && (size_t)(le - p) > EXPO_MAX_LINE) {
 		add_error(e, line, "line longer than 1 MiB"); /* the same whatever the pieces were */
-	} else if (e->in.eof_seen) {
+	} else if (e->ps->in.eof_seen) {
 		if (le > p)
 			add_error(e, line, "text after # EOF");
 	} else if (!has_nl && (flags & EXPO_STRICT)) {
@@ -583,7 +658,7 @@ static void parse_line(struct expo *e, const char *p, const char *le, int has_nl
 		/* blank line */
 	} else if (*p == '#') {
 		if (le - p == 5 && memcmp(p, "# EOF", 5) == 0)
-			e->in.eof_seen = 1;
+			e->ps->in.eof_seen = 1;
 		else if (parse_comment(e, p, le, &err) < 0)
 			add_error(e, line, err);
 	} else if (!is_name_start(*p)) {
@@ -610,18 +685,19 @@ static const char *parse_lines(struct expo *e, const char *p, const char *end, i
 
 static size_t finish(struct expo *e, size_t before)
 {
-	e->nlines += e->in.line;
-	e->in.line = 0;
-	e->in.eof_seen = 0;
-	e->in.copy = 0;
-	e->cur = e->twin = 0;
-	e->skip_name = NULL;
+	e->nlines += e->ps->in.line;
+	e->ps->in.line = 0;
+	e->ps->in.eof_seen = 0;
+	e->ps->in.copy = 0;
+	e->ps->cur = e->ps->twin = 0;
+	e->ps->skip_name = NULL;
 	mark_duplicates(e);
 	return e->nerrors - before;
 }
 
 size_t expo_parse(struct expo *e, const char *body, size_t len, int flags)
 {
+	parse_state(e);
 	size_t before = e->nerrors;
 	const char *end = body + len, *rest = parse_lines(e, body, end, flags);
 	if (rest < end)
@@ -631,53 +707,55 @@ size_t expo_parse(struct expo *e, const char *body, size_t len, int flags)
 
 void expo_feed(struct expo *e, const char *data, size_t n, int flags)
 {
+	parse_state(e);
 	const char *end = data + n;
-	e->in.copy = 1;
-	if (e->in.plen || e->in.too_long) {
+	e->ps->in.copy = 1;
+	if (e->ps->in.plen || e->ps->in.too_long) {
 		/* complete the held line first */
 		const char *nl = memchr(data, '\n', n);
 		size_t take = nl ? (size_t)(nl - data) : n;
-		if (!e->in.too_long && take > EXPO_MAX_LINE - e->in.plen) {
-			e->in.too_long = 1;
-			e->in.plen = 0;
+		if (!e->ps->in.too_long && take > EXPO_MAX_LINE - e->ps->in.plen) {
+			e->ps->in.too_long = 1;
+			e->ps->in.plen = 0;
 		}
-		if (!e->in.too_long) {
-			e->in.part = xgrow(e->in.part, &e->in.pcap, e->in.plen + take, 1);
-			memcpy(e->in.part + e->in.plen, data, take);
-			e->in.plen += take;
+		if (!e->ps->in.too_long) {
+			e->ps->in.part = xgrow(e->ps->in.part, &e->ps->in.pcap, e->ps->in.plen + take, 1);
+			memcpy(e->ps->in.part + e->ps->in.plen, data, take);
+			e->ps->in.plen += take;
 		}
 		if (!nl)
 			return;
-		if (e->in.too_long)
-			add_error(e, ++e->in.line, "line longer than 1 MiB");
+		if (e->ps->in.too_long)
+			add_error(e, ++e->ps->in.line, "line longer than 1 MiB");
 		else
-			parse_line(e, e->in.part, e->in.part + e->in.plen, 1, flags);
-		e->in.too_long = 0;
-		e->in.plen = 0;
+			parse_line(e, e->ps->in.part, e->ps->in.part + e->ps->in.plen, 1, flags);
+		e->ps->in.too_long = 0;
+		e->ps->in.plen = 0;
 		data = nl + 1;
 	}
 	const char *rest = parse_lines(e, data, end, flags);
 	size_t left = (size_t)(end - rest);
 	if (left > EXPO_MAX_LINE) {
-		e->in.too_long = 1;
+		e->ps->in.too_long = 1;
 	} else if (left) {
-		e->in.part = xgrow(e->in.part, &e->in.pcap, left, 1);
-		memcpy(e->in.part, rest, left);
-		e->in.plen = left;
+		e->ps->in.part = xgrow(e->ps->in.part, &e->ps->in.pcap, left, 1);
+		memcpy(e->ps->in.part, rest, left);
+		e->ps->in.plen = left;
 	}
 }
 
 size_t expo_feed_end(struct expo *e, int flags)
 {
-	e->in.copy = 1;
-	if (e->in.too_long)
-		add_error(e, ++e->in.line, "line longer than 1 MiB");
-	else if (e->in.plen)
-		parse_line(e, e->in.part, e->in.part + e->in.plen, 0, flags);
-	free(e->in.part);
-	free(e->in.skip);
-	e->in.part = e->in.skip = NULL;
-	e->in.plen = e->in.pcap = e->in.skipcap = 0;
-	e->in.too_long = 0;
+	parse_state(e);
+	e->ps->in.copy = 1;
+	if (e->ps->in.too_long)
+		add_error(e, ++e->ps->in.line, "line longer than 1 MiB");
+	else if (e->ps->in.plen)
+		parse_line(e, e->ps->in.part, e->ps->in.part + e->ps->in.plen, 0, flags);
+	free(e->ps->in.part);
+	free(e->ps->in.skip);
+	e->ps->in.part = e->ps->in.skip = NULL;
+	e->ps->in.plen = e->ps->in.pcap = e->ps->in.skipcap = 0;
+	e->ps->in.too_long = 0;
 	return finish(e, 0);
 }

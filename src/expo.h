@@ -60,17 +60,14 @@ struct expo_error {
  * kept, not even their name or TYPE (nnamed still counts them). */
 typedef int (*expo_keep_fn)(const char *name, size_t len, void *ctx);
 
+struct expo_parse;            /* where a parse stands: private to expo.c */
+
+/* The families are public for readers; how the parse goes is not. */
 struct expo {
 	struct arena arena;
-	expo_keep_fn keep;        /* NULL: keep every family */
-	void *keep_ctx;
-	const char *skip_name;    /* the family of the previous line, when it was not kept */
-	size_t skip_len;
 	struct expo_family *fams;
 	size_t nfams, capfams;
 	uint32_t *htab;          /* open addressing: family index + 1, 0 = empty */
-	size_t cur;               /* index + 1 of the family of the previous kept sample line */
-	size_t twin;              /* index + 1 of the family kept before that one */
 	size_t hcap;
 	size_t nsamples, nlines, nerrors;
 	size_t nnamed;            /* TYPE lines and sample lines of any family, kept or not */
@@ -79,20 +76,19 @@ struct expo {
 				     sample has one. Kept as they are (sums over them stay right);
 				     mapping.c repairs what rows serve */
 	struct expo_error errors[EXPO_MAX_ERRORS];
-	struct {                  /* where the input stands (expo_feed keeps it between chunks) */
-		int copy;         /* names and values must be copied: the bytes are not kept */
-		int eof_seen;
-		int too_long;     /* discarding a line longer than EXPO_MAX_LINE */
-		size_t line;
-		char *part;       /* the unfinished last line */
-		size_t plen, pcap;
-		char *skip;       /* copy of skip_name */
-		size_t skipcap;
-	} in;
+	struct expo_parse *ps;    /* the parse state, owned; NULL between parses */
 };
 
 void expo_init(struct expo *e);
+/* expo_init, storing only the families keep() wants (NULL: all); ctx must outlive the parse. */
+void expo_init_keep(struct expo *e, expo_keep_fn keep, void *ctx);
 void expo_free(struct expo *e);
+/* Forget every family and the parse so far, keeping the keep() filter (a restarted transfer). */
+void expo_reset(struct expo *e);
+/* The parse is over: forget the filter (its owner may go away) and the parse state. */
+void expo_drop_keep(struct expo *e);
+/* Bytes held for the unfinished last line (expo_feed): at most EXPO_MAX_LINE. */
+size_t expo_pending(const struct expo *e);
 /* Parse body into e (families accumulate across calls). Returns the number of malformed lines. */
 size_t expo_parse(struct expo *e, const char *body, size_t len, int flags);
 /* Parse a body that arrives in pieces: expo_feed() for every piece, in order, then expo_feed_end()

@@ -14,8 +14,10 @@ void fetch_global_init(void)
 	curl_global_init(CURL_GLOBAL_DEFAULT);
 }
 
+/* One source's transfer. */
 struct xfer {
 	struct payload *p;
+	struct cred *c;          /* its upstream's */
 	size_t max_body;
 	CURL *h;
 	char errbuf[CURL_ERROR_SIZE];
@@ -40,7 +42,8 @@ static size_t on_data(char *ptr, size_t size, size_t nmemb, void *ud)
 	return n;
 }
 
-char *fetch_read_token(const char *path, char *err, size_t errlen)
+/* Read the token file (first line, trimmed). Returns a new string or NULL with *err set. */
+static char *read_token(const char *path, char *err, size_t errlen)
 {
 	char line[16384];
 	FILE *f = fopen(path, "r");
@@ -111,110 +114,126 @@ out:
 	return r;
 }
 
-/* One fetch_endpoints call. */
-struct run {
-	const struct fetch_config *cfg;
-	CURLM *m;
+/* One upstream's configuration and credentials, for one fetch_sources call. */
+struct cred {
+	const struct upstream_config *cfg;
+	const struct upstream *up;
 	struct curl_slist *hdrs;      /* with the token and user: only for the configured origin */
 	struct curl_slist *anon_hdrs; /* without them: for any other origin */
 	char *token;
 	char tokerr[256];
-	long timeout_ms;              /* for each endpoint, redirect included */
+	long timeout_ms;              /* for each source, redirect included */
+	int used;
 };
 
-/* A 3xx just finished on t: follow it (1, the handle is back in the multi) or not (0, *err set).
- * Only one redirect is followed (a standby controller points at the primary). Credentials go only
- * to --slurmctld.url's origin: curl would send our custom headers to any host it is sent to. */
-static int follow(struct run *r, struct xfer *t, char *why, size_t whylen, const char **err)
+/* One fetch_sources call. */
+struct run {
+	CURLM *m;
+	struct cred c[UPSTREAM_COUNT];
+};
+
+/* A 3xx just finished on t: follow it (1, the handle is back in the multi) or not (0; a refused
+ * or second redirect is recorded as the payload's fault). Only one redirect is followed (a standby
+ * controller points at the primary). Credentials go only to the upstream's origin (its base_url,
+ * e.g. --slurmctld.url): curl would send our custom headers to any host it is sent to. */
+static int follow(struct run *r, struct xfer *t)
 {
 	char *loc = NULL, safe[160];
+	struct cred *c = t->c;
 	curl_easy_getinfo(t->h, CURLINFO_REDIRECT_URL, &loc);
 	if (!loc)
 		return 0; /* a 3xx without Location: classified as an HTTP error */
 	log_escape(safe, sizeof(safe), loc, strlen(loc));
 	if (t->redirected) {
-		snprintf(why, whylen, "redirected more than once (HTTP %ld); point --slurmctld.url at the primary controller",
-			 t->p->http_status);
-		*err = why;
+		payload_fault(t->p, FAULT_REDIRECT_LOOP, NULL);
 		return 0;
 	}
-	enum fetch_redirect k = fetch_redirect_check(r->cfg->base_url, loc);
+	enum fetch_redirect k = fetch_redirect_check(c->cfg->base_url, loc);
 	if (k == FETCH_REDIRECT_REFUSE) {
-		snprintf(why, whylen, "redirect to %s refused (not http(s), or https to http)", safe);
-		*err = why;
+		payload_fault(t->p, FAULT_REDIRECT_REFUSED, safe);
 		return 0;
 	}
-	if (k == FETCH_REDIRECT_OTHER_ORIGIN && (r->token || r->cfg->user))
-		log_warn("%s: redirected to another origin, %s: following without the token and user, which go only to --slurmctld.url",
-			 endpoints[t->p->ep].name, safe);
-	/* the second request gets what is left of the endpoint's time, as when curl followed itself */
-	long left_ms = r->timeout_ms - (long)((mono_now() - t->t0) * 1000);
+	if (k == FETCH_REDIRECT_OTHER_ORIGIN && (c->token || c->cfg->user))
+		log_warn("%s: redirected to another origin, %s: following without the token and user, which go only to %s.url",
+			 sources[t->p->src].name, safe, c->up->flag);
+	/* the second request gets what is left of the source's time, as when curl followed itself */
+	long left_ms = c->timeout_ms - (long)((mono_now() - t->t0) * 1000);
 	curl_multi_remove_handle(r->m, t->h);
 	curl_easy_setopt(t->h, CURLOPT_TIMEOUT_MS, left_ms > 1 ? left_ms : 1L);
 	curl_easy_setopt(t->h, CURLOPT_CONNECTTIMEOUT_MS, left_ms > 1 ? left_ms : 1L);
 	curl_easy_setopt(t->h, CURLOPT_URL, loc); /* copied by curl before loc is freed */
-	curl_easy_setopt(t->h, CURLOPT_HTTPHEADER, k == FETCH_REDIRECT_SAME_ORIGIN ? r->hdrs : r->anon_hdrs);
+	curl_easy_setopt(t->h, CURLOPT_HTTPHEADER, k == FETCH_REDIRECT_SAME_ORIGIN ? c->hdrs : c->anon_hdrs);
 	payload_restart(t->p, 0);
 	t->redirected = 1;
 	curl_multi_add_handle(r->m, t->h);
 	return 1;
 }
 
-/* A transfer finished: follow a redirect (returns 1) or finish its payload (returns 0). */
+/* A transfer finished: follow a redirect (returns 1) or record its facts and finish its payload
+ * (returns 0). Whether it is usable is source_verdict's to say. */
 static int done(struct run *r, CURLMsg *msg)
 {
 	struct xfer *t;
 	curl_easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, (char **)&t);
 	CURLcode rc = msg->data.result;
 	struct payload *p = t->p;
-	char why[300];
-	const char *err = NULL;
 	curl_easy_getinfo(t->h, CURLINFO_RESPONSE_CODE, &p->http_status);
 	if (t->too_big || rc == CURLE_FILESIZE_EXCEEDED) {
-		snprintf(why, sizeof(why), "body larger than %zu bytes (--slurmctld.max-body)", r->cfg->max_body);
-		err = why;
+		p->facts.limit = t->c->cfg->max_body;
+		payload_fault(p, FAULT_TOO_BIG, NULL);
 	} else if (rc != CURLE_OK) {
+		char why[300];
 		snprintf(why, sizeof(why), "%s (%s)", t->errbuf[0] ? t->errbuf : curl_easy_strerror(rc),
 			 curl_easy_strerror(rc));
-		err = why;
-	} else if (p->http_status >= 300 && p->http_status < 400 && follow(r, t, why, sizeof(why), &err)) {
+		payload_fault(p, FAULT_TRANSPORT, why);
+	} else if (p->http_status >= 300 && p->http_status < 400 && follow(r, t)) {
 		return 1;
 	}
 	p->seconds = mono_now() - t->t0;
 	p->at = mono_now();
-	/* a 401/403 with a token is explained by payload_finish; the token itself is never logged */
-	if (!r->token && r->tokerr[0] && !err && p->http_status == 401) {
-		snprintf(why, sizeof(why), "401 Unauthorized and no usable token: %s", r->tokerr);
-		err = why;
-	}
-	payload_finish(p, err);
+	/* a 401 without a token is explained by why there is none; the token itself is never logged */
+	if (!t->c->token && t->c->tokerr[0])
+		payload_fault(p, FAULT_NO_TOKEN, t->c->tokerr);
+	payload_finish(p);
 	return 0;
 }
 
-static void add_credentials(struct run *r)
+/* Read the upstream's token (on every fetch: a rotated token needs no restart) and build its
+ * headers. */
+static void add_credentials(struct cred *c)
 {
-	r->hdrs = curl_slist_append(r->hdrs, "Accept: text/plain");
-	r->anon_hdrs = curl_slist_append(r->anon_hdrs, "Accept: text/plain");
-	if (r->cfg->token_file) {
-		r->token = fetch_read_token(r->cfg->token_file, r->tokerr, sizeof(r->tokerr));
-		if (r->token) {
-			char *h = xmalloc(strlen(r->token) + 32);
-			sprintf(h, "X-SLURM-USER-TOKEN: %s", r->token);
-			r->hdrs = curl_slist_append(r->hdrs, h);
+	c->hdrs = curl_slist_append(c->hdrs, c->up->accept);
+	c->anon_hdrs = curl_slist_append(c->anon_hdrs, c->up->accept);
+	if (c->cfg->token_file) {
+		c->token = read_token(c->cfg->token_file, c->tokerr, sizeof(c->tokerr));
+		if (c->token) {
+			char *h = xmalloc(strlen(c->token) + 32);
+			sprintf(h, "X-SLURM-USER-TOKEN: %s", c->token);
+			c->hdrs = curl_slist_append(c->hdrs, h);
 			explicit_bzero(h, strlen(h));
 			free(h);
 		} else {
-			log_warn("%s", r->tokerr);
+			log_warn("%s", c->tokerr);
 		}
 	}
-	if (r->cfg->user) {
+	if (c->cfg->user) {
 		char h[300];
-		snprintf(h, sizeof(h), "X-SLURM-USER-NAME: %s", r->cfg->user);
-		r->hdrs = curl_slist_append(r->hdrs, h);
+		snprintf(h, sizeof(h), "X-SLURM-USER-NAME: %s", c->cfg->user);
+		c->hdrs = curl_slist_append(c->hdrs, h);
 	}
 }
 
-static CURL *new_handle(struct run *r, struct xfer *x, const char *url, long timeout_ms)
+static void free_credentials(struct cred *c)
+{
+	curl_slist_free_all(c->hdrs);
+	curl_slist_free_all(c->anon_hdrs);
+	if (c->token) {
+		explicit_bzero(c->token, strlen(c->token));
+		free(c->token);
+	}
+}
+
+static CURL *new_handle(struct xfer *x, const char *url, long timeout_ms)
 {
 	CURL *h = curl_easy_init();
 	curl_easy_setopt(h, CURLOPT_URL, url);
@@ -226,41 +245,61 @@ static CURL *new_handle(struct run *r, struct xfer *x, const char *url, long tim
 	curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, timeout_ms);
 	curl_easy_setopt(h, CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_1_1);
 	curl_easy_setopt(h, CURLOPT_USERAGENT, "slurm-exporter-shim/" SHIM_VERSION);
-	curl_easy_setopt(h, CURLOPT_HTTPHEADER, r->hdrs);
+	curl_easy_setopt(h, CURLOPT_HTTPHEADER, x->c->hdrs);
 	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_data);
 	curl_easy_setopt(h, CURLOPT_WRITEDATA, x);
 	curl_easy_setopt(h, CURLOPT_ERRORBUFFER, x->errbuf);
-	curl_easy_setopt(h, CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)r->cfg->max_body);
+	curl_easy_setopt(h, CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)x->c->cfg->max_body);
 	curl_easy_setopt(h, CURLOPT_FORBID_REUSE, 1L);
 	curl_easy_setopt(h, CURLOPT_PRIVATE, x);
 	return h;
 }
 
-void fetch_endpoints(const struct fetch_config *cfg, unsigned mask, double timeout_s, unsigned gen, expo_keep_fn keep,
-		     void *ctx, struct payload *out[EP_COUNT])
+/* The credentials of upstream u, set up on its first source of this call. */
+static struct cred *cred_of(struct run *r, const struct upstream_config cfg[UPSTREAM_COUNT], enum upstream_id u)
 {
-	struct xfer x[EP_COUNT];
-	struct run r = { .cfg = cfg, .m = curl_multi_init() };
-	double timeout = cfg->timeout < timeout_s ? cfg->timeout : timeout_s;
-	long timeout_ms = timeout > 0.001 ? (long)(timeout * 1000) : 1;
-	r.timeout_ms = timeout_ms;
-	size_t blen = strlen(cfg->base_url);
+	struct cred *c = &r->c[u];
+	if (c->used)
+		return c;
+	double timeout = cfg[u].timeout;
+	c->used = 1;
+	c->cfg = &cfg[u];
+	c->up = &upstreams[u];
+	c->timeout_ms = timeout > 0.001 ? (long)(timeout * 1000) : 1;
+	add_credentials(c);
+	return c;
+}
 
-	while (blen && cfg->base_url[blen - 1] == '/')
+/* Start source id's transfer. */
+static void start(struct run *r, struct xfer *x, const struct upstream_config cfg[UPSTREAM_COUNT], enum source_id id,
+		  unsigned gen, expo_keep_fn keep, void *ctx)
+{
+	const struct source *src = &sources[id];
+	char url[4096];
+	x->c = cred_of(r, cfg, src->upstream);
+	const char *base = x->c->cfg->base_url;
+	size_t blen = strlen(base);
+	while (blen && base[blen - 1] == '/')
 		blen--;
-	add_credentials(&r);
+	snprintf(url, sizeof(url), "%.*s%s", (int)blen, base, src->path);
+	x->p = payload_new(id, gen, keep, ctx);
+	x->max_body = x->c->cfg->max_body;
+	x->t0 = mono_now();
+	x->h = new_handle(x, url, x->c->timeout_ms);
+	curl_multi_add_handle(r->m, x->h);
+}
+
+void fetch_sources(const struct upstream_config cfg[UPSTREAM_COUNT], unsigned mask, unsigned gen, expo_keep_fn keep,
+		   void *ctx, struct payload *out[SRC_COUNT])
+{
+	struct xfer x[SRC_COUNT];
+	struct run r = { .m = curl_multi_init() };
+
 	memset(x, 0, sizeof(x));
-	for (int ep = 0; ep < EP_COUNT; ep++) {
-		out[ep] = NULL;
-		if (!(mask & (1u << ep)))
-			continue;
-		char url[4096];
-		snprintf(url, sizeof(url), "%.*s%s", (int)blen, cfg->base_url, endpoints[ep].path);
-		x[ep].p = payload_new((enum endpoint)ep, gen, keep, ctx);
-		x[ep].max_body = cfg->max_body;
-		x[ep].t0 = mono_now();
-		x[ep].h = new_handle(&r, &x[ep], url, timeout_ms);
-		curl_multi_add_handle(r.m, x[ep].h);
+	for (int id = 0; id < SRC_COUNT; id++) {
+		out[id] = NULL;
+		if (mask & (1u << id))
+			start(&r, &x[id], cfg, (enum source_id)id, gen, keep, ctx);
 	}
 	int running = 1;
 	while (running) {
@@ -274,21 +313,19 @@ void fetch_endpoints(const struct fetch_config *cfg, unsigned mask, double timeo
 		if (running)
 			curl_multi_poll(r.m, NULL, 0, 200, NULL);
 	}
-	for (int ep = 0; ep < EP_COUNT; ep++) {
-		if (!x[ep].h)
+	for (int id = 0; id < SRC_COUNT; id++) {
+		if (!x[id].h)
 			continue;
-		if (!x[ep].p->at) { /* never completed: multi failure */
-			payload_finish(x[ep].p, "transfer did not complete");
+		if (!x[id].p->at) { /* never completed: multi failure */
+			payload_fault(x[id].p, FAULT_TRANSPORT, "transfer did not complete");
+			payload_finish(x[id].p);
 		}
-		curl_multi_remove_handle(r.m, x[ep].h);
-		curl_easy_cleanup(x[ep].h);
-		out[ep] = x[ep].p;
+		curl_multi_remove_handle(r.m, x[id].h);
+		curl_easy_cleanup(x[id].h);
+		out[id] = x[id].p;
 	}
 	curl_multi_cleanup(r.m);
-	curl_slist_free_all(r.hdrs);
-	curl_slist_free_all(r.anon_hdrs);
-	if (r.token) {
-		explicit_bzero(r.token, strlen(r.token));
-		free(r.token);
-	}
+	for (int u = 0; u < UPSTREAM_COUNT; u++)
+		if (r.c[u].used)
+			free_credentials(&r.c[u]);
 }

@@ -1,9 +1,12 @@
-/* fetch.h: libcurl client for slurmctld's metrics endpoints.
- * Fetches the requested endpoints in parallel (one curl multi, one connection each: slurmctld
- * closes after every answer), follows a 303 from a standby controller once, caps the body size and
- * the time, and hands back finished payloads. The token and user headers go only to the origin
- * (scheme, host, port) of base_url: a redirect to another origin is followed without them, and a
- * redirect from https to http is refused. */
+/* fetch.h: libcurl client for the sources' upstreams (source.h).
+ * Fetches the requested sources in parallel (one curl multi, one connection each: slurmctld
+ * closes after every answer), each from its upstream's base_url with that upstream's timeout, body
+ * cap and credentials; follows a 303 from a standby controller once; records what went wrong in
+ * the payload (payload_fault) and hands back finished payloads (source_verdict judges them). The
+ * token and user headers of an upstream go only to the origin (scheme, host, port) of its
+ * base_url: a redirect to another origin is followed without them, and a redirect from https to
+ * http is refused.
+ * Ownership: fetch_sources returns new payload references in out; everything else is borrowed. */
 #ifndef SHIM_FETCH_H
 #define SHIM_FETCH_H
 
@@ -11,20 +14,13 @@
 
 #include "payload.h"
 
-struct fetch_config {
-	const char *base_url;     /* e.g. "http://localhost:6817" */
-	double timeout;           /* seconds, per request */
-	size_t max_body;          /* bytes */
-	const char *token_file;   /* JWT for X-SLURM-USER-TOKEN, or NULL */
-	const char *user;         /* X-SLURM-USER-NAME, or NULL */
-};
-
 void fetch_global_init(void);   /* once, before any thread starts */
-/* out[ep] receives a new reference for every endpoint in mask, NULL for the others, each parsed
- * as it arrives and keeping the families keep() wants, for mapping generation gen (see
- * payload_new). timeout_s caps this call on top of cfg->timeout. */
-void fetch_endpoints(const struct fetch_config *cfg, unsigned mask, double timeout_s, unsigned gen, expo_keep_fn keep,
-		     void *ctx, struct payload *out[EP_COUNT]);
+/* out[id] receives a new reference for every source in mask (bit 1 << id), NULL for the others,
+ * each parsed as it arrives and keeping the families keep() wants, for mapping generation gen (see
+ * payload_new). cfg[u] configures upstream u (its timeout bounds each of its sources' transfers,
+ * a redirect included). */
+void fetch_sources(const struct upstream_config cfg[UPSTREAM_COUNT], unsigned mask, unsigned gen, expo_keep_fn keep,
+		   void *ctx, struct payload *out[SRC_COUNT]);
 enum fetch_redirect {
 	FETCH_REDIRECT_SAME_ORIGIN,  /* follow with the credentials */
 	FETCH_REDIRECT_OTHER_ORIGIN, /* follow without them */
@@ -34,7 +30,5 @@ enum fetch_redirect {
  * (absolute). Origins compare scheme and host case-insensitively and ports with the scheme's
  * default filled in (http 80, https 443); userinfo is ignored. */
 enum fetch_redirect fetch_redirect_check(const char *base, const char *target);
-/* Read the token file (first line, trimmed). Returns a new string or NULL with *err set. */
-char *fetch_read_token(const char *path, char *err, size_t errlen);
 
 #endif

@@ -166,8 +166,8 @@ int main(int argc, char **argv)
 {
 	struct options opt; /* process-wide, read-only once parsed (options.h) */
 	struct mapping *m = NULL;
-	struct scraper scraper;
-	int have_scraper = 0, rc = 1;
+	struct scraper *scraper = NULL;
+	int rc = 1;
 
 	xmalloc_tune();
 	if (options_parse(&opt, argc, argv, stderr) < 0)
@@ -201,20 +201,20 @@ int main(int argc, char **argv)
 	}
 
 	struct scraper_config sc = {
-		.fetch = { .base_url = opt.url, .timeout = opt.timeout, .max_body = (size_t)opt.max_body,
-			   .token_file = opt.token_file, .user = opt.user },
+		.upstream[UPSTREAM_SLURMCTLD] = { .base_url = opt.url, .timeout = opt.timeout,
+						  .max_body = (size_t)opt.max_body, .token_file = opt.token_file,
+						  .user = opt.user },
 		.replay_dir = opt.replay_dir,
-		.min_interval = opt.once ? 0 : opt.min_interval,
 		.flags = opt.gpus ? "gpus-acct" : "",
 		.max_output = 1u << 30, /* legacy families; a family that does not fit is left out whole */
 	};
-	scraper_init(&scraper, &sc, m);
+	for (int id = 0; id < SRC_COUNT; id++)
+		sc.min_interval[id] = opt.once ? 0 : opt.min_interval;
+	scraper = scraper_new(&sc, m);
 	m = NULL;
-	have_scraper = 1;
-	rc = opt.once ? once(&opt, &scraper) : serve(&opt, &scraper);
+	rc = opt.once ? once(&opt, scraper) : serve(&opt, scraper);
 out:
-	if (have_scraper)
-		scraper_destroy(&scraper);
+	scraper_free(scraper);
 	mapping_free(m);
 	return rc;
 }

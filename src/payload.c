@@ -4,15 +4,12 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
-
-static pthread_mutex_t ref_lock = PTHREAD_MUTEX_INITIALIZER;
 
 double mono_now(void)
 {
@@ -21,128 +18,85 @@ double mono_now(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-struct payload *payload_new(enum endpoint ep, unsigned gen, expo_keep_fn keep, void *ctx)
+struct payload *payload_new(enum source_id src, unsigned gen, expo_keep_fn keep, void *ctx)
 {
-	struct payload *p = xcalloc(1, sizeof(*p));
-	p->refs = 1;
-	p->ep = ep;
-	p->gen = gen;
-	expo_init(&p->expo);
-	p->expo.keep = keep;
-	p->expo.keep_ctx = ctx;
+	/* src and gen are const members: set once, here, by initialization */
+	const struct payload init = { .src = src, .gen = gen };
+	struct payload *p = xmalloc(sizeof(*p));
+	memcpy(p, &init, sizeof(*p));
+	atomic_init(&p->refs, 1);
+	expo_init_keep(&p->expo, keep, ctx);
+	p->parse_state = sources[src].parser->begin(&p->expo);
 	return p;
 }
 
-struct payload *payload_ref(struct payload *p)
+const struct payload *payload_ref(const struct payload *p)
 {
-	pthread_mutex_lock(&ref_lock);
-	p->refs++;
-	pthread_mutex_unlock(&ref_lock);
+	/* the count is the one mutable part of a shared payload */
+	atomic_fetch_add(&((struct payload *)p)->refs, 1);
 	return p;
 }
 
-void payload_unref(struct payload *p)
+void payload_unref(const struct payload *p)
 {
-	int last;
-	if (!p)
+	struct payload *q = (struct payload *)p; /* the last reference: nobody shares it any more */
+	if (!q || atomic_fetch_sub(&q->refs, 1) != 1)
 		return;
-	pthread_mutex_lock(&ref_lock);
-	last = --p->refs == 0;
-	pthread_mutex_unlock(&ref_lock);
-	if (!last)
-		return;
-	expo_free(&p->expo);
-	free(p);
-}
-
-/* What an HTTP status from slurmctld means, for the operator. */
-static const char *status_hint(long code)
-{
-	switch (code) {
-	case 401:
-		return "401 Unauthorized: Slurm 25.11 answers 401 to everyone when PrivateData is set in slurm.conf; "
-		       "Slurm 26.05 wants a JWT (--slurmctld.auth.token-file) when PrivateData or MetricsAuthUsers is set";
-	case 403:
-		return "403 Forbidden: the token's user is not allowed (26.05: add it to MetricsAuthUsers, or use root/SlurmUser)";
-	case 303:
-		return "303 See Other: a standby controller redirected twice; point --slurmctld.url at the primary";
-	case 404:
-		return "404 Not Found: this slurmctld has no metrics endpoints (Slurm older than 25.11?)";
-	case 503:
-		return "503 Service Unavailable: standby controller without a primary address";
-	default:
-		return NULL;
-	}
+	if (q->parse_state)
+		sources[q->src].parser->discard(q->parse_state);
+	expo_free(&q->expo);
+	free(q);
 }
 
 void payload_restart(struct payload *p, long http_status)
 {
-	expo_keep_fn keep = p->expo.keep;
-	void *ctx = p->expo.keep_ctx;
-	expo_free(&p->expo);
-	expo_init(&p->expo);
-	p->expo.keep = keep;
-	p->expo.keep_ctx = ctx;
+	const struct source_parser *sp = sources[p->src].parser;
+	if (p->parse_state)
+		sp->discard(p->parse_state);
+	expo_reset(&p->expo);
+	p->parse_state = sp->begin(&p->expo);
 	p->len = 0;
 	p->http_status = http_status;
 }
 
 int payload_feed(struct payload *p, const char *data, size_t n, size_t max_body)
 {
-	if (max_body && n > max_body - (p->len < max_body ? p->len : max_body))
-		return -1; /* max_body 0: no limit */
+	if (max_body && n > max_body - (p->len < max_body ? p->len : max_body)) { /* max_body 0: no limit */
+		p->facts.limit = max_body;
+		payload_fault(p, FAULT_TOO_BIG, NULL);
+		return -1;
+	}
 	p->len += n;
 	if (p->http_status == 0 || p->http_status == 200)
-		expo_feed(&p->expo, data, n, 0);
+		sources[p->src].parser->feed(p->parse_state, &p->expo, data, n);
 	return 0;
 }
 
-/* Why the answer is unusable, or NULL. */
-static const char *classify(struct payload *p, const char *transport_err)
+void payload_fault(struct payload *p, enum source_fault fault, const char *detail)
 {
-	const struct endpoint_info *ep = &endpoints[p->ep];
-	if (transport_err) {
-		snprintf(p->reason, sizeof(p->reason), "%s: %s", ep->path, transport_err);
-		return p->reason;
-	}
-	if (p->http_status && p->http_status != 200) {
-		const char *hint = status_hint(p->http_status);
-		if (hint)
-			snprintf(p->reason, sizeof(p->reason), "%s: %s", ep->path, hint);
-		else
-			snprintf(p->reason, sizeof(p->reason), "%s: HTTP status %ld", ep->path, p->http_status);
-		return p->reason;
-	}
-	if (p->len == 0 && !ep->empty_ok) {
-		snprintf(p->reason, sizeof(p->reason),
-			 "%s: empty answer (is MetricsType=metrics/openmetrics set in slurm.conf?)", ep->path);
-		return p->reason;
-	}
-	p->parse_errors = expo_feed_end(&p->expo, 0);
-	if (p->parse_errors) {
-		const struct expo_error *e = &p->expo.errors[0];
-		snprintf(p->reason, sizeof(p->reason), "%s: %zu malformed line(s), first at line %zu: %s", ep->path,
-			 p->parse_errors, e->line, e->reason);
-		return p->reason;
-	}
-	if (p->len && !p->expo.nnamed) {
-		/* not slurmctld's empty "nothing to report" answer, and not a single family either
-		 * (a proxy's page, a stray comment): nothing can be computed from it */
-		snprintf(p->reason, sizeof(p->reason), "%s: the answer (%zu bytes) names no metric family", ep->path, p->len);
-		return p->reason;
-	}
-	return NULL;
+	if (p->facts.fault != FAULT_NONE)
+		return;
+	p->facts.fault = fault;
+	snprintf(p->facts.detail, sizeof(p->facts.detail), "%s", detail ? detail : "");
 }
 
-void payload_finish(struct payload *p, const char *transport_err)
+void payload_finish(struct payload *p)
 {
-	p->ok = classify(p, transport_err) == NULL;
-	if (!p->ok) { /* nothing of a failed answer is used: let its families go now */
-		expo_free(&p->expo);
-		expo_init(&p->expo);
-	}
-	p->expo.keep = NULL; /* the filter's owner may go away; the payload stays */
-	p->expo.keep_ctx = NULL;
+	struct source_facts *f = &p->facts;
+	f->malformed = sources[p->src].parser->end(p->parse_state, &p->expo);
+	p->parse_state = NULL; /* end() took it */
+	f->http_status = p->http_status;
+	f->len = p->len;
+	f->first_line = p->expo.nerrors ? p->expo.errors[0].line : 0;
+	f->first_reason = p->expo.nerrors ? p->expo.errors[0].reason : NULL;
+	f->nnamed = p->expo.nnamed;
+	enum source_verdict v = source_verdict(&sources[p->src], f, p->reason, sizeof(p->reason));
+	p->ok = v == VERDICT_OK;
+	p->parse_errors = v == VERDICT_OK || v >= VERDICT_MALFORMED ? f->malformed : 0;
+	f->first_reason = NULL; /* it points into the families, which a failed payload lets go */
+	if (!p->ok) /* nothing of a failed answer is used: let its families go now */
+		expo_reset(&p->expo);
+	expo_drop_keep(&p->expo); /* the filter's owner may go away; the payload stays */
 }
 
 /* Open a replay file for reading, or NULL with the reason in why. O_NONBLOCK, so that a FIFO (or a
@@ -169,10 +123,10 @@ static FILE *replay_open(const char *path, char *why, size_t whylen)
 	return f;
 }
 
-struct payload *payload_replay(const char *dir, enum endpoint ep, size_t max_body, unsigned gen, expo_keep_fn keep,
+struct payload *payload_replay(const char *dir, enum source_id src, size_t max_body, unsigned gen, expo_keep_fn keep,
 			       void *ctx)
 {
-	struct payload *p = payload_new(ep, gen, keep, ctx);
+	struct payload *p = payload_new(src, gen, keep, ctx);
 	char path[4096];
 	FILE *f;
 	char chunk[65536], why[300];
@@ -180,10 +134,12 @@ struct payload *payload_replay(const char *dir, enum endpoint ep, size_t max_bod
 	double t0 = mono_now();
 	int too_big = 0;
 
-	snprintf(path, sizeof(path), "%s/%s", dir, endpoints[ep].file);
+	p->facts.from_file = 1;
+	snprintf(path, sizeof(path), "%s/%s", dir, sources[src].file);
 	f = replay_open(path, why, sizeof(why));
 	if (!f) {
-		payload_finish(p, why);
+		payload_fault(p, FAULT_TRANSPORT, why);
+		payload_finish(p);
 		return p;
 	}
 	while (!too_big && (n = fread(chunk, 1, sizeof(chunk), f)) > 0)
@@ -192,6 +148,8 @@ struct payload *payload_replay(const char *dir, enum endpoint ep, size_t max_bod
 	fclose(f);
 	p->seconds = mono_now() - t0;
 	p->at = mono_now();
-	payload_finish(p, too_big ? "file larger than --slurmctld.max-body" : bad ? "file unreadable" : NULL);
+	if (bad)
+		payload_fault(p, FAULT_TRANSPORT, "file unreadable"); /* too_big: payload_feed recorded it */
+	payload_finish(p);
 	return p;
 }

@@ -1,19 +1,25 @@
-/* payload.h: one endpoint's answer, fetched (fetch.c) or replayed from a file, parsed as its bytes
- * arrive (the body itself is never held: only the families the mapping reads are kept, see
- * expo_feed) and classified when it is complete. A payload is immutable after payload_finish()
- * and shared by concurrent scrapes through a reference count.
- * Ownership: payload_new returns a new reference; payload_ref adds one; payload_unref drops one. */
+/* payload.h: one source's answer, fetched (fetch.c) or replayed from a file, parsed as its bytes
+ * arrive by the source's parser (the body itself is never held: only the families the mapping
+ * reads are kept, see expo_feed) and judged by source_verdict() when it is complete. Whoever gets
+ * the bytes only records facts (payload_fault, the status, the bytes); payload_finish() asks
+ * source_verdict() for the verdict. A payload is immutable after payload_finish() (shared
+ * payloads are handed out as const) and shared by concurrent scrapes through an atomic reference
+ * count; its source and mapping generation are fixed at creation.
+ * Ownership: payload_new and payload_replay return a new reference; payload_ref adds one;
+ * payload_unref drops one. */
 #ifndef SHIM_PAYLOAD_H
 #define SHIM_PAYLOAD_H
 
+#include <stdatomic.h>
 #include <stddef.h>
 
-#include "endpoint.h"
 #include "expo.h"
+#include "source.h"
 
 struct payload {
-	int refs;
-	enum endpoint ep;
+	atomic_int refs;
+	const enum source_id src;
+	const unsigned gen;      /* the mapping generation it was parsed for (see payload_new) */
 	int ok;                  /* usable: rows may read it */
 	long http_status;        /* 0: no HTTP answer (connection failed, replay) */
 	size_t len;              /* body bytes received */
@@ -21,25 +27,28 @@ struct payload {
 	size_t parse_errors;
 	double seconds;          /* fetch duration */
 	double at;               /* monotonic time the fetch finished */
-	unsigned gen;            /* the mapping generation it was parsed for: set by payload_new, never changed */
+	struct source_facts facts; /* what payload_finish judged (http_status and len copied in) */
+	void *parse_state;       /* the source parser's, until payload_finish */
 	char reason[240];        /* why it is not ok: one line for logs and the 503 body */
 };
 
 /* A payload that will store the families keep() wants (NULL: all); ctx must outlive the parse. gen
  * names the mapping (table) keep() filters for: a payload is only used by scrapes of that table. */
-struct payload *payload_new(enum endpoint ep, unsigned gen, expo_keep_fn keep, void *ctx);
-struct payload *payload_ref(struct payload *p);
-void payload_unref(struct payload *p);
-/* Body bytes as they arrive, after http_status is set (0 for a file). They are counted, and parsed
- * when the status is 200 or 0. Returns -1, and takes nothing, when the body would pass max_body. */
+struct payload *payload_new(enum source_id src, unsigned gen, expo_keep_fn keep, void *ctx);
+const struct payload *payload_ref(const struct payload *p);
+void payload_unref(const struct payload *p);
 /* A new HTTP response begins (a redirect was followed): forget what the previous one sent. */
 void payload_restart(struct payload *p, long http_status);
+/* Body bytes as they arrive, after http_status is set (0 for a file). They are counted, and parsed
+ * when the status is 200 or 0. Returns -1, and takes nothing, when the body would pass max_body. */
 int payload_feed(struct payload *p, const char *data, size_t n, size_t max_body);
-/* The body is complete (transport_err NULL) or the transfer failed: classify (transport error,
- * HTTP status, empty body, malformed lines). A payload that is not ok keeps no families. */
-void payload_finish(struct payload *p, const char *transport_err);
-/* Read DIR/<endpoint file> into a finished payload. A missing file is a failed endpoint. */
-struct payload *payload_replay(const char *dir, enum endpoint ep, size_t max_body, unsigned gen, expo_keep_fn keep,
+/* Record what went wrong (detail: text for the fault, or NULL); only the first fault is kept. */
+void payload_fault(struct payload *p, enum source_fault fault, const char *detail);
+/* The answer is complete, or its transfer ended with a fault recorded: finish the parse and judge
+ * it (source_verdict). A payload that is not ok keeps no families. */
+void payload_finish(struct payload *p);
+/* Read DIR/<source file> into a finished payload. A missing file is a failed source. */
+struct payload *payload_replay(const char *dir, enum source_id src, size_t max_body, unsigned gen, expo_keep_fn keep,
 			       void *ctx);
 double mono_now(void);
 

@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,13 +16,38 @@ struct mapref {
 	int refs;
 };
 
+#define LOGGED_MAX 256   /* family|reason pairs logged once (log_family_once); later ones log every time */
+
+struct scraper {
+	struct scraper_config cfg;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	pthread_mutex_t render_mu;  /* one render at a time, so scrapes of the same inputs share one */
+	struct {
+		const struct payload *p;
+		struct fetch_job *job;  /* the fetch in flight, or NULL */
+		int logged_ok;          /* last state logged: -1 none, 0 failed, 1 ok */
+		unsigned long fetches;
+	} slot[SRC_COUNT];
+	struct mapref *map;
+	unsigned gen;             /* bumped when the mapping changes */
+	unsigned reloads;         /* bumped by every reload attempt (a failed one changes self metrics) */
+	unsigned workers;         /* fetch threads running; scraper_free waits for them */
+	struct answer *answer;    /* the last shareable answer, reused while its inputs are current */
+	size_t last_output;       /* bytes of the last scrape's output (to size the next one) */
+	int reload_ok;
+	double reload_time;       /* unix time of the last reload attempt */
+	char logged[LOGGED_MAX][160]; /* log_family_once's, under render_mu */
+	size_t nlogged;
+};
+
 /* A caller whose deadline is not below the fetch's own timeout waits this much longer, so that it
  * reports the fetch's own failure (e.g. curl's "Operation timed out") rather than its deadline. */
 #define FETCH_REPORT_GRACE_S 1.0
 
-void scraper_init(struct scraper *s, const struct scraper_config *cfg, struct mapping *m)
+struct scraper *scraper_new(const struct scraper_config *cfg, struct mapping *m)
 {
-	memset(s, 0, sizeof(*s));
+	struct scraper *s = xcalloc(1, sizeof(*s));
 	s->cfg = *cfg;
 	pthread_mutex_init(&s->mu, NULL);
 	pthread_mutex_init(&s->render_mu, NULL);
@@ -30,13 +56,14 @@ void scraper_init(struct scraper *s, const struct scraper_config *cfg, struct ma
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
 	pthread_cond_init(&s->cv, &ca);
 	pthread_condattr_destroy(&ca);
-	for (int ep = 0; ep < EP_COUNT; ep++)
-		s->slot[ep].logged_ok = -1;
+	for (int id = 0; id < SRC_COUNT; id++)
+		s->slot[id].logged_ok = -1;
 	s->map = xcalloc(1, sizeof(*s->map));
 	s->map->m = m;
 	s->map->refs = 1;
 	s->reload_ok = 1;
 	s->reload_time = (double)time(NULL);
+	return s;
 }
 
 static void mapref_put(struct mapref *r)
@@ -47,7 +74,7 @@ static void mapref_put(struct mapref *r)
 	}
 }
 
-struct answer *answer_ref(struct answer *a)
+static struct answer *answer_ref(struct answer *a)
 {
 	atomic_fetch_add(&a->refs, 1);
 	return a;
@@ -57,27 +84,30 @@ void answer_unref(struct answer *a)
 {
 	if (!a || atomic_fetch_sub(&a->refs, 1) != 1)
 		return;
-	for (int ep = 0; ep < EP_COUNT; ep++)
-		payload_unref(a->in[ep]);
+	for (int id = 0; id < SRC_COUNT; id++)
+		payload_unref(a->in[id]);
 	free(a->body);
 	free(a);
 }
 
-void scraper_destroy(struct scraper *s)
+void scraper_free(struct scraper *s)
 {
+	if (!s)
+		return;
 	/* a fetch worker borrows the scraper: let the ones still running finish (each is bounded by
 	 * the fetch timeout) */
 	pthread_mutex_lock(&s->mu);
 	while (s->workers)
 		pthread_cond_wait(&s->cv, &s->mu);
 	pthread_mutex_unlock(&s->mu);
-	for (int ep = 0; ep < EP_COUNT; ep++)
-		payload_unref(s->slot[ep].p);
+	for (int id = 0; id < SRC_COUNT; id++)
+		payload_unref(s->slot[id].p);
 	answer_unref(s->answer);
 	mapref_put(s->map);
 	pthread_cond_destroy(&s->cv);
 	pthread_mutex_destroy(&s->render_mu);
 	pthread_mutex_destroy(&s->mu);
+	free(s);
 }
 
 void scrape_set_mapping(struct scraper *s, struct mapping *m)
@@ -99,39 +129,39 @@ void scrape_set_mapping(struct scraper *s, struct mapping *m)
 
 static void log_transition(struct scraper *s, const struct payload *p)
 {
-	int *last = &s->slot[p->ep].logged_ok;
+	int *last = &s->slot[p->src].logged_ok;
 	int first = *last < 0;
 	if (*last == p->ok)
 		return;
 	*last = p->ok;
 	if (p->ok && first)
-		log_debug("endpoint %s is up", endpoints[p->ep].path);
+		log_debug("endpoint %s is up", sources[p->src].path);
 	else if (p->ok)
-		log_info("endpoint %s is up again", endpoints[p->ep].path);
+		log_info("endpoint %s is up again", sources[p->src].path);
 	else {
 		char safe[600];
-		log_warn("endpoint %s failed: %s", endpoints[p->ep].path, log_escape(safe, sizeof(safe), p->reason, strlen(p->reason)));
+		log_warn("endpoint %s failed: %s", sources[p->src].path, log_escape(safe, sizeof(safe), p->reason, strlen(p->reason)));
 	}
 }
 
-/* One fetch of some endpoints for one table, run by a worker thread. Every scrape waiting for it
+/* One fetch of some sources for one table, run by a worker thread. Every scrape waiting for it
  * holds a reference and takes its payloads from it, whatever the slots hold by then (a scrape of
  * another table may already have replaced them). Reference count and fields under s->mu. */
 struct fetch_job {
-	int refs;             /* the worker's, plus one per endpoint a scrape waits for */
+	int refs;             /* the worker's, plus one per source a scrape waits for */
 	int done;
 	struct scraper *s;
 	struct mapref *map;   /* the table the payloads are filtered for: held until they are finished */
 	unsigned gen, mask;
-	struct payload *got[EP_COUNT];
+	const struct payload *got[SRC_COUNT]; /* published: shared, immutable */
 };
 
 static void job_put(struct fetch_job *j)
 {
 	if (--j->refs)
 		return;
-	for (int ep = 0; ep < EP_COUNT; ep++)
-		payload_unref(j->got[ep]);
+	for (int id = 0; id < SRC_COUNT; id++)
+		payload_unref(j->got[id]);
 	free(j);
 }
 
@@ -139,27 +169,27 @@ static void job_put(struct fetch_job *j)
 static void job_run(struct fetch_job *j)
 {
 	struct scraper *s = j->s;
-	struct payload *got[EP_COUNT] = { 0 };
+	struct payload *got[SRC_COUNT] = { 0 };
 	void *m = j->map->m;
 
 	if (s->cfg.replay_dir) {
-		for (int ep = 0; ep < EP_COUNT; ep++)
-			if (j->mask & (1u << ep))
-				got[ep] = payload_replay(s->cfg.replay_dir, (enum endpoint)ep, s->cfg.fetch.max_body, j->gen,
-							 mapping_reads, m);
+		for (int id = 0; id < SRC_COUNT; id++)
+			if (j->mask & (1u << id))
+				got[id] = payload_replay(s->cfg.replay_dir, (enum source_id)id,
+							 s->cfg.upstream[sources[id].upstream].max_body, j->gen, mapping_reads, m);
 	} else {
-		fetch_endpoints(&s->cfg.fetch, j->mask, s->cfg.fetch.timeout, j->gen, mapping_reads, m, got);
+		fetch_sources(s->cfg.upstream, j->mask, j->gen, mapping_reads, m, got);
 	}
 	pthread_mutex_lock(&s->mu);
-	for (int ep = 0; ep < EP_COUNT; ep++) {
-		if (!(j->mask & (1u << ep)))
+	for (int id = 0; id < SRC_COUNT; id++) {
+		if (!(j->mask & (1u << id)))
 			continue;
-		j->got[ep] = got[ep];
-		payload_unref(s->slot[ep].p);
-		s->slot[ep].p = payload_ref(got[ep]);
-		s->slot[ep].job = NULL;
-		s->slot[ep].fetches++;
-		log_transition(s, got[ep]);
+		j->got[id] = got[id];
+		payload_unref(s->slot[id].p);
+		s->slot[id].p = payload_ref(got[id]);
+		s->slot[id].job = NULL;
+		s->slot[id].fetches++;
+		log_transition(s, got[id]);
 	}
 	j->done = 1;
 	mapref_put(j->map);
@@ -175,10 +205,10 @@ static void *job_thread(void *arg)
 	return NULL;
 }
 
-/* Start fetching mask for table mr on a detached worker; s->mu is held. wait_on[ep] receives a
- * reference for every endpoint in mask. Without a thread (none can be created) the caller runs the
+/* Start fetching mask for table mr on a detached worker; s->mu is held. wait_on[id] receives a
+ * reference for every source in mask. Without a thread (none can be created) the caller runs the
  * fetch itself. */
-static void start_fetch(struct scraper *s, struct mapref *mr, unsigned gen, unsigned mask, struct fetch_job *wait_on[EP_COUNT])
+static void start_fetch(struct scraper *s, struct mapref *mr, unsigned gen, unsigned mask, struct fetch_job *wait_on[SRC_COUNT])
 {
 	struct fetch_job *j = xcalloc(1, sizeof(*j));
 	pthread_attr_t attr;
@@ -191,9 +221,9 @@ static void start_fetch(struct scraper *s, struct mapref *mr, unsigned gen, unsi
 	mr->refs++;
 	j->gen = gen;
 	j->mask = mask;
-	for (int ep = 0; ep < EP_COUNT; ep++)
-		if (mask & (1u << ep)) {
-			s->slot[ep].job = wait_on[ep] = j;
+	for (int id = 0; id < SRC_COUNT; id++)
+		if (mask & (1u << id)) {
+			s->slot[id].job = wait_on[id] = j;
 			j->refs++;
 		}
 	s->workers++;
@@ -209,57 +239,57 @@ static void start_fetch(struct scraper *s, struct mapref *mr, unsigned gen, unsi
 	}
 }
 
-/* One pass over the endpoints still wanted (s->mu held): take a fresh payload of generation gen or
+/* One pass over the sources still wanted (s->mu held): take a fresh payload of generation gen or
  * the result of the fetch waited for, wait for a fetch in flight for gen (or, for another table,
- * until it ends: one fetch of an endpoint at a time), or mark the endpoint for a new fetch.
- * Returns the endpoints to fetch; clears from *want the ones taken. */
-static unsigned collect(struct scraper *s, unsigned gen, unsigned *want, struct payload *mine[EP_COUNT],
-			struct fetch_job *wait_on[EP_COUNT])
+ * until it ends: one fetch of a source at a time), or mark the source for a new fetch.
+ * Returns the sources to fetch; clears from *want the ones taken. */
+static unsigned collect(struct scraper *s, unsigned gen, unsigned *want, const struct payload *mine[SRC_COUNT],
+			struct fetch_job *wait_on[SRC_COUNT])
 {
 	unsigned fetch = 0;
 	double now = mono_now();
-	for (int ep = 0; ep < EP_COUNT; ep++) {
-		unsigned bit = 1u << ep;
-		struct payload *p = s->slot[ep].p;
+	for (int id = 0; id < SRC_COUNT; id++) {
+		unsigned bit = 1u << id;
+		const struct payload *p = s->slot[id].p;
 		if (!(*want & bit))
 			continue;
-		if (wait_on[ep]) {
-			if (wait_on[ep]->done) {
-				mine[ep] = payload_ref(wait_on[ep]->got[ep]);
+		if (wait_on[id]) {
+			if (wait_on[id]->done) {
+				mine[id] = payload_ref(wait_on[id]->got[id]);
 				*want &= ~bit;
-				job_put(wait_on[ep]);
-				wait_on[ep] = NULL;
+				job_put(wait_on[id]);
+				wait_on[id] = NULL;
 			}
-		} else if (s->slot[ep].job) {
-			if (s->slot[ep].job->gen == gen) {
-				wait_on[ep] = s->slot[ep].job;
-				wait_on[ep]->refs++;
+		} else if (s->slot[id].job) {
+			if (s->slot[id].job->gen == gen) {
+				wait_on[id] = s->slot[id].job;
+				wait_on[id]->refs++;
 			}
-		} else if (p && p->gen == gen && now - p->at < s->cfg.min_interval) {
-			mine[ep] = payload_ref(p);
+		} else if (p && p->gen == gen && now - p->at < s->cfg.min_interval[id]) {
+			mine[id] = payload_ref(p);
 			*want &= ~bit;
 		} else {
 			/* the old answer is not served again: let it go now, not after the new one is in */
 			payload_unref(p);
-			s->slot[ep].p = NULL;
+			s->slot[id].p = NULL;
 			fetch |= bit;
 		}
 	}
 	return fetch;
 }
 
-/* Get a payload parsed for generation gen for every endpoint in need: a fresh one, the one in
- * flight for gen, or a new fetch (see collect). Waits until deadline (monotonic); an endpoint
+/* Get a payload parsed for generation gen for every source in need: a fresh one, the one in
+ * flight for gen, or a new fetch (see collect). Waits until deadline (monotonic); a source
  * still missing then gets a payload of this scrape's own saying so. Returns the mask of those. */
 static unsigned get_payloads(struct scraper *s, struct mapref *mr, unsigned gen, unsigned need, double deadline,
-			     struct payload *mine[EP_COUNT], unsigned long fetches[EP_COUNT])
+			     const struct payload *mine[SRC_COUNT], unsigned long fetches[SRC_COUNT])
 {
-	unsigned want = need & ((1u << EP_COUNT) - 1);
-	struct fetch_job *wait_on[EP_COUNT] = { 0 };
+	unsigned want = need & ((1u << SRC_COUNT) - 1);
+	struct fetch_job *wait_on[SRC_COUNT] = { 0 };
 
 	pthread_mutex_lock(&s->mu);
-	for (int ep = 0; ep < EP_COUNT; ep++)
-		mine[ep] = NULL;
+	for (int id = 0; id < SRC_COUNT; id++)
+		mine[id] = NULL;
 	for (;;) {
 		unsigned fetch = collect(s, gen, &want, mine, wait_on);
 		if (fetch)
@@ -273,45 +303,36 @@ static unsigned get_payloads(struct scraper *s, struct mapref *mr, unsigned gen,
 			pthread_cond_timedwait(&s->cv, &s->mu, &ts);
 		}
 	}
-	for (int ep = 0; ep < EP_COUNT; ep++) {
-		fetches[ep] = s->slot[ep].fetches;
-		if (wait_on[ep])
-			job_put(wait_on[ep]);
+	for (int id = 0; id < SRC_COUNT; id++) {
+		fetches[id] = s->slot[id].fetches;
+		if (wait_on[id])
+			job_put(wait_on[id]);
 	}
 	pthread_mutex_unlock(&s->mu);
 	/* the fetch goes on and is published for the others; this scrape answers without it */
-	for (int ep = 0; ep < EP_COUNT; ep++)
-		if (want & (1u << ep)) {
-			mine[ep] = payload_new((enum endpoint)ep, gen, NULL, NULL);
-			payload_finish(mine[ep], "scrape deadline passed while waiting for the fetch in flight");
+	for (int id = 0; id < SRC_COUNT; id++)
+		if (want & (1u << id)) {
+			struct payload *late = payload_new((enum source_id)id, gen, NULL, NULL);
+			payload_fault(late, FAULT_DEADLINE, NULL);
+			payload_finish(late);
+			mine[id] = late;
 		}
 	return want;
 }
 
 /* Log why a family is left out (or what was done to it, left_out 0), once per family and reason
- * for the life of the process (a persistent problem would otherwise log on every scrape). */
-static void log_family_once(const char *family, const char *why, int left_out)
+ * for the life of the scraper (a persistent problem would otherwise log on every scrape). Called
+ * by render() only, under s->render_mu. */
+static void log_family_once(struct scraper *s, const char *family, const char *why, int left_out)
 {
-	static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
-	static char seen[256][160];
-	static size_t nseen;
 	char key[160];
 	snprintf(key, sizeof(key), "%s|%s", family, why);
-	pthread_mutex_lock(&mu);
-	for (size_t i = 0; i < nseen; i++)
-		if (!strcmp(seen[i], key)) {
-			pthread_mutex_unlock(&mu);
+	for (size_t i = 0; i < s->nlogged; i++)
+		if (!strcmp(s->logged[i], key))
 			return;
-		}
-	if (nseen < 256)
-		snprintf(seen[nseen++], sizeof(seen[0]), "%s", key);
-	pthread_mutex_unlock(&mu);
+	if (s->nlogged < LOGGED_MAX)
+		snprintf(s->logged[s->nlogged++], sizeof(s->logged[0]), "%s", key);
 	log_info("family %s %s: %s", family, left_out ? "left out" : "served", why);
-}
-
-static void log_left_out_once(const char *family, const char *why)
-{
-	log_family_once(family, why, 1);
 }
 
 static void self_sample(struct buf *b, const char *name, const char *lname, const char *lvalue, double v)
@@ -325,7 +346,8 @@ static const char *const status_reason[] = {
 	[ROW_INPUT_MISSING] = "input_missing",
 };
 
-static void write_self(const unsigned long fetches[EP_COUNT], struct buf *b, struct payload *p[EP_COUNT], const int up[EP_COUNT], unsigned need,
+static void write_self(const unsigned long fetches[SRC_COUNT], struct buf *b, const struct payload *const p[SRC_COUNT],
+		       const int up[SRC_COUNT], unsigned need,
 		       const struct mapping *m, const struct row_result *res, const char *const *overflowed,
 		       double started, int reload_ok, double reload_time)
 {
@@ -343,20 +365,20 @@ static void write_self(const unsigned long fetches[EP_COUNT], struct buf *b, str
 	};
 	for (size_t f = 0; f < sizeof(fam) / sizeof(fam[0]); f++) {
 		write_header(b, fam[f].name, fam[f].help, fam[f].type);
-		for (int ep = 0; ep < EP_COUNT; ep++) {
-			if (!(need & (1u << ep)) || !p[ep])
+		for (int id = 0; id < SRC_COUNT; id++) {
+			if (!(need & (1u << id)) || !p[id])
 				continue;
 			double v = 0;
 			switch (f) {
-			case 0: v = up[ep]; break;
-			case 1: v = p[ep]->seconds; break;
-			case 2: v = (double)p[ep]->len; break;
-			case 3: v = (double)p[ep]->http_status; break;
-			case 4: v = (double)p[ep]->parse_errors; break;
-			case 5: v = p[ep]->at ? now - p[ep]->at : 0; break;
-			case 6: v = (double)fetches[ep]; break;
+			case 0: v = up[id]; break;
+			case 1: v = p[id]->seconds; break;
+			case 2: v = (double)p[id]->len; break;
+			case 3: v = (double)p[id]->http_status; break;
+			case 4: v = (double)p[id]->parse_errors; break;
+			case 5: v = p[id]->at ? now - p[id]->at : 0; break;
+			case 6: v = (double)fetches[id]; break;
 			}
-			self_sample(b, fam[f].name, "endpoint", endpoints[ep].name, v);
+			self_sample(b, fam[f].name, "endpoint", sources[id].name, v);
 		}
 	}
 	size_t counts[7] = { 0 };
@@ -398,47 +420,37 @@ static void write_self(const unsigned long fetches[EP_COUNT], struct buf *b, str
 struct scrape_ctx {
 	const struct mapping *m;
 	unsigned need;
-	unsigned long fetches[EP_COUNT];
+	unsigned long fetches[SRC_COUNT];
 	double started, reload_time;
 	int reload_ok;
 	size_t last_output;
 };
 
-/* The 503 body: why no endpoint the mapping needs is usable. */
-static void write_unusable(struct buf *out, struct payload *const p[EP_COUNT])
+/* The 503 body: why no source the mapping needs is usable. */
+static void write_unusable(struct buf *out, const struct payload *const p[SRC_COUNT])
 {
 	buf_puts(out, "slurm-exporter-shim: no slurmctld metrics endpoint answered usably:\n");
-	for (int ep = 0; ep < EP_COUNT; ep++)
-		if (p[ep]) {
-			char safe[600];
-			const char *why = p[ep]->ok ? "empty answer, and /metrics/jobs failed: cannot tell \"no jobs\" from \"no metrics\"" : p[ep]->reason;
-			if (p[ep]->ok)
-				buf_printf(out, "%s: ", endpoints[ep].path);
+	for (int id = 0; id < SRC_COUNT; id++)
+		if (p[id]) {
+			char why[400], safe[600];
+			source_down_reason(p, (enum source_id)id, why, sizeof(why));
 			buf_printf(out, "%s\n", log_escape(safe, sizeof(safe), why, strlen(why)));
 		}
 }
 
 /* Evaluate the table over the payloads into out (or the 503 reasons); returns the HTTP status. */
-static int render(struct scraper *s, const struct scrape_ctx *c, struct payload *p[EP_COUNT], struct buf *out)
+static int render(struct scraper *s, const struct scrape_ctx *c, const struct payload *const p[SRC_COUNT], struct buf *out)
 {
 	const struct mapping *m = c->m;
-	const struct expo *ex[EP_COUNT];
-	int up[EP_COUNT];
+	const struct expo *ex[SRC_COUNT];
+	int up[SRC_COUNT];
 	struct arena a;
-	int any_ok = 0, ua_untrusted = 0;
+	int any_ok = source_usable(p, up); /* a source's answer, and the rules across sources */
 
-	/* An empty jobs-users-accts answer means "no jobs in memory" only if slurmctld serves metrics
-	 * at all: when /metrics/jobs failed too (MetricsType unset answers every endpoint with an empty
-	 * 200), the empty answer proves nothing and its families are left out. */
-	if (p[EP_UA] && p[EP_UA]->ok && p[EP_UA]->len == 0 && p[EP_JOBS] && !p[EP_JOBS]->ok)
-		ua_untrusted = 1;
-	for (int ep = 0; ep < EP_COUNT; ep++) {
-		up[ep] = p[ep] && p[ep]->ok && !(ep == EP_UA && ua_untrusted);
-		ex[ep] = up[ep] ? &p[ep]->expo : NULL;
-		any_ok |= up[ep];
-	}
+	for (int id = 0; id < SRC_COUNT; id++)
+		ex[id] = up[id] ? &p[id]->expo : NULL;
 	if (c->need && !any_ok) {
-		/* every needed endpoint failed: like the old exporter dying, Prometheus' up goes to 0 */
+		/* every needed source failed: like the old exporter dying, Prometheus' up goes to 0 */
 		write_unusable(out, p);
 		return 503;
 	}
@@ -463,9 +475,9 @@ static int render(struct scraper *s, const struct scrape_ctx *c, struct payload 
 			if (write_family(out, r->name, r->help, r->type, &res[i].v) < 0)
 				overflowed[i] = "output_full";
 			else if (res[i].repaired)
-				log_family_once(r->name, "label values with invalid UTF-8 from slurmctld repaired (U+FFFD)", 0);
+				log_family_once(s, r->name, "label values with invalid UTF-8 from slurmctld repaired (U+FFFD)", 0);
 		} else if (res[i].status == ROW_ERROR || res[i].status == ROW_NO_INPUT || res[i].status == ROW_INPUT_MISSING) {
-			log_left_out_once(r->name, res[i].err); /* names the missing input family */
+			log_family_once(s, r->name, res[i].err, 1); /* names the missing input family */
 		}
 		res[i].v.e = NULL; /* gone with the row's arena */
 		res[i].v.n = 0;
@@ -488,15 +500,18 @@ static int render(struct scraper *s, const struct scrape_ctx *c, struct payload 
  * fetch's own waits for the fetch to report its own failure. A replay has no timeout of its own. */
 static double wait_limit(const struct scraper *s, double timeout_s)
 {
-	if (s->cfg.replay_dir || timeout_s < s->cfg.fetch.timeout)
+	double fetch_timeout = 0;
+	for (int u = 0; u < UPSTREAM_COUNT; u++)
+		fetch_timeout = fmax(fetch_timeout, s->cfg.upstream[u].timeout);
+	if (s->cfg.replay_dir || timeout_s < fetch_timeout)
 		return timeout_s;
-	return s->cfg.fetch.timeout + FETCH_REPORT_GRACE_S;
+	return fetch_timeout + FETCH_REPORT_GRACE_S;
 }
 
 /* The last answer, when it was rendered from exactly these payloads under the same reload count
  * (a payload is only current within min-interval, so neither is the answer); otherwise it is let
  * go now, as a new one is about to be rendered (responses still sending it keep their reference). */
-static struct answer *shared_answer(struct scraper *s, unsigned reloads, struct payload *const p[EP_COUNT])
+static struct answer *shared_answer(struct scraper *s, unsigned reloads, const struct payload *const p[SRC_COUNT])
 {
 	struct answer *a;
 	pthread_mutex_lock(&s->mu);
@@ -514,7 +529,7 @@ static struct answer *shared_answer(struct scraper *s, unsigned reloads, struct 
 struct answer *scrape_answer(struct scraper *s, double timeout_s)
 {
 	struct scrape_ctx c = { .started = mono_now() };
-	struct payload *p[EP_COUNT];
+	const struct payload *p[SRC_COUNT];
 	struct answer *a;
 	unsigned gen, reloads, own;
 
@@ -552,8 +567,8 @@ struct answer *scrape_answer(struct scraper *s, double timeout_s)
 		}
 	}
 	pthread_mutex_unlock(&s->render_mu);
-	for (int ep = 0; ep < EP_COUNT; ep++)
-		payload_unref(p[ep]);
+	for (int id = 0; id < SRC_COUNT; id++)
+		payload_unref(p[id]);
 	pthread_mutex_lock(&s->mu);
 	mapref_put(mr);
 	pthread_mutex_unlock(&s->mu);

@@ -22,7 +22,7 @@ static struct payload *answer(const struct mapping *m, enum endpoint ep, const c
 {
 	struct payload *p = payload_new(ep, 0, m ? mapping_reads : NULL, (void *)m);
 	assert_int_equal(payload_feed(p, body, len, 0), 0);
-	payload_finish(p, NULL);
+	payload_finish(p);
 	return p;
 }
 

@@ -243,9 +243,7 @@ static char *dump_fed(const char *body, size_t len, size_t chunk, int filter, si
 {
 	struct expo e;
 	char *scratch = xmalloc(chunk);
-	expo_init(&e);
-	if (filter)
-		e.keep = keep_not_b;
+	expo_init_keep(&e, filter ? keep_not_b : NULL, NULL);
 	for (size_t off = 0; off < len; off += chunk) {
 		size_t n = len - off < chunk ? len - off : chunk;
 		memcpy(scratch, body + off, n);
@@ -264,9 +262,7 @@ static void feed_equals_parse(const char *body, size_t len)
 	static const size_t chunks[] = { 1, 2, 3, 5, 16, 100, 4096, 16384 };
 	for (int filter = 0; filter < 2; filter++) {
 		struct expo e;
-		expo_init(&e);
-		if (filter)
-			e.keep = keep_not_b;
+		expo_init_keep(&e, filter ? keep_not_b : NULL, NULL);
 		size_t want_errors = expo_parse(&e, body, len, 0);
 		char *want = dump(&e);
 		expo_free(&e);
@@ -328,7 +324,7 @@ static void test_feed_line_too_long(void **state)
 		expo_init(&e);
 		for (size_t off = 0; off < b.len; off += chunk) {
 			expo_feed(&e, b.data + off, b.len - off < chunk ? b.len - off : chunk, 0);
-			assert_true(e.in.pcap <= EXPO_MAX_LINE);
+			assert_true(expo_pending(&e) <= EXPO_MAX_LINE);
 		}
 		assert_int_equal(expo_feed_end(&e, 0), 1);
 		assert_int_equal(e.errors[0].line, 2);
@@ -361,8 +357,7 @@ static void test_unread_families_kept_nowhere(void **state)
 		buf_printf(&b, "# HELP zz_%zu h\n# TYPE zz_%zu gauge\n# just a comment\nzz_%zu{node=\"n%zu\"} 1\n", i, i, i, i);
 	for (int pass = 0; pass < 2; pass++) {
 		struct expo e;
-		expo_init(&e);
-		e.keep = keep_only_a;
+		expo_init_keep(&e, keep_only_a, NULL);
 		if (pass) {
 			for (size_t off = 0; off < b.len; off += 4096)
 				expo_feed(&e, b.data + off, b.len - off < 4096 ? b.len - off : 4096, 0);

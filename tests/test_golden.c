@@ -208,13 +208,12 @@ static char *scrape_state(const char *state)
 {
 	char dir[512];
 	snprintf(dir, sizeof(dir), "tests/fixtures/%s", state);
-	struct scraper_config cfg = { .replay_dir = dir, .flags = "", .fetch = { .max_body = 1 << 28 } };
-	struct scraper sc;
+	struct scraper_config cfg = { .replay_dir = dir, .flags = "", .upstream[UPSTREAM_SLURMCTLD] = { .max_body = 1 << 28 } };
+	struct scraper *sc = scraper_new(&cfg, load());
 	struct buf out;
-	scraper_init(&sc, &cfg, load());
 	buf_init(&out, 0);
-	assert_int_equal(scrape_run(&sc, 5, &out), 200);
-	scraper_destroy(&sc);
+	assert_int_equal(scrape_run(sc, 5, &out), 200);
+	scraper_free(sc);
 	return buf_steal(&out, NULL);
 }
 

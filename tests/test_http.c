@@ -7,7 +7,8 @@
  *     series, NaN; partial failure leaves only the affected families out;
  *   - N concurrent scrapes cause one fetch per endpoint; the JWT is sent and never shown, and only to
  *     --slurmctld.url's origin (a redirect elsewhere is followed without it);
- *   - SIGHUP reloads the mapping, an invalid one is refused and reported. */
+ *   - SIGHUP reloads the mapping, an invalid one is refused and reported;
+ *   - the source table, its one verdict (source_verdict) and the facts payloads record. */
 #include "testutil.h"
 #include "fetch.h"
 
@@ -864,6 +865,125 @@ static void test_redirect_origin(void **state)
 	assert_int_equal(fetch_redirect_check(b, "not a url"), FETCH_REDIRECT_REFUSE);
 }
 
+/* The source table routes metric names as slurmctld names them, and every row is complete. */
+static void test_source_table(void **state)
+{
+	(void)state;
+	assert_int_equal(source_for_metric("slurm_partition_jobs_pending"), SRC_PARTITIONS);
+	assert_int_equal(source_for_metric("slurm_partitions"), SRC_PARTITIONS);
+	assert_int_equal(source_for_metric("slurm_node_cpus"), SRC_NODES);
+	assert_int_equal(source_for_metric("slurm_nodes_idle"), SRC_NODES);
+	assert_int_equal(source_for_metric("slurm_user_jobs_pending"), SRC_UA);
+	assert_int_equal(source_for_metric("slurm_account_jobs_running"), SRC_UA);
+	assert_int_equal(source_for_metric("slurm_jobs_running"), SRC_JOBS);
+	assert_int_equal(source_for_metric("slurm_job"), SRC_SCHEDULER);
+	assert_int_equal(source_for_metric("slurm_sched_cycle_last"), SRC_SCHEDULER);
+	assert_int_equal(source_for_metric("anything"), SRC_SCHEDULER);
+	for (int id = 0; id < SRC_COUNT; id++) {
+		const struct source *src = &sources[id];
+		assert_non_null(src->name);
+		assert_true(src->path[0] == '/');
+		assert_non_null(src->file);
+		assert_true(src->upstream < UPSTREAM_COUNT);
+		assert_non_null(src->parser);
+		assert_true(src->empty_vouched_by < SRC_COUNT);
+	}
+}
+
+/* One verdict: every fault, status and body case gives its reason, and a missing token matters
+ * only for a 401. */
+static void test_source_verdict(void **state)
+{
+	(void)state;
+	char why[240];
+	struct source_facts f = { .http_status = 200, .len = 10, .nnamed = 1 };
+	const struct source *jobs = &sources[SRC_JOBS], *ua = &sources[SRC_UA];
+	assert_int_equal(source_verdict(jobs, &f, why, sizeof(why)), VERDICT_OK);
+	f.fault = FAULT_NO_TOKEN;
+	snprintf(f.detail, sizeof(f.detail), "token file t is empty");
+	assert_int_equal(source_verdict(jobs, &f, why, sizeof(why)), VERDICT_OK);
+	f.http_status = 401;
+	assert_int_equal(source_verdict(jobs, &f, why, sizeof(why)), VERDICT_FAULT);
+	assert_string_equal(why, "/metrics/jobs: 401 Unauthorized and no usable token: token file t is empty");
+	f.fault = FAULT_NONE;
+	assert_int_equal(source_verdict(jobs, &f, why, sizeof(why)), VERDICT_STATUS);
+	assert_non_null(strstr(why, "/metrics/jobs: 401 Unauthorized: Slurm 25.11"));
+	f.http_status = 500;
+	assert_int_equal(source_verdict(jobs, &f, why, sizeof(why)), VERDICT_STATUS);
+	assert_string_equal(why, "/metrics/jobs: HTTP status 500");
+	f.fault = FAULT_TOO_BIG;
+	f.limit = 100;
+	assert_int_equal(source_verdict(jobs, &f, why, sizeof(why)), VERDICT_FAULT);
+	assert_string_equal(why, "/metrics/jobs: body larger than 100 bytes (--slurmctld.max-body)");
+	f.from_file = 1;
+	source_verdict(jobs, &f, why, sizeof(why));
+	assert_string_equal(why, "/metrics/jobs: file larger than --slurmctld.max-body");
+	f.fault = FAULT_DEADLINE;
+	source_verdict(jobs, &f, why, sizeof(why));
+	assert_string_equal(why, "/metrics/jobs: scrape deadline passed while waiting for the fetch in flight");
+	f = (struct source_facts){ .http_status = 200 };
+	assert_int_equal(source_verdict(jobs, &f, why, sizeof(why)), VERDICT_EMPTY);
+	assert_int_equal(source_verdict(ua, &f, why, sizeof(why)), VERDICT_OK);
+	f.len = 5;
+	assert_int_equal(source_verdict(ua, &f, why, sizeof(why)), VERDICT_NO_FAMILY);
+	assert_string_equal(why, "/metrics/jobs-users-accts: the answer (5 bytes) names no metric family");
+	f.malformed = 2;
+	f.first_line = 3;
+	f.first_reason = "missing value";
+	assert_int_equal(source_verdict(ua, &f, why, sizeof(why)), VERDICT_MALFORMED);
+	assert_string_equal(why, "/metrics/jobs-users-accts: 2 malformed line(s), first at line 3: missing value");
+}
+
+/* Payloads record facts (the first fault wins) and payload_finish judges them; an empty
+ * jobs-users-accts answer counts only while /metrics/jobs is usable. */
+static void test_payload_facts(void **state)
+{
+	(void)state;
+	struct payload *p = payload_new(SRC_NODES, 7, NULL, NULL);
+	assert_int_equal(p->gen, 7);
+	assert_int_equal(payload_feed(p, "x 1\n", 4, 0), 0);
+	assert_int_equal(payload_feed(p, "y 2\n", 4, 6), -1);
+	payload_fault(p, FAULT_TRANSPORT, "later");
+	payload_finish(p);
+	assert_false(p->ok);
+	assert_string_equal(p->reason, "/metrics/nodes: body larger than 6 bytes (--slurmctld.max-body)");
+	assert_int_equal(p->expo.nfams, 0);
+	payload_unref(p);
+
+	p = payload_new(SRC_NODES, 0, NULL, NULL);
+	payload_restart(p, 200);
+	assert_int_equal(payload_feed(p, "bad", 3, 0), 0);
+	payload_restart(p, 200); /* a redirect: what came before is forgotten */
+	assert_int_equal(payload_feed(p, "x 1\n", 4, 0), 0);
+	payload_finish(p);
+	assert_true(p->ok);
+	assert_int_equal(p->len, 4);
+	assert_int_equal(p->parse_errors, 0);
+	assert_non_null(expo_find(&p->expo, "x", 1));
+
+	const struct payload *in[SRC_COUNT] = { 0 };
+	int up[SRC_COUNT];
+	struct payload *ua = payload_new(SRC_UA, 0, NULL, NULL);
+	payload_finish(ua);
+	struct payload *jobs = payload_new(SRC_JOBS, 0, NULL, NULL);
+	payload_finish(jobs); /* empty: /metrics/jobs failed */
+	in[SRC_UA] = ua;
+	assert_true(source_usable(in, up));
+	assert_true(up[SRC_UA]); /* nothing says otherwise */
+	in[SRC_JOBS] = jobs;
+	assert_false(source_usable(in, up));
+	assert_false(up[SRC_UA]);
+	char why[400];
+	assert_string_equal(source_down_reason(in, SRC_UA, why, sizeof(why)),
+			    "/metrics/jobs-users-accts: empty answer, and /metrics/jobs failed: cannot tell \"no jobs\" from \"no metrics\"");
+	in[SRC_NODES] = p;
+	assert_true(source_usable(in, up));
+	assert_true(up[SRC_NODES] && !up[SRC_UA] && !up[SRC_JOBS]);
+	payload_unref(ua);
+	payload_unref(jobs);
+	payload_unref(p);
+}
+
 int main(void)
 {
 	curl_global_init(CURL_GLOBAL_DEFAULT);
@@ -884,6 +1004,9 @@ int main(void)
 		cmocka_unit_test_teardown(test_reload_during_fetch, kill_children),
 		cmocka_unit_test_teardown(test_slow_readers_share_one_body, kill_children),
 		cmocka_unit_test(test_redirect_origin),
+		cmocka_unit_test(test_source_table),
+		cmocka_unit_test(test_source_verdict),
+		cmocka_unit_test(test_payload_facts),
 		cmocka_unit_test_teardown(test_redirect_keeps_credentials_home, kill_children),
 		cmocka_unit_test_teardown(test_redirect_same_origin, kill_children),
 	};

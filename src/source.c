@@ -1,0 +1,188 @@
+/* source.c: see source.h. */
+#include "source.h"
+#include "expo.h"
+#include "payload.h"
+
+#include <stdio.h>
+#include <string.h>
+
+/* What an HTTP status from slurmctld means, for the operator. */
+static const char *slurmctld_status_hint(long code)
+{
+	switch (code) {
+	case 401:
+		return "401 Unauthorized: Slurm 25.11 answers 401 to everyone when PrivateData is set in slurm.conf; "
+		       "Slurm 26.05 wants a JWT (--slurmctld.auth.token-file) when PrivateData or MetricsAuthUsers is set";
+	case 403:
+		return "403 Forbidden: the token's user is not allowed (26.05: add it to MetricsAuthUsers, or use root/SlurmUser)";
+	case 303:
+		return "303 See Other: a standby controller redirected twice; point --slurmctld.url at the primary";
+	case 404:
+		return "404 Not Found: this slurmctld has no metrics endpoints (Slurm older than 25.11?)";
+	case 503:
+		return "503 Service Unavailable: standby controller without a primary address";
+	default:
+		return NULL;
+	}
+}
+
+const struct upstream upstreams[UPSTREAM_COUNT] = {
+	[UPSTREAM_SLURMCTLD] = { "slurmctld", "--slurmctld", "Accept: text/plain", slurmctld_status_hint,
+				 "is MetricsType=metrics/openmetrics set in slurm.conf?" },
+};
+
+/* slurmctld's OpenMetrics text: the expo is the whole parser state. */
+static void *om_begin(struct expo *e)
+{
+	(void)e;
+	return NULL;
+}
+
+static void om_feed(void *st, struct expo *e, const char *data, size_t n)
+{
+	(void)st;
+	expo_feed(e, data, n, 0);
+}
+
+static size_t om_end(void *st, struct expo *e)
+{
+	(void)st;
+	return expo_feed_end(e, 0);
+}
+
+static void om_discard(void *st)
+{
+	(void)st;
+}
+
+static const struct source_parser openmetrics_parser = { om_begin, om_feed, om_end, om_discard };
+
+static const char *const partitions_names[] = { "slurm_partition", NULL };
+static const char *const nodes_names[] = { "slurm_node_", "slurm_nodes", NULL };
+static const char *const ua_names[] = { "slurm_user_", "slurm_account_", NULL };
+static const char *const jobs_names[] = { "slurm_jobs", NULL };
+
+const struct source sources[SRC_COUNT] = {
+	[SRC_JOBS] = { "jobs", "/metrics/jobs", "metrics_jobs.txt", UPSTREAM_SLURMCTLD, &openmetrics_parser, 0, -1,
+		       jobs_names, 0 },
+	[SRC_NODES] = { "nodes", "/metrics/nodes", "metrics_nodes.txt", UPSTREAM_SLURMCTLD, &openmetrics_parser, 0, -1,
+			nodes_names, 0 },
+	[SRC_PARTITIONS] = { "partitions", "/metrics/partitions", "metrics_partitions.txt", UPSTREAM_SLURMCTLD,
+			     &openmetrics_parser, 0, -1, partitions_names, 0 },
+	[SRC_SCHEDULER] = { "scheduler", "/metrics/scheduler", "metrics_scheduler.txt", UPSTREAM_SLURMCTLD,
+			    &openmetrics_parser, 0, -1, NULL, 1 },
+	/* An empty jobs-users-accts answer means "no jobs in memory" only if slurmctld serves metrics
+	 * at all: when /metrics/jobs failed too (MetricsType unset answers every endpoint with an
+	 * empty 200), the empty answer proves nothing. */
+	[SRC_UA] = { "jobs-users-accts", "/metrics/jobs-users-accts", "metrics_jobs-users-accts.txt",
+		     UPSTREAM_SLURMCTLD, &openmetrics_parser, 1, SRC_JOBS, ua_names, 0 },
+};
+
+enum source_id source_for_metric(const char *name)
+{
+	int fallback = SRC_SCHEDULER;
+	for (int id = 0; id < SRC_COUNT; id++) {
+		if (sources[id].catch_all)
+			fallback = id;
+		for (const char *const *pre = sources[id].prefixes; pre && *pre; pre++)
+			if (strncmp(name, *pre, strlen(*pre)) == 0)
+				return (enum source_id)id;
+	}
+	return (enum source_id)fallback;
+}
+
+/* The fault's text after "<path>: ", or NULL when the fault does not decide (a missing token with
+ * an answer other than 401). */
+static const char *fault_text(const struct source *src, const struct source_facts *f, char *buf, size_t len)
+{
+	const char *flag = upstreams[src->upstream].flag;
+	switch (f->fault) {
+	case FAULT_NONE:
+		return NULL;
+	case FAULT_TRANSPORT:
+		return f->detail;
+	case FAULT_TOO_BIG:
+		if (f->from_file)
+			snprintf(buf, len, "file larger than %s.max-body", flag);
+		else
+			snprintf(buf, len, "body larger than %zu bytes (%s.max-body)", f->limit, flag);
+		return buf;
+	case FAULT_REDIRECT_LOOP:
+		snprintf(buf, len, "redirected more than once (HTTP %ld); point %s.url at the primary controller",
+			 f->http_status, flag);
+		return buf;
+	case FAULT_REDIRECT_REFUSED:
+		snprintf(buf, len, "redirect to %s refused (not http(s), or https to http)", f->detail);
+		return buf;
+	case FAULT_NO_TOKEN:
+		if (f->http_status != 401)
+			return NULL;
+		snprintf(buf, len, "401 Unauthorized and no usable token: %s", f->detail);
+		return buf;
+	case FAULT_DEADLINE:
+		return "scrape deadline passed while waiting for the fetch in flight";
+	}
+	return NULL;
+}
+
+enum source_verdict source_verdict(const struct source *src, const struct source_facts *f, char *why, size_t whylen)
+{
+	char buf[400];
+	const char *fault = fault_text(src, f, buf, sizeof(buf));
+	if (fault) {
+		snprintf(why, whylen, "%s: %s", src->path, fault);
+		return VERDICT_FAULT;
+	}
+	if (f->http_status && f->http_status != 200) {
+		const struct upstream *up = &upstreams[src->upstream];
+		const char *hint = up->status_hint ? up->status_hint(f->http_status) : NULL;
+		if (hint)
+			snprintf(why, whylen, "%s: %s", src->path, hint);
+		else
+			snprintf(why, whylen, "%s: HTTP status %ld", src->path, f->http_status);
+		return VERDICT_STATUS;
+	}
+	if (f->len == 0 && !src->empty_ok) {
+		snprintf(why, whylen, "%s: empty answer (%s)", src->path, upstreams[src->upstream].empty_hint);
+		return VERDICT_EMPTY;
+	}
+	if (f->malformed) {
+		snprintf(why, whylen, "%s: %zu malformed line(s), first at line %zu: %s", src->path, f->malformed,
+			 f->first_line, f->first_reason ? f->first_reason : "");
+		return VERDICT_MALFORMED;
+	}
+	if (f->len && !f->nnamed) {
+		/* not slurmctld's empty "nothing to report" answer, and not a single family either
+		 * (a proxy's page, a stray comment): nothing can be computed from it */
+		snprintf(why, whylen, "%s: the answer (%zu bytes) names no metric family", src->path, f->len);
+		return VERDICT_NO_FAMILY;
+	}
+	return VERDICT_OK;
+}
+
+/* An empty answer that its voucher does not back: it proves nothing. */
+static int unvouched(const struct payload *const p[SRC_COUNT], int id)
+{
+	int v = sources[id].empty_vouched_by;
+	return p[id]->len == 0 && v >= 0 && p[v] && !p[v]->ok;
+}
+
+int source_usable(const struct payload *const p[SRC_COUNT], int up[SRC_COUNT])
+{
+	int any = 0;
+	for (int id = 0; id < SRC_COUNT; id++) {
+		up[id] = p[id] && p[id]->ok && !unvouched(p, id);
+		any |= up[id];
+	}
+	return any;
+}
+
+const char *source_down_reason(const struct payload *const p[SRC_COUNT], enum source_id id, char *why, size_t whylen)
+{
+	if (!p[id]->ok)
+		snprintf(why, whylen, "%s", p[id]->reason);
+	else
+		snprintf(why, whylen, "%s: empty answer, and %s failed: cannot tell \"no jobs\" from \"no metrics\"",
+			 sources[id].path, sources[sources[id].empty_vouched_by].path);
+	return why;
+}

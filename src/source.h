@@ -1,0 +1,123 @@
+/* source.h: the inputs a scrape reads, as a table (one row per source), and the one rule that says
+ * whether a source's answer is usable and why not.
+ *
+ * A source is one answer of one upstream server: where it is fetched (its upstream and path), how
+ * its bytes become families (its parser, fed chunk by chunk), which metric names it serves, and
+ * what an empty answer means. slurmctld's five OpenMetrics endpoints are the first sources; a new
+ * kind (slurmrestd's JSON) is a new table row, its parser and its upstream's configuration: the
+ * scrape loop, fetch.c and payload.c do not change.
+ *
+ * fetch.c and payload.c only record facts about an answer (struct source_facts: transport error,
+ * HTTP status, size, redirect refused, deadline passed, malformed items); source_verdict() alone
+ * turns them into usable / not usable and the reason, and source_usable() applies the rules across
+ * the sources of one scrape. Everything here is constant or borrows its arguments. */
+#ifndef SHIM_SOURCE_H
+#define SHIM_SOURCE_H
+
+#include <stddef.h>
+
+struct expo;
+struct payload;
+
+enum source_id { SRC_JOBS, SRC_NODES, SRC_PARTITIONS, SRC_SCHEDULER, SRC_UA, SRC_COUNT };
+enum upstream_id { UPSTREAM_SLURMCTLD, UPSTREAM_COUNT };   /* slurmrestd comes next */
+
+/* Where an upstream is and how to reach it; one per upstream (a scraper_config holds them). */
+struct upstream_config {
+	const char *base_url;     /* e.g. "http://localhost:6817" */
+	double timeout;           /* seconds, per request */
+	size_t max_body;          /* bytes; 0: no limit */
+	const char *token_file;   /* JWT for X-SLURM-USER-TOKEN, or NULL */
+	const char *user;         /* X-SLURM-USER-NAME, or NULL */
+};
+
+struct upstream {
+	const char *name;         /* "slurmctld" */
+	const char *flag;         /* flag prefix named in messages: "--slurmctld" */
+	const char *accept;       /* the Accept header */
+	const char *(*status_hint)(long code); /* what an HTTP status means, for the operator, or NULL */
+	const char *empty_hint;   /* what an empty answer suggests */
+};
+
+extern const struct upstream upstreams[UPSTREAM_COUNT];
+
+/* How an answer's bytes become families: begin once, feed every chunk in order, end when the body
+ * is complete or the transfer failed (returns the malformed-item count, the first ones recorded
+ * in the expo's errors; frees the state), discard instead of end when the bytes so far are void
+ * (a redirect restarted the transfer, or the payload goes away unfinished); the expo's families
+ * are the result. One call per chunk: nothing per sample. */
+struct source_parser {
+	void *(*begin)(struct expo *e);               /* parser state, may be NULL */
+	void (*feed)(void *st, struct expo *e, const char *data, size_t n);
+	size_t (*end)(void *st, struct expo *e);
+	void (*discard)(void *st);                    /* frees the state; the expo is reset by the caller */
+};
+
+struct source {
+	const char *name;         /* self-metric label value: "jobs", "jobs-users-accts" */
+	const char *path;         /* "/metrics/jobs" (a slurmrestd path will carry its version) */
+	const char *file;         /* replay file name, "metrics_jobs.txt" */
+	enum upstream_id upstream;
+	const struct source_parser *parser;
+	int empty_ok;             /* an empty 200 is normal (no jobs in memory) */
+	int empty_vouched_by;     /* with empty_ok: an empty answer counts only when this source (a
+				     source_id) is usable too; -1: always */
+	const char *const *prefixes; /* the metric names it serves, by prefix; NULL-terminated */
+	int catch_all;            /* serves the names no source's prefixes claim */
+};
+
+extern const struct source sources[SRC_COUNT];
+
+/* The source serving a metric name: by slurmctld's naming, which does not change between
+ * releases (slurm_partition* -> partitions, slurm_node_* and slurm_nodes* -> nodes, slurm_user_*
+ * and slurm_account_* -> jobs-users-accts, slurm_jobs* -> jobs, everything else -> scheduler). */
+enum source_id source_for_metric(const char *name);
+
+/* What went wrong in getting an answer, recorded where it happened (fetch.c, a replay, the
+ * scrape's deadline); the first one recorded is the one reported. */
+enum source_fault {
+	FAULT_NONE,
+	FAULT_TRANSPORT,         /* detail: the transport's error text (or a replay file's) */
+	FAULT_TOO_BIG,           /* limit: the body limit */
+	FAULT_REDIRECT_LOOP,     /* a second redirect */
+	FAULT_REDIRECT_REFUSED,  /* detail: the target, escaped */
+	FAULT_NO_TOKEN,          /* detail: why no token was sent; a fault only if the answer is 401 */
+	FAULT_DEADLINE,          /* the scrape's deadline passed while the fetch was in flight */
+};
+
+/* The facts about one answer. */
+struct source_facts {
+	enum source_fault fault;
+	char detail[300];
+	size_t limit;            /* FAULT_TOO_BIG: bytes */
+	int from_file;           /* a replay file, not an HTTP answer */
+	long http_status;        /* 0: no HTTP answer (connection failed, replay) */
+	size_t len;              /* body bytes received */
+	size_t malformed;        /* malformed items the parser counted */
+	size_t first_line;       /* the first malformed item's line */
+	const char *first_reason;
+	size_t nnamed;           /* families the answer named (kept or not) */
+};
+
+/* How far an answer got before it was found unusable; VERDICT_OK: usable. */
+enum source_verdict {
+	VERDICT_OK,
+	VERDICT_FAULT,           /* transport, size, redirect, token, deadline */
+	VERDICT_STATUS,          /* an HTTP status other than 200 */
+	VERDICT_EMPTY,
+	VERDICT_MALFORMED,
+	VERDICT_NO_FAMILY,       /* bytes, but not one family named */
+};
+
+/* Is src's answer with facts f usable? When not, why goes into why (one line for logs and the 503
+ * body, starting with the source's path). */
+enum source_verdict source_verdict(const struct source *src, const struct source_facts *f, char *why, size_t whylen);
+
+/* The rule across one scrape's answers (p[id] NULL: not fetched): up[id] is whether rows may read
+ * source id (its answer usable, and an empty answer vouched for, see empty_vouched_by). Returns
+ * whether any is up. */
+int source_usable(const struct payload *const p[SRC_COUNT], int up[SRC_COUNT]);
+/* Why source id is not up (for the 503 body), into why; returns why. */
+const char *source_down_reason(const struct payload *const p[SRC_COUNT], enum source_id id, char *why, size_t whylen);
+
+#endif
