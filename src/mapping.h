@@ -4,6 +4,9 @@
  * rename_labels, fill_labels, drop_zero, default. Rows read native families only; they never see
  * each other's output, so a native series can only leave the shim through a row.
  *
+ * Code: mapping_load.c (loading and checks), mapping.c (evaluation), series_sort.c (the output
+ * order and the duplicate check).
+ *
  * Ownership: mapping_load returns a new mapping (mapping_free). mapping_eval's results live in the
  * arena it is given and borrow from the mapping and the payloads. */
 #ifndef SHIM_MAPPING_H
@@ -66,7 +69,6 @@ void mapping_free(struct mapping *m);
 /* Endpoints needed by the rows enabled under `flags` (a comma-separated list such as "gpus-acct"). */
 unsigned mapping_endpoints(const struct mapping *m, const char *flags);
 int row_enabled(const struct row *r, const char *flags);
-const char *fidelity_name(enum fidelity f);
 
 enum row_status {
 	ROW_OK,            /* v holds the series (possibly none, for labelled families) */
