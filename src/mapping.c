@@ -175,29 +175,26 @@ static void eval_row(const struct row *r, const struct expr_source *src, const i
 	}
 }
 
-void mapping_scrape_begin(const struct mapping *m, const struct expo *const expos[EP_COUNT], const int up[EP_COUNT],
-			  struct arena *scrape_arena, struct mapping_scrape *ms)
+void mapping_run(const struct mapping *m, const char *flags, const struct expo *const ex[EP_COUNT],
+		 const int up[EP_COUNT], mapping_emit_fn emit, void *ctx)
 {
-	ms->src = (struct expr_source){ expos, EP_COUNT, expr_memo_alloc(scrape_arena, m->nmemo), m->nmemo, scrape_arena };
-	ms->up = up;
-}
-
-void mapping_eval_row(const struct mapping *m, size_t i, const char *flags, const struct mapping_scrape *ms,
-		      struct arena *row_arena, struct row_result *res)
-{
-	if (!row_enabled(&m->rows[i], flags)) {
-		memset(res, 0, sizeof(*res));
-		res->status = ROW_DISABLED;
-		return;
+	struct arena scrape_a, row_a;
+	struct row_result res;
+	arena_init(&scrape_a);
+	arena_init(&row_a);
+	/* shared subexpressions are computed once, by the first row that reads them, and live until the
+	 * last row; a row's own series only until it is emitted, so memory holds one row at a time */
+	const struct expr_source src = { ex, EP_COUNT, expr_memo_alloc(&scrape_a, m->nmemo), m->nmemo, &scrape_a };
+	for (size_t i = 0; i < m->nrows; i++) {
+		if (row_enabled(&m->rows[i], flags)) {
+			eval_row(&m->rows[i], &src, up, &row_a, &res);
+		} else {
+			memset(&res, 0, sizeof(res));
+			res.status = ROW_DISABLED;
+		}
+		emit(ctx, i, &res);
+		arena_rewind(&row_a); /* the next row reuses the same (cached) bytes */
 	}
-	eval_row(&m->rows[i], &ms->src, ms->up, row_arena, res);
-}
-
-void mapping_eval(const struct mapping *m, const char *flags, const struct expo *const expos[EP_COUNT],
-		  const int up[EP_COUNT], struct arena *a, struct row_result *results)
-{
-	struct mapping_scrape ms;
-	mapping_scrape_begin(m, expos, up, a, &ms);
-	for (size_t i = 0; i < m->nrows; i++)
-		mapping_eval_row(m, i, flags, &ms, a, &results[i]);
+	arena_reset(&row_a);
+	arena_reset(&scrape_a);
 }

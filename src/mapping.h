@@ -4,11 +4,12 @@
  * rename_labels, fill_labels, drop_zero, default. Rows read native families only; they never see
  * each other's output, so a native series can only leave the shim through a row.
  *
- * Code: mapping_load.c (loading and checks), mapping.c (evaluation), series_sort.c (the output
- * order and the duplicate check).
+ * Code: mapping_load.c (loading and checks), mapping.c (the row driver and a row's steps),
+ * series_sort.c (the output order and the duplicate check).
  *
- * Ownership: mapping_load returns a new mapping (mapping_free). mapping_eval's results live in the
- * arena it is given and borrow from the mapping and the payloads. */
+ * Ownership: mapping_load returns a new mapping (mapping_free). mapping_run owns the memory of the
+ * results it emits: a row's series (which also borrow from the mapping and the parsed answers) are
+ * valid only during the emit call. */
 #ifndef SHIM_MAPPING_H
 #define SHIM_MAPPING_H
 
@@ -87,22 +88,14 @@ struct row_result {
 	char err[160];
 };
 
-/* One scrape's evaluation state: the payloads, which endpoints are up, and the results of shared
- * subexpressions (in scrape_arena, which must live until the last row is evaluated). */
-struct mapping_scrape {
-	struct expr_source src;
-	const int *up;
-};
+/* Called with each row's result right after it is evaluated, in row order; res and its series
+ * are valid only during the call. */
+typedef void (*mapping_emit_fn)(void *ctx, size_t row, const struct row_result *res);
 
-void mapping_scrape_begin(const struct mapping *m, const struct expo *const expos[EP_COUNT], const int up[EP_COUNT],
-			  struct arena *scrape_arena, struct mapping_scrape *ms);
-/* Evaluate row i; its series live in row_arena (which may be reset once they are written). */
-void mapping_eval_row(const struct mapping *m, size_t i, const char *flags, const struct mapping_scrape *ms,
-		      struct arena *row_arena, struct row_result *res);
-
-/* Evaluate every row. up[ep] says whether endpoint ep delivered a usable payload; expos[ep] is its
- * parsed payload (NULL if down). results must have m->nrows entries. */
-void mapping_eval(const struct mapping *m, const char *flags, const struct expo *const expos[EP_COUNT],
-		  const int up[EP_COUNT], struct arena *a, struct row_result *results);
+/* The one row driver (the daemon, --once, tests, fuzzers and bench): evaluate every row enabled
+ * under flags over one scrape's answers and emit it. up[ep] says whether endpoint ep delivered a
+ * usable answer; ex[ep] is its parsed answer (NULL if down). */
+void mapping_run(const struct mapping *m, const char *flags, const struct expo *const ex[EP_COUNT],
+		 const int up[EP_COUNT], mapping_emit_fn emit, void *ctx);
 
 #endif
