@@ -67,6 +67,15 @@ int mapping_reads(const char *name, size_t len, void *ctx);
 struct buf;
 struct mapping *mapping_load(const char *path, struct buf *problems);
 void mapping_free(struct mapping *m);
+/* The keys a row may have, as the loader reads them (docs/mapping.md lists exactly these). */
+struct mapping_field {
+	const char *key;
+	const char *type;       /* the JSON type: "string", "number", "boolean", "object" or "array" */
+	const char *required;   /* "yes", "no", "unless exact" or "unless unavailable" */
+	const char *doc;        /* one line */
+};
+/* Fill *out with the i-th key; 0 past the last. */
+int mapping_field(size_t i, struct mapping_field *out);
 /* Endpoints needed by the rows enabled under `flags` (a comma-separated list such as "gpus-acct"). */
 unsigned mapping_endpoints(const struct mapping *m, const char *flags);
 int row_enabled(const struct row *r, const char *flags);

@@ -6,6 +6,7 @@
 
 #include <errno.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -69,26 +70,46 @@ struct loader {
 	size_t nproblems;
 	size_t work;              /* struct mapping's load_work */
 	struct inputs inputs;     /* every row's metric names (note_input) */
-	unsigned endpoints;       /* the current row's */
-	struct row *row;          /* the row whose expression note_input walks */
+	struct mapping *m;        /* being built */
+	struct row *row;          /* the row being read (m->rows[m->nrows]) */
+	size_t ri;                /* its index in "metrics" */
+	const char *rname;        /* its name for messages ("#3" when it has no valid one) */
+	unsigned endpoints;       /* the endpoints its expression reads */
 	size_t row_inputs_cap;    /* of row->inputs */
 };
 
-static void problem(struct loader *L, struct jpos at, const char *row, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
-static void problem(struct loader *L, struct jpos at, const char *row, const char *fmt, ...)
+static void vproblem(struct loader *L, struct jpos at, const char *row, const char *fmt, va_list ap)
+	__attribute__((format(printf, 4, 0)));
+static void vproblem(struct loader *L, struct jpos at, const char *row, const char *fmt, va_list ap)
 {
-	va_list ap;
 	L->nproblems++;
 	if (!L->problems)
 		return;
 	buf_printf(L->problems, "%s:%d:%d: ", L->path, at.line, at.col);
 	if (row)
 		buf_printf(L->problems, "row '%s': ", row);
-	va_start(ap, fmt);
 	buf_vprintf(L->problems, fmt, ap);
-	va_end(ap);
 	buf_putc(L->problems, '\n');
+}
+
+static void problem(struct loader *L, struct jpos at, const char *row, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+static void problem(struct loader *L, struct jpos at, const char *row, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vproblem(L, at, row, fmt, ap);
+	va_end(ap);
+}
+
+/* A problem of the current row, at its field key (or at the row: key NULL). */
+static void row_problem(struct loader *L, const char *key, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void row_problem(struct loader *L, const char *key, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vproblem(L, jsonpos_field(&L->pos, L->ri, key), L->rname, fmt, ap);
+	va_end(ap);
 }
 
 static int valid_metric_name(const char *s)
@@ -127,38 +148,21 @@ int mapping_row_index(const struct mapping *m, const char *name)
 	return (int)*name_slot(m, name, &work) - 1;
 }
 
-static const char *const row_keys[] = { "name", "help", "type", "expr", "fidelity", "note", "default", "drop_zero",
-					"rename_labels", "fill_labels", "enabled_by", "absent_ok", NULL };
-static const char *const known_flags[] = { "gpus-acct", NULL };
-
-static int in_list(const char *const *list, const char *s)
-{
-	for (; *list; list++)
-		if (strcmp(*list, s) == 0)
-			return 1;
-	return 0;
-}
-
-static void load_kv(struct loader *L, size_t ri, const char *rname, json_t *obj, const char *field, struct kv **out,
-		    size_t *n, int keys_are_labels, int values_are_labels)
+static void load_kv(struct loader *L, json_t *obj, const char *field, struct kv **out, size_t *n, int keys_are_labels,
+		    int values_are_labels)
 {
 	const char *k;
 	json_t *v;
-	struct jpos at = jsonpos_field(&L->pos, ri, field);
-	if (!json_is_object(obj)) {
-		problem(L, at, rname, "\"%s\" must be an object", field);
-		return;
-	}
 	*out = xcalloc(json_object_size(obj) + 1, sizeof(**out));
 	json_object_foreach(obj, k, v) {
 		if (!json_is_string(v)) {
-			problem(L, at, rname, "\"%s\": value of \"%s\" must be a string", field, k);
+			row_problem(L, field, "\"%s\": value of \"%s\" must be a string", field, k);
 			continue;
 		}
 		const char *sv = json_string_value(v);
 		if ((keys_are_labels && !valid_label_name(k)) || (values_are_labels && !valid_label_name(sv))) {
-			problem(L, at, rname, "\"%s\": \"%s\": \"%s\" is not a valid label name", field, k,
-				keys_are_labels && !valid_label_name(k) ? k : sv);
+			row_problem(L, field, "\"%s\": \"%s\": \"%s\" is not a valid label name", field, k,
+				    keys_are_labels && !valid_label_name(k) ? k : sv);
 			continue;
 		}
 		(*out)[*n].key = xstrdup(k);
@@ -203,100 +207,238 @@ static void unique_row_inputs(struct row *r)
 	r->ninputs = u;
 }
 
-/* A row's name: a valid metric name, not reserved, not already a row's. */
-static void check_name(struct loader *L, const struct mapping *m, size_t ri, const char *rname, json_t *v)
+/* ---- the row keys: one table (as tmux's options_table) for the loader, its messages and the
+ * docs (docs/mapping.md lists exactly these keys; test_mapping checks it) ---- */
+
+enum field_type { FT_STRING, FT_NUMBER, FT_BOOLEAN, FT_OBJECT, FT_ARRAY };
+enum field_presence {
+	FP_OPTIONAL,
+	FP_REQUIRED,
+	FP_UNLESS_EXACT,       /* needed by a row that is not exact (note) */
+	FP_UNLESS_UNAVAILABLE, /* needed by, and only allowed in, a row that is not unavailable (expr) */
+};
+
+struct row_field;
+/* Check a value of the field's JSON type and store it in the row. */
+typedef void (*field_load_fn)(struct loader *L, const struct row_field *f, json_t *v);
+
+struct row_field {
+	const char *key;
+	enum field_type type;
+	enum field_presence presence;
+	const char *what;                /* the value's rule, as in "\"key\" must be <what>" */
+	field_load_fn load;
+	size_t offset;                   /* where load_string and load_one_of store it in struct row */
+	const char *const *choices;      /* load_one_of, load_fidelity: the allowed values */
+	const char *doc;                 /* one line */
+};
+
+static void bad_value(struct loader *L, const struct row_field *f)
 {
+	row_problem(L, f->key, "\"%s\" must be %s", f->key, f->what);
+}
+
+static int choice(const struct row_field *f, const char *s)
+{
+	for (int i = 0; f->choices[i]; i++)
+		if (strcmp(f->choices[i], s) == 0)
+			return i;
+	return -1;
+}
+
+static void load_string(struct loader *L, const struct row_field *f, json_t *v)
+{
+	*(char **)((char *)L->row + f->offset) = xstrdup(json_string_value(v));
+}
+
+static void load_one_of(struct loader *L, const struct row_field *f, json_t *v)
+{
+	if (choice(f, json_string_value(v)) < 0)
+		bad_value(L, f);
+	else
+		load_string(L, f, v);
+}
+
+static void load_fidelity(struct loader *L, const struct row_field *f, json_t *v)
+{
+	int i = choice(f, json_string_value(v));
+	if (i < 0)
+		bad_value(L, f);
+	else
+		L->row->fidelity = (enum fidelity)i;
+}
+
+/* A row's name: a valid metric name, not reserved, not already a row's. */
+static void load_name(struct loader *L, const struct row_field *f, json_t *v)
+{
+	const char *name = json_string_value(v);
 	size_t first;
-	if (!json_is_string(v) || !valid_metric_name(json_string_value(v)))
-		problem(L, jsonpos_field(&L->pos, ri, "name"), rname, "\"name\" must be a valid metric name");
-	else if (strncmp(json_string_value(v), "slurm_exporter_shim_", 20) == 0)
-		problem(L, jsonpos_field(&L->pos, ri, "name"), rname, "names starting with slurm_exporter_shim_ are reserved for self metrics");
-	else if ((first = *name_slot(m, json_string_value(v), &L->work)))
-		problem(L, jsonpos_field(&L->pos, ri, "name"), rname, "duplicate row name (first defined at row %zu)", first);
+	if (!valid_metric_name(name))
+		bad_value(L, f);
+	else if (strncmp(name, "slurm_exporter_shim_", 20) == 0)
+		row_problem(L, f->key, "names starting with slurm_exporter_shim_ are reserved for self metrics");
+	else if ((first = *name_slot(L->m, name, &L->work)))
+		row_problem(L, f->key, "duplicate row name (first defined at row %zu)", first);
+	else
+		load_string(L, f, v);
 }
 
 /* Compile the row's expression; note the endpoints and metric names it reads. */
-static void load_expr(struct loader *L, struct row *r, size_t ri, const char *rname, const char *src)
+static void load_expr(struct loader *L, const struct row_field *f, json_t *v)
 {
+	struct row *r = L->row;
 	size_t errpos = 0;
 	char err[160];
-	r->expr_src = xstrdup(src);
+	r->expr_src = xstrdup(json_string_value(v));
 	r->expr = expr_compile(r->expr_src, &errpos, err, sizeof(err));
 	if (!r->expr) {
-		struct jpos at = jsonpos_field(&L->pos, ri, "expr");
-		problem(L, jsonpos_in_string(L->text, L->len, at, errpos), rname, "expr: %s", err);
+		struct jpos at = jsonpos_field(&L->pos, L->ri, f->key);
+		problem(L, jsonpos_in_string(L->text, L->len, at, errpos), L->rname, "expr: %s", err);
 		return;
 	}
 	L->endpoints = 0;
 	L->inputs.row_start = L->inputs.n;
-	L->row = r;
 	L->row_inputs_cap = 0;
 	expr_foreach_metric(r->expr, note_input, L);
 	unique_row_inputs(r);
 	r->endpoints = L->endpoints;
 }
 
+static void load_default(struct loader *L, const struct row_field *f, json_t *v)
+{
+	(void)f;
+	L->row->has_default = 1;
+	L->row->defval = json_number_value(v);
+}
+
+static void load_drop_zero(struct loader *L, const struct row_field *f, json_t *v)
+{
+	(void)f;
+	L->row->drop_zero = json_is_true(v);
+}
+
+static void load_renames(struct loader *L, const struct row_field *f, json_t *v)
+{
+	load_kv(L, v, f->key, &L->row->renames, &L->row->nrenames, 1, 1);
+}
+
+static void load_fills(struct loader *L, const struct row_field *f, json_t *v)
+{
+	load_kv(L, v, f->key, &L->row->fills, &L->row->nfills, 1, 0);
+}
+
 /* "absent_ok": native families the expression reads whose absence from a usable answer is normal
  * (slurmctld omits them in some state): they then read as no series, and the row is served. Any
  * other absent input leaves the row out (input_missing), whatever "default" says. */
-static void load_absent_ok(struct loader *L, size_t ri, const char *rname, struct row *r, json_t *v)
+static void load_absent_ok(struct loader *L, const struct row_field *f, json_t *v)
 {
-	struct jpos at = jsonpos_field(&L->pos, ri, "absent_ok");
+	struct row *r = L->row;
 	size_t i;
 	json_t *e;
-	if (!json_is_array(v)) {
-		problem(L, at, rname, "\"absent_ok\" must be an array of native family names");
-		return;
-	}
 	json_array_foreach(v, i, e) {
 		struct row_input key, *in;
 		if (!json_is_string(e)) {
-			problem(L, at, rname, "\"absent_ok\"[%zu] must be a string", i);
+			row_problem(L, f->key, "\"%s\"[%zu] must be a string", f->key, i);
 			continue;
 		}
 		key.name = (char *)json_string_value(e);
 		in = r->ninputs ? bsearch(&key, r->inputs, r->ninputs, sizeof(*r->inputs), row_input_cmp) : NULL;
 		if (!in)
-			problem(L, at, rname, "\"absent_ok\": the expression does not read \"%s\"", key.name);
+			row_problem(L, f->key, "\"%s\": the expression does not read \"%s\"", f->key, key.name);
 		else
 			in->absent_ok = 1;
 	}
 }
 
-/* The optional fields that shape a row's result: default, drop_zero, labels, absent_ok, enabled_by. */
-static void load_options(struct loader *L, size_t ri, const char *rname, struct row *r, json_t *jr)
+static const char *const type_choices[] = { "gauge", "counter", "untyped", NULL };
+static const char *const fidelity_choices[] = { [FID_EXACT] = "exact", [FID_APPROXIMATE] = "approximate",
+						[FID_UNAVAILABLE] = "unavailable", NULL };
+static const char *const known_flags[] = { "gpus-acct", NULL };
+
+/* In the order they are read: a key's checks may depend on the keys above it (note and expr on
+ * fidelity, absent_ok on expr). */
+static const struct row_field row_fields[] = {
+	{ "name", FT_STRING, FP_REQUIRED, "a valid metric name", load_name, offsetof(struct row, name), NULL,
+	  "the output family's name, unique in the file" },
+	{ "help", FT_STRING, FP_REQUIRED, "a string", load_string, offsetof(struct row, help), NULL, "the HELP text" },
+	{ "type", FT_STRING, FP_REQUIRED, "\"gauge\", \"counter\" or \"untyped\"", load_one_of, offsetof(struct row, type),
+	  type_choices, "the TYPE" },
+	{ "fidelity", FT_STRING, FP_REQUIRED, "\"exact\", \"approximate\" or \"unavailable\"", load_fidelity, 0,
+	  fidelity_choices, "how close to the old exporter's value it is" },
+	{ "note", FT_STRING, FP_UNLESS_EXACT, "a string", load_string, offsetof(struct row, note), NULL,
+	  "why the row is not exact" },
+	{ "expr", FT_STRING, FP_UNLESS_UNAVAILABLE, "a string", load_expr, 0, NULL, "the expression over native families" },
+	{ "default", FT_NUMBER, FP_OPTIONAL, "a number", load_default, 0, NULL, "the value when the expression gives nothing" },
+	{ "drop_zero", FT_BOOLEAN, FP_OPTIONAL, "true or false", load_drop_zero, 0, NULL, "leave out series whose value is 0" },
+	{ "rename_labels", FT_OBJECT, FP_OPTIONAL, "an object", load_renames, 0, NULL, "native label name -> legacy name" },
+	{ "fill_labels", FT_OBJECT, FP_OPTIONAL, "an object", load_fills, 0, NULL, "label -> value for series that lack it" },
+	{ "absent_ok", FT_ARRAY, FP_OPTIONAL, "an array of native family names", load_absent_ok, 0, NULL,
+	  "native families the expression reads that may be absent" },
+	{ "enabled_by", FT_STRING, FP_OPTIONAL, "one of: gpus-acct", load_one_of, offsetof(struct row, enabled_by),
+	  known_flags, "the flag that enables the row" },
+};
+#define NFIELDS (sizeof(row_fields) / sizeof(row_fields[0]))
+
+int mapping_field(size_t i, struct mapping_field *out)
 {
-	json_t *v;
-	if ((v = json_object_get(jr, "default"))) {
-		if (!json_is_number(v))
-			problem(L, jsonpos_field(&L->pos, ri, "default"), rname, "\"default\" must be a number");
-		r->has_default = 1;
-		r->defval = json_number_value(v);
+	static const char *const types[] = { "string", "number", "boolean", "object", "array" };
+	static const char *const presence[] = { "no", "yes", "unless exact", "unless unavailable" };
+	if (i >= NFIELDS)
+		return 0;
+	*out = (struct mapping_field){ row_fields[i].key, types[row_fields[i].type], presence[row_fields[i].presence],
+				       row_fields[i].doc };
+	return 1;
+}
+
+static int type_ok(enum field_type t, const json_t *v)
+{
+	switch (t) {
+	case FT_STRING: return json_is_string(v);
+	case FT_NUMBER: return json_is_number(v);
+	case FT_BOOLEAN: return json_is_boolean(v);
+	case FT_OBJECT: return json_is_object(v);
+	case FT_ARRAY: return json_is_array(v);
 	}
-	if ((v = json_object_get(jr, "drop_zero"))) {
-		if (!json_is_boolean(v))
-			problem(L, jsonpos_field(&L->pos, ri, "drop_zero"), rname, "\"drop_zero\" must be true or false");
-		r->drop_zero = json_is_true(v);
+	return 0;
+}
+
+/* One key of the current row: its presence rule, its JSON type, then its own checks. */
+static void load_field(struct loader *L, const struct row_field *f, json_t *jr)
+{
+	json_t *v = json_object_get(jr, f->key);
+	enum fidelity fid = L->row->fidelity; /* read before (a row_fields order rule) */
+	if (!v) {
+		if (f->presence == FP_REQUIRED)
+			bad_value(L, f);
+		else if (f->presence == FP_UNLESS_EXACT && fid != FID_EXACT)
+			row_problem(L, NULL, "a row that is not exact needs a \"%s\" saying why", f->key);
+		else if (f->presence == FP_UNLESS_UNAVAILABLE && fid != FID_UNAVAILABLE)
+			row_problem(L, NULL, "missing \"%s\" (only an unavailable row has none)", f->key);
+	} else if (!type_ok(f->type, v)) {
+		bad_value(L, f);
+	} else if (f->presence == FP_UNLESS_UNAVAILABLE && fid == FID_UNAVAILABLE) {
+		row_problem(L, f->key, "an unavailable row has no \"%s\"", f->key);
+	} else {
+		f->load(L, f, v);
 	}
-	if ((v = json_object_get(jr, "rename_labels")))
-		load_kv(L, ri, rname, v, "rename_labels", &r->renames, &r->nrenames, 1, 1);
-	if ((v = json_object_get(jr, "fill_labels")))
-		load_kv(L, ri, rname, v, "fill_labels", &r->fills, &r->nfills, 1, 0);
-	if ((v = json_object_get(jr, "absent_ok")))
-		load_absent_ok(L, ri, rname, r, v);
-	if ((v = json_object_get(jr, "enabled_by"))) {
-		if (!json_is_string(v) || !in_list(known_flags, json_string_value(v)))
-			problem(L, jsonpos_field(&L->pos, ri, "enabled_by"), rname, "\"enabled_by\" must be one of: gpus-acct");
-		else
-			r->enabled_by = xstrdup(json_string_value(v));
-	}
+}
+
+/* A key no row has: the error lists the ones it may have. */
+static void unknown_key(struct loader *L, const char *k)
+{
+	struct buf keys;
+	buf_init(&keys, 0);
+	for (size_t i = 0; i < NFIELDS; i++)
+		buf_printf(&keys, "%s%s", i ? ", " : "", row_fields[i].key);
+	buf_putc(&keys, '\0');
+	row_problem(L, k, "unknown field \"%s\" (expected one of: %s)", k, keys.data);
+	buf_free(&keys);
 }
 
 static void load_row(struct loader *L, struct mapping *m, size_t ri, json_t *jr)
 {
 	struct row *r = &m->rows[m->nrows];
 	char label[32];
-	const char *rname;
 	json_t *v;
 	const char *k;
 	size_t before = L->nproblems;
@@ -308,63 +450,22 @@ static void load_row(struct loader *L, struct mapping *m, size_t ri, json_t *jr)
 	}
 	v = json_object_get(jr, "name");
 	snprintf(label, sizeof(label), "#%zu", ri + 1);
-	rname = json_is_string(v) ? json_string_value(v) : label;
-
+	L->row = r;
+	L->ri = ri;
+	L->rname = json_is_string(v) ? json_string_value(v) : label;
 	json_object_foreach(jr, k, v) {
-		if (!in_list(row_keys, k))
-			problem(L, jsonpos_field(&L->pos, ri, k), rname, "unknown field \"%s\"", k);
+		int known = 0;
+		for (size_t i = 0; i < NFIELDS && !known; i++)
+			known = strcmp(row_fields[i].key, k) == 0;
+		if (!known)
+			unknown_key(L, k);
 	}
-	check_name(L, m, ri, rname, json_object_get(jr, "name"));
-
-	v = json_object_get(jr, "help");
-	if (!json_is_string(v))
-		problem(L, jsonpos_field(&L->pos, ri, "help"), rname, "\"help\" must be a string");
-	else
-		r->help = xstrdup(json_string_value(v));
-
-	v = json_object_get(jr, "type");
-	if (!json_is_string(v) || (strcmp(json_string_value(v), "gauge") && strcmp(json_string_value(v), "counter") &&
-				   strcmp(json_string_value(v), "untyped")))
-		problem(L, jsonpos_field(&L->pos, ri, "type"), rname, "\"type\" must be \"gauge\", \"counter\" or \"untyped\"");
-	else
-		r->type = xstrdup(json_string_value(v));
-
-	v = json_object_get(jr, "fidelity");
-	if (json_is_string(v) && strcmp(json_string_value(v), "exact") == 0)
-		r->fidelity = FID_EXACT;
-	else if (json_is_string(v) && strcmp(json_string_value(v), "approximate") == 0)
-		r->fidelity = FID_APPROXIMATE;
-	else if (json_is_string(v) && strcmp(json_string_value(v), "unavailable") == 0)
-		r->fidelity = FID_UNAVAILABLE;
-	else
-		problem(L, jsonpos_field(&L->pos, ri, "fidelity"), rname,
-			"\"fidelity\" must be \"exact\", \"approximate\" or \"unavailable\"");
-
-	v = json_object_get(jr, "note");
-	if (v && !json_is_string(v))
-		problem(L, jsonpos_field(&L->pos, ri, "note"), rname, "\"note\" must be a string");
-	else if (v)
-		r->note = xstrdup(json_string_value(v));
-	else if (r->fidelity != FID_EXACT)
-		problem(L, jsonpos_field(&L->pos, ri, NULL), rname, "a row that is not exact needs a \"note\" saying why");
-
-	v = json_object_get(jr, "expr");
-	if (v && !json_is_string(v)) {
-		problem(L, jsonpos_field(&L->pos, ri, "expr"), rname, "\"expr\" must be a string");
-	} else if (v && r->fidelity == FID_UNAVAILABLE) {
-		problem(L, jsonpos_field(&L->pos, ri, "expr"), rname, "an unavailable row has no \"expr\"");
-	} else if (v) {
-		load_expr(L, r, ri, rname, json_string_value(v));
-	} else if (r->fidelity != FID_UNAVAILABLE) {
-		problem(L, jsonpos_field(&L->pos, ri, NULL), rname, "missing \"expr\" (only an unavailable row has none)");
-	}
-
-	load_options(L, ri, rname, r, jr);
+	for (size_t i = 0; i < NFIELDS; i++)
+		load_field(L, &row_fields[i], jr);
 	if (L->nproblems != before) {
 		row_clear(r);
 		return;
 	}
-	r->name = xstrdup(rname);
 	*name_slot(m, r->name, &L->work) = m->nrows + 1;
 	m->endpoints |= r->endpoints;
 	m->nrows++;
@@ -473,6 +574,7 @@ struct mapping *mapping_load(const char *path, struct buf *problems)
 		goto out;
 	}
 	m = xcalloc(1, sizeof(*m));
+	L.m = m;
 	m->path = xstrdup(path);
 	m->rows = xcalloc(json_array_size(rows) + 1, sizeof(*m->rows));
 	m->names_mask = 15;

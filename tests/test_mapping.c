@@ -510,6 +510,44 @@ static void test_load_linear(void **state)
 	}
 }
 
+/* docs/mapping.md's table of row keys lists exactly the loader's (mapping_field), in its order,
+ * with its JSON types and presence rules: "| `key` | type | required | meaning |". */
+static void test_docs_list_the_keys(void **state)
+{
+	(void)state;
+	char *doc = tu_slurp("docs/mapping.md", NULL);
+	assert_non_null(doc);
+	const char *p = strstr(doc, "| field | type | required | meaning |\n|---|---|---|---|\n");
+	assert_non_null(p);
+	p = strchr(strchr(p, '\n') + 1, '\n') + 1;
+	size_t i = 0;
+	struct mapping_field f;
+	for (; strncmp(p, "| `", 3) == 0; i++, p = strchr(p, '\n') + 1) {
+		char want[200];
+		if (!mapping_field(i, &f))
+			fail_msg("docs/mapping.md lists more row keys than the loader has: %.40s", p);
+		snprintf(want, sizeof(want), "| `%s` | %s | %s | ", f.key, f.type, f.required);
+		if (strncmp(p, want, strlen(want)))
+			fail_msg("docs/mapping.md: key %zu is\n%.*s\nwanted\n%s", i, (int)strcspn(p, "\n"), p, want);
+		assert_true(f.doc && *f.doc);
+	}
+	assert_int_equal(mapping_field(i, &f), 0); /* every key documented */
+	assert_true(i >= 12);
+	free(doc);
+	/* the unknown-key error lists the same keys */
+	char *probs = problems_of("{\"metrics\": [{\"name\": \"a\", \"colour\": 1}]}");
+	struct buf want;
+	buf_init(&want, 0);
+	buf_puts(&want, "row 'a': unknown field \"colour\" (expected one of: ");
+	for (i = 0; mapping_field(i, &f); i++)
+		buf_printf(&want, "%s%s", i ? ", " : "", f.key);
+	buf_puts(&want, ")\n");
+	buf_putc(&want, '\0');
+	has(probs, want.data);
+	buf_free(&want);
+	free(probs);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -522,6 +560,7 @@ int main(void)
 		cmocka_unit_test(test_output_sorted),
 		cmocka_unit_test(test_deepest_rows_on_small_stack),
 		cmocka_unit_test(test_load_linear),
+		cmocka_unit_test(test_docs_list_the_keys),
 	};
 	return cmocka_run_group_tests_name("mapping", tests, NULL, NULL);
 }
