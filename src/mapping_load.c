@@ -73,7 +73,7 @@ struct loader {
 	struct mapping *m;        /* being built */
 	struct row *row;          /* the row being read (m->rows[m->nrows]) */
 	size_t ri;                /* its index in "metrics" */
-	const char *rname;        /* its name for messages ("#3" when it has no valid one) */
+	const char *rname;        /* its name for messages ("#3" when "name" is not a string) */
 	unsigned endpoints;       /* the endpoints its expression reads */
 	size_t row_inputs_cap;    /* of row->inputs */
 };
