@@ -118,7 +118,8 @@ static int tie_cmp(const void *a, const void *b, void *v)
 static int sort_ties(struct skey *k, size_t n, const struct vec *v)
 {
 	for (size_t lo = 0, hi; lo < n; lo = hi) {
-		for (hi = lo + 1; hi < n && k[hi].k[0] == k[lo].k[0] && k[hi].k[1] == k[lo].k[1]; hi++)
+		const uint64_t k0 = k[lo].k[0], k1 = k[lo].k[1];
+		for (hi = lo + 1; hi < n && k[hi].k[0] == k0 && k[hi].k[1] == k1; hi++)
 			;
 		if (hi - lo < 2)
 			continue;
