@@ -6,6 +6,7 @@
 #include "mapping.h"
 #include "payload.h"
 #include "rules.h"
+#include "series_sort.h"
 #include "writer.h"
 
 static char *problems_of(const char *json)
@@ -392,6 +393,37 @@ static void test_output_sorted(void **state)
 	check_sorted(2, 1000); /* keys equal within each group: ties decide */
 }
 
+/* series_sort directly: label-set order (by value, then the shorter set first), and a repeated
+ * label set found however far apart the two are. */
+static void test_series_sort(void **state)
+{
+	(void)state;
+	enum { N = 600 };
+	static char names[N][16];
+	static struct label ls[N + 1];
+	static struct velem e[N + 1];
+	struct arena a;
+	arena_init(&a);
+	for (unsigned i = 0; i < N; i++) {
+		snprintf(names[i], sizeof(names[i]), "n%05u", (i * 7919u) % N); /* a permutation: many runs */
+		ls[i] = (struct label){ "node", names[i], 4, (uint32_t)strlen(names[i]) };
+		e[i] = (struct velem){ &ls[i], 1, labels_hash(&ls[i], 1), (double)i };
+	}
+	e[N] = (struct velem){ NULL, 0, labels_hash(NULL, 0), -1 }; /* the empty set sorts first */
+	struct vec v = { e, N + 1 };
+	assert_int_equal(series_sort(&v, &a), 0);
+	assert_int_equal(v.n, N + 1);
+	assert_int_equal(v.e[0].nlabels, 0);
+	for (size_t i = 2; i < v.n; i++)
+		assert_true(labels_cmp(v.e[i - 1].labels, 1, v.e[i].labels, 1) < 0);
+	/* the same names again, one of them repeated */
+	ls[N] = ls[0];
+	e[N] = (struct velem){ &ls[N], 1, e[0].hash, 0 };
+	v = (struct vec){ e, N + 1 };
+	assert_int_equal(series_sort(&v, &a), 1);
+	arena_reset(&a);
+}
+
 /* The most levels of kind `kind` (tu_deep_expr) that compile. */
 static size_t deepest(int kind)
 {
@@ -558,6 +590,7 @@ int main(void)
 		cmocka_unit_test(test_row_pipeline),
 		cmocka_unit_test(test_invalid_utf8_labels),
 		cmocka_unit_test(test_output_sorted),
+		cmocka_unit_test(test_series_sort),
 		cmocka_unit_test(test_deepest_rows_on_small_stack),
 		cmocka_unit_test(test_load_linear),
 		cmocka_unit_test(test_docs_list_the_keys),
