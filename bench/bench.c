@@ -1,7 +1,7 @@
 /* bench.c: the shim's benchmark driver (`make bench`; see bench/README.md and docs/performance.md).
  *
  * For every payload directory (metrics_<endpoint>.txt, as --replay-dir reads them):
- *   pipeline   parse (expo_feed x5, in libcurl's 16 KiB pieces) + map (mapping_eval) + write
+ *   pipeline   parse (payload_feed x5, in libcurl's 16 KiB pieces) + map (mapping_run) + write
  *              (write_family) from bytes already in memory, then free everything, as one scrape
  *              does; many iterations on one core;
  *   scrape     scrape_run() with --replay-dir semantics (adds reading the five files, the self
@@ -24,6 +24,7 @@
 #include "expo.h"
 #include "mapping.h"
 #include "payload.h"
+#include "source.h"
 #include "scrape.h"
 #include "writer.h"
 #include "xmalloc.h"
@@ -222,60 +223,72 @@ struct pipe_times {
 	size_t out_bytes;
 };
 
-/* One scrape's work as scrape_run does it: parse, then row by row evaluate, write and rewind the
- * row arena. The total is this thread's CPU time; the map / write split sums wall-clock intervals
+/* One endpoint's answer as the daemon parses it (payload_feed): the body in the pieces libcurl
+ * hands over (at most CURL_MAX_WRITE_SIZE), every line checked, only the mapping's inputs kept. */
+static struct payload *parse_answer(const struct payload_set *ps, enum endpoint ep, const struct mapping *m)
+{
+	struct payload *p = payload_new(ep, 0, mapping_reads, (void *)m);
+	for (size_t off = 0; off < ps->len[ep]; off += CURL_MAX_WRITE_SIZE)
+		payload_feed(p, ps->body[ep] + off,
+			     ps->len[ep] - off < CURL_MAX_WRITE_SIZE ? ps->len[ep] - off : CURL_MAX_WRITE_SIZE, 0);
+	payload_finish(p);
+	if (!p->ok)
+		die("%s: %s", ps->dir, p->reason);
+	return p;
+}
+
+/* mapping_run's emit for the pipeline: write the row, and split the time since the last row
+ * into map (until this call) and write (this call). */
+struct pipe_rows {
+	const struct mapping *m;
+	struct buf *out;
+	double last, map, write;
+};
+
+static void pipe_row(void *ctx, size_t i, const struct row_result *res)
+{
+	struct pipe_rows *w = ctx;
+	double r1 = now();
+	if (res->status == ROW_OK)
+		write_family(w->out, w->m->rows[i].name, w->m->rows[i].help, w->m->rows[i].type, &res->v);
+	double r2 = now();
+	w->map += r1 - w->last;
+	w->write += r2 - r1;
+	w->last = r2;
+}
+
+/* One scrape's work as scrape_run does it: parse, then the rows through mapping_run, each written
+ * as it comes. The total is this thread's CPU time; the map / write split sums wall-clock intervals
  * per row (CLOCK_MONOTONIC is a vDSO call, cheap enough to take 124 times). */
 static void pipeline_once(const struct payload_set *ps, const struct mapping *m, struct pipe_times *t)
 {
-	struct expo e[EP_COUNT];
+	struct payload *p[EP_COUNT];
 	const struct expo *ex[EP_COUNT];
 	int up[EP_COUNT];
-	struct arena a, row_a;
 	struct buf out;
-	struct mapping_scrape ms;
 
 	double c0 = cpu_now(), t0 = now();
 	for (int ep = 0; ep < EP_COUNT; ep++) {
-		/* as the daemon parses (payload_feed): the body in the pieces libcurl hands over (at
-		 * most CURL_MAX_WRITE_SIZE), every line checked, only the mapping's inputs kept */
-		expo_init_keep(&e[ep], mapping_reads, (void *)m);
-		for (size_t off = 0; off < ps->len[ep]; off += CURL_MAX_WRITE_SIZE)
-			expo_feed(&e[ep], ps->body[ep] + off,
-				  ps->len[ep] - off < CURL_MAX_WRITE_SIZE ? ps->len[ep] - off : CURL_MAX_WRITE_SIZE, 0);
-		expo_feed_end(&e[ep], 0);
-		ex[ep] = &e[ep];
-		up[ep] = 1;
+		p[ep] = parse_answer(ps, (enum endpoint)ep, m);
 	}
-	double t1 = cpu_now(), map = 0, write = 0;
-	arena_init(&a);
-	arena_init(&row_a);
-	mapping_scrape_begin(m, ex, up, &a, &ms);
+	source_usable((const struct payload *const *)p, up); /* the daemon's verdict */
+	for (int ep = 0; ep < EP_COUNT; ep++)
+		ex[ep] = up[ep] ? &p[ep]->expo : NULL;
+	double t1 = cpu_now();
 	buf_init(&out, 0);
 	buf_reserve(&out, t->out_bytes + t->out_bytes / 8); /* as scrape_run does: about the last size */
-	for (size_t i = 0; i < m->nrows; i++) {
-		struct row_result res;
-		double r0 = now();
-		mapping_eval_row(m, i, "", &ms, &row_a, &res);
-		double r1 = now();
-		if (res.status == ROW_OK)
-			write_family(&out, m->rows[i].name, m->rows[i].help, m->rows[i].type, &res.v);
-		arena_rewind(&row_a);
-		double r2 = now();
-		map += r1 - r0;
-		write += r2 - r1;
-	}
+	struct pipe_rows w = { m, &out, now(), 0, 0 };
+	mapping_run(m, "", ex, up, pipe_row, &w);
 	t->out_bytes = out.len;
 	buf_free(&out);
-	arena_reset(&row_a);
-	arena_reset(&a);
 	for (int ep = 0; ep < EP_COUNT; ep++)
-		expo_free(&e[ep]);
+		payload_unref(p[ep]);
 	double t4 = now();
 	add(&t->cpu, cpu_now() - c0);
 	add(&t->total, t4 - t0);
 	add(&t->parse, t1 - c0);
-	add(&t->eval, map);
-	add(&t->write, write);
+	add(&t->eval, w.map);
+	add(&t->write, w.write);
 }
 
 static void pipe_times_free(struct pipe_times *t)
@@ -710,36 +723,37 @@ static int row_cost_cmp(const void *a, const void *b)
 	return x->med < y->med ? 1 : x->med > y->med ? -1 : 0;
 }
 
+static void count_series(void *ctx, size_t i, const struct row_result *res)
+{
+	(void)i;
+	*(size_t *)ctx = res->v.n;
+}
+
 static int rows_profile(const char *dir, const char *mapping)
 {
 	struct payload_set ps;
-	struct expo e[EP_COUNT];
+	struct payload *p[EP_COUNT];
 	const struct expo *ex[EP_COUNT];
 	int up[EP_COUNT];
 	load_set(&ps, dir);
 	struct mapping *m = load_mapping_or_die(mapping);
 	for (int ep = 0; ep < EP_COUNT; ep++) {
-		expo_init(&e[ep]);
-		expo_parse(&e[ep], ps.body[ep], ps.len[ep], 0);
-		ex[ep] = &e[ep];
-		up[ep] = 1;
+		p[ep] = parse_answer(&ps, (enum endpoint)ep, m);
 	}
+	source_usable((const struct payload *const *)p, up); /* the daemon's verdict */
+	for (int ep = 0; ep < EP_COUNT; ep++)
+		ex[ep] = up[ep] ? &p[ep]->expo : NULL;
 	struct row_cost *rc = xcalloc(m->nrows, sizeof(*rc));
 	double total = 0;
 	for (size_t i = 0; i < m->nrows; i++) {
-		struct mapping one = *m;
+		struct mapping one = *m; /* the table of this row alone */
 		struct series s = { 0 };
 		one.rows = &m->rows[i];
 		one.nrows = 1;
 		for (int k = 0; k < 9; k++) {
-			struct arena a;
-			struct row_result res;
-			arena_init(&a);
 			double t0 = now();
-			mapping_eval(&one, "", ex, up, &a, &res);
+			mapping_run(&one, "", ex, up, count_series, &rc[i].series);
 			add(&s, now() - t0);
-			rc[i].series = res.v.n;
-			arena_reset(&a);
 		}
 		rc[i].name = m->rows[i].name;
 		rc[i].med = stats_of(&s).med;
@@ -753,7 +767,7 @@ static int rows_profile(const char *dir, const char *mapping)
 		       rc[i].series);
 	free(rc);
 	for (int ep = 0; ep < EP_COUNT; ep++)
-		expo_free(&e[ep]);
+		payload_unref(p[ep]);
 	mapping_free(m);
 	free_set(&ps);
 	return 0;
@@ -907,8 +921,8 @@ int main(int argc, char **argv)
 		r->out_bytes = t.out_bytes;
 		print_ms("parse+map+write, wall", &t.total);
 		print_ms("parse+map+write, CPU", &t.cpu);
-		print_ms("  parse (expo_feed x5), CPU", &t.parse);
-		print_ms("  map (mapping_eval), CPU", &t.eval);
+		print_ms("  parse (payload_feed x5), CPU", &t.parse);
+		print_ms("  map (mapping_run), CPU", &t.eval);
 		print_ms("  write (write_family), CPU", &t.write);
 		printf("  -> %.1f MB/s of input (%.1f MB/s on CPU time), %.1f ns per input sample (%.1f CPU), output "
 		       "%zu bytes\n",

@@ -1,10 +1,11 @@
-/* fuzz_mapping.c: libFuzzer target for the mapping loader (src/mapping.c, with src/jsonpos.c and the
+/* fuzz_mapping.c: libFuzzer target for the mapping loader (src/mapping_load.c, with src/jsonpos.c and the
  * expression compiler of src/expr.c): the input is written to a memfd and loaded by its
  * /proc/self/fd path, as a mapping file would be. A table that loads is evaluated against the fixed
- * payload of fuzz_payload.h twice: with every endpoint up, and with some down (chosen by the input's
- * length), with every row enabled. Inputs that only reproduce the known regcomp blow-up are skipped
- * Ownership: the memfd and the payload live for the whole run; the mapping, the problems buffer, the
- * results and the arena are freed before returning. */
+ * payload of fuzz_payload.h twice, through the daemon's path (each answer parsed as it arrives, in
+ * pieces, keeping what the table reads; the rows run by mapping_run): with every endpoint up, and
+ * with some down (chosen by the input's length), with every row enabled.
+ * Ownership: the memfd lives for the whole run; the mapping, the problems buffer and the payloads
+ * are freed before returning. */
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -16,20 +17,17 @@
 #include "buf.h"
 #include "fuzz_payload.h"
 #include "mapping.h"
+#include "payload.h"
+#include "source.h"
 #include "xmalloc.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-static struct expo payload[EP_COUNT];
-static const struct expo *payload_ptrs[EP_COUNT];
 static int fd = -1;
 static char path[64];
 
 static void setup(void)
 {
-	fuzz_payload_parse(payload);
-	for (int i = 0; i < EP_COUNT; i++)
-		payload_ptrs[i] = &payload[i];
 	fd = memfd_create("fuzz-mapping.json", 0);
 	if (fd < 0) {
 		perror("memfd_create");
@@ -50,23 +48,39 @@ static void write_input(const uint8_t *data, size_t size)
 	}
 }
 
+/* mapping_run's emit: every label of a served series has a name. */
+static void check_row(void *ctx, size_t i, const struct row_result *res)
+{
+	(void)ctx;
+	(void)i;
+	if (res->status == ROW_OK)
+		for (size_t k = 0; k < res->v.n; k++)
+			for (uint32_t j = 0; j < res->v.e[k].nlabels; j++)
+				if (!res->v.e[k].labels[j].name)
+					abort();
+}
+
 static void evaluate(const struct mapping *m, unsigned down)
 {
-	struct arena a;
-	struct row_result *res = xcalloc(m->nrows + 1, sizeof(*res));
+	struct payload *p[EP_COUNT];
+	const struct expo *ex[EP_COUNT];
 	int up[EP_COUNT];
+	for (int i = 0; i < EP_COUNT; i++) {
+		size_t len = strlen(fuzz_payload[i]);
+		p[i] = payload_new((enum endpoint)i, 0, mapping_reads, (void *)m);
+		for (size_t off = 0; off < len; off += 100) /* lines split across pieces */
+			if (payload_feed(p[i], fuzz_payload[i] + off, len - off < 100 ? len - off : 100, 0) < 0)
+				abort();
+		payload_finish(p[i]);
+	}
+	source_usable((const struct payload *const *)p, up); /* the daemon's verdict */
+	for (int i = 0; i < EP_COUNT; i++) {
+		up[i] = up[i] && !(down >> i & 1);
+		ex[i] = up[i] ? &p[i]->expo : NULL;
+	}
+	mapping_run(m, "gpus-acct", ex, up, check_row, NULL);
 	for (int i = 0; i < EP_COUNT; i++)
-		up[i] = !(down >> i & 1);
-	arena_init(&a);
-	mapping_eval(m, "gpus-acct", payload_ptrs, up, &a, res);
-	for (size_t i = 0; i < m->nrows; i++)
-		if (res[i].status == ROW_OK)
-			for (size_t k = 0; k < res[i].v.n; k++)
-				for (uint32_t j = 0; j < res[i].v.e[k].nlabels; j++)
-					if (!res[i].v.e[k].labels[j].name)
-						abort();
-	arena_reset(&a);
-	free(res);
+		payload_unref(p[i]);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

@@ -144,7 +144,7 @@ static const char *const fuzz_payload[EP_COUNT] = {
 		"",
 };
 
-static void fuzz_payload_parse(struct expo e[EP_COUNT])
+static inline void fuzz_payload_parse(struct expo e[EP_COUNT])
 {
 	for (int i = 0; i < EP_COUNT; i++) {
 		expo_init(&e[i]);

@@ -4,8 +4,12 @@
  * rename_labels, fill_labels, drop_zero, default. Rows read native families only; they never see
  * each other's output, so a native series can only leave the shim through a row.
  *
- * Ownership: mapping_load returns a new mapping (mapping_free). mapping_eval's results live in the
- * arena it is given and borrow from the mapping and the payloads. */
+ * Code: mapping_load.c (loading and checks), mapping.c (the row driver and a row's steps),
+ * series_sort.c (the output order and the duplicate check).
+ *
+ * Ownership: mapping_load returns a new mapping (mapping_free). mapping_run owns the memory of the
+ * results it emits: a row's series (which also borrow from the mapping and the parsed answers) are
+ * valid only during the emit call. */
 #ifndef SHIM_MAPPING_H
 #define SHIM_MAPPING_H
 
@@ -63,10 +67,18 @@ int mapping_reads(const char *name, size_t len, void *ctx);
 struct buf;
 struct mapping *mapping_load(const char *path, struct buf *problems);
 void mapping_free(struct mapping *m);
+/* The keys a row may have, as the loader reads them (docs/mapping.md lists exactly these). */
+struct mapping_field {
+	const char *key;
+	const char *type;       /* the JSON type: "string", "number", "boolean", "object" or "array" */
+	const char *required;   /* "yes", "no", "unless exact" or "unless unavailable" */
+	const char *doc;        /* one line */
+};
+/* Fill *out with the i-th key; 0 past the last. */
+int mapping_field(size_t i, struct mapping_field *out);
 /* Endpoints needed by the rows enabled under `flags` (a comma-separated list such as "gpus-acct"). */
 unsigned mapping_endpoints(const struct mapping *m, const char *flags);
 int row_enabled(const struct row *r, const char *flags);
-const char *fidelity_name(enum fidelity f);
 
 enum row_status {
 	ROW_OK,            /* v holds the series (possibly none, for labelled families) */
@@ -85,22 +97,14 @@ struct row_result {
 	char err[160];
 };
 
-/* One scrape's evaluation state: the payloads, which endpoints are up, and the results of shared
- * subexpressions (in scrape_arena, which must live until the last row is evaluated). */
-struct mapping_scrape {
-	struct expr_source src;
-	const int *up;
-};
+/* Called with each row's result right after it is evaluated, in row order; res and its series
+ * are valid only during the call. */
+typedef void (*mapping_emit_fn)(void *ctx, size_t row, const struct row_result *res);
 
-void mapping_scrape_begin(const struct mapping *m, const struct expo *const expos[EP_COUNT], const int up[EP_COUNT],
-			  struct arena *scrape_arena, struct mapping_scrape *ms);
-/* Evaluate row i; its series live in row_arena (which may be reset once they are written). */
-void mapping_eval_row(const struct mapping *m, size_t i, const char *flags, const struct mapping_scrape *ms,
-		      struct arena *row_arena, struct row_result *res);
-
-/* Evaluate every row. up[ep] says whether endpoint ep delivered a usable payload; expos[ep] is its
- * parsed payload (NULL if down). results must have m->nrows entries. */
-void mapping_eval(const struct mapping *m, const char *flags, const struct expo *const expos[EP_COUNT],
-		  const int up[EP_COUNT], struct arena *a, struct row_result *results);
+/* The one row driver (the daemon, --once, tests, fuzzers and bench): evaluate every row enabled
+ * under flags over one scrape's answers and emit it. up[ep] says whether endpoint ep delivered a
+ * usable answer; ex[ep] is its parsed answer (NULL if down). */
+void mapping_run(const struct mapping *m, const char *flags, const struct expo *const ex[EP_COUNT],
+		 const int up[EP_COUNT], mapping_emit_fn emit, void *ctx);
 
 #endif

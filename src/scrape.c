@@ -438,13 +438,40 @@ static void write_unusable(struct buf *out, const struct payload *const p[SRC_CO
 		}
 }
 
+/* The rows as they are evaluated (mapping_run): each written to out, its status kept (without its
+ * series, which go with the row) for the self metrics. */
+struct rows_out {
+	struct scraper *s;
+	const struct mapping *m;
+	struct buf *out;
+	struct row_result *res;     /* per row */
+	const char **overflowed;    /* per row: "output_full" when it did not fit */
+};
+
+static void write_row(void *ctx, size_t i, const struct row_result *res)
+{
+	struct rows_out *w = ctx;
+	const struct row *r = &w->m->rows[i];
+	if (res->status == ROW_OK) {
+		/* a family with no series (no jobs) keeps its HELP/TYPE, so every legacy name the
+		 * table serves is visible whatever the cluster state */
+		if (write_family(w->out, r->name, r->help, r->type, &res->v) < 0)
+			w->overflowed[i] = "output_full";
+		else if (res->repaired)
+			log_family_once(w->s, r->name, "label values with invalid UTF-8 from slurmctld repaired (U+FFFD)", 0);
+	} else if (res->status == ROW_ERROR || res->status == ROW_NO_INPUT || res->status == ROW_INPUT_MISSING) {
+		log_family_once(w->s, r->name, res->err, 1); /* names the missing input family */
+	}
+	w->res[i] = *res;
+	w->res[i].v = (struct vec){ NULL, 0 }; /* gone with the row */
+}
+
 /* Evaluate the table over the payloads into out (or the 503 reasons); returns the HTTP status. */
 static int render(struct scraper *s, const struct scrape_ctx *c, const struct payload *const p[SRC_COUNT], struct buf *out)
 {
 	const struct mapping *m = c->m;
 	const struct expo *ex[SRC_COUNT];
 	int up[SRC_COUNT];
-	struct arena a;
 	int any_ok = source_usable(p, up); /* a source's answer, and the rules across sources */
 
 	for (int id = 0; id < SRC_COUNT; id++)
@@ -455,44 +482,20 @@ static int render(struct scraper *s, const struct scrape_ctx *c, const struct pa
 		return 503;
 	}
 
-	/* rows are evaluated and written one at a time, each row's series in an arena reset after it is
-	 * written, so memory holds one row's series at a time (plus shared subexpressions) */
-	struct arena row_a;
-	struct mapping_scrape ms;
-	arena_init(&a);
-	arena_init(&row_a);
+	/* rows are evaluated and written one at a time (mapping_run), so memory holds one row's
+	 * series at a time (plus shared subexpressions) */
+	struct rows_out w = { s, m, out, xcalloc(m->nrows + 1, sizeof(*w.res)), xcalloc(m->nrows + 1, sizeof(*w.overflowed)) };
 	out->max = s->cfg.max_output ? out->len + s->cfg.max_output : 0;
-	struct row_result *res = xcalloc(m->nrows + 1, sizeof(*res));
-	const char **overflowed = xcalloc(m->nrows + 1, sizeof(*overflowed));
-	mapping_scrape_begin(m, ex, up, &a, &ms);
 	buf_reserve(out, c->last_output + c->last_output / 8); /* about last scrape's size, in one go */
-	for (size_t i = 0; i < m->nrows; i++) {
-		const struct row *r = &m->rows[i];
-		mapping_eval_row(m, i, s->cfg.flags, &ms, &row_a, &res[i]);
-		if (res[i].status == ROW_OK) {
-			/* a family with no series (no jobs) keeps its HELP/TYPE, so every legacy name
-			 * the table serves is visible whatever the cluster state */
-			if (write_family(out, r->name, r->help, r->type, &res[i].v) < 0)
-				overflowed[i] = "output_full";
-			else if (res[i].repaired)
-				log_family_once(s, r->name, "label values with invalid UTF-8 from slurmctld repaired (U+FFFD)", 0);
-		} else if (res[i].status == ROW_ERROR || res[i].status == ROW_NO_INPUT || res[i].status == ROW_INPUT_MISSING) {
-			log_family_once(s, r->name, res[i].err, 1); /* names the missing input family */
-		}
-		res[i].v.e = NULL; /* gone with the row's arena */
-		res[i].v.n = 0;
-		arena_rewind(&row_a); /* the next row reuses the same (cached) bytes */
-	}
-	arena_reset(&row_a);
+	mapping_run(m, s->cfg.flags, ex, up, write_row, &w);
 	/* self metrics are small and always fit: no cap for them */
 	out->max = 0;
-	write_self(c->fetches, out, p, up, c->need, m, res, overflowed, c->started, c->reload_ok, c->reload_time);
+	write_self(c->fetches, out, p, up, c->need, m, w.res, w.overflowed, c->started, c->reload_ok, c->reload_time);
 	pthread_mutex_lock(&s->mu);
 	s->last_output = out->len;
 	pthread_mutex_unlock(&s->mu);
-	free(overflowed);
-	free(res);
-	arena_reset(&a);
+	free(w.overflowed);
+	free(w.res);
 	return 200;
 }
 

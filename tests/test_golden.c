@@ -13,6 +13,7 @@
 #include "expo.h"
 #include "mapping.h"
 #include "payload.h"
+#include "source.h"
 #include "scrape.h"
 
 static const char *const states[] = {
@@ -57,6 +58,28 @@ static struct mapping *load(void)
 	return m;
 }
 
+/* mapping_run's emit: keep the row's result, its series copied into the state's arena (the
+ * driver's own go with the row). */
+static void keep_row(void *ctx, size_t i, const struct row_result *res)
+{
+	struct state_run *r = ctx;
+	struct row_result *k = &r->res[i];
+	*k = *res;
+	k->v.e = arena_alloc(&r->a, (res->v.n ? res->v.n : 1) * sizeof(*k->v.e));
+	for (size_t j = 0; j < res->v.n; j++) {
+		const struct velem *e = &res->v.e[j];
+		struct label *ls = arena_alloc(&r->a, (e->nlabels ? e->nlabels : 1) * sizeof(*ls));
+		for (uint32_t l = 0; l < e->nlabels; l++)
+			ls[l] = (struct label){ arena_strndup(&r->a, e->labels[l].name, e->labels[l].nlen),
+						arena_strndup(&r->a, e->labels[l].value, e->labels[l].vlen),
+						e->labels[l].nlen, e->labels[l].vlen };
+		k->v.e[j] = *e;
+		k->v.e[j].labels = ls;
+	}
+}
+
+/* A captured state through the daemon's path: each answer replayed and parsed as it is read,
+ * keeping what the table reads, and the rows run by mapping_run. */
 static void run_state(const struct mapping *m, const char *state, const char *flags, struct state_run *r)
 {
 	char dir[512], path[600];
@@ -65,12 +88,13 @@ static void run_state(const struct mapping *m, const char *state, const char *fl
 	size_t len;
 	snprintf(dir, sizeof(dir), "tests/fixtures/%s", state);
 	for (int ep = 0; ep < EP_COUNT; ep++) {
-		r->p[ep] = payload_replay(dir, (enum endpoint)ep, 1 << 28, 0, NULL, NULL);
+		r->p[ep] = payload_replay(dir, (enum endpoint)ep, 1 << 28, 0, mapping_reads, (void *)m);
 		if (!r->p[ep]->ok)
 			fail_msg("%s: %s", state, r->p[ep]->reason);
-		ex[ep] = &r->p[ep]->expo;
-		up[ep] = 1;
 	}
+	source_usable((const struct payload *const *)r->p, up); /* the daemon's verdict */
+	for (int ep = 0; ep < EP_COUNT; ep++)
+		ex[ep] = up[ep] ? &r->p[ep]->expo : NULL;
 	snprintf(path, sizeof(path), "%s/legacy_exporter_metrics.txt", dir);
 	r->legacy_text = tu_slurp(path, &len);
 	assert_non_null(r->legacy_text);
@@ -79,7 +103,7 @@ static void run_state(const struct mapping *m, const char *state, const char *fl
 	assert_int_equal(expo_parse(&r->legacy, r->legacy_text, len, EXPO_STRICT), 0);
 	arena_init(&r->a);
 	r->res = xcalloc(m->nrows, sizeof(*r->res));
-	mapping_eval(m, flags, ex, up, &r->a, r->res);
+	mapping_run(m, flags, ex, up, keep_row, r);
 }
 
 static void free_state(struct state_run *r)

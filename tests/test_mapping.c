@@ -4,7 +4,9 @@
 
 #include "expo.h"
 #include "mapping.h"
+#include "payload.h"
 #include "rules.h"
+#include "series_sort.h"
 #include "writer.h"
 
 static char *problems_of(const char *json)
@@ -135,41 +137,111 @@ static void test_shape_errors(void **state)
 	buf_free(&b);
 }
 
-/* The row pipeline, over a small payload. */
-static char *run_rows(const char *json, const char *payload, int up_all, const char *flags)
+/* What a row gave: its status, and its series as text (write_sample). */
+struct row_out {
+	enum row_status status;
+	size_t repaired;
+	char err[160];
+	char *text;
+};
+
+/* One scrape of a table, through the daemon's path: each endpoint's answer parsed as it arrives
+ * (in small pieces, keeping only what the table reads), the rows run by mapping_run. */
+struct run {
+	const struct mapping *m;
+	struct payload *p[EP_COUNT];
+	struct row_out *rows;
+	size_t nrows;
+	size_t emitted;           /* rows emitted, each once and in order */
+	int out_of_order;
+};
+
+static void keep_row(void *ctx, size_t i, const struct row_result *res)
+{
+	struct run *r = ctx;
+	struct row_out *o = &r->rows[i];
+	struct buf b;
+	r->out_of_order |= i != r->emitted++;
+	buf_init(&b, 0);
+	for (size_t k = 0; k < res->v.n; k++)
+		write_sample(&b, r->m->rows[i].name, res->v.e[k].labels, res->v.e[k].nlabels, res->v.e[k].v);
+	o->status = res->status;
+	o->repaired = res->repaired;
+	snprintf(o->err, sizeof(o->err), "%s", res->err);
+	o->text = buf_steal(&b, NULL);
+}
+
+#define PIECE 7 /* bytes fed at a time: lines are split across pieces */
+
+/* The answer of endpoint ep when slurmctld sends body; from replay_dir instead when body is NULL. */
+static struct payload *answer(const struct mapping *m, enum endpoint ep, const char *body, const char *replay_dir)
+{
+	if (!body)
+		return payload_replay(replay_dir, ep, 0, 0, mapping_reads, (void *)m);
+	struct payload *p = payload_new(ep, 0, mapping_reads, (void *)m);
+	for (size_t off = 0, len = strlen(body); off < len; off += PIECE)
+		assert_int_equal(payload_feed(p, body + off, len - off < PIECE ? len - off : PIECE, 0), 0);
+	payload_finish(p);
+	return p;
+}
+
+/* Run m over the answers (every endpoint answers payload, or its file in replay_dir) with every
+ * usable answer up, or none. */
+static void run_table(struct run *r, const struct mapping *m, const char *payload, const char *replay_dir, int up_all,
+		      const char *flags)
+{
+	const struct expo *ex[EP_COUNT];
+	int up[EP_COUNT];
+	for (int ep = 0; ep < EP_COUNT; ep++) {
+		r->p[ep] = answer(m, (enum endpoint)ep, payload, replay_dir);
+		up[ep] = up_all && r->p[ep]->ok;
+		ex[ep] = up_all ? &r->p[ep]->expo : NULL;
+	}
+	r->m = m;
+	r->nrows = m->nrows;
+	r->rows = xcalloc(m->nrows + 1, sizeof(*r->rows));
+	r->emitted = 0;
+	r->out_of_order = 0;
+	mapping_run(m, flags, ex, up, keep_row, r);
+	r->out_of_order |= r->emitted != m->nrows; /* checked by the caller: this may run on a thread */
+}
+
+static void run_free(struct run *r)
+{
+	for (size_t i = 0; i < r->nrows; i++)
+		free(r->rows[i].text);
+	free(r->rows);
+	for (int ep = 0; ep < EP_COUNT; ep++)
+		payload_unref(r->p[ep]);
+}
+
+static struct mapping *load_json(const char *json)
 {
 	const char *path = "/tmp/shimtest-mapping.json";
-	struct buf b, out;
-	struct expo e;
-	struct arena a;
+	struct buf b;
 	tu_write(path, json);
 	buf_init(&b, 0);
 	struct mapping *m = mapping_load(path, &b);
 	if (!m)
 		fail_msg("%.*s", (int)b.len, b.data);
 	buf_free(&b);
-	expo_init(&e);
-	assert_int_equal(expo_parse(&e, payload, strlen(payload), 0), 0);
-	const struct expo *ex[EP_COUNT];
-	int up[EP_COUNT];
-	for (int i = 0; i < EP_COUNT; i++) {
-		ex[i] = up_all ? &e : NULL;
-		up[i] = up_all;
-	}
-	arena_init(&a);
-	struct row_result *res = xcalloc(m->nrows, sizeof(*res));
-	mapping_eval(m, flags, ex, up, &a, res);
+	return m;
+}
+
+/* The row pipeline, over a small payload: each row's status, then its series. */
+static char *run_rows(const char *json, const char *payload, int up_all, const char *flags)
+{
+	static const char *const st[] = { "ok", "disabled", "unavailable", "input_down", "no_input", "error",
+					  "input_missing" };
+	struct mapping *m = load_json(json);
+	struct run r;
+	struct buf out;
+	run_table(&r, m, payload, NULL, up_all, flags);
+	assert_false(r.out_of_order); /* every row, disabled or not, emitted once, in order */
 	buf_init(&out, 0);
-	for (size_t i = 0; i < m->nrows; i++) {
-		static const char *const st[] = { "ok", "disabled", "unavailable", "input_down", "no_input", "error",
-						  "input_missing" };
-		buf_printf(&out, "%s:%s\n", m->rows[i].name, st[res[i].status]);
-		for (size_t k = 0; k < res[i].v.n; k++)
-			write_sample(&out, m->rows[i].name, res[i].v.e[k].labels, res[i].v.e[k].nlabels, res[i].v.e[k].v);
-	}
-	free(res);
-	arena_reset(&a);
-	expo_free(&e);
+	for (size_t i = 0; i < m->nrows; i++)
+		buf_printf(&out, "%s:%s\n%s", m->rows[i].name, st[r.rows[i].status], r.rows[i].text);
+	run_free(&r);
 	mapping_free(m);
 	return buf_steal(&out, NULL);
 }
@@ -292,43 +364,23 @@ static void test_invalid_utf8_labels(void **state)
 			      "slurm_node_cpus{node=\"ok\xC3\xA9\"} 3\n"
 			      "slurm_node_memory_bytes{node=\"n\xff\"} 5\nslurm_node_memory_bytes{node=\"s\xED\xA0\x80\"} 6\n"
 			      "slurm_node_memory_bytes{node=\"ok\xC3\xA9\"} 7\n";
-	const char *path = "/tmp/shimtest-mapping.json";
-	tu_write(path, j);
-	struct mapping *m = mapping_load(path, NULL);
-	assert_non_null(m);
-	struct expo e;
-	expo_init(&e);
-	assert_int_equal(expo_parse(&e, payload, strlen(payload), 0), 0);
-	assert_true(e.invalid_utf8 > 0); /* label sets shared with a twin are counted once */
-	const struct expo *ex[EP_COUNT];
-	int up[EP_COUNT];
-	for (int i = 0; i < EP_COUNT; i++) {
-		ex[i] = &e;
-		up[i] = 1;
-	}
-	struct arena a;
-	arena_init(&a);
-	struct row_result res[3];
-	mapping_eval(m, "", ex, up, &a, res);
-	assert_int_equal(res[0].status, ROW_ERROR);
-	assert_non_null(strstr(res[0].err, "two series with the same labels (once invalid UTF-8"));
-	assert_int_equal(res[1].status, ROW_OK);
-	assert_int_equal(res[1].v.n, 1);
-	assert_true(res[1].v.e[0].v == 6);
-	assert_int_equal(res[2].status, ROW_OK);
-	assert_int_equal(res[2].repaired, 2);
-	struct buf b;
-	buf_init(&b, 0);
-	for (size_t k = 0; k < res[2].v.n; k++)
-		write_sample(&b, "mem", res[2].v.e[k].labels, res[2].v.e[k].nlabels, res[2].v.e[k].v);
-	buf_putc(&b, '\0');
-	assert_string_equal(b.data, "mem{node=\"n\xEF\xBF\xBD\"} 5\nmem{node=\"ok\xC3\xA9\"} 7\n"
-				    "mem{node=\"s\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD\"} 6\n");
+	struct mapping *m = load_json(j);
+	struct run r;
+	run_table(&r, m, payload, NULL, 1, "");
+	assert_true(r.p[EP_NODES]->expo.invalid_utf8 > 0); /* label sets shared with a twin are counted once */
+	assert_int_equal(r.rows[0].status, ROW_ERROR);
+	assert_non_null(strstr(r.rows[0].err, "two series with the same labels (once invalid UTF-8"));
+	assert_int_equal(r.rows[1].status, ROW_OK);
+	assert_string_equal(r.rows[1].text, "total 6\n");
+	assert_int_equal(r.rows[2].status, ROW_OK);
+	assert_int_equal(r.rows[2].repaired, 2);
+	assert_string_equal(r.rows[2].text, "mem{node=\"n\xEF\xBF\xBD\"} 5\nmem{node=\"ok\xC3\xA9\"} 7\n"
+					    "mem{node=\"s\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD\"} 6\n");
 	/* the payload's own bytes are untouched: the sum and matching see the true names */
-	assert_memory_equal(e.fams[0].samples[0].labels[0].value, "n\xff", 2);
-	buf_free(&b);
-	arena_reset(&a);
-	expo_free(&e);
+	const struct expo_family *f = expo_find(&r.p[EP_NODES]->expo, "slurm_node_cpus", 15);
+	assert_non_null(f);
+	assert_memory_equal(f->samples[0].labels[0].value, "n\xff", 2);
+	run_free(&r);
 	mapping_free(m);
 }
 
@@ -339,6 +391,37 @@ static void test_output_sorted(void **state)
 	check_sorted(0, 1000); /* radix sorted */
 	check_sorted(1, 1000); /* a shared prefix: the keys come after it */
 	check_sorted(2, 1000); /* keys equal within each group: ties decide */
+}
+
+/* series_sort directly: label-set order (by value, then the shorter set first), and a repeated
+ * label set found however far apart the two are. */
+static void test_series_sort(void **state)
+{
+	(void)state;
+	enum { N = 600 };
+	static char names[N][16];
+	static struct label ls[N + 1];
+	static struct velem e[N + 1];
+	struct arena a;
+	arena_init(&a);
+	for (unsigned i = 0; i < N; i++) {
+		snprintf(names[i], sizeof(names[i]), "n%05u", (i * 7919u) % N); /* a permutation: many runs */
+		ls[i] = (struct label){ "node", names[i], 4, (uint32_t)strlen(names[i]) };
+		e[i] = (struct velem){ &ls[i], 1, labels_hash(&ls[i], 1), (double)i };
+	}
+	e[N] = (struct velem){ NULL, 0, labels_hash(NULL, 0), -1 }; /* the empty set sorts first */
+	struct vec v = { e, N + 1 };
+	assert_int_equal(series_sort(&v, &a), 0);
+	assert_int_equal(v.n, N + 1);
+	assert_int_equal(v.e[0].nlabels, 0);
+	for (size_t i = 2; i < v.n; i++)
+		assert_true(labels_cmp(v.e[i - 1].labels, 1, v.e[i].labels, 1) < 0);
+	/* the same names again, one of them repeated */
+	ls[N] = ls[0];
+	e[N] = (struct velem){ &ls[N], 1, e[0].hash, 0 };
+	v = (struct vec){ e, N + 1 };
+	assert_int_equal(series_sort(&v, &a), 1);
+	arena_reset(&a);
 }
 
 /* The most levels of kind `kind` (tu_deep_expr) that compile. */
@@ -358,45 +441,32 @@ static size_t deepest(int kind)
 	return n - 1;
 }
 
-struct deep_job {
-	const char *path;
-	struct expo e[EP_COUNT];
-	char *text[EP_COUNT];     /* the payloads the expos borrow */
-	char msg[4096];
-};
-
 /* On the small thread: load, evaluate every row against a capture, export the rules. */
 static void *deep_rows(void *arg)
 {
-	struct deep_job *j = arg;
+	static char msg[4096];
 	struct buf problems;
-	struct arena a;
+	struct run r;
 	buf_init(&problems, 0);
-	struct mapping *m = mapping_load(j->path, &problems);
+	struct mapping *m = mapping_load(arg, &problems);
 	if (!m) {
-		snprintf(j->msg, sizeof(j->msg), "%.*s", (int)problems.len, problems.data);
+		snprintf(msg, sizeof(msg), "%.*s", (int)problems.len, problems.data);
 		buf_free(&problems);
-		return j->msg;
+		return msg;
 	}
 	buf_free(&problems);
-	const struct expo *ex[EP_COUNT];
-	int up[EP_COUNT];
-	for (int i = 0; i < EP_COUNT; i++) {
-		ex[i] = &j->e[i];
-		up[i] = 1;
-	}
-	arena_init(&a);
-	struct row_result *res = xcalloc(m->nrows, sizeof(*res));
-	mapping_eval(m, "", ex, up, &a, res);
-	for (size_t i = 0; i < m->nrows && !j->msg[0]; i++)
-		if (res[i].status != ROW_OK)
-			snprintf(j->msg, sizeof(j->msg), "row %s: status %d %s", m->rows[i].name, res[i].status, res[i].err);
-	if (!j->msg[0] && rules_export(m, "http://ctl:6817", "", "/tmp/shimtest-deep-rules", j->msg, sizeof(j->msg)) == 0)
-		j->msg[0] = '\0';
-	free(res);
-	arena_reset(&a);
+	msg[0] = '\0';
+	run_table(&r, m, NULL, "tests/fixtures/slurm-25.11/04-resumed-busy", 1, "");
+	if (r.out_of_order)
+		snprintf(msg, sizeof(msg), "rows emitted out of order");
+	for (size_t i = 0; i < m->nrows && !msg[0]; i++)
+		if (r.rows[i].status != ROW_OK)
+			snprintf(msg, sizeof(msg), "row %s: status %d %s", m->rows[i].name, r.rows[i].status, r.rows[i].err);
+	if (!msg[0] && rules_export(m, "http://ctl:6817", "", "/tmp/shimtest-deep-rules", msg, sizeof(msg)) == 0)
+		msg[0] = '\0';
+	run_free(&r);
 	mapping_free(m);
-	return j->msg[0] ? j->msg : NULL;
+	return msg[0] ? msg : NULL;
 }
 
 /* Issue 12: a row of each deepest kind loads, evaluates and exports as rules on a 256 KiB thread
@@ -404,7 +474,6 @@ static void *deep_rows(void *arg)
 static void test_deepest_rows_on_small_stack(void **state)
 {
 	(void)state;
-	static struct deep_job j; /* the thread only reads the payloads */
 	struct buf json;
 	buf_init(&json, 0);
 	buf_puts(&json, "{\"metrics\": [");
@@ -419,28 +488,15 @@ static void test_deepest_rows_on_small_stack(void **state)
 	}
 	buf_puts(&json, "]}\n");
 	buf_putc(&json, '\0');
-	j.path = "/tmp/shimtest-deep.json";
-	tu_write(j.path, json.data);
+	tu_write("/tmp/shimtest-deep.json", json.data);
 	buf_free(&json);
-	for (int i = 0; i < EP_COUNT; i++) {
-		char p[256];
-		size_t len;
-		snprintf(p, sizeof(p), "tests/fixtures/slurm-25.11/04-resumed-busy/%s", endpoints[i].file);
-		assert_non_null(j.text[i] = tu_slurp(p, &len));
-		expo_init(&j.e[i]);
-		expo_parse(&j.e[i], j.text[i], len, 0);
-	}
-	const char *msg = tu_run_on_stack(256 * 1024, deep_rows, &j);
+	const char *msg = tu_run_on_stack(256 * 1024, deep_rows, "/tmp/shimtest-deep.json");
 	if (msg)
 		fail_msg("%s", msg);
 	char *rules = tu_slurp("/tmp/shimtest-deep-rules/rules.yml", NULL);
 	assert_non_null(rules);
 	assert_non_null(strstr(rules, "record: deep8\n"));
 	free(rules);
-	for (int i = 0; i < EP_COUNT; i++) {
-		expo_free(&j.e[i]);
-		free(j.text[i]);
-	}
 }
 
 /* The loader's work (struct mapping's load_work) for a table of n rows of one of the shapes. */
@@ -486,6 +542,44 @@ static void test_load_linear(void **state)
 	}
 }
 
+/* docs/mapping.md's table of row keys lists exactly the loader's (mapping_field), in its order,
+ * with its JSON types and presence rules: "| `key` | type | required | meaning |". */
+static void test_docs_list_the_keys(void **state)
+{
+	(void)state;
+	char *doc = tu_slurp("docs/mapping.md", NULL);
+	assert_non_null(doc);
+	const char *p = strstr(doc, "| field | type | required | meaning |\n|---|---|---|---|\n");
+	assert_non_null(p);
+	p = strchr(strchr(p, '\n') + 1, '\n') + 1;
+	size_t i = 0;
+	struct mapping_field f;
+	for (; strncmp(p, "| `", 3) == 0; i++, p = strchr(p, '\n') + 1) {
+		char want[200];
+		if (!mapping_field(i, &f))
+			fail_msg("docs/mapping.md lists more row keys than the loader has: %.40s", p);
+		snprintf(want, sizeof(want), "| `%s` | %s | %s | ", f.key, f.type, f.required);
+		if (strncmp(p, want, strlen(want)))
+			fail_msg("docs/mapping.md: key %zu is\n%.*s\nwanted\n%s", i, (int)strcspn(p, "\n"), p, want);
+		assert_true(f.doc && *f.doc);
+	}
+	assert_int_equal(mapping_field(i, &f), 0); /* every key documented */
+	assert_true(i >= 12);
+	free(doc);
+	/* the unknown-key error lists the same keys */
+	char *probs = problems_of("{\"metrics\": [{\"name\": \"a\", \"colour\": 1}]}");
+	struct buf want;
+	buf_init(&want, 0);
+	buf_puts(&want, "row 'a': unknown field \"colour\" (expected one of: ");
+	for (i = 0; mapping_field(i, &f); i++)
+		buf_printf(&want, "%s%s", i ? ", " : "", f.key);
+	buf_puts(&want, ")\n");
+	buf_putc(&want, '\0');
+	has(probs, want.data);
+	buf_free(&want);
+	free(probs);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -496,8 +590,10 @@ int main(void)
 		cmocka_unit_test(test_row_pipeline),
 		cmocka_unit_test(test_invalid_utf8_labels),
 		cmocka_unit_test(test_output_sorted),
+		cmocka_unit_test(test_series_sort),
 		cmocka_unit_test(test_deepest_rows_on_small_stack),
 		cmocka_unit_test(test_load_linear),
+		cmocka_unit_test(test_docs_list_the_keys),
 	};
 	return cmocka_run_group_tests_name("mapping", tests, NULL, NULL);
 }

@@ -1,0 +1,632 @@
+/* mapping_load.c: read, check and compile the mapping table (docs/mapping.md); free it; answer
+ * what a loaded table reads. See mapping.h. */
+#include "mapping.h"
+#include "buf.h"
+#include "jsonpos.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAPPING_MAX_BYTES (4u << 20)
+
+static void row_clear(struct row *r)
+{
+	free(r->name);
+	free(r->help);
+	free(r->type);
+	free(r->note);
+	free(r->expr_src);
+	free(r->enabled_by);
+	expr_free(r->expr);
+	for (size_t i = 0; i < r->nrenames; i++) {
+		free(r->renames[i].key);
+		free(r->renames[i].value);
+	}
+	for (size_t i = 0; i < r->nfills; i++) {
+		free(r->fills[i].key);
+		free(r->fills[i].value);
+	}
+	free(r->renames);
+	free(r->fills);
+	for (size_t i = 0; i < r->ninputs; i++)
+		free(r->inputs[i].name);
+	free(r->inputs);
+}
+
+void mapping_free(struct mapping *m)
+{
+	if (!m)
+		return;
+	for (size_t i = 0; i < m->nrows; i++)
+		row_clear(&m->rows[i]);
+	free(m->rows);
+	for (size_t i = 0; i < m->ninputs; i++)
+		free(m->inputs[i]);
+	free(m->inputs);
+	free(m->names);
+	free(m->path);
+	free(m);
+}
+
+/* ---- loading ---- */
+
+struct inputs {
+	char **v;
+	size_t n, cap;
+	size_t row_start;         /* the current row's first */
+};
+
+struct loader {
+	const char *path;
+	const char *text;
+	size_t len;
+	struct jsonpos pos;
+	struct buf *problems;
+	size_t nproblems;
+	size_t work;              /* struct mapping's load_work */
+	struct inputs inputs;     /* every row's metric names (note_input) */
+	struct mapping *m;        /* being built */
+	struct row *row;          /* the row being read (m->rows[m->nrows]) */
+	size_t ri;                /* its index in "metrics" */
+	const char *rname;        /* its name for messages ("#3" when "name" is not a string) */
+	unsigned endpoints;       /* the endpoints its expression reads */
+	size_t row_inputs_cap;    /* of row->inputs */
+};
+
+static void vproblem(struct loader *L, struct jpos at, const char *row, const char *fmt, va_list ap)
+	__attribute__((format(printf, 4, 0)));
+static void vproblem(struct loader *L, struct jpos at, const char *row, const char *fmt, va_list ap)
+{
+	L->nproblems++;
+	if (!L->problems)
+		return;
+	buf_printf(L->problems, "%s:%d:%d: ", L->path, at.line, at.col);
+	if (row)
+		buf_printf(L->problems, "row '%s': ", row);
+	buf_vprintf(L->problems, fmt, ap);
+	buf_putc(L->problems, '\n');
+}
+
+static void problem(struct loader *L, struct jpos at, const char *row, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+static void problem(struct loader *L, struct jpos at, const char *row, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vproblem(L, at, row, fmt, ap);
+	va_end(ap);
+}
+
+/* A problem of the current row, at its field key (or at the row: key NULL). */
+static void row_problem(struct loader *L, const char *key, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void row_problem(struct loader *L, const char *key, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vproblem(L, jsonpos_field(&L->pos, L->ri, key), L->rname, fmt, ap);
+	va_end(ap);
+}
+
+static int valid_metric_name(const char *s)
+{
+	if (!*s || !((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || *s == '_' || *s == ':'))
+		return 0;
+	for (; *s; s++)
+		if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9') || *s == '_' || *s == ':'))
+			return 0;
+	return 1;
+}
+
+static int valid_label_name(const char *s)
+{
+	return valid_metric_name(s) && !strchr(s, ':') && strncmp(s, "__", 2) != 0;
+}
+
+/* Comparing each row's name with every row before it was quadratic (36 s for 50,000 rows): rows
+ * are found by name in a table with room for all of them (m->names). Returns the slot of the row
+ * of this name (its index + 1), or the empty slot where it goes (0); *work counts the probes. */
+static size_t *name_slot(const struct mapping *m, const char *name, size_t *work)
+{
+	uint64_t h = 0xCBF29CE484222325ULL; /* FNV-1a */
+	for (const char *c = name; *c; c++)
+		h = (h ^ (unsigned char)*c) * 0x100000001B3ULL;
+	for (size_t j = (size_t)(h ^ h >> 32) & m->names_mask;; j = (j + 1) & m->names_mask) {
+		(*work)++;
+		if (!m->names[j] || strcmp(m->rows[m->names[j] - 1].name, name) == 0)
+			return &m->names[j];
+	}
+}
+
+int mapping_row_index(const struct mapping *m, const char *name)
+{
+	size_t work = 0;
+	return (int)*name_slot(m, name, &work) - 1;
+}
+
+static void load_kv(struct loader *L, json_t *obj, const char *field, struct kv **out, size_t *n, int keys_are_labels,
+		    int values_are_labels)
+{
+	const char *k;
+	json_t *v;
+	*out = xcalloc(json_object_size(obj) + 1, sizeof(**out));
+	json_object_foreach(obj, k, v) {
+		if (!json_is_string(v)) {
+			row_problem(L, field, "\"%s\": value of \"%s\" must be a string", field, k);
+			continue;
+		}
+		const char *sv = json_string_value(v);
+		if ((keys_are_labels && !valid_label_name(k)) || (values_are_labels && !valid_label_name(sv))) {
+			row_problem(L, field, "\"%s\": \"%s\": \"%s\" is not a valid label name", field, k,
+				    keys_are_labels && !valid_label_name(k) ? k : sv);
+			continue;
+		}
+		(*out)[*n].key = xstrdup(k);
+		(*out)[*n].value = xstrdup(sv);
+		(*n)++;
+	}
+}
+
+/* One walk over a row's expression for the endpoints it reads and the inputs of the mapping (a name
+ * repeated in a row, as in a + a + a, is stored once). */
+static void note_input(const char *name, void *ctx)
+{
+	struct loader *L = ctx;
+	struct inputs *in = &L->inputs;
+	struct row *r = L->row;
+	L->endpoints |= 1u << endpoint_for_metric(name);
+	if (in->n > in->row_start && strcmp(in->v[in->n - 1], name) == 0)
+		return;
+	in->v = xgrow(in->v, &in->cap, in->n + 1, sizeof(*in->v));
+	in->v[in->n++] = xstrdup(name);
+	r->inputs = xgrow(r->inputs, &L->row_inputs_cap, r->ninputs + 1, sizeof(*r->inputs));
+	r->inputs[r->ninputs++] = (struct row_input){ xstrdup(name), 0 };
+}
+
+static int row_input_cmp(const void *a, const void *b)
+{
+	return strcmp(((const struct row_input *)a)->name, ((const struct row_input *)b)->name);
+}
+
+/* The row's inputs sorted, each once (a row may read a family in several places). */
+static void unique_row_inputs(struct row *r)
+{
+	size_t u = 0;
+	if (r->ninputs)
+		qsort(r->inputs, r->ninputs, sizeof(*r->inputs), row_input_cmp);
+	for (size_t i = 0; i < r->ninputs; i++) {
+		if (u && !strcmp(r->inputs[u - 1].name, r->inputs[i].name))
+			free(r->inputs[i].name);
+		else
+			r->inputs[u++] = r->inputs[i];
+	}
+	r->ninputs = u;
+}
+
+/* ---- the row keys: one table (as tmux's options_table) for the loader, its messages and the
+ * docs (docs/mapping.md lists exactly these keys; test_mapping checks it) ---- */
+
+enum field_type { FT_STRING, FT_NUMBER, FT_BOOLEAN, FT_OBJECT, FT_ARRAY };
+enum field_presence {
+	FP_OPTIONAL,
+	FP_REQUIRED,
+	FP_UNLESS_EXACT,       /* needed by a row that is not exact (note) */
+	FP_UNLESS_UNAVAILABLE, /* needed by, and only allowed in, a row that is not unavailable (expr) */
+};
+
+struct row_field;
+/* Check a value of the field's JSON type and store it in the row. */
+typedef void (*field_load_fn)(struct loader *L, const struct row_field *f, json_t *v);
+
+struct row_field {
+	const char *key;
+	enum field_type type;
+	enum field_presence presence;
+	const char *what;                /* the value's rule, as in "\"key\" must be <what>" */
+	field_load_fn load;
+	size_t offset;                   /* where load_string and load_one_of store it in struct row */
+	const char *const *choices;      /* load_one_of, load_fidelity: the allowed values */
+	const char *doc;                 /* one line */
+};
+
+static void bad_value(struct loader *L, const struct row_field *f)
+{
+	row_problem(L, f->key, "\"%s\" must be %s", f->key, f->what);
+}
+
+static int choice(const struct row_field *f, const char *s)
+{
+	for (int i = 0; f->choices[i]; i++)
+		if (strcmp(f->choices[i], s) == 0)
+			return i;
+	return -1;
+}
+
+static void load_string(struct loader *L, const struct row_field *f, json_t *v)
+{
+	*(char **)((char *)L->row + f->offset) = xstrdup(json_string_value(v));
+}
+
+static void load_one_of(struct loader *L, const struct row_field *f, json_t *v)
+{
+	if (choice(f, json_string_value(v)) < 0)
+		bad_value(L, f);
+	else
+		load_string(L, f, v);
+}
+
+static void load_fidelity(struct loader *L, const struct row_field *f, json_t *v)
+{
+	int i = choice(f, json_string_value(v));
+	if (i < 0)
+		bad_value(L, f);
+	else
+		L->row->fidelity = (enum fidelity)i;
+}
+
+/* A row's name: a valid metric name, not reserved, not already a row's. */
+static void load_name(struct loader *L, const struct row_field *f, json_t *v)
+{
+	const char *name = json_string_value(v);
+	size_t first;
+	if (!valid_metric_name(name))
+		bad_value(L, f);
+	else if (strncmp(name, "slurm_exporter_shim_", 20) == 0)
+		row_problem(L, f->key, "names starting with slurm_exporter_shim_ are reserved for self metrics");
+	else if ((first = *name_slot(L->m, name, &L->work)))
+		row_problem(L, f->key, "duplicate row name (first defined at row %zu)", first);
+	else
+		load_string(L, f, v);
+}
+
+/* Compile the row's expression; note the endpoints and metric names it reads. */
+static void load_expr(struct loader *L, const struct row_field *f, json_t *v)
+{
+	struct row *r = L->row;
+	size_t errpos = 0;
+	char err[160];
+	r->expr_src = xstrdup(json_string_value(v));
+	r->expr = expr_compile(r->expr_src, &errpos, err, sizeof(err));
+	if (!r->expr) {
+		struct jpos at = jsonpos_field(&L->pos, L->ri, f->key);
+		problem(L, jsonpos_in_string(L->text, L->len, at, errpos), L->rname, "expr: %s", err);
+		return;
+	}
+	L->endpoints = 0;
+	L->inputs.row_start = L->inputs.n;
+	L->row_inputs_cap = 0;
+	expr_foreach_metric(r->expr, note_input, L);
+	unique_row_inputs(r);
+	r->endpoints = L->endpoints;
+}
+
+static void load_default(struct loader *L, const struct row_field *f, json_t *v)
+{
+	(void)f;
+	L->row->has_default = 1;
+	L->row->defval = json_number_value(v);
+}
+
+static void load_drop_zero(struct loader *L, const struct row_field *f, json_t *v)
+{
+	(void)f;
+	L->row->drop_zero = json_is_true(v);
+}
+
+static void load_renames(struct loader *L, const struct row_field *f, json_t *v)
+{
+	load_kv(L, v, f->key, &L->row->renames, &L->row->nrenames, 1, 1);
+}
+
+static void load_fills(struct loader *L, const struct row_field *f, json_t *v)
+{
+	load_kv(L, v, f->key, &L->row->fills, &L->row->nfills, 1, 0);
+}
+
+/* "absent_ok": native families the expression reads whose absence from a usable answer is normal
+ * (slurmctld omits them in some state): they then read as no series, and the row is served. Any
+ * other absent input leaves the row out (input_missing), whatever "default" says. */
+static void load_absent_ok(struct loader *L, const struct row_field *f, json_t *v)
+{
+	struct row *r = L->row;
+	size_t i;
+	json_t *e;
+	json_array_foreach(v, i, e) {
+		struct row_input key, *in;
+		if (!json_is_string(e)) {
+			row_problem(L, f->key, "\"%s\"[%zu] must be a string", f->key, i);
+			continue;
+		}
+		key.name = (char *)json_string_value(e);
+		in = r->ninputs ? bsearch(&key, r->inputs, r->ninputs, sizeof(*r->inputs), row_input_cmp) : NULL;
+		if (!in)
+			row_problem(L, f->key, "\"%s\": the expression does not read \"%s\"", f->key, key.name);
+		else
+			in->absent_ok = 1;
+	}
+}
+
+static const char *const type_choices[] = { "gauge", "counter", "untyped", NULL };
+static const char *const fidelity_choices[] = { [FID_EXACT] = "exact", [FID_APPROXIMATE] = "approximate",
+						[FID_UNAVAILABLE] = "unavailable", NULL };
+static const char *const known_flags[] = { "gpus-acct", NULL };
+
+/* In the order they are read: a key's checks may depend on the keys above it (note and expr on
+ * fidelity, absent_ok on expr). */
+static const struct row_field row_fields[] = {
+	{ "name", FT_STRING, FP_REQUIRED, "a valid metric name", load_name, offsetof(struct row, name), NULL,
+	  "the output family's name, unique in the file" },
+	{ "help", FT_STRING, FP_REQUIRED, "a string", load_string, offsetof(struct row, help), NULL, "the HELP text" },
+	{ "type", FT_STRING, FP_REQUIRED, "\"gauge\", \"counter\" or \"untyped\"", load_one_of, offsetof(struct row, type),
+	  type_choices, "the TYPE" },
+	{ "fidelity", FT_STRING, FP_REQUIRED, "\"exact\", \"approximate\" or \"unavailable\"", load_fidelity, 0,
+	  fidelity_choices, "how close to the old exporter's value it is" },
+	{ "note", FT_STRING, FP_UNLESS_EXACT, "a string", load_string, offsetof(struct row, note), NULL,
+	  "why the row is not exact" },
+	{ "expr", FT_STRING, FP_UNLESS_UNAVAILABLE, "a string", load_expr, 0, NULL, "the expression over native families" },
+	{ "default", FT_NUMBER, FP_OPTIONAL, "a number", load_default, 0, NULL, "the value when the expression gives nothing" },
+	{ "drop_zero", FT_BOOLEAN, FP_OPTIONAL, "true or false", load_drop_zero, 0, NULL, "leave out series whose value is 0" },
+	{ "rename_labels", FT_OBJECT, FP_OPTIONAL, "an object", load_renames, 0, NULL, "native label name -> legacy name" },
+	{ "fill_labels", FT_OBJECT, FP_OPTIONAL, "an object", load_fills, 0, NULL, "label -> value for series that lack it" },
+	{ "absent_ok", FT_ARRAY, FP_OPTIONAL, "an array of native family names", load_absent_ok, 0, NULL,
+	  "native families the expression reads that may be absent" },
+	{ "enabled_by", FT_STRING, FP_OPTIONAL, "one of: gpus-acct", load_one_of, offsetof(struct row, enabled_by),
+	  known_flags, "the flag that enables the row" },
+};
+#define NFIELDS (sizeof(row_fields) / sizeof(row_fields[0]))
+
+int mapping_field(size_t i, struct mapping_field *out)
+{
+	static const char *const types[] = { "string", "number", "boolean", "object", "array" };
+	static const char *const presence[] = { "no", "yes", "unless exact", "unless unavailable" };
+	if (i >= NFIELDS)
+		return 0;
+	*out = (struct mapping_field){ row_fields[i].key, types[row_fields[i].type], presence[row_fields[i].presence],
+				       row_fields[i].doc };
+	return 1;
+}
+
+static int type_ok(enum field_type t, const json_t *v)
+{
+	switch (t) {
+	case FT_STRING: return json_is_string(v);
+	case FT_NUMBER: return json_is_number(v);
+	case FT_BOOLEAN: return json_is_boolean(v);
+	case FT_OBJECT: return json_is_object(v);
+	case FT_ARRAY: return json_is_array(v);
+	}
+	return 0;
+}
+
+/* One key of the current row: its presence rule, its JSON type, then its own checks. */
+static void load_field(struct loader *L, const struct row_field *f, json_t *jr)
+{
+	json_t *v = json_object_get(jr, f->key);
+	enum fidelity fid = L->row->fidelity; /* read before (a row_fields order rule) */
+	if (!v) {
+		if (f->presence == FP_REQUIRED)
+			bad_value(L, f);
+		else if (f->presence == FP_UNLESS_EXACT && fid != FID_EXACT)
+			row_problem(L, NULL, "a row that is not exact needs a \"%s\" saying why", f->key);
+		else if (f->presence == FP_UNLESS_UNAVAILABLE && fid != FID_UNAVAILABLE)
+			row_problem(L, NULL, "missing \"%s\" (only an unavailable row has none)", f->key);
+	} else if (!type_ok(f->type, v)) {
+		bad_value(L, f);
+	} else if (f->presence == FP_UNLESS_UNAVAILABLE && fid == FID_UNAVAILABLE) {
+		row_problem(L, f->key, "an unavailable row has no \"%s\"", f->key);
+	} else {
+		f->load(L, f, v);
+	}
+}
+
+/* A key no row has: the error lists the ones it may have. */
+static void unknown_key(struct loader *L, const char *k)
+{
+	struct buf keys;
+	buf_init(&keys, 0);
+	for (size_t i = 0; i < NFIELDS; i++)
+		buf_printf(&keys, "%s%s", i ? ", " : "", row_fields[i].key);
+	buf_putc(&keys, '\0');
+	row_problem(L, k, "unknown field \"%s\" (expected one of: %s)", k, keys.data);
+	buf_free(&keys);
+}
+
+static void load_row(struct loader *L, struct mapping *m, size_t ri, json_t *jr)
+{
+	struct row *r = &m->rows[m->nrows];
+	char label[32];
+	json_t *v;
+	const char *k;
+	size_t before = L->nproblems;
+
+	memset(r, 0, sizeof(*r));
+	if (!json_is_object(jr)) {
+		problem(L, jsonpos_field(&L->pos, ri, NULL), NULL, "metrics[%zu] must be an object", ri);
+		return;
+	}
+	v = json_object_get(jr, "name");
+	snprintf(label, sizeof(label), "#%zu", ri + 1);
+	L->row = r;
+	L->ri = ri;
+	L->rname = json_is_string(v) ? json_string_value(v) : label;
+	json_object_foreach(jr, k, v) {
+		int known = 0;
+		for (size_t i = 0; i < NFIELDS && !known; i++)
+			known = strcmp(row_fields[i].key, k) == 0;
+		if (!known)
+			unknown_key(L, k);
+	}
+	for (size_t i = 0; i < NFIELDS; i++)
+		load_field(L, &row_fields[i], jr);
+	if (L->nproblems != before) {
+		row_clear(r);
+		return;
+	}
+	*name_slot(m, r->name, &L->work) = m->nrows + 1;
+	m->endpoints |= r->endpoints;
+	m->nrows++;
+}
+
+static int str_cmp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Sort the names the rows read (note_input) and drop repeats. */
+static void collect_inputs(struct mapping *m, struct inputs in)
+{
+	if (in.n > 1)
+		qsort(in.v, in.n, sizeof(*in.v), str_cmp);
+	size_t u = 0;
+	for (size_t i = 0; i < in.n; i++)
+		if (u && !strcmp(in.v[u - 1], in.v[i]))
+			free(in.v[i]);
+		else
+			in.v[u++] = in.v[i];
+	m->inputs = in.v;
+	m->ninputs = u;
+}
+
+int mapping_reads(const char *name, size_t len, void *ctx)
+{
+	const struct mapping *m = ctx;
+	size_t lo = 0, hi = m->ninputs;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		const char *s = m->inputs[mid];
+		int c = strncmp(s, name, len);
+		if (!c)
+			c = s[len] ? 1 : 0;
+		if (!c)
+			return 1;
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return 0;
+}
+
+static char *slurp(const char *path, size_t max, size_t *len, char *err, size_t errlen)
+{
+	FILE *f = fopen(path, "rb");
+	struct buf b;
+	char chunk[65536];
+	size_t n;
+	if (!f) {
+		snprintf(err, errlen, "%s", strerror(errno));
+		return NULL;
+	}
+	buf_init(&b, max);
+	while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0)
+		if (buf_append(&b, chunk, n) < 0)
+			break;
+	if (ferror(f) || b.overflow) {
+		snprintf(err, errlen, b.overflow ? "file larger than %zu bytes" : "read error", max);
+		fclose(f);
+		buf_free(&b);
+		return NULL;
+	}
+	fclose(f);
+	return buf_steal(&b, len);
+}
+
+struct mapping *mapping_load(const char *path, struct buf *problems)
+{
+	struct loader L = { .path = path, .problems = problems };
+	struct mapping *m = NULL;
+	json_t *root = NULL, *rows;
+	json_error_t jerr;
+	char err[128];
+	char *text = slurp(path, MAPPING_MAX_BYTES, &L.len, err, sizeof(err));
+	const char *k;
+	json_t *v;
+
+	if (!text) {
+		problem(&L, (struct jpos){ 1, 1, 0 }, NULL, "cannot read mapping file: %s", err);
+		goto out;
+	}
+	L.text = text;
+	root = json_loadb(text, L.len, JSON_REJECT_DUPLICATES, &jerr);
+	if (!root) {
+		problem(&L, (struct jpos){ jerr.line > 0 ? jerr.line : 1, jerr.column > 0 ? jerr.column : 1, 0 }, NULL,
+			"invalid JSON: %s", jerr.text);
+		goto out;
+	}
+	jsonpos_scan(text, L.len, &L.pos);
+	if (!json_is_object(root)) {
+		problem(&L, (struct jpos){ 1, 1, 0 }, NULL, "the top level must be an object with a \"metrics\" array");
+		goto out;
+	}
+	json_object_foreach(root, k, v) {
+		if (strcmp(k, "metrics") && strcmp(k, "description") && strcmp(k, "format_version"))
+			problem(&L, jsonpos_top(&L.pos, k), NULL, "unknown top-level field \"%s\"", k);
+	}
+	if ((v = json_object_get(root, "format_version")) && !(json_is_integer(v) && json_integer_value(v) == 1))
+		problem(&L, jsonpos_top(&L.pos, "format_version"), NULL, "\"format_version\" must be 1");
+	rows = json_object_get(root, "metrics");
+	if (!json_is_array(rows)) {
+		problem(&L, jsonpos_top(&L.pos, "metrics"), NULL, "\"metrics\" must be an array of rows");
+		goto out;
+	}
+	m = xcalloc(1, sizeof(*m));
+	L.m = m;
+	m->path = xstrdup(path);
+	m->rows = xcalloc(json_array_size(rows) + 1, sizeof(*m->rows));
+	m->names_mask = 15;
+	while (m->names_mask < json_array_size(rows) * 2)
+		m->names_mask = m->names_mask * 2 + 1;
+	m->names = xcalloc(m->names_mask + 1, sizeof(*m->names));
+	for (size_t i = 0; i < json_array_size(rows); i++)
+		load_row(&L, m, i, json_array_get(rows, i));
+	if (!L.nproblems) {
+		struct expr **roots = xcalloc(m->nrows + 1, sizeof(*roots));
+		for (size_t i = 0; i < m->nrows; i++)
+			roots[i] = m->rows[i].expr;
+		m->nmemo = expr_memo_assign_work(roots, m->nrows, &m->load_work);
+		m->load_work += L.work;
+		free(roots);
+		collect_inputs(m, L.inputs);
+		L.inputs.v = NULL;
+	}
+out:
+	if (L.nproblems) {
+		mapping_free(m);
+		m = NULL;
+	}
+	json_decref(root);
+	jsonpos_free(&L.pos);
+	for (size_t i = 0; i < L.inputs.n && L.inputs.v; i++)
+		free(L.inputs.v[i]);
+	free(L.inputs.v);
+	free(text);
+	return m;
+}
+
+int row_enabled(const struct row *r, const char *flags)
+{
+	if (!r->enabled_by)
+		return 1;
+	size_t n = strlen(r->enabled_by);
+	for (const char *p = flags; p && *p;) {
+		const char *e = strchr(p, ',');
+		size_t len = e ? (size_t)(e - p) : strlen(p);
+		if (len == n && memcmp(p, r->enabled_by, n) == 0)
+			return 1;
+		p = e ? e + 1 : NULL;
+	}
+	return 0;
+}
+
+unsigned mapping_endpoints(const struct mapping *m, const char *flags)
+{
+	unsigned eps = 0;
+	for (size_t i = 0; i < m->nrows; i++)
+		if (row_enabled(&m->rows[i], flags))
+			eps |= m->rows[i].endpoints;
+	return eps;
+}

@@ -1,0 +1,13 @@
+/* series_sort.h: a row's result in label-set order, with duplicate label sets detected.
+ * Ownership: series_sort borrows the vector's elements and replaces v->e with a sorted array in the
+ * arena (scratch space too); the elements' labels are not touched. */
+#ifndef SHIM_SERIES_SORT_H
+#define SHIM_SERIES_SORT_H
+
+#include "expr.h"
+
+/* Sort v by label set (labels_cmp). Returns 1, and may leave v unsorted, if two elements have the
+ * same label set; 0 otherwise. */
+int series_sort(struct vec *v, struct arena *a);
+
+#endif
