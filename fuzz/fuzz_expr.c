@@ -63,7 +63,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			for (uint32_t j = 0; j < out.e[i].nlabels; j++)
 				if (!out.e[i].labels[j].name)
 					abort();
-	expr_print(x, &printed, NULL, NULL);
+	expr_print(x, &printed, NULL);
 	buf_putc(&printed, '\0');
 	again = expr_compile(printed.data, &errpos, errmsg, sizeof(errmsg));
 	if (!again) {

@@ -80,9 +80,19 @@ struct expr_memo *expr_memo_alloc(struct arena *a, size_t nmemo);
 int expr_eval(const struct expr *x, const struct expr_source *src, struct arena *a, struct vec *out,
 	      char *errmsg, size_t errlen, const char **missing);
 
-/* Print the expression back as PromQL, with every metric name passed through rename (may be NULL). */
+/* Printing back as PromQL: the text compiles again to the same tree. A hook may print each
+ * selector itself (rules.c wraps and renames them), with the two accessors below; hooks may be NULL. */
 struct buf;
-void expr_print(const struct expr *x, struct buf *b, const char *(*rename)(const char *name, void *ctx),
-		void *ctx);
+struct expr_print_hooks {
+	void (*selector)(const struct expr *sel, struct buf *b, void *ctx);
+	void *ctx;
+};
+void expr_print(const struct expr *x, struct buf *b, const struct expr_print_hooks *hooks);
+/* A selector's metric name (borrowed from the tree), and its {matchers} as printed (nothing if none). */
+const char *expr_selector_metric(const struct expr *sel);
+void expr_print_matchers(const struct expr *sel, struct buf *b);
+/* A PromQL double-quoted string literal of s; replacement: also double '$' (a label_replace
+ * replacement that must come out as s itself). */
+void expr_print_str(struct buf *b, const char *s, int replacement);
 
 #endif

@@ -226,7 +226,7 @@ static void test_depth_limit(void **state)
 		assert_true(expr_depth(x) <= EXPR_MAX_DEPTH);
 		struct buf b;
 		buf_init(&b, 0);
-		expr_print(x, &b, NULL, NULL);
+		expr_print(x, &b, NULL);
 		buf_putc(&b, '\0');
 		struct expr *again = expr_compile(b.data, &pos, err, sizeof(err));
 		if (!again)
@@ -295,7 +295,7 @@ static void *deep_walks(void *arg)
 			 expr_eval(y, &shared, &a, &v3, err, sizeof(err), NULL);
 		struct buf b;
 		buf_init(&b, 0);
-		expr_print(x, &b, NULL, NULL);
+		expr_print(x, &b, NULL);
 		if (rc || !nmetrics || (expr_depth(x) > 1 && !nmemo) || v1.n != v2.n || v2.n != v3.n || !b.len)
 			snprintf(j->msg, sizeof(j->msg), "kind %d: rc %d, %zu metrics, %zu memo, %zu/%zu/%zu series", k, rc,
 				 nmetrics, nmemo, v1.n, v2.n, v3.n);
@@ -482,7 +482,7 @@ static void test_print_roundtrip(void **state)
 		assert_non_null(x);
 		struct buf b;
 		buf_init(&b, 0);
-		expr_print(x, &b, NULL, NULL);
+		expr_print(x, &b, NULL);
 		char *printed = buf_steal(&b, NULL);
 		char *a = eval_str(exprs[i]), *c = eval_str(printed);
 		if (strcmp(a, c) != 0)
