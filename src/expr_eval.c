@@ -48,34 +48,30 @@ struct evalctx {
 	const char *missing;
 };
 
+/* Whether the regex matches the value (a slice: regexec wants a C string). */
+static int match_re(const regex_t *re, const char *v, size_t vl)
+{
+	char tmp[512];
+	int ok;
+	if (vl < sizeof(tmp)) {
+		memcpy(tmp, v, vl);
+		tmp[vl] = '\0';
+		return regexec(re, tmp, 0, NULL, 0) == 0;
+	}
+	char *big = xstrndup(v, vl);
+	ok = regexec(re, big, 0, NULL, 0) == 0;
+	free(big);
+	return ok;
+}
+
 static int match_one(const struct matcher *m, const struct label *ls, uint32_t n)
 {
-	size_t ml = strlen(m->label);
-	int i = labels_find(ls, n, m->label, ml);
+	int i = labels_find(ls, n, m->label, strlen(m->label));
 	const char *v = i >= 0 ? ls[i].value : "";
 	size_t vl = i >= 0 ? ls[i].vlen : 0;
-	switch (m->op) {
-	case M_EQ:
-		return slice_eq(v, vl, m->value, strlen(m->value));
-	case M_NE:
-		return !slice_eq(v, vl, m->value, strlen(m->value));
-	case M_RE:
-	case M_NRE: {
-		char tmp[512];
-		int ok;
-		if (vl < sizeof(tmp)) {
-			memcpy(tmp, v, vl);
-			tmp[vl] = '\0';
-			ok = regexec(&m->re, tmp, 0, NULL, 0) == 0;
-		} else {
-			char *big = xstrndup(v, vl);
-			ok = regexec(&m->re, big, 0, NULL, 0) == 0;
-			free(big);
-		}
-		return m->op == M_RE ? ok : !ok;
-	}
-	}
-	return 0;
+	const struct mop_info *op = &expr_mops[m->op];
+	int ok = op->regex ? match_re(&m->re, v, vl) : slice_eq(v, vl, m->value, strlen(m->value));
+	return op->negated ? !ok : ok;
 }
 
 static const struct expo_family *find_family(const struct expr_source *src, const char *name)
@@ -214,23 +210,30 @@ static const struct velem *index_get(struct index *ix, const struct velem *k)
 	}
 }
 
+/* The evaluators named in expr_ops.h's EXPR_BINOPS: the result, and *keep (a comparison's
+ * verdict; 1 for arithmetic). */
+static inline double op_add(double a, double b, int *keep) { *keep = 1; return a + b; }
+static inline double op_sub(double a, double b, int *keep) { *keep = 1; return a - b; }
+static inline double op_mul(double a, double b, int *keep) { *keep = 1; return a * b; }
+static inline double op_div(double a, double b, int *keep) { *keep = 1; return a / b; }
+static inline double op_mod(double a, double b, int *keep) { *keep = 1; return fmod(a, b); }
+static inline double op_eq(double a, double b, int *keep) { *keep = a == b; return a; }
+static inline double op_ne(double a, double b, int *keep) { *keep = a != b; return a; }
+static inline double op_gt(double a, double b, int *keep) { *keep = a > b; return a; }
+static inline double op_lt(double a, double b, int *keep) { *keep = a < b; return a; }
+static inline double op_ge(double a, double b, int *keep) { *keep = a >= b; return a; }
+static inline double op_le(double a, double b, int *keep) { *keep = a <= b; return a; }
+static inline double op_none(double a, double b, int *keep) { (void)b; *keep = 1; return a; }
+
+/* A switch, not a table of pointers: the evaluators inline into the per-sample loop. */
 static double arith(enum binop op, double a, double b, int *keep)
 {
-	*keep = 1;
 	switch (op) {
-	case B_ADD: return a + b;
-	case B_SUB: return a - b;
-	case B_MUL: return a * b;
-	case B_DIV: return a / b;
-	case B_MOD: return fmod(a, b);
-	case B_EQ: *keep = a == b; break;
-	case B_NE: *keep = a != b; break;
-	case B_GT: *keep = a > b; break;
-	case B_LT: *keep = a < b; break;
-	case B_GE: *keep = a >= b; break;
-	case B_LE: *keep = a <= b; break;
-	default: break;
+#define BINOP_CASE(e, text, prec, word, cls, ev) case e: return ev(a, b, keep);
+	EXPR_BINOPS(BINOP_CASE)
+#undef BINOP_CASE
 	}
+	*keep = 1;
 	return a;
 }
 
@@ -246,7 +249,7 @@ static void eval_vec(struct evalctx *c, const struct expr *x, struct vec *out)
 static NOINLINE void combine_binary(struct evalctx *c, const struct expr *x, const struct value *l,
 				    const struct value *r, struct value *out)
 {
-	int cmp = x->op >= B_EQ && x->op <= B_LE, keep;
+	int cmp = expr_binops[x->op].cls == OPC_CMP, keep;
 	if (l->scalar && r->scalar) {
 		out->scalar = 1;
 		out->s = arith(x->op, l->s, r->s, &keep);
@@ -255,7 +258,7 @@ static NOINLINE void combine_binary(struct evalctx *c, const struct expr *x, con
 		return;
 	}
 	out->scalar = 0;
-	if (x->op >= B_AND) {
+	if (expr_binops[x->op].cls == OPC_SET) {
 		struct index ix;
 		size_t cap = l->v.n + (x->op == B_OR ? r->v.n : 0);
 		out->v.e = arena_alloc(c->a, (cap ? cap : 1) * sizeof(struct velem));
@@ -415,26 +418,39 @@ static void eval_agg(struct evalctx *c, const struct expr *x, struct vec *out)
 	aggregate(c, x, &in, out);
 }
 
+/* The evaluators named in expr_ops.h's EXPR_FUNCS for FN_MAP functions: v is a sample's value,
+ * arg the second argument (a number) if any. */
+static inline double fn_none(double v, double arg) { (void)arg; return v; }
+static inline double fn_abs(double v, double arg) { (void)arg; return fabs(v); }
+static inline double fn_ceil(double v, double arg) { (void)arg; return ceil(v); }
+static inline double fn_floor(double v, double arg) { (void)arg; return floor(v); }
+static inline double fn_round(double v, double arg) { (void)arg; return floor(v + 0.5); }
+
+/* Go's math.Max/math.Min, which PromQL uses: an infinity wins over NaN, NaN over numbers */
+static inline double fn_clamp_min(double v, double arg)
+{
+	if (isinf(v) && v > 0) return v;
+	if (isinf(arg) && arg > 0) return arg;
+	if (isnan(v) || isnan(arg)) return NAN;
+	return v < arg ? arg : v;
+}
+
+static inline double fn_clamp_max(double v, double arg)
+{
+	if (isinf(v) && v < 0) return v;
+	if (isinf(arg) && arg < 0) return arg;
+	if (isnan(v) || isnan(arg)) return NAN;
+	return v > arg ? arg : v;
+}
+
 static double fn1(enum func f, double v, double arg)
 {
 	switch (f) {
-	case F_ABS: return fabs(v);
-	case F_CEIL: return ceil(v);
-	case F_FLOOR: return floor(v);
-	case F_ROUND: return floor(v + 0.5);
-	/* Go's math.Max/math.Min, which PromQL uses: an infinity wins over NaN, NaN over numbers */
-	case F_CLAMP_MIN:
-		if (isinf(v) && v > 0) return v;
-		if (isinf(arg) && arg > 0) return arg;
-		if (isnan(v) || isnan(arg)) return NAN;
-		return v < arg ? arg : v;
-	case F_CLAMP_MAX:
-		if (isinf(v) && v < 0) return v;
-		if (isinf(arg) && arg < 0) return arg;
-		if (isnan(v) || isnan(arg)) return NAN;
-		return v > arg ? arg : v;
-	default: return v;
+#define FUNC_CASE(e, name, nargs, arg0_scalar, returns_scalar, kind, ev) case e: return ev(v, arg);
+	EXPR_FUNCS(FUNC_CASE)
+#undef FUNC_CASE
 	}
+	return v;
 }
 
 /* PromQL label_replace: when the regex matches the whole source value, set dst to the replacement
@@ -485,17 +501,17 @@ set:;
 static NOINLINE void apply_func(struct evalctx *c, const struct expr *x, const struct value *a, const struct value *b,
 				struct value *out)
 {
-	if (x->fn == F_VECTOR) {
+	if (expr_funcs[x->fn].kind == FN_VECTOR) {
 		out->v.e = arena_alloc(c->a, sizeof(struct velem));
 		out->v.n = 1;
 		out->v.e[0] = (struct velem){ .v = a->s, .hash = labels_hash(NULL, 0) };
 		return;
 	}
-	if (x->fn == F_LABEL_REPLACE) {
+	if (expr_funcs[x->fn].kind == FN_LABEL_REPLACE) {
 		eval_label_replace(c, x, &a->v, &out->v);
 		return;
 	}
-	if (x->fn == F_SCALAR) {
+	if (expr_funcs[x->fn].kind == FN_SCALAR) {
 		out->scalar = 1;
 		out->s = a->v.n == 1 ? a->v.e[0].v : NAN;
 		return;

@@ -31,7 +31,7 @@ void expr_free(struct expr *x)
 		for (size_t i = 0; i < x->nm; i++) {
 			free(x->m[i].label);
 			free(x->m[i].value);
-			if (x->m[i].op == M_RE || x->m[i].op == M_NRE)
+			if (expr_mops[x->m[i].op].regex)
 				regfree(&x->m[i].re);
 		}
 		free(x->m);
@@ -416,7 +416,7 @@ static struct expr *parse_func(struct parser *p, int fn, size_t pos)
 		*slot[i] = parse_expr(p, 0);
 		if (!*slot[i])
 			goto err;
-		if (fn == F_LABEL_REPLACE && i == 0) {
+		if (expr_funcs[fn].kind == FN_LABEL_REPLACE && i == 0) {
 			if (parse_label_replace_args(p, x) < 0)
 				goto err;
 			if ((*slot[0])->scalar) {

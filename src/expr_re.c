@@ -54,20 +54,92 @@ static int repetition_at(const char *s, size_t *len, long *copies, const char **
 	return 1;
 }
 
-int compile_re(regex_t *re, const char *src, int cflags, const char **why)
+/* What the translation tracks of the groups open at the cursor, to bound stacked repetition. */
+struct re_limits {
+	int prev_rep, last_depth, nquant, ngroup;
+	int depth[RE_MAX_GROUPS + 1];   /* deepest repeated nesting inside each open group */
+	long weight[RE_MAX_GROUPS + 1]; /* largest product of interval copies inside it */
+	long last_weight;
+};
+
+/* A repetition operator (at s, making `copies` copies of the last atom): within the limits? */
+static int re_repetition(struct re_limits *l, const char *s, long copies, const char **why)
 {
-	struct buf b;
-	int in_class = 0, rc, prev_rep = 0, last_depth = 0, nquant = 0;
-	int depth[RE_MAX_GROUPS + 1] = { 0 }; /* deepest repeated nesting inside each open group */
-	long weight[RE_MAX_GROUPS + 1] = { 1 }; /* largest product of interval copies inside it */
-	long last_weight = 1;
-	int ngroup = 0;
-	if (strlen(src) > RE_MAX_LEN) {
-		*why = "regular expression longer than 1024 bytes";
+	if (l->prev_rep) {
+		*why = (s[0] == '?') ? "lazy quantifiers are not supported" : "two repetition operators in a row";
 		return -1;
 	}
-	buf_init(&b, 0);
-	buf_puts(&b, "^(");
+	if (++l->nquant > RE_MAX_QUANT) {
+		*why = "more than 32 repetition operators";
+		return -1;
+	}
+	/* the repeated atom was a group of nesting last_depth, or a single atom (0) */
+	if (l->last_depth + 1 > RE_MAX_NEST) {
+		*why = "repeated groups nested too deep";
+		return -1;
+	}
+	if (l->depth[l->ngroup] < l->last_depth + 1)
+		l->depth[l->ngroup] = l->last_depth + 1;
+	if (l->last_weight * copies > RE_MAX_REPEAT) {
+		*why = "nested repetition bounds multiply to more than 1000";
+		return -1;
+	}
+	if (l->weight[l->ngroup] < l->last_weight * copies)
+		l->weight[l->ngroup] = l->last_weight * copies;
+	l->prev_rep = 1;
+	return 0;
+}
+
+/* '(' or ')' outside a class: open or close a group. */
+static int re_group(struct re_limits *l, const char *s, const char **why)
+{
+	if (*s == '(' && s[1] == '?') {
+		*why = "(?...) groups and flags are not supported";
+		return -1;
+	}
+	if (*s == '(') {
+		if (l->ngroup == RE_MAX_GROUPS) {
+			*why = "more than 64 groups";
+			return -1;
+		}
+		l->depth[++l->ngroup] = 0;
+		l->weight[l->ngroup] = 1;
+	} else if (l->ngroup > 0) {
+		l->last_weight = l->weight[l->ngroup];
+		l->last_depth = l->depth[l->ngroup--];
+		if (l->depth[l->ngroup] < l->last_depth)
+			l->depth[l->ngroup] = l->last_depth;
+		if (l->weight[l->ngroup] < l->last_weight)
+			l->weight[l->ngroup] = l->last_weight;
+	}
+	return 0;
+}
+
+/* An escape at s (s[1] is not NUL): RE2's classes translated, back-references refused, any other
+ * escape copied. Returns how many bytes it took, or -1. */
+static int re_escape(struct buf *b, const char *s, const char **why)
+{
+	static const char *const cls[][2] = { { "d", "[0-9]" }, { "D", "[^0-9]" }, { "s", "[[:space:]]" },
+					      { "S", "[^[:space:]]" }, { "w", "[[:alnum:]_]" },
+					      { "W", "[^[:alnum:]_]" } };
+	if (s[1] >= '1' && s[1] <= '9') {
+		*why = "back-references are not supported";
+		return -1;
+	}
+	for (size_t i = 0; i < sizeof(cls) / sizeof(cls[0]); i++)
+		if (s[1] == cls[i][0][0]) {
+			buf_puts(b, cls[i][1]);
+			return 2;
+		}
+	buf_append(b, s, 2);
+	return 2;
+}
+
+/* Translate src into b (without the anchors). Returns 0, or -1 with *why set. */
+static int re_translate(struct buf *b, const char *src, const char **why)
+{
+	struct re_limits l = { .weight = { 1 }, .last_weight = 1 };
+	int in_class = 0;
 	for (const char *s = src; *s; s++) {
 		size_t replen;
 		long copies;
@@ -75,84 +147,53 @@ int compile_re(regex_t *re, const char *src, int cflags, const char **why)
 		if (in_class) {
 			if (*s == '\\') {
 				*why = "a backslash inside [...] is not supported";
-				goto bad;
+				return -1;
 			}
 			if (*s == ']' && s[-1] != '[' && !(s[-1] == '^' && s[-2] == '['))
 				in_class = 0;
-			buf_putc(&b, *s);
+			buf_putc(b, *s);
 			continue;
 		}
 		if ((r = repetition_at(s, &replen, &copies, why)) < 0)
-			goto bad;
+			return -1;
 		if (r) {
-			if (prev_rep) {
-				*why = (s[0] == '?') ? "lazy quantifiers are not supported" : "two repetition operators in a row";
-				goto bad;
-			}
-			if (++nquant > RE_MAX_QUANT) {
-				*why = "more than 32 repetition operators";
-				goto bad;
-			}
-			/* the repeated atom was a group of nesting last_depth, or a single atom (0) */
-			if (last_depth + 1 > RE_MAX_NEST) {
-				*why = "repeated groups nested too deep";
-				goto bad;
-			}
-			if (depth[ngroup] < last_depth + 1)
-				depth[ngroup] = last_depth + 1;
-			if (last_weight * copies > RE_MAX_REPEAT) {
-				*why = "nested repetition bounds multiply to more than 1000";
-				goto bad;
-			}
-			if (weight[ngroup] < last_weight * copies)
-				weight[ngroup] = last_weight * copies;
-			buf_append(&b, s, replen);
+			if (re_repetition(&l, s, copies, why) < 0)
+				return -1;
+			buf_append(b, s, replen);
 			s += replen - 1;
-			prev_rep = 1;
 			continue;
 		}
-		prev_rep = 0;
-		last_depth = 0;
-		last_weight = 1;
+		l.prev_rep = 0;
+		l.last_depth = 0;
+		l.last_weight = 1;
 		if (*s == '[') {
 			in_class = 1;
-		} else if (*s == '(' && s[1] == '?') {
-			*why = "(?...) groups and flags are not supported";
-			goto bad;
-		} else if (*s == '(') {
-			if (ngroup == RE_MAX_GROUPS) {
-				*why = "more than 64 groups";
-				goto bad;
-			}
-			depth[++ngroup] = 0;
-			weight[ngroup] = 1;
-		} else if (*s == ')' && ngroup > 0) {
-			last_weight = weight[ngroup];
-			last_depth = depth[ngroup--];
-			if (depth[ngroup] < last_depth)
-				depth[ngroup] = last_depth;
-			if (weight[ngroup] < last_weight)
-				weight[ngroup] = last_weight;
+		} else if ((*s == '(' || *s == ')') && re_group(&l, s, why) < 0) {
+			return -1;
 		} else if (*s == '\\' && s[1]) {
-			static const char *const cls[][2] = { { "d", "[0-9]" }, { "D", "[^0-9]" }, { "s", "[[:space:]]" },
-							      { "S", "[^[:space:]]" }, { "w", "[[:alnum:]_]" },
-							      { "W", "[^[:alnum:]_]" } };
-			const char *rep = NULL;
-			for (size_t i = 0; i < sizeof(cls) / sizeof(cls[0]); i++)
-				if (s[1] == cls[i][0][0])
-					rep = cls[i][1];
-			if (s[1] >= '1' && s[1] <= '9') {
-				*why = "back-references are not supported";
-				goto bad;
-			}
-			if (rep) {
-				buf_puts(&b, rep);
-				s++;
-				continue;
-			}
-			buf_putc(&b, *s++);
+			if ((r = re_escape(b, s, why)) < 0)
+				return -1;
+			s += r - 1;
+			continue;
 		}
-		buf_putc(&b, *s);
+		buf_putc(b, *s);
+	}
+	return 0;
+}
+
+int compile_re(regex_t *re, const char *src, int cflags, const char **why)
+{
+	struct buf b;
+	int rc;
+	if (strlen(src) > RE_MAX_LEN) {
+		*why = "regular expression longer than 1024 bytes";
+		return -1;
+	}
+	buf_init(&b, 0);
+	buf_puts(&b, "^(");
+	if (re_translate(&b, src, why) < 0) {
+		buf_free(&b);
+		return -1;
 	}
 	buf_puts(&b, ")$");
 	buf_putc(&b, '\0');
@@ -163,9 +204,6 @@ int compile_re(regex_t *re, const char *src, int cflags, const char **why)
 		return -1;
 	}
 	return 0;
-bad:
-	buf_free(&b);
-	return -1;
 }
 
 /* Go's regexp.Expand, which PromQL's label_replace uses: $$ is a '$'; $name or ${name} where name
