@@ -2,6 +2,7 @@
 #include "expr_int.h"
 #include "buf.h"
 #include "expo.h"
+#include "names.h"
 
 #include <math.h>
 #include <stddef.h>
@@ -19,7 +20,7 @@
 
 struct expr_memo;
 
-/* The tables of an index (struct index below): slots of hash << 32 | element index + 1 (0 empty),
+/* The tables of an index (struct index below): hslot()s of element indexes (names.h),
  * and a bitmap with bit (hash * K) >> shift set for every element. */
 struct hashtab {
 	uint64_t *slot, *bits;
@@ -143,15 +144,6 @@ static inline size_t bit_of(uint32_t hash, size_t bmask)
 	return (size_t)(((uint64_t)hash * 0x9E3779B97F4A7C15ULL) >> 32) & bmask;
 }
 
-/* Put element i, of hash `hash`, in the first free slot from its own (linear probing). */
-static void slot_put(uint64_t *slot, size_t mask, uint32_t hash, size_t i)
-{
-	size_t j = hash & mask;
-	while (slot[j])
-		j = (j + 1) & mask;
-	slot[j] = (uint64_t)hash << 32 | (uint64_t)(i + 1);
-}
-
 /* The index of a shared result is built once per scrape, in the shared results' arena. */
 static void index_build(struct evalctx *c, struct index *ix, const struct value *val)
 {
@@ -177,7 +169,7 @@ static void index_build(struct evalctx *c, struct index *ix, const struct value 
 	t->bmask = nbits - 1;
 	for (size_t i = 0; i < v->n; i++) {
 		size_t b = bit_of(v->e[i].hash, t->bmask);
-		slot_put(t->slot, t->mask, v->e[i].hash, i);
+		hslot_put(t->slot, t->mask, v->e[i].hash, i);
 		t->bits[b / 64] |= 1ULL << (b % 64);
 	}
 	if (m)
@@ -200,11 +192,11 @@ static const struct velem *index_get(struct index *ix, const struct velem *k)
 		uint64_t s = t->slot[j];
 		if (!s)
 			return NULL;
-		if (s >> 32 != k->hash)
+		if (hslot_hash(s) != k->hash)
 			continue;
-		e = &ix->v->e[(uint32_t)s - 1];
+		e = &ix->v->e[hslot_index(s)];
 		if (labels_equal(e->labels, e->nlabels, k->labels, k->nlabels)) {
-			ix->next = (uint32_t)s;
+			ix->next = hslot_index(s) + 1;
 			return e;
 		}
 	}
@@ -379,8 +371,8 @@ static NOINLINE void aggregate(struct evalctx *c, const struct expr *x, const st
 		size_t j = hash & (cap - 1);
 		struct velem *g = NULL;
 		for (; slot[j]; j = (j + 1) & (cap - 1)) {
-			struct velem *cand = &acc[(uint32_t)slot[j] - 1];
-			if (slot[j] >> 32 == hash && labels_equal(cand->labels, cand->nlabels, tmp, n)) {
+			struct velem *cand = &acc[hslot_index(slot[j])];
+			if (hslot_hash(slot[j]) == hash && labels_equal(cand->labels, cand->nlabels, tmp, n)) {
 				g = cand;
 				break;
 			}
@@ -393,13 +385,13 @@ static NOINLINE void aggregate(struct evalctx *c, const struct expr *x, const st
 				memcpy(g->labels, tmp, n * sizeof(struct label));
 			}
 			agg_start(x->agg, g, &count[nacc], e->v);
-			slot[j] = (uint64_t)hash << 32 | (uint64_t)++nacc;
+			slot[j] = hslot(hash, nacc++);
 			if (nacc * 2 > cap) { /* grow: rehash the groups into twice the slots */
 				cap *= 2;
 				slot = arena_alloc(c->a, cap * sizeof(*slot));
 				memset(slot, 0, cap * sizeof(*slot));
 				for (size_t k = 0; k < nacc; k++)
-					slot_put(slot, cap - 1, acc[k].hash, k);
+					hslot_put(slot, cap - 1, acc[k].hash, k);
 			}
 		}
 		agg_fold(x->agg, g, &count[g - acc], e->v);

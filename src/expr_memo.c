@@ -1,5 +1,6 @@
 /* expr_memo.c: the pass that finds shared subexpressions among the compiled trees. */
 #include "expr_int.h"
+#include "names.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -32,12 +33,9 @@ static uint64_t mix(uint64_t h, uint64_t v)
 
 static uint64_t mix_str(struct memo_pass *mp, uint64_t h, const char *s)
 {
-	uint64_t f = 0xCBF29CE484222325ULL; /* FNV-1a */
-	size_t n = 0;
-	for (; s[n]; n++)
-		f = (f ^ (unsigned char)s[n]) * 0x100000001B3ULL;
+	size_t n = strlen(s);
 	mp->work += n;
-	return mix(h, f ^ n);
+	return mix(h, fnv1a(s, n) ^ n);
 }
 
 static int same_str(struct memo_pass *mp, const char *a, const char *b)

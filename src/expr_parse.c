@@ -1,6 +1,7 @@
 /* expr_parse.c: the lexer and recursive-descent parser of the PromQL subset in expr.h. */
 #include "expr_int.h"
 #include "buf.h"
+#include "names.h"
 
 #include <ctype.h>
 #include <math.h>
@@ -85,16 +86,6 @@ static void fail(struct parser *p, size_t pos, const char *fmt, ...)
 	va_end(ap);
 }
 
-static int ident_start(char c)
-{
-	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' || c == ':';
-}
-
-static int ident_char(char c)
-{
-	return ident_start(c) || (c >= '0' && c <= '9');
-}
-
 static void next(struct parser *p)
 {
 	const char *s = p->src;
@@ -125,8 +116,8 @@ static void next(struct parser *p)
 			return;
 		}
 		p->t = T_NUM;
-	} else if (ident_start(c)) {
-		while (p->pos < p->len && ident_char(s[p->pos]))
+	} else if (is_name_start(c)) {
+		while (p->pos < p->len && is_name_char(s[p->pos]))
 			p->pos++;
 		p->t = T_IDENT;
 		size_t n = p->pos - p->tpos;
@@ -349,7 +340,7 @@ static int parse_label_replace_args(struct parser *p, struct expr *x)
 		size_t at = p->tpos;
 		re_at = at;
 		next(p);
-		if ((i == 0 || (i == 2 && *x->lr->s[2])) && !(ident_start(*x->lr->s[i]) && !strchr(x->lr->s[i], ':'))) {
+		if ((i == 0 || (i == 2 && *x->lr->s[2])) && !(is_label_start(*x->lr->s[i]) && !strchr(x->lr->s[i], ':'))) {
 			fail(p, at, "label_replace(): \"%s\" is not a valid label name", x->lr->s[i]);
 			return -1;
 		}

@@ -13,6 +13,7 @@
 
 #include "buf.h"
 #include "labels.h"
+#include "names.h"
 #include "xmalloc.h"
 
 #define EXEMPLAR_MAX_CODEPOINTS 128
@@ -213,14 +214,6 @@ struct keyset {
 	struct kslot *slot;
 	size_t cap, n;
 };
-
-static uint64_t fnv1a(const char *s, size_t n)
-{
-	uint64_t h = 1469598103934665603ULL;
-	for (size_t i = 0; i < n; i++)
-		h = (h ^ (unsigned char)s[i]) * 1099511628211ULL;
-	return h;
-}
 
 static void keyset_init(struct keyset *k)
 {
@@ -498,26 +491,6 @@ static int parse_num(struct om *o, const char *s, size_t n, int special, struct 
 }
 
 /* ---- syntax ----------------------------------------------------------------------------------- */
-
-static int is_name_start(char c)
-{
-	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' || c == ':';
-}
-
-static int is_name_char(char c)
-{
-	return is_name_start(c) || is_digit(c);
-}
-
-static int is_label_start(char c)
-{
-	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
-}
-
-static int is_label_char(char c)
-{
-	return is_label_start(c) || is_digit(c);
-}
 
 /* 1 if [s, s+n) is well-formed UTF-8 (no overlong forms, no surrogates, nothing above U+10FFFF). */
 static int utf8_valid(const unsigned char *s, size_t n)
