@@ -37,7 +37,7 @@ static inline int is_label_char(char c)
 
 /* ---- FNV-1a (64 bits) ---- */
 
-#define FNV_OFFSET 1469598103934665603ULL
+#define FNV_OFFSET 0xcbf29ce484222325ULL
 #define FNV_PRIME 1099511628211ULL
 
 static inline uint64_t fnv1a_byte(uint64_t h, unsigned char c)
