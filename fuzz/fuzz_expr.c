@@ -1,4 +1,4 @@
-/* fuzz_expr.c: libFuzzer target for the expression compiler and evaluator (src/expr.c): compile the
+/* fuzz_expr.c: libFuzzer target for the expression compiler and evaluator (src/expr_*.c): compile the
  * input (made a C string), evaluate the result against the fixed payload of fuzz_payload.h, print it
  * back as PromQL and compile that again (what --mapping.to-rules relies on: the printed form must
  * compile).

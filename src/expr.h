@@ -5,8 +5,13 @@
  *   arithmetic     + - * / %  between vectors (one-to-one on identical label sets) and numbers
  *   comparisons    == != > < >= <=  filter like PromQL; with `bool` they yield 0/1
  *   set operators  and, or, unless  (on identical label sets)
- *   functions      vector(s), scalar(v), abs, ceil, floor, round, clamp_min(v, s), clamp_max(v, s)
+ *   functions      vector(s), scalar(v), abs, ceil, floor, round, clamp_min(v, s), clamp_max(v, s),
+ *                  label_replace(v, "dst", "replacement", "src", "regex")  (Go's $1 / ${1} / $$ expansion)
  *   precedence     or < and,unless < comparisons < + - < * / %  ; unary minus; parentheses
+ *
+ * The operators, aggregations, functions and matchers are listed once, in expr_ops.h. The modules:
+ * expr_parse.c (lexer, parser), expr_eval.c (evaluation), expr_memo.c (shared subexpressions),
+ * expr_re.c (regexes), expr_print.c (printing back as PromQL); expr_int.h is what they share.
  *
  * Ownership: expr_compile returns a new tree owned by the caller (expr_free). Evaluation results
  * live in the arena passed in and borrow label bytes from the payloads and the tree. */

@@ -27,10 +27,16 @@ struct hashtab {
 	size_t mask, bmask;
 };
 
+/* A vector the evaluator only reads: a payload's samples, a shared result, an operand. */
+struct cvec {
+	const struct velem *e;
+	size_t n;
+};
+
 struct value {
 	int scalar;
 	double s;
-	struct vec v;
+	struct cvec v;
 	struct expr_memo *memo;  /* the shared result this is, if any */
 };
 
@@ -88,7 +94,17 @@ static const struct expo_family *find_family(const struct expr_source *src, cons
 	return NULL;
 }
 
-static NOINLINE void eval_selector(struct evalctx *c, const struct expr *x, struct vec *out)
+/* A new vector of room for cap elements (at least one) in the row's arena: out points at it, empty;
+ * the caller fills it through the pointer returned. */
+static struct velem *vec_new(struct evalctx *c, struct cvec *out, size_t cap)
+{
+	struct velem *e = arena_alloc(c->a, (cap ? cap : 1) * sizeof(*e));
+	out->e = e;
+	out->n = 0;
+	return e;
+}
+
+static NOINLINE void eval_selector(struct evalctx *c, const struct expr *x, struct cvec *out)
 {
 	const struct expo_family *f = find_family(c->src, x->metric);
 	out->n = 0;
@@ -108,11 +124,11 @@ static NOINLINE void eval_selector(struct evalctx *c, const struct expr *x, stru
 				       offsetof(struct velem, v) == offsetof(struct expo_sample, value) &&
 				       offsetof(struct velem, hash) == offsetof(struct expo_sample, hash),
 			       "velem and expo_sample share a layout");
-		out->e = (struct velem *)f->samples;
+		out->e = (const struct velem *)f->samples;
 		out->n = f->n;
 		return;
 	}
-	out->e = arena_alloc(c->a, f->n * sizeof(*out->e));
+	struct velem *o = vec_new(c, out, f->n);
 	for (size_t i = 0; i < f->n; i++) {
 		const struct expo_sample *s = &f->samples[i];
 		int ok = 1;
@@ -120,7 +136,7 @@ static NOINLINE void eval_selector(struct evalctx *c, const struct expr *x, stru
 			ok = match_one(&x->m[k], s->labels, s->nlabels);
 		if (!ok)
 			continue;
-		struct velem *e = &out->e[out->n++];
+		struct velem *e = &o[out->n++];
 		e->labels = s->labels;
 		e->nlabels = s->nlabels;
 		e->v = s->value;
@@ -136,7 +152,7 @@ static NOINLINE void eval_selector(struct evalctx *c, const struct expr *x, stru
 struct index {
 	struct hashtab t;
 	size_t next;
-	const struct vec *v;
+	const struct cvec *v;
 };
 
 static inline size_t bit_of(uint32_t hash, size_t bmask)
@@ -147,7 +163,7 @@ static inline size_t bit_of(uint32_t hash, size_t bmask)
 /* The index of a shared result is built once per scrape, in the shared results' arena. */
 static void index_build(struct evalctx *c, struct index *ix, const struct value *val)
 {
-	const struct vec *v = &val->v;
+	const struct cvec *v = &val->v;
 	struct expr_memo *m = val->memo;
 	ix->next = 0;
 	ix->v = v;
@@ -231,7 +247,7 @@ static double arith(enum binop op, double a, double b, int *keep)
 
 static void eval(struct evalctx *c, const struct expr *x, struct value *out);
 
-static void eval_vec(struct evalctx *c, const struct expr *x, struct vec *out)
+static void eval_vec(struct evalctx *c, const struct expr *x, struct cvec *out)
 {
 	struct value v;
 	eval(c, x, &v);
@@ -253,26 +269,24 @@ static NOINLINE void combine_binary(struct evalctx *c, const struct expr *x, con
 	if (expr_binops[x->op].cls == OPC_SET) {
 		struct index ix;
 		size_t cap = l->v.n + (x->op == B_OR ? r->v.n : 0);
-		out->v.e = arena_alloc(c->a, (cap ? cap : 1) * sizeof(struct velem));
-		out->v.n = 0;
+		struct velem *o = vec_new(c, &out->v, cap);
 		index_build(c, &ix, x->op == B_OR ? l : r);
 		for (size_t i = 0; i < l->v.n; i++) {
 			int found = x->op == B_OR || index_get(&ix, &l->v.e[i]) != NULL;
 			if (x->op == B_UNLESS ? !found : found)
-				out->v.e[out->v.n++] = l->v.e[i];
+				o[out->v.n++] = l->v.e[i];
 		}
 		if (x->op == B_OR)
 			for (size_t i = 0; i < r->v.n; i++)
 				if (!index_get(&ix, &r->v.e[i]))
-					out->v.e[out->v.n++] = r->v.e[i];
+					o[out->v.n++] = r->v.e[i];
 		return;
 	}
-	const struct vec *vv = l->scalar ? &r->v : &l->v;
+	const struct cvec *vv = l->scalar ? &r->v : &l->v;
 	struct index ix;
 	if (!l->scalar && !r->scalar)
 		index_build(c, &ix, r);
-	out->v.e = arena_alloc(c->a, (vv->n ? vv->n : 1) * sizeof(struct velem));
-	out->v.n = 0;
+	struct velem *ov = vec_new(c, &out->v, vv->n);
 	for (size_t i = 0; i < vv->n; i++) {
 		double a, b;
 		const struct velem *e = &vv->e[i];
@@ -298,7 +312,7 @@ static NOINLINE void combine_binary(struct evalctx *c, const struct expr *x, con
 			else
 				res = e->v; /* a filter keeps the vector side's value */
 		}
-		struct velem *o = &out->v.e[out->v.n++];
+		struct velem *o = &ov[out->v.n++];
 		*o = *e;
 		o->v = res;
 	}
@@ -332,14 +346,12 @@ static void eval_binary(struct evalctx *c, const struct expr *x, struct value *o
 
 /* Groups are found through a table that starts small and doubles (a plain sum has one group), its
  * slots holding the group's hash beside its index like struct index. */
-static NOINLINE void aggregate(struct evalctx *c, const struct expr *x, const struct vec *in, struct vec *out)
+static NOINLINE void aggregate(struct evalctx *c, const struct expr *x, const struct cvec *in, struct cvec *out)
 {
-	out->n = 0;
-	out->e = arena_alloc(c->a, (in->n ? in->n : 1) * sizeof(struct velem));
+	struct velem *acc = vec_new(c, out, in->n);
 	if (!in->n)
 		return;
 	double *count = arena_alloc(c->a, in->n * sizeof(double));
-	struct velem *acc = out->e;
 	size_t nacc = 0;
 	if (!x->has_grouping || (!x->without && !x->ngrouping)) {
 		/* one group without labels */
@@ -403,9 +415,9 @@ out:
 	out->n = nacc;
 }
 
-static void eval_agg(struct evalctx *c, const struct expr *x, struct vec *out)
+static void eval_agg(struct evalctx *c, const struct expr *x, struct cvec *out)
 {
-	struct vec in;
+	struct cvec in;
 	eval_vec(c, x->a, &in);
 	aggregate(c, x, &in, out);
 }
@@ -447,14 +459,14 @@ static double fn1(enum func f, double v, double arg)
 
 /* PromQL label_replace: when the regex matches the whole source value, set dst to the replacement
  * with $1..$9 / ${1} expanded (an empty result removes dst); otherwise leave the series as it is. */
-static void eval_label_replace(struct evalctx *c, const struct expr *x, const struct vec *in, struct vec *out)
+static void eval_label_replace(struct evalctx *c, const struct expr *x, const struct cvec *in, struct cvec *out)
 {
 	const char *dst = x->lr->s[0], *src = x->lr->s[2];
-	out->e = arena_alloc(c->a, (in->n ? in->n : 1) * sizeof(struct velem));
+	struct velem *o = vec_new(c, out, in->n);
 	out->n = in->n;
 	for (size_t i = 0; i < in->n; i++) {
 		const struct velem *e = &in->e[i];
-		out->e[i] = *e;
+		o[i] = *e;
 		const char *val;
 		size_t vlen;
 		if (x->lr->is_const) {
@@ -483,9 +495,9 @@ set:;
 		if (vlen)
 			ls[n++] = (struct label){ dst, val, (uint32_t)strlen(dst), (uint32_t)vlen };
 		labels_sort(ls, n);
-		out->e[i].labels = ls;
-		out->e[i].nlabels = n;
-		out->e[i].hash = labels_hash(ls, n);
+		o[i].labels = ls;
+		o[i].nlabels = n;
+		o[i].hash = labels_hash(ls, n);
 	}
 }
 
@@ -494,9 +506,8 @@ static NOINLINE void apply_func(struct evalctx *c, const struct expr *x, const s
 				struct value *out)
 {
 	if (expr_funcs[x->fn].kind == FN_VECTOR) {
-		out->v.e = arena_alloc(c->a, sizeof(struct velem));
-		out->v.n = 1;
-		out->v.e[0] = (struct velem){ .v = a->s, .hash = labels_hash(NULL, 0) };
+		struct velem *o = vec_new(c, &out->v, 1);
+		o[out->v.n++] = (struct velem){ .v = a->s, .hash = labels_hash(NULL, 0) };
 		return;
 	}
 	if (expr_funcs[x->fn].kind == FN_LABEL_REPLACE) {
@@ -508,11 +519,11 @@ static NOINLINE void apply_func(struct evalctx *c, const struct expr *x, const s
 		out->s = a->v.n == 1 ? a->v.e[0].v : NAN;
 		return;
 	}
-	out->v.e = arena_alloc(c->a, (a->v.n ? a->v.n : 1) * sizeof(struct velem));
+	struct velem *o = vec_new(c, &out->v, a->v.n);
 	out->v.n = a->v.n;
 	for (size_t i = 0; i < a->v.n; i++) {
-		out->v.e[i] = a->v.e[i];
-		out->v.e[i].v = fn1(x->fn, a->v.e[i].v, b->s);
+		o[i] = a->v.e[i];
+		o[i].v = fn1(x->fn, a->v.e[i].v, b->s);
 	}
 }
 
@@ -602,7 +613,10 @@ int expr_eval(const struct expr *x, const struct expr_source *src, struct arena 
 		out->n = 1;
 		out->e[0] = (struct velem){ .v = v.s, .hash = labels_hash(NULL, 0) };
 	} else {
-		*out = v.v;
+		/* the one place const is dropped: expr.h tells the caller the result is read-only
+		 * (a payload's samples or a shared result) */
+		out->e = (struct velem *)v.v.e;
+		out->n = v.v.n;
 	}
 	return 0;
 }
