@@ -71,9 +71,7 @@ struct expr_source {
 
 /* Find subexpressions that occur more than once among the trees (the same PromQL text) and number
  * them, so that evaluating them again in one scrape reuses the first result. Returns how many
- * memo slots evaluation needs. Call once, after compiling every tree. */
-size_t expr_memo_assign(struct expr *const *roots, size_t n);
-/* The same, and *work (if not NULL) says how much work the pass did (nodes visited, hash probes,
+ * memo slots evaluation needs. Call once, after compiling every tree. *work (if not NULL) says how much work the pass did (nodes visited, hash probes,
  * bytes hashed and compared): tests check that it grows linearly with the trees. */
 size_t expr_memo_assign_work(struct expr *const *roots, size_t n, size_t *work);
 struct expr_memo *expr_memo_alloc(struct arena *a, size_t nmemo);

@@ -185,11 +185,6 @@ static void number(struct memo_pass *mp, struct expr *x)
 	number(mp, x->b);
 }
 
-size_t expr_memo_assign(struct expr *const *roots, size_t n)
-{
-	return expr_memo_assign_work(roots, n, NULL);
-}
-
 size_t expr_memo_assign_work(struct expr *const *roots, size_t n, size_t *work)
 {
 	struct memo_pass mp = { 0 };

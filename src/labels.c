@@ -48,7 +48,7 @@ static int slice_cmp(const char *a, size_t na, const char *b, size_t nb)
 	return na < nb ? -1 : na > nb;
 }
 
-int label_name_cmp(const struct label *a, const struct label *b)
+static int label_name_cmp(const struct label *a, const struct label *b)
 {
 	return slice_cmp(a->name, a->nlen, b->name, b->nlen);
 }

@@ -57,17 +57,30 @@ static char *row_base_expr(const struct mapping *m, const struct row *r)
 	return buf_steal(&out, NULL);
 }
 
+/* `label_replace(v, "dst", "replacement", "src", "regex")`; a literal replacement has its '$' doubled. */
+static void put_label_replace(struct buf *b, const char *v, const char *dst, const char *repl, int literal,
+			      const char *src, const char *re)
+{
+	buf_printf(b, "label_replace(%s, ", v);
+	expr_print_str(b, dst, 0);
+	buf_puts(b, ", ");
+	expr_print_str(b, repl, literal);
+	buf_puts(b, ", ");
+	expr_print_str(b, src, 0);
+	buf_puts(b, ", ");
+	expr_print_str(b, re, 0);
+	buf_putc(b, ')');
+}
+
 /* rename_labels: copy each native label to its legacy name, then drop the native one. */
 static char *apply_renames(const struct row *r, char *cur)
 {
 	for (size_t i = 0; i < r->nrenames; i++) {
 		struct buf e;
 		buf_init(&e, 0);
-		buf_printf(&e, "sum without (%s) (label_replace(%s, ", r->renames[i].key, cur);
-		expr_print_str(&e, r->renames[i].value, 0);
-		buf_puts(&e, ", \"$1\", ");
-		expr_print_str(&e, r->renames[i].key, 0);
-		buf_puts(&e, ", \"(.+)\"))");
+		buf_printf(&e, "sum without (%s) (", r->renames[i].key);
+		put_label_replace(&e, cur, r->renames[i].value, "$1", 0, r->renames[i].key, "(.+)");
+		buf_putc(&e, ')');
 		free(cur);
 		cur = buf_steal(&e, NULL);
 	}
@@ -80,15 +93,7 @@ static char *apply_fills(const struct row *r, char *cur)
 	for (size_t i = 0; i < r->nfills; i++) {
 		struct buf e;
 		buf_init(&e, 0);
-		buf_puts(&e, "label_replace(");
-		buf_puts(&e, cur);
-		buf_puts(&e, ", ");
-		expr_print_str(&e, r->fills[i].key, 0);
-		buf_puts(&e, ", ");
-		expr_print_str(&e, r->fills[i].value, 1);
-		buf_puts(&e, ", ");
-		expr_print_str(&e, r->fills[i].key, 0);
-		buf_puts(&e, ", \"\")");
+		put_label_replace(&e, cur, r->fills[i].key, r->fills[i].value, 1, r->fills[i].key, "");
 		free(cur);
 		cur = buf_steal(&e, NULL);
 	}
@@ -107,7 +112,9 @@ static void up_gate(const struct row *r, struct buf *b)
 		buf_printf(b, ")\"} == 1) == %d", n);
 }
 
-void rules_row_expr(const struct mapping *m, const struct row *r, struct buf *b)
+/* The PromQL of one row (after renames, fills, drop_zero, default, and the gate on the `up` of the
+ * scrape jobs it reads, so a failed endpoint leaves the family out as the shim does), into b. */
+static void rules_row_expr(const struct mapping *m, const struct row *r, struct buf *b)
 {
 	char *cur = apply_fills(r, apply_renames(r, row_base_expr(m, r)));
 	struct buf gate;

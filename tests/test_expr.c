@@ -286,7 +286,7 @@ static void *deep_walks(void *arg)
 		}
 		expr_foreach_metric(x, count_metric, &nmetrics);
 		struct expr *roots[2] = { x, y };
-		size_t nmemo = expr_memo_assign(roots, 2);
+		size_t nmemo = expr_memo_assign_work(roots, 2, NULL);
 		struct arena a;
 		arena_init(&a);
 		struct expr_source plain = { &j->ex, 1, NULL, 0, NULL };
@@ -434,7 +434,7 @@ static void expect_slots(const char *a, const char *b, size_t want)
 	struct expr *roots[2] = { expr_compile(a, &pos, err, sizeof(err)), expr_compile(b, &pos, err, sizeof(err)) };
 	assert_non_null(roots[0]);
 	assert_non_null(roots[1]);
-	size_t got = expr_memo_assign(roots, 2);
+	size_t got = expr_memo_assign_work(roots, 2, NULL);
 	if (got != want)
 		fail_msg("%s / %s: %zu shared, want %zu", a, b, got, want);
 	expr_free(roots[0]);
