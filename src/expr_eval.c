@@ -77,7 +77,7 @@ static int match_one(const struct matcher *m, const struct label *ls, uint32_t n
 	const char *v = i >= 0 ? ls[i].value : "";
 	size_t vl = i >= 0 ? ls[i].vlen : 0;
 	const struct mop_info *op = &expr_mops[m->op];
-	int ok = op->regex ? match_re(&m->re, v, vl) : slice_eq(v, vl, m->value, strlen(m->value));
+	int ok = op->regex ? match_re(m->re, v, vl) : slice_eq(v, vl, m->value, strlen(m->value));
 	return op->negated ? !ok : ok;
 }
 
@@ -476,9 +476,9 @@ static void eval_label_replace(struct evalctx *c, const struct expr *x, const st
 		}
 		int si = *src ? labels_find(e->labels, e->nlabels, src, strlen(src)) : -1;
 		char *sv = arena_strndup(c->a, si >= 0 ? e->labels[si].value : "", si >= 0 ? e->labels[si].vlen : 0);
-		size_t ngroups = x->lr->re.re_nsub + 1;
+		size_t ngroups = x->lr->re->re_nsub + 1;
 		regmatch_t *m = arena_alloc(c->a, ngroups * sizeof(*m));
-		if (regexec(&x->lr->re, sv, ngroups, m, 0) != 0)
+		if (regexec(x->lr->re, sv, ngroups, m, 0) != 0)
 			continue;
 		struct buf b;
 		buf_init(&b, 0);
@@ -555,7 +555,7 @@ static void eval_node(struct evalctx *c, const struct expr *x, struct value *out
 	memset(out, 0, sizeof(*out));
 	if (c->failed)
 		return;
-	switch (x->kind) {
+	switch ((enum kind)x->kind) {
 	case K_NUM:
 		out->scalar = 1;
 		out->s = x->num;

@@ -15,50 +15,54 @@ struct buf;
 
 enum kind { K_NUM, K_SEL, K_AGG, K_BIN, K_NEG, K_FUNC };
 
-struct matcher {
-	char *label, *value;
-	enum mop op;
+/* A compiled regex of a tree, in the tree's pool; expr_free regfree()s them all. */
+struct expr_re {
 	regex_t re;
+	struct expr_re *next;
+};
+
+struct matcher {
+	const char *label, *value;
+	enum mop op;
+	regex_t *re;                /* =~ and !~ */
 };
 
 /* label_replace's arguments, apart from the node: few nodes have them. */
 struct lrep {
-	char *s[4];                 /* dst, replacement, src, regex */
-	regex_t re;
-	int compiled;
+	const char *s[4];           /* dst, replacement, src, regex */
+	regex_t *re;
 	int is_const;               /* matches every series and sets a constant: no regexec needed */
 };
 
-/* What every walk over the tree reads comes first (one cache line): a mapping may hold millions of
- * nodes, and walking them is bound by memory. */
+/* One cache line (64 bytes): a mapping may hold millions of nodes (a 4 MiB file up to 3.2 million),
+ * and both loading and walking them are bound by memory. Small fields are narrow for that; what
+ * every walk reads comes first. */
 struct expr {
 	struct expr *a, *b;         /* operands / arguments */
-	enum kind kind;
-	int scalar;                 /* static type: number */
-	unsigned depth;             /* of the subtree: 1 for a leaf (at most EXPR_MAX_DEPTH) */
-	enum binop op;              /* K_BIN */
-	size_t memo;                /* 1-based slot of a repeated subexpression, 0 if none */
-	char *metric;               /* K_SEL */
-	size_t memo_class;          /* expr_memo_assign: the class of nodes that print alike */
-	uint64_t memo_hash;         /* and the hash of its fields */
-	size_t pos;
-	int is_bool;                /* K_BIN */
+	uint8_t kind;               /* enum kind */
+	uint8_t scalar;             /* static type: number */
+	uint8_t op;                 /* K_BIN: enum binop */
+	uint8_t is_bool;            /* K_BIN */
+	uint8_t agg;                /* K_AGG: enum agg */
+	uint8_t fn;                 /* K_FUNC: enum func */
+	uint8_t without, has_grouping;  /* K_AGG */
+	uint16_t depth;             /* of the subtree: 1 for a leaf (at most EXPR_MAX_DEPTH) */
+	uint32_t pos;               /* byte offset in the source (a mapping's expression is < 4 MiB) */
+	uint32_t memo;              /* 1-based slot of a repeated subexpression, 0 if none */
+	uint32_t memo_class;        /* expr_memo_assign_work: the class of nodes that print alike */
+	uint32_t memo_hash;         /* and (the low bits of) the hash of its fields */
+	union {
+		uint32_t nm;        /* K_SEL: matchers */
+		uint32_t ngrouping; /* K_AGG: grouping labels */
+	};
 	union {                     /* by kind: read a member only for its kind */
 		double num;                             /* K_NUM */
 		struct {                                /* K_SEL */
+			const char *metric;
 			struct matcher *m;
-			size_t nm;
 		};
-		struct {                                /* K_AGG */
-			char **grouping;
-			size_t ngrouping;
-			enum agg agg;
-			int without, has_grouping;
-		};
-		struct {                                /* K_FUNC */
-			enum func fn;
-			struct lrep *lr;                /* label_replace's */
-		};
+		const char **grouping;                  /* K_AGG */
+		struct lrep *lr;                        /* K_FUNC: label_replace's */
 	};
 };
 

@@ -19,8 +19,8 @@ struct memo_pass {
 	struct expr **rep;          /* open addressing, by hash: one node of each class; NULL empty */
 	size_t mask;
 	size_t nclass;
-	size_t *count;              /* per class: how many nodes of an eligible kind */
-	size_t *slot;               /* per class: its memo slot, 0 if none yet */
+	uint32_t *count;            /* per class: how many nodes of an eligible kind (saturating at 2) */
+	uint32_t *slot;             /* per class: its memo slot, 0 if none yet */
 	size_t slots;
 	size_t work;
 };
@@ -62,7 +62,7 @@ static uint64_t node_hash(struct memo_pass *mp, const struct expr *x)
 {
 	uint64_t h = mix((uint64_t)x->kind + 1, x->a ? x->a->memo_class + 1 : 0);
 	h = mix(h, x->b ? x->b->memo_class + 1 : 0);
-	switch (x->kind) {
+	switch ((enum kind)x->kind) {
 	case K_NUM:
 		return mix(h, num_bits(x->num));
 	case K_SEL:
@@ -98,7 +98,7 @@ static int same_node(struct memo_pass *mp, const struct expr *x, const struct ex
 {
 	if (x->kind != y->kind || !same_operand(x->a, y->a) || !same_operand(x->b, y->b))
 		return 0;
-	switch (x->kind) {
+	switch ((enum kind)x->kind) {
 	case K_NUM:
 		return num_bits(x->num) == num_bits(y->num);
 	case K_SEL:
@@ -150,23 +150,23 @@ static void classify(struct memo_pass *mp, struct expr *x)
 	classify(mp, x->a);
 	classify(mp, x->b);
 	uint64_t h = node_hash(mp, x);
-	x->memo_hash = h;
+	x->memo_hash = (uint32_t)h;
 	size_t j = (size_t)(h ^ h >> 29) & mp->mask;
 	for (;; j = (j + 1) & mp->mask) {
 		struct expr *r = mp->rep[j];
 		mp->work++;
 		if (!r) {
 			mp->rep[j] = x;
-			x->memo_class = mp->nclass++;
+			x->memo_class = (uint32_t)mp->nclass++;
 			break;
 		}
-		if (r->memo_hash == h && same_node(mp, r, x)) {
+		if (r->memo_hash == (uint32_t)h && same_node(mp, r, x)) {
 			x->memo_class = r->memo_class;
 			break;
 		}
 	}
 	if (memo_eligible(x))
-		mp->count[x->memo_class]++;
+		mp->count[x->memo_class] += mp->count[x->memo_class] < 2; /* only "more than once" matters */
 }
 
 /* Pre-order, as the slots were numbered before: a class seen twice or more gets the next slot. */
@@ -178,7 +178,7 @@ static void number(struct memo_pass *mp, struct expr *x)
 	x->memo = 0;
 	if (memo_eligible(x) && mp->count[x->memo_class] > 1) {
 		if (!mp->slot[x->memo_class])
-			mp->slot[x->memo_class] = ++mp->slots;
+			mp->slot[x->memo_class] = (uint32_t)++mp->slots;
 		x->memo = mp->slot[x->memo_class];
 	}
 	number(mp, x->a);

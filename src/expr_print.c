@@ -76,7 +76,7 @@ static void print_func(const struct expr *x, struct buf *b, const struct expr_pr
 
 static void print_rec(const struct expr *x, struct buf *b, const struct expr_print_hooks *h, int parent_prec)
 {
-	switch (x->kind) {
+	switch ((enum kind)x->kind) {
 	case K_NUM:
 		if (isnan(x->num))
 			buf_puts(b, "NaN");
