@@ -50,6 +50,9 @@ struct vec {
 /* Compile. On error returns NULL and sets *errpos (byte offset into src) and errmsg. */
 struct expr *expr_compile(const char *src, size_t *errpos, char *errmsg, size_t errlen);
 void expr_free(struct expr *x);
+/* The bytes a compiled tree holds (its nodes, names, strings, matchers; not regcomp's own memory),
+ * and in *blocks (if not NULL) how many heap blocks: tests bound both, docs/performance.md. */
+size_t expr_footprint(const struct expr *x, size_t *blocks);
 
 /* Visit every metric name the expression reads. */
 void expr_foreach_metric(const struct expr *x, void (*fn)(const char *name, void *ctx), void *ctx);

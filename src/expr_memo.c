@@ -14,13 +14,20 @@
  * and their operands are in the same classes. print_rec writes every field it compares and nothing
  * else, and its output compiles back to the same tree, so that is printing the same text. Classes
  * are found in one hash table of representatives: each node is hashed once from its fields and its
- * operands' classes, and compared (shallowly) only with representatives of the same hash. */
+ * operands' classes, and compared (shallowly) only with representatives of the same hash. The
+ * table and the per-class arrays grow with the classes, not the nodes: a large table usually
+ * repeats itself (3.2 million nodes in 255 classes for bench/gen_mapping.py's dense.json). */
+struct memo_class {
+	uint32_t count;             /* how many nodes of an eligible kind (saturating at 2) */
+	uint32_t slot;              /* its memo slot, 0 if none yet */
+};
+
 struct memo_pass {
-	struct expr **rep;          /* open addressing, by hash: one node of each class; NULL empty */
+	struct expr **rep;          /* open addressing, by memo_hash: one node of each class; NULL empty */
 	size_t mask;
 	size_t nclass;
-	uint32_t *count;            /* per class: how many nodes of an eligible kind (saturating at 2) */
-	uint32_t *slot;             /* per class: its memo slot, 0 if none yet */
+	struct memo_class *cls;     /* per class */
+	size_t cls_cap;
 	size_t slots;
 	size_t work;
 };
@@ -142,7 +149,38 @@ static size_t count_nodes(const struct expr *x)
 	return x ? 1 + count_nodes(x->a) + count_nodes(x->b) : 0;
 }
 
-/* Post-order: class the operands, then x (the table has room for every node). */
+/* Twice the slots for the representatives, at half load. */
+static void grow_table(struct memo_pass *mp)
+{
+	size_t cap = (mp->mask + 1) * 2;
+	struct expr **rep = xcalloc(cap, sizeof(*rep));
+	for (size_t i = 0; i <= mp->mask; i++) {
+		struct expr *r = mp->rep[i];
+		mp->work++;
+		if (!r)
+			continue;
+		size_t j = r->memo_hash & (cap - 1);
+		while (rep[j])
+			j = (j + 1) & (cap - 1);
+		rep[j] = r;
+	}
+	free(mp->rep);
+	mp->rep = rep;
+	mp->mask = cap - 1;
+}
+
+/* A new class, represented by x (its slot j is free). */
+static void new_class(struct memo_pass *mp, struct expr *x, size_t j)
+{
+	mp->rep[j] = x;
+	x->memo_class = (uint32_t)mp->nclass;
+	mp->cls = xgrow(mp->cls, &mp->cls_cap, mp->nclass + 1, sizeof(*mp->cls));
+	mp->cls[mp->nclass++] = (struct memo_class){ 0, 0 };
+	if (mp->nclass * 2 > mp->mask + 1)
+		grow_table(mp);
+}
+
+/* Post-order: class the operands, then x. */
 static void classify(struct memo_pass *mp, struct expr *x)
 {
 	if (!x)
@@ -150,23 +188,22 @@ static void classify(struct memo_pass *mp, struct expr *x)
 	classify(mp, x->a);
 	classify(mp, x->b);
 	uint64_t h = node_hash(mp, x);
-	x->memo_hash = (uint32_t)h;
-	size_t j = (size_t)(h ^ h >> 29) & mp->mask;
-	for (;; j = (j + 1) & mp->mask) {
+	x->memo_hash = (uint32_t)(h ^ h >> 29);
+	for (size_t j = x->memo_hash & mp->mask;; j = (j + 1) & mp->mask) {
 		struct expr *r = mp->rep[j];
 		mp->work++;
 		if (!r) {
-			mp->rep[j] = x;
-			x->memo_class = (uint32_t)mp->nclass++;
+			new_class(mp, x, j);
 			break;
 		}
-		if (r->memo_hash == (uint32_t)h && same_node(mp, r, x)) {
+		if (r->memo_hash == x->memo_hash && same_node(mp, r, x)) {
 			x->memo_class = r->memo_class;
 			break;
 		}
 	}
+	struct memo_class *c = &mp->cls[x->memo_class];
 	if (memo_eligible(x))
-		mp->count[x->memo_class] += mp->count[x->memo_class] < 2; /* only "more than once" matters */
+		c->count += c->count < 2; /* only "more than once" matters */
 }
 
 /* Pre-order, as the slots were numbered before: a class seen twice or more gets the next slot. */
@@ -176,10 +213,11 @@ static void number(struct memo_pass *mp, struct expr *x)
 		return;
 	mp->work++;
 	x->memo = 0;
-	if (memo_eligible(x) && mp->count[x->memo_class] > 1) {
-		if (!mp->slot[x->memo_class])
-			mp->slot[x->memo_class] = (uint32_t)++mp->slots;
-		x->memo = mp->slot[x->memo_class];
+	struct memo_class *c = &mp->cls[x->memo_class];
+	if (memo_eligible(x) && c->count > 1) {
+		if (!c->slot)
+			c->slot = (uint32_t)++mp->slots;
+		x->memo = c->slot;
 	}
 	number(mp, x->a);
 	number(mp, x->b);
@@ -188,23 +226,18 @@ static void number(struct memo_pass *mp, struct expr *x)
 size_t expr_memo_assign_work(struct expr *const *roots, size_t n, size_t *work)
 {
 	struct memo_pass mp = { 0 };
-	size_t nodes = 0, cap = 16;
+	size_t nodes = 0;
 	for (size_t i = 0; i < n; i++)
 		nodes += count_nodes(roots[i]);
-	while (cap < nodes * 2)
-		cap *= 2;
-	mp.rep = xcalloc(cap, sizeof(*mp.rep));
-	mp.mask = cap - 1;
-	mp.count = xcalloc(nodes + 1, sizeof(*mp.count));
-	mp.slot = xcalloc(nodes + 1, sizeof(*mp.slot));
+	mp.rep = xcalloc(16, sizeof(*mp.rep));
+	mp.mask = 15;
 	mp.work = nodes;
 	for (size_t i = 0; i < n; i++)
 		classify(&mp, roots[i]);
 	for (size_t i = 0; i < n; i++)
 		number(&mp, roots[i]);
 	free(mp.rep);
-	free(mp.count);
-	free(mp.slot);
+	free(mp.cls);
 	if (work)
 		*work = mp.work;
 	return mp.slots;

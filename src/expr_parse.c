@@ -130,15 +130,18 @@ static void tree_free(struct expr_tree *t)
 	free(t);
 }
 
-/* About what the pool of src will hold: a node (64 bytes) for each word or operator, a copy of
- * each string and name. An estimate (a short first chunk only means a second). */
+/* About what the pool of src will hold: at most a node for each word or operator character, and
+ * each name and string (8-byte rounded). An estimate: a short first chunk only means a second. */
 static size_t pool_estimate(const char *src, size_t len)
 {
-	size_t tokens = 0;
-	for (size_t i = 0; i < len; i++)
-		if (is_name_char(src[i]) ? !i || !is_name_char(src[i - 1]) : strchr("+-*/%=<>", src[i]) != NULL)
-			tokens++;
-	return tokens * (sizeof(struct expr) + 16) + 2 * len + 16;
+	size_t words = 0, ops = 0;
+	for (size_t i = 0; i < len; i++) {
+		if (is_name_char(src[i]))
+			words += !i || !is_name_char(src[i - 1]);
+		else
+			ops += strchr("+-*/%=<>", src[i]) != NULL;
+	}
+	return (words + ops) * sizeof(struct expr) + len + words * POOL_ALIGN + 2 * POOL_ALIGN;
 }
 
 /* A tree with its first chunk in the same block. */
@@ -156,10 +159,28 @@ static struct expr_tree *tree_new(const char *src, size_t len)
 	return t;
 }
 
+static struct expr_tree *tree_of(const struct expr *x)
+{
+	return (struct expr_tree *)(void *)((char *)x - offsetof(struct expr_tree, root));
+}
+
+size_t expr_footprint(const struct expr *x, size_t *blocks)
+{
+	const struct expr_tree *t = tree_of(x);
+	size_t bytes = sizeof(*t), n = 1;
+	for (const struct pool_chunk *c = t->chunks; c; c = c->next) {
+		bytes += sizeof(*c) + c->cap;
+		n += c != (const struct pool_chunk *)(t + 1);
+	}
+	if (blocks)
+		*blocks = n;
+	return bytes;
+}
+
 void expr_free(struct expr *x)
 {
 	if (x)
-		tree_free((struct expr_tree *)(void *)((char *)x - offsetof(struct expr_tree, root)));
+		tree_free(tree_of(x));
 }
 
 /* ---- lexer ---- */

@@ -570,6 +570,57 @@ static void test_operator_list(void **state)
 	}
 }
 
+/* Under AddressSanitizer every pool object is its own block (expr_parse.c): sizes are not checked. */
+#if defined(__SANITIZE_ADDRESS__)
+#define POOL_EXACT 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define POOL_EXACT 1
+#endif
+#endif
+#ifndef POOL_EXACT
+#define POOL_EXACT 0
+#endif
+
+/* A tree is one pool: a lone selector one heap block, and a dense chain (the worst shape a mapping
+ * can hold, docs/performance.md) at most 72 bytes a node (it was 112, plus a malloc each). */
+static void test_tree_footprint(void **state)
+{
+	(void)state;
+	char err[160];
+	size_t pos, blocks;
+	struct expr *x = expr_compile("x", &pos, err, sizeof(err));
+	assert_non_null(x);
+	assert_true(expr_footprint(x, &blocks) <= 256 || POOL_EXACT);
+	assert_true(blocks == 1 || POOL_EXACT);
+	expr_free(x);
+	static const char *const rows[] = { "sum(slurm_node_cpus{node=\"n12\"}) + sum(slurm_node_cpus_alloc)",
+					    "label_replace(u{part=~\"b|c\"}, \"user\", \"$1\", \"username\", \"(.*)\")",
+					    "sum by (a, b, c, d, e) (x) and on_x > bool 3" };
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		x = expr_compile(rows[i], &pos, err, sizeof(err));
+		if (!x)
+			fail_msg("%s: %s", rows[i], err);
+		expr_footprint(x, &blocks);
+		if (blocks != 1 && !POOL_EXACT)
+			fail_msg("%s: %zu blocks", rows[i], blocks);
+		expr_free(x);
+	}
+	struct buf b;
+	buf_init(&b, 0);
+	buf_puts(&b, "a");
+	for (int i = 1; i < 128; i++)
+		buf_puts(&b, "+a");
+	buf_putc(&b, '\0');
+	x = expr_compile(b.data, &pos, err, sizeof(err));
+	assert_non_null(x);
+	size_t bytes = expr_footprint(x, &blocks), nodes = 255;
+	if ((bytes > 72 * nodes || blocks > 2) && !POOL_EXACT)
+		fail_msg("a+a+...: %zu bytes, %zu blocks for %zu nodes", bytes, blocks, nodes);
+	expr_free(x);
+	buf_free(&b);
+}
+
 /* names.h: the classes are the exposition format's, FNV-1a is the published one, slots round-trip. */
 static void test_names(void **state)
 {
@@ -606,6 +657,7 @@ int main(void)
 		cmocka_unit_test(test_print_hooks),
 		cmocka_unit_test(test_operator_list),
 		cmocka_unit_test(test_names),
+		cmocka_unit_test(test_tree_footprint),
 		cmocka_unit_test(test_depth_limit),
 		cmocka_unit_test(test_deepest_on_small_stack),
 		cmocka_unit_test(test_memo_linear),
