@@ -371,8 +371,8 @@ static struct expr *node(struct parser *p, enum kind k, size_t pos)
 	return x;
 }
 
-/* Set x's depth from its operands'. Every walk over a tree (evaluation, printing, the memo pass,
- * expr_free) recurses once per level, so a tree deeper than EXPR_MAX_DEPTH is refused here, where
+/* Set x's depth from its operands'. Every walk over a tree (evaluation, printing, the memo pass)
+ * recurses once per level, so a tree deeper than EXPR_MAX_DEPTH is refused here, where
  * it is built: a chain `a + b + c ...` is built by a loop, not by recursion, and is as deep as it
  * is long. Returns -1 (and fails) past the limit. */
 static int set_depth(struct parser *p, struct expr *x)
