@@ -1,6 +1,5 @@
 /* expr_parse.c: the lexer and recursive-descent parser of the PromQL subset in expr.h. */
 #include "expr_int.h"
-#include "buf.h"
 #include "names.h"
 
 #include <ctype.h>
