@@ -1,4 +1,4 @@
-/* fuzz_expr.c: libFuzzer target for the expression compiler and evaluator (src/expr.c): compile the
+/* fuzz_expr.c: libFuzzer target for the expression compiler and evaluator (src/expr_*.c): compile the
  * input (made a C string), evaluate the result against the fixed payload of fuzz_payload.h, print it
  * back as PromQL and compile that again (what --mapping.to-rules relies on: the printed form must
  * compile).
@@ -63,7 +63,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			for (uint32_t j = 0; j < out.e[i].nlabels; j++)
 				if (!out.e[i].labels[j].name)
 					abort();
-	expr_print(x, &printed, NULL, NULL);
+	expr_print(x, &printed, NULL);
 	buf_putc(&printed, '\0');
 	again = expr_compile(printed.data, &errpos, errmsg, sizeof(errmsg));
 	if (!again) {

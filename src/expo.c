@@ -1,5 +1,6 @@
 /* expo.c: see expo.h for the grammar and the label value rule. */
 #include "expo.h"
+#include "names.h"
 #include "utf8.h"
 
 #include <errno.h>
@@ -93,20 +94,12 @@ size_t expo_pending(const struct expo *e)
 	return e->ps ? e->ps->in.pcap : 0;
 }
 
-static uint64_t name_hash(const char *s, size_t n)
-{
-	uint64_t h = 1469598103934665603ULL;
-	for (size_t i = 0; i < n; i++)
-		h = (h ^ (unsigned char)s[i]) * 1099511628211ULL;
-	return h;
-}
-
 const struct expo_family *expo_find(const struct expo *e, const char *name, size_t nlen)
 {
 	if (!e->hcap)
 		return NULL;
 	size_t mask = e->hcap - 1;
-	for (size_t i = name_hash(name, nlen) & mask;; i = (i + 1) & mask) {
+	for (size_t i = fnv1a(name, nlen) & mask;; i = (i + 1) & mask) {
 		uint32_t v = e->htab[i];
 		if (!v)
 			return NULL;
@@ -122,7 +115,7 @@ static void rehash(struct expo *e, size_t cap)
 	e->htab = xcalloc(cap, sizeof(*e->htab));
 	e->hcap = cap;
 	for (size_t k = 0; k < e->nfams; k++) {
-		size_t i = name_hash(e->fams[k].name, e->fams[k].nlen) & (cap - 1);
+		size_t i = fnv1a(e->fams[k].name, e->fams[k].nlen) & (cap - 1);
 		while (e->htab[i])
 			i = (i + 1) & (cap - 1);
 		e->htab[i] = (uint32_t)(k + 1);
@@ -141,7 +134,7 @@ static struct expo_family *family_get(struct expo *e, const char *name, size_t n
 	memset(f, 0, sizeof(*f));
 	f->name = e->ps->in.copy ? arena_strndup(&e->arena, name, nlen) : name;
 	f->nlen = (uint32_t)nlen;
-	size_t mask = e->hcap - 1, i = name_hash(name, nlen) & mask;
+	size_t mask = e->hcap - 1, i = fnv1a(name, nlen) & mask;
 	while (e->htab[i])
 		i = (i + 1) & mask;
 	e->htab[i] = (uint32_t)e->nfams;
@@ -155,38 +148,6 @@ static void add_error(struct expo *e, size_t line, const char *reason)
 		snprintf(e->errors[e->nerrors].reason, sizeof(e->errors[0].reason), "%s", reason);
 	}
 	e->nerrors++;
-}
-
-/* Character classes: 1 metric name start, 2 metric name, 4 label name start, 8 label name. */
-static const unsigned char cls[256] = {
-	['_'] = 15, [':'] = 3,
-	['0'] = 10, ['1'] = 10, ['2'] = 10, ['3'] = 10, ['4'] = 10, ['5'] = 10, ['6'] = 10, ['7'] = 10, ['8'] = 10, ['9'] = 10,
-#define L(c) [c] = 15
-	L('a'), L('b'), L('c'), L('d'), L('e'), L('f'), L('g'), L('h'), L('i'), L('j'), L('k'), L('l'), L('m'),
-	L('n'), L('o'), L('p'), L('q'), L('r'), L('s'), L('t'), L('u'), L('v'), L('w'), L('x'), L('y'), L('z'),
-	L('A'), L('B'), L('C'), L('D'), L('E'), L('F'), L('G'), L('H'), L('I'), L('J'), L('K'), L('L'), L('M'),
-	L('N'), L('O'), L('P'), L('Q'), L('R'), L('S'), L('T'), L('U'), L('V'), L('W'), L('X'), L('Y'), L('Z'),
-#undef L
-};
-
-static inline int is_name_start(char c)
-{
-	return cls[(unsigned char)c] & 1;
-}
-
-static inline int is_name_char(char c)
-{
-	return cls[(unsigned char)c] & 2;
-}
-
-static inline int is_label_start(char c)
-{
-	return cls[(unsigned char)c] & 4;
-}
-
-static inline int is_label_char(char c)
-{
-	return cls[(unsigned char)c] & 8;
 }
 
 static const char *skip_ws(const char *p, const char *end)
@@ -605,7 +566,7 @@ static int same_sets_as_twin(const struct expo *e, size_t k)
 
 static void mark_duplicates(struct expo *e)
 {
-	uint64_t *set = NULL; /* hash << 32 | sample index + 1 */
+	uint64_t *set = NULL; /* hslot()s of sample indexes */
 	size_t setcap = 0;
 	for (size_t k = 0; k < e->nfams; k++) {
 		struct expo_family *f = &e->fams[k];
@@ -624,12 +585,12 @@ static void mark_duplicates(struct expo *e)
 			const struct expo_sample *s = &f->samples[i];
 			for (size_t j = s->hash & (cap - 1);; j = (j + 1) & (cap - 1)) {
 				if (!set[j]) {
-					set[j] = (uint64_t)s->hash << 32 | (uint64_t)(i + 1);
+					set[j] = hslot(s->hash, i);
 					break;
 				}
-				if (set[j] >> 32 != s->hash)
+				if (hslot_hash(set[j]) != s->hash)
 					continue;
-				const struct expo_sample *o = &f->samples[(uint32_t)set[j] - 1];
+				const struct expo_sample *o = &f->samples[hslot_index(set[j])];
 				if (labels_equal(o->labels, o->nlabels, s->labels, s->nlabels)) {
 					f->duplicate = 1;
 					break;

@@ -5,8 +5,13 @@
  *   arithmetic     + - * / %  between vectors (one-to-one on identical label sets) and numbers
  *   comparisons    == != > < >= <=  filter like PromQL; with `bool` they yield 0/1
  *   set operators  and, or, unless  (on identical label sets)
- *   functions      vector(s), scalar(v), abs, ceil, floor, round, clamp_min(v, s), clamp_max(v, s)
+ *   functions      vector(s), scalar(v), abs, ceil, floor, round, clamp_min(v, s), clamp_max(v, s),
+ *                  label_replace(v, "dst", "replacement", "src", "regex")  (Go's $1 / ${1} / $$ expansion)
  *   precedence     or < and,unless < comparisons < + - < * / %  ; unary minus; parentheses
+ *
+ * The operators, aggregations, functions and matchers are listed once, in expr_ops.h. The modules:
+ * expr_parse.c (lexer, parser), expr_eval.c (evaluation), expr_memo.c (shared subexpressions),
+ * expr_re.c (regexes), expr_print.c (printing back as PromQL); expr_int.h is what they share.
  *
  * Ownership: expr_compile returns a new tree owned by the caller (expr_free). Evaluation results
  * live in the arena passed in and borrow label bytes from the payloads and the tree. */
@@ -45,6 +50,9 @@ struct vec {
 /* Compile. On error returns NULL and sets *errpos (byte offset into src) and errmsg. */
 struct expr *expr_compile(const char *src, size_t *errpos, char *errmsg, size_t errlen);
 void expr_free(struct expr *x);
+/* The bytes a compiled tree holds (its nodes, names, strings, matchers; not regcomp's own memory),
+ * and in *blocks (if not NULL) how many heap blocks: tests bound both, docs/performance.md. */
+size_t expr_footprint(const struct expr *x, size_t *blocks);
 
 /* Visit every metric name the expression reads. */
 void expr_foreach_metric(const struct expr *x, void (*fn)(const char *name, void *ctx), void *ctx);
@@ -66,9 +74,7 @@ struct expr_source {
 
 /* Find subexpressions that occur more than once among the trees (the same PromQL text) and number
  * them, so that evaluating them again in one scrape reuses the first result. Returns how many
- * memo slots evaluation needs. Call once, after compiling every tree. */
-size_t expr_memo_assign(struct expr *const *roots, size_t n);
-/* The same, and *work (if not NULL) says how much work the pass did (nodes visited, hash probes,
+ * memo slots evaluation needs. Call once, after compiling every tree. *work (if not NULL) says how much work the pass did (nodes visited, hash probes,
  * bytes hashed and compared): tests check that it grows linearly with the trees. */
 size_t expr_memo_assign_work(struct expr *const *roots, size_t n, size_t *work);
 struct expr_memo *expr_memo_alloc(struct arena *a, size_t nmemo);
@@ -80,9 +86,19 @@ struct expr_memo *expr_memo_alloc(struct arena *a, size_t nmemo);
 int expr_eval(const struct expr *x, const struct expr_source *src, struct arena *a, struct vec *out,
 	      char *errmsg, size_t errlen, const char **missing);
 
-/* Print the expression back as PromQL, with every metric name passed through rename (may be NULL). */
+/* Printing back as PromQL: the text compiles again to the same tree. A hook may print each
+ * selector itself (rules.c wraps and renames them), with the two accessors below; hooks may be NULL. */
 struct buf;
-void expr_print(const struct expr *x, struct buf *b, const char *(*rename)(const char *name, void *ctx),
-		void *ctx);
+struct expr_print_hooks {
+	void (*selector)(const struct expr *sel, struct buf *b, void *ctx);
+	void *ctx;
+};
+void expr_print(const struct expr *x, struct buf *b, const struct expr_print_hooks *hooks);
+/* A selector's metric name (borrowed from the tree), and its {matchers} as printed (nothing if none). */
+const char *expr_selector_metric(const struct expr *sel);
+void expr_print_matchers(const struct expr *sel, struct buf *b);
+/* A PromQL double-quoted string literal of s; replacement: also double '$' (a label_replace
+ * replacement that must come out as s itself). */
+void expr_print_str(struct buf *b, const char *s, int replacement);
 
 #endif

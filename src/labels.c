@@ -1,21 +1,19 @@
 /* labels.c: see labels.h. */
 #include "labels.h"
+#include "names.h"
 
 #include <string.h>
 
-#define FNV_OFF 1469598103934665603ULL
-#define FNV_PRIME 1099511628211ULL
-
 uint32_t labels_hash(const struct label *l, size_t n)
 {
-	uint64_t h = FNV_OFF;
+	uint64_t h = FNV_OFFSET;
 	for (size_t i = 0; i < n; i++) {
 		for (uint32_t j = 0; j < l[i].nlen; j++)
-			h = (h ^ (unsigned char)l[i].name[j]) * FNV_PRIME;
-		h = (h ^ 0xfe) * FNV_PRIME;
+			h = fnv1a_byte(h, (unsigned char)l[i].name[j]);
+		h = fnv1a_byte(h, 0xfe);
 		for (uint32_t j = 0; j < l[i].vlen; j++)
-			h = (h ^ (unsigned char)l[i].value[j]) * FNV_PRIME;
-		h = (h ^ 0xff) * FNV_PRIME;
+			h = fnv1a_byte(h, (unsigned char)l[i].value[j]);
+		h = fnv1a_byte(h, 0xff);
 	}
 	/* FNV's low bits depend only on the bytes' low bits (bit 0 is their parity), and tables
 	 * index by the low bits: mix the high bits down (splitmix64's finalizer) */
@@ -50,7 +48,7 @@ static int slice_cmp(const char *a, size_t na, const char *b, size_t nb)
 	return na < nb ? -1 : na > nb;
 }
 
-int label_name_cmp(const struct label *a, const struct label *b)
+static int label_name_cmp(const struct label *a, const struct label *b)
 {
 	return slice_cmp(a->name, a->nlen, b->name, b->nlen);
 }

@@ -16,7 +16,6 @@ uint32_t labels_hash(const struct label *l, size_t n);
 int labels_equal(const struct label *a, size_t na, const struct label *b, size_t nb);
 /* Total order (for stable output): by name, then value, pairwise; shorter set first on a tie. */
 int labels_cmp(const struct label *a, size_t na, const struct label *b, size_t nb);
-int label_name_cmp(const struct label *a, const struct label *b);
 void labels_sort(struct label *l, size_t n);   /* insertion sort: sets are tiny */
 /* Index of label `name` in the set, or -1. */
 int labels_find(const struct label *l, size_t n, const char *name, size_t nlen);

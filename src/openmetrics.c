@@ -17,6 +17,7 @@
 #include "labels.h"
 #include "openmetrics_syntax.h"
 #include "utf8.h"
+#include "names.h"
 
 #define EXEMPLAR_MAX_CODEPOINTS 128
 #define NAME_SHOWN 80 /* at most this many bytes of a name in a reason */

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "buf.h"
+#include "names.h"
 #include "xmalloc.h"
 
 /* ---- numbers ---------------------------------------------------------------------------------- */
@@ -184,14 +185,6 @@ int num_negative(const struct num *x)
 
 /* ---- a set of byte strings -------------------------------------------------------------------- */
 
-static uint64_t fnv1a(const char *s, size_t n)
-{
-	uint64_t h = 1469598103934665603ULL;
-	for (size_t i = 0; i < n; i++)
-		h = (h ^ (unsigned char)s[i]) * 1099511628211ULL;
-	return h;
-}
-
 void keyset_init(struct keyset *k)
 {
 	buf_init(&k->store, 0);
@@ -308,26 +301,6 @@ const struct olabel *label_find(const struct labelset *ls, const char *name, siz
 }
 
 /* ---- syntax ----------------------------------------------------------------------------------- */
-
-int is_name_start(char c)
-{
-	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' || c == ':';
-}
-
-int is_name_char(char c)
-{
-	return is_name_start(c) || is_digit(c);
-}
-
-static int is_label_start(char c)
-{
-	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
-}
-
-static int is_label_char(char c)
-{
-	return is_label_start(c) || is_digit(c);
-}
 
 /* labels = "{" [label *("," label)] "}"; p is at '{'. Fills ls (sorted by name) and returns the byte
  * after '}', or NULL with *err set. */

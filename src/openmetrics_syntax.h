@@ -66,8 +66,6 @@ void labelset_init(struct labelset *ls);
 void labelset_free(struct labelset *ls);
 const char *label_value(const struct labelset *ls, const struct olabel *l);
 const struct olabel *label_find(const struct labelset *ls, const char *name, size_t nlen);
-int is_name_start(char c);
-int is_name_char(char c);
 const char *parse_labels(struct labelset *ls, const char *p, const char *end, const char **err);
 void key_labels(struct buf *k, const struct labelset *ls, const char *skip, size_t skiplen);
 

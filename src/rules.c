@@ -15,7 +15,6 @@
 #include "buf.h"
 #include "mapping.h"
 
-#include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,8 +23,6 @@
 
 /* The scrape job of endpoint ep is JOB_PREFIX + endpoints[ep].name. */
 #define JOB_PREFIX "slurmctld-"
-/* Put in front of each metric name while printing, to find the selectors afterwards. */
-#define SEL_MARK '\001'
 
 /* 1 if a row of the table (enabled or not, available or not) has this name (through the table's
  * index: comparing with every row made --mapping.to-rules quadratic, 45 s for 50,000 rows). */
@@ -34,90 +31,45 @@ static int is_legacy_name(const struct mapping *m, const char *name)
 	return mapping_row_index(m, name) >= 0;
 }
 
-/* expr_print's rename hook: the marker, then the name as scrape.yml stores it. */
-static const char *mark_selector(const char *name, void *ctx)
+/* expr_print's selector hook: the selector without target labels, under the name scrape.yml
+ * stores it by. */
+static void print_selector(const struct expr *sel, struct buf *b, void *ctx)
 {
 	const struct mapping *m = ctx;
-	static __thread char tmp[600];
-	snprintf(tmp, sizeof(tmp), "%c%s%s", SEL_MARK, is_legacy_name(m, name) ? RULES_NATIVE_PREFIX : "", name);
-	return tmp;
-}
-
-/* Copy a PromQL string literal starting at s[0] == '"' (escapes kept); returns the end. */
-static const char *copy_string(const char *s, struct buf *out)
-{
-	const char *p = s + 1;
-	while (*p && *p != '"')
-		p += (p[0] == '\\' && p[1]) ? 2 : 1;
-	if (*p)
-		p++;
-	buf_append(out, s, (size_t)(p - s));
-	return p;
-}
-
-/* Copy expr_print's text, wrapping each marked selector (name and optional {matchers}) in
- * `sum without (job, instance) (...)`. Markers are only looked for outside string literals. */
-static void strip_target_labels(const char *s, struct buf *out)
-{
-	while (*s) {
-		if (*s == '"') {
-			s = copy_string(s, out);
-			continue;
-		}
-		if (*s != SEL_MARK) {
-			buf_putc(out, *s++);
-			continue;
-		}
-		buf_puts(out, "sum without (job, instance) (");
-		for (s++; isalnum((unsigned char)*s) || *s == '_' || *s == ':'; s++)
-			buf_putc(out, *s);
-		if (*s == '{') {
-			while (*s && *s != '}') {
-				if (*s == '"')
-					s = copy_string(s, out);
-				else
-					buf_putc(out, *s++);
-			}
-			if (*s)
-				buf_putc(out, *s++);
-		}
-		buf_putc(out, ')');
-	}
-}
-
-/* A PromQL double-quoted string; a label_replace replacement also doubles '$'. */
-static void promql_str(struct buf *b, const char *s, int replacement)
-{
-	buf_putc(b, '"');
-	for (; *s; s++) {
-		if (*s == '"' || *s == '\\')
-			buf_putc(b, '\\');
-		if (*s == '\n')
-			buf_puts(b, "\\n");
-		else if (*s == '$' && replacement)
-			buf_puts(b, "$$");
-		else
-			buf_putc(b, *s);
-	}
-	buf_putc(b, '"');
+	const char *name = expr_selector_metric(sel);
+	buf_printf(b, "sum without (job, instance) (%s%s", is_legacy_name(m, name) ? RULES_NATIVE_PREFIX : "", name);
+	expr_print_matchers(sel, b);
+	buf_putc(b, ')');
 }
 
 /* The row's expression with target labels stripped from every selector (a scalar expression
  * becomes vector(...), as the shim serves it). Returns a new string. */
 static char *row_base_expr(const struct mapping *m, const struct row *r)
 {
-	struct buf e, out;
-	buf_init(&e, 0);
+	struct buf out;
+	const struct expr_print_hooks hooks = { print_selector, (void *)m };
 	buf_init(&out, 0);
-	expr_print(r->expr, &e, mark_selector, (void *)m);
-	buf_putc(&e, '\0');
 	if (expr_is_scalar(r->expr))
 		buf_puts(&out, "vector(");
-	strip_target_labels(e.data, &out);
+	expr_print(r->expr, &out, &hooks);
 	if (expr_is_scalar(r->expr))
 		buf_putc(&out, ')');
-	buf_free(&e);
 	return buf_steal(&out, NULL);
+}
+
+/* `label_replace(v, "dst", "replacement", "src", "regex")`; a literal replacement has its '$' doubled. */
+static void put_label_replace(struct buf *b, const char *v, const char *dst, const char *repl, int literal,
+			      const char *src, const char *re)
+{
+	buf_printf(b, "label_replace(%s, ", v);
+	expr_print_str(b, dst, 0);
+	buf_puts(b, ", ");
+	expr_print_str(b, repl, literal);
+	buf_puts(b, ", ");
+	expr_print_str(b, src, 0);
+	buf_puts(b, ", ");
+	expr_print_str(b, re, 0);
+	buf_putc(b, ')');
 }
 
 /* rename_labels: copy each native label to its legacy name, then drop the native one. */
@@ -126,11 +78,9 @@ static char *apply_renames(const struct row *r, char *cur)
 	for (size_t i = 0; i < r->nrenames; i++) {
 		struct buf e;
 		buf_init(&e, 0);
-		buf_printf(&e, "sum without (%s) (label_replace(%s, ", r->renames[i].key, cur);
-		promql_str(&e, r->renames[i].value, 0);
-		buf_puts(&e, ", \"$1\", ");
-		promql_str(&e, r->renames[i].key, 0);
-		buf_puts(&e, ", \"(.+)\"))");
+		buf_printf(&e, "sum without (%s) (", r->renames[i].key);
+		put_label_replace(&e, cur, r->renames[i].value, "$1", 0, r->renames[i].key, "(.+)");
+		buf_putc(&e, ')');
 		free(cur);
 		cur = buf_steal(&e, NULL);
 	}
@@ -143,15 +93,7 @@ static char *apply_fills(const struct row *r, char *cur)
 	for (size_t i = 0; i < r->nfills; i++) {
 		struct buf e;
 		buf_init(&e, 0);
-		buf_puts(&e, "label_replace(");
-		buf_puts(&e, cur);
-		buf_puts(&e, ", ");
-		promql_str(&e, r->fills[i].key, 0);
-		buf_puts(&e, ", ");
-		promql_str(&e, r->fills[i].value, 1);
-		buf_puts(&e, ", ");
-		promql_str(&e, r->fills[i].key, 0);
-		buf_puts(&e, ", \"\")");
+		put_label_replace(&e, cur, r->fills[i].key, r->fills[i].value, 1, r->fills[i].key, "");
 		free(cur);
 		cur = buf_steal(&e, NULL);
 	}
@@ -170,7 +112,9 @@ static void up_gate(const struct row *r, struct buf *b)
 		buf_printf(b, ")\"} == 1) == %d", n);
 }
 
-void rules_row_expr(const struct mapping *m, const struct row *r, struct buf *b)
+/* The PromQL of one row (after renames, fills, drop_zero, default, and the gate on the `up` of the
+ * scrape jobs it reads, so a failed endpoint leaves the family out as the shim does), into b. */
+static void rules_row_expr(const struct mapping *m, const struct row *r, struct buf *b)
 {
 	char *cur = apply_fills(r, apply_renames(r, row_base_expr(m, r)));
 	struct buf gate;

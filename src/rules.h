@@ -9,15 +9,10 @@
 #include <stddef.h>
 
 struct mapping;
-struct buf;
 
 #define RULES_NATIVE_PREFIX "native_"
 
 /* Write both files. Returns 0, or -1 with err set. */
 int rules_export(const struct mapping *m, const char *url, const char *flags, const char *dir, char *err, size_t errlen);
-/* The PromQL of one row (after renames, fills, drop_zero, default, and the gate on the `up` of the
- * scrape jobs it reads, so a failed endpoint leaves the family out as the shim does), into b. */
-struct row;
-void rules_row_expr(const struct mapping *m, const struct row *r, struct buf *b);
 
 #endif

@@ -3,6 +3,7 @@
 
 #include "expo.h"
 #include "expr.h"
+#include "names.h"
 #include "writer.h"
 
 static const char *input =
@@ -226,7 +227,7 @@ static void test_depth_limit(void **state)
 		assert_true(expr_depth(x) <= EXPR_MAX_DEPTH);
 		struct buf b;
 		buf_init(&b, 0);
-		expr_print(x, &b, NULL, NULL);
+		expr_print(x, &b, NULL);
 		buf_putc(&b, '\0');
 		struct expr *again = expr_compile(b.data, &pos, err, sizeof(err));
 		if (!again)
@@ -285,7 +286,7 @@ static void *deep_walks(void *arg)
 		}
 		expr_foreach_metric(x, count_metric, &nmetrics);
 		struct expr *roots[2] = { x, y };
-		size_t nmemo = expr_memo_assign(roots, 2);
+		size_t nmemo = expr_memo_assign_work(roots, 2, NULL);
 		struct arena a;
 		arena_init(&a);
 		struct expr_source plain = { &j->ex, 1, NULL, 0, NULL };
@@ -295,7 +296,7 @@ static void *deep_walks(void *arg)
 			 expr_eval(y, &shared, &a, &v3, err, sizeof(err), NULL);
 		struct buf b;
 		buf_init(&b, 0);
-		expr_print(x, &b, NULL, NULL);
+		expr_print(x, &b, NULL);
 		if (rc || !nmetrics || (expr_depth(x) > 1 && !nmemo) || v1.n != v2.n || v2.n != v3.n || !b.len)
 			snprintf(j->msg, sizeof(j->msg), "kind %d: rc %d, %zu metrics, %zu memo, %zu/%zu/%zu series", k, rc,
 				 nmetrics, nmemo, v1.n, v2.n, v3.n);
@@ -433,7 +434,7 @@ static void expect_slots(const char *a, const char *b, size_t want)
 	struct expr *roots[2] = { expr_compile(a, &pos, err, sizeof(err)), expr_compile(b, &pos, err, sizeof(err)) };
 	assert_non_null(roots[0]);
 	assert_non_null(roots[1]);
-	size_t got = expr_memo_assign(roots, 2);
+	size_t got = expr_memo_assign_work(roots, 2, NULL);
 	if (got != want)
 		fail_msg("%s / %s: %zu shared, want %zu", a, b, got, want);
 	expr_free(roots[0]);
@@ -482,7 +483,7 @@ static void test_print_roundtrip(void **state)
 		assert_non_null(x);
 		struct buf b;
 		buf_init(&b, 0);
-		expr_print(x, &b, NULL, NULL);
+		expr_print(x, &b, NULL);
 		char *printed = buf_steal(&b, NULL);
 		char *a = eval_str(exprs[i]), *c = eval_str(printed);
 		if (strcmp(a, c) != 0)
@@ -492,6 +493,155 @@ static void test_print_roundtrip(void **state)
 		free(printed);
 		expr_free(x);
 	}
+}
+
+/* rules.c's selector hook: every selector printed by the hook, the rest as expr_print does. */
+static void wrap_selector(const struct expr *sel, struct buf *b, void *ctx)
+{
+	buf_printf(b, "%s(%s", (const char *)ctx, expr_selector_metric(sel));
+	expr_print_matchers(sel, b);
+	buf_putc(b, ')');
+}
+
+static void test_print_hooks(void **state)
+{
+	(void)state;
+	static const char *const cases[][2] = {
+		{ "a", "W(a)" },
+		{ "sum by (u) (a{x=\"1\", y=~\"b|c\"}) - b", "sum by (u) (W(a{x=\"1\", y=~\"b|c\"})) - W(b)" },
+		{ "label_replace(c{z!=\"}\"}, \"d\", \"$1\", \"e\", \"(.*)\") > bool 2",
+		  "label_replace(W(c{z!=\"}\"}), \"d\", \"$1\", \"e\", \"(.*)\") > bool 2" },
+		{ "-x unless clamp_max(y, 3)", "-(W(x)) unless clamp_max(W(y), 3)" },
+		{ "2 * 3", "2 * 3" },
+	};
+	const struct expr_print_hooks hooks = { wrap_selector, "W" };
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char err[160];
+		size_t pos;
+		struct expr *x = expr_compile(cases[i][0], &pos, err, sizeof(err));
+		assert_non_null(x);
+		struct buf b;
+		buf_init(&b, 0);
+		expr_print(x, &b, &hooks);
+		buf_putc(&b, '\0');
+		assert_string_equal(b.data, cases[i][1]);
+		buf_free(&b);
+		expr_free(x);
+	}
+	struct buf b;
+	buf_init(&b, 0);
+	expr_print_str(&b, "a\"\\$\n", 0);
+	expr_print_str(&b, "$1", 1);
+	buf_putc(&b, '\0');
+	assert_string_equal(b.data, "\"a\\\"\\\\$\\n\"\"$$1\"");
+	buf_free(&b);
+}
+
+/* Every operator and function of expr_ops.h's lists parses, prints back as itself, and binds as
+ * its precedence says. */
+static void test_operator_list(void **state)
+{
+	(void)state;
+	static const char *const cases[][2] = {
+		{ "a + b * c", "a + b * c" },     { "(a + b) * c", "(a + b) * c" },  { "a - b - c", "a - b - c" },
+		{ "a - (b - c)", "a - (b - c)" }, { "a / b % c", "a / b % c" },      { "a == b != c", "a == b != c" },
+		{ "a > b < c", "a > b < c" },     { "a >= bool b", "a >= bool b" },  { "a <= b + 1", "a <= b + 1" },
+		{ "a and b or c unless d", "a and b or c unless d" },
+		{ "a or b and c", "a or b and c" }, { "(a or b) and c", "(a or b) and c" },
+		{ "min(a) + max(a) + avg(a) + count(a)", "min(a) + max(a) + avg(a) + count(a)" },
+		{ "scalar(a) + abs(ceil(floor(round(a))))", "scalar(a) + abs(ceil(floor(round(a))))" },
+		{ "vector(1) + clamp_min(a, 1) + clamp_max(a, 2)", "vector(1) + clamp_min(a, 1) + clamp_max(a, 2)" },
+		{ "x{a=\"1\", b!=\"2\", c=~\"3\", d!~\"4\"}", "x{a=\"1\", b!=\"2\", c=~\"3\", d!~\"4\"}" },
+		{ "-a * b", "-(a) * b" },
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char err[160];
+		size_t pos;
+		struct expr *x = expr_compile(cases[i][0], &pos, err, sizeof(err));
+		if (!x)
+			fail_msg("%s: %s at %zu", cases[i][0], err, pos);
+		struct buf b;
+		buf_init(&b, 0);
+		expr_print(x, &b, NULL);
+		buf_putc(&b, '\0');
+		assert_string_equal(b.data, cases[i][1]);
+		buf_free(&b);
+		expr_free(x);
+	}
+}
+
+/* Under AddressSanitizer every pool object is its own block (expr_parse.c): sizes are not checked. */
+#if defined(__SANITIZE_ADDRESS__)
+#define POOL_EXACT 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define POOL_EXACT 1
+#endif
+#endif
+#ifndef POOL_EXACT
+#define POOL_EXACT 0
+#endif
+
+/* A tree is one pool: a lone selector one heap block, and a dense chain (the worst shape a mapping
+ * can hold, docs/performance.md) at most 72 bytes a node (it was 112, plus a malloc each). */
+static void test_tree_footprint(void **state)
+{
+	(void)state;
+	char err[160];
+	size_t pos, blocks;
+	struct expr *x = expr_compile("x", &pos, err, sizeof(err));
+	assert_non_null(x);
+	assert_true(expr_footprint(x, &blocks) <= 256 || POOL_EXACT);
+	assert_true(blocks == 1 || POOL_EXACT);
+	expr_free(x);
+	static const char *const rows[] = { "sum(slurm_node_cpus{node=\"n12\"}) + sum(slurm_node_cpus_alloc)",
+					    "label_replace(u{part=~\"b|c\"}, \"user\", \"$1\", \"username\", \"(.*)\")",
+					    "sum by (a, b, c, d, e) (x) and on_x > bool 3" };
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		x = expr_compile(rows[i], &pos, err, sizeof(err));
+		if (!x)
+			fail_msg("%s: %s", rows[i], err);
+		expr_footprint(x, &blocks);
+		if (blocks != 1 && !POOL_EXACT)
+			fail_msg("%s: %zu blocks", rows[i], blocks);
+		expr_free(x);
+	}
+	struct buf b;
+	buf_init(&b, 0);
+	buf_puts(&b, "a");
+	for (int i = 1; i < 128; i++)
+		buf_puts(&b, "+a");
+	buf_putc(&b, '\0');
+	x = expr_compile(b.data, &pos, err, sizeof(err));
+	assert_non_null(x);
+	size_t bytes = expr_footprint(x, &blocks), nodes = 255;
+	if ((bytes > 72 * nodes || blocks > 2) && !POOL_EXACT)
+		fail_msg("a+a+...: %zu bytes, %zu blocks for %zu nodes", bytes, blocks, nodes);
+	expr_free(x);
+	buf_free(&b);
+}
+
+/* names.h: the classes are the exposition format's, FNV-1a is the published one, slots round-trip. */
+static void test_names(void **state)
+{
+	(void)state;
+	for (int c = 0; c < 256; c++) {
+		int letter = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_', digit = c >= '0' && c <= '9';
+		assert_int_equal(!!is_label_start((char)c), letter);
+		assert_int_equal(!!is_label_char((char)c), letter || digit);
+		assert_int_equal(!!is_name_start((char)c), letter || c == ':');
+		assert_int_equal(!!is_name_char((char)c), letter || digit || c == ':');
+	}
+	assert_true(fnv1a("", 0) == 0xcbf29ce484222325ULL);
+	assert_true(fnv1a("a", 1) == 0xaf63dc4c8601ec8cULL);
+	assert_true(fnv1a("foobar", 6) == 0x85944171f73967e8ULL);
+	uint64_t slot[8] = { 0 };
+	hslot_put(slot, 7, 0xdeadbee1u, 5);
+	hslot_put(slot, 7, 0x00000001u, 6); /* collides: the next slot */
+	assert_int_equal(hslot_hash(slot[1]), 0xdeadbee1u);
+	assert_int_equal(hslot_index(slot[1]), 5);
+	assert_int_equal(hslot_hash(slot[2]), 1);
+	assert_int_equal(hslot_index(slot[2]), 6);
 }
 
 int main(void)
@@ -504,6 +654,10 @@ int main(void)
 		cmocka_unit_test(test_functions),
 		cmocka_unit_test(test_compile_errors),
 		cmocka_unit_test(test_print_roundtrip),
+		cmocka_unit_test(test_print_hooks),
+		cmocka_unit_test(test_operator_list),
+		cmocka_unit_test(test_names),
+		cmocka_unit_test(test_tree_footprint),
 		cmocka_unit_test(test_depth_limit),
 		cmocka_unit_test(test_deepest_on_small_stack),
 		cmocka_unit_test(test_memo_linear),

@@ -306,7 +306,7 @@ done
 # of its own name, a row reading three endpoints), and the engine's claim to give expressions
 # PromQL's meaning (bool, set operators, grouping, rounding, %, Inf and NaN, label_replace, regex
 # matchers). Compared rule by rule with the shim's --once output on one fixture state.
-# KNOWN: the differences found between the engine (src/expr.c) and Prometheus, reported but not
+# KNOWN: the differences found between the engine (src/expr_eval.c) and Prometheus, reported but not
 # fixed yet; each is printed as a note with the difference, and a note says when one agrees again.
 KNOWN="t_clamp_nan_bound=clamp_min/clamp_max with a NaN bound: PromQL (Go math.Max/Min) gives NaN, the engine keeps the value
 t_avg=avg: Prometheus 2.42 computes an incremental mean, the engine sum/count (last-bit difference)

@@ -23,7 +23,7 @@ trap 'exit 2' INT TERM
 
 [ -x "$BIN" ] || { echo "gen-doc.sh: no binary at $BIN (set SHIM_BIN)" >&2; exit 2; }
 ${CC:-cc} -std=c11 -O1 -D_GNU_SOURCE -Isrc -o "$T/expo_dump" tests/conformance/expo_dump.c \
-	src/expo.c src/labels.c src/utf8.c src/xmalloc.c src/buf.c -lm || exit 2
+	src/expo.c src/labels.c src/names.c src/utf8.c src/xmalloc.c src/buf.c -lm || exit 2
 
 # Why the tolerant mode accepts a bad case: a category per case (see the texts in write_doc).
 category() {
@@ -137,7 +137,7 @@ EOF
 "Blank lines and a missing \`# EOF\` are normal in the 0.0.4 format, so neither is an error. Only a
 non-blank line after an exact \`# EOF\` line is refused; \`# EOFblah\` is an ordinary comment. An
 empty body parses to nothing; the daemon refuses an empty answer before parsing it, except from
-\`/metrics/jobs-users-accts\`, which is empty when slurmctld has no jobs in memory (\`payload.c\`)."
+\`/metrics/jobs-users-accts\`, which is empty when slurmctld has no jobs in memory (\`empty_ok\` in \`source.c\`'s table)."
 	section blanks "Blanks" \
 "Any run of spaces and tabs separates the tokens of a sample line and trailing blanks are ignored, as
 in the 0.0.4 format."

@@ -1,0 +1,83 @@
+/* names.h: what the parsers and the tables share about names and hashes: the character classes
+ * of metric and label names (expo.c, openmetrics.c, expr_parse.c), FNV-1a (labels.c, expo.c,
+ * openmetrics.c, expr_memo.c), and the slots of the open-addressing tables that hold a 32-bit hash
+ * beside an element's index (expo.c, expr_eval.c).
+ *
+ * Ownership: nothing is allocated; the class table is a constant of names.c. */
+#ifndef SHIM_NAMES_H
+#define SHIM_NAMES_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* ---- character classes ([a-zA-Z_:][a-zA-Z0-9_:]* and [a-zA-Z_][a-zA-Z0-9_]*) ---- */
+
+enum { NAME_START = 1, NAME_CHAR = 2, LABEL_START = 4, LABEL_CHAR = 8 };
+extern const unsigned char names_class[256];
+
+static inline int is_name_start(char c)
+{
+	return names_class[(unsigned char)c] & NAME_START;
+}
+
+static inline int is_name_char(char c)
+{
+	return names_class[(unsigned char)c] & NAME_CHAR;
+}
+
+static inline int is_label_start(char c)
+{
+	return names_class[(unsigned char)c] & LABEL_START;
+}
+
+static inline int is_label_char(char c)
+{
+	return names_class[(unsigned char)c] & LABEL_CHAR;
+}
+
+/* ---- FNV-1a (64 bits) ---- */
+
+#define FNV_OFFSET 0xcbf29ce484222325ULL
+#define FNV_PRIME 1099511628211ULL
+
+static inline uint64_t fnv1a_byte(uint64_t h, unsigned char c)
+{
+	return (h ^ c) * FNV_PRIME;
+}
+
+static inline uint64_t fnv1a(const char *s, size_t n)
+{
+	uint64_t h = FNV_OFFSET;
+	for (size_t i = 0; i < n; i++)
+		h = fnv1a_byte(h, (unsigned char)s[i]);
+	return h;
+}
+
+/* ---- hash slots: hash << 32 | index + 1, 0 for an empty slot ---- */
+
+static inline uint64_t hslot(uint32_t hash, size_t i)
+{
+	return (uint64_t)hash << 32 | (uint64_t)(i + 1);
+}
+
+static inline uint32_t hslot_hash(uint64_t s)
+{
+	return (uint32_t)(s >> 32);
+}
+
+static inline size_t hslot_index(uint64_t s)
+{
+	return (size_t)(uint32_t)s - 1;
+}
+
+/* Put element i, of hash `hash`, in the first free slot from its own (linear probing; the table
+ * has mask + 1 slots, a power of two, and room). */
+static inline void hslot_put(uint64_t *slot, size_t mask, uint32_t hash, size_t i)
+{
+	size_t j = hash & mask;
+	while (slot[j])
+		j = (j + 1) & mask;
+	slot[j] = hslot(hash, i);
+}
+
+#endif
