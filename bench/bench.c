@@ -20,7 +20,7 @@
  * It prints figures and never fails because something is slow; it exits 1 only when it cannot
  * measure at all (a missing file, a child that does not start). */
 #include "buf.h"
-#include "endpoint.h"
+#include "source.h"
 #include "expo.h"
 #include "mapping.h"
 #include "payload.h"
@@ -154,8 +154,8 @@ static char *read_file(const char *path, size_t *len)
 
 struct payload_set {
 	const char *dir;
-	char *body[EP_COUNT];
-	size_t len[EP_COUNT];
+	char *body[SRC_COUNT];
+	size_t len[SRC_COUNT];
 	size_t bytes, samples, lines;
 };
 
@@ -163,9 +163,9 @@ static void load_set(struct payload_set *ps, const char *dir)
 {
 	memset(ps, 0, sizeof(*ps));
 	ps->dir = dir;
-	for (int ep = 0; ep < EP_COUNT; ep++) {
+	for (int ep = 0; ep < SRC_COUNT; ep++) {
 		char path[4096];
-		snprintf(path, sizeof(path), "%s/%s", dir, endpoints[ep].file);
+		snprintf(path, sizeof(path), "%s/%s", dir, sources[ep].file);
 		ps->body[ep] = read_file(path, &ps->len[ep]);
 		if (!ps->body[ep])
 			die("cannot read %s", path);
@@ -182,7 +182,7 @@ static void load_set(struct payload_set *ps, const char *dir)
 
 static void free_set(struct payload_set *ps)
 {
-	for (int ep = 0; ep < EP_COUNT; ep++)
+	for (int ep = 0; ep < SRC_COUNT; ep++)
 		free(ps->body[ep]);
 }
 
@@ -225,7 +225,7 @@ struct pipe_times {
 
 /* One endpoint's answer as the daemon parses it (payload_feed): the body in the pieces libcurl
  * hands over (at most CURL_MAX_WRITE_SIZE), every line checked, only the mapping's inputs kept. */
-static struct payload *parse_answer(const struct payload_set *ps, enum endpoint ep, const struct mapping *m)
+static struct payload *parse_answer(const struct payload_set *ps, enum source_id ep, const struct mapping *m)
 {
 	struct payload *p = payload_new(ep, 0, mapping_reads, (void *)m);
 	for (size_t off = 0; off < ps->len[ep]; off += CURL_MAX_WRITE_SIZE)
@@ -262,17 +262,17 @@ static void pipe_row(void *ctx, size_t i, const struct row_result *res)
  * per row (CLOCK_MONOTONIC is a vDSO call, cheap enough to take 124 times). */
 static void pipeline_once(const struct payload_set *ps, const struct mapping *m, struct pipe_times *t)
 {
-	struct payload *p[EP_COUNT];
-	const struct expo *ex[EP_COUNT];
-	int up[EP_COUNT];
+	struct payload *p[SRC_COUNT];
+	const struct expo *ex[SRC_COUNT];
+	int up[SRC_COUNT];
 	struct buf out;
 
 	double c0 = cpu_now(), t0 = now();
-	for (int ep = 0; ep < EP_COUNT; ep++) {
-		p[ep] = parse_answer(ps, (enum endpoint)ep, m);
+	for (int ep = 0; ep < SRC_COUNT; ep++) {
+		p[ep] = parse_answer(ps, (enum source_id)ep, m);
 	}
 	source_usable((const struct payload *const *)p, up); /* the daemon's verdict */
-	for (int ep = 0; ep < EP_COUNT; ep++)
+	for (int ep = 0; ep < SRC_COUNT; ep++)
 		ex[ep] = up[ep] ? &p[ep]->expo : NULL;
 	double t1 = cpu_now();
 	buf_init(&out, 0);
@@ -281,7 +281,7 @@ static void pipeline_once(const struct payload_set *ps, const struct mapping *m,
 	mapping_run(m, "", ex, up, pipe_row, &w);
 	t->out_bytes = out.len;
 	buf_free(&out);
-	for (int ep = 0; ep < EP_COUNT; ep++)
+	for (int ep = 0; ep < SRC_COUNT; ep++)
 		payload_unref(p[ep]);
 	double t4 = now();
 	add(&t->cpu, cpu_now() - c0);
@@ -467,7 +467,7 @@ static int write_concat(const struct payload_set *ps, const char *path)
 	FILE *f = fopen(path, "wb");
 	if (!f)
 		return -1;
-	for (int ep = 0; ep < EP_COUNT; ep++)
+	for (int ep = 0; ep < SRC_COUNT; ep++)
 		fwrite(ps->body[ep], 1, ps->len[ep], f);
 	return fclose(f);
 }
@@ -586,9 +586,9 @@ static void e2e(const char *shim, const char *fake, const char *mapping, const c
 		return;
 	}
 	snprintf(url, sizeof(url), "http://127.0.0.1:%u", fp);
-	CURL *h = NULL, *dh[EP_COUNT] = { 0 };
+	CURL *h = NULL, *dh[SRC_COUNT] = { 0 };
 	CURLM *multi = curl_multi_init();
-	struct membuf sb = { 0 }, db[EP_COUNT];
+	struct membuf sb = { 0 }, db[SRC_COUNT];
 	memset(db, 0, sizeof(db));
 	for (int attempt = 0; attempt < 5 && !r->ok; attempt++) {
 		unsigned sp = free_port();
@@ -625,9 +625,9 @@ static void e2e(const char *shim, const char *fake, const char *mapping, const c
 		curl_multi_cleanup(multi);
 		return;
 	}
-	for (int ep = 0; ep < EP_COUNT; ep++) {
+	for (int ep = 0; ep < SRC_COUNT; ep++) {
 		char u[300];
-		snprintf(u, sizeof(u), "%s%s", url, endpoints[ep].path);
+		snprintf(u, sizeof(u), "%s%s", url, sources[ep].path);
 		dh[ep] = easy(u, &db[ep]);
 	}
 	double deadline = now() + seconds;
@@ -635,9 +635,9 @@ static void e2e(const char *shim, const char *fake, const char *mapping, const c
 		/* direct, one endpoint after the other */
 		double t0 = now();
 		int bad = 0;
-		for (int ep = 0; ep < EP_COUNT; ep++)
+		for (int ep = 0; ep < SRC_COUNT; ep++)
 			if (get(dh[ep], &db[ep]) != 200) {
-				fprintf(stderr, "bench: direct GET of %s failed\n", endpoints[ep].path);
+				fprintf(stderr, "bench: direct GET of %s failed\n", sources[ep].path);
 				bad = 1;
 			}
 		double tseq = now() - t0;
@@ -646,7 +646,7 @@ static void e2e(const char *shim, const char *fake, const char *mapping, const c
 			break;
 		}
 		/* direct, five at once (as five Prometheus targets, or the shim's own fetch) */
-		for (int ep = 0; ep < EP_COUNT; ep++) {
+		for (int ep = 0; ep < SRC_COUNT; ep++) {
 			db[ep].n = 0;
 			curl_multi_add_handle(multi, dh[ep]);
 		}
@@ -659,7 +659,7 @@ static void e2e(const char *shim, const char *fake, const char *mapping, const c
 				curl_multi_poll(multi, NULL, 0, 100, NULL);
 		}
 		double tpar = now() - t0;
-		for (int ep = 0; ep < EP_COUNT; ep++)
+		for (int ep = 0; ep < SRC_COUNT; ep++)
 			curl_multi_remove_handle(multi, dh[ep]);
 		/* through the shim */
 		t0 = now();
@@ -682,7 +682,7 @@ static void e2e(const char *shim, const char *fake, const char *mapping, const c
 	if (r->ok && !memmem(sb.p, sb.n, "slurm_exporter_shim_up{endpoint=\"nodes\"} 1", 41))
 		fprintf(stderr, "bench: warning: the shim's answer does not show the nodes endpoint up\n");
 	r->shim_hwm_kb = vm_kb(spid, "VmHWM");
-	for (int ep = 0; ep < EP_COUNT; ep++) {
+	for (int ep = 0; ep < SRC_COUNT; ep++) {
 		curl_easy_cleanup(dh[ep]);
 		free(db[ep].p);
 	}
@@ -732,16 +732,16 @@ static void count_series(void *ctx, size_t i, const struct row_result *res)
 static int rows_profile(const char *dir, const char *mapping)
 {
 	struct payload_set ps;
-	struct payload *p[EP_COUNT];
-	const struct expo *ex[EP_COUNT];
-	int up[EP_COUNT];
+	struct payload *p[SRC_COUNT];
+	const struct expo *ex[SRC_COUNT];
+	int up[SRC_COUNT];
 	load_set(&ps, dir);
 	struct mapping *m = load_mapping_or_die(mapping);
-	for (int ep = 0; ep < EP_COUNT; ep++) {
-		p[ep] = parse_answer(&ps, (enum endpoint)ep, m);
+	for (int ep = 0; ep < SRC_COUNT; ep++) {
+		p[ep] = parse_answer(&ps, (enum source_id)ep, m);
 	}
 	source_usable((const struct payload *const *)p, up); /* the daemon's verdict */
-	for (int ep = 0; ep < EP_COUNT; ep++)
+	for (int ep = 0; ep < SRC_COUNT; ep++)
 		ex[ep] = up[ep] ? &p[ep]->expo : NULL;
 	struct row_cost *rc = xcalloc(m->nrows, sizeof(*rc));
 	double total = 0;
@@ -766,7 +766,7 @@ static int rows_profile(const char *dir, const char *mapping)
 		printf("  %-50s %9.3f ms %5.1f%%  %zu series\n", rc[i].name, rc[i].med * 1e3, 100 * rc[i].med / total,
 		       rc[i].series);
 	free(rc);
-	for (int ep = 0; ep < EP_COUNT; ep++)
+	for (int ep = 0; ep < SRC_COUNT; ep++)
 		payload_unref(p[ep]);
 	mapping_free(m);
 	free_set(&ps);

@@ -17,8 +17,8 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-static struct expo payload[EP_COUNT];
-static const struct expo *payload_ptrs[EP_COUNT];
+static struct expo payload[SRC_COUNT];
+static const struct expo *payload_ptrs[SRC_COUNT];
 static int ready;
 
 static void count_metric(const char *name, void *ctx)
@@ -39,7 +39,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	if (!ready) {
 		fuzz_payload_parse(payload);
-		for (int i = 0; i < EP_COUNT; i++)
+		for (int i = 0; i < SRC_COUNT; i++)
 			payload_ptrs[i] = &payload[i];
 		ready = 1;
 	}
@@ -56,7 +56,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	expr_foreach_metric(x, count_metric, &nmetrics);
 	(void)expr_is_scalar(x);
-	struct expr_source s = { payload_ptrs, EP_COUNT, NULL, 0, NULL };
+	struct expr_source s = { payload_ptrs, SRC_COUNT, NULL, 0, NULL };
 	const char *missing = NULL;
 	if (expr_eval(x, &s, &a, &out, errmsg, sizeof(errmsg), &missing) == 0)
 		for (size_t i = 0; i < out.n; i++)

@@ -62,24 +62,24 @@ static void check_row(void *ctx, size_t i, const struct row_result *res)
 
 static void evaluate(const struct mapping *m, unsigned down)
 {
-	struct payload *p[EP_COUNT];
-	const struct expo *ex[EP_COUNT];
-	int up[EP_COUNT];
-	for (int i = 0; i < EP_COUNT; i++) {
+	struct payload *p[SRC_COUNT];
+	const struct expo *ex[SRC_COUNT];
+	int up[SRC_COUNT];
+	for (int i = 0; i < SRC_COUNT; i++) {
 		size_t len = strlen(fuzz_payload[i]);
-		p[i] = payload_new((enum endpoint)i, 0, mapping_reads, (void *)m);
+		p[i] = payload_new((enum source_id)i, 0, mapping_reads, (void *)m);
 		for (size_t off = 0; off < len; off += 100) /* lines split across pieces */
 			if (payload_feed(p[i], fuzz_payload[i] + off, len - off < 100 ? len - off : 100, 0) < 0)
 				abort();
 		payload_finish(p[i]);
 	}
 	source_usable((const struct payload *const *)p, up); /* the daemon's verdict */
-	for (int i = 0; i < EP_COUNT; i++) {
+	for (int i = 0; i < SRC_COUNT; i++) {
 		up[i] = up[i] && !(down >> i & 1);
 		ex[i] = up[i] ? &p[i]->expo : NULL;
 	}
 	mapping_run(m, "gpus-acct", ex, up, check_row, NULL);
-	for (int i = 0; i < EP_COUNT; i++)
+	for (int i = 0; i < SRC_COUNT; i++)
 		payload_unref(p[i]);
 }
 
@@ -96,8 +96,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (!m && !problems.len) /* a refused table always says why */
 		abort();
 	if (m) {
-		(void)mapping_endpoints(m, "gpus-acct");
-		(void)mapping_endpoints(m, "");
+		(void)mapping_sources(m, "gpus-acct");
+		(void)mapping_sources(m, "");
 		evaluate(m, 0);
 		evaluate(m, (unsigned)size % 32);
 	}

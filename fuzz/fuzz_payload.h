@@ -8,11 +8,11 @@
 
 #include <string.h>
 
-#include "endpoint.h"
+#include "source.h"
 #include "expo.h"
 
-static const char *const fuzz_payload[EP_COUNT] = {
-	[EP_JOBS] =
+static const char *const fuzz_payload[SRC_COUNT] = {
+	[SRC_JOBS] =
 		"slurm_jobs_cancelled 1\n"
 		"slurm_jobs_completed 1\n"
 		"slurm_jobs_completing 0\n"
@@ -25,7 +25,7 @@ static const char *const fuzz_payload[EP_COUNT] = {
 		"slurm_jobs_suspended 0\n"
 		"slurm_jobs_timeout 0\n"
 		"",
-	[EP_NODES] =
+	[SRC_NODES] =
 		"slurm_node_cpus{node=\"n1\"} 4\n"
 		"slurm_node_cpus{node=\"n2\"} 8\n"
 		"slurm_node_cpus{node=\"n3\"} 16\n"
@@ -59,7 +59,7 @@ static const char *const fuzz_payload[EP_COUNT] = {
 		"slurm_nodes_mixed 1\n"
 		"slurm_nodes_resv 0\n"
 		"",
-	[EP_PARTITIONS] =
+	[SRC_PARTITIONS] =
 		"slurm_partition_jobs_pending{partition=\"batch\"} 4\n"
 		"slurm_partition_jobs_pending{partition=\"gpu\"} 2\n"
 		"slurm_partition_jobs_pending{partition=\"debug\"} 0\n"
@@ -85,7 +85,7 @@ static const char *const fuzz_payload[EP_COUNT] = {
 		"slurm_partition_cpus{partition=\"gpu\"} 32\n"
 		"slurm_partition_cpus{partition=\"debug\"} 4\n"
 		"",
-	[EP_SCHEDULER] =
+	[SRC_SCHEDULER] =
 		"slurm_agent_queue_size 0\n"
 		"slurm_bf_depth_mean 4\n"
 		"slurm_bf_mean_cycle 4926\n"
@@ -110,7 +110,7 @@ static const char *const fuzz_payload[EP_COUNT] = {
 		"d{l=\"1\"} 1\n"
 		"d{l=\"1\"} 2\n"
 		"",
-	[EP_UA] =
+	[SRC_UA] =
 		"slurm_user_jobs_configuring{username=\"alice\"} 0\n"
 		"slurm_user_jobs_configuring{username=\"bob\"} 0\n"
 		"slurm_user_jobs_configuring{username=\"carol\"} 0\n"
@@ -144,9 +144,9 @@ static const char *const fuzz_payload[EP_COUNT] = {
 		"",
 };
 
-static inline void fuzz_payload_parse(struct expo e[EP_COUNT])
+static inline void fuzz_payload_parse(struct expo e[SRC_COUNT])
 {
-	for (int i = 0; i < EP_COUNT; i++) {
+	for (int i = 0; i < SRC_COUNT; i++) {
 		expo_init(&e[i]);
 		expo_parse(&e[i], fuzz_payload[i], strlen(fuzz_payload[i]), 0);
 	}

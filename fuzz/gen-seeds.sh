@@ -78,14 +78,14 @@ for p in sorted(glob.glob('tests/webconfig/**/*.yml', recursive=True)):
 names = set()
 for r in rows:
     names.update(re.findall(r'\bslurm_[a-zA-Z0-9_:]+', r.get('expr') or ''))
-def endpoint(n):  # src/endpoint.c endpoint_for_metric()
-    for p, e in (('slurm_partition', 'EP_PARTITIONS'), ('slurm_node_', 'EP_NODES'), ('slurm_nodes', 'EP_NODES'),
-                 ('slurm_user_', 'EP_UA'), ('slurm_account_', 'EP_UA'), ('slurm_jobs', 'EP_JOBS')):
+def endpoint(n):  # src/source.c source_for_metric()
+    for p, e in (('slurm_partition', 'SRC_PARTITIONS'), ('slurm_node_', 'SRC_NODES'), ('slurm_nodes', 'SRC_NODES'),
+                 ('slurm_user_', 'SRC_UA'), ('slurm_account_', 'SRC_UA'), ('slurm_jobs', 'SRC_JOBS')):
         if n.startswith(p):
             return e
-    return 'EP_SCHEDULER'
-files = {'EP_JOBS': 'jobs', 'EP_NODES': 'nodes', 'EP_PARTITIONS': 'partitions', 'EP_SCHEDULER': 'scheduler',
-         'EP_UA': 'jobs-users-accts'}
+    return 'SRC_SCHEDULER'
+files = {'SRC_JOBS': 'jobs', 'SRC_NODES': 'nodes', 'SRC_PARTITIONS': 'partitions', 'SRC_SCHEDULER': 'scheduler',
+         'SRC_UA': 'jobs-users-accts'}
 payload = collections.defaultdict(list)
 for ep, f in files.items():
     seen = collections.Counter()
@@ -95,7 +95,7 @@ for ep, f in files.items():
             continue
         seen[m.group(0)] += 1
         payload[endpoint(m.group(0))].append(line)
-payload['EP_SCHEDULER'] += ['a{l="1"} 1\n', 'a{l="2"} 2\n', 'a{l="3",m="x"} NaN\n', 'b{l="1"} 3\n', 'b 4\n',
+payload['SRC_SCHEDULER'] += ['a{l="1"} 1\n', 'a{l="2"} 2\n', 'a{l="3",m="x"} NaN\n', 'b{l="1"} 3\n', 'b 4\n',
                             'c -Inf\n', 'd{l="1"} 1\n', 'd{l="1"} 2\n']
 def cstr(s):
     return '"' + s.replace('\\', '\\\\').replace('"', '\\"').replace('\n', '\\n') + '"'
@@ -110,10 +110,10 @@ with open('fuzz/fuzz_payload.h', 'w') as out:
 
 #include <string.h>
 
-#include "endpoint.h"
+#include "source.h"
 #include "expo.h"
 
-static const char *const fuzz_payload[EP_COUNT] = {
+static const char *const fuzz_payload[SRC_COUNT] = {
 ''')
     for ep in files:
         out.write(f'\t[{ep}] =\n')
@@ -122,9 +122,9 @@ static const char *const fuzz_payload[EP_COUNT] = {
         out.write('\t\t"",\n')
     out.write('''};
 
-static inline void fuzz_payload_parse(struct expo e[EP_COUNT])
+static inline void fuzz_payload_parse(struct expo e[SRC_COUNT])
 {
-	for (int i = 0; i < EP_COUNT; i++) {
+	for (int i = 0; i < SRC_COUNT; i++) {
 		expo_init(&e[i]);
 		expo_parse(&e[i], fuzz_payload[i], strlen(fuzz_payload[i]), 0);
 	}

@@ -94,7 +94,7 @@ static const char *missing_input(const struct row *r, const struct expr_source *
 {
 	for (size_t i = 0; i < r->ninputs; i++) {
 		const char *name = r->inputs[i].name;
-		const struct expo *e = src->expos[endpoint_for_metric(name)];
+		const struct expo *e = src->expos[source_for_metric(name)];
 		const struct expo_family *f = e ? expo_find(e, name, strlen(name)) : NULL;
 		if (f && f->n)
 			continue;
@@ -105,7 +105,7 @@ static const char *missing_input(const struct row *r, const struct expr_source *
 	return NULL;
 }
 
-static void eval_row(const struct row *r, const struct expr_source *src, const int up[EP_COUNT], struct arena *a,
+static void eval_row(const struct row *r, const struct expr_source *src, const int up[SRC_COUNT], struct arena *a,
 		     struct row_result *res)
 {
 	memset(res, 0, sizeof(*res));
@@ -113,10 +113,10 @@ static void eval_row(const struct row *r, const struct expr_source *src, const i
 		res->status = ROW_UNAVAILABLE;
 		return;
 	}
-	for (int ep = 0; ep < EP_COUNT; ep++)
-		if ((r->endpoints & (1u << ep)) && !up[ep]) {
+	for (int ep = 0; ep < SRC_COUNT; ep++)
+		if ((r->sources & (1u << ep)) && !up[ep]) {
 			res->status = ROW_INPUT_DOWN;
-			snprintf(res->err, sizeof(res->err), "endpoint %s is down", endpoints[ep].name);
+			snprintf(res->err, sizeof(res->err), "endpoint %s is down", sources[ep].name);
 			return;
 		}
 	int absent = 0;
@@ -124,7 +124,7 @@ static void eval_row(const struct row *r, const struct expr_source *src, const i
 	if (lost) {
 		res->status = ROW_INPUT_MISSING;
 		snprintf(res->err, sizeof(res->err), "native family %s is absent from %s", lost,
-			 endpoints[endpoint_for_metric(lost)].path);
+			 sources[source_for_metric(lost)].path);
 		return;
 	}
 	struct vec shared;
@@ -175,8 +175,8 @@ static void eval_row(const struct row *r, const struct expr_source *src, const i
 	}
 }
 
-void mapping_run(const struct mapping *m, const char *flags, const struct expo *const ex[EP_COUNT],
-		 const int up[EP_COUNT], mapping_emit_fn emit, void *ctx)
+void mapping_run(const struct mapping *m, const char *flags, const struct expo *const ex[SRC_COUNT],
+		 const int up[SRC_COUNT], mapping_emit_fn emit, void *ctx)
 {
 	struct arena scrape_a, row_a;
 	struct row_result res;
@@ -184,7 +184,7 @@ void mapping_run(const struct mapping *m, const char *flags, const struct expo *
 	arena_init(&row_a);
 	/* shared subexpressions are computed once, by the first row that reads them, and live until the
 	 * last row; a row's own series only until it is emitted, so memory holds one row at a time */
-	const struct expr_source src = { ex, EP_COUNT, expr_memo_alloc(&scrape_a, m->nmemo), m->nmemo, &scrape_a };
+	const struct expr_source src = { ex, SRC_COUNT, expr_memo_alloc(&scrape_a, m->nmemo), m->nmemo, &scrape_a };
 	for (size_t i = 0; i < m->nrows; i++) {
 		if (row_enabled(&m->rows[i], flags)) {
 			eval_row(&m->rows[i], &src, up, &row_a, &res);

@@ -15,7 +15,7 @@
 
 #include <stddef.h>
 
-#include "endpoint.h"
+#include "source.h"
 #include "expr.h"
 
 enum fidelity { FID_EXACT, FID_APPROXIMATE, FID_UNAVAILABLE };
@@ -38,7 +38,7 @@ struct row {
 	size_t nrenames, nfills;
 	int drop_zero, has_default;
 	double defval;
-	unsigned endpoints;         /* bit per enum endpoint the expression reads */
+	unsigned sources;           /* bit per enum source_id the expression reads */
 	struct row_input *inputs;   /* the families the expression reads, each once */
 	size_t ninputs;
 };
@@ -47,9 +47,9 @@ struct mapping {
 	char *path;
 	struct row *rows;
 	size_t nrows;
-	unsigned endpoints;         /* union over rows (enabled or not) */
-	size_t nmemo;               /* shared subexpressions (expr_memo_assign) */
-	size_t load_work;           /* steps of the checks across rows and of expr_memo_assign: tests
+	unsigned sources;           /* union over rows (enabled or not) */
+	size_t nmemo;               /* shared subexpressions (expr_memo_assign_work) */
+	size_t load_work;           /* steps of the checks across rows and of expr_memo_assign_work: tests
 				       check that it grows linearly with the file */
 	char **inputs;              /* sorted, unique native names the rows read */
 	size_t ninputs;
@@ -77,7 +77,7 @@ struct mapping_field {
 /* Fill *out with the i-th key; 0 past the last. */
 int mapping_field(size_t i, struct mapping_field *out);
 /* Endpoints needed by the rows enabled under `flags` (a comma-separated list such as "gpus-acct"). */
-unsigned mapping_endpoints(const struct mapping *m, const char *flags);
+unsigned mapping_sources(const struct mapping *m, const char *flags);
 int row_enabled(const struct row *r, const char *flags);
 
 enum row_status {
@@ -104,7 +104,7 @@ typedef void (*mapping_emit_fn)(void *ctx, size_t row, const struct row_result *
 /* The one row driver (the daemon, --once, tests, fuzzers and bench): evaluate every row enabled
  * under flags over one scrape's answers and emit it. up[ep] says whether endpoint ep delivered a
  * usable answer; ex[ep] is its parsed answer (NULL if down). */
-void mapping_run(const struct mapping *m, const char *flags, const struct expo *const ex[EP_COUNT],
-		 const int up[EP_COUNT], mapping_emit_fn emit, void *ctx);
+void mapping_run(const struct mapping *m, const char *flags, const struct expo *const ex[SRC_COUNT],
+		 const int up[SRC_COUNT], mapping_emit_fn emit, void *ctx);
 
 #endif

@@ -21,7 +21,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-/* The scrape job of endpoint ep is JOB_PREFIX + endpoints[ep].name. */
+/* The scrape job of endpoint ep is JOB_PREFIX + sources[ep].name. */
 #define JOB_PREFIX "slurmctld-"
 
 /* 1 if a row of the table (enabled or not, available or not) has this name (through the table's
@@ -105,9 +105,9 @@ static char *apply_fills(const struct row *r, char *cur)
 static void up_gate(const struct row *r, struct buf *b)
 {
 	int n = 0;
-	for (int ep = 0; ep < EP_COUNT; ep++)
-		if (r->endpoints & (1u << ep))
-			buf_printf(b, "%s%s", n++ ? "|" : "count(up{job=~\"" JOB_PREFIX "(", endpoints[ep].name);
+	for (int ep = 0; ep < SRC_COUNT; ep++)
+		if (r->sources & (1u << ep))
+			buf_printf(b, "%s%s", n++ ? "|" : "count(up{job=~\"" JOB_PREFIX "(", sources[ep].name);
 	if (n)
 		buf_printf(b, ")\"} == 1) == %d", n);
 }
@@ -239,7 +239,7 @@ static void scrape_file(const struct mapping *m, const char *url, const char *fl
 	const char *scheme;
 	char host[1024], prefix[1024];
 	struct buf re;
-	unsigned eps = mapping_endpoints(m, flags);
+	unsigned eps = mapping_sources(m, flags);
 
 	split_url(url, &scheme, host, sizeof(host), prefix, sizeof(prefix));
 	buf_init(&re, 0);
@@ -251,12 +251,12 @@ static void scrape_file(const struct mapping *m, const char *url, const char *fl
 			"# Paste the list below under your scrape_configs, keeping the job names: the rules read them.\n"
 			"scrape_configs:\n",
 		   SHIM_VERSION, url);
-	for (int ep = 0; ep < EP_COUNT; ep++) {
+	for (int ep = 0; ep < SRC_COUNT; ep++) {
 		if (!(eps & (1u << ep)))
 			continue;
 		buf_printf(out, "  - job_name: " JOB_PREFIX "%s\n    scheme: %s\n    metrics_path: %s%s\n"
 				"    static_configs:\n      - targets: [",
-			   endpoints[ep].name, scheme, prefix, endpoints[ep].path);
+			   sources[ep].name, scheme, prefix, sources[ep].path);
 		yaml_str(out, host);
 		buf_puts(out, "]\n    metric_relabel_configs:\n      - source_labels: [__name__]\n        regex: ");
 		yaml_str(out, re.data);

@@ -547,7 +547,7 @@ struct answer *scrape_answer(struct scraper *s, double timeout_s)
 	c.reload_time = s->reload_time;
 	pthread_mutex_unlock(&s->mu);
 
-	c.need = mapping_endpoints(c.m, s->cfg.flags);
+	c.need = mapping_sources(c.m, s->cfg.flags);
 	own = get_payloads(s, mr, gen, c.need, c.started + wait_limit(s, timeout_s), p, c.fetches);
 	/* one render at a time: the scrapes that got the same payloads meanwhile share its body */
 	pthread_mutex_lock(&s->render_mu);

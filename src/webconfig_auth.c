@@ -2,6 +2,7 @@
  * at load, the password check (constant time, the same cost for unknown users, a verified password
  * remembered per user under that user's lock) and the Authorization header decoder. Password hashes
  * and remembered passwords are wiped before they are freed. */
+#include "names.h"
 #include "webconfig_int.h"
 
 #include <crypt.h>
@@ -111,7 +112,6 @@ static int ct_equal(const char *a, size_t la, const char *b, size_t lb)
 static const char *hash_for(const struct webconfig *wc, const char *user, size_t ulen, struct wc_user **u,
 			    char dummy[BCRYPT_LEN + 1])
 {
-	uint64_t h = 0xcbf29ce484222325u;
 	size_t i;
 
 	*u = NULL;
@@ -120,9 +120,7 @@ static const char *hash_for(const struct webconfig *wc, const char *user, size_t
 			*u = &wc->users[i];
 	if (*u)
 		return (*u)->hash;
-	for (i = 0; i < ulen; i++)
-		h = (h ^ (unsigned char)user[i]) * 0x100000001b3u;
-	memcpy(dummy, wc->users[h % wc->nusers].hash, 7); /* "$2b$CC$": the picked user's cost */
+	memcpy(dummy, wc->users[fnv1a(user, ulen) % wc->nusers].hash, 7); /* "$2b$CC$": the picked user's cost */
 	memcpy(dummy + 7, DUMMY_TAIL, sizeof DUMMY_TAIL); /* includes the NUL */
 	return dummy;
 }

@@ -21,7 +21,7 @@ static const char *const states[] = {
 
 /* The answer slurmctld sends as body, parsed as the daemon does: as it arrives, in the pieces
  * libcurl hands over (16 KiB at most), keeping the families the table reads (all: m NULL). */
-static struct payload *answer(const struct mapping *m, enum endpoint ep, const char *body, size_t len)
+static struct payload *answer(const struct mapping *m, enum source_id ep, const char *body, size_t len)
 {
 	enum { PIECE = 16384 };
 	struct payload *p = payload_new(ep, 0, m ? mapping_reads : NULL, (void *)m);
@@ -53,13 +53,13 @@ static void row_text(void *ctx, size_t i, const struct row_result *res)
 }
 
 /* Each row's output text ("" when left out) and status. */
-static char **run(const struct mapping *m, const char *flags, struct payload *const p[EP_COUNT], enum row_status *st)
+static char **run(const struct mapping *m, const char *flags, struct payload *const p[SRC_COUNT], enum row_status *st)
 {
-	const struct expo *ex[EP_COUNT];
-	int up[EP_COUNT];
+	const struct expo *ex[SRC_COUNT];
+	int up[SRC_COUNT];
 	struct rows_text t = { m, xcalloc(m->nrows, sizeof(*t.out)), st };
 	source_usable((const struct payload *const *)p, up); /* the daemon's verdict */
-	for (int ep = 0; ep < EP_COUNT; ep++)
+	for (int ep = 0; ep < SRC_COUNT; ep++)
 		ex[ep] = up[ep] ? &p[ep]->expo : NULL;
 	mapping_run(m, flags, ex, up, row_text, &t);
 	return t.out;
@@ -102,9 +102,9 @@ static int row_absent_ok(const struct row *r, const char *fam)
 
 /* Drop every family of endpoint ep in turn; returns the number of rows that served something
  * other than the unmodified run's output without saying why. */
-static size_t drop_each(const struct mapping *m, const char *state, const char *flags, char *bodies[EP_COUNT],
-			size_t lens[EP_COUNT], struct payload *p[EP_COUNT], char **base, const enum row_status *bst,
-			enum endpoint ep, size_t *ndropped)
+static size_t drop_each(const struct mapping *m, const char *state, const char *flags, char *bodies[SRC_COUNT],
+			size_t lens[SRC_COUNT], struct payload *p[SRC_COUNT], char **base, const enum row_status *bst,
+			enum source_id ep, size_t *ndropped)
 {
 	size_t bad = 0;
 	enum row_status *st = xcalloc(m->nrows, sizeof(*st));
@@ -121,7 +121,7 @@ static size_t drop_each(const struct mapping *m, const char *state, const char *
 		l = e;
 		size_t len;
 		char *body = drop_family(bodies[ep], lens[ep], fam, &len);
-		struct payload *q[EP_COUNT];
+		struct payload *q[SRC_COUNT];
 		memcpy(q, p, sizeof(q));
 		q[ep] = answer(m, ep, body, len);
 		char **out = run(m, flags, q, st);
@@ -159,27 +159,27 @@ static void test_drop_each_family(void **state)
 	buf_free(&pb);
 	size_t bad = 0, ndropped = 0;
 	for (size_t s = 0; s < sizeof(states) / sizeof(states[0]); s++) {
-		char *bodies[EP_COUNT];
-		size_t lens[EP_COUNT];
-		struct payload *p[EP_COUNT];
-		for (int ep = 0; ep < EP_COUNT; ep++) {
+		char *bodies[SRC_COUNT];
+		size_t lens[SRC_COUNT];
+		struct payload *p[SRC_COUNT];
+		for (int ep = 0; ep < SRC_COUNT; ep++) {
 			char path[600];
-			snprintf(path, sizeof(path), "tests/fixtures/%s/%s", states[s], endpoints[ep].file);
+			snprintf(path, sizeof(path), "tests/fixtures/%s/%s", states[s], sources[ep].file);
 			bodies[ep] = tu_slurp(path, &lens[ep]);
 			assert_non_null(bodies[ep]);
-			p[ep] = answer(m, (enum endpoint)ep, bodies[ep], lens[ep]);
+			p[ep] = answer(m, (enum source_id)ep, bodies[ep], lens[ep]);
 			assert_true(p[ep]->ok);
 		}
 		for (int g = 0; g < 2; g++) {
 			const char *flags = g ? "gpus-acct" : "";
 			enum row_status *bst = xcalloc(m->nrows, sizeof(*bst));
 			char **base = run(m, flags, p, bst);
-			for (int ep = 0; ep < EP_COUNT; ep++)
-				bad += drop_each(m, states[s], flags, bodies, lens, p, base, bst, (enum endpoint)ep, &ndropped);
+			for (int ep = 0; ep < SRC_COUNT; ep++)
+				bad += drop_each(m, states[s], flags, bodies, lens, p, base, bst, (enum source_id)ep, &ndropped);
 			free_run(base, m->nrows);
 			free(bst);
 		}
-		for (int ep = 0; ep < EP_COUNT; ep++) {
+		for (int ep = 0; ep < SRC_COUNT; ep++) {
 			payload_unref(p[ep]);
 			free(bodies[ep]);
 		}
@@ -196,17 +196,17 @@ static void test_answer_naming_no_family(void **state)
 {
 	(void)state;
 	static const char *const bodies[] = { "# nothing\n", "\n", "# HELP\n", "# EOF\n" };
-	for (int ep = 0; ep < EP_COUNT; ep++) {
+	for (int ep = 0; ep < SRC_COUNT; ep++) {
 		for (size_t i = 0; i < sizeof(bodies) / sizeof(bodies[0]); i++) {
-			struct payload *p = answer(NULL, (enum endpoint)ep, bodies[i], strlen(bodies[i]));
+			struct payload *p = answer(NULL, (enum source_id)ep, bodies[i], strlen(bodies[i]));
 			assert_false(p->ok);
 			assert_non_null(strstr(p->reason, "names no metric family"));
 			payload_unref(p);
 		}
-		struct payload *p = answer(NULL, (enum endpoint)ep, "", 0);
-		assert_int_equal(p->ok, endpoints[ep].empty_ok);
+		struct payload *p = answer(NULL, (enum source_id)ep, "", 0);
+		assert_int_equal(p->ok, sources[ep].empty_ok);
 		payload_unref(p);
-		p = answer(NULL, (enum endpoint)ep, "# TYPE x gauge\n", 15);
+		p = answer(NULL, (enum source_id)ep, "# TYPE x gauge\n", 15);
 		assert_true(p->ok);
 		payload_unref(p);
 	}

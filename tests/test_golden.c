@@ -40,7 +40,7 @@ static const char *const dashboard[] = {
 };
 
 struct state_run {
-	struct payload *p[EP_COUNT];
+	struct payload *p[SRC_COUNT];
 	struct expo legacy;
 	char *legacy_text;
 	struct arena a;
@@ -83,17 +83,17 @@ static void keep_row(void *ctx, size_t i, const struct row_result *res)
 static void run_state(const struct mapping *m, const char *state, const char *flags, struct state_run *r)
 {
 	char dir[512], path[600];
-	const struct expo *ex[EP_COUNT];
-	int up[EP_COUNT];
+	const struct expo *ex[SRC_COUNT];
+	int up[SRC_COUNT];
 	size_t len;
 	snprintf(dir, sizeof(dir), "tests/fixtures/%s", state);
-	for (int ep = 0; ep < EP_COUNT; ep++) {
-		r->p[ep] = payload_replay(dir, (enum endpoint)ep, 1 << 28, 0, mapping_reads, (void *)m);
+	for (int ep = 0; ep < SRC_COUNT; ep++) {
+		r->p[ep] = payload_replay(dir, (enum source_id)ep, 1 << 28, 0, mapping_reads, (void *)m);
 		if (!r->p[ep]->ok)
 			fail_msg("%s: %s", state, r->p[ep]->reason);
 	}
 	source_usable((const struct payload *const *)r->p, up); /* the daemon's verdict */
-	for (int ep = 0; ep < EP_COUNT; ep++)
+	for (int ep = 0; ep < SRC_COUNT; ep++)
 		ex[ep] = up[ep] ? &r->p[ep]->expo : NULL;
 	snprintf(path, sizeof(path), "%s/legacy_exporter_metrics.txt", dir);
 	r->legacy_text = tu_slurp(path, &len);
@@ -108,7 +108,7 @@ static void run_state(const struct mapping *m, const char *state, const char *fl
 
 static void free_state(struct state_run *r)
 {
-	for (int ep = 0; ep < EP_COUNT; ep++)
+	for (int ep = 0; ep < SRC_COUNT; ep++)
 		payload_unref(r->p[ep]);
 	expo_free(&r->legacy);
 	free(r->legacy_text);

@@ -54,7 +54,7 @@ static void test_valid_and_shipped(void **state)
 	assert_int_equal(mapping_row_index(m, "slurm_node_cpus"), -1);
 	assert_int_equal(mapping_row_index(m, ""), -1);
 	/* the partitions endpoint (node write lock) is needed only because rows read it */
-	assert_true(m->endpoints & (1u << EP_PARTITIONS));
+	assert_true(m->sources & (1u << SRC_PARTITIONS));
 	mapping_free(m);
 	buf_free(&b);
 
@@ -149,7 +149,7 @@ struct row_out {
  * (in small pieces, keeping only what the table reads), the rows run by mapping_run. */
 struct run {
 	const struct mapping *m;
-	struct payload *p[EP_COUNT];
+	struct payload *p[SRC_COUNT];
 	struct row_out *rows;
 	size_t nrows;
 	size_t emitted;           /* rows emitted, each once and in order */
@@ -174,7 +174,7 @@ static void keep_row(void *ctx, size_t i, const struct row_result *res)
 #define PIECE 7 /* bytes fed at a time: lines are split across pieces */
 
 /* The answer of endpoint ep when slurmctld sends body; from replay_dir instead when body is NULL. */
-static struct payload *answer(const struct mapping *m, enum endpoint ep, const char *body, const char *replay_dir)
+static struct payload *answer(const struct mapping *m, enum source_id ep, const char *body, const char *replay_dir)
 {
 	if (!body)
 		return payload_replay(replay_dir, ep, 0, 0, mapping_reads, (void *)m);
@@ -190,10 +190,10 @@ static struct payload *answer(const struct mapping *m, enum endpoint ep, const c
 static void run_table(struct run *r, const struct mapping *m, const char *payload, const char *replay_dir, int up_all,
 		      const char *flags)
 {
-	const struct expo *ex[EP_COUNT];
-	int up[EP_COUNT];
-	for (int ep = 0; ep < EP_COUNT; ep++) {
-		r->p[ep] = answer(m, (enum endpoint)ep, payload, replay_dir);
+	const struct expo *ex[SRC_COUNT];
+	int up[SRC_COUNT];
+	for (int ep = 0; ep < SRC_COUNT; ep++) {
+		r->p[ep] = answer(m, (enum source_id)ep, payload, replay_dir);
 		up[ep] = up_all && r->p[ep]->ok;
 		ex[ep] = up_all ? &r->p[ep]->expo : NULL;
 	}
@@ -211,7 +211,7 @@ static void run_free(struct run *r)
 	for (size_t i = 0; i < r->nrows; i++)
 		free(r->rows[i].text);
 	free(r->rows);
-	for (int ep = 0; ep < EP_COUNT; ep++)
+	for (int ep = 0; ep < SRC_COUNT; ep++)
 		payload_unref(r->p[ep]);
 }
 
@@ -367,7 +367,7 @@ static void test_invalid_utf8_labels(void **state)
 	struct mapping *m = load_json(j);
 	struct run r;
 	run_table(&r, m, payload, NULL, 1, "");
-	assert_true(r.p[EP_NODES]->expo.invalid_utf8 > 0); /* label sets shared with a twin are counted once */
+	assert_true(r.p[SRC_NODES]->expo.invalid_utf8 > 0); /* label sets shared with a twin are counted once */
 	assert_int_equal(r.rows[0].status, ROW_ERROR);
 	assert_non_null(strstr(r.rows[0].err, "two series with the same labels (once invalid UTF-8"));
 	assert_int_equal(r.rows[1].status, ROW_OK);
@@ -377,7 +377,7 @@ static void test_invalid_utf8_labels(void **state)
 	assert_string_equal(r.rows[2].text, "mem{node=\"n\xEF\xBF\xBD\"} 5\nmem{node=\"ok\xC3\xA9\"} 7\n"
 					    "mem{node=\"s\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD\"} 6\n");
 	/* the payload's own bytes are untouched: the sum and matching see the true names */
-	const struct expo_family *f = expo_find(&r.p[EP_NODES]->expo, "slurm_node_cpus", 15);
+	const struct expo_family *f = expo_find(&r.p[SRC_NODES]->expo, "slurm_node_cpus", 15);
 	assert_non_null(f);
 	assert_memory_equal(f->samples[0].labels[0].value, "n\xff", 2);
 	run_free(&r);
