@@ -681,3 +681,47 @@ size_t expo_feed_end(struct expo *e, int flags)
 	e->in.too_long = 0;
 	return finish(e, 0);
 }
+
+/* The family builder (see expo.h): the parser's storage, fed from slices rather than lines. */
+int expo_add(struct expo *e, const char *name, size_t nlen, struct label *labels, uint32_t nlabels,
+	     double value)
+{
+	struct expo_family *f = (struct expo_family *)expo_find(e, name, nlen);
+	if (!f) {
+		if (e->keep && !e->keep(name, nlen, e->keep_ctx))
+			return 0;
+		f = family_get(e, arena_strndup(&e->arena, name, nlen), nlen);
+		f->type = EXPO_GAUGE;
+	}
+	f->samples = xgrow(f->samples, &f->cap, f->n + 1, sizeof(*f->samples));
+	struct expo_sample *s = &f->samples[f->n++];
+	s->nlabels = nlabels;
+	s->value = value;
+	s->labels = NULL;
+	if (nlabels) {
+		labels_sort(labels, nlabels);
+		const struct expo_sample *prev = f->n > 1 ? &f->samples[f->n - 2] : NULL;
+		s->labels = arena_alloc(&e->arena, nlabels * sizeof(*labels));
+		for (uint32_t k = 0; k < nlabels; k++) {
+			struct label l = labels[k];
+			/* samples of a family share their label names, as the parser makes them */
+			if (prev && k < prev->nlabels &&
+			    slice_eq(l.name, l.nlen, prev->labels[k].name, prev->labels[k].nlen))
+				l.name = prev->labels[k].name;
+			else
+				l.name = arena_strndup(&e->arena, l.name, l.nlen);
+			e->invalid_utf8 += !utf8_valid(l.value, l.vlen);
+			l.value = l.vlen ? arena_strndup(&e->arena, l.value, l.vlen) : "";
+			s->labels[k] = l;
+		}
+	}
+	s->hash = labels_hash(s->labels, nlabels);
+	e->nsamples++;
+	e->nnamed++;
+	return 1;
+}
+
+void expo_add_end(struct expo *e)
+{
+	mark_duplicates(e);
+}
