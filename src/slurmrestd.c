@@ -36,7 +36,7 @@ struct node_rec {
 
 struct job_rec {
 	struct job_state state;
-	struct str reason, user, account, partition, tasks;
+	struct str reason, desc, user, account, partition, tasks;
 	double cpus, uid;
 };
 
@@ -331,7 +331,9 @@ static void job_end(struct rest *st)
 	struct label l[AGG_N];
 	const char *state = job_state_squeue(&r->state);
 	l[AGG_STATE] = lab("state", state, strlen(state));
-	l[AGG_REASON] = lab("reason", sp(st, &r->reason), r->reason.set ? r->reason.len : 0);
+	/* squeue's %r: the description when slurmctld wrote one, else the reason's name */
+	const struct str *why = r->desc.set && r->desc.len ? &r->desc : &r->reason;
+	l[AGG_REASON] = lab("reason", sp(st, why), why->set ? why->len : 0);
 	if (r->user.set && r->user.len) {
 		l[AGG_USER] = lab("user", sp(st, &r->user), r->user.len);
 	} else { /* squeue prints the uid of a user that no longer resolves */
@@ -375,6 +377,8 @@ static void job_str(struct rest *st, const char *path, const unsigned char *s, s
 		job_state_add(&r->state, (const char *)s, n);
 	else if (strcmp(path, "state_reason") == 0)
 		keep_str(st, &r->reason, s, n);
+	else if (strcmp(path, "state_description") == 0)
+		keep_str(st, &r->desc, s, n);
 	else if (strcmp(path, "user_name") == 0)
 		keep_str(st, &r->user, s, n);
 	else if (strcmp(path, "account") == 0)
