@@ -61,6 +61,7 @@ struct rest {
 	int depth;                /* open containers */
 	int rd;                   /* depth inside a record map (constant per document) */
 	int in_rec, rec_bad;
+	int want;                 /* the record's current key is one its document reads */
 	int nosv_set, nosv_inf;   /* of the {set, infinite, number} object being read */
 	int failed;               /* the document stopped: syntax, depth, size */
 	int fired;                /* a token completed during this chunk */
@@ -421,20 +422,47 @@ static void diag_num(struct rest *st, const char *path, double v)
 
 /* ---- the walk ---- */
 
+struct field {
+	const char *name;
+	size_t len;
+};
+#define FLD(s) { s, sizeof(s) - 1 }
+#define NFIELDS 10
+
 struct doc_info {
 	const char *prefix[2];    /* keys down to the records */
 	int nprefix, array;       /* records are items of an array at the end of the prefix */
 	void (*num)(struct rest *st, const char *path, double v);
 	void (*str)(struct rest *st, const char *path, const unsigned char *s, size_t n);
 	void (*end)(struct rest *st);
+	struct field fields[NFIELDS]; /* the record's keys read, none = all: the values of other keys
+					 (most of a job) are skipped without building a path */
 };
 
 static const struct doc_info docs[] = {
-	[REST_NODES] = { { "nodes" }, 1, 1, node_num, node_str, node_end },
-	[REST_SHARES] = { { "shares", "shares" }, 2, 1, share_num, share_str, share_end },
-	[REST_JOBS] = { { "jobs" }, 1, 1, job_num, job_str, job_end },
-	[REST_DIAG] = { { "statistics" }, 1, 0, diag_num, NULL, NULL },
+	[REST_NODES] = { { "nodes" }, 1, 1, node_num, node_str, node_end,
+			 { FLD("name"), FLD("state"), FLD("cpus"), FLD("alloc_cpus"), FLD("real_memory"),
+			   FLD("alloc_memory"), FLD("free_mem"), FLD("gres"), FLD("gres_used"),
+			   FLD("partitions") } },
+	[REST_SHARES] = { { "shares", "shares" }, 2, 1, share_num, share_str, share_end,
+			  { FLD("name"), FLD("parent"), FLD("partition"), FLD("type"), FLD("fairshare") } },
+	[REST_JOBS] = { { "jobs" }, 1, 1, job_num, job_str, job_end,
+			{ FLD("job_state"), FLD("state_reason"), FLD("state_description"), FLD("user_name"),
+			  FLD("user_id"), FLD("account"), FLD("partition"), FLD("cpus"),
+			  FLD("array_task_string") } },
+	[REST_DIAG] = { { "statistics" }, 1, 0, diag_num, NULL, NULL, { { NULL, 0 } } },
 };
+
+/* Is key one of the record's fields read? */
+static int wanted(const struct doc_info *d, const unsigned char *k, size_t n)
+{
+	if (!d->fields[0].name)
+		return 1;
+	for (int i = 0; i < NFIELDS && d->fields[i].name; i++)
+		if (d->fields[i].len == n && memcmp(d->fields[i].name, k, n) == 0)
+			return 1;
+	return 0;
+}
 
 static int key_is(const struct level *l, const char *k)
 {
@@ -442,11 +470,13 @@ static int key_is(const struct level *l, const char *k)
 	return l->klen == n && memcmp(l->key, k, n) == 0;
 }
 
+#define KEY_IS(l, lit) ((l)->klen == sizeof(lit) - 1 && memcmp((l)->key, lit, sizeof(lit) - 1) == 0)
+
 /* The path of the value about to be read inside the record, or NULL when it is outside one or
  * too deep to matter. "state[]" is an item of the array "state"; "free_mem.number" a key. */
 static const char *path_of(struct rest *st, char *buf)
 {
-	if (!st->in_rec || st->depth < st->rd || st->depth > st->rd + 3)
+	if (!st->in_rec || !st->want || st->depth < st->rd || st->depth > st->rd + 3)
 		return NULL;
 	size_t n = 0;
 	for (int i = st->rd - 1; i < st->depth; i++) {
@@ -483,15 +513,15 @@ static int on_number(struct rest *st, double v, int is_bool)
 	size_t n = strlen(path);
 	const struct level *top = &st->lv[st->depth - 1];
 	if (st->depth > st->rd && !top->array) {
-		if (is_bool && key_is(top, "set")) {
+		if (is_bool && KEY_IS(top, "set")) {
 			st->nosv_set = v != 0;
 			return fire(st);
 		}
-		if (is_bool && key_is(top, "infinite")) {
+		if (is_bool && KEY_IS(top, "infinite")) {
 			st->nosv_inf = v != 0;
 			return fire(st);
 		}
-		if (key_is(top, "number")) {
+		if (KEY_IS(top, "number")) {
 			buf[n - sizeof(".number") + 1] = '\0';
 			v = st->nosv_inf ? INFINITY : !st->nosv_set ? NAN : v;
 		}
@@ -537,9 +567,13 @@ static int cb_key(void *ctx, const unsigned char *k, size_t n)
 	struct rest *st = ctx;
 	if (n > REST_MAX_STRING || !st->depth)
 		return 0;
+	if (st->in_rec && st->depth > st->rd && (!st->want || st->depth > st->rd + 3))
+		return fire(st); /* inside a value nobody reads: its keys do not matter */
 	struct level *l = &st->lv[st->depth - 1];
 	l->klen = n < KEY_MAX ? (unsigned char)n : KEY_MAX;
 	memcpy(l->key, k, n < KEY_MAX ? n : 0);
+	if (st->in_rec && st->depth == st->rd)
+		st->want = n < KEY_MAX && wanted(&docs[st->doc], k, n);
 	return fire(st);
 }
 
