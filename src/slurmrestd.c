@@ -175,36 +175,6 @@ static void node_end(struct rest *st)
 	}
 }
 
-static void node_num(struct rest *st, const char *path, double v)
-{
-	struct node_rec *r = &st->r.node;
-	static const struct { const char *path; size_t off; } nums[] = {
-		{ "cpus", offsetof(struct node_rec, cpus) },
-		{ "alloc_cpus", offsetof(struct node_rec, alloc_cpus) },
-		{ "real_memory", offsetof(struct node_rec, real_memory) },
-		{ "alloc_memory", offsetof(struct node_rec, alloc_memory) },
-		{ "free_mem", offsetof(struct node_rec, free_mem) },
-	};
-	for (size_t i = 0; i < sizeof(nums) / sizeof(nums[0]); i++)
-		if (strcmp(path, nums[i].path) == 0)
-			*(double *)((char *)r + nums[i].off) = v;
-}
-
-static void node_str(struct rest *st, const char *path, const unsigned char *s, size_t n)
-{
-	struct node_rec *r = &st->r.node;
-	if (strcmp(path, "name") == 0)
-		keep_str(st, &r->name, s, n);
-	else if (strcmp(path, "state[]") == 0)
-		node_state_add(&r->state, (const char *)s, n);
-	else if (strcmp(path, "gres") == 0)
-		keep_str(st, &r->gres, s, n);
-	else if (strcmp(path, "gres_used") == 0)
-		keep_str(st, &r->gres_used, s, n);
-	else if (strcmp(path, "partitions[]") == 0 && r->nparts < MAX_PARTS)
-		keep_str(st, &r->parts[r->nparts++], s, n);
-}
-
 /* ---- shares ---- */
 
 static void share_end(struct rest *st)
@@ -230,27 +200,6 @@ static void share_end(struct rest *st)
 		add(st, "slurmrestd_share_fairshare", l, n, r->factor);
 	if (!isnan(r->level))
 		add(st, "slurmrestd_share_level", l, n, r->level);
-}
-
-static void share_num(struct rest *st, const char *path, double v)
-{
-	if (strcmp(path, "fairshare.factor") == 0)
-		st->r.share.factor = v;
-	else if (strcmp(path, "fairshare.level") == 0)
-		st->r.share.level = v;
-}
-
-static void share_str(struct rest *st, const char *path, const unsigned char *s, size_t n)
-{
-	struct share_rec *r = &st->r.share;
-	if (strcmp(path, "name") == 0)
-		keep_str(st, &r->name, s, n);
-	else if (strcmp(path, "parent") == 0)
-		keep_str(st, &r->parent, s, n);
-	else if (strcmp(path, "partition") == 0)
-		keep_str(st, &r->partition, s, n);
-	else if (strcmp(path, "type[]") == 0)
-		keep_str(st, &r->type, s, n);
 }
 
 /* ---- jobs: aggregated by label set while streaming ---- */
@@ -361,35 +310,6 @@ static void job_end(struct rest *st)
 	a->cpus += tasks * (isnan(r->cpus) ? 0 : r->cpus);
 }
 
-static void job_num(struct rest *st, const char *path, double v)
-{
-	if (strcmp(path, "cpus") == 0)
-		st->r.job.cpus = v;
-	else if (strcmp(path, "user_id") == 0)
-		st->r.job.uid = v;
-}
-
-static void job_str(struct rest *st, const char *path, const unsigned char *s, size_t n)
-{
-	struct job_rec *r = &st->r.job;
-	if (strcmp(path, "job_state[]") == 0)
-		job_state_add(&r->state, (const char *)s, n);
-	else if (strcmp(path, "job_state") == 0) /* v0.0.41..: one string */
-		job_state_add(&r->state, (const char *)s, n);
-	else if (strcmp(path, "state_reason") == 0)
-		keep_str(st, &r->reason, s, n);
-	else if (strcmp(path, "state_description") == 0)
-		keep_str(st, &r->desc, s, n);
-	else if (strcmp(path, "user_name") == 0)
-		keep_str(st, &r->user, s, n);
-	else if (strcmp(path, "account") == 0)
-		keep_str(st, &r->account, s, n);
-	else if (strcmp(path, "partition") == 0)
-		keep_str(st, &r->partition, s, n);
-	else if (strcmp(path, "array_task_string") == 0)
-		keep_str(st, &r->tasks, s, n);
-}
-
 static void jobs_emit(struct rest *st)
 {
 	for (size_t i = 0; i < st->acap; i++) {
@@ -422,46 +342,106 @@ static void diag_num(struct rest *st, const char *path, double v)
 
 /* ---- the walk ---- */
 
-struct field {
-	const char *name;
-	size_t len;
+/* A field a record reads: its path inside the record ("state[]": an item of the array "state";
+ * "fairshare.factor": a member; a {set, infinite, number} object reads as its own path), what it
+ * holds and where in the record (an offset into st->r). */
+enum slot_kind { S_NUM, S_STR, S_NODE_STATE, S_JOB_STATE, S_PART };
+
+struct slot {
+	const char *path;
+	enum slot_kind kind;
+	size_t off;
 };
-#define FLD(s) { s, sizeof(s) - 1 }
-#define NFIELDS 10
+
+#define NODE(p, k, f) { p, k, offsetof(struct node_rec, f) }
+#define JOB(p, k, f) { p, k, offsetof(struct job_rec, f) }
+#define SHARE(p, k, f) { p, k, offsetof(struct share_rec, f) }
+
+static const struct slot node_slots[] = {
+	NODE("name", S_STR, name), NODE("state[]", S_NODE_STATE, state), NODE("cpus", S_NUM, cpus),
+	NODE("alloc_cpus", S_NUM, alloc_cpus), NODE("real_memory", S_NUM, real_memory),
+	NODE("alloc_memory", S_NUM, alloc_memory), NODE("free_mem", S_NUM, free_mem),
+	NODE("gres", S_STR, gres), NODE("gres_used", S_STR, gres_used),
+	NODE("partitions[]", S_PART, parts), { NULL, S_NUM, 0 },
+};
+
+static const struct slot job_slots[] = {
+	JOB("job_state[]", S_JOB_STATE, state), JOB("job_state", S_JOB_STATE, state), /* v0.0.41: a string */
+	JOB("state_reason", S_STR, reason), JOB("state_description", S_STR, desc),
+	JOB("user_name", S_STR, user), JOB("user_id", S_NUM, uid), JOB("account", S_STR, account),
+	JOB("partition", S_STR, partition), JOB("cpus", S_NUM, cpus),
+	JOB("array_task_string", S_STR, tasks), { NULL, S_NUM, 0 },
+};
+
+static const struct slot share_slots[] = {
+	SHARE("name", S_STR, name), SHARE("parent", S_STR, parent), SHARE("partition", S_STR, partition),
+	SHARE("type[]", S_STR, type), SHARE("fairshare.factor", S_NUM, factor),
+	SHARE("fairshare.level", S_NUM, level), { NULL, S_NUM, 0 },
+};
 
 struct doc_info {
 	const char *prefix[2];    /* keys down to the records */
 	int nprefix, array;       /* records are items of an array at the end of the prefix */
-	void (*num)(struct rest *st, const char *path, double v);
-	void (*str)(struct rest *st, const char *path, const unsigned char *s, size_t n);
+	const struct slot *slots; /* NULL: every number, by its path (diag) */
 	void (*end)(struct rest *st);
-	struct field fields[NFIELDS]; /* the record's keys read, none = all: the values of other keys
-					 (most of a job) are skipped without building a path */
 };
 
 static const struct doc_info docs[] = {
-	[REST_NODES] = { { "nodes" }, 1, 1, node_num, node_str, node_end,
-			 { FLD("name"), FLD("state"), FLD("cpus"), FLD("alloc_cpus"), FLD("real_memory"),
-			   FLD("alloc_memory"), FLD("free_mem"), FLD("gres"), FLD("gres_used"),
-			   FLD("partitions") } },
-	[REST_SHARES] = { { "shares", "shares" }, 2, 1, share_num, share_str, share_end,
-			  { FLD("name"), FLD("parent"), FLD("partition"), FLD("type"), FLD("fairshare") } },
-	[REST_JOBS] = { { "jobs" }, 1, 1, job_num, job_str, job_end,
-			{ FLD("job_state"), FLD("state_reason"), FLD("state_description"), FLD("user_name"),
-			  FLD("user_id"), FLD("account"), FLD("partition"), FLD("cpus"),
-			  FLD("array_task_string") } },
-	[REST_DIAG] = { { "statistics" }, 1, 0, diag_num, NULL, NULL, { { NULL, 0 } } },
+	[REST_NODES] = { { "nodes" }, 1, 1, node_slots, node_end },
+	[REST_SHARES] = { { "shares", "shares" }, 2, 1, share_slots, share_end },
+	[REST_JOBS] = { { "jobs" }, 1, 1, job_slots, job_end },
+	[REST_DIAG] = { { "statistics" }, 1, 0, NULL, NULL },
 };
 
-/* Is key one of the record's fields read? */
+/* Is key the first step of a slot's path? The values of other keys (most of a job) are skipped
+ * without building a path. */
 static int wanted(const struct doc_info *d, const unsigned char *k, size_t n)
 {
-	if (!d->fields[0].name)
-		return 1;
-	for (int i = 0; i < NFIELDS && d->fields[i].name; i++)
-		if (d->fields[i].len == n && memcmp(d->fields[i].name, k, n) == 0)
+	for (const struct slot *f = d->slots; f && f->path; f++) {
+		if (!n || f->path[0] != k[0])
+			continue;
+		size_t len = strlen(f->path);
+		if (len >= n && memcmp(f->path, k, n) == 0 &&
+		    (len == n || f->path[n] == '.' || f->path[n] == '['))
 			return 1;
-	return 0;
+	}
+	return !d->slots;
+}
+
+/* A value read at path, a string s (is_str) or a number v: into its slot (a value of the wrong
+ * type is ignored), or diag's family. */
+static void on_value(struct rest *st, const char *path, int is_str, const unsigned char *s, size_t n,
+		     double v)
+{
+	const struct slot *f = docs[st->doc].slots;
+	if (!f) {
+		if (!is_str)
+			diag_num(st, path, v);
+		return;
+	}
+	while (f->path && strcmp(f->path, path))
+		f++;
+	char *rec = (char *)&st->r;
+	if (!f->path || (f->kind == S_NUM) == is_str)
+		return;
+	switch (f->kind) {
+	case S_NUM:
+		*(double *)(void *)(rec + f->off) = v;
+		break;
+	case S_STR:
+		keep_str(st, (struct str *)(void *)(rec + f->off), s, n);
+		break;
+	case S_NODE_STATE:
+		node_state_add((struct node_state *)(void *)(rec + f->off), (const char *)s, n);
+		break;
+	case S_JOB_STATE:
+		job_state_add((struct job_state *)(void *)(rec + f->off), (const char *)s, n);
+		break;
+	case S_PART:
+		if (st->r.node.nparts < MAX_PARTS)
+			keep_str(st, &st->r.node.parts[st->r.node.nparts++], s, n);
+		break;
+	}
 }
 
 static int key_is(const struct level *l, const char *k)
@@ -526,7 +506,7 @@ static int on_number(struct rest *st, double v, int is_bool)
 			v = st->nosv_inf ? INFINITY : !st->nosv_set ? NAN : v;
 		}
 	}
-	docs[st->doc].num(st, path, v);
+	on_value(st, path, 0, NULL, 0, v);
 	return fire(st);
 }
 
@@ -556,9 +536,9 @@ static int cb_string(void *ctx, const unsigned char *s, size_t n)
 	char buf[PATH_MAX_LEN + 8];
 	if (n > REST_MAX_STRING)
 		return 0;
-	const char *path = docs[st->doc].str ? path_of(st, buf) : NULL;
+	const char *path = path_of(st, buf);
 	if (path)
-		docs[st->doc].str(st, path, s, n);
+		on_value(st, path, 1, s, n, 0);
 	return fire(st);
 }
 
