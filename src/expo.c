@@ -686,6 +686,7 @@ size_t expo_feed_end(struct expo *e, int flags)
 int expo_add(struct expo *e, const char *name, size_t nlen, struct label *labels, uint32_t nlabels,
 	     double value)
 {
+	e->nnamed++; /* kept or not, as a sample line of the text is */
 	struct expo_family *f = (struct expo_family *)expo_find(e, name, nlen);
 	if (!f) {
 		if (e->keep && !e->keep(name, nlen, e->keep_ctx))
@@ -717,7 +718,6 @@ int expo_add(struct expo *e, const char *name, size_t nlen, struct label *labels
 	}
 	s->hash = labels_hash(s->labels, nlabels);
 	e->nsamples++;
-	e->nnamed++;
 	return 1;
 }
 

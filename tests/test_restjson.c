@@ -560,6 +560,7 @@ static void test_keep_filter(void **state)
 	assert_int_equal(parse(&e, REST_NODES, text, len, 0), 0);
 	assert_int_equal(e.nfams, 1);
 	assert_int_equal(e.nsamples, 5);
+	assert_int_equal(e.nnamed, 59); /* the samples not kept still say the answer named families */
 	expo_free(&e);
 	free(text);
 }
