@@ -47,10 +47,10 @@ struct share_rec {
 
 enum { AGG_STATE, AGG_REASON, AGG_USER, AGG_ACCOUNT, AGG_PARTITION, AGG_N };
 
-struct agg {                  /* one distinct job label set */
+struct agg {                  /* one distinct label set of an aggregate family */
 	struct label l[AGG_N];
-	uint32_t hash;
-	double jobs, cpus;
+	uint32_t nl, hash;
+	double v[4];              /* the values of the document's agg_fams */
 };
 
 struct rest {
@@ -70,9 +70,9 @@ struct rest {
 	char *scratch;            /* the record's strings */
 	size_t slen;
 	union { struct node_rec node; struct job_rec job; struct share_rec share; } r;
-	struct agg *aggs;         /* jobs: open addressing, size acap (power of two) */
+	struct agg *aggs;         /* jobs, partitions: open addressing, acap a power of two */
 	size_t nagg, acap;
-	struct arena arena;       /* jobs: the label values of aggs */
+	struct arena arena;       /* the label values of aggs */
 };
 
 /* ---- strings of the record ---- */
@@ -102,9 +102,50 @@ static struct label lab(const char *name, const char *v, size_t n)
 	return l;
 }
 
-static void add(struct rest *st, const char *fam, struct label *l, uint32_t n, double v)
+/* One sample; labels with an empty value are left out, as Prometheus does. */
+static void add(struct rest *st, const char *fam, const struct label *l, uint32_t n, double v)
 {
-	expo_add(st->e, fam, strlen(fam), l, n, v);
+	struct label set[AGG_N];
+	uint32_t k = 0;
+	for (uint32_t i = 0; i < n && k < AGG_N; i++)
+		if (l[i].vlen)
+			set[k++] = l[i];
+	expo_add(st->e, fam, strlen(fam), set, k, v);
+}
+
+/* The entry of label set l (n labels, sorted by name) in the document's aggregate, made on first
+ * sight with copies of the values. */
+static struct agg *agg_slot(struct rest *st, const struct label *l, uint32_t n)
+{
+	uint32_t h = labels_hash(l, n);
+	if ((st->nagg + 1) * 2 > st->acap) {
+		size_t cap = st->acap ? st->acap * 2 : 64;
+		struct agg *t = xcalloc(cap, sizeof(*t));
+		for (size_t i = 0; i < st->acap; i++) {
+			if (!st->aggs[i].nl)
+				continue;
+			size_t j = st->aggs[i].hash & (cap - 1);
+			while (t[j].nl)
+				j = (j + 1) & (cap - 1);
+			t[j] = st->aggs[i];
+		}
+		free(st->aggs);
+		st->aggs = t;
+		st->acap = cap;
+	}
+	size_t j = h & (st->acap - 1);
+	for (; st->aggs[j].nl; j = (j + 1) & (st->acap - 1))
+		if (st->aggs[j].hash == h && labels_equal(st->aggs[j].l, st->aggs[j].nl, l, n))
+			return &st->aggs[j];
+	struct agg *a = &st->aggs[j];
+	for (uint32_t k = 0; k < n; k++) {
+		a->l[k] = l[k];
+		a->l[k].value = l[k].vlen ? arena_strndup(&st->arena, l[k].value, l[k].vlen) : "";
+	}
+	a->nl = n;
+	a->hash = h;
+	st->nagg++;
+	return a;
 }
 
 /* ---- nodes ---- */
@@ -172,6 +213,12 @@ static void node_end(struct rest *st)
 		struct label p[2] = { lab("node", sp(st, &r->name), r->name.len),
 				      lab("partition", sp(st, &r->parts[i]), r->parts[i].len) };
 		add(st, "slurmrestd_node_partition", p, 2, 1);
+		/* sinfo -o %R,%C: a partition's CPUs are its nodes' (rows cannot join on node) */
+		struct agg *a = agg_slot(st, &p[1], 1);
+		a->v[0] += r->cpus;
+		a->v[1] += alloc;
+		a->v[2] += other ? 0 : rest;
+		a->v[3] += other ? rest : 0;
 	}
 }
 
@@ -239,37 +286,6 @@ unsigned long rest_array_tasks(const char *s, size_t n)
 	return total;
 }
 
-static struct agg *agg_slot(struct rest *st, const struct label *l, uint32_t h)
-{
-	if ((st->nagg + 1) * 2 > st->acap) {
-		size_t cap = st->acap ? st->acap * 2 : 64;
-		struct agg *t = xcalloc(cap, sizeof(*t));
-		for (size_t i = 0; i < st->acap; i++) {
-			if (!st->aggs[i].l[0].name)
-				continue;
-			size_t j = st->aggs[i].hash & (cap - 1);
-			while (t[j].l[0].name)
-				j = (j + 1) & (cap - 1);
-			t[j] = st->aggs[i];
-		}
-		free(st->aggs);
-		st->aggs = t;
-		st->acap = cap;
-	}
-	size_t j = h & (st->acap - 1);
-	for (; st->aggs[j].l[0].name; j = (j + 1) & (st->acap - 1))
-		if (st->aggs[j].hash == h && labels_equal(st->aggs[j].l, AGG_N, l, AGG_N))
-			return &st->aggs[j];
-	struct agg *a = &st->aggs[j];
-	for (int k = 0; k < AGG_N; k++) {
-		a->l[k] = l[k];
-		a->l[k].value = l[k].vlen ? arena_strndup(&st->arena, l[k].value, l[k].vlen) : "";
-	}
-	a->hash = h;
-	st->nagg++;
-	return a;
-}
-
 static void job_end(struct rest *st)
 {
 	struct job_rec *r = &st->r.job;
@@ -296,7 +312,7 @@ static void job_end(struct rest *st)
 	struct label sorted[AGG_N];
 	memcpy(sorted, l, sizeof(l));
 	labels_sort(sorted, AGG_N);
-	struct agg *a = agg_slot(st, sorted, labels_hash(sorted, AGG_N));
+	struct agg *a = agg_slot(st, sorted, AGG_N);
 	/* squeue -r prints one line per task of a pending array record */
 	double tasks = 1;
 	if (r->tasks.set && r->tasks.len) {
@@ -306,22 +322,8 @@ static void job_end(struct rest *st)
 			st->nbad++;
 		}
 	}
-	a->jobs += tasks;
-	a->cpus += tasks * (isnan(r->cpus) ? 0 : r->cpus);
-}
-
-static void jobs_emit(struct rest *st)
-{
-	for (size_t i = 0; i < st->acap; i++) {
-		struct agg *a = &st->aggs[i];
-		if (!a->l[0].name)
-			continue;
-		struct label l[AGG_N];
-		memcpy(l, a->l, sizeof(l));
-		add(st, "slurmrestd_jobs", l, AGG_N, a->jobs);
-		memcpy(l, a->l, sizeof(l));
-		add(st, "slurmrestd_jobs_cpus", l, AGG_N, a->cpus);
-	}
+	a->v[0] += tasks;
+	a->v[1] += tasks * (isnan(r->cpus) ? 0 : r->cpus);
 }
 
 /* ---- diag: every number of "statistics" (and of its objects), named by its path ---- */
@@ -384,12 +386,15 @@ struct doc_info {
 	int nprefix, array;       /* records are items of an array at the end of the prefix */
 	const struct slot *slots; /* NULL: every number, by its path (diag) */
 	void (*end)(struct rest *st);
+	const char *agg_fams[4];  /* the families of the aggregate's values, in rest_end */
 };
 
 static const struct doc_info docs[] = {
-	[REST_NODES] = { { "nodes" }, 1, 1, node_slots, node_end },
+	[REST_NODES] = { { "nodes" }, 1, 1, node_slots, node_end,
+			 { "slurmrestd_partition_cpus", "slurmrestd_partition_cpus_alloc",
+			   "slurmrestd_partition_cpus_idle", "slurmrestd_partition_cpus_other" } },
 	[REST_SHARES] = { { "shares", "shares" }, 2, 1, share_slots, share_end },
-	[REST_JOBS] = { { "jobs" }, 1, 1, job_slots, job_end },
+	[REST_JOBS] = { { "jobs" }, 1, 1, job_slots, job_end, { "slurmrestd_jobs", "slurmrestd_jobs_cpus" } },
 	[REST_DIAG] = { { "statistics" }, 1, 0, NULL, NULL },
 };
 
@@ -698,8 +703,10 @@ size_t rest_end(void *p, struct expo *e)
 	st->e = e;
 	if (!st->failed && yajl_complete_parse(st->h) != yajl_status_ok)
 		st->failed = 1;
-	if (st->doc == REST_JOBS)
-		jobs_emit(st);
+	for (int f = 0; f < 4 && docs[st->doc].agg_fams[f]; f++)
+		for (size_t i = 0; i < st->acap; i++)
+			if (st->aggs[i].nl)
+				add(st, docs[st->doc].agg_fams[f], st->aggs[i].l, st->aggs[i].nl, st->aggs[i].v[f]);
 	expo_add_end(e);
 	size_t bad = st->nbad + (size_t)st->failed;
 	rest_discard(st);

@@ -132,6 +132,48 @@ static void test_nodes_equal_sinfo(void **state)
 	}
 }
 
+/* exporter_partitions_sinfo.txt: `sinfo -h -o%R,%C`, a/i/o/t per partition (the hidden one too:
+ * the old exporter ran as root); exporter_nodes_sinfo.txt: `sinfo -h -o %D,%T`, nodes by state. */
+static void test_partitions_equal_sinfo(void **state)
+{
+	(void)state;
+	static const char *const fams[] = { "slurmrestd_partition_cpus_alloc", "slurmrestd_partition_cpus_idle",
+					    "slurmrestd_partition_cpus_other", "slurmrestd_partition_cpus" };
+	for (size_t s = 0; s < NSTATES; s++) {
+		struct expo e;
+		size_t len, n, lines = 0;
+		parse_file(&e, REST_NODES, states[s], "rest_nodes.json");
+		char *text = slurp_state(states[s], "exporter_partitions_sinfo.txt", &len);
+		char *save = NULL;
+		for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+			char part[64];
+			double v[4];
+			assert_int_equal(sscanf(line, "%63[^,],%lf/%lf/%lf/%lf", part, &v[0], &v[1], &v[2], &v[3]), 5);
+			const char *pairs[] = { "partition", part };
+			for (int k = 0; k < 4; k++)
+				if (sum_where(&e, fams[k], &n, pairs, 1) != v[k] || n != 1)
+					fail_msg("%s: %s{partition=%s} != %g", states[s], fams[k], part, v[k]);
+			lines++;
+		}
+		assert_int_equal(lines, 4);
+		assert_int_equal(expo_find(&e, fams[0], strlen(fams[0]))->n, 4);
+		free(text);
+		text = slurp_state(states[s], "exporter_nodes_sinfo.txt", &len);
+		lines = 0;
+		for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+			char st[64];
+			double count;
+			assert_int_equal(sscanf(line, " %lf,%63s", &count, st), 2);
+			const char *pairs[] = { "state", st };
+			assert_true(sum_where(&e, "slurmrestd_node_state", &n, pairs, 1) == count);
+			lines += (size_t)count;
+		}
+		assert_int_equal(lines, 5);
+		free(text);
+		expo_free(&e);
+	}
+}
+
 /* Partitions and GPUs of the cluster definition (README): n3 and n4 have gpu:2. */
 static void test_node_partitions_and_gpus(void **state)
 {
@@ -560,7 +602,7 @@ static void test_keep_filter(void **state)
 	assert_int_equal(parse(&e, REST_NODES, text, len, 0), 0);
 	assert_int_equal(e.nfams, 1);
 	assert_int_equal(e.nsamples, 5);
-	assert_int_equal(e.nnamed, 59); /* the samples not kept still say the answer named families */
+	assert_int_equal(e.nnamed, 75); /* the samples not kept still say the answer named families */
 	expo_free(&e);
 	free(text);
 }
@@ -596,6 +638,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_nodes_equal_sinfo),
+		cmocka_unit_test(test_partitions_equal_sinfo),
 		cmocka_unit_test(test_node_partitions_and_gpus),
 		cmocka_unit_test(test_fairshare_equals_sshare),
 		cmocka_unit_test(test_jobs_equal_squeue),
