@@ -390,12 +390,15 @@ struct doc_info {
 };
 
 static const struct doc_info docs[] = {
-	[REST_NODES] = { { "nodes" }, 1, 1, node_slots, node_end,
-			 { "slurmrestd_partition_cpus", "slurmrestd_partition_cpus_alloc",
-			   "slurmrestd_partition_cpus_idle", "slurmrestd_partition_cpus_other" } },
-	[REST_SHARES] = { { "shares", "shares" }, 2, 1, share_slots, share_end },
-	[REST_JOBS] = { { "jobs" }, 1, 1, job_slots, job_end, { "slurmrestd_jobs", "slurmrestd_jobs_cpus" } },
-	[REST_DIAG] = { { "statistics" }, 1, 0, NULL, NULL },
+	[REST_NODES] = { .prefix = { "nodes" }, .nprefix = 1, .array = 1, .slots = node_slots,
+			 .end = node_end,
+			 .agg_fams = { "slurmrestd_partition_cpus", "slurmrestd_partition_cpus_alloc",
+				       "slurmrestd_partition_cpus_idle", "slurmrestd_partition_cpus_other" } },
+	[REST_SHARES] = { .prefix = { "shares", "shares" }, .nprefix = 2, .array = 1,
+			  .slots = share_slots, .end = share_end },
+	[REST_JOBS] = { .prefix = { "jobs" }, .nprefix = 1, .array = 1, .slots = job_slots, .end = job_end,
+			.agg_fams = { "slurmrestd_jobs", "slurmrestd_jobs_cpus" } },
+	[REST_DIAG] = { .prefix = { "statistics" }, .nprefix = 1 },
 };
 
 /* Is key the first step of a slot's path? The values of other keys (most of a job) are skipped
