@@ -13,7 +13,8 @@
 #include <yajl/yajl_parse.h>
 
 #define KEY_MAX 48            /* longer keys match no field */
-#define PATH_MAX_LEN 128
+#define PATH_LEVELS 4         /* a record's field and three levels inside it */
+#define PATH_MAX_LEN (PATH_LEVELS * (KEY_MAX + 2)) /* "key." or "[]" per level, then '\0' */
 #define REC_MAX (256u * 1024) /* scratch bytes of one record */
 #define MAX_PARTS 64          /* partitions of one node we keep */
 #define QUIET_MAX (REST_MAX_STRING + 64u * 1024) /* bytes fed with no token done: a huge string */
@@ -331,7 +332,10 @@ static void job_end(struct rest *st)
 static void diag_num(struct rest *st, const char *path, double v)
 {
 	char name[sizeof("slurmrestd_diag_") + PATH_MAX_LEN];
-	size_t n = (size_t)snprintf(name, sizeof(name), "slurmrestd_diag_%s", path);
+	int len = snprintf(name, sizeof(name), "slurmrestd_diag_%s", path);
+	if (len < 0 || (size_t)len >= sizeof(name))
+		return;
+	size_t n = (size_t)len;
 	for (size_t i = sizeof("slurmrestd_diag_") - 1; i < n; i++) {
 		char c = name[i];
 		if (c == '.')
@@ -464,7 +468,7 @@ static int key_is(const struct level *l, const char *k)
  * too deep to matter. "state[]" is an item of the array "state"; "free_mem.number" a key. */
 static const char *path_of(struct rest *st, char *buf)
 {
-	if (!st->in_rec || !st->want || st->depth < st->rd || st->depth > st->rd + 3)
+	if (!st->in_rec || !st->want || st->depth < st->rd || st->depth >= st->rd + PATH_LEVELS)
 		return NULL;
 	size_t n = 0;
 	for (int i = st->rd - 1; i < st->depth; i++) {
@@ -555,7 +559,7 @@ static int cb_key(void *ctx, const unsigned char *k, size_t n)
 	struct rest *st = ctx;
 	if (n > REST_MAX_STRING || !st->depth)
 		return 0;
-	if (st->in_rec && st->depth > st->rd && (!st->want || st->depth > st->rd + 3))
+	if (st->in_rec && st->depth > st->rd && (!st->want || st->depth >= st->rd + PATH_LEVELS))
 		return fire(st); /* inside a value nobody reads: its keys do not matter */
 	struct level *l = &st->lv[st->depth - 1];
 	l->klen = n < KEY_MAX ? (unsigned char)n : KEY_MAX;

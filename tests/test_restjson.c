@@ -584,6 +584,28 @@ static void test_bounds(void **state)
 	free(huge);
 }
 
+/* Paths of the longest keys read (47 bytes) at the deepest level read (a record's field and three
+ * levels inside it): no overflow (ASan), and the diag family names them. */
+static void test_long_paths(void **state)
+{
+	(void)state;
+	char k[48], doc[512];
+	memset(k, 'k', 47);
+	k[47] = '\0';
+	snprintf(doc, sizeof(doc), "{\"statistics\":{\"%s\":{\"%s\":{\"%s\":{\"%s\":1}}}}}", k, k, k, k);
+	struct expo e;
+	expo_init(&e);
+	assert_int_equal(parse(&e, REST_DIAG, doc, strlen(doc), 0), 0);
+	assert_int_equal(e.nfams, 1);
+	assert_int_equal(e.fams[0].nlen, strlen("slurmrestd_diag_") + 4 * 47 + 3);
+	expo_free(&e);
+	snprintf(doc, sizeof(doc), "{\"shares\":{\"shares\":[{\"name\":\"a\",\"fairshare\":{\"%s\":{\"%s\":"
+		 "{\"%s\":1}}}}]}}", k, k, k);
+	expo_init(&e);
+	assert_int_equal(parse(&e, REST_SHARES, doc, strlen(doc), 0), 0);
+	expo_free(&e);
+}
+
 static int only_state(const char *name, size_t len, void *ctx)
 {
 	(void)ctx;
@@ -649,6 +671,7 @@ int main(void)
 		cmocka_unit_test(test_pieces_equal_whole),
 		cmocka_unit_test(test_malformed),
 		cmocka_unit_test(test_bounds),
+		cmocka_unit_test(test_long_paths),
 		cmocka_unit_test(test_keep_filter),
 		cmocka_unit_test(test_expo_add),
 	};
