@@ -603,6 +603,10 @@ static int open_container(struct rest *st, int array)
 	st->nosv_inf = 0;
 	if (!array && !st->in_rec)
 		record_begin(st);
+	/* slurmrestd reports what went wrong in the top-level "errors" array, with 200 when it
+	 * answered anyway: each error counts, so that the answer is not taken as complete */
+	if (!array && st->depth == 3 && !st->lv[0].array && KEY_IS(&st->lv[0], "errors") && st->lv[1].array)
+		st->nbad++;
 	return fire(st);
 }
 

@@ -540,6 +540,11 @@ static void test_malformed(void **state)
 	assert_int_equal(bad_of(REST_JOBS, "{\"jobs\":[{}, 3, \"x\"]}", 21, 0), 1);
 	assert_int_equal(bad_of(REST_SHARES, "{\"shares\":{\"shares\":[{\"type\":[\"USER\"]}]}}", 41, 0), 1);
 	assert_int_equal(bad_of(REST_DIAG, "{\"statistics\":[1,2]}", 20, 0), 0);
+	/* slurmrestd's own errors (the captures have an empty array) */
+	static const char errs[] = "{\"nodes\":[],\"errors\":[{\"error\":\"x\",\"error_number\":1},"
+				   "{\"error\":\"y\"}],\"warnings\":[{\"x\":1}],\"meta\":{\"errors\":[{}]}}";
+	for (int d = 0; d < 4; d++)
+		assert_int_equal(bad_of((enum rest_doc)d, errs, sizeof(errs) - 1, 0), 2);
 }
 
 static void test_bounds(void **state)
