@@ -187,7 +187,7 @@ static double gres_gpus(const char *s, size_t n)
 static void node_end(struct rest *st)
 {
 	struct node_rec *r = &st->r.node;
-	if (!r->name.set || isnan(r->cpus)) {
+	if (!r->name.len || isnan(r->cpus)) { /* a node must be named to be told apart */
 		st->nbad++;
 		return;
 	}
@@ -211,6 +211,8 @@ static void node_end(struct rest *st)
 	add(st, "slurmrestd_node_gpus_used", l, 2,
 	    r->gres_used.set ? gres_gpus(sp(st, &r->gres_used), r->gres_used.len) : 0);
 	for (int i = 0; i < r->nparts; i++) {
+		if (!r->parts[i].len)
+			continue;
 		struct label p[2] = { lab("node", sp(st, &r->name), r->name.len),
 				      lab("partition", sp(st, &r->parts[i]), r->parts[i].len) };
 		add(st, "slurmrestd_node_partition", p, 2, 1);
@@ -228,7 +230,7 @@ static void node_end(struct rest *st)
 static void share_end(struct rest *st)
 {
 	struct share_rec *r = &st->r.share;
-	if (!r->name.set) {
+	if (!r->name.len) {
 		st->nbad++;
 		return;
 	}

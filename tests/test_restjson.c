@@ -538,6 +538,16 @@ static void test_malformed(void **state)
 	assert_int_equal(expo_find(&e, "slurmrestd_node_state", 21)->n, 1);
 	expo_free(&e);
 	assert_int_equal(bad_of(REST_JOBS, "{\"jobs\":[{}, 3, \"x\"]}", 21, 0), 1);
+	/* a node or share row with an empty name cannot be told apart from another one */
+	static const char unnamed[] = "{\"nodes\":[{\"name\":\"\",\"cpus\":4,\"partitions\":[\"\"]},"
+				      "{\"name\":\"n1\",\"cpus\":4,\"partitions\":[\"\",\"p\"]}]}";
+	expo_init(&e);
+	assert_int_equal(parse(&e, REST_NODES, unnamed, sizeof(unnamed) - 1, 0), 1);
+	assert_int_equal(expo_find(&e, "slurmrestd_node_state", 21)->n, 1);
+	assert_int_equal(expo_find(&e, "slurmrestd_partition_cpus", 25)->n, 1);
+	expo_free(&e);
+	static const char noname[] = "{\"shares\":{\"shares\":[{\"name\":\"\"}]}}";
+	assert_int_equal(bad_of(REST_SHARES, noname, sizeof(noname) - 1, 0), 1);
 	assert_int_equal(bad_of(REST_SHARES, "{\"shares\":{\"shares\":[{\"type\":[\"USER\"]}]}}", 41, 0), 1);
 	assert_int_equal(bad_of(REST_DIAG, "{\"statistics\":[1,2]}", 20, 0), 0);
 	/* slurmrestd's own errors (the captures have an empty array) */
