@@ -1,7 +1,8 @@
 # fuzz/fuzz.mk: libFuzzer targets, included by the top-level Makefile after it defines LIB_SRCS
 # (src/*.c but main.c), WARN, CPPFLAGS, PKG_CFLAGS and PKG_LIBS.
 #
-#   make fuzz                          build $(FUZZ_BUILD)/fuzz_{expo,expr,mapping,webconfig} with clang
+#   make fuzz                          build $(FUZZ_BUILD)/fuzz_{expo,expr,mapping,webconfig,restjson}
+#                                      with clang
 #                                      (-fsanitize=fuzzer,address,undefined)
 #   make fuzz-run [FUZZ_SECONDS=60]    run each target for FUZZ_SECONDS (-max_total_time) on a copy of
 #                                      its seed corpus in a temporary directory (the repository is not
@@ -10,7 +11,10 @@
 #                                      input is kept in $(FUZZ_BUILD)/artifacts/.
 #
 # Seeds: fuzz/corpus/<target>/ (rebuilt by fuzz/gen-seeds.sh); fuzz_expo also gets every case of
-# tests/conformance/openmetrics-parsers/. Dictionaries: fuzz/dict/<target>.dict.
+# tests/conformance/openmetrics-parsers/. fuzz/corpus/restjson/ is cut from
+# tests/fixtures/slurm-25.11-rest/*/rest_{nodes,shares,jobs,diag}.json: one selector byte (the
+# document, 0 nodes .. 3 diag, plus 4 x a piece size) and the answer, the jobs answers cut to their
+# first two jobs and the shares to their first four rows. Dictionaries: fuzz/dict/<target>.dict.
 # FUZZ_FLAGS adds libFuzzer options, e.g. FUZZ_FLAGS=-jobs=2 or FUZZ_FLAGS=-only_ascii=1. FUZZ_WARN
 # (default: the project's WARN) is there to relax a clang-only warning in a module while it is fixed.
 
@@ -20,7 +24,7 @@ FUZZ_SECONDS  ?= 60
 FUZZ_TIMEOUT  ?= 10
 FUZZ_FLAGS    ?=
 FUZZ_WARN     ?= $(WARN)
-FUZZ_TARGETS  := expo expr mapping webconfig
+FUZZ_TARGETS  := expo expr mapping webconfig restjson
 FUZZ_SAN      := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 FUZZ_CFLAGS   := -O1 -g $(FUZZ_SAN)
 FUZZ_LIB_OBJS := $(LIB_SRCS:src/%.c=$(FUZZ_BUILD)/obj/%.o)

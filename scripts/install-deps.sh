@@ -11,7 +11,7 @@ what=${1:-all}
 #          promtool (test_prometheus), python3 (test_docs, prom_check.py, bench), git (build-deb.sh,
 #          test_packaging), dpkg-dev, debhelper, lintian, systemd (systemd-analyze), man-db (man),
 #          adduser and procps (/bin/kill of the unit's ExecReload) for the package
-build="gcc libc6-dev make pkg-config libmicrohttpd-dev libjansson-dev libcurl4-openssl-dev libyaml-dev libgnutls28-dev libcrypt-dev"
+build="gcc libc6-dev make pkg-config libmicrohttpd-dev libjansson-dev libcurl4-openssl-dev libyaml-dev libyajl-dev libgnutls28-dev libcrypt-dev"
 test="wrk openssl libcmocka-dev valgrind curl prometheus clang libclang-rt-dev build-essential dpkg-dev debhelper lintian systemd man-db adduser procps git python3"
 case "$what" in
   build) pkgs="$build" ;;

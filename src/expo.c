@@ -132,7 +132,7 @@ static struct expo_family *family_get(struct expo *e, const char *name, size_t n
 	e->fams = xgrow(e->fams, &e->capfams, e->nfams + 1, sizeof(*e->fams));
 	f = &e->fams[e->nfams++];
 	memset(f, 0, sizeof(*f));
-	f->name = e->ps->in.copy ? arena_strndup(&e->arena, name, nlen) : name;
+	f->name = e->ps && e->ps->in.copy ? arena_strndup(&e->arena, name, nlen) : name; /* expo_add copies first */
 	f->nlen = (uint32_t)nlen;
 	size_t mask = e->hcap - 1, i = fnv1a(name, nlen) & mask;
 	while (e->htab[i])
@@ -719,4 +719,48 @@ size_t expo_feed_end(struct expo *e, int flags)
 	e->ps->in.plen = e->ps->in.pcap = e->ps->in.skipcap = 0;
 	e->ps->in.too_long = 0;
 	return finish(e, 0);
+}
+
+/* The family builder (see expo.h): the parser's storage, fed from slices rather than lines. */
+int expo_add(struct expo *e, const char *name, size_t nlen, struct label *labels, uint32_t nlabels,
+	     double value)
+{
+	e->nnamed++; /* kept or not, as a sample line of the text is */
+	struct expo_family *f = (struct expo_family *)expo_find(e, name, nlen);
+	if (!f) {
+		if (e->ps && e->ps->keep && !e->ps->keep(name, nlen, e->ps->keep_ctx))
+			return 0;
+		f = family_get(e, arena_strndup(&e->arena, name, nlen), nlen);
+		f->type = EXPO_GAUGE;
+	}
+	f->samples = xgrow(f->samples, &f->cap, f->n + 1, sizeof(*f->samples));
+	struct expo_sample *s = &f->samples[f->n++];
+	s->nlabels = nlabels;
+	s->value = value;
+	s->labels = NULL;
+	if (nlabels) {
+		labels_sort(labels, nlabels);
+		const struct expo_sample *prev = f->n > 1 ? &f->samples[f->n - 2] : NULL;
+		s->labels = arena_alloc(&e->arena, nlabels * sizeof(*labels));
+		for (uint32_t k = 0; k < nlabels; k++) {
+			struct label l = labels[k];
+			/* samples of a family share their label names, as the parser makes them */
+			if (prev && k < prev->nlabels &&
+			    slice_eq(l.name, l.nlen, prev->labels[k].name, prev->labels[k].nlen))
+				l.name = prev->labels[k].name;
+			else
+				l.name = arena_strndup(&e->arena, l.name, l.nlen);
+			e->invalid_utf8 += !utf8_valid(l.value, l.vlen);
+			l.value = l.vlen ? arena_strndup(&e->arena, l.value, l.vlen) : "";
+			s->labels[k] = l;
+		}
+	}
+	s->hash = labels_hash(s->labels, nlabels);
+	e->nsamples++;
+	return 1;
+}
+
+void expo_add_end(struct expo *e)
+{
+	mark_duplicates(e);
 }

@@ -97,4 +97,16 @@ void expo_feed(struct expo *e, const char *data, size_t n, int flags);
 size_t expo_feed_end(struct expo *e, int flags);
 const struct expo_family *expo_find(const struct expo *e, const char *name, size_t nlen);
 
+/* Family builder, for inputs that are not exposition text (slurmrestd JSON): add one sample of
+ * family `name` with the given labels. Honours e->keep (a family nobody reads is not stored; the
+ * call returns 0), copies the name and every label name and value into e's arena (the caller's
+ * bytes may go away after the call), sorts the labels by name and hashes them as the parser does.
+ * labels is the caller's scratch: it is sorted in place. Returns 1 when stored, 0 when not kept;
+ * nnamed counts both, as it counts the sample lines of the text.
+ * expo_add_end() marks the families holding two samples of one label set `duplicate`, as
+ * expo_feed_end() does; call it once after the last expo_add(). */
+int expo_add(struct expo *e, const char *name, size_t nlen, struct label *labels, uint32_t nlabels,
+	     double value);
+void expo_add_end(struct expo *e);
+
 #endif
