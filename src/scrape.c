@@ -292,9 +292,13 @@ static unsigned get_payloads(struct scraper *s, struct mapref *mr, unsigned gen,
 		mine[id] = NULL;
 	for (;;) {
 		unsigned fetch = collect(s, gen, &want, mine, wait_on);
+		/* one fetch per upstream: a slow slurmrestd does not hold back slurmctld's answers */
+		for (int u = 0; u < UPSTREAM_COUNT; u++)
+			if (fetch & source_of_upstream((enum upstream_id)u))
+				start_fetch(s, mr, gen, fetch & source_of_upstream((enum upstream_id)u), wait_on);
 		if (fetch)
-			start_fetch(s, mr, gen, fetch, wait_on);
-		else if (!want || mono_now() >= deadline)
+			continue;
+		if (!want || mono_now() >= deadline)
 			break;
 		else {
 			struct timespec ts;
@@ -544,7 +548,7 @@ struct answer *scrape_answer(struct scraper *s, double timeout_s)
 	c.reload_time = s->reload_time;
 	pthread_mutex_unlock(&s->mu);
 
-	c.need = mapping_endpoints(c.m, s->cfg.flags);
+	c.need = mapping_endpoints(c.m, s->cfg.flags) & source_configured(s->cfg.upstream) & ~s->cfg.sources_off;
 	own = get_payloads(s, mr, gen, c.need, c.started + wait_limit(s, timeout_s), p, c.fetches);
 	/* one render at a time: the scrapes that got the same payloads meanwhile share its body */
 	pthread_mutex_lock(&s->render_mu);
