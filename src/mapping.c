@@ -137,7 +137,7 @@ int mapping_row_index(const struct mapping *m, const char *name)
 
 static const char *const row_keys[] = { "name", "help", "type", "expr", "fidelity", "note", "default", "drop_zero",
 					"rename_labels", "fill_labels", "enabled_by", "absent_ok", NULL };
-static const char *const known_flags[] = { "gpus-acct", NULL };
+static const char *const known_flags[] = { "gpus-acct", "slurmrestd-jobs", NULL };
 
 static int in_list(const char *const *list, const char *s)
 {
@@ -294,7 +294,7 @@ static void load_options(struct loader *L, size_t ri, const char *rname, struct 
 		load_absent_ok(L, ri, rname, r, v);
 	if ((v = json_object_get(jr, "enabled_by"))) {
 		if (!json_is_string(v) || !in_list(known_flags, json_string_value(v)))
-			problem(L, jsonpos_field(&L->pos, ri, "enabled_by"), rname, "\"enabled_by\" must be one of: gpus-acct");
+			problem(L, jsonpos_field(&L->pos, ri, "enabled_by"), rname, "\"enabled_by\" must be one of: gpus-acct, slurmrestd-jobs");
 		else
 			r->enabled_by = xstrdup(json_string_value(v));
 	}

@@ -506,7 +506,8 @@ static double wait_limit(const struct scraper *s, double timeout_s)
 {
 	double fetch_timeout = 0;
 	for (int u = 0; u < UPSTREAM_COUNT; u++)
-		fetch_timeout = fmax(fetch_timeout, s->cfg.upstream[u].timeout);
+		if (!upstreams[u].optional || s->cfg.upstream[u].base_url) /* one not used is never waited for */
+			fetch_timeout = fmax(fetch_timeout, s->cfg.upstream[u].timeout);
 	if (s->cfg.replay_dir || timeout_s < fetch_timeout)
 		return timeout_s;
 	return fetch_timeout + FETCH_REPORT_GRACE_S;

@@ -43,9 +43,9 @@ static const char *slurmrestd_status_hint(long code)
 
 const struct upstream upstreams[UPSTREAM_COUNT] = {
 	[UPSTREAM_SLURMCTLD] = { "slurmctld", "--slurmctld", "Accept: text/plain", slurmctld_status_hint,
-				 "is MetricsType=metrics/openmetrics set in slurm.conf?" },
+				 "is MetricsType=metrics/openmetrics set in slurm.conf?", 0 },
 	[UPSTREAM_SLURMRESTD] = { "slurmrestd", "--slurmrestd", "Accept: application/json", slurmrestd_status_hint,
-				  "slurmrestd answers every document with JSON" },
+				  "slurmrestd answers every document with JSON", 1 },
 };
 
 /* slurmctld's OpenMetrics text: the expo is the whole parser state. */
@@ -141,7 +141,7 @@ unsigned source_configured(const struct upstream_config cfg[UPSTREAM_COUNT])
 {
 	unsigned mask = 0;
 	for (int id = 0; id < SRC_COUNT; id++)
-		if (cfg[sources[id].upstream].base_url)
+		if (!upstreams[sources[id].upstream].optional || cfg[sources[id].upstream].base_url)
 			mask |= 1u << id;
 	return mask;
 }

@@ -47,6 +47,8 @@ struct upstream {
 	const char *accept;       /* the Accept header */
 	const char *(*status_hint)(long code); /* what an HTTP status means, for the operator, or NULL */
 	const char *empty_hint;   /* what an empty answer suggests */
+	int optional;             /* used only when its base_url is set (in a replay too: its files are
+				     read only then); slurmctld is always used */
 };
 
 extern const struct upstream upstreams[UPSTREAM_COUNT];
@@ -89,7 +91,7 @@ extern const struct source sources[SRC_COUNT];
 enum source_id source_for_metric(const char *name);
 /* The sources of upstream u, as a mask (bit 1 << id). */
 unsigned source_of_upstream(enum upstream_id u);
-/* The sources whose upstream is configured in cfg (base_url set), as a mask (bit 1 << id). */
+/* The sources whose upstream is used under cfg (not optional, or base_url set), as a mask. */
 unsigned source_configured(const struct upstream_config cfg[UPSTREAM_COUNT]);
 
 /* What went wrong in getting an answer, recorded where it happened (fetch.c, a replay, the
