@@ -25,6 +25,7 @@ enum source_id {
 	SRC_REST_NODES, SRC_REST_SHARES, SRC_REST_JOBS, SRC_REST_DIAG,
 	SRC_COUNT
 };
+#define SRC_NATIVE_COUNT SRC_REST_NODES /* slurmctld's sources come first: 0 to this - 1 */
 enum upstream_id { UPSTREAM_SLURMCTLD, UPSTREAM_SLURMRESTD, UPSTREAM_COUNT };
 
 struct restapi;

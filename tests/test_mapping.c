@@ -425,9 +425,11 @@ static void test_deepest_rows_on_small_stack(void **state)
 	for (int i = 0; i < EP_COUNT; i++) {
 		char p[256];
 		size_t len;
+		expo_init(&j.e[i]);
+		if (i >= SRC_NATIVE_COUNT)
+			continue; /* slurmrestd: an empty expo */
 		snprintf(p, sizeof(p), "tests/fixtures/slurm-25.11/04-resumed-busy/%s", endpoints[i].file);
 		assert_non_null(j.text[i] = tu_slurp(p, &len));
-		expo_init(&j.e[i]);
 		expo_parse(&j.e[i], j.text[i], len, 0);
 	}
 	const char *msg = tu_run_on_stack(256 * 1024, deep_rows, &j);
