@@ -162,7 +162,7 @@ static void load_set(struct payload_set *ps, const char *dir)
 {
 	memset(ps, 0, sizeof(*ps));
 	ps->dir = dir;
-	for (int ep = 0; ep < EP_COUNT; ep++) {
+	for (int ep = 0; ep < SRC_NATIVE_COUNT; ep++) {
 		char path[4096];
 		snprintf(path, sizeof(path), "%s/%s", dir, endpoints[ep].file);
 		ps->body[ep] = read_file(path, &ps->len[ep]);
@@ -181,7 +181,7 @@ static void load_set(struct payload_set *ps, const char *dir)
 
 static void free_set(struct payload_set *ps)
 {
-	for (int ep = 0; ep < EP_COUNT; ep++)
+	for (int ep = 0; ep < SRC_NATIVE_COUNT; ep++)
 		free(ps->body[ep]);
 }
 
@@ -228,14 +228,14 @@ struct pipe_times {
 static void pipeline_once(const struct payload_set *ps, const struct mapping *m, struct pipe_times *t)
 {
 	struct expo e[EP_COUNT];
-	const struct expo *ex[EP_COUNT];
-	int up[EP_COUNT];
+	const struct expo *ex[EP_COUNT] = { 0 }; /* slurmrestd: none */
+	int up[EP_COUNT] = { 0 };
 	struct arena a, row_a;
 	struct buf out;
 	struct mapping_scrape ms;
 
 	double c0 = cpu_now(), t0 = now();
-	for (int ep = 0; ep < EP_COUNT; ep++) {
+	for (int ep = 0; ep < SRC_NATIVE_COUNT; ep++) {
 		/* as the daemon parses (payload_feed): the body in the pieces libcurl hands over (at
 		 * most CURL_MAX_WRITE_SIZE), every line checked, only the mapping's inputs kept */
 		expo_init_keep(&e[ep], mapping_reads, (void *)m);
@@ -268,7 +268,7 @@ static void pipeline_once(const struct payload_set *ps, const struct mapping *m,
 	buf_free(&out);
 	arena_reset(&row_a);
 	arena_reset(&a);
-	for (int ep = 0; ep < EP_COUNT; ep++)
+	for (int ep = 0; ep < SRC_NATIVE_COUNT; ep++)
 		expo_free(&e[ep]);
 	double t4 = now();
 	add(&t->cpu, cpu_now() - c0);
@@ -454,7 +454,7 @@ static int write_concat(const struct payload_set *ps, const char *path)
 	FILE *f = fopen(path, "wb");
 	if (!f)
 		return -1;
-	for (int ep = 0; ep < EP_COUNT; ep++)
+	for (int ep = 0; ep < SRC_NATIVE_COUNT; ep++)
 		fwrite(ps->body[ep], 1, ps->len[ep], f);
 	return fclose(f);
 }
@@ -612,7 +612,7 @@ static void e2e(const char *shim, const char *fake, const char *mapping, const c
 		curl_multi_cleanup(multi);
 		return;
 	}
-	for (int ep = 0; ep < EP_COUNT; ep++) {
+	for (int ep = 0; ep < SRC_NATIVE_COUNT; ep++) {
 		char u[300];
 		snprintf(u, sizeof(u), "%s%s", url, endpoints[ep].path);
 		dh[ep] = easy(u, &db[ep]);
@@ -622,7 +622,7 @@ static void e2e(const char *shim, const char *fake, const char *mapping, const c
 		/* direct, one endpoint after the other */
 		double t0 = now();
 		int bad = 0;
-		for (int ep = 0; ep < EP_COUNT; ep++)
+		for (int ep = 0; ep < SRC_NATIVE_COUNT; ep++)
 			if (get(dh[ep], &db[ep]) != 200) {
 				fprintf(stderr, "bench: direct GET of %s failed\n", endpoints[ep].path);
 				bad = 1;
@@ -633,7 +633,7 @@ static void e2e(const char *shim, const char *fake, const char *mapping, const c
 			break;
 		}
 		/* direct, five at once (as five Prometheus targets, or the shim's own fetch) */
-		for (int ep = 0; ep < EP_COUNT; ep++) {
+		for (int ep = 0; ep < SRC_NATIVE_COUNT; ep++) {
 			db[ep].n = 0;
 			curl_multi_add_handle(multi, dh[ep]);
 		}
@@ -646,7 +646,7 @@ static void e2e(const char *shim, const char *fake, const char *mapping, const c
 				curl_multi_poll(multi, NULL, 0, 100, NULL);
 		}
 		double tpar = now() - t0;
-		for (int ep = 0; ep < EP_COUNT; ep++)
+		for (int ep = 0; ep < SRC_NATIVE_COUNT; ep++)
 			curl_multi_remove_handle(multi, dh[ep]);
 		/* through the shim */
 		t0 = now();
@@ -669,7 +669,7 @@ static void e2e(const char *shim, const char *fake, const char *mapping, const c
 	if (r->ok && !memmem(sb.p, sb.n, "slurm_exporter_shim_up{endpoint=\"nodes\"} 1", 41))
 		fprintf(stderr, "bench: warning: the shim's answer does not show the nodes endpoint up\n");
 	r->shim_hwm_kb = vm_kb(spid, "VmHWM");
-	for (int ep = 0; ep < EP_COUNT; ep++) {
+	for (int ep = 0; ep < SRC_NATIVE_COUNT; ep++) {
 		curl_easy_cleanup(dh[ep]);
 		free(db[ep].p);
 	}
@@ -714,11 +714,11 @@ static int rows_profile(const char *dir, const char *mapping)
 {
 	struct payload_set ps;
 	struct expo e[EP_COUNT];
-	const struct expo *ex[EP_COUNT];
-	int up[EP_COUNT];
+	const struct expo *ex[EP_COUNT] = { 0 }; /* slurmrestd: none */
+	int up[EP_COUNT] = { 0 };
 	load_set(&ps, dir);
 	struct mapping *m = load_mapping_or_die(mapping);
-	for (int ep = 0; ep < EP_COUNT; ep++) {
+	for (int ep = 0; ep < SRC_NATIVE_COUNT; ep++) {
 		expo_init(&e[ep]);
 		expo_parse(&e[ep], ps.body[ep], ps.len[ep], 0);
 		ex[ep] = &e[ep];
@@ -752,7 +752,7 @@ static int rows_profile(const char *dir, const char *mapping)
 		printf("  %-50s %9.3f ms %5.1f%%  %zu series\n", rc[i].name, rc[i].med * 1e3, 100 * rc[i].med / total,
 		       rc[i].series);
 	free(rc);
-	for (int ep = 0; ep < EP_COUNT; ep++)
+	for (int ep = 0; ep < SRC_NATIVE_COUNT; ep++)
 		expo_free(&e[ep]);
 	mapping_free(m);
 	free_set(&ps);
