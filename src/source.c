@@ -91,18 +91,18 @@ static const char *const rest_diag_names[] = { "slurmrestd_diag_", NULL };
 
 const struct source sources[SRC_COUNT] = {
 	[SRC_JOBS] = { "jobs", "/metrics/jobs", "metrics_jobs.txt", UPSTREAM_SLURMCTLD, &openmetrics_parser, 0, -1,
-		       jobs_names, 0 },
+		       jobs_names, 0, 0 },
 	[SRC_NODES] = { "nodes", "/metrics/nodes", "metrics_nodes.txt", UPSTREAM_SLURMCTLD, &openmetrics_parser, 0, -1,
-			nodes_names, 0 },
+			nodes_names, 0, 0 },
 	[SRC_PARTITIONS] = { "partitions", "/metrics/partitions", "metrics_partitions.txt", UPSTREAM_SLURMCTLD,
-			     &openmetrics_parser, 0, -1, partitions_names, 0 },
+			     &openmetrics_parser, 0, -1, partitions_names, 0, 0 },
 	[SRC_SCHEDULER] = { "scheduler", "/metrics/scheduler", "metrics_scheduler.txt", UPSTREAM_SLURMCTLD,
-			    &openmetrics_parser, 0, -1, NULL, 1 },
+			    &openmetrics_parser, 0, -1, NULL, 1, 0 },
 	/* An empty jobs-users-accts answer means "no jobs in memory" only if slurmctld serves metrics
 	 * at all: when /metrics/jobs failed too (MetricsType unset answers every endpoint with an
 	 * empty 200), the empty answer proves nothing. */
 	[SRC_UA] = { "jobs-users-accts", "/metrics/jobs-users-accts", "metrics_jobs-users-accts.txt",
-		     UPSTREAM_SLURMCTLD, &openmetrics_parser, 1, SRC_JOBS, ua_names, 0 },
+		     UPSTREAM_SLURMCTLD, &openmetrics_parser, 1, SRC_JOBS, ua_names, 0, 0 },
 	/* slurmrestd: an empty body is never an answer (even no jobs is a JSON document), but a good
 	 * document may hold no record (no jobs, no shares) and so name no family */
 	[SRC_REST_NODES] = { "slurmrestd-nodes", "/slurm/{version}/nodes", "rest_nodes.json", UPSTREAM_SLURMRESTD,
