@@ -864,6 +864,8 @@ static void test_redirect_origin(void **state)
 	assert_int_equal(fetch_redirect_check(b, "ftp://ctl1:6817/x"), FETCH_REDIRECT_REFUSE);
 	assert_int_equal(fetch_redirect_check(b, "file:///etc/passwd"), FETCH_REDIRECT_REFUSE);
 	assert_int_equal(fetch_redirect_check(b, "not a url"), FETCH_REDIRECT_REFUSE);
+	/* slurmrestd on a unix socket: no origin to compare, every redirect refused */
+	assert_int_equal(fetch_redirect_check("unix:/run/slurmrestd.sock", "http://localhost/x"), FETCH_REDIRECT_REFUSE);
 }
 
 /* The source table routes metric names as slurmctld names them, and every row is complete. */
@@ -1284,6 +1286,29 @@ static void test_rest_unix_socket(void **state)
 	unlink(REST_SOCK);
 }
 
+/* A slurmrestd slower than the scrape's deadline does not hold back slurmctld's answers: each
+ * upstream has its own fetch, published when it ends. */
+static void test_rest_slow_does_not_hold_native(void **state)
+{
+	(void)state;
+	struct proc f, rf, s;
+	char url[64];
+	struct resp r;
+	fake_start(&f, STATE, NULL);
+	fake_start(&rf, REST_STATE, "--fault", "hang", NULL);
+	rest_url(url, sizeof(url), rf.port);
+	write_rest_mapping();
+	shim_start(&s, f.port, "--mapping.file", REST_MAPPING, "--slurmrestd.url", url, "--slurmrestd.timeout", "30",
+		   "--slurmrestd.api-version", "v0.0.44", NULL);
+	http_hdr("GET", s.port, "/metrics", "X-Prometheus-Scrape-Timeout-Seconds: 3", &r, 10000);
+	if (r.status != 200 || !has(r.body.data, "\nslurm_scheduler_threads ") || !has(r.body.data, REST_UP("nodes", "0")))
+		fail_msg("status %ld, body:\n%s", r.status, r.body.data ? r.body.data : "");
+	buf_free(&r.body);
+	stop(&rf); /* ends the hanging fetch, which the shim waits for on exit */
+	stop(&s);
+	stop(&f);
+}
+
 /* Discovery's choice from an /openapi/v3 document. */
 static void test_restapi_learn(void **state)
 {
@@ -1346,6 +1371,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_rest_unix_socket, kill_children),
 		cmocka_unit_test_teardown(test_rest_refused, kill_children),
 		cmocka_unit_test_teardown(test_rest_faults, kill_children),
+		cmocka_unit_test_teardown(test_rest_slow_does_not_hold_native, kill_children),
 	};
 	int rc = cmocka_run_group_tests_name("http", tests, NULL, NULL);
 	curl_global_cleanup();
