@@ -163,7 +163,7 @@ static void load_set(struct payload_set *ps, const char *dir)
 {
 	memset(ps, 0, sizeof(*ps));
 	ps->dir = dir;
-	for (int ep = 0; ep < SRC_COUNT; ep++) {
+	for (int ep = 0; ep < SRC_NATIVE_COUNT; ep++) {
 		char path[4096];
 		snprintf(path, sizeof(path), "%s/%s", dir, sources[ep].file);
 		ps->body[ep] = read_file(path, &ps->len[ep]);
@@ -182,7 +182,7 @@ static void load_set(struct payload_set *ps, const char *dir)
 
 static void free_set(struct payload_set *ps)
 {
-	for (int ep = 0; ep < SRC_COUNT; ep++)
+	for (int ep = 0; ep < SRC_NATIVE_COUNT; ep++)
 		free(ps->body[ep]);
 }
 
@@ -262,13 +262,13 @@ static void pipe_row(void *ctx, size_t i, const struct row_result *res)
  * per row (CLOCK_MONOTONIC is a vDSO call, cheap enough to take 124 times). */
 static void pipeline_once(const struct payload_set *ps, const struct mapping *m, struct pipe_times *t)
 {
-	struct payload *p[SRC_COUNT];
+	struct payload *p[SRC_COUNT] = { 0 }; /* slurmctld's answers; no slurmrestd */
 	const struct expo *ex[SRC_COUNT];
 	int up[SRC_COUNT];
 	struct buf out;
 
 	double c0 = cpu_now(), t0 = now();
-	for (int ep = 0; ep < SRC_COUNT; ep++) {
+	for (int ep = 0; ep < SRC_NATIVE_COUNT; ep++) {
 		p[ep] = parse_answer(ps, (enum source_id)ep, m);
 	}
 	source_usable((const struct payload *const *)p, up); /* the daemon's verdict */
@@ -281,7 +281,7 @@ static void pipeline_once(const struct payload_set *ps, const struct mapping *m,
 	mapping_run(m, "", ex, up, pipe_row, &w);
 	t->out_bytes = out.len;
 	buf_free(&out);
-	for (int ep = 0; ep < SRC_COUNT; ep++)
+	for (int ep = 0; ep < SRC_NATIVE_COUNT; ep++)
 		payload_unref(p[ep]);
 	double t4 = now();
 	add(&t->cpu, cpu_now() - c0);
@@ -467,7 +467,7 @@ static int write_concat(const struct payload_set *ps, const char *path)
 	FILE *f = fopen(path, "wb");
 	if (!f)
 		return -1;
-	for (int ep = 0; ep < SRC_COUNT; ep++)
+	for (int ep = 0; ep < SRC_NATIVE_COUNT; ep++)
 		fwrite(ps->body[ep], 1, ps->len[ep], f);
 	return fclose(f);
 }
@@ -625,7 +625,7 @@ static void e2e(const char *shim, const char *fake, const char *mapping, const c
 		curl_multi_cleanup(multi);
 		return;
 	}
-	for (int ep = 0; ep < SRC_COUNT; ep++) {
+	for (int ep = 0; ep < SRC_NATIVE_COUNT; ep++) {
 		char u[300];
 		snprintf(u, sizeof(u), "%s%s", url, sources[ep].path);
 		dh[ep] = easy(u, &db[ep]);
@@ -635,7 +635,7 @@ static void e2e(const char *shim, const char *fake, const char *mapping, const c
 		/* direct, one endpoint after the other */
 		double t0 = now();
 		int bad = 0;
-		for (int ep = 0; ep < SRC_COUNT; ep++)
+		for (int ep = 0; ep < SRC_NATIVE_COUNT; ep++)
 			if (get(dh[ep], &db[ep]) != 200) {
 				fprintf(stderr, "bench: direct GET of %s failed\n", sources[ep].path);
 				bad = 1;
@@ -646,7 +646,7 @@ static void e2e(const char *shim, const char *fake, const char *mapping, const c
 			break;
 		}
 		/* direct, five at once (as five Prometheus targets, or the shim's own fetch) */
-		for (int ep = 0; ep < SRC_COUNT; ep++) {
+		for (int ep = 0; ep < SRC_NATIVE_COUNT; ep++) {
 			db[ep].n = 0;
 			curl_multi_add_handle(multi, dh[ep]);
 		}
@@ -659,7 +659,7 @@ static void e2e(const char *shim, const char *fake, const char *mapping, const c
 				curl_multi_poll(multi, NULL, 0, 100, NULL);
 		}
 		double tpar = now() - t0;
-		for (int ep = 0; ep < SRC_COUNT; ep++)
+		for (int ep = 0; ep < SRC_NATIVE_COUNT; ep++)
 			curl_multi_remove_handle(multi, dh[ep]);
 		/* through the shim */
 		t0 = now();
@@ -682,7 +682,7 @@ static void e2e(const char *shim, const char *fake, const char *mapping, const c
 	if (r->ok && !memmem(sb.p, sb.n, "slurm_exporter_shim_up{endpoint=\"nodes\"} 1", 41))
 		fprintf(stderr, "bench: warning: the shim's answer does not show the nodes endpoint up\n");
 	r->shim_hwm_kb = vm_kb(spid, "VmHWM");
-	for (int ep = 0; ep < SRC_COUNT; ep++) {
+	for (int ep = 0; ep < SRC_NATIVE_COUNT; ep++) {
 		curl_easy_cleanup(dh[ep]);
 		free(db[ep].p);
 	}
@@ -732,12 +732,12 @@ static void count_series(void *ctx, size_t i, const struct row_result *res)
 static int rows_profile(const char *dir, const char *mapping)
 {
 	struct payload_set ps;
-	struct payload *p[SRC_COUNT];
+	struct payload *p[SRC_COUNT] = { 0 }; /* slurmctld's answers; no slurmrestd */
 	const struct expo *ex[SRC_COUNT];
 	int up[SRC_COUNT];
 	load_set(&ps, dir);
 	struct mapping *m = load_mapping_or_die(mapping);
-	for (int ep = 0; ep < SRC_COUNT; ep++) {
+	for (int ep = 0; ep < SRC_NATIVE_COUNT; ep++) {
 		p[ep] = parse_answer(&ps, (enum source_id)ep, m);
 	}
 	source_usable((const struct payload *const *)p, up); /* the daemon's verdict */
@@ -766,7 +766,7 @@ static int rows_profile(const char *dir, const char *mapping)
 		printf("  %-50s %9.3f ms %5.1f%%  %zu series\n", rc[i].name, rc[i].med * 1e3, 100 * rc[i].med / total,
 		       rc[i].series);
 	free(rc);
-	for (int ep = 0; ep < SRC_COUNT; ep++)
+	for (int ep = 0; ep < SRC_NATIVE_COUNT; ep++)
 		payload_unref(p[ep]);
 	mapping_free(m);
 	free_set(&ps);

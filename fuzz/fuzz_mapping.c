@@ -62,10 +62,10 @@ static void check_row(void *ctx, size_t i, const struct row_result *res)
 
 static void evaluate(const struct mapping *m, unsigned down)
 {
-	struct payload *p[SRC_COUNT];
+	struct payload *p[SRC_COUNT] = { 0 };
 	const struct expo *ex[SRC_COUNT];
 	int up[SRC_COUNT];
-	for (int i = 0; i < SRC_COUNT; i++) {
+	for (int i = 0; i < SRC_NATIVE_COUNT; i++) { /* slurmctld's answers; no slurmrestd */
 		size_t len = strlen(fuzz_payload[i]);
 		p[i] = payload_new((enum source_id)i, 0, mapping_reads, (void *)m);
 		for (size_t off = 0; off < len; off += 100) /* lines split across pieces */

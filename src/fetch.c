@@ -1,6 +1,8 @@
 /* fetch.c: see fetch.h. */
 #include "fetch.h"
+#include "buf.h"
 #include "log.h"
+#include "restapi.h"
 
 #include <curl/curl.h>
 #include <errno.h>
@@ -124,6 +126,9 @@ struct cred {
 	char tokerr[256];
 	long timeout_ms;              /* for each source, redirect included */
 	int used;
+	int api;                      /* slurmrestd's API version: 0 not looked up, 1 in version, -1 failed (api_why) */
+	char version[RESTAPI_VERSION_MAX];
+	char api_why[300];
 };
 
 /* One fetch_sources call. */
@@ -233,9 +238,34 @@ static void free_credentials(struct cred *c)
 	}
 }
 
-static CURL *new_handle(struct xfer *x, const char *url, long timeout_ms)
+/* A unix: base URL's socket path, or NULL. */
+static const char *unix_socket(const char *base_url)
+{
+	return strncmp(base_url, "unix:", 5) ? NULL : base_url + 5;
+}
+
+/* The URL of path on c's upstream into url: its base_url (over a unix socket, http://localhost)
+ * and path, "{version}" replaced by c's API version. */
+static void make_url(const struct cred *c, const char *path, char *url, size_t len)
+{
+	const char *base = unix_socket(c->cfg->base_url) ? "http://localhost" : c->cfg->base_url;
+	const char *var = strstr(path, "{version}");
+	size_t blen = strlen(base);
+	while (blen && base[blen - 1] == '/')
+		blen--;
+	if (var)
+		snprintf(url, len, "%.*s%.*s%s%s", (int)blen, base, (int)(var - path), path, c->version, var + 9);
+	else
+		snprintf(url, len, "%.*s%s", (int)blen, base, path);
+}
+
+/* A handle for url on c's upstream with its headers and the options every request has. */
+static CURL *base_handle(const struct cred *c, const char *url, long timeout_ms, char *errbuf)
 {
 	CURL *h = curl_easy_init();
+	const char *sock = unix_socket(c->cfg->base_url);
+	if (sock)
+		curl_easy_setopt(h, CURLOPT_UNIX_SOCKET_PATH, sock);
 	curl_easy_setopt(h, CURLOPT_URL, url);
 	curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
 	/* redirects are followed by follow(), which checks the origin first */
@@ -245,14 +275,68 @@ static CURL *new_handle(struct xfer *x, const char *url, long timeout_ms)
 	curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, timeout_ms);
 	curl_easy_setopt(h, CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_1_1);
 	curl_easy_setopt(h, CURLOPT_USERAGENT, "slurm-exporter-shim/" SHIM_VERSION);
-	curl_easy_setopt(h, CURLOPT_HTTPHEADER, x->c->hdrs);
+	curl_easy_setopt(h, CURLOPT_HTTPHEADER, c->hdrs);
+	curl_easy_setopt(h, CURLOPT_ERRORBUFFER, errbuf);
+	curl_easy_setopt(h, CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)c->cfg->max_body);
+	curl_easy_setopt(h, CURLOPT_FORBID_REUSE, 1L);
+	return h;
+}
+
+static CURL *new_handle(struct xfer *x, const char *url, long timeout_ms)
+{
+	CURL *h = base_handle(x->c, url, timeout_ms, x->errbuf);
 	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_data);
 	curl_easy_setopt(h, CURLOPT_WRITEDATA, x);
-	curl_easy_setopt(h, CURLOPT_ERRORBUFFER, x->errbuf);
-	curl_easy_setopt(h, CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)x->c->cfg->max_body);
-	curl_easy_setopt(h, CURLOPT_FORBID_REUSE, 1L);
 	curl_easy_setopt(h, CURLOPT_PRIVATE, x);
 	return h;
+}
+
+static size_t on_doc(char *ptr, size_t size, size_t nmemb, void *ud)
+{
+	return buf_append(ud, ptr, size * nmemb) < 0 ? 0 : size * nmemb;
+}
+
+#define OPENAPI_MAX (64u << 20) /* slurmrestd's /openapi/v3 is a few MB */
+
+/* Look up c's API version (slurmrestd): the remembered one, or learnt now from /openapi/v3 with a
+ * blocking request that takes its time out of the upstream's timeout (this call's fetches get what
+ * is left). A failure is kept in c for this call's other sources and retried on the next call. */
+static void look_up_version(struct cred *c)
+{
+	char errbuf[CURL_ERROR_SIZE] = "", url[4096];
+	struct buf doc;
+	long code = 0;
+	double t0 = mono_now();
+
+	c->api = -1;
+	if (restapi_get(c->cfg->api, c->version)) {
+		c->api = 1;
+		return;
+	}
+	make_url(c, "/openapi/v3", url, sizeof(url));
+	buf_init(&doc, OPENAPI_MAX);
+	CURL *h = base_handle(c, url, c->timeout_ms, errbuf);
+	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_doc);
+	curl_easy_setopt(h, CURLOPT_WRITEDATA, &doc);
+	CURLcode rc = curl_easy_perform(h);
+	curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &code);
+	curl_easy_cleanup(h);
+	const char *hint = c->up->status_hint ? c->up->status_hint(code) : NULL;
+	if (rc != CURLE_OK)
+		snprintf(c->api_why, sizeof(c->api_why), "API version discovery: /openapi/v3: %s",
+			 errbuf[0] ? errbuf : curl_easy_strerror(rc));
+	else if (code != 200 && hint)
+		snprintf(c->api_why, sizeof(c->api_why), "API version discovery: /openapi/v3: %s", hint);
+	else if (code != 200)
+		snprintf(c->api_why, sizeof(c->api_why), "API version discovery: /openapi/v3: HTTP status %ld", code);
+	else if (restapi_learn(c->cfg->api, doc.data ? doc.data : "", doc.len, c->api_why, sizeof(c->api_why)) == 0 &&
+		 restapi_get(c->cfg->api, c->version)) {
+		c->api = 1;
+		log_info("%s: API version %s (newest in /openapi/v3 this shim reads)", c->up->name, c->version);
+	}
+	buf_free(&doc);
+	long left_ms = c->timeout_ms - (long)((mono_now() - t0) * 1000);
+	c->timeout_ms = left_ms > 1 ? left_ms : 1;
 }
 
 /* The credentials of upstream u, set up on its first source of this call. */
@@ -270,19 +354,33 @@ static struct cred *cred_of(struct run *r, const struct upstream_config cfg[UPST
 	return c;
 }
 
+/* A payload that failed before its transfer started. */
+static void fail_early(struct xfer *x, const char *why)
+{
+	payload_fault(x->p, FAULT_TRANSPORT, why);
+	x->p->at = mono_now();
+	payload_finish(x->p);
+}
+
 /* Start source id's transfer. */
 static void start(struct run *r, struct xfer *x, const struct upstream_config cfg[UPSTREAM_COUNT], enum source_id id,
 		  unsigned gen, expo_keep_fn keep, void *ctx)
 {
 	const struct source *src = &sources[id];
 	char url[4096];
-	x->c = cred_of(r, cfg, src->upstream);
-	const char *base = x->c->cfg->base_url;
-	size_t blen = strlen(base);
-	while (blen && base[blen - 1] == '/')
-		blen--;
-	snprintf(url, sizeof(url), "%.*s%s", (int)blen, base, src->path);
 	x->p = payload_new(id, gen, keep, ctx);
+	if (!cfg[src->upstream].base_url) {
+		fail_early(x, "upstream not configured");
+		return;
+	}
+	x->c = cred_of(r, cfg, src->upstream);
+	if (strstr(src->path, "{version}") && x->c->api == 0)
+		look_up_version(x->c);
+	if (strstr(src->path, "{version}") && x->c->api < 0) {
+		fail_early(x, x->c->api_why[0] ? x->c->api_why : "no slurmrestd API version");
+		return;
+	}
+	make_url(x->c, src->path, url, sizeof(url));
 	x->max_body = x->c->cfg->max_body;
 	x->t0 = mono_now();
 	x->h = new_handle(x, url, x->c->timeout_ms);
@@ -314,8 +412,10 @@ void fetch_sources(const struct upstream_config cfg[UPSTREAM_COUNT], unsigned ma
 			curl_multi_poll(r.m, NULL, 0, 200, NULL);
 	}
 	for (int id = 0; id < SRC_COUNT; id++) {
-		if (!x[id].h)
+		if (!x[id].h) {
+			out[id] = x[id].p; /* failed before its transfer (or not asked for: NULL) */
 			continue;
+		}
 		if (!x[id].p->at) { /* never completed: multi failure */
 			payload_fault(x[id].p, FAULT_TRANSPORT, "transfer did not complete");
 			payload_finish(x[id].p);

@@ -6,6 +6,7 @@
 #include "mapping.h"
 #include "openmetrics.h"
 #include "options.h"
+#include "restapi.h"
 #include "rules.h"
 #include "scrape.h"
 #include "server.h"
@@ -125,9 +126,9 @@ static int serve(const struct options *opt, struct scraper *scraper)
 		log_error("%s", err);
 		goto out;
 	}
-	log_info("listening on %s (port %u), path %s, slurmctld %s%s, mapping %s", opt->listen, server_port(srv),
-		 opt->path, opt->replay_dir ? "replay from " : "", opt->replay_dir ? opt->replay_dir : opt->url,
-		 opt->mapping);
+	log_info("listening on %s (port %u), path %s, slurmctld %s%s, slurmrestd %s, mapping %s", opt->listen,
+		 server_port(srv), opt->path, opt->replay_dir ? "replay from " : "",
+		 opt->replay_dir ? opt->replay_dir : opt->url, opt->rest_url ? opt->rest_url : "not used", opt->mapping);
 	for (;;) {
 		int sig;
 		if (sigwait(&sigs, &sig) != 0)
@@ -151,6 +152,22 @@ out:
 	return rc;
 }
 
+/* The row flags (enabled_by) the command line turns on. */
+static const char *row_flags(const struct options *opt)
+{
+	if (opt->gpus && opt->rest_jobs)
+		return "gpus-acct,slurmrestd-jobs";
+	return opt->gpus ? "gpus-acct" : opt->rest_jobs ? "slurmrestd-jobs" : "";
+}
+
+/* How long source id's answer is reused: slurmrestd's /jobs has its own, longer, default. */
+static double min_interval(const struct options *opt, enum source_id id)
+{
+	if (id == SRC_REST_JOBS)
+		return opt->rest_jobs_min_interval;
+	return sources[id].upstream == UPSTREAM_SLURMRESTD ? opt->rest_min_interval : opt->min_interval;
+}
+
 /* One scrape to stdout (stderr when it failed): 0, or 1 when it failed. */
 static int once(const struct options *opt, struct scraper *scraper)
 {
@@ -167,6 +184,7 @@ int main(int argc, char **argv)
 	struct options opt; /* process-wide, read-only once parsed (options.h) */
 	struct mapping *m = NULL;
 	struct scraper *scraper = NULL;
+	struct restapi *api = NULL; /* slurmrestd's API version, shared by every fetch */
 	int rc = 1;
 
 	xmalloc_tune();
@@ -179,6 +197,11 @@ int main(int argc, char **argv)
 	if (opt.version) {
 		printf("slurm-exporter-shim %s\n", SHIM_VERSION);
 		return 0;
+	}
+	if (opt.rest_api_version && !restapi_known(opt.rest_api_version)) {
+		fprintf(stderr, "slurm-exporter-shim: flag --slurmrestd.api-version: value \"%.40s\" is not a version this shim reads (%s)\n",
+			opt.rest_api_version, restapi_known_text());
+		return 2;
 	}
 	log_min_level = (enum log_level)opt.log_level;
 	if (opt.check_mapping)
@@ -194,27 +217,34 @@ int main(int argc, char **argv)
 	}
 	if (opt.to_rules) {
 		char err[512];
-		rc = rules_export(m, opt.url, opt.gpus ? "gpus-acct" : "", opt.to_rules, err, sizeof(err)) < 0 ? 1 : 0;
+		rc = rules_export(m, opt.url, row_flags(&opt), opt.to_rules, err, sizeof(err)) < 0 ? 1 : 0;
 		if (rc)
 			log_error("%s", err);
 		goto out;
 	}
 
+	api = restapi_new(opt.rest_api_version);
 	struct scraper_config sc = {
 		.upstream[UPSTREAM_SLURMCTLD] = { .base_url = opt.url, .timeout = opt.timeout,
 						  .max_body = (size_t)opt.max_body, .token_file = opt.token_file,
 						  .user = opt.user },
+		.upstream[UPSTREAM_SLURMRESTD] = { .base_url = opt.rest_url, .timeout = opt.rest_timeout,
+						   .max_body = (size_t)opt.rest_max_body,
+						   .token_file = opt.rest_token_file, .user = opt.rest_user, .api = api },
 		.replay_dir = opt.replay_dir,
-		.flags = opt.gpus ? "gpus-acct" : "",
+		.flags = row_flags(&opt),
+		/* /jobs is the full job RPC: only on request, whatever the rows read */
+		.sources_off = opt.rest_jobs ? 0 : 1u << SRC_REST_JOBS,
 		.max_output = 1u << 30, /* legacy families; a family that does not fit is left out whole */
 	};
 	for (int id = 0; id < SRC_COUNT; id++)
-		sc.min_interval[id] = opt.once ? 0 : opt.min_interval;
+		sc.min_interval[id] = opt.once ? 0 : min_interval(&opt, (enum source_id)id);
 	scraper = scraper_new(&sc, m);
 	m = NULL;
 	rc = opt.once ? once(&opt, scraper) : serve(&opt, scraper);
 out:
 	scraper_free(scraper);
+	restapi_free(api);
 	mapping_free(m);
 	return rc;
 }

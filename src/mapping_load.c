@@ -357,7 +357,7 @@ static void load_absent_ok(struct loader *L, const struct row_field *f, json_t *
 static const char *const type_choices[] = { "gauge", "counter", "untyped", NULL };
 static const char *const fidelity_choices[] = { [FID_EXACT] = "exact", [FID_APPROXIMATE] = "approximate",
 						[FID_UNAVAILABLE] = "unavailable", NULL };
-static const char *const known_flags[] = { "gpus-acct", NULL };
+static const char *const known_flags[] = { "gpus-acct", "slurmrestd-jobs", NULL };
 
 /* In the order they are read: a key's checks may depend on the keys above it (note and expr on
  * fidelity, absent_ok on expr). */
@@ -378,7 +378,7 @@ static const struct row_field row_fields[] = {
 	{ "fill_labels", FT_OBJECT, FP_OPTIONAL, "an object", load_fills, 0, NULL, "label -> value for series that lack it" },
 	{ "absent_ok", FT_ARRAY, FP_OPTIONAL, "an array of native family names", load_absent_ok, 0, NULL,
 	  "native families the expression reads that may be absent" },
-	{ "enabled_by", FT_STRING, FP_OPTIONAL, "one of: gpus-acct", load_one_of, offsetof(struct row, enabled_by),
+	{ "enabled_by", FT_STRING, FP_OPTIONAL, "one of: gpus-acct, slurmrestd-jobs", load_one_of, offsetof(struct row, enabled_by),
 	  known_flags, "the flag that enables the row" },
 };
 #define NFIELDS (sizeof(row_fields) / sizeof(row_fields[0]))

@@ -20,6 +20,7 @@
 enum opt_type {
 	T_STRING,   /* const char * */
 	T_URL,      /* const char *, http:// or https:// */
+	T_RURL,     /* const char *, http://, https:// or unix:/path (a socket) */
 	T_BOOL,     /* int */
 	T_INT,      /* long long */
 	T_BYTES,    /* long long */
@@ -30,7 +31,8 @@ enum opt_type {
 
 /* What a value of each type is, for "value "x" is not ...". */
 static const char *const type_what[] = {
-	[T_STRING] = "a string", [T_URL] = "an http:// or https:// URL", [T_BOOL] = "a boolean",
+	[T_STRING] = "a string", [T_URL] = "an http:// or https:// URL",
+	[T_RURL] = "an http:// or https:// URL or unix:/path/to/socket", [T_BOOL] = "a boolean",
 	[T_INT] = "a valid whole number", [T_BYTES] = "a valid whole number of bytes",
 	[T_WSECONDS] = "a valid whole number of seconds", [T_SECONDS] = "a valid number of seconds",
 	[T_ENUM] = "a valid choice",
@@ -84,6 +86,24 @@ static const struct flag flags[] = {
 	{ "slurmctld.auth.token-file", NULL, T_STRING, OFF(token_file), NULL, ANY, NULL, "FILE",
 	  "JWT sent as X-SLURM-USER-TOKEN (Slurm 26.05), re-read every fetch" },
 	{ "slurmctld.auth.user", NULL, T_STRING, OFF(user), NULL, ANY, NULL, "NAME", "user name sent as X-SLURM-USER-NAME" },
+	{ "slurmrestd.url", NULL, T_RURL, OFF(rest_url), NULL, ANY, NULL, "URL",
+	  "slurmrestd, for node states, FairShare and job detail (http(s)://host:6820 or unix:/path); unset: not used" },
+	{ "slurmrestd.auth.token-file", NULL, T_STRING, OFF(rest_token_file), NULL, ANY, NULL, "FILE",
+	  "JWT sent to slurmrestd as X-SLURM-USER-TOKEN, re-read every fetch" },
+	{ "slurmrestd.auth.user", NULL, T_STRING, OFF(rest_user), NULL, ANY, NULL, "NAME",
+	  "user name sent to slurmrestd as X-SLURM-USER-NAME" },
+	{ "slurmrestd.api-version", NULL, T_STRING, OFF(rest_api_version), NULL, ANY, NULL, "VERSION",
+	  "slurmrestd API version, v0.0.41 to v0.0.44; unset: the newest the server lists in /openapi/v3" },
+	{ "slurmrestd.timeout", NULL, T_SECONDS, OFF(rest_timeout), "10", 0.001, 86400, NULL, "SECONDS",
+	  "per-request timeout to slurmrestd" },
+	{ "slurmrestd.min-interval", NULL, T_SECONDS, OFF(rest_min_interval), "5", 0, 86400, NULL, "SECONDS",
+	  "reuse a slurmrestd /nodes, /shares or /diag answer this long" },
+	{ "slurmrestd.jobs", NULL, T_BOOL, OFF(rest_jobs), NULL, ANY, NULL, NULL,
+	  "fetch slurmrestd's /jobs (about 10 KB per job) for the rows enabled_by \"slurmrestd-jobs\"" },
+	{ "slurmrestd.jobs.min-interval", NULL, T_SECONDS, OFF(rest_jobs_min_interval), "30", 0, 86400, NULL, "SECONDS",
+	  "reuse a slurmrestd /jobs answer this long" },
+	{ "slurmrestd.max-body", NULL, T_BYTES, OFF(rest_max_body), "4294967296", 1, 1099511627776.0, NULL, "BYTES",
+	  "largest slurmrestd body accepted" },
 	{ "mapping.file", NULL, T_STRING, OFF(mapping), DEFAULT_MAPPING, ANY, NULL, "FILE", "mapping table" },
 	{ "mapping.to-rules", NULL, T_STRING, OFF(to_rules), NULL, ANY, NULL, "DIR",
 	  "write DIR/rules.yml and DIR/scrape.yml for Prometheus, then exit" },
@@ -167,8 +187,10 @@ static int set_value(struct options *o, const struct flag *f, const char *v, FIL
 	void *dst = (char *)o + f->off;
 	double d;
 	switch (f->type) {
+	case T_RURL:
 	case T_URL:
-		if (strncasecmp(v, "http://", 7) && strncasecmp(v, "https://", 8))
+		if (strncasecmp(v, "http://", 7) && strncasecmp(v, "https://", 8) &&
+		    (f->type == T_URL || strncmp(v, "unix:/", 6)))
 			return bad_value(f, v, err);
 		/* fall through */
 	case T_STRING:
@@ -251,7 +273,7 @@ void options_usage(FILE *f)
 		if (is_numeric(g->type))
 			snprintf(range, sizeof(range), "%.15g to %.15g, ", g->lo, g->hi);
 		if (g->def) {
-			int quote = g->type == T_STRING || g->type == T_URL;
+			int quote = g->type == T_STRING || g->type == T_URL || g->type == T_RURL;
 			snprintf(def, sizeof(def), " (%sdefault %s%s%s)", range, quote ? "\"" : "", g->def, quote ? "\"" : "");
 		}
 		char choices[150] = "";

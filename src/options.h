@@ -22,6 +22,11 @@ struct options {
 	long long max_conn;
 	long long max_body;              /* bytes */
 	int gpus, once, check_expo, strict, version, help;
+	/* slurmrestd (optional second upstream; rest_url NULL: not used) */
+	const char *rest_url, *rest_token_file, *rest_user, *rest_api_version;
+	double rest_timeout, rest_min_interval, rest_jobs_min_interval; /* seconds */
+	long long rest_max_body;         /* bytes */
+	int rest_jobs;                   /* fetch /jobs (rows enabled_by "slurmrestd-jobs") */
 };
 
 /* Set every option to its default, then apply argv (Go-flag style: -name or --name, the value after

@@ -292,9 +292,13 @@ static unsigned get_payloads(struct scraper *s, struct mapref *mr, unsigned gen,
 		mine[id] = NULL;
 	for (;;) {
 		unsigned fetch = collect(s, gen, &want, mine, wait_on);
+		/* one fetch per upstream: a slow slurmrestd does not hold back slurmctld's answers */
+		for (int u = 0; u < UPSTREAM_COUNT; u++)
+			if (fetch & source_of_upstream((enum upstream_id)u))
+				start_fetch(s, mr, gen, fetch & source_of_upstream((enum upstream_id)u), wait_on);
 		if (fetch)
-			start_fetch(s, mr, gen, fetch, wait_on);
-		else if (!want || mono_now() >= deadline)
+			continue;
+		if (!want || mono_now() >= deadline)
 			break;
 		else {
 			struct timespec ts;
@@ -505,7 +509,8 @@ static double wait_limit(const struct scraper *s, double timeout_s)
 {
 	double fetch_timeout = 0;
 	for (int u = 0; u < UPSTREAM_COUNT; u++)
-		fetch_timeout = fmax(fetch_timeout, s->cfg.upstream[u].timeout);
+		if (!upstreams[u].optional || s->cfg.upstream[u].base_url) /* one not used is never waited for */
+			fetch_timeout = fmax(fetch_timeout, s->cfg.upstream[u].timeout);
 	if (s->cfg.replay_dir || timeout_s < fetch_timeout)
 		return timeout_s;
 	return fetch_timeout + FETCH_REPORT_GRACE_S;
@@ -547,7 +552,7 @@ struct answer *scrape_answer(struct scraper *s, double timeout_s)
 	c.reload_time = s->reload_time;
 	pthread_mutex_unlock(&s->mu);
 
-	c.need = mapping_sources(c.m, s->cfg.flags);
+	c.need = mapping_sources(c.m, s->cfg.flags) & source_configured(s->cfg.upstream) & ~s->cfg.sources_off;
 	own = get_payloads(s, mr, gen, c.need, c.started + wait_limit(s, timeout_s), p, c.fetches);
 	/* one render at a time: the scrapes that got the same payloads meanwhile share its body */
 	pthread_mutex_lock(&s->render_mu);

@@ -2,6 +2,7 @@
 #include "source.h"
 #include "expo.h"
 #include "payload.h"
+#include "slurmrestd.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -26,9 +27,25 @@ static const char *slurmctld_status_hint(long code)
 	}
 }
 
+/* What an HTTP status from slurmrestd means, for the operator. */
+static const char *slurmrestd_status_hint(long code)
+{
+	switch (code) {
+	case 401:
+	case 403:
+		return "token expired or not accepted: renew --slurmrestd.auth.token-file (scontrol token ...)";
+	case 404:
+		return "404 Not Found: does this slurmrestd serve --slurmrestd.api-version (slurmrestd -d list)?";
+	default:
+		return NULL;
+	}
+}
+
 const struct upstream upstreams[UPSTREAM_COUNT] = {
 	[UPSTREAM_SLURMCTLD] = { "slurmctld", "--slurmctld", "Accept: text/plain", slurmctld_status_hint,
-				 "is MetricsType=metrics/openmetrics set in slurm.conf?" },
+				 "is MetricsType=metrics/openmetrics set in slurm.conf?", 0 },
+	[UPSTREAM_SLURMRESTD] = { "slurmrestd", "--slurmrestd", "Accept: application/json", slurmrestd_status_hint,
+				  "slurmrestd answers every document with JSON", 1 },
 };
 
 /* slurmctld's OpenMetrics text: the expo is the whole parser state. */
@@ -57,25 +74,45 @@ static void om_discard(void *st)
 
 static const struct source_parser openmetrics_parser = { om_begin, om_feed, om_end, om_discard };
 
+/* slurmrestd's JSON documents: the streaming converter of slurmrestd.h, one begin per document. */
+static const struct source_parser rest_nodes_parser = { rest_begin_nodes, rest_feed, rest_end, rest_discard };
+static const struct source_parser rest_shares_parser = { rest_begin_shares, rest_feed, rest_end, rest_discard };
+static const struct source_parser rest_jobs_parser = { rest_begin_jobs, rest_feed, rest_end, rest_discard };
+static const struct source_parser rest_diag_parser = { rest_begin_diag, rest_feed, rest_end, rest_discard };
+
 static const char *const partitions_names[] = { "slurm_partition", NULL };
 static const char *const nodes_names[] = { "slurm_node_", "slurm_nodes", NULL };
 static const char *const ua_names[] = { "slurm_user_", "slurm_account_", NULL };
 static const char *const jobs_names[] = { "slurm_jobs", NULL };
+static const char *const rest_nodes_names[] = { "slurmrestd_node_", "slurmrestd_partition_", NULL };
+static const char *const rest_shares_names[] = { "slurmrestd_share_", NULL };
+static const char *const rest_jobs_names[] = { "slurmrestd_jobs", NULL };
+static const char *const rest_diag_names[] = { "slurmrestd_diag_", NULL };
 
 const struct source sources[SRC_COUNT] = {
 	[SRC_JOBS] = { "jobs", "/metrics/jobs", "metrics_jobs.txt", UPSTREAM_SLURMCTLD, &openmetrics_parser, 0, -1,
-		       jobs_names, 0 },
+		       jobs_names, 0, 0 },
 	[SRC_NODES] = { "nodes", "/metrics/nodes", "metrics_nodes.txt", UPSTREAM_SLURMCTLD, &openmetrics_parser, 0, -1,
-			nodes_names, 0 },
+			nodes_names, 0, 0 },
 	[SRC_PARTITIONS] = { "partitions", "/metrics/partitions", "metrics_partitions.txt", UPSTREAM_SLURMCTLD,
-			     &openmetrics_parser, 0, -1, partitions_names, 0 },
+			     &openmetrics_parser, 0, -1, partitions_names, 0, 0 },
 	[SRC_SCHEDULER] = { "scheduler", "/metrics/scheduler", "metrics_scheduler.txt", UPSTREAM_SLURMCTLD,
-			    &openmetrics_parser, 0, -1, NULL, 1 },
+			    &openmetrics_parser, 0, -1, NULL, 1, 0 },
 	/* An empty jobs-users-accts answer means "no jobs in memory" only if slurmctld serves metrics
 	 * at all: when /metrics/jobs failed too (MetricsType unset answers every endpoint with an
 	 * empty 200), the empty answer proves nothing. */
 	[SRC_UA] = { "jobs-users-accts", "/metrics/jobs-users-accts", "metrics_jobs-users-accts.txt",
-		     UPSTREAM_SLURMCTLD, &openmetrics_parser, 1, SRC_JOBS, ua_names, 0 },
+		     UPSTREAM_SLURMCTLD, &openmetrics_parser, 1, SRC_JOBS, ua_names, 0, 0 },
+	/* slurmrestd: an empty body is never an answer (even no jobs is a JSON document), but a good
+	 * document may hold no record (no jobs, no shares) and so name no family */
+	[SRC_REST_NODES] = { "slurmrestd-nodes", "/slurm/{version}/nodes", "rest_nodes.json", UPSTREAM_SLURMRESTD,
+			     &rest_nodes_parser, 0, -1, rest_nodes_names, 0, 1 },
+	[SRC_REST_SHARES] = { "slurmrestd-shares", "/slurm/{version}/shares", "rest_shares.json", UPSTREAM_SLURMRESTD,
+			      &rest_shares_parser, 0, -1, rest_shares_names, 0, 1 },
+	[SRC_REST_JOBS] = { "slurmrestd-jobs", "/slurm/{version}/jobs", "rest_jobs.json", UPSTREAM_SLURMRESTD,
+			    &rest_jobs_parser, 0, -1, rest_jobs_names, 0, 1 },
+	[SRC_REST_DIAG] = { "slurmrestd-diag", "/slurm/{version}/diag", "rest_diag.json", UPSTREAM_SLURMRESTD,
+			    &rest_diag_parser, 0, -1, rest_diag_names, 0, 1 },
 };
 
 enum source_id source_for_metric(const char *name)
@@ -89,6 +126,24 @@ enum source_id source_for_metric(const char *name)
 				return (enum source_id)id;
 	}
 	return (enum source_id)fallback;
+}
+
+unsigned source_of_upstream(enum upstream_id u)
+{
+	unsigned mask = 0;
+	for (int id = 0; id < SRC_COUNT; id++)
+		if (sources[id].upstream == u)
+			mask |= 1u << id;
+	return mask;
+}
+
+unsigned source_configured(const struct upstream_config cfg[UPSTREAM_COUNT])
+{
+	unsigned mask = 0;
+	for (int id = 0; id < SRC_COUNT; id++)
+		if (!upstreams[sources[id].upstream].optional || cfg[sources[id].upstream].base_url)
+			mask |= 1u << id;
+	return mask;
 }
 
 /* The fault's text after "<path>: ", or NULL when the fault does not decide (a missing token with
@@ -112,7 +167,7 @@ static const char *fault_text(const struct source *src, const struct source_fact
 			 f->http_status, flag);
 		return buf;
 	case FAULT_REDIRECT_REFUSED:
-		snprintf(buf, len, "redirect to %s refused (not http(s), or https to http)", f->detail);
+		snprintf(buf, len, "redirect to %s refused (not http(s), https to http, or from a unix socket)", f->detail);
 		return buf;
 	case FAULT_NO_TOKEN:
 		if (f->http_status != 401)
@@ -151,7 +206,7 @@ enum source_verdict source_verdict(const struct source *src, const struct source
 			 f->first_line, f->first_reason ? f->first_reason : "");
 		return VERDICT_MALFORMED;
 	}
-	if (f->len && !f->nnamed) {
+	if (f->len && !f->nnamed && !src->names_optional) {
 		/* not slurmctld's empty "nothing to report" answer, and not a single family either
 		 * (a proxy's page, a stray comment): nothing can be computed from it */
 		snprintf(why, whylen, "%s: the answer (%zu bytes) names no metric family", src->path, f->len);

@@ -19,16 +19,27 @@
 struct expo;
 struct payload;
 
-enum source_id { SRC_JOBS, SRC_NODES, SRC_PARTITIONS, SRC_SCHEDULER, SRC_UA, SRC_COUNT };
-enum upstream_id { UPSTREAM_SLURMCTLD, UPSTREAM_COUNT };   /* slurmrestd comes next */
+/* slurmctld's five OpenMetrics endpoints, then slurmrestd's JSON documents (optional upstream). */
+enum source_id {
+	SRC_JOBS, SRC_NODES, SRC_PARTITIONS, SRC_SCHEDULER, SRC_UA,
+	SRC_REST_NODES, SRC_REST_SHARES, SRC_REST_JOBS, SRC_REST_DIAG,
+	SRC_COUNT
+};
+#define SRC_NATIVE_COUNT SRC_REST_NODES /* slurmctld's sources come first: 0 to this - 1 */
+enum upstream_id { UPSTREAM_SLURMCTLD, UPSTREAM_SLURMRESTD, UPSTREAM_COUNT };
+
+struct restapi;
 
 /* Where an upstream is and how to reach it; one per upstream (a scraper_config holds them). */
 struct upstream_config {
-	const char *base_url;     /* e.g. "http://localhost:6817" */
+	const char *base_url;     /* e.g. "http://localhost:6817", or "unix:/path/to/socket"; NULL: the
+				     upstream is not configured and its sources are never fetched */
 	double timeout;           /* seconds, per request */
 	size_t max_body;          /* bytes; 0: no limit */
 	const char *token_file;   /* JWT for X-SLURM-USER-TOKEN, or NULL */
 	const char *user;         /* X-SLURM-USER-NAME, or NULL */
+	struct restapi *api;      /* slurmrestd: the API version for "{version}" in paths (restapi.h),
+				     borrowed; NULL for slurmctld */
 };
 
 struct upstream {
@@ -37,6 +48,8 @@ struct upstream {
 	const char *accept;       /* the Accept header */
 	const char *(*status_hint)(long code); /* what an HTTP status means, for the operator, or NULL */
 	const char *empty_hint;   /* what an empty answer suggests */
+	int optional;             /* used only when its base_url is set (in a replay too: its files are
+				     read only then); slurmctld is always used */
 };
 
 extern const struct upstream upstreams[UPSTREAM_COUNT];
@@ -55,7 +68,7 @@ struct source_parser {
 
 struct source {
 	const char *name;         /* self-metric label value: "jobs", "jobs-users-accts" */
-	const char *path;         /* "/metrics/jobs" (a slurmrestd path will carry its version) */
+	const char *path;         /* "/metrics/jobs"; slurmrestd's carry "{version}" (restapi.h) */
 	const char *file;         /* replay file name, "metrics_jobs.txt" */
 	enum upstream_id upstream;
 	const struct source_parser *parser;
@@ -64,14 +77,23 @@ struct source {
 				     source_id) is usable too; -1: always */
 	const char *const *prefixes; /* the metric names it serves, by prefix; NULL-terminated */
 	int catch_all;            /* serves the names no source's prefixes claim */
+	int names_optional;       /* a well-formed answer may name no family (JSON: no jobs, no
+				     shares); slurmctld's text always names some when it has bytes */
 };
 
 extern const struct source sources[SRC_COUNT];
 
 /* The source serving a metric name: by slurmctld's naming, which does not change between
  * releases (slurm_partition* -> partitions, slurm_node_* and slurm_nodes* -> nodes, slurm_user_*
- * and slurm_account_* -> jobs-users-accts, slurm_jobs* -> jobs, everything else -> scheduler). */
+ * and slurm_account_* -> jobs-users-accts, slurm_jobs* -> jobs), and the converter's for
+ * slurmrestd (slurmrestd_node_* and slurmrestd_partition_* -> slurmrestd-nodes, slurmrestd_share_*
+ * -> slurmrestd-shares, slurmrestd_jobs* -> slurmrestd-jobs, slurmrestd_diag_* -> slurmrestd-diag);
+ * everything else -> scheduler. */
 enum source_id source_for_metric(const char *name);
+/* The sources of upstream u, as a mask (bit 1 << id). */
+unsigned source_of_upstream(enum upstream_id u);
+/* The sources whose upstream is used under cfg (not optional, or base_url set), as a mask. */
+unsigned source_configured(const struct upstream_config cfg[UPSTREAM_COUNT]);
 
 /* What went wrong in getting an answer, recorded where it happened (fetch.c, a replay, the
  * scrape's deadline); the first one recorded is the one reported. */

@@ -25,13 +25,19 @@
  *   /metrics/{jobs,nodes,partitions,scheduler,jobs-users-accts}
  *       -> DIR/metrics_<name>.txt, re-read on every request (a missing file
  *          serves "200, empty body", like a slurmctld without MetricsType)
+ *   /slurm/v0.0.44/{nodes,shares,jobs,diag}   (slurmrestd, endpoint names
+ *       rest_nodes ... rest_diag) -> DIR/rest_<name>.json, the same way; the
+ *       framing stays slurmctld's (the shim does not depend on it)
+ *   /openapi/v3 (endpoint name openapi) -> a small document whose "paths"
+ *       list /slurm/v0.0.42 to v0.0.45 (v0.0.45: one the shim does not read),
+ *       as slurmrestd's lists its plugins' versions
  *   /metrics, /           -> the index texts
  *   /livez /readyz /healthz -> 204, empty
  *   /_stats               -> per-endpoint request counts (fake only)
  *   /_last_request        -> raw header block of the last request (fake only)
  *
- * --fault MODE applies to the five data endpoints (or only to
- * --fault-endpoint NAME):
+ * --fault MODE applies to the data endpoints, slurmrestd's and /openapi/v3
+ * included (or only to --fault-endpoint NAME):
  *   none       normal answers (default)
  *   hang       read the request, never answer; close when the client does
  *   drip       the correct response, one byte every 200 ms
@@ -45,7 +51,8 @@
  *   huge       200, Content-Length 300000000, that many bytes of sample lines
  *   huge-nolength  the same, close-delimited (no Content-Length)
  *   close      read the request, close with no bytes (like disable_http)
- *   badquote   the file plus: slurm_node_cpus{node="we"ird"} 3
+ *   badquote   the file plus: slurm_node_cpus{node="we"ird"} 3 (for a JSON
+ *              document: trailing garbage, a parse error)
  *   duplicate  the file plus a copy of its first sample line
  *   nan        the file with every sample of the first family set to NaN
  *   redirect-self  303 to the same origin (this fake's own port) with the
@@ -56,7 +63,8 @@
  * faults (close, hang, garbage), then redirect, then the --token/--user check
  * (401/403, empty body), then the other faults.
  *
- * Listens on 127.0.0.1 only. One thread per connection (at most 512), request
+ * Listens on 127.0.0.1 only, or with --unix PATH on that unix socket only
+ * (as slurmrestd -s ... unix:/path). One thread per connection (at most 512), request
  * head bounded to 64 KiB and 10 s. SIGTERM/SIGINT exit with status 0.
  * Build: make build/tests/fake_slurmctld. Usage: see usage() or tests/README.md.
  */
@@ -76,6 +84,7 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/socket.h>
+#include <sys/un.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -101,10 +110,21 @@ static const char *const fault_names[F_COUNT] = {
 	"badquote", "duplicate", "nan", "redirect-self",
 };
 
-enum endpoint { EP_JOBS, EP_NODES, EP_PARTS, EP_SCHED, EP_UA, EP_OTHER, EP_COUNT };
-static const char *const ep_names[EP_COUNT] = {
-	"jobs", "nodes", "partitions", "scheduler", "jobs-users-accts", "other",
+enum endpoint {
+	EP_JOBS, EP_NODES, EP_PARTS, EP_SCHED, EP_UA,
+	EP_RNODES, EP_RSHARES, EP_RJOBS, EP_RDIAG, EP_OPENAPI,
+	EP_OTHER, EP_COUNT
 };
+static const char *const ep_names[EP_COUNT] = {
+	"jobs", "nodes", "partitions", "scheduler", "jobs-users-accts",
+	"rest_nodes", "rest_shares", "rest_jobs", "rest_diag", "openapi", "other",
+};
+#define IS_REST(ep) ((ep) >= EP_RNODES && (ep) <= EP_RDIAG)
+
+static const char openapi_doc[] =
+	"{\"openapi\": \"3.0.3\", \"paths\": {\"/slurm/v0.0.42/nodes/\": {}, \"/slurm/v0.0.43/nodes/\": {},"
+	" \"/slurm/v0.0.44/nodes/\": {}, \"/slurm/v0.0.44/jobs/\": {}, \"/slurm/v0.0.45/nodes/\": {},"
+	" \"/slurmdb/v0.0.44/accounts/\": {}}}\n";
 
 static const char index_metrics[] =
 	"slurmctld index of metrics endpoints:\n"
@@ -121,7 +141,7 @@ static const char index_root[] =
 	"  '/metrics': print available metric endpoints\n";
 
 static struct {
-	const char *dir, *port_file, *stats_file, *token, *user;
+	const char *dir, *port_file, *stats_file, *token, *user, *unix_path;
 	enum fault fault;
 	int fault_ep; /* -1: every data endpoint */
 	unsigned port, redirect_port;
@@ -725,6 +745,11 @@ static int data_endpoint(const char *path)
 		[EP_PARTS] = "/metrics/partitions",
 		[EP_SCHED] = "/metrics/scheduler",
 		[EP_UA] = "/metrics/jobs-users-accts",
+		[EP_RNODES] = "/slurm/v0.0.44/nodes",
+		[EP_RSHARES] = "/slurm/v0.0.44/shares",
+		[EP_RJOBS] = "/slurm/v0.0.44/jobs",
+		[EP_RDIAG] = "/slurm/v0.0.44/diag",
+		[EP_OPENAPI] = "/openapi/v3",
 	};
 	for (int i = 0; i < EP_OTHER; i++)
 		if (!strcmp(path, paths[i]))
@@ -817,8 +842,14 @@ static bool serve_data(int fd, const struct request *r, int ep)
 
 	char path[4096];
 	struct buf body = { 0 };
-	snprintf(path, sizeof(path), "%s/metrics_%s.txt", opt.dir, ep_names[ep]);
-	(void)read_file(path, &body);
+	if (IS_REST(ep))
+		snprintf(path, sizeof(path), "%s/%s.json", opt.dir, ep_names[ep]);
+	else
+		snprintf(path, sizeof(path), "%s/metrics_%s.txt", opt.dir, ep_names[ep]);
+	if (ep == EP_OPENAPI)
+		buf_str(&body, openapi_doc);
+	else
+		(void)read_file(path, &body);
 
 	size_t s, e;
 	switch (f) {
@@ -1007,12 +1038,14 @@ static void usage(void)
 		"usage: fake_slurmctld --port N [--port-file F] --dir DIR\n"
 		"         [--fault MODE] [--fault-endpoint NAME] [--token TOKEN]\n"
 		"         [--user NAME] [--redirect-port P] [--delay-ms MS]\n"
-		"         [--stats-file F]\n"
+		"         [--stats-file F] [--unix PATH]\n"
 		"  MODE: none hang drip garbage cut cutline 401 403 500 503 redirect\n"
 		"        empty huge huge-nolength close badquote duplicate nan\n"
 		"        redirect-self\n"
-		"  NAME: jobs nodes partitions scheduler jobs-users-accts\n"
-		"  Listens on 127.0.0.1:N (0: any free port, written to --port-file).\n");
+		"  NAME: jobs nodes partitions scheduler jobs-users-accts rest_nodes\n"
+		"        rest_shares rest_jobs rest_diag openapi\n"
+		"  Listens on 127.0.0.1:N (0: any free port, written to --port-file),\n"
+		"  or with --unix PATH on that socket (--port is then ignored).\n");
 	exit(2);
 }
 
@@ -1041,6 +1074,7 @@ static void parse_args(int argc, char **argv)
 		{ "redirect-port", required_argument, NULL, 'r' },
 		{ "delay-ms", required_argument, NULL, 'D' },
 		{ "stats-file", required_argument, NULL, 's' },
+		{ "unix", required_argument, NULL, 'U' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -1058,6 +1092,7 @@ static void parse_args(int argc, char **argv)
 		case 'r': redirect = parse_num(optarg, 65535); break;
 		case 'D': opt.delay_ms = parse_num(optarg, 3600L * 1000); break;
 		case 's': opt.stats_file = optarg; break;
+		case 'U': opt.unix_path = optarg; break;
 		case 'f': {
 			int i = 0;
 			while (i < F_COUNT && strcmp(optarg, fault_names[i]))
@@ -1098,8 +1133,28 @@ static void parse_args(int argc, char **argv)
 	opt.redirect_port = redirect >= 0 ? (unsigned)redirect : 0;
 }
 
+/* --unix PATH: a stream socket there (an old one is replaced). */
+static int listen_unix(void)
+{
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	if (strlen(opt.unix_path) >= sizeof(sa.sun_path)) {
+		fprintf(stderr, "fake_slurmctld: --unix %s: path too long\n", opt.unix_path);
+		exit(1);
+	}
+	strcpy(sa.sun_path, opt.unix_path);
+	unlink(opt.unix_path);
+	if (fd < 0 || bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || listen(fd, SOMAXCONN) < 0) {
+		fprintf(stderr, "fake_slurmctld: listen on %s: %s\n", opt.unix_path, strerror(errno));
+		exit(1);
+	}
+	return fd;
+}
+
 static int listen_loopback(void)
 {
+	if (opt.unix_path)
+		return listen_unix();
 	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	int one = 1;
 	struct sockaddr_in sa = {

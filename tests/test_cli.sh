@@ -1,7 +1,8 @@
 #!/bin/sh
 # The command line: legacy flags, exit codes, --check-mapping and --check-exposition output,
 # --once on a capture and on a broken replay directory (a FIFO in it), --mapping.to-rules; values
-# refused at start (timeouts of 0, a URL without a scheme); scripts/run.sh HOST:PORT.
+# refused at start (timeouts of 0, a URL without a scheme); the --slurmrestd.* flags and a replay
+# with slurmrestd's files; scripts/run.sh HOST:PORT.
 cd "$(dirname "$0")/.." || exit 1
 BIN=${SHIM_BIN:-./slurm-exporter-shim}
 MAP=mappings/prometheus-slurm-exporter.json
@@ -63,6 +64,28 @@ check "--web.connection-timeout 0.5" 2 "$BIN" --web.connection-timeout 0.5 --onc
 check "--slurmctld.url without a scheme" 2 "$BIN" --slurmctld.url ctl1:6817 --once --mapping.file "$MAP"
 has "--slurmctld.url without a scheme" 'flag --slurmctld.url: value "ctl1:6817" is not an http:// or https:// URL'
 check "--slurmctld.url HTTPS://" 0 "$BIN" --slurmctld.url HTTPS://ctl1:6817 --once --replay-dir "$STATE" --mapping.file "$MAP"
+
+# slurmrestd: http(s):// or unix:/path; only the versions the converter reads; replayed from
+# DIR/rest_*.json when --slurmrestd.url is set, /jobs only with --slurmrestd.jobs
+check "--slurmrestd.url ftp://" 2 "$BIN" --slurmrestd.url ftp://rest1 --version
+has "--slurmrestd.url ftp://" 'flag --slurmrestd.url: value "ftp://rest1" is not an http:// or https:// URL or unix:/path/to/socket'
+check "--slurmrestd.url unix:relative" 2 "$BIN" --slurmrestd.url unix:sock --version
+check "--slurmrestd.url unix:/" 0 "$BIN" --slurmrestd.url unix:/run/slurmrestd.sock --version
+check "--slurmrestd.api-version v0.0.40" 2 "$BIN" --slurmrestd.api-version v0.0.40 --once --replay-dir "$STATE" --mapping.file "$MAP"
+has "--slurmrestd.api-version v0.0.40" 'flag --slurmrestd.api-version: value "v0.0.40" is not a version this shim reads (v0.0.41 to v0.0.44)'
+check "--slurmrestd.timeout 0" 2 "$BIN" --slurmrestd.timeout 0 --version
+REST=tests/fixtures/slurm-25.11-rest/R2-busy-mix-draining
+printf '%s\n' '{"metrics": [{"name": "n", "help": "h", "type": "gauge", "expr": "slurm_server_thread_cnt", "fidelity": "exact"},' \
+	'{"name": "r", "help": "h", "type": "gauge", "expr": "sum(slurmrestd_node_cpus)", "fidelity": "exact"},' \
+	'{"name": "j", "help": "h", "type": "gauge", "expr": "sum(slurmrestd_jobs)", "fidelity": "exact", "enabled_by": "slurmrestd-jobs"}]}' >"$T/rest.json"
+check "--once without --slurmrestd.url" 0 "$BIN" --once --replay-dir "$REST" --mapping.file "$T/rest.json"
+if grep -q 'slurmrestd' "$T/out"; then bad "slurmrestd read without --slurmrestd.url"; else ok; fi
+check "--once with slurmrestd" 0 "$BIN" --once --replay-dir "$REST" --mapping.file "$T/rest.json" --slurmrestd.url unix:/unused
+has "--once with slurmrestd" 'slurm_exporter_shim_up{endpoint="slurmrestd-nodes"} 1'
+has "--once with slurmrestd" 'slurm_exporter_shim_mapping_rows{status="disabled"} 1'
+if grep -q 'endpoint="slurmrestd-jobs"' "$T/out"; then bad "/jobs read without --slurmrestd.jobs"; else ok; fi
+check "--once with slurmrestd /jobs" 0 "$BIN" --once --replay-dir "$REST" --mapping.file "$T/rest.json" --slurmrestd.url unix:/unused --slurmrestd.jobs
+has "--once with slurmrestd /jobs" 'slurm_exporter_shim_up{endpoint="slurmrestd-jobs"} 1'
 
 # the old exporter's spellings are accepted
 check "legacy flags" 0 "$BIN" -listen-address=127.0.0.1:1 -gpus-acct=false --once --replay-dir "$STATE" --mapping.file "$MAP"

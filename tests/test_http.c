@@ -11,6 +11,7 @@
  *   - the source table, its one verdict (source_verdict) and the facts payloads record. */
 #include "testutil.h"
 #include "fetch.h"
+#include "restapi.h"
 
 #include <arpa/inet.h>
 #include <curl/curl.h>
@@ -863,6 +864,8 @@ static void test_redirect_origin(void **state)
 	assert_int_equal(fetch_redirect_check(b, "ftp://ctl1:6817/x"), FETCH_REDIRECT_REFUSE);
 	assert_int_equal(fetch_redirect_check(b, "file:///etc/passwd"), FETCH_REDIRECT_REFUSE);
 	assert_int_equal(fetch_redirect_check(b, "not a url"), FETCH_REDIRECT_REFUSE);
+	/* slurmrestd on a unix socket: no origin to compare, every redirect refused */
+	assert_int_equal(fetch_redirect_check("unix:/run/slurmrestd.sock", "http://localhost/x"), FETCH_REDIRECT_REFUSE);
 }
 
 /* The source table routes metric names as slurmctld names them, and every row is complete. */
@@ -879,6 +882,11 @@ static void test_source_table(void **state)
 	assert_int_equal(source_for_metric("slurm_job"), SRC_SCHEDULER);
 	assert_int_equal(source_for_metric("slurm_sched_cycle_last"), SRC_SCHEDULER);
 	assert_int_equal(source_for_metric("anything"), SRC_SCHEDULER);
+	assert_int_equal(source_for_metric("slurmrestd_node_state"), SRC_REST_NODES);
+	assert_int_equal(source_for_metric("slurmrestd_partition_cpus_idle"), SRC_REST_NODES);
+	assert_int_equal(source_for_metric("slurmrestd_share_fairshare"), SRC_REST_SHARES);
+	assert_int_equal(source_for_metric("slurmrestd_jobs_cpus"), SRC_REST_JOBS);
+	assert_int_equal(source_for_metric("slurmrestd_diag_server_thread_count"), SRC_REST_DIAG);
 	for (int id = 0; id < SRC_COUNT; id++) {
 		const struct source *src = &sources[id];
 		assert_non_null(src->name);
@@ -984,6 +992,352 @@ static void test_payload_facts(void **state)
 	payload_unref(p);
 }
 
+/* ---- slurmrestd as a second upstream (issue 11) ---- */
+
+#define REST_STATE "tests/fixtures/slurm-25.11-rest/R2-busy-mix-draining"
+#define REST_MAPPING "/tmp/shimtest-rest.json"
+#define REST_SOCK "/tmp/shimtest-rest.sock"
+
+/* A native row, a row on slurmrestd's /nodes and one on /jobs behind --slurmrestd.jobs. */
+static void write_rest_mapping(void)
+{
+	tu_write(REST_MAPPING,
+		 "{\"metrics\": [{\"name\": \"slurm_scheduler_threads\", \"help\": \"h\", \"type\": \"gauge\","
+		 " \"expr\": \"slurm_server_thread_cnt + 1\", \"fidelity\": \"exact\"},"
+		 " {\"name\": \"rest_cpus\", \"help\": \"h\", \"type\": \"gauge\", \"expr\": \"sum(slurmrestd_node_cpus)\","
+		 " \"fidelity\": \"exact\"},"
+		 " {\"name\": \"rest_jobs\", \"help\": \"h\", \"type\": \"gauge\", \"expr\": \"sum(slurmrestd_jobs)\","
+		 " \"fidelity\": \"exact\", \"enabled_by\": \"slurmrestd-jobs\"}]}\n");
+}
+
+/* A shim on native fake port ctl and slurmrestd URL rest (NULL: none), slurmrestd answers never
+ * reused, with up to 6 more arguments (NULL ends them). */
+static void rest_shim_start(struct proc *s, unsigned ctl, const char *rest, const char *a1, const char *a2,
+			    const char *a3, const char *a4, const char *a5, const char *a6)
+{
+	write_rest_mapping();
+	if (rest)
+		shim_start(s, ctl, "--mapping.file", REST_MAPPING, "--slurmrestd.url", rest, "--slurmrestd.timeout", "2",
+			   "--slurmrestd.min-interval", "0", "--slurmrestd.jobs.min-interval", "0", a1, a2, a3, a4, a5, a6,
+			   NULL);
+	else
+		shim_start(s, ctl, "--mapping.file", REST_MAPPING, a1, a2, a3, a4, a5, a6, NULL);
+}
+
+static void rest_url(char *url, size_t len, unsigned port)
+{
+	snprintf(url, len, "http://127.0.0.1:%u", port);
+}
+
+/* One scrape with a 5 s deadline: 200 with the native row; the body as a new string. */
+static char *scrape_ok(unsigned port)
+{
+	struct resp r;
+	size_t n;
+	http_hdr("GET", port, "/metrics", "X-Prometheus-Scrape-Timeout-Seconds: 5", &r, 8000);
+	if (r.status != 200 || !strstr(r.body.data, "\nslurm_scheduler_threads "))
+		fail_msg("status %ld, body:\n%s", r.status, r.body.data ? r.body.data : "");
+	return buf_steal(&r.body, &n);
+}
+
+static int has(const char *text, const char *needle)
+{
+	return text && strstr(text, needle) != NULL;
+}
+
+#define REST_UP(ep, v) "slurm_exporter_shim_up{endpoint=\"slurmrestd-" ep "\"} " v "\n"
+
+/* slurmrestd answers with fault: the scrape answers in time with the native families, the
+ * slurmrestd source is down with the reason (self metric and log), nothing crashes. */
+static void expect_rest_down(const char *fault, const char *reason, const char *extra)
+{
+	struct proc f, rf, s;
+	char url[64];
+	fake_start(&f, STATE, NULL);
+	fake_start(&rf, REST_STATE, "--fault", fault, NULL);
+	rest_url(url, sizeof(url), rf.port);
+	rest_shim_start(&s, f.port, url, "--slurmrestd.api-version", "v0.0.44", extra, NULL, NULL, NULL);
+	char *body = scrape_ok(s.port);
+	if (!has(body, REST_UP("nodes", "0")) || has(body, "\nrest_cpus "))
+		fail_msg("fault %s: slurmrestd-nodes not down:\n%s", fault, body);
+	free(body);
+	struct resp r;
+	http("GET", s.port, "/", &r, 5000); /* still alive */
+	assert_int_equal(r.status, 200);
+	buf_free(&r.body);
+	stop(&s);
+	char *log = tu_slurp(s.log, NULL);
+	if (!has(log, "endpoint /slurm/{version}/nodes failed: ") || !has(log, reason))
+		fail_msg("fault %s: no \"%s\" in the log:\n%s", fault, reason, log ? log : "");
+	free(log);
+	stop(&rf);
+	stop(&f);
+}
+
+static void test_rest_faults(void **state)
+{
+	(void)state;
+	expect_rest_down("401", "token expired or not accepted: renew --slurmrestd.auth.token-file", NULL);
+	expect_rest_down("403", "token expired or not accepted", NULL);
+	expect_rest_down("500", "HTTP status 500", NULL);
+	expect_rest_down("503", "HTTP status 503", NULL);
+	expect_rest_down("hang", "imeout", NULL);
+	expect_rest_down("drip", "imeout", NULL);
+	expect_rest_down("garbage", "/slurm/{version}/nodes: ", NULL);
+	expect_rest_down("cut", "/slurm/{version}/nodes: ", NULL);
+	expect_rest_down("close", "/slurm/{version}/nodes: ", NULL);
+	expect_rest_down("badquote", "malformed", NULL);
+	expect_rest_down("empty", "empty answer", NULL);
+	expect_rest_down("huge", "--slurmrestd.max-body", "--slurmrestd.max-body=100000");
+	expect_rest_down("huge-nolength", "--slurmrestd.max-body", "--slurmrestd.max-body=100000");
+}
+
+/* Nobody listens on --slurmrestd.url: the same. */
+static void test_rest_refused(void **state)
+{
+	(void)state;
+	struct proc f, s;
+	char url[64];
+	fake_start(&f, STATE, NULL);
+	rest_url(url, sizeof(url), free_port());
+	rest_shim_start(&s, f.port, url, "--slurmrestd.api-version", "v0.0.44", NULL, NULL, NULL, NULL);
+	char *body = scrape_ok(s.port);
+	assert_true(has(body, REST_UP("nodes", "0")));
+	free(body);
+	stop(&s);
+	char *log = tu_slurp(s.log, NULL);
+	assert_true(has(log, "endpoint /slurm/{version}/nodes failed: "));
+	assert_true(has(log, "onnect"));
+	free(log);
+	stop(&f);
+}
+
+/* Only what loaded, enabled rows read is fetched: without --slurmrestd.url nothing of slurmrestd
+ * (not even in self metrics); with it /nodes but not /jobs; with --slurmrestd.jobs /jobs too. The
+ * version is discovered once from /openapi/v3 (the newest the shim reads, not v0.0.45). */
+static void test_rest_sources_and_discovery(void **state)
+{
+	(void)state;
+	struct proc f, s;
+	char url[64];
+	fake_start(&f, REST_STATE, NULL);
+	rest_shim_start(&s, f.port, NULL, NULL, NULL, NULL, NULL, NULL, NULL);
+	char *body = scrape_ok(s.port);
+	assert_false(has(body, "slurmrestd"));
+	assert_false(has(body, "\nrest_cpus "));
+	free(body);
+	stop(&s);
+	assert_int_equal(stat_count(f.port, "rest_nodes"), 0);
+	assert_int_equal(stat_count(f.port, "openapi"), 0);
+
+	rest_url(url, sizeof(url), f.port);
+	rest_shim_start(&s, f.port, url, NULL, NULL, NULL, NULL, NULL, NULL);
+	for (int i = 0; i < 2; i++) {
+		body = scrape_ok(s.port);
+		assert_true(has(body, REST_UP("nodes", "1")));
+		assert_true(has(body, "\nrest_cpus 52\n"));
+		assert_false(has(body, "slurmrestd-jobs"));
+		free(body);
+	}
+	assert_int_equal(stat_count(f.port, "openapi"), 1);
+	assert_int_equal(stat_count(f.port, "rest_nodes"), 2);
+	assert_int_equal(stat_count(f.port, "rest_jobs"), 0);
+	assert_int_equal(stat_count(f.port, "rest_shares"), 0);
+	stop(&s);
+	char *log = tu_slurp(s.log, NULL);
+	assert_true(has(log, "slurmrestd: API version v0.0.44"));
+	free(log);
+
+	rest_shim_start(&s, f.port, url, "--slurmrestd.jobs", NULL, NULL, NULL, NULL, NULL);
+	body = scrape_ok(s.port);
+	assert_true(has(body, REST_UP("jobs", "1")));
+	assert_true(has(body, "\nrest_jobs "));
+	free(body);
+	assert_int_equal(stat_count(f.port, "rest_jobs"), 1);
+	stop(&s);
+	stop(&f);
+}
+
+/* A failed discovery is retried at the next scrape; a fixed --slurmrestd.api-version is used as is. */
+static void test_rest_discovery_retry_and_fixed(void **state)
+{
+	(void)state;
+	struct proc f, s;
+	char url[64];
+	fake_start(&f, REST_STATE, "--fault", "500", "--fault-endpoint", "openapi", NULL);
+	rest_url(url, sizeof(url), f.port);
+	rest_shim_start(&s, f.port, url, NULL, NULL, NULL, NULL, NULL, NULL);
+	for (int i = 0; i < 2; i++) {
+		char *body = scrape_ok(s.port);
+		assert_true(has(body, REST_UP("nodes", "0")));
+		free(body);
+	}
+	assert_int_equal(stat_count(f.port, "openapi"), 2);
+	assert_int_equal(stat_count(f.port, "rest_nodes"), 0);
+	stop(&s);
+	char *log = tu_slurp(s.log, NULL);
+	assert_true(has(log, "API version discovery: /openapi/v3: HTTP status 500"));
+	free(log);
+
+	rest_shim_start(&s, f.port, url, "--slurmrestd.api-version", "v0.0.43", NULL, NULL, NULL, NULL);
+	char *body = scrape_ok(s.port);
+	assert_true(has(body, REST_UP("nodes", "0"))); /* the fake serves only v0.0.44 */
+	free(body);
+	assert_int_equal(stat_count(f.port, "openapi"), 2);
+	stop(&s);
+	log = tu_slurp(s.log, NULL);
+	assert_true(has(log, "does this slurmrestd serve --slurmrestd.api-version"));
+	free(log);
+	stop(&f);
+}
+
+/* The token file is re-read on every fetch: rotating it needs no restart. */
+static void test_rest_token_reread(void **state)
+{
+	(void)state;
+	struct proc f, rf, s;
+	char url[64];
+	struct resp r;
+	fake_start(&f, STATE, NULL);
+	fake_start(&rf, REST_STATE, "--token", "rest-SECRET-1", "--user", "shim", NULL);
+	rest_url(url, sizeof(url), rf.port);
+	tu_write("/tmp/shimtest-rest-token", "rest-SECRET-1\n");
+	rest_shim_start(&s, f.port, url, "--slurmrestd.auth.token-file", "/tmp/shimtest-rest-token",
+			"--slurmrestd.auth.user", "shim", "--slurmrestd.api-version", "v0.0.44");
+	char *body = scrape_ok(s.port);
+	assert_true(has(body, REST_UP("nodes", "1")));
+	free(body);
+	http("GET", rf.port, "/_last_request", &r, 5000);
+	assert_true(has(r.body.data, "X-SLURM-USER-TOKEN: rest-SECRET-1"));
+	assert_true(has(r.body.data, "X-SLURM-USER-NAME: shim"));
+	assert_true(has(r.body.data, "Accept: application/json"));
+	buf_free(&r.body);
+	http("GET", f.port, "/_last_request", &r, 5000); /* slurmctld never gets slurmrestd's token */
+	assert_false(has(r.body.data, "SECRET"));
+	buf_free(&r.body);
+	tu_write("/tmp/shimtest-rest-token", "rest-SECRET-expired\n");
+	body = scrape_ok(s.port);
+	assert_true(has(body, REST_UP("nodes", "0")));
+	free(body);
+	tu_write("/tmp/shimtest-rest-token", "rest-SECRET-1\n");
+	body = scrape_ok(s.port);
+	assert_true(has(body, REST_UP("nodes", "1")));
+	assert_false(has(body, "SECRET"));
+	free(body);
+	stop(&s);
+	char *log = tu_slurp(s.log, NULL);
+	assert_true(has(log, "token expired or not accepted"));
+	assert_false(has(log, "SECRET"));
+	free(log);
+	stop(&rf);
+	stop(&f);
+}
+
+/* A redirect to another origin is followed without slurmrestd's token and user. */
+static void test_rest_redirect_keeps_credentials_home(void **state)
+{
+	(void)state;
+	struct proc f, other, home, s;
+	char url[64], port[16];
+	struct resp r;
+	fake_start(&f, STATE, NULL);
+	fake_start(&other, REST_STATE, NULL);
+	snprintf(port, sizeof(port), "%u", other.port);
+	fake_start(&home, REST_STATE, "--fault", "redirect", "--redirect-port", port, NULL);
+	rest_url(url, sizeof(url), home.port);
+	tu_write("/tmp/shimtest-rest-token", "rest-SECRET-1\n");
+	rest_shim_start(&s, f.port, url, "--slurmrestd.auth.token-file", "/tmp/shimtest-rest-token",
+			"--slurmrestd.auth.user", "shim", "--slurmrestd.api-version", "v0.0.44");
+	char *body = scrape_ok(s.port);
+	assert_true(has(body, REST_UP("nodes", "1")));
+	free(body);
+	http("GET", other.port, "/_last_request", &r, 5000);
+	assert_true(has(r.body.data, "GET /slurm/v0.0.44/nodes"));
+	assert_false(has(r.body.data, "X-SLURM-USER"));
+	assert_false(has(r.body.data, "SECRET"));
+	buf_free(&r.body);
+	stop(&s);
+	stop(&home);
+	stop(&other);
+	stop(&f);
+}
+
+/* slurmrestd on a unix socket (unix:/path), the version discovered over it too. */
+static void test_rest_unix_socket(void **state)
+{
+	(void)state;
+	struct proc f, rf = { 0 }, s;
+	const char *bin = getenv("FAKE_SLURMCTLD") ? getenv("FAKE_SLURMCTLD") : "build/tests/fake_slurmctld";
+	char *argv[] = { (char *)bin, "--port", "0", "--dir", REST_STATE, "--unix", REST_SOCK, NULL };
+	fake_start(&f, STATE, NULL);
+	unlink(REST_SOCK);
+	snprintf(rf.log, sizeof(rf.log), "/tmp/shimtest-fake-unix.log");
+	rf.pid = spawn(argv, rf.log);
+	for (int i = 0; i < 400 && access(REST_SOCK, F_OK) != 0; i++)
+		tu_sleep_ms(25);
+	rest_shim_start(&s, f.port, "unix:" REST_SOCK, NULL, NULL, NULL, NULL, NULL, NULL);
+	char *body = scrape_ok(s.port);
+	assert_true(has(body, REST_UP("nodes", "1")));
+	assert_true(has(body, "\nrest_cpus 52\n"));
+	free(body);
+	stop(&s);
+	stop(&rf);
+	stop(&f);
+	unlink(REST_SOCK);
+}
+
+/* A slurmrestd slower than the scrape's deadline does not hold back slurmctld's answers: each
+ * upstream has its own fetch, published when it ends. */
+static void test_rest_slow_does_not_hold_native(void **state)
+{
+	(void)state;
+	struct proc f, rf, s;
+	char url[64];
+	struct resp r;
+	fake_start(&f, STATE, NULL);
+	fake_start(&rf, REST_STATE, "--fault", "hang", NULL);
+	rest_url(url, sizeof(url), rf.port);
+	write_rest_mapping();
+	shim_start(&s, f.port, "--mapping.file", REST_MAPPING, "--slurmrestd.url", url, "--slurmrestd.timeout", "30",
+		   "--slurmrestd.api-version", "v0.0.44", NULL);
+	http_hdr("GET", s.port, "/metrics", "X-Prometheus-Scrape-Timeout-Seconds: 3", &r, 10000);
+	if (r.status != 200 || !has(r.body.data, "\nslurm_scheduler_threads ") || !has(r.body.data, REST_UP("nodes", "0")))
+		fail_msg("status %ld, body:\n%s", r.status, r.body.data ? r.body.data : "");
+	buf_free(&r.body);
+	stop(&rf); /* ends the hanging fetch, which the shim waits for on exit */
+	stop(&s);
+	stop(&f);
+}
+
+/* Discovery's choice from an /openapi/v3 document. */
+static void test_restapi_learn(void **state)
+{
+	(void)state;
+	char v[RESTAPI_VERSION_MAX], why[300];
+	struct restapi *ra = restapi_new(NULL);
+	assert_int_equal(restapi_get(ra, v), 0);
+	const char *bad[] = { "", "not json", "[]", "{\"paths\": []}", "{\"paths\": {\"/slurm/v0.0.40/nodes/\": {}}}",
+			      "{\"paths\": {\"/slurmdb/v0.0.44/jobs/\": {}, \"/slurm/v0.0.440/x\": {}}}" };
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		why[0] = '\0';
+		assert_int_equal(restapi_learn(ra, bad[i], strlen(bad[i]), why, sizeof(why)), -1);
+		assert_true(has(why, "/openapi/v3: "));
+		assert_int_equal(restapi_get(ra, v), 0);
+	}
+	const char *doc = "{\"paths\": {\"/slurm/v0.0.45/nodes/\": {}, \"/slurm/v0.0.43/nodes/\": {},"
+			  " \"/slurm/v0.0.44/diag/\": {}, \"/slurm/v0.0.42/jobs/\": {}}}";
+	assert_int_equal(restapi_learn(ra, doc, strlen(doc), why, sizeof(why)), 0);
+	assert_int_equal(restapi_get(ra, v), 1);
+	assert_string_equal(v, "v0.0.44");
+	restapi_free(ra);
+	ra = restapi_new("v0.0.42");
+	assert_int_equal(restapi_get(ra, v), 1);
+	assert_string_equal(v, "v0.0.42");
+	restapi_free(ra);
+	assert_true(restapi_known("v0.0.41") && restapi_known("v0.0.44"));
+	assert_false(restapi_known("v0.0.45") || restapi_known("v0.0.4") || restapi_known(""));
+}
+
 int main(void)
 {
 	curl_global_init(CURL_GLOBAL_DEFAULT);
@@ -1009,6 +1363,15 @@ int main(void)
 		cmocka_unit_test(test_payload_facts),
 		cmocka_unit_test_teardown(test_redirect_keeps_credentials_home, kill_children),
 		cmocka_unit_test_teardown(test_redirect_same_origin, kill_children),
+		cmocka_unit_test(test_restapi_learn),
+		cmocka_unit_test_teardown(test_rest_sources_and_discovery, kill_children),
+		cmocka_unit_test_teardown(test_rest_discovery_retry_and_fixed, kill_children),
+		cmocka_unit_test_teardown(test_rest_token_reread, kill_children),
+		cmocka_unit_test_teardown(test_rest_redirect_keeps_credentials_home, kill_children),
+		cmocka_unit_test_teardown(test_rest_unix_socket, kill_children),
+		cmocka_unit_test_teardown(test_rest_refused, kill_children),
+		cmocka_unit_test_teardown(test_rest_faults, kill_children),
+		cmocka_unit_test_teardown(test_rest_slow_does_not_hold_native, kill_children),
 	};
 	int rc = cmocka_run_group_tests_name("http", tests, NULL, NULL);
 	curl_global_cleanup();

@@ -190,9 +190,10 @@ static struct payload *answer(const struct mapping *m, enum source_id ep, const 
 static void run_table(struct run *r, const struct mapping *m, const char *payload, const char *replay_dir, int up_all,
 		      const char *flags)
 {
-	const struct expo *ex[SRC_COUNT];
-	int up[SRC_COUNT];
-	for (int ep = 0; ep < SRC_COUNT; ep++) {
+	const struct expo *ex[SRC_COUNT] = { 0 };
+	int up[SRC_COUNT] = { 0 };
+	memset(r->p, 0, sizeof(r->p));
+	for (int ep = 0; ep < SRC_NATIVE_COUNT; ep++) { /* slurmctld's answers; no slurmrestd */
 		r->p[ep] = answer(m, (enum source_id)ep, payload, replay_dir);
 		up[ep] = up_all && r->p[ep]->ok;
 		ex[ep] = up_all ? &r->p[ep]->expo : NULL;
