@@ -96,8 +96,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (!m && !problems.len) /* a refused table always says why */
 		abort();
 	if (m) {
-		(void)mapping_sources(m, "gpus-acct");
-		(void)mapping_sources(m, "");
+		(void)mapping_sources(m, "gpus-acct", ~0u);
+		(void)mapping_sources(m, "", 0);
 		evaluate(m, 0);
 		evaluate(m, (unsigned)size % 32);
 	}

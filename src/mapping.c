@@ -86,52 +86,72 @@ static size_t repair_utf8(struct vec *v, const struct expr_source *src, struct a
 	return fixed;
 }
 
-/* Is a family the row reads absent from its endpoint's answer (which was usable: the row's
- * endpoints are up)? Computing without it would serve a part of the data as the whole (a NaN, a 0,
+/* Is a family the form reads absent from its endpoint's answer (which was usable: the form's
+ * sources are up)? Computing without it would serve a part of the data as the whole (a NaN, a 0,
  * a node's status label flipped), so the row is left out unless it says the absence is normal.
  * Returns the first such family, or NULL; *absent is set when an absent_ok family is absent. */
-static const char *missing_input(const struct row *r, const struct expr_source *src, int *absent)
+static const char *missing_input(const struct row_form *f, const struct expr_source *src, int *absent)
 {
-	for (size_t i = 0; i < r->ninputs; i++) {
-		const char *name = r->inputs[i].name;
+	for (size_t i = 0; i < f->ninputs; i++) {
+		const char *name = f->inputs[i].name;
 		const struct expo *e = src->expos[source_for_metric(name)];
-		const struct expo_family *f = e ? expo_find(e, name, strlen(name)) : NULL;
-		if (f && f->n)
+		const struct expo_family *fam = e ? expo_find(e, name, strlen(name)) : NULL;
+		if (fam && fam->n)
 			continue;
-		if (!r->inputs[i].absent_ok)
+		if (!f->inputs[i].absent_ok)
 			return name;
 		*absent = 1;
 	}
 	return NULL;
 }
 
-static void eval_row(const struct row *r, const struct expr_source *src, const int up[SRC_COUNT], struct arena *a,
-		     struct row_result *res)
+static int form_up(const struct row_form *f, const int up[SRC_COUNT])
 {
-	memset(res, 0, sizeof(*res));
-	if (r->fidelity == FID_UNAVAILABLE) {
-		res->status = ROW_UNAVAILABLE;
-		return;
-	}
 	for (int ep = 0; ep < SRC_COUNT; ep++)
-		if ((r->sources & (1u << ep)) && !up[ep]) {
+		if ((f->sources & (1u << ep)) && !up[ep])
+			return 0;
+	return 1;
+}
+
+/* The form a row is evaluated with this scrape: its first preferred form whose sources are all up,
+ * else its own expression (a view of the row's fields in *own); NULL when unavailable. */
+static const struct row_form *choose_form(const struct row *r, const int up[SRC_COUNT], struct row_form *own, int *form)
+{
+	for (size_t k = 0; k < r->nprefer; k++)
+		if (form_up(&r->prefer[k], up)) {
+			*form = (int)k;
+			return &r->prefer[k];
+		}
+	*form = -1;
+	if (r->fidelity == FID_UNAVAILABLE)
+		return NULL;
+	*own = (struct row_form){ r->expr_src, r->note, r->fidelity, r->expr, r->sources, r->inputs, r->ninputs };
+	return own;
+}
+
+/* The row's series from form f's expression, its labels and values as the row says; 0, or -1 with
+ * res->status and res->err set. */
+static int eval_form(const struct row *r, const struct row_form *f, const struct expr_source *src,
+		     const int up[SRC_COUNT], struct arena *a, struct row_result *res, int *absent)
+{
+	for (int ep = 0; ep < SRC_COUNT; ep++)
+		if ((f->sources & (1u << ep)) && !up[ep]) {
 			res->status = ROW_INPUT_DOWN;
 			snprintf(res->err, sizeof(res->err), "endpoint %s is down", sources[ep].name);
-			return;
+			return -1;
 		}
-	int absent = 0;
-	const char *lost = missing_input(r, src, &absent);
+	const char *lost = missing_input(f, src, absent);
 	if (lost) {
 		res->status = ROW_INPUT_MISSING;
-		snprintf(res->err, sizeof(res->err), "native family %s is absent from %s", lost,
-			 sources[source_for_metric(lost)].path);
-		return;
+		enum source_id id = source_for_metric(lost);
+		snprintf(res->err, sizeof(res->err), "%sfamily %s is absent from %s",
+			 sources[id].upstream == UPSTREAM_SLURMCTLD ? "native " : "", lost, sources[id].path);
+		return -1;
 	}
 	struct vec shared;
-	if (expr_eval(r->expr, src, a, &shared, res->err, sizeof(res->err), NULL) < 0) {
+	if (expr_eval(f->expr, src, a, &shared, res->err, sizeof(res->err), NULL) < 0) {
 		res->status = ROW_ERROR;
-		res->v.n = 0;
-		return;
+		return -1;
 	}
 	/* the result may be a payload's own samples or a shared subexpression's: relabel and
 	 * drop_zero change elements in place, so they work on a copy (the sort makes a new array) */
@@ -143,6 +163,25 @@ static void eval_row(const struct row *r, const struct expr_source *src, const i
 	}
 	if (relabel(r, &res->v, a, res->err, sizeof(res->err)) < 0) {
 		res->status = ROW_ERROR;
+		return -1;
+	}
+	return 0;
+}
+
+static void eval_row(const struct row *r, const struct expr_source *src, const int up[SRC_COUNT], struct arena *a,
+		     struct row_result *res)
+{
+	struct row_form own;
+	int absent = 0;
+	memset(res, 0, sizeof(*res));
+	const struct row_form *f = choose_form(r, up, &own, &res->form);
+	if (!f) {
+		res->status = ROW_UNAVAILABLE;
+		res->fidelity = FID_UNAVAILABLE;
+		return;
+	}
+	res->fidelity = f->fidelity;
+	if (eval_form(r, f, src, up, a, res, &absent) < 0) {
 		res->v.n = 0;
 		return;
 	}
@@ -191,6 +230,8 @@ void mapping_run(const struct mapping *m, const char *flags, const struct expo *
 		} else {
 			memset(&res, 0, sizeof(res));
 			res.status = ROW_DISABLED;
+			res.form = -1;
+			res.fidelity = m->rows[i].fidelity;
 		}
 		emit(ctx, i, &res);
 		arena_rewind(&row_a); /* the next row reuses the same (cached) bytes */

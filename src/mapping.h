@@ -4,6 +4,10 @@
  * rename_labels, fill_labels, drop_zero, default. Rows read native families only; they never see
  * each other's output, so a native series can only leave the shim through a row.
  *
+ * A row may also list preferred forms ("prefer", e.g. over slurmrestd's families): per scrape the
+ * first form whose every source is up is evaluated instead of the row's own expression, which is
+ * the fallback (the "native form": its expr, fidelity, note, sources and inputs).
+ *
  * Code: mapping_load.c (loading and checks), mapping.c (the row driver and a row's steps),
  * series_sort.c (the output order and the duplicate check).
  *
@@ -30,6 +34,16 @@ struct row_input {
 	int absent_ok;
 };
 
+/* A preferred form: an expression used instead of the row's own while all its sources are up. */
+struct row_form {
+	char *expr_src, *note;      /* note: NULL when exact */
+	enum fidelity fidelity;     /* exact or approximate */
+	struct expr *expr;
+	unsigned sources;           /* bit per enum source_id the expression reads */
+	struct row_input *inputs;   /* as struct row's */
+	size_t ninputs;
+};
+
 struct row {
 	char *name, *help, *type, *note, *expr_src, *enabled_by;
 	enum fidelity fidelity;
@@ -41,13 +55,15 @@ struct row {
 	unsigned sources;           /* bit per enum source_id the expression reads */
 	struct row_input *inputs;   /* the families the expression reads, each once */
 	size_t ninputs;
+	struct row_form *prefer;    /* tried in order before the row's own expression */
+	size_t nprefer;
 };
 
 struct mapping {
 	char *path;
 	struct row *rows;
 	size_t nrows;
-	unsigned sources;           /* union over rows (enabled or not) */
+	unsigned sources;           /* union over rows (enabled or not) and their preferred forms */
 	size_t nmemo;               /* shared subexpressions (expr_memo_assign_work) */
 	size_t load_work;           /* steps of the checks across rows and of expr_memo_assign_work: tests
 				       check that it grows linearly with the file */
@@ -76,8 +92,10 @@ struct mapping_field {
 };
 /* Fill *out with the i-th key; 0 past the last. */
 int mapping_field(size_t i, struct mapping_field *out);
-/* Endpoints needed by the rows enabled under `flags` (a comma-separated list such as "gpus-acct"). */
-unsigned mapping_sources(const struct mapping *m, const char *flags);
+/* Sources needed by the rows enabled under `flags` (a comma-separated list such as "gpus-acct"):
+ * every row's own expression's, and a preferred form's only when all its sources are in `usable`
+ * (the sources that can be fetched: configured and not switched off). usable 0: native forms only. */
+unsigned mapping_sources(const struct mapping *m, const char *flags, unsigned usable);
 int row_enabled(const struct row *r, const char *flags);
 
 enum row_status {
@@ -92,6 +110,8 @@ enum row_status {
 
 struct row_result {
 	enum row_status status;
+	int form;                  /* the preferred form evaluated (index in prefer), -1: the row's own */
+	enum fidelity fidelity;    /* the evaluated form's */
 	struct vec v;              /* sorted by label set */
 	size_t repaired;           /* label values whose invalid UTF-8 was repaired (U+FFFD) */
 	char err[160];
@@ -103,7 +123,8 @@ typedef void (*mapping_emit_fn)(void *ctx, size_t row, const struct row_result *
 
 /* The one row driver (the daemon, --once, tests, fuzzers and bench): evaluate every row enabled
  * under flags over one scrape's answers and emit it. up[ep] says whether endpoint ep delivered a
- * usable answer; ex[ep] is its parsed answer (NULL if down). */
+ * usable answer; ex[ep] is its parsed answer (NULL if down). A row is evaluated with its first
+ * preferred form whose sources are all up, else with its own expression (unavailable if none). */
 void mapping_run(const struct mapping *m, const char *flags, const struct expo *const ex[SRC_COUNT],
 		 const int up[SRC_COUNT], mapping_emit_fn emit, void *ctx);
 

@@ -15,6 +15,13 @@
 
 #define MAPPING_MAX_BYTES (4u << 20)
 
+static void inputs_free(struct row_input *in, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(in[i].name);
+	free(in);
+}
+
 static void row_clear(struct row *r)
 {
 	free(r->name);
@@ -34,9 +41,14 @@ static void row_clear(struct row *r)
 	}
 	free(r->renames);
 	free(r->fills);
-	for (size_t i = 0; i < r->ninputs; i++)
-		free(r->inputs[i].name);
-	free(r->inputs);
+	inputs_free(r->inputs, r->ninputs);
+	for (size_t k = 0; k < r->nprefer; k++) {
+		free(r->prefer[k].expr_src);
+		free(r->prefer[k].note);
+		expr_free(r->prefer[k].expr);
+		inputs_free(r->prefer[k].inputs, r->prefer[k].ninputs);
+	}
+	free(r->prefer);
 }
 
 void mapping_free(struct mapping *m)
@@ -75,8 +87,8 @@ struct loader {
 	struct row *row;          /* the row being read (m->rows[m->nrows]) */
 	size_t ri;                /* its index in "metrics" */
 	const char *rname;        /* its name for messages ("#3" when "name" is not a string) */
-	unsigned sources;         /* the endpoints its expression reads */
-	size_t row_inputs_cap;    /* of row->inputs */
+	struct row_form *form;    /* the form whose expression is being walked (note_input) */
+	size_t form_inputs_cap;   /* of form->inputs */
 };
 
 static void vproblem(struct loader *L, struct jpos at, const char *row, const char *fmt, va_list ap)
@@ -175,20 +187,20 @@ static void load_kv(struct loader *L, json_t *obj, const char *field, struct kv 
 	}
 }
 
-/* One walk over a row's expression for the endpoints it reads and the inputs of the mapping (a name
- * repeated in a row, as in a + a + a, is stored once). */
+/* One walk over a form's expression for the sources it reads and the inputs of the mapping (a name
+ * repeated in a form, as in a + a + a, is stored once). */
 static void note_input(const char *name, void *ctx)
 {
 	struct loader *L = ctx;
 	struct inputs *in = &L->inputs;
-	struct row *r = L->row;
-	L->sources |= 1u << source_for_metric(name);
+	struct row_form *f = L->form;
+	f->sources |= 1u << source_for_metric(name);
 	if (in->n > in->row_start && strcmp(in->v[in->n - 1], name) == 0)
 		return;
 	in->v = xgrow(in->v, &in->cap, in->n + 1, sizeof(*in->v));
 	in->v[in->n++] = xstrdup(name);
-	r->inputs = xgrow(r->inputs, &L->row_inputs_cap, r->ninputs + 1, sizeof(*r->inputs));
-	r->inputs[r->ninputs++] = (struct row_input){ xstrdup(name), 0 };
+	f->inputs = xgrow(f->inputs, &L->form_inputs_cap, f->ninputs + 1, sizeof(*f->inputs));
+	f->inputs[f->ninputs++] = (struct row_input){ xstrdup(name), 0 };
 }
 
 static int row_input_cmp(const void *a, const void *b)
@@ -196,19 +208,38 @@ static int row_input_cmp(const void *a, const void *b)
 	return strcmp(((const struct row_input *)a)->name, ((const struct row_input *)b)->name);
 }
 
-/* The row's inputs sorted, each once (a row may read a family in several places). */
-static void unique_row_inputs(struct row *r)
+/* The form's inputs sorted, each once (a form may read a family in several places). */
+static void unique_form_inputs(struct row_form *f)
 {
 	size_t u = 0;
-	if (r->ninputs)
-		qsort(r->inputs, r->ninputs, sizeof(*r->inputs), row_input_cmp);
-	for (size_t i = 0; i < r->ninputs; i++) {
-		if (u && !strcmp(r->inputs[u - 1].name, r->inputs[i].name))
-			free(r->inputs[i].name);
+	if (f->ninputs)
+		qsort(f->inputs, f->ninputs, sizeof(*f->inputs), row_input_cmp);
+	for (size_t i = 0; i < f->ninputs; i++) {
+		if (u && !strcmp(f->inputs[u - 1].name, f->inputs[i].name))
+			free(f->inputs[i].name);
 		else
-			r->inputs[u++] = r->inputs[i];
+			f->inputs[u++] = f->inputs[i];
 	}
-	r->ninputs = u;
+	f->ninputs = u;
+}
+
+/* Compile form f's expression (f->expr_src); note the sources and metric names it reads. A syntax
+ * error is reported at `at`, inside the string when at is a JSON string's position. */
+static int compile_form(struct loader *L, struct row_form *f, struct jpos at, int at_string, const char *what)
+{
+	size_t errpos = 0;
+	char err[160];
+	f->expr = expr_compile(f->expr_src, &errpos, err, sizeof(err));
+	if (!f->expr) {
+		problem(L, at_string ? jsonpos_in_string(L->text, L->len, at, errpos) : at, L->rname, "%s: %s", what, err);
+		return -1;
+	}
+	L->form = f;
+	L->inputs.row_start = L->inputs.n;
+	L->form_inputs_cap = 0;
+	expr_foreach_metric(f->expr, note_input, L);
+	unique_form_inputs(f);
+	return 0;
 }
 
 /* ---- the row keys: one table (as tmux's options_table) for the loader, its messages and the
@@ -287,25 +318,17 @@ static void load_name(struct loader *L, const struct row_field *f, json_t *v)
 		load_string(L, f, v);
 }
 
-/* Compile the row's expression; note the endpoints and metric names it reads. */
+/* Compile the row's expression; note the sources and metric names it reads. */
 static void load_expr(struct loader *L, const struct row_field *f, json_t *v)
 {
 	struct row *r = L->row;
-	size_t errpos = 0;
-	char err[160];
-	r->expr_src = xstrdup(json_string_value(v));
-	r->expr = expr_compile(r->expr_src, &errpos, err, sizeof(err));
-	if (!r->expr) {
-		struct jpos at = jsonpos_field(&L->pos, L->ri, f->key);
-		problem(L, jsonpos_in_string(L->text, L->len, at, errpos), L->rname, "expr: %s", err);
-		return;
-	}
-	L->sources = 0;
-	L->inputs.row_start = L->inputs.n;
-	L->row_inputs_cap = 0;
-	expr_foreach_metric(r->expr, note_input, L);
-	unique_row_inputs(r);
-	r->sources = L->sources;
+	struct row_form own = { .expr_src = xstrdup(json_string_value(v)) };
+	compile_form(L, &own, jsonpos_field(&L->pos, L->ri, f->key), 1, "expr");
+	r->expr_src = own.expr_src;
+	r->expr = own.expr;
+	r->sources = own.sources;
+	r->inputs = own.inputs;
+	r->ninputs = own.ninputs;
 }
 
 static void load_default(struct loader *L, const struct row_field *f, json_t *v)
@@ -334,23 +357,86 @@ static void load_fills(struct loader *L, const struct row_field *f, json_t *v)
 /* "absent_ok": native families the expression reads whose absence from a usable answer is normal
  * (slurmctld omits them in some state): they then read as no series, and the row is served. Any
  * other absent input leaves the row out (input_missing), whatever "default" says. */
+static void mark_absent_ok(struct loader *L, const char *key, const char *what, json_t *v, struct row_input *inputs,
+			   size_t ninputs)
+{
+	size_t i;
+	json_t *e;
+	json_array_foreach(v, i, e) {
+		struct row_input k, *in;
+		if (!json_is_string(e)) {
+			row_problem(L, key, "\"%s\"[%zu] must be a string", what, i);
+			continue;
+		}
+		k.name = (char *)json_string_value(e);
+		in = ninputs ? bsearch(&k, inputs, ninputs, sizeof(*inputs), row_input_cmp) : NULL;
+		if (!in)
+			row_problem(L, key, "\"%s\": the expression does not read \"%s\"", what, k.name);
+		else
+			in->absent_ok = 1;
+	}
+}
+
 static void load_absent_ok(struct loader *L, const struct row_field *f, json_t *v)
+{
+	mark_absent_ok(L, f->key, f->key, v, L->row->inputs, L->row->ninputs);
+}
+
+/* One element of "prefer": an object with "expr", "fidelity" (exact or approximate), "note" (unless
+ * exact) and "absent_ok"; problems are reported at the row's "prefer" key, naming the element. */
+static void load_form(struct loader *L, const char *key, size_t k, json_t *o, struct row_form *f)
+{
+	static const char *const keys[] = { "expr", "fidelity", "note", "absent_ok", NULL };
+	json_t *expr = json_object_get(o, "expr"), *fid = json_object_get(o, "fidelity");
+	json_t *note = json_object_get(o, "note"), *abs = json_object_get(o, "absent_ok");
+	const char *fs = json_string_value(fid), *k2;
+	char what[48];
+	json_t *v;
+	snprintf(what, sizeof(what), "%s[%zu]", key, k);
+	json_object_foreach(o, k2, v) {
+		size_t i = 0;
+		while (keys[i] && strcmp(keys[i], k2))
+			i++;
+		if (!keys[i])
+			row_problem(L, key, "%s: unknown field \"%s\" (expected one of: expr, fidelity, note, absent_ok)", what, k2);
+	}
+	if (!fs || (strcmp(fs, "exact") && strcmp(fs, "approximate")))
+		row_problem(L, key, "%s: \"fidelity\" must be \"exact\" or \"approximate\"", what);
+	f->fidelity = fs && !strcmp(fs, "exact") ? FID_EXACT : FID_APPROXIMATE;
+	if (note && !json_is_string(note))
+		row_problem(L, key, "%s: \"note\" must be a string", what);
+	else if (note)
+		f->note = xstrdup(json_string_value(note));
+	else if (fs && !strcmp(fs, "approximate"))
+		row_problem(L, key, "%s: a form that is not exact needs a \"note\" saying why", what);
+	if (!json_is_string(expr)) {
+		row_problem(L, key, "%s: \"expr\" must be a string", what);
+		return;
+	}
+	f->expr_src = xstrdup(json_string_value(expr));
+	snprintf(what, sizeof(what), "%s[%zu].expr", key, k);
+	if (compile_form(L, f, jsonpos_field(&L->pos, L->ri, key), 0, what) < 0 || !abs)
+		return;
+	snprintf(what, sizeof(what), "%s[%zu].absent_ok", key, k);
+	if (!json_is_array(abs))
+		row_problem(L, key, "\"%s\" must be an array of family names", what);
+	else
+		mark_absent_ok(L, key, what, abs, f->inputs, f->ninputs);
+}
+
+/* "prefer": the forms tried, in order, before the row's own expression (mapping.h). */
+static void load_prefer(struct loader *L, const struct row_field *f, json_t *v)
 {
 	struct row *r = L->row;
 	size_t i;
 	json_t *e;
+	r->prefer = xcalloc(json_array_size(v) + 1, sizeof(*r->prefer));
 	json_array_foreach(v, i, e) {
-		struct row_input key, *in;
-		if (!json_is_string(e)) {
-			row_problem(L, f->key, "\"%s\"[%zu] must be a string", f->key, i);
+		if (!json_is_object(e)) {
+			row_problem(L, f->key, "\"%s\"[%zu] must be an object", f->key, i);
 			continue;
 		}
-		key.name = (char *)json_string_value(e);
-		in = r->ninputs ? bsearch(&key, r->inputs, r->ninputs, sizeof(*r->inputs), row_input_cmp) : NULL;
-		if (!in)
-			row_problem(L, f->key, "\"%s\": the expression does not read \"%s\"", f->key, key.name);
-		else
-			in->absent_ok = 1;
+		load_form(L, f->key, i, e, &r->prefer[r->nprefer++]);
 	}
 }
 
@@ -380,6 +466,8 @@ static const struct row_field row_fields[] = {
 	  "native families the expression reads that may be absent" },
 	{ "enabled_by", FT_STRING, FP_OPTIONAL, "one of: gpus-acct, slurmrestd-jobs", load_one_of, offsetof(struct row, enabled_by),
 	  known_flags, "the flag that enables the row" },
+	{ "prefer", FT_ARRAY, FP_OPTIONAL, "an array of forms", load_prefer, 0, NULL,
+	  "forms ({expr, fidelity, note, absent_ok}) tried first, each while its sources are up" },
 };
 #define NFIELDS (sizeof(row_fields) / sizeof(row_fields[0]))
 
@@ -472,6 +560,8 @@ static void load_row(struct loader *L, struct mapping *m, size_t ri, json_t *jr)
 	}
 	*name_slot(m, r->name, &L->work) = m->nrows + 1;
 	m->sources |= r->sources;
+	for (size_t j = 0; j < r->nprefer; j++)
+		m->sources |= r->prefer[j].sources;
 	m->nrows++;
 }
 
@@ -588,10 +678,17 @@ struct mapping *mapping_load(const char *path, struct buf *problems)
 	for (size_t i = 0; i < json_array_size(rows); i++)
 		load_row(&L, m, i, json_array_get(rows, i));
 	if (!L.nproblems) {
-		struct expr **roots = xcalloc(m->nrows + 1, sizeof(*roots));
+		size_t nroots = m->nrows;
 		for (size_t i = 0; i < m->nrows; i++)
-			roots[i] = m->rows[i].expr;
-		m->nmemo = expr_memo_assign_work(roots, m->nrows, &m->load_work);
+			nroots += m->rows[i].nprefer;
+		struct expr **roots = xcalloc(nroots + 1, sizeof(*roots));
+		nroots = 0;
+		for (size_t i = 0; i < m->nrows; i++) {
+			roots[nroots++] = m->rows[i].expr;
+			for (size_t j = 0; j < m->rows[i].nprefer; j++)
+				roots[nroots++] = m->rows[i].prefer[j].expr;
+		}
+		m->nmemo = expr_memo_assign_work(roots, nroots, &m->load_work);
 		m->load_work += L.work;
 		free(roots);
 		collect_inputs(m, L.inputs);
@@ -626,11 +723,18 @@ int row_enabled(const struct row *r, const char *flags)
 	return 0;
 }
 
-unsigned mapping_sources(const struct mapping *m, const char *flags)
+unsigned mapping_sources(const struct mapping *m, const char *flags, unsigned usable)
 {
 	unsigned eps = 0;
-	for (size_t i = 0; i < m->nrows; i++)
-		if (row_enabled(&m->rows[i], flags))
-			eps |= m->rows[i].sources;
+	for (size_t i = 0; i < m->nrows; i++) {
+		const struct row *r = &m->rows[i];
+		if (!row_enabled(r, flags))
+			continue;
+		eps |= r->sources;
+		/* a form that can never be used this way (slurmrestd not configured) fetches nothing */
+		for (size_t k = 0; k < r->nprefer; k++)
+			if (!(r->prefer[k].sources & ~usable))
+				eps |= r->prefer[k].sources;
+	}
 	return eps;
 }

@@ -239,7 +239,7 @@ static void scrape_file(const struct mapping *m, const char *url, const char *fl
 	const char *scheme;
 	char host[1024], prefix[1024];
 	struct buf re;
-	unsigned eps = mapping_sources(m, flags);
+	unsigned eps = mapping_sources(m, flags, 0); /* native forms only: Prometheus scrapes slurmctld */
 
 	split_url(url, &scheme, host, sizeof(host), prefix, sizeof(prefix));
 	buf_init(&re, 0);

@@ -350,6 +350,30 @@ static const char *const status_reason[] = {
 	[ROW_INPUT_MISSING] = "input_missing",
 };
 
+/* Which form and fidelity each served row was evaluated with this scrape: its own expression
+ * (slurmctld) or a preferred form (slurmrestd while it is up). */
+static void write_row_fidelity(struct buf *b, const struct mapping *m, const struct row_result *res,
+			       const char *const *overflowed)
+{
+	static const char *const fid[] = { [FID_EXACT] = "exact", [FID_APPROXIMATE] = "approximate",
+					   [FID_UNAVAILABLE] = "unavailable" };
+	write_header(b, "slurm_exporter_shim_row_fidelity",
+		     "Legacy families this scrape served, by the fidelity and upstream of the form they were computed with.", "gauge");
+	for (size_t i = 0; i < m->nrows; i++) {
+		if (res[i].status != ROW_OK || overflowed[i])
+			continue;
+		const struct row *r = &m->rows[i];
+		unsigned srcs = res[i].form >= 0 ? r->prefer[res[i].form].sources : r->sources;
+		const char *up = (srcs & source_of_upstream(UPSTREAM_SLURMRESTD)) ? upstreams[UPSTREAM_SLURMRESTD].name :
+			upstreams[UPSTREAM_SLURMCTLD].name;
+		const char *f = fid[res[i].fidelity];
+		struct label l[3] = { { "family", r->name, 6, (uint32_t)strlen(r->name) },
+				      { "fidelity", f, 8, (uint32_t)strlen(f) },
+				      { "upstream", up, 8, (uint32_t)strlen(up) } };
+		write_sample(b, "slurm_exporter_shim_row_fidelity", l, 3, 1);
+	}
+}
+
 static void write_self(const unsigned long fetches[SRC_COUNT], struct buf *b, const struct payload *const p[SRC_COUNT],
 		       const int up[SRC_COUNT], unsigned need,
 		       const struct mapping *m, const struct row_result *res, const char *const *overflowed,
@@ -404,6 +428,7 @@ static void write_self(const unsigned long fetches[SRC_COUNT], struct buf *b, co
 				      { "reason", why, 6, (uint32_t)strlen(why) } };
 		write_sample(b, "slurm_exporter_shim_family_left_out", l, 2, 1);
 	}
+	write_row_fidelity(b, m, res, overflowed);
 	size_t repaired = 0;
 	for (size_t i = 0; i < m->nrows; i++)
 		repaired += res[i].status == ROW_OK && !overflowed[i] ? res[i].repaired : 0;
@@ -552,7 +577,10 @@ struct answer *scrape_answer(struct scraper *s, double timeout_s)
 	c.reload_time = s->reload_time;
 	pthread_mutex_unlock(&s->mu);
 
-	c.need = mapping_sources(c.m, s->cfg.flags) & source_configured(s->cfg.upstream) & ~s->cfg.sources_off;
+	/* a row's preferred form counts only when its sources can be fetched: a table preferring
+	 * slurmrestd makes a site without --slurmrestd.url fetch nothing more */
+	unsigned usable = source_configured(s->cfg.upstream) & ~s->cfg.sources_off;
+	c.need = mapping_sources(c.m, s->cfg.flags, usable) & usable;
 	own = get_payloads(s, mr, gen, c.need, c.started + wait_limit(s, timeout_s), p, c.fetches);
 	/* one render at a time: the scrapes that got the same payloads meanwhile share its body */
 	pthread_mutex_lock(&s->render_mu);

@@ -86,6 +86,22 @@ has "--once with slurmrestd" 'slurm_exporter_shim_mapping_rows{status="disabled"
 if grep -q 'endpoint="slurmrestd-jobs"' "$T/out"; then bad "/jobs read without --slurmrestd.jobs"; else ok; fi
 check "--once with slurmrestd /jobs" 0 "$BIN" --once --replay-dir "$REST" --mapping.file "$T/rest.json" --slurmrestd.url unix:/unused --slurmrestd.jobs
 has "--once with slurmrestd /jobs" 'slurm_exporter_shim_up{endpoint="slurmrestd-jobs"} 1'
+# "prefer": slurmrestd's form while it can be used, else the native form; a preferred form makes
+# nothing fetched or reported about slurmrestd without --slurmrestd.url, /jobs only with --slurmrestd.jobs
+printf '%s\n' '{"metrics": [{"name": "p", "help": "h", "type": "gauge", "expr": "slurm_server_thread_cnt", "fidelity": "approximate", "note": "n",' \
+	'  "prefer": [{"expr": "sum(slurmrestd_node_cpus)", "fidelity": "exact"}]},' \
+	'{"name": "q", "help": "h", "type": "gauge", "fidelity": "unavailable", "note": "n", "prefer": [{"expr": "sum(slurmrestd_jobs)", "fidelity": "exact"}]}]}' >"$T/prefer.json"
+check "prefer without --slurmrestd.url" 0 "$BIN" --once --replay-dir "$REST" --mapping.file "$T/prefer.json"
+has "prefer without --slurmrestd.url" 'slurm_exporter_shim_row_fidelity{family="p",fidelity="approximate",upstream="slurmctld"} 1'
+has "prefer without --slurmrestd.url" 'slurm_exporter_shim_mapping_rows{status="unavailable"} 1'
+if grep -q 'slurmrestd' "$T/out"; then bad "prefer: slurmrestd read without --slurmrestd.url"; else ok; fi
+check "prefer with slurmrestd" 0 "$BIN" --once --replay-dir "$REST" --mapping.file "$T/prefer.json" --slurmrestd.url unix:/unused
+has "prefer with slurmrestd" 'slurm_exporter_shim_row_fidelity{family="p",fidelity="exact",upstream="slurmrestd"} 1'
+has "prefer with slurmrestd" 'slurm_exporter_shim_mapping_rows{status="unavailable"} 1'
+if grep -q 'endpoint="slurmrestd-jobs"' "$T/out"; then bad "prefer: /jobs read without --slurmrestd.jobs"; else ok; fi
+check "prefer with slurmrestd /jobs" 0 "$BIN" --once --replay-dir "$REST" --mapping.file "$T/prefer.json" --slurmrestd.url unix:/unused --slurmrestd.jobs
+has "prefer with slurmrestd /jobs" 'slurm_exporter_shim_row_fidelity{family="q",fidelity="exact",upstream="slurmrestd"} 1'
+has "prefer with slurmrestd /jobs" 'slurm_exporter_shim_up{endpoint="slurmrestd-jobs"} 1'
 
 # the old exporter's spellings are accepted
 check "legacy flags" 0 "$BIN" -listen-address=127.0.0.1:1 -gpus-acct=false --once --replay-dir "$STATE" --mapping.file "$MAP"

@@ -140,6 +140,8 @@ static void test_shape_errors(void **state)
 /* What a row gave: its status, and its series as text (write_sample). */
 struct row_out {
 	enum row_status status;
+	int form;
+	enum fidelity fidelity;
 	size_t repaired;
 	char err[160];
 	char *text;
@@ -166,6 +168,8 @@ static void keep_row(void *ctx, size_t i, const struct row_result *res)
 	for (size_t k = 0; k < res->v.n; k++)
 		write_sample(&b, r->m->rows[i].name, res->v.e[k].labels, res->v.e[k].nlabels, res->v.e[k].v);
 	o->status = res->status;
+	o->form = res->form;
+	o->fidelity = res->fidelity;
 	o->repaired = res->repaired;
 	snprintf(o->err, sizeof(o->err), "%s", res->err);
 	o->text = buf_steal(&b, NULL);
@@ -348,6 +352,71 @@ static void check_sorted(int style, unsigned count)
 	free(got);
 	buf_free(&j);
 	buf_free(&p);
+}
+
+/* "prefer": a row is evaluated with its first preferred form whose sources are all up, else with its
+ * own expression; a natively unavailable row is served only while its form's source is up; a form
+ * counts for fetching only when its sources can be fetched. */
+static void test_prefer_fallback(void **state)
+{
+	(void)state;
+	static const char shares[] = "{\"shares\":{\"shares\":[{\"name\":\"acct\",\"type\":[\"ASSOCIATION\"],"
+				     "\"fairshare\":{\"factor\":{\"set\":true,\"infinite\":false,\"number\":0.25}}}]}}";
+	struct mapping *m = load_json("{\"metrics\": ["
+		"{\"name\": \"fair\", \"help\": \"h\", \"type\": \"gauge\", \"fidelity\": \"unavailable\", \"note\": \"n\","
+		" \"prefer\": [{\"expr\": \"sum(slurmrestd_share_fairshare)\", \"fidelity\": \"exact\"}]},"
+		"{\"name\": \"jobs\", \"help\": \"h\", \"type\": \"gauge\", \"fidelity\": \"approximate\", \"note\": \"n\", \"expr\": \"slurm_jobs\","
+		" \"prefer\": [{\"expr\": \"sum(slurmrestd_node_absent_family)\", \"fidelity\": \"exact\"},"
+		" {\"expr\": \"sum(slurmrestd_share_fairshare) * 4\", \"fidelity\": \"approximate\", \"note\": \"m\"}]}]}");
+	assert_int_equal(mapping_sources(m, "", 0), 1u << SRC_JOBS);
+	assert_int_equal(mapping_sources(m, "", 1u << SRC_JOBS | 1u << SRC_REST_SHARES), 1u << SRC_JOBS | 1u << SRC_REST_SHARES);
+	assert_int_equal(mapping_sources(m, "", ~0u), 1u << SRC_JOBS | 1u << SRC_REST_SHARES | 1u << SRC_REST_NODES);
+	assert_true(mapping_reads("slurmrestd_share_fairshare", 26, m));
+	for (int rest = 0; rest < 2; rest++) {
+		struct run r;
+		const struct expo *ex[SRC_COUNT] = { 0 };
+		int up[SRC_COUNT] = { 0 };
+		memset(r.p, 0, sizeof(r.p));
+		r.p[SRC_JOBS] = answer(m, SRC_JOBS, "slurm_jobs 3\n", NULL);
+		r.p[SRC_REST_SHARES] = answer(m, SRC_REST_SHARES, shares, NULL);
+		up[SRC_JOBS] = up[SRC_REST_SHARES] = 1;
+		up[SRC_REST_SHARES] = rest; /* slurmrestd down: both rows fall back */
+		for (int ep = 0; ep < SRC_COUNT; ep++)
+			ex[ep] = up[ep] ? &r.p[ep]->expo : NULL;
+		r.m = m;
+		r.nrows = m->nrows;
+		r.rows = xcalloc(m->nrows, sizeof(*r.rows));
+		r.emitted = 0;
+		mapping_run(m, "", ex, up, keep_row, &r);
+		assert_int_equal(r.rows[0].status, rest ? ROW_OK : ROW_UNAVAILABLE);
+		assert_string_equal(r.rows[0].text, rest ? "fair 0.25\n" : "");
+		assert_int_equal(r.rows[0].form, rest ? 0 : -1);
+		assert_int_equal(r.rows[0].fidelity, rest ? FID_EXACT : FID_UNAVAILABLE);
+		/* slurmrestd-nodes is never up here: the first form is skipped, the second used */
+		assert_int_equal(r.rows[1].status, ROW_OK);
+		assert_string_equal(r.rows[1].text, rest ? "jobs 1\n" : "jobs 3\n");
+		assert_int_equal(r.rows[1].form, rest ? 1 : -1);
+		assert_int_equal(r.rows[1].fidelity, FID_APPROXIMATE);
+		run_free(&r);
+	}
+	mapping_free(m);
+
+	char *p = problems_of("{\"metrics\": [\n"
+		ROW("a", "\"expr\": \"x\", \"prefer\": {}") ",\n"
+		ROW("b", "\"expr\": \"x\", \"prefer\": [1, {\"expr\": \"y +\", \"fidelity\": \"exact\"}]") ",\n"
+		ROW("c", "\"expr\": \"x\", \"prefer\": [{\"expr\": \"y\", \"fidelity\": \"approximate\", \"colour\": 1}]") ",\n"
+		ROW("d", "\"expr\": \"x\", \"prefer\": [{\"expr\": \"y\", \"fidelity\": \"unavailable\", \"absent_ok\": [\"z\"]}]") ",\n"
+		ROW("e", "\"expr\": \"x\", \"prefer\": [{\"fidelity\": \"exact\", \"note\": 1}]") "\n]}");
+	has(p, ":2:89: row 'a': \"prefer\" must be an array of forms");
+	has(p, ":3:89: row 'b': \"prefer\"[0] must be an object");
+	has(p, "row 'b': prefer[1].expr: ");
+	has(p, ":4:89: row 'c': prefer[0]: unknown field \"colour\" (expected one of: expr, fidelity, note, absent_ok)");
+	has(p, "row 'c': prefer[0]: a form that is not exact needs a \"note\" saying why");
+	has(p, "row 'd': prefer[0]: \"fidelity\" must be \"exact\" or \"approximate\"");
+	has(p, "row 'd': \"prefer[0].absent_ok\": the expression does not read \"z\"");
+	has(p, "row 'e': prefer[0]: \"note\" must be a string");
+	has(p, "row 'e': prefer[0]: \"expr\" must be a string");
+	free(p);
 }
 
 /* A label value with invalid UTF-8 (slurmctld copies names verbatim) is served repaired and
@@ -589,6 +658,7 @@ int main(void)
 		cmocka_unit_test(test_all_problems_reported),
 		cmocka_unit_test(test_shape_errors),
 		cmocka_unit_test(test_row_pipeline),
+		cmocka_unit_test(test_prefer_fallback),
 		cmocka_unit_test(test_invalid_utf8_labels),
 		cmocka_unit_test(test_output_sorted),
 		cmocka_unit_test(test_series_sort),
