@@ -12,9 +12,25 @@ DOC = "docs/metrics.md"
 def rows():
     return json.load(open(MAPPING))["metrics"]
 
+def code(e):
+    return "`" + e.replace("|", "\\|") + "`"
+
+def rest_form(r):
+    """The preferred form used with slurmrestd (the first), or None."""
+    return (r.get("prefer") or [None])[0]
+
+def diff_of(fid, r, diffs, column):
+    if fid == "exact":
+        return "0 (checked series for series)"
+    if fid == "unavailable":
+        return "not served"
+    return diffs.get((r["name"], column), "")
+
 def table_line(r, diffs):
     fid = r["fidelity"]
-    src = "`" + r["expr"].replace("|", "\\|") + "`" if "expr" in r else "none"
+    form = rest_form(r)
+    rfid = form["fidelity"] if form else fid
+    src = code(r["expr"]) if "expr" in r else "none"
     extra = []
     if r.get("rename_labels"): extra.append("rename " + ", ".join(f"{k}→{v}" for k, v in r["rename_labels"].items()))
     if r.get("fill_labels"): extra.append("fill " + ", ".join(f'{k}="{v}"' for k, v in r["fill_labels"].items()))
@@ -22,26 +38,34 @@ def table_line(r, diffs):
     if "default" in r: extra.append(f"default {r['default']}")
     if r.get("absent_ok"): extra.append("no series when absent: " + ", ".join(f"`{n}`" for n in r["absent_ok"]))
     if r.get("enabled_by"): extra.append(f"only with --{r['enabled_by']}")
-    diff = {"exact": "0 (checked series for series)", "unavailable": "not served"}.get(fid, diffs.get(r["name"], ""))
+    diff = diff_of(fid, r, diffs, "native")
     if fid == "approximate" and r.get("enabled_by"):
         diff = "n/a (old exporter gave no usable figure)"
-    note = r.get("note", "").replace("|", "\\|")
-    return f"| `{r['name']}` | {fid} | {src}{' ('+'; '.join(extra)+')' if extra else ''} | {diff} | {note} |"
+    rdiff = diff_of(rfid, r, diffs, "slurmrestd") if form else "as native"
+    note = r.get("note", "")
+    if form and form.get("note"):
+        note += " With slurmrestd: " + form["note"]
+    note = note.replace("|", "\\|")
+    rsrc = code(form["expr"]) if form else "(native)"
+    return (f"| `{r['name']}` | {fid} | {rfid} | {src}{' ('+'; '.join(extra)+')' if extra else ''} | {rsrc} | "
+            f"{diff} | {rdiff} | {note} |")
 
 def figures():
     out = subprocess.run(["build/tests/test_golden"], capture_output=True, text=True).stdout
     d = {}
     for line in out.splitlines():
-        m = re.match(r"\s+(slurm_\w+)\s+(\S+)(.*)$", line)
+        m = re.match(r"\s+(slurm_\w+)\s+(native|slurmrestd)\s+(\S+)(.*)$", line)
         if m:
-            d[m.group(1)] = m.group(2) + (" (status label differs on down/drained nodes)" if m.group(3).strip() else "")
+            d[(m.group(1), m.group(2))] = m.group(3) + (" (status label differs on down/drained nodes)" if m.group(4).strip() else "")
     return d
 
 def check():
     text = open(DOC).read()
     bad = 0
     for r in rows():
-        if not re.search(r"^\| `%s` \| %s \|" % (re.escape(r["name"]), r["fidelity"]), text, re.M):
+        form = rest_form(r)
+        rfid = form["fidelity"] if form else r["fidelity"]
+        if not re.search(r"^\| `%s` \| %s \| %s \|" % (re.escape(r["name"]), r["fidelity"], rfid), text, re.M):
             print(f"{DOC}: row {r['name']} ({r['fidelity']}) missing or out of date; run {sys.argv[0]}")
             bad += 1
     n = len(re.findall(r"^\| `slurm_", text, re.M))
@@ -57,9 +81,11 @@ def main():
     diffs = figures()
     rs = rows()
     counts = {f: sum(1 for r in rs if r["fidelity"] == f) for f in ("exact", "approximate", "unavailable")}
-    out = [HEADER.format(n=len(rs), **counts)]
-    out.append("| legacy family | fidelity | native source | largest difference seen | why / notes |")
-    out.append("|---|---|---|---|---|")
+    rfid = [(rest_form(r) or r)["fidelity"] for r in rs]
+    rcounts = {"r" + f: rfid.count(f) for f in ("exact", "approximate", "unavailable")}
+    out = [HEADER.format(n=len(rs), **counts, **rcounts)]
+    out.append("| legacy family | native only | with slurmrestd | native source | slurmrestd form | largest difference, native only | largest difference, with slurmrestd | why / notes |")
+    out.append("|---|---|---|---|---|---|---|---|")
     out += [table_line(r, diffs) for r in rs]
     out.append(FOOTER)
     open(DOC, "w").write("\n".join(out) + "\n")
@@ -71,17 +97,27 @@ golden test (`tests/test_golden.c`); `tests/test_docs.sh` fails when this page a
 disagree.
 
 All {n} families of prometheus-slurm-exporter 0.20 (58, plus the 4 GPU families served with
-`--gpus-acct`), with the same names, HELP texts, label names and rules for when a series exists:
-{exact} exact, {approximate} approximate, {unavailable} unavailable.
+`--gpus-acct`), with the same names, HELP texts, label names and rules for when a series exists.
+Two columns of fidelity:
 
-- **exact**: the native source measures the same thing the old exporter's command did. The golden
-  test checks these series for series (label sets and values) against what the real old exporter
-  printed for the same cluster instant, on all 9 captured states (Slurm 25.11.7 and 26.05.3).
-- **approximate**: the native metrics do not carry what the old exporter read; the row computes the
-  closest value and says why. "Largest difference seen" is the largest absolute difference from the
-  old exporter's value over the 9 captured states (a series missing on one side counts as its whole
-  value).
-- **unavailable**: slurmctld's native metrics have no source; the family is not served.
+- **native only** (slurmctld's OpenMetrics endpoints; no `--slurmrestd.url`, or slurmrestd down):
+  {exact} exact, {approximate} approximate, {unavailable} unavailable.
+- **with slurmrestd** (`--slurmrestd.url` and `--slurmrestd.jobs`, slurmrestd up): {rexact} exact,
+  {rapproximate} approximate, {runavailable} unavailable. A row's preferred slurmrestd form
+  (`prefer`, docs/mapping.md) is used while its slurmrestd sources answer; otherwise the row falls
+  back to its native source. Which one each scrape used is in
+  `slurm_exporter_shim_row_fidelity{{family,fidelity,upstream}}`.
+
+- **exact**: the source measures the same thing the old exporter's command did. The golden test
+  checks these series for series (label sets and values) against what the real old exporter printed
+  for the same cluster instant: native forms on all 9 slurmctld captures (Slurm 25.11.7 and 26.05.3)
+  and on the 6 slurmrestd captures with slurmrestd's answers missing; slurmrestd forms on the 6
+  slurmrestd captures (`tests/fixtures/slurm-25.11-rest/`, with `--gpus-acct`).
+- **approximate**: the source does not carry what the old exporter read; the row computes the
+  closest value and says why. "Largest difference" is the largest absolute difference from the old
+  exporter's value measured over those captures (native only: all 15; with slurmrestd: the 6
+  slurmrestd captures; a series missing on one side counts as its whole value).
+- **unavailable**: no source; the family is not served.
 
 Units are the old ones: memory in MB (slurmctld's `*_bytes` families carry MiB despite the name),
 scheduler cycle times in microseconds. Every family is a gauge, as in the old exporter, including
@@ -94,9 +130,12 @@ FOOTER = """
 - `go_*`, `process_*` and `promhttp_*` families of the old exporter's Go runtime are not served;
   the shim's own health is in `slurm_exporter_shim_*` instead.
 - The old exporter read `sinfo` without `-a`, so nodes and partitions hidden from the exporter's
-  user were not counted; native metrics count every node and partition.
+  user were not counted; native metrics count every node and partition. (It usually ran as root,
+  which sees hidden partitions anyway, as in the slurmrestd captures.)
 - `slurm_queue_pending_dependency` and `slurm_account_fairshare` have no native source (pending
-  reasons and sshare data are not in slurmctld's metrics).
+  reasons and sshare data are not in slurmctld's metrics): they are served only with slurmrestd.
+- The GPU families have no exact reference on Slurm 25.11: the old exporter's own commands no
+  longer give the real counts there.
 """
 
 if __name__ == "__main__":
