@@ -113,12 +113,16 @@ static int form_up(const struct row_form *f, const int up[SRC_COUNT])
 	return 1;
 }
 
-/* The form a row is evaluated with this scrape: its first preferred form whose sources are all up,
- * else its own expression (a view of the row's fields in *own); NULL when unavailable. */
-static const struct row_form *choose_form(const struct row *r, const int up[SRC_COUNT], struct row_form *own, int *form)
+/* The form a row is evaluated with this scrape: its first preferred form whose sources are all up
+ * and whose families are all there (a slurmrestd answer lacking one falls back too, rather than
+ * leave out what native data can serve), else its own expression (a view of the row's fields in
+ * *own); NULL when unavailable. */
+static const struct row_form *choose_form(const struct row *r, const struct expr_source *src, const int up[SRC_COUNT],
+					  struct row_form *own, int *form)
 {
+	int absent = 0;
 	for (size_t k = 0; k < r->nprefer; k++)
-		if (form_up(&r->prefer[k], up)) {
+		if (form_up(&r->prefer[k], up) && !missing_input(&r->prefer[k], src, &absent)) {
 			*form = (int)k;
 			return &r->prefer[k];
 		}
@@ -174,7 +178,7 @@ static void eval_row(const struct row *r, const struct expr_source *src, const i
 	struct row_form own;
 	int absent = 0;
 	memset(res, 0, sizeof(*res));
-	const struct row_form *f = choose_form(r, up, &own, &res->form);
+	const struct row_form *f = choose_form(r, src, up, &own, &res->form);
 	if (!f) {
 		res->status = ROW_UNAVAILABLE;
 		res->fidelity = FID_UNAVAILABLE;

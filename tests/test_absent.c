@@ -4,7 +4,9 @@
  * endpoint's answer, and the shipped table is evaluated through the payload path the daemon uses.
  * Every legacy family must then be byte-identical to the unmodified run, or left out with reason
  * input_missing naming the dropped family, or read that family under "absent_ok" (the row says
- * its absence is normal). Also: an answer that names no family at all is not usable. */
+ * its absence is normal). The same for slurmrestd's families on the six slurmrestd states, each
+ * kept out of its answer in turn: a row whose preferred form reads it falls back to its next form
+ * (or the native one) instead, unless the form lists it under "absent_ok". Also: an answer that names no family at all is not usable. */
 #include "testutil.h"
 
 #include "expo.h"
@@ -35,6 +37,7 @@ struct rows_text {
 	const struct mapping *m;
 	char **out;
 	enum row_status *st;
+	int *form;                /* per row: the form used (row_result.form), or NULL */
 };
 
 /* mapping_run's emit: the row's family as the daemon writes it, or why it is left out. */
@@ -45,6 +48,8 @@ static void row_text(void *ctx, size_t i, const struct row_result *res)
 	struct buf b;
 	buf_init(&b, 0);
 	t->st[i] = res->status;
+	if (t->form)
+		t->form[i] = res->form;
 	if (res->status == ROW_OK)
 		write_family(&b, r->name, r->help, r->type, &res->v);
 	else
@@ -53,16 +58,22 @@ static void row_text(void *ctx, size_t i, const struct row_result *res)
 }
 
 /* Each row's output text ("" when left out) and status. */
-static char **run(const struct mapping *m, const char *flags, struct payload *const p[SRC_COUNT], enum row_status *st)
+static char **run_forms(const struct mapping *m, const char *flags, struct payload *const p[SRC_COUNT], enum row_status *st,
+			int *form)
 {
 	const struct expo *ex[SRC_COUNT];
 	int up[SRC_COUNT];
-	struct rows_text t = { m, xcalloc(m->nrows, sizeof(*t.out)), st };
+	struct rows_text t = { m, xcalloc(m->nrows, sizeof(*t.out)), st, form };
 	source_usable((const struct payload *const *)p, up); /* the daemon's verdict */
 	for (int ep = 0; ep < SRC_COUNT; ep++)
 		ex[ep] = up[ep] ? &p[ep]->expo : NULL;
 	mapping_run(m, flags, ex, up, row_text, &t);
 	return t.out;
+}
+
+static char **run(const struct mapping *m, const char *flags, struct payload *const p[SRC_COUNT], enum row_status *st)
+{
+	return run_forms(m, flags, p, st, NULL);
 }
 
 static void free_run(char **out, size_t n)
@@ -190,6 +201,113 @@ static void test_drop_each_family(void **state)
 	assert_int_equal(bad, 0);
 }
 
+/* The table's families but one: slurmrestd's answer as if it lacked that family. */
+struct but_one {
+	const struct mapping *m;
+	const char *name;
+};
+
+static int keep_but_one(const char *name, size_t len, void *ctx)
+{
+	const struct but_one *b = ctx;
+	if (strlen(b->name) == len && !memcmp(name, b->name, len))
+		return 0;
+	return mapping_reads(name, len, (void *)b->m);
+}
+
+/* Does the row's preferred form read fam (1), and say its absence is normal (2)? */
+static int form_reads(const struct row *r, int form, const char *fam)
+{
+	const struct row_form *f = &r->prefer[form];
+	for (size_t k = 0; k < f->ninputs; k++)
+		if (!strcmp(f->inputs[k].name, fam))
+			return f->inputs[k].absent_ok ? 2 : 1;
+	return 0;
+}
+
+/* Each slurmrestd family the table reads kept out of its answer in turn, on one state; returns the
+ * rows that changed without a reason: left out naming it, or fallen back from the form reading it. */
+static size_t drop_each_rest(const struct mapping *m, const char *state, char *bodies[SRC_COUNT], size_t lens[SRC_COUNT],
+			     struct payload *p[SRC_COUNT], size_t *ndropped)
+{
+	size_t bad = 0;
+	enum row_status *bst = xcalloc(m->nrows, sizeof(*bst)), *st = xcalloc(m->nrows, sizeof(*st));
+	int *bform = xcalloc(m->nrows, sizeof(int)), *form = xcalloc(m->nrows, sizeof(int));
+	char **base = run_forms(m, "gpus-acct", p, bst, bform);
+	for (size_t j = 0; j < m->ninputs; j++) {
+		enum source_id ep = source_for_metric(m->inputs[j]);
+		if (ep < SRC_NATIVE_COUNT)
+			continue;
+		struct but_one keep = { m, m->inputs[j] };
+		struct payload *q[SRC_COUNT];
+		memcpy(q, p, sizeof(q));
+		q[ep] = payload_new(ep, 0, keep_but_one, &keep);
+		assert_int_equal(payload_feed(q[ep], bodies[ep], lens[ep], 0), 0);
+		payload_finish(q[ep]);
+		char **out = run_forms(m, "gpus-acct", q, st, form);
+		(*ndropped)++;
+		for (size_t i = 0; i < m->nrows; i++) {
+			const struct row *r = &m->rows[i];
+			if (!strcmp(out[i], base[i]) || (bst[i] != ROW_OK && st[i] != ROW_OK))
+				continue;
+			if (bform[i] >= 0 && form[i] != bform[i] && form_reads(r, bform[i], keep.name))
+				continue; /* fell back from the form that reads it */
+			if (bform[i] >= 0 && form[i] == bform[i] && form_reads(r, bform[i], keep.name) == 2)
+				continue; /* absent_ok: no jobs at all */
+			print_message("%s: without %s, %s gives (form %d)\n%s\ninstead of (form %d)\n%s\n", state, keep.name, r->name,
+				      form[i], out[i], bform[i], base[i]);
+			bad++;
+		}
+		free_run(out, m->nrows);
+		payload_unref(q[ep]);
+	}
+	free_run(base, m->nrows);
+	free(bst);
+	free(st);
+	free(bform);
+	free(form);
+	return bad;
+}
+
+static void test_drop_each_rest_family(void **state)
+{
+	(void)state;
+	static const char *const rest_states[] = {
+		"slurm-25.11-rest/R1-idle-drained", "slurm-25.11-rest/R2-busy-mix-draining",
+		"slurm-25.11-rest/R4-downdrain-fail-maint-reserved", "slurm-25.11-rest/R6-completing-epilog",
+		"slurm-25.11-rest/R7-planned-idle-gpu-resumed", "slurm-25.11-rest/R9-idle-all-finished-future-resv",
+	};
+	struct buf pb;
+	buf_init(&pb, 0);
+	struct mapping *m = mapping_load("mappings/prometheus-slurm-exporter.json", &pb);
+	if (!m)
+		fail_msg("%.*s", (int)pb.len, pb.data);
+	buf_free(&pb);
+	size_t bad = 0, ndropped = 0;
+	for (size_t s = 0; s < sizeof(rest_states) / sizeof(rest_states[0]); s++) {
+		char *bodies[SRC_COUNT] = { 0 };
+		size_t lens[SRC_COUNT] = { 0 };
+		struct payload *p[SRC_COUNT] = { 0 };
+		for (int ep = 0; ep < SRC_COUNT; ep++) {
+			char path[600];
+			snprintf(path, sizeof(path), "tests/fixtures/%s/%s", rest_states[s], sources[ep].file);
+			bodies[ep] = tu_slurp(path, &lens[ep]);
+			assert_non_null(bodies[ep]);
+			p[ep] = answer(m, (enum source_id)ep, bodies[ep], lens[ep]);
+			assert_true(p[ep]->ok);
+		}
+		bad += drop_each_rest(m, rest_states[s], bodies, lens, p, &ndropped);
+		for (int ep = 0; ep < SRC_COUNT; ep++) {
+			payload_unref(p[ep]);
+			free(bodies[ep]);
+		}
+	}
+	mapping_free(m);
+	print_message("%zu slurmrestd families dropped in turn, %zu wrong answers\n", ndropped, bad);
+	assert_true(ndropped >= 6 * 10);
+	assert_int_equal(bad, 0);
+}
+
 /* A body that is not empty but names no family is not an answer, on any endpoint; an empty body is
  * one only where slurmctld sends it normally (jobs-users-accts with no jobs in memory). */
 static void test_answer_naming_no_family(void **state)
@@ -217,6 +335,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_answer_naming_no_family),
 		cmocka_unit_test(test_drop_each_family),
+		cmocka_unit_test(test_drop_each_rest_family),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

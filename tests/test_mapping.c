@@ -354,8 +354,8 @@ static void check_sorted(int style, unsigned count)
 	buf_free(&p);
 }
 
-/* "prefer": a row is evaluated with its first preferred form whose sources are all up, else with its
- * own expression; a natively unavailable row is served only while its form's source is up; a form
+/* "prefer": a row is evaluated with its first preferred form whose sources are all up and whose
+ * families are all there, else with its own expression; a natively unavailable row is served only while its form's source is up; a form
  * counts for fetching only when its sources can be fetched. */
 static void test_prefer_fallback(void **state)
 {
@@ -367,6 +367,7 @@ static void test_prefer_fallback(void **state)
 		" \"prefer\": [{\"expr\": \"sum(slurmrestd_share_fairshare)\", \"fidelity\": \"exact\"}]},"
 		"{\"name\": \"jobs\", \"help\": \"h\", \"type\": \"gauge\", \"fidelity\": \"approximate\", \"note\": \"n\", \"expr\": \"slurm_jobs\","
 		" \"prefer\": [{\"expr\": \"sum(slurmrestd_node_absent_family)\", \"fidelity\": \"exact\"},"
+		" {\"expr\": \"sum(slurmrestd_share_level)\", \"fidelity\": \"exact\"},"
 		" {\"expr\": \"sum(slurmrestd_share_fairshare) * 4\", \"fidelity\": \"approximate\", \"note\": \"m\"}]}]}");
 	assert_int_equal(mapping_sources(m, "", 0), 1u << SRC_JOBS);
 	assert_int_equal(mapping_sources(m, "", 1u << SRC_JOBS | 1u << SRC_REST_SHARES), 1u << SRC_JOBS | 1u << SRC_REST_SHARES);
@@ -392,10 +393,11 @@ static void test_prefer_fallback(void **state)
 		assert_string_equal(r.rows[0].text, rest ? "fair 0.25\n" : "");
 		assert_int_equal(r.rows[0].form, rest ? 0 : -1);
 		assert_int_equal(r.rows[0].fidelity, rest ? FID_EXACT : FID_UNAVAILABLE);
-		/* slurmrestd-nodes is never up here: the first form is skipped, the second used */
+		/* slurmrestd-nodes is never up here: the first form is skipped; the second's family is
+		 * absent from slurmrestd's usable answer (no level in it): skipped too; the third used */
 		assert_int_equal(r.rows[1].status, ROW_OK);
 		assert_string_equal(r.rows[1].text, rest ? "jobs 1\n" : "jobs 3\n");
-		assert_int_equal(r.rows[1].form, rest ? 1 : -1);
+		assert_int_equal(r.rows[1].form, rest ? 2 : -1);
 		assert_int_equal(r.rows[1].fidelity, FID_APPROXIMATE);
 		run_free(&r);
 	}
