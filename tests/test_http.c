@@ -998,7 +998,8 @@ static void test_payload_facts(void **state)
 #define REST_MAPPING "/tmp/shimtest-rest.json"
 #define REST_SOCK "/tmp/shimtest-rest.sock"
 
-/* A native row, a row on slurmrestd's /nodes and one on /jobs behind --slurmrestd.jobs. */
+/* A native row, a row on slurmrestd's /nodes and one on /jobs behind --slurmrestd.jobs; a row
+ * preferring /nodes over its native form, and one served only by its preferred form on /jobs. */
 static void write_rest_mapping(void)
 {
 	tu_write(REST_MAPPING,
@@ -1007,8 +1008,14 @@ static void write_rest_mapping(void)
 		 " {\"name\": \"rest_cpus\", \"help\": \"h\", \"type\": \"gauge\", \"expr\": \"sum(slurmrestd_node_cpus)\","
 		 " \"fidelity\": \"exact\"},"
 		 " {\"name\": \"rest_jobs\", \"help\": \"h\", \"type\": \"gauge\", \"expr\": \"sum(slurmrestd_jobs)\","
-		 " \"fidelity\": \"exact\", \"enabled_by\": \"slurmrestd-jobs\"}]}\n");
+		 " \"fidelity\": \"exact\", \"enabled_by\": \"slurmrestd-jobs\"},"
+		 " {\"name\": \"fallback_row\", \"help\": \"h\", \"type\": \"gauge\", \"expr\": \"slurm_server_thread_cnt\","
+		 " \"fidelity\": \"approximate\", \"note\": \"n\", \"prefer\": [{\"expr\": \"sum(slurmrestd_node_cpus)\", \"fidelity\": \"exact\"}]},"
+		 " {\"name\": \"rest_only\", \"help\": \"h\", \"type\": \"gauge\", \"fidelity\": \"unavailable\", \"note\": \"n\","
+		 " \"prefer\": [{\"expr\": \"sum(slurmrestd_jobs)\", \"fidelity\": \"exact\"}]}]}\n");
 }
+
+#define FIDELITY(fam, fid, up) "slurm_exporter_shim_row_fidelity{family=\"" fam "\",fidelity=\"" fid "\",upstream=\"" up "\"} 1\n"
 
 /* A shim on native fake port ctl and slurmrestd URL rest (NULL: none), slurmrestd answers never
  * reused, with up to 6 more arguments (NULL ends them). */
@@ -1060,6 +1067,8 @@ static void expect_rest_down(const char *fault, const char *reason, const char *
 	char *body = scrape_ok(s.port);
 	if (!has(body, REST_UP("nodes", "0")) || has(body, "\nrest_cpus "))
 		fail_msg("fault %s: slurmrestd-nodes not down:\n%s", fault, body);
+	if (!has(body, "\nfallback_row ") || !has(body, FIDELITY("fallback_row", "approximate", "slurmctld")))
+		fail_msg("fault %s: fallback_row not served by its native form:\n%s", fault, body);
 	free(body);
 	struct resp r;
 	http("GET", s.port, "/", &r, 5000); /* still alive */
@@ -1125,6 +1134,7 @@ static void test_rest_sources_and_discovery(void **state)
 	char *body = scrape_ok(s.port);
 	assert_false(has(body, "slurmrestd"));
 	assert_false(has(body, "\nrest_cpus "));
+	assert_true(has(body, FIDELITY("fallback_row", "approximate", "slurmctld")));
 	free(body);
 	stop(&s);
 	assert_int_equal(stat_count(f.port, "rest_nodes"), 0);
@@ -1136,7 +1146,10 @@ static void test_rest_sources_and_discovery(void **state)
 		body = scrape_ok(s.port);
 		assert_true(has(body, REST_UP("nodes", "1")));
 		assert_true(has(body, "\nrest_cpus 52\n"));
-		assert_false(has(body, "slurmrestd-jobs"));
+		assert_true(has(body, "\nfallback_row 52\n"));
+		assert_true(has(body, FIDELITY("fallback_row", "exact", "slurmrestd")));
+		assert_false(has(body, "slurmrestd-jobs")); /* rest_only's form does not make /jobs fetched */
+		assert_false(has(body, "\nrest_only "));
 		free(body);
 	}
 	assert_int_equal(stat_count(f.port, "openapi"), 1);
@@ -1152,6 +1165,7 @@ static void test_rest_sources_and_discovery(void **state)
 	body = scrape_ok(s.port);
 	assert_true(has(body, REST_UP("jobs", "1")));
 	assert_true(has(body, "\nrest_jobs "));
+	assert_true(has(body, FIDELITY("rest_only", "exact", "slurmrestd")));
 	free(body);
 	assert_int_equal(stat_count(f.port, "rest_jobs"), 1);
 	stop(&s);
