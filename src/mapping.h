@@ -1,8 +1,9 @@
 /* mapping.h: the mapping table (a JSON file, see docs/mapping.md), compiled once into rows.
  *
- * Each row makes one output family from an expression over native metrics, then applies, in order:
- * rename_labels, fill_labels, drop_zero, default. Rows read native families only; they never see
- * each other's output, so a native series can only leave the shim through a row.
+ * Each row makes one output family from an expression over the sources' families (slurmctld's
+ * native metrics, slurmrestd's converted answers), then applies, in order: rename_labels,
+ * fill_labels, drop_zero, default. Rows read source families only; they never see each other's
+ * output, so a source's series can only leave the shim through a row.
  *
  * A row may also list preferred forms ("prefer", e.g. over slurmrestd's families): per scrape the
  * first form whose every source is up is evaluated instead of the row's own expression, which is
