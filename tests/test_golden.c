@@ -281,6 +281,46 @@ static void print_measure(const struct mapping *m, const struct measure *ms, con
 			       ms->status_diff[i] ? " (and a different status label on some series)" : "");
 }
 
+/* The largest difference docs/metrics.md states for row `name` in column col (0: native only, 1:
+ * with slurmrestd; "as native" there reads the native one): the bound its approximate form is held
+ * to; -1 where it states no number. */
+static double stated_bound(const char *doc, const char *name, int col)
+{
+	char key[160];
+	double bound[2] = { -1, -1 };
+	snprintf(key, sizeof(key), "\n| `%s` | ", name);
+	const char *p = strstr(doc, key);
+	if (!p)
+		fail_msg("docs/metrics.md has no row %s", name);
+	const char *eol = strchr(p + 1, '\n');
+	/* | name | native | with slurmrestd | source | form | difference | difference | note | */
+	for (int sep = 0; sep < 6 && (p = strstr(p + 1, " | ")) && p < eol; sep++)
+		if (sep >= 4) {
+			char *end;
+			double v = strtod(p + 3, &end);
+			if (end != p + 3)
+				bound[sep - 4] = v;
+		}
+	return col && bound[1] < 0 ? bound[0] : bound[col];
+}
+
+/* Every approximate form within the largest difference docs/metrics.md states for it (the figures
+ * are printed with 6 significant digits: the bound is relative). */
+static void check_bounds(const struct mapping *m, const struct measure *ms, int col)
+{
+	char *doc = tu_slurp("docs/metrics.md", NULL);
+	assert_non_null(doc);
+	for (size_t i = 0; i < m->nrows; i++) {
+		if (!ms->approx[i])
+			continue;
+		double b = stated_bound(doc, m->rows[i].name, col);
+		if (b < 0 || ms->maxdiff[i] > b * (1 + 1e-5) + 1e-12)
+			fail_msg("%s: largest difference %g %s, docs/metrics.md states %g (run scripts/gen-metrics-doc.py)",
+				 m->rows[i].name, ms->maxdiff[i], col ? "with slurmrestd" : "native only", b);
+	}
+	free(doc);
+}
+
 static const char *const rest_states[] = {
 	"slurm-25.11-rest/R1-idle-drained", "slurm-25.11-rest/R2-busy-mix-draining",
 	"slurm-25.11-rest/R4-downdrain-fail-maint-reserved", "slurm-25.11-rest/R6-completing-epilog",
@@ -291,7 +331,8 @@ static const char *const rest_states[] = {
 /* Every row on every capture, native only: the 9 slurmctld captures and the 6 REST states with
  * slurmrestd's answers absent (the fallback). Then the 6 REST states with slurmrestd's answers
  * (and --gpus-acct against legacy_exporter_metrics_gpus.txt): the rows' preferred forms. The
- * largest differences are printed per column for docs/metrics.md (scripts/gen-metrics-doc.py). */
+ * largest differences are printed per column for docs/metrics.md (scripts/gen-metrics-doc.py),
+ * and each must be within the figure docs/metrics.md states: the approximation's bound. */
 static void test_rows_against_legacy(void **state)
 {
 	(void)state;
@@ -315,6 +356,8 @@ static void test_rows_against_legacy(void **state)
 	print_measure(m, &rest, "slurmrestd");
 	printf("with slurmrestd, %zu of %zu families exact on every REST state\n", exact_rest, m->nrows);
 	assert_true(exact_rest >= 58); /* issue 11's acceptance */
+	check_bounds(m, &native, 0);
+	check_bounds(m, &rest, 1);
 	measure_free(&native);
 	measure_free(&rest);
 	mapping_free(m);
