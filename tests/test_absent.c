@@ -159,28 +159,41 @@ static size_t drop_each(const struct mapping *m, const char *state, const char *
 	return bad;
 }
 
-static void test_drop_each_family(void **state)
+static struct mapping *load_shipped(void)
 {
-	(void)state;
 	struct buf pb;
 	buf_init(&pb, 0);
 	struct mapping *m = mapping_load("mappings/prometheus-slurm-exporter.json", &pb);
 	if (!m)
 		fail_msg("%.*s", (int)pb.len, pb.data);
 	buf_free(&pb);
+	return m;
+}
+
+/* The captured answers of the first n sources of a state, read and parsed as the daemon does. */
+static void read_answers(const struct mapping *m, const char *state, int n, char *bodies[SRC_COUNT], size_t lens[SRC_COUNT],
+			 struct payload *p[SRC_COUNT])
+{
+	for (int ep = 0; ep < n; ep++) {
+		char path[600];
+		snprintf(path, sizeof(path), "tests/fixtures/%s/%s", state, sources[ep].file);
+		bodies[ep] = tu_slurp(path, &lens[ep]);
+		assert_non_null(bodies[ep]);
+		p[ep] = answer(m, (enum source_id)ep, bodies[ep], lens[ep]);
+		assert_true(p[ep]->ok);
+	}
+}
+
+static void test_drop_each_family(void **state)
+{
+	(void)state;
+	struct mapping *m = load_shipped();
 	size_t bad = 0, ndropped = 0;
 	for (size_t s = 0; s < sizeof(states) / sizeof(states[0]); s++) {
 		char *bodies[SRC_COUNT] = { 0 };
 		size_t lens[SRC_COUNT] = { 0 };
 		struct payload *p[SRC_COUNT] = { 0 }; /* slurmctld's captures: no slurmrestd answer */
-		for (int ep = 0; ep < SRC_NATIVE_COUNT; ep++) {
-			char path[600];
-			snprintf(path, sizeof(path), "tests/fixtures/%s/%s", states[s], sources[ep].file);
-			bodies[ep] = tu_slurp(path, &lens[ep]);
-			assert_non_null(bodies[ep]);
-			p[ep] = answer(m, (enum source_id)ep, bodies[ep], lens[ep]);
-			assert_true(p[ep]->ok);
-		}
+		read_answers(m, states[s], SRC_NATIVE_COUNT, bodies, lens, p);
 		for (int g = 0; g < 2; g++) {
 			const char *flags = g ? "gpus-acct" : "";
 			enum row_status *bst = xcalloc(m->nrows, sizeof(*bst));
@@ -277,25 +290,13 @@ static void test_drop_each_rest_family(void **state)
 		"slurm-25.11-rest/R4-downdrain-fail-maint-reserved", "slurm-25.11-rest/R6-completing-epilog",
 		"slurm-25.11-rest/R7-planned-idle-gpu-resumed", "slurm-25.11-rest/R9-idle-all-finished-future-resv",
 	};
-	struct buf pb;
-	buf_init(&pb, 0);
-	struct mapping *m = mapping_load("mappings/prometheus-slurm-exporter.json", &pb);
-	if (!m)
-		fail_msg("%.*s", (int)pb.len, pb.data);
-	buf_free(&pb);
+	struct mapping *m = load_shipped();
 	size_t bad = 0, ndropped = 0;
 	for (size_t s = 0; s < sizeof(rest_states) / sizeof(rest_states[0]); s++) {
 		char *bodies[SRC_COUNT] = { 0 };
 		size_t lens[SRC_COUNT] = { 0 };
 		struct payload *p[SRC_COUNT] = { 0 };
-		for (int ep = 0; ep < SRC_COUNT; ep++) {
-			char path[600];
-			snprintf(path, sizeof(path), "tests/fixtures/%s/%s", rest_states[s], sources[ep].file);
-			bodies[ep] = tu_slurp(path, &lens[ep]);
-			assert_non_null(bodies[ep]);
-			p[ep] = answer(m, (enum source_id)ep, bodies[ep], lens[ep]);
-			assert_true(p[ep]->ok);
-		}
+		read_answers(m, rest_states[s], SRC_COUNT, bodies, lens, p);
 		bad += drop_each_rest(m, rest_states[s], bodies, lens, p, &ndropped);
 		for (int ep = 0; ep < SRC_COUNT; ep++) {
 			payload_unref(p[ep]);
