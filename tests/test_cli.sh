@@ -207,6 +207,8 @@ has "--check-exposition bad" "line 2: invalid sample value"
 
 check "--mapping.to-rules" 0 "$BIN" --mapping.file "$MAP" --slurmctld.url http://ctl.example:6817 --mapping.to-rules "$T/rules"
 if grep -q 'record: slurm_nodes_alloc' "$T/rules/rules.yml" && grep -q 'targets: \["ctl.example:6817"\]' "$T/rules/scrape.yml"; then ok; else bad "--mapping.to-rules content"; fi
+# native forms only: Prometheus scrapes slurmctld, not slurmrestd (rows unavailable natively have no rule)
+if grep -q 'slurmrestd\|record: slurm_account_fairshare' "$T/rules/rules.yml" "$T/rules/scrape.yml"; then bad "--mapping.to-rules exports a slurmrestd form"; else ok; fi
 
 # scripts/run.sh HOST:PORT (no scheme) serves that slurmctld, as http://HOST:PORT. run.sh builds first,
 # so it is run only where the build is there (then make has nothing to do).
