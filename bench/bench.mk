@@ -15,6 +15,9 @@ BENCH_SECONDS  ?= 3
 BENCH_PYTHON   ?= python3
 BENCH_PROMTOOL ?= promtool
 BENCH_MAPPING  ?= mappings/prometheus-slurm-exporter.json
+# slurmrestd answers for the JSON converter's figures (bench_rest: MB/s and peak RSS); empty: skip
+BENCH_REST_JOBS  ?= 100000
+BENCH_REST_NODES ?= 10000
 
 BENCH_DIRS := $(addprefix $(BENCH_OUT)/nodes-,$(BENCH_SIZES))
 BENCH_E2E_STAMPS := $(addsuffix /.stamp,$(filter $(BENCH_OUT)/nodes-%,$(BENCH_E2E)))
@@ -25,13 +28,30 @@ $(BENCH_OUT)/nodes-%/.stamp: bench/gen_payload.py $(BENCH_TEMPLATE)
 	$(BENCH_PYTHON) bench/gen_payload.py --nodes $* --out $(BENCH_OUT)/nodes-$*
 	@touch $@
 
+$(BENCH_OUT)/rest/jobs-%.json: bench/gen_rest.py
+	@mkdir -p $(dir $@)
+	$(BENCH_PYTHON) bench/gen_rest.py jobs $* $@.tmp && mv $@.tmp $@
+
+$(BENCH_OUT)/rest/nodes-%.json: bench/gen_rest.py
+	@mkdir -p $(dir $@)
+	$(BENCH_PYTHON) bench/gen_rest.py nodes $* $@.tmp && mv $@.tmp $@
+
+BENCH_REST := $(if $(BENCH_REST_JOBS),$(BENCH_OUT)/rest/jobs-$(BENCH_REST_JOBS).json) \
+	      $(if $(BENCH_REST_NODES),$(BENCH_OUT)/rest/nodes-$(BENCH_REST_NODES).json)
+
+$(BUILD)/bench/bench_rest: bench/bench_rest.c $(BUILD)/libshim.a
+	@mkdir -p $(dir $@)
+	$(CC) $(WARN) $(CFLAGS) $(CPPFLAGS) $(PKG_CFLAGS) -o $@ $< $(BUILD)/libshim.a $(PKG_LIBS)
+
 $(BUILD)/bench/bench: bench/bench.c $(BUILD)/libshim.a
 	@mkdir -p $(dir $@)
 	$(CC) $(WARN) $(CFLAGS) $(CPPFLAGS) $(PKG_CFLAGS) -o $@ $< $(BUILD)/libshim.a $(PKG_LIBS)
 
-bench: $(BIN) $(BUILD)/tests/fake_slurmctld $(BUILD)/bench/bench $(addsuffix /.stamp,$(BENCH_DIRS)) $(BENCH_E2E_STAMPS)
+bench: $(BIN) $(BUILD)/tests/fake_slurmctld $(BUILD)/bench/bench $(BUILD)/bench/bench_rest $(BENCH_REST) $(addsuffix /.stamp,$(BENCH_DIRS)) $(BENCH_E2E_STAMPS)
 	$(BUILD)/bench/bench --mapping $(BENCH_MAPPING) --seconds $(BENCH_SECONDS) --out $(BENCH_OUT) \
 	  --promtool '$(BENCH_PROMTOOL)' --shim ./$(BIN) --fake $(BUILD)/tests/fake_slurmctld \
 	  $(addprefix --e2e ,$(BENCH_E2E)) $(BENCH_DIRS)
+	@for f in $(BENCH_REST); do kind=$$(basename $$f | sed 's/-.*//'); \
+	  echo "== slurmrestd $$kind answer $$f"; $(BUILD)/bench/bench_rest $$kind $$f || exit 1; done
 
 .PHONY: bench

@@ -2,8 +2,8 @@
  * reads an answer (bench/gen_rest.py writes large ones) from a file in 16 KiB pieces, as libcurl
  * hands a transfer over, feeds every piece to rest_feed() and reports MB/s of the parse (file reads
  * excluded) and the process's peak RSS (VmHWM), which must not grow with the answer.
- *   cc -O2 -std=c11 -D_GNU_SOURCE -Isrc -o build/bench_rest bench/bench_rest.c build/libshim.a -lyajl -lm
- *   build/bench_rest jobs|nodes|shares|diag FILE
+ *   make bench (builds build/bench/bench_rest, generates bench/out/rest/jobs-100000.json and
+ *   nodes-10000.json, runs it on both), or by hand: build/bench/bench_rest jobs|nodes|shares|diag FILE
  * It prints figures and never fails on speed. Ownership: main owns everything it allocates. */
 #include <fcntl.h>
 #include <stdio.h>
