@@ -1,6 +1,6 @@
 /* scrape.h: one scrape, from request to text. Data flows one way:
  *   needed sources (mapping) -> payloads (shared fetch or replay, source.h's verdict) ->
- *   mapping_scrape_begin / mapping_eval_row, row by row -> writer.
+ *   mapping_run (the row driver), row by row -> writer.
  *
  * Concurrent scrapes share one in-flight fetch per source, and a finished answer (good or bad) is
  * reused for its source's min_interval seconds; nothing older is ever served. A fetch runs on a
