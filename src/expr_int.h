@@ -15,6 +15,7 @@ struct buf;
 
 enum kind { K_NUM, K_SEL, K_AGG, K_BIN, K_NEG, K_FUNC };
 
+
 /* A compiled regex of a tree, in the tree's pool; expr_free regfree()s them all. */
 struct expr_re {
 	regex_t re;

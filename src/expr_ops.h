@@ -83,6 +83,11 @@ struct mop_info {
 };
 
 /* The tables, indexed by the enums (expr_parse.c). */
+/* Every keyword (aggregation, function, word operator, reserved word) is 2 to EXPR_KW_MAX bytes
+ * long, so the parser takes a name of another length for a selector without comparing it with each
+ * (tests/test_expr.c checks the tables against the bound). */
+#define EXPR_KW_MAX 16
+
 extern const struct binop_info expr_binops[N_BINOPS];
 extern const char *const expr_agg_names[N_AGGS];
 extern const struct func_info expr_funcs[N_FUNCS];

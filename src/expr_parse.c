@@ -333,11 +333,12 @@ static void next(struct parser *p)
 	p->tlen = p->pos - p->tpos;
 }
 
-/* The current token is the identifier w (the first byte is tested first: most tokens are names). */
+/* The current token is the identifier w (the first byte is tested first: most tokens are names;
+ * strncmp stops at w's end, so no strlen of every keyword for every token). */
 static int is_ident(const struct parser *p, const char *w)
 {
-	return p->t == T_IDENT && p->src[p->tpos] == w[0] && p->tlen == strlen(w) &&
-	       memcmp(p->src + p->tpos, w, p->tlen) == 0;
+	return p->t == T_IDENT && p->src[p->tpos] == w[0] && strncmp(p->src + p->tpos, w, p->tlen) == 0 &&
+	       w[p->tlen] == '\0';
 }
 
 static int is_op(const struct parser *p, const char *o)
@@ -597,6 +598,8 @@ static struct expr *parse_named(struct parser *p, size_t pos)
 {
 	static const char *const reserved[] = { "by", "without", "bool", "and", "or", "unless", "on", "ignoring",
 						"group_left", "group_right", "offset" };
+	if (p->tlen < 2 || p->tlen > EXPR_KW_MAX)
+		return parse_selector(p); /* no keyword is that long or short */
 	for (int ag = 0; ag < N_AGGS; ag++)
 		if (is_ident(p, expr_agg_names[ag]))
 			return parse_agg(p, ag, pos);
@@ -649,6 +652,8 @@ static struct expr *parse_primary(struct parser *p)
 /* The binary operator at the current token, and its precedence (0 if none). */
 static int binop_at(struct parser *p, enum binop *op)
 {
+	if (p->t != T_OP && (p->t != T_IDENT || p->tlen < 2 || p->tlen > EXPR_KW_MAX))
+		return 0;
 	for (int i = 0; i < N_BINOPS; i++)
 		if (expr_binops[i].word ? is_ident(p, expr_binops[i].text) : is_op(p, expr_binops[i].text)) {
 			*op = (enum binop)i;

@@ -194,9 +194,9 @@ static void note_input(const char *name, void *ctx)
 	struct loader *L = ctx;
 	struct inputs *in = &L->inputs;
 	struct row_form *f = L->form;
-	f->sources |= 1u << source_for_metric(name);
 	if (in->n > in->row_start && strcmp(in->v[in->n - 1], name) == 0)
-		return;
+		return; /* as the name before it: its source is noted already */
+	f->sources |= 1u << source_for_metric(name);
 	in->v = xgrow(in->v, &in->cap, in->n + 1, sizeof(*in->v));
 	in->v[in->n++] = xstrdup(name);
 	f->inputs = xgrow(f->inputs, &L->form_inputs_cap, f->ninputs + 1, sizeof(*f->inputs));

@@ -3,6 +3,7 @@
 
 #include "expo.h"
 #include "expr.h"
+#include "expr_ops.h"
 #include "names.h"
 #include "writer.h"
 
@@ -539,6 +540,35 @@ static void test_print_hooks(void **state)
 
 /* Every operator and function of expr_ops.h's lists parses, prints back as itself, and binds as
  * its precedence says. */
+/* The parser skips the keyword tables for names outside 2..EXPR_KW_MAX bytes: every keyword must
+ * fit, and each reserved word must still be refused as a selector. */
+static void test_keyword_lengths(void **state)
+{
+	(void)state;
+	static const char *const reserved[] = { "by", "without", "bool", "and", "or", "unless", "on", "ignoring",
+						"group_left", "group_right", "offset" };
+	for (int i = 0; i < N_BINOPS; i++)
+		if (expr_binops[i].word)
+			assert_true(strlen(expr_binops[i].text) >= 2 && strlen(expr_binops[i].text) <= EXPR_KW_MAX);
+	for (int i = 0; i < N_AGGS; i++)
+		assert_true(strlen(expr_agg_names[i]) >= 2 && strlen(expr_agg_names[i]) <= EXPR_KW_MAX);
+	for (int i = 0; i < N_FUNCS; i++)
+		assert_true(strlen(expr_funcs[i].name) >= 2 && strlen(expr_funcs[i].name) <= EXPR_KW_MAX);
+	for (size_t i = 0; i < sizeof(reserved) / sizeof(reserved[0]); i++) {
+		char err[160];
+		size_t pos;
+		struct expr *x = expr_compile(reserved[i], &pos, err, sizeof(err));
+		if (x)
+			fail_msg("the keyword %s compiled as a selector", reserved[i]);
+	}
+	/* and the long function name still calls the function */
+	char err[160];
+	size_t pos;
+	struct expr *x = expr_compile("label_replace(a, \"d\", \"$1\", \"s\", \"(.*)\")", &pos, err, sizeof(err));
+	assert_non_null(x);
+	expr_free(x);
+}
+
 static void test_operator_list(void **state)
 {
 	(void)state;
@@ -656,6 +686,7 @@ int main(void)
 		cmocka_unit_test(test_print_roundtrip),
 		cmocka_unit_test(test_print_hooks),
 		cmocka_unit_test(test_operator_list),
+		cmocka_unit_test(test_keyword_lengths),
 		cmocka_unit_test(test_names),
 		cmocka_unit_test(test_tree_footprint),
 		cmocka_unit_test(test_depth_limit),
