@@ -79,8 +79,14 @@ static const struct flag flags[] = {
 	/* 0 used to become a 1 ms timeout: every fetch failed */
 	{ "slurmctld.timeout", NULL, T_SECONDS, OFF(timeout), "10", 0.001, 86400, NULL, "SECONDS",
 	  "per-request timeout to slurmctld" },
+	/* the cheap endpoints: 5 s only shares one fetch among scrapes that come together */
 	{ "slurmctld.min-interval", NULL, T_SECONDS, OFF(min_interval), "5", 0, 86400, NULL, "SECONDS",
-	  "reuse an upstream answer this long" },
+	  "reuse a /metrics/nodes or /metrics/scheduler answer this long" },
+	/* each of these walks every job record (partitions under the node write lock): at 5,000
+	 * records, 80 ms of slurmctld CPU each; near Prometheus' usual 30 s scrape interval, a
+	 * scrape costs at most one walk of each */
+	{ "slurmctld.jobs.min-interval", NULL, T_SECONDS, OFF(jobs_min_interval), "30", 0, 86400, NULL, "SECONDS",
+	  "reuse a /metrics/jobs, /metrics/partitions or /metrics/jobs-users-accts answer this long" },
 	{ "slurmctld.max-body", NULL, T_BYTES, OFF(max_body), "268435456", 1, 1099511627776.0, NULL, "BYTES",
 	  "largest upstream body accepted" },
 	{ "slurmctld.auth.token-file", NULL, T_STRING, OFF(token_file), NULL, ANY, NULL, "FILE",

@@ -1338,6 +1338,68 @@ static void test_restapi_learn(void **state)
 	assert_false(restapi_known("v0.0.45") || restapi_known("v0.0.4") || restapi_known(""));
 }
 
+/* A self metric's value for one endpoint in an exposition; -1 when absent. */
+static double self_value(const char *text, const char *name, const char *endpoint)
+{
+	char want[160];
+	snprintf(want, sizeof(want), "\n%s{endpoint=\"%s\"} ", name, endpoint);
+	const char *p = text ? strstr(text, want) : NULL;
+	return p ? strtod(p + strlen(want), NULL) : -1;
+}
+
+/* Whether --help's line for flag ends with text. */
+static int help_line_has(const char *help, const char *flag, const char *text)
+{
+	const char *line = strstr(help, flag);
+	const char *eol = line ? strchr(line, '\n') : NULL;
+	size_t n = strlen(text);
+	return eol && (size_t)(eol - line) >= n && !strncmp(eol - n, text, n);
+}
+
+/* Issue 15: the three endpoints that walk every job record are fetched at most once per
+ * --slurmctld.jobs.min-interval (default 30 s), the cheap ones once per --slurmctld.min-interval.
+ * Three scrapes 1.2 s apart with the jobs interval at its default and the cheap one at 1 s (as three
+ * scrapes 6 s apart with the defaults 30 and 5): each job walk once (before: three times each), each
+ * cheap endpoint three times, and the age of the reused answers served. The defaults themselves are
+ * checked in --help. */
+static void test_job_walks_per_interval(void **state)
+{
+	(void)state;
+	struct proc f, s;
+	struct resp r = { 0 };
+	fake_start(&f, STATE, NULL);
+	shim_start(&s, f.port, "--slurmctld.min-interval", "1", NULL);
+	for (int i = 0; i < 3; i++) {
+		if (i) {
+			buf_free(&r.body);
+			tu_sleep_ms(1200); /* after the answer: every cheap answer is older than 1 s by then */
+		}
+		http("GET", s.port, "/metrics", &r, 10000);
+		assert_int_equal(r.status, 200);
+	}
+	static const char *const walks[] = { "jobs", "partitions", "jobs-users-accts" };
+	for (int i = 0; i < 3; i++) {
+		assert_int_equal(stat_count(f.port, walks[i]), 1);
+		/* reused, and its age visible: at least the two pauses */
+		assert_true(self_value(r.body.data, "slurm_exporter_shim_payload_age_seconds", walks[i]) >= 2.4);
+	}
+	assert_int_equal(stat_count(f.port, "nodes"), 3);
+	assert_int_equal(stat_count(f.port, "scheduler"), 3);
+	double age = self_value(r.body.data, "slurm_exporter_shim_payload_age_seconds", "nodes");
+	assert_true(age >= 0 && age < 1.2);
+	buf_free(&r.body);
+	stop(&s);
+	stop(&f);
+
+	/* the defaults, from the flag table */
+	char *out = NULL;
+	char *argv[] = { (char *)tu_shim_bin(), "--help", NULL };
+	assert_int_equal(tu_run(argv, NULL, &out, NULL, NULL), 0);
+	assert_true(help_line_has(out, "--slurmctld.jobs.min-interval SECONDS", "(0 to 86400, default 30)"));
+	assert_true(help_line_has(out, "--slurmctld.min-interval SECONDS", "(0 to 86400, default 5)"));
+	free(out);
+}
+
 int main(void)
 {
 	curl_global_init(CURL_GLOBAL_DEFAULT);
@@ -1372,6 +1434,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_rest_refused, kill_children),
 		cmocka_unit_test_teardown(test_rest_faults, kill_children),
 		cmocka_unit_test_teardown(test_rest_slow_does_not_hold_native, kill_children),
+		cmocka_unit_test_teardown(test_job_walks_per_interval, kill_children),
 	};
 	int rc = cmocka_run_group_tests_name("http", tests, NULL, NULL);
 	curl_global_cleanup();
