@@ -1369,6 +1369,10 @@ static void test_job_walks_per_interval(void **state)
 	(void)state;
 	struct proc f, s;
 	struct resp r = { 0 };
+	/* the cost class, in the source table: the job walks, and nothing else */
+	for (int id = 0; id < SRC_COUNT; id++)
+		assert_int_equal(sources[id].walks_jobs,
+				 id == SRC_JOBS || id == SRC_PARTITIONS || id == SRC_UA || id == SRC_REST_JOBS);
 	fake_start(&f, STATE, NULL);
 	shim_start(&s, f.port, "--slurmctld.min-interval", "1", NULL);
 	for (int i = 0; i < 3; i++) {
