@@ -596,7 +596,7 @@ static void e2e(const char *shim, const char *fake, const char *mapping, const c
 			continue;
 		snprintf(listen, sizeof(listen), "127.0.0.1:%u", sp);
 		char *sargv[] = { (char *)shim, "--slurmctld.url", url, "--slurmctld.min-interval", "0",
-				  "--web.listen-address", listen, "--mapping.file", (char *)mapping, "--log.level", "error",
+				  "--slurmctld.jobs.min-interval", "0", "--web.listen-address", listen, "--mapping.file", (char *)mapping, "--log.level", "error",
 				  NULL };
 		spid = spawn(sargv);
 		char surl[256];

@@ -160,12 +160,14 @@ static const char *row_flags(const struct options *opt)
 	return opt->gpus ? "gpus-acct" : opt->rest_jobs ? "slurmrestd-jobs" : "";
 }
 
-/* How long source id's answer is reused: slurmrestd's /jobs has its own, longer, default. */
+/* How long source id's answer is reused: by its upstream and its cost class (source.h's walks_jobs:
+ * an answer that walks every job record has its own, longer, default). */
 static double min_interval(const struct options *opt, enum source_id id)
 {
-	if (id == SRC_REST_JOBS)
-		return opt->rest_jobs_min_interval;
-	return sources[id].upstream == UPSTREAM_SLURMRESTD ? opt->rest_min_interval : opt->min_interval;
+	int rest = sources[id].upstream == UPSTREAM_SLURMRESTD;
+	if (sources[id].walks_jobs)
+		return rest ? opt->rest_jobs_min_interval : opt->jobs_min_interval;
+	return rest ? opt->rest_min_interval : opt->min_interval;
 }
 
 /* One scrape to stdout (stderr when it failed): 0, or 1 when it failed. */
@@ -236,6 +238,7 @@ int main(int argc, char **argv)
 		/* /jobs is the full job RPC: only on request, whatever the rows read */
 		.sources_off = opt.rest_jobs ? 0 : 1u << SRC_REST_JOBS,
 		.max_output = 1u << 30, /* legacy families; a family that does not fit is left out whole */
+		.slow_fetch = opt.slow_fetch,
 	};
 	for (int id = 0; id < SRC_COUNT; id++)
 		sc.min_interval[id] = opt.once ? 0 : min_interval(&opt, (enum source_id)id);

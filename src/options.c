@@ -79,8 +79,15 @@ static const struct flag flags[] = {
 	/* 0 used to become a 1 ms timeout: every fetch failed */
 	{ "slurmctld.timeout", NULL, T_SECONDS, OFF(timeout), "10", 0.001, 86400, NULL, "SECONDS",
 	  "per-request timeout to slurmctld" },
+	/* the cheap endpoints: 5 s only shares one fetch among scrapes that come together */
 	{ "slurmctld.min-interval", NULL, T_SECONDS, OFF(min_interval), "5", 0, 86400, NULL, "SECONDS",
-	  "reuse an upstream answer this long" },
+	  "reuse a /metrics/nodes or /metrics/scheduler answer this long" },
+	/* each of these walks every job record (partitions under the node write lock): at 5,000
+	 * records, 80 ms of slurmctld CPU each. Scraped every 15 to 30 s, a scrape costs at most one
+	 * walk of each. Just under 30: scraped every 30 s, the last answer is 30 s less its fetch time
+	 * old, and a 30 s interval would serve it once more, 30 s old, every other scrape */
+	{ "slurmctld.jobs.min-interval", NULL, T_SECONDS, OFF(jobs_min_interval), "25", 0, 86400, NULL, "SECONDS",
+	  "reuse a /metrics/jobs, /metrics/partitions or /metrics/jobs-users-accts answer this long" },
 	{ "slurmctld.max-body", NULL, T_BYTES, OFF(max_body), "268435456", 1, 1099511627776.0, NULL, "BYTES",
 	  "largest upstream body accepted" },
 	{ "slurmctld.auth.token-file", NULL, T_STRING, OFF(token_file), NULL, ANY, NULL, "FILE",
@@ -109,6 +116,9 @@ static const struct flag flags[] = {
 	  "write DIR/rules.yml and DIR/scrape.yml for Prometheus, then exit" },
 	{ "gpus-acct", NULL, T_BOOL, OFF(gpus), NULL, ANY, NULL, NULL, "serve the legacy GPU families (old exporter: -gpus-acct)" },
 	{ "log.level", NULL, T_ENUM, OFF(log_level), "info", ANY, log_levels, "LEVEL", NULL /* the choices */ },
+	/* slurmctld's sdiag does not count its HTTP requests: this is where an admin sees their cost */
+	{ "log.slow-fetch", NULL, T_SECONDS, OFF(slow_fetch), "1", 0, 86400, NULL, "SECONDS",
+	  "warn once when an endpoint's fetches take longer than this, and count them; 0: never" },
 	{ "once", NULL, T_BOOL, OFF(once), NULL, ANY, NULL, NULL, "scrape once, print to stdout, exit (1 when every endpoint failed)" },
 	{ "replay-dir", NULL, T_STRING, OFF(replay_dir), NULL, ANY, NULL, "DIR",
 	  "read DIR/metrics_<endpoint>.txt instead of fetching over HTTP" },

@@ -18,6 +18,8 @@ struct options {
 	const char *replay_dir, *check_mapping;
 	int log_level;                   /* enum log_level */
 	double timeout, min_interval;    /* seconds */
+	double jobs_min_interval;        /* seconds: slurmctld's job-walking endpoints (source.h's walks_jobs) */
+	double slow_fetch;               /* seconds: a longer fetch is logged and counted; 0: never */
 	long long conn_timeout;          /* whole seconds */
 	long long max_conn;
 	long long max_body;              /* bytes */

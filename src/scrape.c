@@ -11,6 +11,12 @@
 #include <string.h>
 #include <time.h>
 
+/* A source's fetches since start, for the self metrics. */
+struct fetch_counts {
+	unsigned long fetches;
+	unsigned long slow;       /* longer than cfg.slow_fetch */
+};
+
 struct mapref {
 	struct mapping *m;
 	int refs;
@@ -27,7 +33,8 @@ struct scraper {
 		const struct payload *p;
 		struct fetch_job *job;  /* the fetch in flight, or NULL */
 		int logged_ok;          /* last state logged: -1 none, 0 failed, 1 ok */
-		unsigned long fetches;
+		int logged_slow;        /* last speed logged: 0 fast (or none), 1 slow */
+		struct fetch_counts n;
 	} slot[SRC_COUNT];
 	struct mapref *map;
 	unsigned gen;             /* bumped when the mapping changes */
@@ -144,6 +151,24 @@ static void log_transition(struct scraper *s, const struct payload *p)
 	}
 }
 
+/* A fetch slower than cfg.slow_fetch is counted; the log says when a source's fetches become slow
+ * and when they are fast again, not on every scrape. A replay is not a fetch. s->mu held. */
+static void note_speed(struct scraper *s, const struct payload *p)
+{
+	int slow = s->cfg.slow_fetch > 0 && !s->cfg.replay_dir && p->seconds > s->cfg.slow_fetch;
+	int *last = &s->slot[p->src].logged_slow;
+	s->slot[p->src].n.slow += (unsigned long)slow;
+	if (*last == slow)
+		return;
+	*last = slow;
+	if (slow)
+		log_warn("endpoint %s is slow: one fetch took %.3f s (over --log.slow-fetch %g s), a load on %s "
+			 "(how often each endpoint is fetched, and what it costs: docs/operations.md)",
+			 sources[p->src].path, p->seconds, s->cfg.slow_fetch, upstreams[sources[p->src].upstream].name);
+	else
+		log_info("endpoint %s is fast again: %.3f s", sources[p->src].path, p->seconds);
+}
+
 /* One fetch of some sources for one table, run by a worker thread. Every scrape waiting for it
  * holds a reference and takes its payloads from it, whatever the slots hold by then (a scrape of
  * another table may already have replaced them). Reference count and fields under s->mu. */
@@ -188,8 +213,9 @@ static void job_run(struct fetch_job *j)
 		payload_unref(s->slot[id].p);
 		s->slot[id].p = payload_ref(got[id]);
 		s->slot[id].job = NULL;
-		s->slot[id].fetches++;
+		s->slot[id].n.fetches++;
 		log_transition(s, got[id]);
+		note_speed(s, got[id]);
 	}
 	j->done = 1;
 	mapref_put(j->map);
@@ -282,7 +308,7 @@ static unsigned collect(struct scraper *s, unsigned gen, unsigned *want, const s
  * flight for gen, or a new fetch (see collect). Waits until deadline (monotonic); a source
  * still missing then gets a payload of this scrape's own saying so. Returns the mask of those. */
 static unsigned get_payloads(struct scraper *s, struct mapref *mr, unsigned gen, unsigned need, double deadline,
-			     const struct payload *mine[SRC_COUNT], unsigned long fetches[SRC_COUNT])
+			     const struct payload *mine[SRC_COUNT], struct fetch_counts counts[SRC_COUNT])
 {
 	unsigned want = need & ((1u << SRC_COUNT) - 1);
 	struct fetch_job *wait_on[SRC_COUNT] = { 0 };
@@ -308,7 +334,7 @@ static unsigned get_payloads(struct scraper *s, struct mapref *mr, unsigned gen,
 		}
 	}
 	for (int id = 0; id < SRC_COUNT; id++) {
-		fetches[id] = s->slot[id].fetches;
+		counts[id] = s->slot[id].n;
 		if (wait_on[id])
 			job_put(wait_on[id]);
 	}
@@ -374,7 +400,7 @@ static void write_row_fidelity(struct buf *b, const struct mapping *m, const str
 	}
 }
 
-static void write_self(const unsigned long fetches[SRC_COUNT], struct buf *b, const struct payload *const p[SRC_COUNT],
+static void write_self(const struct fetch_counts fc[SRC_COUNT], struct buf *b, const struct payload *const p[SRC_COUNT],
 		       const int up[SRC_COUNT], unsigned need,
 		       const struct mapping *m, const struct row_result *res, const char *const *overflowed,
 		       double started, int reload_ok, double reload_time)
@@ -388,8 +414,9 @@ static void write_self(const unsigned long fetches[SRC_COUNT], struct buf *b, co
 		{ "slurm_exporter_shim_response_bytes", "Size of the endpoint's last answer body.", "gauge" },
 		{ "slurm_exporter_shim_http_status", "HTTP status of the endpoint's last answer (0: no HTTP answer).", "gauge" },
 		{ "slurm_exporter_shim_parse_errors", "Malformed lines in the endpoint's last answer.", "gauge" },
-		{ "slurm_exporter_shim_payload_age_seconds", "Age of the endpoint's answer when this exposition was rendered (reused within --slurmctld.min-interval).", "gauge" },
+		{ "slurm_exporter_shim_payload_age_seconds", "Age of the endpoint's answer when this exposition was rendered (reused within its --*.min-interval).", "gauge" },
 		{ "slurm_exporter_shim_upstream_fetches_total", "Fetches of the endpoint since start.", "counter" },
+		{ "slurm_exporter_shim_slow_fetches_total", "Fetches of the endpoint since start that took longer than --log.slow-fetch.", "counter" },
 	};
 	for (size_t f = 0; f < sizeof(fam) / sizeof(fam[0]); f++) {
 		write_header(b, fam[f].name, fam[f].help, fam[f].type);
@@ -404,7 +431,8 @@ static void write_self(const unsigned long fetches[SRC_COUNT], struct buf *b, co
 			case 3: v = (double)p[id]->http_status; break;
 			case 4: v = (double)p[id]->parse_errors; break;
 			case 5: v = p[id]->at ? now - p[id]->at : 0; break;
-			case 6: v = (double)fetches[id]; break;
+			case 6: v = (double)fc[id].fetches; break;
+			case 7: v = (double)fc[id].slow; break;
 			}
 			self_sample(b, fam[f].name, "endpoint", sources[id].name, v);
 		}
@@ -449,7 +477,7 @@ static void write_self(const unsigned long fetches[SRC_COUNT], struct buf *b, co
 struct scrape_ctx {
 	const struct mapping *m;
 	unsigned need;
-	unsigned long fetches[SRC_COUNT];
+	struct fetch_counts counts[SRC_COUNT];
 	double started, reload_time;
 	int reload_ok;
 	size_t last_output;
@@ -519,7 +547,7 @@ static int render(struct scraper *s, const struct scrape_ctx *c, const struct pa
 	mapping_run(m, s->cfg.flags, ex, up, write_row, &w);
 	/* self metrics are small and always fit: no cap for them */
 	out->max = 0;
-	write_self(c->fetches, out, p, up, c->need, m, w.res, w.overflowed, c->started, c->reload_ok, c->reload_time);
+	write_self(c->counts, out, p, up, c->need, m, w.res, w.overflowed, c->started, c->reload_ok, c->reload_time);
 	pthread_mutex_lock(&s->mu);
 	s->last_output = out->len;
 	pthread_mutex_unlock(&s->mu);
@@ -581,7 +609,7 @@ struct answer *scrape_answer(struct scraper *s, double timeout_s)
 	 * slurmrestd makes a site without --slurmrestd.url fetch nothing more */
 	unsigned usable = source_configured(s->cfg.upstream) & ~s->cfg.sources_off;
 	c.need = mapping_sources(c.m, s->cfg.flags, usable) & usable;
-	own = get_payloads(s, mr, gen, c.need, c.started + wait_limit(s, timeout_s), p, c.fetches);
+	own = get_payloads(s, mr, gen, c.need, c.started + wait_limit(s, timeout_s), p, c.counts);
 	/* one render at a time: the scrapes that got the same payloads meanwhile share its body */
 	pthread_mutex_lock(&s->render_mu);
 	a = own ? NULL : shared_answer(s, reloads, p);

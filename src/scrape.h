@@ -32,6 +32,8 @@ struct scraper_config {
 	unsigned sources_off;     /* sources never fetched whatever the rows read (bit 1 << id); an
 				     upstream without base_url is never fetched either */
 	size_t max_output;        /* bytes */
+	double slow_fetch;        /* seconds: a fetch that takes longer is counted and logged (on the
+				     way from fast to slow and back); 0: never */
 };
 
 /* One rendered answer, immutable once scrape_answer returns it. */

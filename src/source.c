@@ -91,28 +91,28 @@ static const char *const rest_diag_names[] = { "slurmrestd_diag_", NULL };
 
 const struct source sources[SRC_COUNT] = {
 	[SRC_JOBS] = { "jobs", "/metrics/jobs", "metrics_jobs.txt", UPSTREAM_SLURMCTLD, &openmetrics_parser, 0, -1,
-		       jobs_names, 0, 0 },
+		       jobs_names, 0, 0, 1 },
 	[SRC_NODES] = { "nodes", "/metrics/nodes", "metrics_nodes.txt", UPSTREAM_SLURMCTLD, &openmetrics_parser, 0, -1,
-			nodes_names, 0, 0 },
+			nodes_names, 0, 0, 0 },
 	[SRC_PARTITIONS] = { "partitions", "/metrics/partitions", "metrics_partitions.txt", UPSTREAM_SLURMCTLD,
-			     &openmetrics_parser, 0, -1, partitions_names, 0, 0 },
+			     &openmetrics_parser, 0, -1, partitions_names, 0, 0, 1 }, /* and the node write lock */
 	[SRC_SCHEDULER] = { "scheduler", "/metrics/scheduler", "metrics_scheduler.txt", UPSTREAM_SLURMCTLD,
-			    &openmetrics_parser, 0, -1, NULL, 1, 0 },
+			    &openmetrics_parser, 0, -1, NULL, 1, 0, 0 },
 	/* An empty jobs-users-accts answer means "no jobs in memory" only if slurmctld serves metrics
 	 * at all: when /metrics/jobs failed too (MetricsType unset answers every endpoint with an
 	 * empty 200), the empty answer proves nothing. */
 	[SRC_UA] = { "jobs-users-accts", "/metrics/jobs-users-accts", "metrics_jobs-users-accts.txt",
-		     UPSTREAM_SLURMCTLD, &openmetrics_parser, 1, SRC_JOBS, ua_names, 0, 0 },
+		     UPSTREAM_SLURMCTLD, &openmetrics_parser, 1, SRC_JOBS, ua_names, 0, 0, 1 },
 	/* slurmrestd: an empty body is never an answer (even no jobs is a JSON document), but a good
 	 * document may hold no record (no jobs, no shares) and so name no family */
 	[SRC_REST_NODES] = { "slurmrestd-nodes", "/slurm/{version}/nodes", "rest_nodes.json", UPSTREAM_SLURMRESTD,
-			     &rest_nodes_parser, 0, -1, rest_nodes_names, 0, 1 },
+			     &rest_nodes_parser, 0, -1, rest_nodes_names, 0, 1, 0 },
 	[SRC_REST_SHARES] = { "slurmrestd-shares", "/slurm/{version}/shares", "rest_shares.json", UPSTREAM_SLURMRESTD,
-			      &rest_shares_parser, 0, -1, rest_shares_names, 0, 1 },
+			      &rest_shares_parser, 0, -1, rest_shares_names, 0, 1, 0 },
 	[SRC_REST_JOBS] = { "slurmrestd-jobs", "/slurm/{version}/jobs", "rest_jobs.json", UPSTREAM_SLURMRESTD,
-			    &rest_jobs_parser, 0, -1, rest_jobs_names, 0, 1 },
+			    &rest_jobs_parser, 0, -1, rest_jobs_names, 0, 1, 1 }, /* the full job RPC */
 	[SRC_REST_DIAG] = { "slurmrestd-diag", "/slurm/{version}/diag", "rest_diag.json", UPSTREAM_SLURMRESTD,
-			    &rest_diag_parser, 0, -1, rest_diag_names, 0, 1 },
+			    &rest_diag_parser, 0, -1, rest_diag_names, 0, 1, 0 },
 };
 
 /* No strlen of the prefix: a name that differs early (most do) costs a compare or two. */

@@ -35,6 +35,7 @@
  *   /livez /readyz /healthz -> 204, empty
  *   /_stats               -> per-endpoint request counts (fake only)
  *   /_last_request        -> raw header block of the last request (fake only)
+ *   /_delay-ms/N          -> sets --delay-ms to N from now on (fake only)
  *
  * --fault MODE applies to the data endpoints, slurmrestd's and /openapi/v3
  * included (or only to --fault-endpoint NAME):
@@ -791,8 +792,11 @@ static bool serve_data(int fd, const struct request *r, int ep)
 {
 	enum fault f = (opt.fault_ep < 0 || opt.fault_ep == ep) ? opt.fault : F_NONE;
 
-	if (opt.delay_ms > 0)
-		sleep_ms(opt.delay_ms);
+	pthread_mutex_lock(&lock); /* /_delay-ms/N changes it */
+	long delay_ms = opt.delay_ms;
+	pthread_mutex_unlock(&lock);
+	if (delay_ms > 0)
+		sleep_ms(delay_ms);
 
 	switch (f) {
 	case F_CLOSE:
@@ -911,6 +915,13 @@ static bool handle_request(int fd, const struct request *r)
 		bool ok = respond(fd, r, 200, NULL, b.p, b.len);
 		buf_free(&b);
 		return ok;
+	}
+	if (get && !strncmp(p, "/_delay-ms/", 11)) { /* a test makes the answers slow, then fast again */
+		long ms = strtol(p + 11, NULL, 10);
+		pthread_mutex_lock(&lock);
+		opt.delay_ms = ms < 0 ? 0 : ms;
+		pthread_mutex_unlock(&lock);
+		return respond(fd, r, 200, NULL, "ok\n", 3);
 	}
 	if (get && !strcmp(p, "/_last_request")) {
 		struct buf b = { 0 };

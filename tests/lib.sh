@@ -44,7 +44,8 @@ start_shim_with() {
 		: >"$TMP/shim.log"
 		# shellcheck disable=SC2086 # SHIM_WRAP is a word list on purpose
 		${SHIM_WRAP:-} "$SHIM_BIN" --slurmctld.url "http://127.0.0.1:$FAKE_PORT" --mapping.file "$MAPPING" \
-			--web.listen-address "127.0.0.1:$PORT" --slurmctld.min-interval "$MIN_INTERVAL" "$@" \
+			--web.listen-address "127.0.0.1:$PORT" --slurmctld.min-interval "$MIN_INTERVAL" \
+			--slurmctld.jobs.min-interval "$MIN_INTERVAL" "$@" \
 			>/dev/null 2>"$TMP/shim.log" &
 		SHIM_PID=$!
 		i=0

@@ -46,6 +46,11 @@ has "--slurmctld.max-body 0" 'flag --slurmctld.max-body: value "0" is not a vali
 check "--slurmctld.min-interval -1" 2 "$BIN" --slurmctld.min-interval -1 --version
 check "--slurmctld.min-interval nan" 2 "$BIN" --slurmctld.min-interval nan --version
 check "--slurmctld.min-interval 0.5" 0 "$BIN" --slurmctld.min-interval 0.5 --version
+check "--slurmctld.jobs.min-interval -1" 2 "$BIN" --slurmctld.jobs.min-interval -1 --version
+has "--slurmctld.jobs.min-interval -1" 'flag --slurmctld.jobs.min-interval: value "-1" is not a valid number of seconds (expected 0 to 86400)'
+check "--slurmctld.jobs.min-interval 0" 0 "$BIN" --slurmctld.jobs.min-interval 0 --version
+check "--log.slow-fetch -1" 2 "$BIN" --log.slow-fetch -1 --version
+check "--log.slow-fetch 0" 0 "$BIN" --log.slow-fetch 0 --version
 check "--log.level loud" 2 "$BIN" --log.level loud --version
 has "--log.level loud" 'flag --log.level: value "loud" is not a valid choice (expected debug, info, warn or error)'
 check "--log.level warning" 0 "$BIN" --log.level warning --version

@@ -8,7 +8,9 @@
  *   - N concurrent scrapes cause one fetch per endpoint; the JWT is sent and never shown, and only to
  *     --slurmctld.url's origin (a redirect elsewhere is followed without it);
  *   - SIGHUP reloads the mapping, an invalid one is refused and reported;
- *   - the source table, its one verdict (source_verdict) and the facts payloads record. */
+ *   - the source table, its one verdict (source_verdict) and the facts payloads record;
+ *   - each source's interval by its cost class (job walks once per --slurmctld.jobs.min-interval),
+ *     and slow fetches counted and logged once per transition. */
 #include "testutil.h"
 #include "fetch.h"
 #include "restapi.h"
@@ -1352,6 +1354,120 @@ static void test_restapi_learn(void **state)
 	assert_false(restapi_known("v0.0.45") || restapi_known("v0.0.4") || restapi_known(""));
 }
 
+/* A self metric's value for one endpoint in an exposition; -1 when absent. */
+static double self_value(const char *text, const char *name, const char *endpoint)
+{
+	char want[160];
+	snprintf(want, sizeof(want), "\n%s{endpoint=\"%s\"} ", name, endpoint);
+	const char *p = text ? strstr(text, want) : NULL;
+	return p ? strtod(p + strlen(want), NULL) : -1;
+}
+
+/* Whether --help's line for flag ends with text. */
+static int help_line_has(const char *help, const char *flag, const char *text)
+{
+	const char *line = strstr(help, flag);
+	const char *eol = line ? strchr(line, '\n') : NULL;
+	size_t n = strlen(text);
+	return eol && (size_t)(eol - line) >= n && !strncmp(eol - n, text, n);
+}
+
+/* Issue 15: the three endpoints that walk every job record are fetched at most once per
+ * --slurmctld.jobs.min-interval (default 25 s), the cheap ones once per --slurmctld.min-interval.
+ * Three scrapes 1.2 s apart with the jobs interval at its default and the cheap one at 1 s (as three
+ * scrapes 6 s apart with the defaults 25 and 5): each job walk once (before: three times each), each
+ * cheap endpoint three times, and the age of the reused answers served. The defaults themselves are
+ * checked in --help. */
+static void test_job_walks_per_interval(void **state)
+{
+	(void)state;
+	struct proc f, s;
+	struct resp r = { 0 };
+	/* the cost class, in the source table: the job walks, and nothing else */
+	for (int id = 0; id < SRC_COUNT; id++)
+		assert_int_equal(sources[id].walks_jobs,
+				 id == SRC_JOBS || id == SRC_PARTITIONS || id == SRC_UA || id == SRC_REST_JOBS);
+	fake_start(&f, STATE, NULL);
+	shim_start(&s, f.port, "--slurmctld.min-interval", "1", NULL);
+	for (int i = 0; i < 3; i++) {
+		if (i) {
+			buf_free(&r.body);
+			tu_sleep_ms(1200); /* after the answer: every cheap answer is older than 1 s by then */
+		}
+		http("GET", s.port, "/metrics", &r, 10000);
+		assert_int_equal(r.status, 200);
+	}
+	static const char *const walks[] = { "jobs", "partitions", "jobs-users-accts" };
+	for (int i = 0; i < 3; i++) {
+		assert_int_equal(stat_count(f.port, walks[i]), 1);
+		/* reused, and its age visible: at least the two pauses */
+		assert_true(self_value(r.body.data, "slurm_exporter_shim_payload_age_seconds", walks[i]) >= 2.4);
+	}
+	assert_int_equal(stat_count(f.port, "nodes"), 3);
+	assert_int_equal(stat_count(f.port, "scheduler"), 3);
+	double age = self_value(r.body.data, "slurm_exporter_shim_payload_age_seconds", "nodes");
+	assert_true(age >= 0 && age < 1.2);
+	buf_free(&r.body);
+	stop(&s);
+	stop(&f);
+
+	/* the defaults, from the flag table */
+	char *out = NULL;
+	char *argv[] = { (char *)tu_shim_bin(), "--help", NULL };
+	assert_int_equal(tu_run(argv, NULL, &out, NULL, NULL), 0);
+	assert_true(help_line_has(out, "--slurmctld.jobs.min-interval SECONDS", "(0 to 86400, default 25)"));
+	assert_true(help_line_has(out, "--slurmctld.min-interval SECONDS", "(0 to 86400, default 5)"));
+	free(out);
+}
+
+/* How many times needle occurs in text. */
+static int count_of(const char *text, const char *needle)
+{
+	int n = 0;
+	for (const char *p = text; p && (p = strstr(p, needle)); p += strlen(needle))
+		n++;
+	return n;
+}
+
+/* Issue 15: a fetch longer than --log.slow-fetch (default 1 s) is counted per endpoint, and the log
+ * says so once when an endpoint becomes slow and once when it is fast again, not every scrape. */
+static void test_slow_fetch_logged_once(void **state)
+{
+	(void)state;
+	struct proc f, s;
+	struct resp r;
+	static const char *const eps[] = { "jobs", "nodes", "partitions", "scheduler", "jobs-users-accts" };
+	fake_start(&f, STATE, "--delay-ms", "1300", NULL);
+	shim_start(&s, f.port, "--slurmctld.min-interval", "0", "--slurmctld.jobs.min-interval", "0", NULL);
+	for (int i = 0; i < 3; i++) {
+		if (i == 2) { /* slurmctld fast again */
+			http("GET", f.port, "/_delay-ms/0", &r, 5000);
+			assert_int_equal(r.status, 200);
+			buf_free(&r.body);
+		}
+		http("GET", s.port, "/metrics", &r, 20000);
+		assert_int_equal(r.status, 200);
+		for (int k = 0; k < 5; k++) {
+			double want = i == 0 ? 1 : 2;
+			assert_true(self_value(r.body.data, "slurm_exporter_shim_slow_fetches_total", eps[k]) == want);
+			assert_true(self_value(r.body.data, "slurm_exporter_shim_upstream_fetches_total", eps[k]) == i + 1);
+		}
+		buf_free(&r.body);
+	}
+	stop(&s);
+	char *log = tu_slurp(s.log, NULL);
+	assert_non_null(log);
+	for (int k = 0; k < 5; k++) {
+		char slow[80], fast[80];
+		snprintf(slow, sizeof(slow), "endpoint /metrics/%s is slow: one fetch took 1.", eps[k]);
+		snprintf(fast, sizeof(fast), "endpoint /metrics/%s is fast again", eps[k]);
+		assert_int_equal(count_of(log, slow), 1);
+		assert_int_equal(count_of(log, fast), 1);
+	}
+	free(log);
+	stop(&f);
+}
+
 int main(void)
 {
 	curl_global_init(CURL_GLOBAL_DEFAULT);
@@ -1386,6 +1502,8 @@ int main(void)
 		cmocka_unit_test_teardown(test_rest_refused, kill_children),
 		cmocka_unit_test_teardown(test_rest_faults, kill_children),
 		cmocka_unit_test_teardown(test_rest_slow_does_not_hold_native, kill_children),
+		cmocka_unit_test_teardown(test_job_walks_per_interval, kill_children),
+		cmocka_unit_test_teardown(test_slow_fetch_logged_once, kill_children),
 	};
 	int rc = cmocka_run_group_tests_name("http", tests, NULL, NULL);
 	curl_global_cleanup();
