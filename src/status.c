@@ -136,24 +136,29 @@ static void write_mapping(struct buf *out, const struct status_page_info *info, 
 	buf_puts(out, "</p>\n");
 }
 
+static void metrics_link(struct buf *out, const char *path)
+{
+	buf_puts(out, "<a href=\"");
+	esc(out, path);
+	buf_puts(out, "\">");
+	esc(out, path);
+	buf_puts(out, "</a>");
+}
+
 void status_page(struct buf *out, const struct status_page_info *info, const struct scrape_status *st)
 {
 	buf_puts(out, page_head);
 	buf_puts(out, "<h1>slurm-exporter-shim ");
 	esc(out, info->version);
 	buf_puts(out, "</h1>\n<p>Legacy prometheus-slurm-exporter metrics, rebuilt from slurmctld's native metrics. "
-		      "Metrics: <a href=\"");
-	esc(out, info->metrics_path);
-	buf_puts(out, "\">");
-	esc(out, info->metrics_path);
-	buf_puts(out, "</a></p>\n");
+		      "Metrics: ");
+	metrics_link(out, info->metrics_path);
+	buf_puts(out, "</p>\n");
 	if (!st->rendered) {
 		buf_puts(out, "<p>No scrape has happened yet: this page shows the state of the last scrape and never "
-			      "fetches by itself. Open <a href=\"");
-		esc(out, info->metrics_path);
-		buf_puts(out, "\">");
-		esc(out, info->metrics_path);
-		buf_puts(out, "</a> (or wait for Prometheus), then reload this page.</p>\n</body></html>\n");
+			      "fetches by itself. Open ");
+		metrics_link(out, info->metrics_path);
+		buf_puts(out, " (or wait for Prometheus), then reload this page.</p>\n</body></html>\n");
 		return;
 	}
 	buf_printf(out, "<p>Last scrape: %.1f s ago (at ", st->age);
