@@ -16,7 +16,7 @@ static const char page_head[] =
 	"th,td{border:1px solid #ccc;padding:.25em .6em;text-align:left;vertical-align:top}\n"
 	"th{background:#f2f2f2}td.n{text-align:right;font-variant-numeric:tabular-nums}\n"
 	".up{color:#070;font-weight:bold}.down{color:#b00;font-weight:bold}.off{color:#777}\n"
-	".err{font-family:monospace;font-size:.9em;word-break:break-all}\n"
+	"code,.err,.fam{font-family:monospace,monospace;font-size:.95em}.err{word-break:break-all}\n"
 	"</style></head><body>\n";
 
 static void esc(struct buf *out, const char *s)
@@ -76,11 +76,12 @@ static void write_sources(struct buf *out, const struct scrape_status *st)
 	buf_puts(out, "</table>\n");
 }
 
-static void count_row(struct buf *out, const char *what, size_t n)
+/* bad: a count above 0 is a problem, shown in red */
+static void count_row(struct buf *out, const char *what, size_t n, int bad)
 {
 	buf_puts(out, "<tr><td>");
 	esc(out, what);
-	buf_printf(out, "</td><td class=\"n\">%zu</td></tr>\n", n);
+	buf_printf(out, "</td><td class=\"n%s\">%zu</td></tr>\n", bad && n ? " down" : "", n);
 }
 
 /* Rows by outcome and, the served ones, by fidelity and upstream; then the families left out. */
@@ -93,14 +94,14 @@ static void write_rows(struct buf *out, const struct scrape_status *st)
 		return;
 	}
 	buf_puts(out, "<table>\n<tr><th>Outcome</th><th>Rows</th></tr>\n");
-	count_row(out, "served", st->rows[ROW_OK] - st->output_full);
-	count_row(out, "left out: input down", st->rows[ROW_INPUT_DOWN]);
-	count_row(out, "left out: input missing", st->rows[ROW_INPUT_MISSING]);
-	count_row(out, "left out: no input", st->rows[ROW_NO_INPUT]);
-	count_row(out, "left out: error", st->rows[ROW_ERROR]);
-	count_row(out, "left out: output full", st->output_full);
-	count_row(out, "disabled (flag not set)", st->rows[ROW_DISABLED]);
-	count_row(out, "unavailable (no source)", st->rows[ROW_UNAVAILABLE]);
+	count_row(out, "served", st->rows[ROW_OK] - st->output_full, 0);
+	count_row(out, "left out: input down", st->rows[ROW_INPUT_DOWN], 1);
+	count_row(out, "left out: input missing", st->rows[ROW_INPUT_MISSING], 1);
+	count_row(out, "left out: no input", st->rows[ROW_NO_INPUT], 1);
+	count_row(out, "left out: error", st->rows[ROW_ERROR], 1);
+	count_row(out, "left out: output full", st->output_full, 1);
+	count_row(out, "disabled (flag not set)", st->rows[ROW_DISABLED], 0);
+	count_row(out, "unavailable (no source)", st->rows[ROW_UNAVAILABLE], 0);
 	buf_puts(out, "</table>\n<table>\n<tr><th>Served rows by fidelity</th><th>native (slurmctld)</th>"
 		      "<th>slurmrestd form</th></tr>\n");
 	static const char *const fid[] = { [FID_EXACT] = "exact", [FID_APPROXIMATE] = "approximate" };
@@ -114,7 +115,7 @@ static void write_rows(struct buf *out, const struct scrape_status *st)
 	}
 	buf_puts(out, "<table>\n<tr><th>Family</th><th>Reason</th></tr>\n");
 	for (size_t i = 0; i < st->nleft && i < SCRAPE_STATUS_LEFT_MAX; i++) {
-		buf_puts(out, "<tr><td>");
+		buf_puts(out, "<tr><td class=\"fam\">");
 		esc(out, st->left[i].family);
 		buf_puts(out, "</td><td class=\"err\">");
 		esc(out, st->left[i].why);

@@ -1442,7 +1442,7 @@ static void test_status_page_render(void **state)
 	assert_page_safe(b.data, b.len - 1);
 	assert_non_null(strstr(b.data, "&lt;script&gt;alert(1)&lt;/script&gt;&amp;&quot;x\xEF\xBF\xBD"));
 	assert_non_null(strstr(b.data, "<td>served</td><td class=\"n\">7</td>"));
-	assert_non_null(strstr(b.data, "<td>left out: input down</td><td class=\"n\">2</td>"));
+	assert_non_null(strstr(b.data, "<td>left out: input down</td><td class=\"n down\">2</td>"));
 	assert_non_null(strstr(b.data, "<tr><td>exact</td><td class=\"n\">5</td><td class=\"n\">0</td></tr>"));
 	assert_non_null(strstr(b.data, "and 3 more"));
 	assert_non_null(strstr(b.data, "<td class=\"down\">down</td>"));
@@ -1538,8 +1538,8 @@ static void test_status_page_fault(void **state)
 	line = status_line(r.body.data, "nodes");
 	assert_non_null(strstr(line, "<td class=\"up\">up</td>"));
 	free(line);
-	assert_non_null(strstr(r.body.data, "<tr><td>slurm_queue_pending</td><td class=\"err\">input_down: endpoint jobs is down</td></tr>"));
-	assert_null(strstr(r.body.data, "<td>left out: input down</td><td class=\"n\">0</td>"));
+	assert_non_null(strstr(r.body.data, "<tr><td class=\"fam\">slurm_queue_pending</td><td class=\"err\">input_down: endpoint jobs is down</td></tr>"));
+	assert_non_null(strstr(r.body.data, "<td>left out: input down</td><td class=\"n down\">"));
 	buf_free(&r.body);
 	stop(&s);
 	stop(&f);
