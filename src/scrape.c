@@ -46,6 +46,7 @@ struct scraper {
 	double reload_time;       /* unix time of the last reload attempt */
 	char logged[LOGGED_MAX][160]; /* log_family_once's, under render_mu */
 	size_t nlogged;
+	struct scrape_status status; /* the status page's snapshot of the last render, under mu */
 };
 
 /* A caller whose deadline is not below the fetch's own timeout waits this much longer, so that it
@@ -523,6 +524,75 @@ static void write_row(void *ctx, size_t i, const struct row_result *res)
 	w->res[i].v = (struct vec){ NULL, 0 }; /* gone with the row */
 }
 
+/* The status page's snapshot of this render (s->mu held): res and overflowed NULL when no row
+ * was evaluated (503). */
+static void status_rows(struct scrape_status *st, const struct mapping *m, const struct row_result *res,
+			const char *const *overflowed)
+{
+	for (size_t i = 0; res && i < m->nrows; i++) {
+		const struct row *r = &m->rows[i];
+		const char *why = overflowed[i] ? overflowed[i] :
+				  res[i].status >= ROW_INPUT_DOWN ? status_reason[res[i].status] : NULL;
+		st->rows[res[i].status]++;
+		if (res[i].status == ROW_OK && !overflowed[i]) {
+			unsigned srcs = res[i].form >= 0 ? r->prefer[res[i].form].sources : r->sources;
+			int rest = (srcs & source_of_upstream(UPSTREAM_SLURMRESTD)) != 0;
+			st->fidelity[res[i].fidelity][rest ? UPSTREAM_SLURMRESTD : UPSTREAM_SLURMCTLD]++;
+		}
+		st->output_full += overflowed[i] != NULL;
+		if (!why || st->nleft++ >= SCRAPE_STATUS_LEFT_MAX)
+			continue;
+		snprintf(st->left[st->nleft - 1].family, sizeof(st->left[0].family), "%s", r->name);
+		snprintf(st->left[st->nleft - 1].why, sizeof(st->left[0].why), "%s%s%s", why,
+			 res[i].err[0] && !overflowed[i] ? ": " : "", overflowed[i] ? "" : res[i].err);
+	}
+}
+
+static void status_record(struct scraper *s, const struct scrape_ctx *c, const struct payload *const p[SRC_COUNT],
+			  const int up[SRC_COUNT], const struct row_result *res, const char *const *overflowed,
+			  int http_status)
+{
+	unsigned configured = source_configured(s->cfg.upstream) & ~s->cfg.sources_off;
+	pthread_mutex_lock(&s->mu);
+	struct scrape_status *st = &s->status;
+	memset(st, 0, sizeof(*st));
+	st->rendered = 1;
+	st->mono_at = mono_now();
+	st->http_status = http_status;
+	st->reload_ok = c->reload_ok;
+	st->reload_time = c->reload_time;
+	for (int id = 0; id < SRC_COUNT; id++) {
+		struct scrape_status_source *o = &st->src[id];
+		o->configured = (configured >> id) & 1;
+		if (!p[id] || !(c->need & (1u << id)))
+			continue;
+		o->fetched = 1;
+		o->up = up[id];
+		o->seconds = p[id]->seconds;
+		o->len = p[id]->len;
+		o->http_status = p[id]->http_status;
+		o->parse_errors = p[id]->parse_errors;
+		st->src_at[id] = p[id]->at;
+		if (!up[id])
+			source_down_reason(p, (enum source_id)id, o->reason, sizeof(o->reason));
+	}
+	status_rows(st, c->m, res, overflowed);
+	pthread_mutex_unlock(&s->mu);
+}
+
+void scrape_status(struct scraper *s, struct scrape_status *out)
+{
+	pthread_mutex_lock(&s->mu);
+	*out = s->status;
+	pthread_mutex_unlock(&s->mu);
+	if (!out->rendered)
+		return;
+	double now = mono_now();
+	out->age = now - out->mono_at;
+	for (int id = 0; id < SRC_COUNT; id++)
+		out->src[id].age = out->src_at[id] > 0 ? now - out->src_at[id] : -1;
+}
+
 /* Evaluate the table over the payloads into out (or the 503 reasons); returns the HTTP status. */
 static int render(struct scraper *s, const struct scrape_ctx *c, const struct payload *const p[SRC_COUNT], struct buf *out)
 {
@@ -536,6 +606,7 @@ static int render(struct scraper *s, const struct scrape_ctx *c, const struct pa
 	if (c->need && !any_ok) {
 		/* every needed source failed: like the old exporter dying, Prometheus' up goes to 0 */
 		write_unusable(out, p);
+		status_record(s, c, p, up, NULL, NULL, 503);
 		return 503;
 	}
 
@@ -548,6 +619,7 @@ static int render(struct scraper *s, const struct scrape_ctx *c, const struct pa
 	/* self metrics are small and always fit: no cap for them */
 	out->max = 0;
 	write_self(c->counts, out, p, up, c->need, m, w.res, w.overflowed, c->started, c->reload_ok, c->reload_time);
+	status_record(s, c, p, up, w.res, w.overflowed, 200);
 	pthread_mutex_lock(&s->mu);
 	s->last_output = out->len;
 	pthread_mutex_unlock(&s->mu);

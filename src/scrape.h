@@ -14,7 +14,7 @@
  * Ownership: scraper_new returns a new scraper (scraper_free frees it, after the fetches still
  * running end) that owns its payloads, mapping and last answer; it copies cfg but borrows the
  * strings it points to. scraper_new and scrape_set_mapping take ownership of the mapping;
- * scrape_answer returns a new reference. */
+ * scrape_answer returns a new reference; scrape_status copies into the caller's struct. */
 #ifndef SHIM_SCRAPE_H
 #define SHIM_SCRAPE_H
 
@@ -59,5 +59,41 @@ struct answer *scrape_answer(struct scraper *s, double timeout_s);
 void answer_unref(struct answer *a); /* NULL: nothing */
 /* scrape_answer, with the body appended to out; returns the HTTP status (200 or 503). */
 int scrape_run(struct scraper *s, double timeout_s, struct buf *out);
+
+/* The status page's view of the last render (status.h): a small snapshot the scraper writes at the
+ * end of each render, under its lock, and scrape_status copies out, so the page never fetches. */
+#define SCRAPE_STATUS_LEFT_MAX 96
+struct scrape_status_source {
+	int configured;          /* its upstream is used and it is not switched off */
+	int fetched;             /* the last render read an answer of it (the mapping needs it) */
+	int up;                  /* rows could read it */
+	double age;              /* seconds since its answer finished, when copied out; -1: none */
+	double seconds;          /* fetch duration */
+	size_t len;              /* body bytes */
+	long http_status;        /* 0: no HTTP answer */
+	size_t parse_errors;
+	char reason[400];        /* why it is not up (raw upstream bytes possible); "" when up */
+};
+struct scrape_status {
+	int rendered;            /* 0: no scrape has rendered yet, and every field below is zero */
+	double age;              /* seconds since that render, when copied out */
+	int http_status;         /* 200, or 503 when no needed source was usable (no row evaluated) */
+	int reload_ok;
+	double reload_time;      /* unix time of the last mapping (re)load attempt */
+	size_t rows[ROW_INPUT_MISSING + 1]; /* rows by enum row_status (served: ROW_OK) */
+	size_t output_full;      /* evaluated rows that did not fit the output cap (left out) */
+	size_t fidelity[FID_UNAVAILABLE + 1][UPSTREAM_COUNT]; /* served rows by their form's fidelity
+								  and upstream */
+	size_t nleft;            /* families left out; the first SCRAPE_STATUS_LEFT_MAX are listed */
+	struct {
+		char family[96];
+		char why[200];   /* the self metric's reason, then the row's error when it has one */
+	} left[SCRAPE_STATUS_LEFT_MAX];
+	struct scrape_status_source src[SRC_COUNT];
+	double mono_at;          /* internal: when rendered (monotonic) */
+	double src_at[SRC_COUNT]; /* internal: when each answer finished (monotonic), 0: none */
+};
+/* Copy the last render's snapshot into out (ages computed now). */
+void scrape_status(struct scraper *s, struct scrape_status *out);
 
 #endif

@@ -3,6 +3,7 @@
 #include "buf.h"
 #include "log.h"
 #include "scrape.h"
+#include "status.h"
 #include "webconfig.h"
 #include "writer.h"
 
@@ -18,6 +19,7 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 struct server {
@@ -33,12 +35,6 @@ struct server {
 	int starting;
 	char why[300];
 };
-
-static const char landing_fmt[] =
-	"<!DOCTYPE html>\n<html><head><title>slurm-exporter-shim</title></head><body>\n"
-	"<h1>slurm-exporter-shim %s</h1>\n"
-	"<p>Legacy prometheus-slurm-exporter metrics, rebuilt from slurmctld's native metrics.</p>\n"
-	"<p><a href=\"%s\">Metrics</a></p>\n</body></html>\n";
 
 /* Content type and the web config's headers, on every response (401 included, as exporter-toolkit). */
 static void add_headers(struct MHD_Response *r, const char *ctype, const struct webconfig *wc)
@@ -163,6 +159,24 @@ static double scrape_timeout(struct server *srv, struct MHD_Connection *c)
 	return t;
 }
 
+/* The status page: the last scrape's snapshot, copied out (it fetches nothing of its own). */
+static enum MHD_Result status(struct server *srv, struct MHD_Connection *c)
+{
+	struct scrape_status *st = xmalloc(sizeof(*st)); /* tens of kB: not on the connection's stack */
+	struct status_page_info info = { SHIM_VERSION, srv->cfg.path, srv->cfg.mapping_file, 0 };
+	struct buf b;
+	struct timespec now;
+	size_t len;
+	clock_gettime(CLOCK_REALTIME, &now);
+	info.now = (double)now.tv_sec + now.tv_nsec / 1e9;
+	scrape_status(srv->scraper, st);
+	buf_init(&b, 0);
+	status_page(&b, &info, st);
+	free(st);
+	char *body = buf_steal(&b, &len);
+	return respond(c, MHD_HTTP_OK, body, len, "text/html; charset=utf-8", srv->cfg.web);
+}
+
 static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *url, const char *method,
 			      const char *version, const char *upload, size_t *upload_size, void **state)
 {
@@ -194,14 +208,8 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 		return MHD_NO; /* a body the headers did not announce: close */
 	if (strcmp(url, srv->cfg.path) == 0)
 		return respond_answer(c, scrape_answer(srv->scraper, scrape_timeout(srv, c)), wc);
-	if (strcmp(url, "/") == 0) {
-		struct buf b;
-		size_t len;
-		buf_init(&b, 0);
-		buf_printf(&b, landing_fmt, SHIM_VERSION, srv->cfg.path);
-		char *body = buf_steal(&b, &len);
-		return respond(c, MHD_HTTP_OK, body, len, "text/html; charset=utf-8", wc);
-	}
+	if (strcmp(url, "/") == 0)
+		return status(srv, c);
 	return text(c, MHD_HTTP_NOT_FOUND, "404 page not found\n", wc);
 }
 

@@ -1,4 +1,4 @@
-/* server.h: the HTTP side (libmicrohttpd): /metrics (configurable), a landing page at /, 404
+/* server.h: the HTTP side (libmicrohttpd): /metrics (configurable), a status page at / (status.h), 404
  * elsewhere, GET and HEAD only, optional TLS and basic auth from a web config file.
  *
  * Thread model: one thread per connection (MHD_USE_THREAD_PER_CONNECTION), because a scrape blocks
@@ -22,6 +22,7 @@ struct server_config {
 	unsigned connection_timeout; /* seconds */
 	double upstream_timeout;     /* seconds, upper bound of a scrape's fetch */
 	const struct webconfig *web; /* NULL: plain HTTP, no auth */
+	const char *mapping_file;    /* named on the status page at /; NULL: none */
 };
 
 struct server;

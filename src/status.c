@@ -1,0 +1,173 @@
+/* status.c: see status.h. */
+#include "status.h"
+#include "buf.h"
+#include "html.h"
+#include "scrape.h"
+
+#include <string.h>
+#include <time.h>
+
+static const char page_head[] =
+	"<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
+	"<title>slurm-exporter-shim status</title>\n<style>\n"
+	"body{font-family:sans-serif;margin:1.5em;color:#222;max-width:75em}\n"
+	"h1{font-size:1.4em}h2{font-size:1.1em;margin-top:1.5em}\n"
+	"table{border-collapse:collapse;margin:.4em 0}\n"
+	"th,td{border:1px solid #ccc;padding:.25em .6em;text-align:left;vertical-align:top}\n"
+	"th{background:#f2f2f2}td.n{text-align:right;font-variant-numeric:tabular-nums}\n"
+	".up{color:#070;font-weight:bold}.down{color:#b00;font-weight:bold}.off{color:#777}\n"
+	"code,.err,.fam{font-family:monospace,monospace;font-size:.95em}.err{word-break:break-all}\n"
+	"</style></head><body>\n";
+
+static void esc(struct buf *out, const char *s)
+{
+	html_escape(out, s, strlen(s));
+}
+
+static void put_time(struct buf *out, double unix_time)
+{
+	char t[64];
+	time_t tt = (time_t)unix_time;
+	struct tm tm;
+	gmtime_r(&tt, &tm);
+	strftime(t, sizeof(t), "%Y-%m-%d %H:%M:%S UTC", &tm);
+	buf_puts(out, t);
+}
+
+/* One row of the sources table. */
+static void source_row(struct buf *out, int id, const struct scrape_status_source *o)
+{
+	const struct source *src = &sources[id];
+	buf_puts(out, "<tr><td>");
+	esc(out, src->name);
+	buf_puts(out, "</td><td>");
+	esc(out, upstreams[src->upstream].name);
+	buf_puts(out, "</td>");
+	if (!o->configured) {
+		buf_puts(out, "<td class=\"off\">switched off</td><td colspan=\"6\"></td></tr>\n");
+		return;
+	}
+	if (!o->fetched) {
+		buf_puts(out, "<td class=\"off\">not read by the mapping</td><td colspan=\"6\"></td></tr>\n");
+		return;
+	}
+	buf_printf(out, "<td class=\"%s\">%s</td>", o->up ? "up" : "down", o->up ? "up" : "down");
+	if (o->age >= 0)
+		buf_printf(out, "<td class=\"n\">%.1f s</td>", o->age);
+	else
+		buf_puts(out, "<td class=\"n\">-</td>");
+	buf_printf(out, "<td class=\"n\">%ld</td><td class=\"n\">%.3f s</td><td class=\"n\">%zu</td><td class=\"n\">%zu</td>",
+		   o->http_status, o->seconds, o->len, o->parse_errors);
+	buf_puts(out, "<td class=\"err\">");
+	esc(out, o->reason);
+	buf_puts(out, "</td></tr>\n");
+}
+
+static void write_sources(struct buf *out, const struct scrape_status *st)
+{
+	buf_puts(out, "<h2>Sources</h2>\n<table>\n<tr><th>Endpoint</th><th>Upstream</th><th>State</th><th>Age</th>"
+		      "<th>HTTP status</th><th>Fetch</th><th>Bytes</th><th>Parse errors</th><th>Last error</th></tr>\n");
+	for (int id = 0; id < SRC_COUNT; id++) {
+		const struct scrape_status_source *o = &st->src[id];
+		if (!o->configured && upstreams[sources[id].upstream].optional)
+			continue; /* slurmrestd without --slurmrestd.url: nothing to say */
+		source_row(out, id, o);
+	}
+	buf_puts(out, "</table>\n");
+}
+
+/* bad: a count above 0 is a problem, shown in red */
+static void count_row(struct buf *out, const char *what, size_t n, int bad)
+{
+	buf_puts(out, "<tr><td>");
+	esc(out, what);
+	buf_printf(out, "</td><td class=\"n%s\">%zu</td></tr>\n", bad && n ? " down" : "", n);
+}
+
+/* Rows by outcome and, the served ones, by fidelity and upstream; then the families left out. */
+static void write_rows(struct buf *out, const struct scrape_status *st)
+{
+	buf_puts(out, "<h2>Rows</h2>\n");
+	if (st->http_status != 200) {
+		buf_puts(out, "<p class=\"down\">No source the mapping needs answered usably: no row was evaluated "
+			      "(/metrics answers 503).</p>\n");
+		return;
+	}
+	buf_puts(out, "<table>\n<tr><th>Outcome</th><th>Rows</th></tr>\n");
+	count_row(out, "served", st->rows[ROW_OK] - st->output_full, 0);
+	count_row(out, "left out: input down", st->rows[ROW_INPUT_DOWN], 1);
+	count_row(out, "left out: input missing", st->rows[ROW_INPUT_MISSING], 1);
+	count_row(out, "left out: no input", st->rows[ROW_NO_INPUT], 1);
+	count_row(out, "left out: error", st->rows[ROW_ERROR], 1);
+	count_row(out, "left out: output full", st->output_full, 1);
+	count_row(out, "disabled (flag not set)", st->rows[ROW_DISABLED], 0);
+	count_row(out, "unavailable (no source)", st->rows[ROW_UNAVAILABLE], 0);
+	buf_puts(out, "</table>\n<table>\n<tr><th>Served rows by fidelity</th><th>native (slurmctld)</th>"
+		      "<th>slurmrestd form</th></tr>\n");
+	static const char *const fid[] = { [FID_EXACT] = "exact", [FID_APPROXIMATE] = "approximate" };
+	for (int f = FID_EXACT; f <= FID_APPROXIMATE; f++)
+		buf_printf(out, "<tr><td>%s</td><td class=\"n\">%zu</td><td class=\"n\">%zu</td></tr>\n", fid[f],
+			   st->fidelity[f][UPSTREAM_SLURMCTLD], st->fidelity[f][UPSTREAM_SLURMRESTD]);
+	buf_puts(out, "</table>\n<h2>Families left out</h2>\n");
+	if (!st->nleft) {
+		buf_puts(out, "<p>None.</p>\n");
+		return;
+	}
+	buf_puts(out, "<table>\n<tr><th>Family</th><th>Reason</th></tr>\n");
+	for (size_t i = 0; i < st->nleft && i < SCRAPE_STATUS_LEFT_MAX; i++) {
+		buf_puts(out, "<tr><td class=\"fam\">");
+		esc(out, st->left[i].family);
+		buf_puts(out, "</td><td class=\"err\">");
+		esc(out, st->left[i].why);
+		buf_puts(out, "</td></tr>\n");
+	}
+	buf_puts(out, "</table>\n");
+	if (st->nleft > SCRAPE_STATUS_LEFT_MAX)
+		buf_printf(out, "<p>and %zu more (see slurm_exporter_shim_family_left_out).</p>\n",
+			   st->nleft - SCRAPE_STATUS_LEFT_MAX);
+}
+
+static void write_mapping(struct buf *out, const struct status_page_info *info, const struct scrape_status *st)
+{
+	buf_puts(out, "<h2>Mapping</h2>\n<p>File: <code>");
+	esc(out, info->mapping_file ? info->mapping_file : "(none)");
+	buf_printf(out, "</code><br>Last (re)load: <span class=\"%s\">%s</span> at ", st->reload_ok ? "up" : "down",
+		   st->reload_ok ? "succeeded" : "failed (the previous table is still in use)");
+	put_time(out, st->reload_time);
+	buf_puts(out, "</p>\n");
+}
+
+static void metrics_link(struct buf *out, const char *path)
+{
+	buf_puts(out, "<a href=\"");
+	esc(out, path);
+	buf_puts(out, "\">");
+	esc(out, path);
+	buf_puts(out, "</a>");
+}
+
+void status_page(struct buf *out, const struct status_page_info *info, const struct scrape_status *st)
+{
+	buf_puts(out, page_head);
+	buf_puts(out, "<h1>slurm-exporter-shim ");
+	esc(out, info->version);
+	buf_puts(out, "</h1>\n<p>Legacy prometheus-slurm-exporter metrics, rebuilt from slurmctld's native metrics. "
+		      "Metrics: ");
+	metrics_link(out, info->metrics_path);
+	buf_puts(out, "</p>\n");
+	if (!st->rendered) {
+		buf_puts(out, "<p>No scrape has happened yet: this page shows the state of the last scrape and never "
+			      "fetches by itself. Open ");
+		metrics_link(out, info->metrics_path);
+		buf_puts(out, " (or wait for Prometheus), then reload this page.</p>\n</body></html>\n");
+		return;
+	}
+	buf_printf(out, "<p>Last scrape: %.1f s ago (at ", st->age);
+	put_time(out, info->now - st->age);
+	buf_printf(out, "), answered <span class=\"%s\">HTTP %d</span>.</p>\n", st->http_status == 200 ? "up" : "down",
+		   st->http_status);
+	write_sources(out, st);
+	write_mapping(out, info, st);
+	write_rows(out, st);
+	buf_puts(out, "</body></html>\n");
+}

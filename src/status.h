@@ -1,0 +1,23 @@
+/* status.h: the status page at / (what an admin opens when a panel is empty), built only from the
+ * scraper's snapshot of its last render (scrape_status): it never fetches. Per source: up or not,
+ * the answer's age, last error, HTTP status, fetch duration and bytes; the mapping file and its
+ * last reload; rows by outcome and by fidelity; the families left out with their reason. Plain
+ * HTML with one inline stylesheet, no JavaScript; every upstream or configured string is escaped
+ * (html.h).
+ * Ownership: status_page borrows everything and appends to the caller's buffer. */
+#ifndef SHIM_STATUS_H
+#define SHIM_STATUS_H
+
+struct buf;
+struct scrape_status;
+
+struct status_page_info {
+	const char *version;       /* SHIM_VERSION */
+	const char *metrics_path;  /* the telemetry path, "/metrics" */
+	const char *mapping_file;  /* the mapping file given, or NULL */
+	double now;                /* unix time the page is built at */
+};
+
+void status_page(struct buf *out, const struct status_page_info *info, const struct scrape_status *st);
+
+#endif
