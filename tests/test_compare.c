@@ -205,6 +205,21 @@ struct fake {
 	char portfile[64];
 };
 
+/* The running fake, so that a failed assertion (which skips the test's fake_stop) still gets it
+ * stopped by the teardown: a fake left running would hold the test's output pipe open. */
+static pid_t running_fake;
+
+static int stop_fake(void **state)
+{
+	(void)state;
+	if (running_fake > 0) {
+		kill(running_fake, SIGTERM);
+		waitpid(running_fake, NULL, 0);
+	}
+	running_fake = 0;
+	return 0;
+}
+
 /* fake_slurmctld serving legacy at /metrics on a free port. */
 static void fake_start(struct fake *f, const char *dir, const char *legacy)
 {
@@ -218,6 +233,7 @@ static void fake_start(struct fake *f, const char *dir, const char *legacy)
 		execv(argv[0], argv);
 		_exit(127);
 	}
+	running_fake = f->pid;
 	for (int i = 0; i < 400; i++) { /* up to 10 s for a loaded machine */
 		char *s = tu_slurp(f->portfile, NULL);
 		if (s && (f->port = (unsigned)atoi(s)) > 0) {
@@ -234,6 +250,7 @@ static void fake_stop(struct fake *f)
 {
 	kill(f->pid, SIGTERM);
 	waitpid(f->pid, NULL, 0);
+	running_fake = 0;
 	unlink(f->portfile);
 }
 
@@ -361,9 +378,9 @@ int main(void)
 		cmocka_unit_test(test_other_families),
 		cmocka_unit_test(test_bounded),
 		cmocka_unit_test(test_json),
-		cmocka_unit_test(test_states_agree),
-		cmocka_unit_test(test_altered_page),
-		cmocka_unit_test(test_unreadable),
+		cmocka_unit_test_teardown(test_states_agree, stop_fake),
+		cmocka_unit_test_teardown(test_altered_page, stop_fake),
+		cmocka_unit_test_teardown(test_unreadable, stop_fake),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
