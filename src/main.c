@@ -1,5 +1,6 @@
 /* main.c: command line, start-up, signals. See `slurm-exporter-shim --help` and the man page. */
 #include "buf.h"
+#include "compare.h"
 #include "expo.h"
 #include "fetch.h"
 #include "log.h"
@@ -12,6 +13,7 @@
 #include "server.h"
 #include "webconfig.h"
 
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -182,6 +184,77 @@ static int once(const struct options *opt, struct scraper *scraper)
 	return status == 200 ? 0 : 1;
 }
 
+/* The old exporter's page, fetched on a thread of its own while the shim scrapes. */
+struct legacy_page {
+	const char *url;
+	double timeout;
+	struct buf body;
+	char err[512];
+	int rc;
+};
+
+static void *get_legacy(void *arg)
+{
+	struct legacy_page *p = arg;
+	p->rc = compare_get(p->url, p->timeout, &p->body, p->err, sizeof(p->err));
+	return NULL;
+}
+
+/* Parse a whole page strictly into e, an initialised expo (both sides escape as Prometheus does). 0, or -1 logged. */
+static int parse_page(struct expo *e, const struct buf *b, const char *what)
+{
+	char safe[200];
+	if (!expo_parse(e, b->data ? b->data : "", b->len, EXPO_STRICT))
+		return 0;
+	log_error("%s: line %zu: %s", what, e->errors[0].line,
+		  log_escape(safe, sizeof(safe), e->errors[0].reason, strlen(e->errors[0].reason)));
+	return -1;
+}
+
+/* --compare-legacy: the old exporter and one scrape of the shim at the same moment, compared.
+ * 0 every exact family agrees, 1 one differs (or the shim could not scrape), 2 the old exporter's
+ * page could not be read. table borrows the scraper's mapping. */
+static int compare_legacy(const struct options *opt, struct scraper *scraper, const struct mapping *table)
+{
+	struct legacy_page page = { .url = opt->compare_legacy, .timeout = opt->timeout };
+	struct buf shim, report;
+	struct expo le, se;
+	pthread_t t;
+	int rc = 2;
+	buf_init(&page.body, (size_t)opt->max_body);
+	buf_init(&shim, 0);
+	buf_init(&report, 0);
+	expo_init(&le);
+	expo_init(&se);
+	int started = pthread_create(&t, NULL, get_legacy, &page) == 0;
+	if (!started)
+		get_legacy(&page);
+	int status = scrape_run(scraper, opt->timeout, &shim);
+	if (started)
+		pthread_join(t, NULL);
+	if (page.rc < 0) {
+		log_error("the old exporter cannot be read: %s", page.err);
+		goto out;
+	}
+	if (parse_page(&le, &page.body, opt->compare_legacy) < 0)
+		goto out;
+	if (status != 200) {
+		fwrite(shim.data, 1, shim.len, stderr);
+		shim.len = 0; /* nothing of the shim's: every family the old exporter has differs */
+	}
+	if (parse_page(&se, &shim, "the shim's own answer") < 0)
+		goto out;
+	rc = compare_families(table, row_flags(opt), &le, &se, (enum compare_format)opt->compare_format, &report);
+	fwrite(report.data, 1, report.len, stdout);
+out:
+	expo_free(&le);
+	expo_free(&se);
+	buf_free(&page.body);
+	buf_free(&shim);
+	buf_free(&report);
+	return rc;
+}
+
 int main(int argc, char **argv)
 {
 	struct options opt; /* process-wide, read-only once parsed (options.h) */
@@ -243,9 +316,13 @@ int main(int argc, char **argv)
 	};
 	for (int id = 0; id < SRC_COUNT; id++)
 		sc.min_interval[id] = opt.once ? 0 : min_interval(&opt, (enum source_id)id);
+	const struct mapping *table = m; /* the scraper's from here on; no reload in the one-shot modes */
 	scraper = scraper_new(&sc, m);
 	m = NULL;
-	rc = opt.once ? once(&opt, scraper) : serve(&opt, scraper);
+	if (opt.compare_legacy)
+		rc = compare_legacy(&opt, scraper, table);
+	else
+		rc = opt.once ? once(&opt, scraper) : serve(&opt, scraper);
 out:
 	scraper_free(scraper);
 	restapi_free(api);

@@ -50,6 +50,9 @@ static const struct choice log_levels[] = {
 	{ "warning", LOG_WARN, 1 }, { NULL, 0, 0 },
 };
 
+/* The order of enum compare_format (compare.h). */
+static const struct choice compare_formats[] = { { "table", 0, 0 }, { "json", 1, 0 }, { NULL, 0, 0 } };
+
 struct flag {
 	const char *name, *alias; /* alias: the old exporter's spelling, or "h" */
 	enum opt_type type;
@@ -122,6 +125,10 @@ static const struct flag flags[] = {
 	{ "once", NULL, T_BOOL, OFF(once), NULL, ANY, NULL, NULL, "scrape once, print to stdout, exit (1 when every endpoint failed)" },
 	{ "replay-dir", NULL, T_STRING, OFF(replay_dir), NULL, ANY, NULL, "DIR",
 	  "read DIR/metrics_<endpoint>.txt instead of fetching over HTTP" },
+	{ "compare-legacy", NULL, T_URL, OFF(compare_legacy), NULL, ANY, NULL, "URL",
+	  "scrape the old exporter at URL and the shim at once, report per family, exit (0 agree, 1 an exact family differs, 2 URL unreadable)" },
+	{ "compare-legacy.format", NULL, T_ENUM, OFF(compare_format), "table", ANY, compare_formats, "FORMAT",
+	  "how --compare-legacy reports: table or json" },
 	{ "check-mapping", NULL, T_STRING, OFF(check_mapping), NULL, ANY, NULL, "FILE",
 	  "check a mapping file: print every problem, exit 1 if any" },
 	{ "check-exposition", NULL, T_BOOL, OFF(check_expo), NULL, ANY, NULL, NULL,

@@ -29,6 +29,8 @@ struct options {
 	double rest_timeout, rest_min_interval, rest_jobs_min_interval; /* seconds */
 	long long rest_max_body;         /* bytes */
 	int rest_jobs;                   /* fetch /jobs (rows enabled_by "slurmrestd-jobs") */
+	const char *compare_legacy;      /* the old exporter's URL: compare, print, exit */
+	int compare_format;              /* enum compare_format */
 };
 
 /* Set every option to its default, then apply argv (Go-flag style: -name or --name, the value after

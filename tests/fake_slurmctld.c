@@ -31,7 +31,9 @@
  *   /openapi/v3 (endpoint name openapi) -> a small document whose "paths"
  *       list /slurm/v0.0.42 to v0.0.45 (v0.0.45: one the shim does not read),
  *       as slurmrestd's lists its plugins' versions
- *   /metrics, /           -> the index texts
+ *   /metrics, /           -> the index texts; with --legacy FILE, /metrics serves
+ *          FILE instead (re-read every request; 404 if it is missing): the old
+ *          prometheus-slurm-exporter's page, for --compare-legacy
  *   /livez /readyz /healthz -> 204, empty
  *   /_stats               -> per-endpoint request counts (fake only)
  *   /_last_request        -> raw header block of the last request (fake only)
@@ -142,7 +144,7 @@ static const char index_root[] =
 	"  '/metrics': print available metric endpoints\n";
 
 static struct {
-	const char *dir, *port_file, *stats_file, *token, *user, *unix_path;
+	const char *dir, *port_file, *stats_file, *token, *user, *unix_path, *legacy;
 	enum fault fault;
 	int fault_ep; /* -1: every data endpoint */
 	unsigned port, redirect_port;
@@ -938,6 +940,13 @@ static bool handle_request(int fd, const struct request *r)
 	if (ep >= 0)
 		return serve_data(fd, r, ep);
 
+	if (get && !strcmp(p, "/metrics") && opt.legacy) {
+		struct buf b = { 0 };
+		bool ok = read_file(opt.legacy, &b) ? respond(fd, r, 200, NULL, b.p, b.len) :
+						    respond_error(fd, r, 404, "no legacy file");
+		buf_free(&b);
+		return ok;
+	}
 	if (get && !strcmp(p, "/metrics")) {
 		int denied = auth_status(r);
 		if (denied)
@@ -1049,7 +1058,7 @@ static void usage(void)
 		"usage: fake_slurmctld --port N [--port-file F] --dir DIR\n"
 		"         [--fault MODE] [--fault-endpoint NAME] [--token TOKEN]\n"
 		"         [--user NAME] [--redirect-port P] [--delay-ms MS]\n"
-		"         [--stats-file F] [--unix PATH]\n"
+		"         [--stats-file F] [--unix PATH] [--legacy FILE]\n"
 		"  MODE: none hang drip garbage cut cutline 401 403 500 503 redirect\n"
 		"        empty huge huge-nolength close badquote duplicate nan\n"
 		"        redirect-self\n"
@@ -1086,6 +1095,7 @@ static void parse_args(int argc, char **argv)
 		{ "delay-ms", required_argument, NULL, 'D' },
 		{ "stats-file", required_argument, NULL, 's' },
 		{ "unix", required_argument, NULL, 'U' },
+		{ "legacy", required_argument, NULL, 'L' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -1104,6 +1114,7 @@ static void parse_args(int argc, char **argv)
 		case 'D': opt.delay_ms = parse_num(optarg, 3600L * 1000); break;
 		case 's': opt.stats_file = optarg; break;
 		case 'U': opt.unix_path = optarg; break;
+		case 'L': opt.legacy = optarg; break;
 		case 'f': {
 			int i = 0;
 			while (i < F_COUNT && strcmp(optarg, fault_names[i]))

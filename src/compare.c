@@ -1,0 +1,318 @@
+/* compare.c: see compare.h. */
+#include "compare.h"
+
+#include <jansson.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "utf8.h"
+#include "xmalloc.h"
+
+#define FIDELITY_FAMILY "slurm_exporter_shim_row_fidelity"
+
+/* One differing series: present on one side or both, with different values. */
+struct diff {
+	const struct expo_sample *legacy, *shim; /* NULL: absent on that side */
+};
+
+/* What one family gave. Strings borrow the mapping, the expositions or literals. */
+struct fam_result {
+	const char *name, *verdict, *fidelity, *upstream, *note;
+	size_t nlen;                      /* name is not NUL-terminated when it comes from the old exporter's text */
+	int bad;                          /* counts against exit 0: a family with an exact form that disagrees */
+	size_t nlegacy, nshim, ndiff;
+	struct diff diffs[COMPARE_MAX_DIFFS];
+};
+
+static const char *const fid_name[] = { [FID_EXACT] = "exact", [FID_APPROXIMATE] = "approximate",
+					[FID_UNAVAILABLE] = "unavailable" };
+
+/* The old exporter's runtime families: Prometheus' Go client, not Slurm. */
+static int ignored(const char *name, size_t n)
+{
+	return (n >= 3 && !memcmp(name, "go_", 3)) || (n >= 8 && !memcmp(name, "process_", 8)) ||
+	       (n >= 9 && !memcmp(name, "promhttp_", 9));
+}
+
+static int sample_cmp(const void *a, const void *b)
+{
+	const struct expo_sample *x = *(const struct expo_sample *const *)a, *y = *(const struct expo_sample *const *)b;
+	return labels_cmp(x->labels, x->nlabels, y->labels, y->nlabels);
+}
+
+static int same_value(double a, double b)
+{
+	return a == b || (isnan(a) && isnan(b));
+}
+
+/* A family's samples, sorted by label set: a new array (free it). */
+static const struct expo_sample **sorted(const struct expo_family *f)
+{
+	size_t n = f ? f->n : 0;
+	const struct expo_sample **s = xmalloc((n ? n : 1) * sizeof(*s));
+	for (size_t i = 0; i < n; i++)
+		s[i] = &f->samples[i];
+	qsort(s, n, sizeof(*s), sample_cmp);
+	return s;
+}
+
+static void add_diff(struct fam_result *r, const struct expo_sample *l, const struct expo_sample *s)
+{
+	if (r->ndiff < COMPARE_MAX_DIFFS)
+		r->diffs[r->ndiff] = (struct diff){ l, s };
+	r->ndiff++;
+}
+
+/* Merge the two sorted sample lists: every series on one side only, or with another value. */
+static void diff_series(struct fam_result *r, const struct expo_family *lf, const struct expo_family *sf)
+{
+	const struct expo_sample **l = sorted(lf), **s = sorted(sf);
+	size_t i = 0, j = 0;
+	while (i < r->nlegacy || j < r->nshim) {
+		int c = i == r->nlegacy ? 1 : j == r->nshim ? -1 :
+			labels_cmp(l[i]->labels, l[i]->nlabels, s[j]->labels, s[j]->nlabels);
+		if (c < 0) {
+			add_diff(r, l[i++], NULL);
+		} else if (c > 0) {
+			add_diff(r, NULL, s[j++]);
+		} else {
+			if (!same_value(l[i]->value, s[j]->value))
+				add_diff(r, l[i], s[j]);
+			i++;
+			j++;
+		}
+	}
+	free(l);
+	free(s);
+}
+
+/* The value of label `name` in sample s, as a NUL-terminated copy in out (empty when absent). */
+static void label_value(const struct expo_sample *s, const char *name, char *out, size_t outsz)
+{
+	int k = labels_find(s->labels, s->nlabels, name, strlen(name));
+	size_t n = k < 0 ? 0 : s->labels[k].vlen < outsz ? s->labels[k].vlen : outsz - 1;
+	memcpy(out, k < 0 ? "" : s->labels[k].value, n);
+	out[n] = '\0';
+}
+
+/* The form row r was served with this scrape, from the shim's self metric: its fidelity, upstream and
+ * note. 0 when the row was not served. */
+static int served_form(const struct row *r, const struct expo *shim, struct fam_result *res)
+{
+	const struct expo_family *f = expo_find(shim, FIDELITY_FAMILY, strlen(FIDELITY_FAMILY));
+	char fam[256], fid[32], up[32];
+	for (size_t i = 0; f && i < f->n; i++) {
+		label_value(&f->samples[i], "family", fam, sizeof(fam));
+		if (strcmp(fam, r->name))
+			continue;
+		label_value(&f->samples[i], "fidelity", fid, sizeof(fid));
+		label_value(&f->samples[i], "upstream", up, sizeof(up));
+		int rest = !strcmp(up, upstreams[UPSTREAM_SLURMRESTD].name);
+		res->upstream = upstreams[rest ? UPSTREAM_SLURMRESTD : UPSTREAM_SLURMCTLD].name;
+		res->fidelity = !strcmp(fid, "exact") ? fid_name[FID_EXACT] : fid_name[FID_APPROXIMATE];
+		res->note = r->note;
+		/* slurmrestd's form: the first preferred form that reads slurmrestd (the one the driver tries first) */
+		for (size_t k = 0; rest && k < r->nprefer; k++)
+			if (r->prefer[k].sources & source_of_upstream(UPSTREAM_SLURMRESTD)) {
+				res->note = r->prefer[k].note;
+				break;
+			}
+		return 1;
+	}
+	return 0;
+}
+
+/* Compare one family: row r (NULL: no row serves it) against the old exporter's. */
+static void compare_one(const char *name, size_t nlen, const struct row *r, const char *flags,
+			const struct expo *legacy, const struct expo *shim, struct fam_result *res)
+{
+	const struct expo_family *lf = expo_find(legacy, name, nlen);
+	const struct expo_family *sf = r ? expo_find(shim, name, nlen) : NULL;
+	int enabled = r && row_enabled(r, flags);
+	int served = enabled && served_form(r, shim, res);
+	memset(res->diffs, 0, sizeof(res->diffs));
+	res->name = name;
+	res->nlen = nlen;
+	res->nlegacy = lf ? lf->n : 0;
+	res->nshim = served && sf ? sf->n : 0;
+	res->ndiff = 0;
+	if (!served) {
+		res->fidelity = r ? fid_name[r->fidelity] : "none";
+		res->upstream = "-";
+		res->note = r ? r->note : "no row of the mapping serves this family";
+	}
+	diff_series(res, lf, served ? sf : NULL);
+	if (!res->nlegacy && !res->nshim)
+		res->verdict = served ? "equal" : enabled ? "absent" : "disabled";
+	else if (!res->nshim)
+		res->verdict = "only-legacy";
+	else if (!res->nlegacy)
+		res->verdict = "only-shim";
+	else
+		res->verdict = res->ndiff ? "differs" : "equal";
+	/* an unavailable row or a family no row serves is expected to be missing: not a failure */
+	res->bad = res->ndiff && !strcmp(res->fidelity, "exact");
+}
+
+/* s escaped as in the text format (\\ \" \n), other control bytes as \xHH, invalid UTF-8 repaired. */
+static void put_escaped(struct buf *b, const char *s, size_t n)
+{
+	char *fixed = xmalloc(3 * n + 1);
+	size_t m = utf8_repair(fixed, s, n);
+	for (size_t i = 0; i < m; i++) {
+		unsigned char c = (unsigned char)fixed[i];
+		if (c == '\\' || c == '"')
+			buf_printf(b, "\\%c", c);
+		else if (c == '\n')
+			buf_puts(b, "\\n");
+		else if (c < 0x20 || c == 0x7f)
+			buf_printf(b, "\\x%02x", c);
+		else
+			buf_putc(b, (char)c);
+	}
+	free(fixed);
+}
+
+static void put_labels(struct buf *b, const struct expo_sample *s)
+{
+	buf_putc(b, '{');
+	for (uint32_t i = 0; i < s->nlabels; i++) {
+		buf_printf(b, "%s%.*s=\"", i ? "," : "", (int)s->labels[i].nlen, s->labels[i].name);
+		put_escaped(b, s->labels[i].value, s->labels[i].vlen);
+		buf_putc(b, '"');
+	}
+	buf_putc(b, '}');
+}
+
+static void put_value(struct buf *b, const struct expo_sample *s)
+{
+	if (!s)
+		buf_puts(b, "-");
+	else if (isnan(s->value))
+		buf_puts(b, "NaN");
+	else if (isinf(s->value))
+		buf_puts(b, s->value > 0 ? "+Inf" : "-Inf");
+	else
+		buf_printf(b, "%.17g", s->value);
+}
+
+static void table_row(struct buf *b, const struct fam_result *r)
+{
+	int approx = !strcmp(r->verdict, "differs") && strcmp(r->fidelity, "exact");
+	buf_printf(b, "%-22s %-12s %-10s %.*s (legacy %zu series, shim %zu)\n", approx ? "differs (approximate)" : r->verdict,
+		   r->fidelity, r->upstream, (int)r->nlen, r->name, r->nlegacy, r->nshim);
+	for (size_t i = 0; i < r->ndiff && i < COMPARE_MAX_DIFFS; i++) {
+		buf_puts(b, "    ");
+		put_labels(b, r->diffs[i].legacy ? r->diffs[i].legacy : r->diffs[i].shim);
+		buf_puts(b, " legacy ");
+		put_value(b, r->diffs[i].legacy);
+		buf_puts(b, " shim ");
+		put_value(b, r->diffs[i].shim);
+		buf_putc(b, '\n');
+	}
+	if (r->ndiff > COMPARE_MAX_DIFFS)
+		buf_printf(b, "    ... %zu more differing series\n", r->ndiff - COMPARE_MAX_DIFFS);
+	if (r->note && strcmp(r->verdict, "equal")) /* the JSON form has every note */
+		buf_printf(b, "    note: %s\n", r->note);
+}
+
+/* A JSON string of untrusted bytes: repaired to valid UTF-8 first (jansson refuses invalid UTF-8). */
+static json_t *jstr(const char *s, size_t n)
+{
+	char *fixed = xmalloc(3 * n + 1);
+	json_t *j = json_stringn(fixed, utf8_repair(fixed, s, n));
+	free(fixed);
+	return j;
+}
+
+/* A value as JSON: a number, or null when absent, or a string for NaN and the infinities. */
+static json_t *jvalue(const struct expo_sample *s)
+{
+	if (!s)
+		return json_null();
+	if (isfinite(s->value))
+		return json_real(s->value);
+	return json_string(isnan(s->value) ? "NaN" : s->value > 0 ? "+Inf" : "-Inf");
+}
+
+static json_t *json_row(const struct fam_result *r)
+{
+	json_t *o = json_object(), *diffs = json_array();
+	json_object_set_new(o, "family", jstr(r->name, r->nlen));
+	json_object_set_new(o, "result", json_string(r->verdict));
+	json_object_set_new(o, "fidelity", json_string(r->fidelity));
+	json_object_set_new(o, "upstream", json_string(r->upstream));
+	json_object_set_new(o, "note", r->note ? json_string(r->note) : json_null());
+	json_object_set_new(o, "legacy_series", json_integer((json_int_t)r->nlegacy));
+	json_object_set_new(o, "shim_series", json_integer((json_int_t)r->nshim));
+	json_object_set_new(o, "differing_series", json_integer((json_int_t)r->ndiff));
+	for (size_t i = 0; i < r->ndiff && i < COMPARE_MAX_DIFFS; i++) {
+		const struct expo_sample *s = r->diffs[i].legacy ? r->diffs[i].legacy : r->diffs[i].shim;
+		json_t *d = json_object(), *labels = json_object();
+		for (uint32_t k = 0; k < s->nlabels; k++) {
+			char key[256];
+			snprintf(key, sizeof(key), "%.*s", (int)s->labels[k].nlen, s->labels[k].name);
+			json_object_set_new(labels, key, jstr(s->labels[k].value, s->labels[k].vlen));
+		}
+		json_object_set_new(d, "labels", labels);
+		json_object_set_new(d, "legacy", jvalue(r->diffs[i].legacy));
+		json_object_set_new(d, "shim", jvalue(r->diffs[i].shim));
+		json_array_append_new(diffs, d);
+	}
+	json_object_set_new(o, "differences", diffs);
+	return o;
+}
+
+static void render(const struct fam_result *res, size_t n, int rc, enum compare_format fmt, struct buf *out)
+{
+	size_t bad = 0;
+	for (size_t i = 0; i < n; i++)
+		bad += (size_t)res[i].bad;
+	if (fmt == COMPARE_JSON) {
+		json_t *doc = json_object(), *fams = json_array();
+		for (size_t i = 0; i < n; i++)
+			json_array_append_new(fams, json_row(&res[i]));
+		json_object_set_new(doc, "exact_agree", json_boolean(rc == 0));
+		json_object_set_new(doc, "exact_differing", json_integer((json_int_t)bad));
+		json_object_set_new(doc, "families", fams);
+		char *text = json_dumps(doc, JSON_INDENT(1) | JSON_PRESERVE_ORDER);
+		buf_puts(out, text);
+		buf_putc(out, '\n');
+		free(text);
+		json_decref(doc);
+		return;
+	}
+	buf_printf(out, "%-22s %-12s %-10s %s\n", "RESULT", "FIDELITY", "UPSTREAM", "FAMILY");
+	for (size_t i = 0; i < n; i++)
+		table_row(out, &res[i]);
+	buf_printf(out, "%zu families compared; %zu with an exact form differ%s\n", n, bad,
+		   rc ? "" : ": every exact family agrees");
+}
+
+int compare_families(const struct mapping *m, const char *flags, const struct expo *legacy,
+		     const struct expo *shim, enum compare_format fmt, struct buf *out)
+{
+	struct fam_result *res = xcalloc(m->nrows + legacy->nfams + 1, sizeof(*res));
+	size_t n = 0;
+	int rc = 0;
+	for (size_t i = 0; i < m->nrows; i++)
+		compare_one(m->rows[i].name, strlen(m->rows[i].name), &m->rows[i], flags, legacy, shim, &res[n++]);
+	for (size_t i = 0; i < legacy->nfams; i++) {
+		const struct expo_family *f = &legacy->fams[i];
+		char name[512];
+		if (!f->n || ignored(f->name, f->nlen) || f->nlen >= sizeof(name))
+			continue;
+		memcpy(name, f->name, f->nlen);
+		name[f->nlen] = '\0';
+		if (mapping_row_index(m, name) >= 0)
+			continue;
+		compare_one(f->name, f->nlen, NULL, flags, legacy, shim, &res[n++]);
+	}
+	for (size_t i = 0; i < n; i++)
+		rc |= res[i].bad;
+	render(res, n, rc, fmt, out);
+	free(res);
+	return rc;
+}

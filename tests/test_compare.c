@@ -1,0 +1,386 @@
+/* test_compare.c: --compare-legacy, the migration check.
+ * The compare module on hand-made pages (no network): equal, differs (exact and approximate),
+ * only on one side, label sets with escapes, ignored Go client families, the bound on printed
+ * series, the JSON form. Then the mode end to end: the old exporter's captured page served by
+ * tests/fake_slurmctld --legacy, the shim on the same captured state (--replay-dir), for every state:
+ * exit 0; a page with one exact family's value changed: exit 1 naming it; an unreachable URL, a 404
+ * and an unparsable page: exit 2. */
+#include "testutil.h"
+
+#include <jansson.h>
+
+#include "compare.h"
+#include "expo.h"
+#include "mapping.h"
+
+#define MAPPING "mappings/prometheus-slurm-exporter.json"
+#define FID(fam, fid) "slurm_exporter_shim_row_fidelity{family=\"" fam "\",fidelity=\"" fid "\",upstream=\"slurmctld\"} 1\n"
+
+static struct mapping *load(void)
+{
+	struct mapping *m = mapping_load(MAPPING, NULL);
+	assert_non_null(m);
+	return m;
+}
+
+/* Compare two pages under the shipped mapping: the exit status, the report in *report (free it). */
+static int run(const char *legacy, const char *shim, enum compare_format fmt, char **report)
+{
+	struct mapping *m = load();
+	struct expo le, se;
+	struct buf out;
+	expo_init(&le);
+	expo_init(&se);
+	buf_init(&out, 0);
+	assert_int_equal(expo_parse(&le, legacy, strlen(legacy), EXPO_STRICT), 0);
+	assert_int_equal(expo_parse(&se, shim, strlen(shim), EXPO_STRICT), 0);
+	int rc = compare_families(m, "", &le, &se, fmt, &out);
+	*report = buf_steal(&out, NULL);
+	expo_free(&le);
+	expo_free(&se);
+	mapping_free(m);
+	return rc;
+}
+
+/* The report's line about family fam (a copy to free), or NULL. */
+static char *line_of(const char *report, const char *fam)
+{
+	char key[200];
+	snprintf(key, sizeof(key), " %s (legacy", fam);
+	const char *p = strstr(report, key);
+	if (!p)
+		return NULL;
+	while (p > report && p[-1] != '\n')
+		p--;
+	return strndup(p, strcspn(p, "\n"));
+}
+
+static void assert_line(const char *report, const char *fam, const char *want)
+{
+	char *l = line_of(report, fam);
+	if (!l || strncmp(l, want, strlen(want)))
+		fail_msg("%s: want '%s...', got '%s'\n%s", fam, want, l ? l : "(no line)", report);
+	free(l);
+}
+
+static void test_equal(void **state)
+{
+	(void)state;
+	char *r;
+	assert_int_equal(run("slurm_cpus_alloc 3\n", "slurm_cpus_alloc 3\n" FID("slurm_cpus_alloc", "exact"), COMPARE_TABLE, &r), 0);
+	assert_line(r, "slurm_cpus_alloc", "equal                  exact        slurmctld");
+	/* a row the shim left out, absent from the old exporter too: agreement */
+	assert_line(r, "slurm_cpus_total", "absent                 exact");
+	assert_non_null(strstr(r, "every exact family agrees"));
+	free(r);
+}
+
+static void test_exact_differs(void **state)
+{
+	(void)state;
+	char *r;
+	assert_int_equal(run("slurm_cpus_alloc 3\n", "slurm_cpus_alloc 4\n" FID("slurm_cpus_alloc", "exact"), COMPARE_TABLE, &r), 1);
+	assert_line(r, "slurm_cpus_alloc", "differs                exact");
+	assert_non_null(strstr(r, "    {} legacy 3 shim 4\n"));
+	free(r);
+}
+
+/* An approximate form may differ: reported, with its note, without failing. */
+static void test_approximate_differs(void **state)
+{
+	(void)state;
+	char *r;
+	assert_int_equal(run("slurm_cpus_idle 3\n", "slurm_cpus_idle 5\n" FID("slurm_cpus_idle", "approximate"), COMPARE_TABLE, &r), 0);
+	assert_line(r, "slurm_cpus_idle", "differs (approximate)  approximate");
+	assert_non_null(strstr(r, "    note: Native idle CPUs"));
+	free(r);
+}
+
+/* Label sets exactly: a series on one side only is a difference; escapes decoded and printed back. */
+static void test_label_sets(void **state)
+{
+	(void)state;
+	char *r;
+	const char *legacy = "slurm_account_jobs_running{account=\"a\\\"b\"} 1\nslurm_account_jobs_running{account=\"c\"} 2\n";
+	const char *shim = "slurm_account_jobs_running{account=\"c\"} 2\nslurm_account_jobs_running{account=\"d\"} 7\n"
+		FID("slurm_account_jobs_running", "exact");
+	assert_int_equal(run(legacy, shim, COMPARE_TABLE, &r), 1);
+	assert_line(r, "slurm_account_jobs_running", "differs                exact        slurmctld  slurm_account_jobs_running (legacy 2 series, shim 2)");
+	assert_non_null(strstr(r, "    {account=\"a\\\"b\"} legacy 1 shim -\n"));
+	assert_non_null(strstr(r, "    {account=\"d\"} legacy - shim 7\n"));
+	assert_null(strstr(r, "account=\"c\"}"));
+	free(r);
+}
+
+/* The exact family the shim did not serve while the old exporter did: a failure. */
+static void test_only_legacy(void **state)
+{
+	(void)state;
+	char *r;
+	assert_int_equal(run("slurm_cpus_total 8\n", "", COMPARE_TABLE, &r), 1);
+	assert_line(r, "slurm_cpus_total", "only-legacy            exact");
+	free(r);
+	assert_int_equal(run("", "slurm_cpus_total 8\n" FID("slurm_cpus_total", "exact"), COMPARE_TABLE, &r), 1);
+	assert_line(r, "slurm_cpus_total", "only-shim              exact");
+	free(r);
+}
+
+/* go_*, process_*, promhttp_* are the Go client's; a family no row serves is reported, not a failure. */
+static void test_other_families(void **state)
+{
+	(void)state;
+	char *r;
+	const char *legacy = "go_goroutines 9\nprocess_open_fds 4\npromhttp_metric_handler_requests_total{code=\"200\"} 1\n"
+			     "slurm_site_special 1\n";
+	assert_int_equal(run(legacy, "", COMPARE_TABLE, &r), 0);
+	assert_null(strstr(r, "go_goroutines"));
+	assert_null(strstr(r, "process_open_fds"));
+	assert_null(strstr(r, "promhttp_"));
+	assert_line(r, "slurm_site_special", "only-legacy            none         -");
+	assert_non_null(strstr(r, "no row of the mapping serves this family"));
+	free(r);
+}
+
+/* At most COMPARE_MAX_DIFFS series printed per family; the rest counted. */
+static void test_bounded(void **state)
+{
+	(void)state;
+	struct buf legacy, shim;
+	buf_init(&legacy, 0);
+	buf_init(&shim, 0);
+	for (int i = 0; i < 12; i++) {
+		buf_printf(&legacy, "slurm_user_jobs_suspended{user=\"u%02d\"} %d\n", i, i);
+		buf_printf(&shim, "slurm_user_jobs_suspended{user=\"u%02d\"} %d\n", i, i + 1);
+	}
+	buf_puts(&shim, FID("slurm_user_jobs_suspended", "exact"));
+	char *r, *l = buf_steal(&legacy, NULL), *s = buf_steal(&shim, NULL); /* NUL-terminated */
+	assert_int_equal(run(l, s, COMPARE_TABLE, &r), 1);
+	assert_non_null(strstr(r, "    {user=\"u04\"} legacy 4 shim 5\n"));
+	assert_null(strstr(r, "{user=\"u05\"}"));
+	assert_non_null(strstr(r, "    ... 7 more differing series\n"));
+	free(r);
+	free(l);
+	free(s);
+}
+
+static void test_json(void **state)
+{
+	(void)state;
+	char *r;
+	assert_int_equal(run("slurm_cpus_alloc 3\nslurm_cpus_idle NaN\n",
+			     "slurm_cpus_alloc 4\n" FID("slurm_cpus_alloc", "exact") FID("slurm_cpus_idle", "approximate")
+			     "slurm_cpus_idle 1\n", COMPARE_JSON, &r), 1);
+	json_error_t err;
+	json_t *doc = json_loads(r, 0, &err);
+	if (!doc)
+		fail_msg("not JSON: %s\n%s", err.text, r);
+	assert_true(json_is_false(json_object_get(doc, "exact_agree")));
+	assert_int_equal(json_integer_value(json_object_get(doc, "exact_differing")), 1);
+	json_t *fams = json_object_get(doc, "families"), *alloc = NULL, *idle = NULL;
+	for (size_t i = 0; i < json_array_size(fams); i++) {
+		const char *name = json_string_value(json_object_get(json_array_get(fams, i), "family"));
+		if (!strcmp(name, "slurm_cpus_alloc"))
+			alloc = json_array_get(fams, i);
+		if (!strcmp(name, "slurm_cpus_idle"))
+			idle = json_array_get(fams, i);
+	}
+	assert_non_null(alloc);
+	assert_non_null(idle);
+	assert_string_equal(json_string_value(json_object_get(alloc, "result")), "differs");
+	json_t *d = json_array_get(json_object_get(alloc, "differences"), 0);
+	assert_true(json_number_value(json_object_get(d, "legacy")) == 3);
+	assert_true(json_number_value(json_object_get(d, "shim")) == 4);
+	assert_string_equal(json_string_value(json_object_get(idle, "fidelity")), "approximate");
+	d = json_array_get(json_object_get(idle, "differences"), 0);
+	assert_string_equal(json_string_value(json_object_get(d, "legacy")), "NaN");
+	json_decref(doc);
+	free(r);
+}
+
+/* ------------------------------------------------------------------ the mode, end to end */
+
+struct fake {
+	pid_t pid;
+	unsigned port;
+	char portfile[64];
+};
+
+/* The running fake, so that a failed assertion (which skips the test's fake_stop) still gets it
+ * stopped by the teardown: a fake left running would hold the test's output pipe open. */
+static pid_t running_fake;
+
+static int stop_fake(void **state)
+{
+	(void)state;
+	if (running_fake > 0) {
+		kill(running_fake, SIGTERM);
+		waitpid(running_fake, NULL, 0);
+	}
+	running_fake = 0;
+	return 0;
+}
+
+/* fake_slurmctld serving legacy at /metrics on a free port. */
+static void fake_start(struct fake *f, const char *dir, const char *legacy)
+{
+	const char *bin = getenv("FAKE_SLURMCTLD") ? getenv("FAKE_SLURMCTLD") : "build/tests/fake_slurmctld";
+	snprintf(f->portfile, sizeof(f->portfile), "/tmp/shimtest-cmp-%d.port", (int)getpid());
+	unlink(f->portfile);
+	char *argv[] = { (char *)bin, "--port", "0", "--port-file", f->portfile, "--dir", (char *)dir,
+			 "--legacy", (char *)legacy, NULL };
+	f->pid = fork();
+	if (f->pid == 0) {
+		execv(argv[0], argv);
+		_exit(127);
+	}
+	running_fake = f->pid;
+	for (int i = 0; i < 400; i++) { /* up to 10 s for a loaded machine */
+		char *s = tu_slurp(f->portfile, NULL);
+		if (s && (f->port = (unsigned)atoi(s)) > 0) {
+			free(s);
+			return;
+		}
+		free(s);
+		tu_sleep_ms(25);
+	}
+	fail_msg("fake_slurmctld does not start");
+}
+
+static void fake_stop(struct fake *f)
+{
+	kill(f->pid, SIGTERM);
+	waitpid(f->pid, NULL, 0);
+	running_fake = 0;
+	unlink(f->portfile);
+}
+
+/* --compare-legacy http://127.0.0.1:port/metrics on a replayed state, extra flags (NULL-terminated). */
+static int compare(unsigned port, const char *state_dir, char **out, ...)
+{
+	char url[64];
+	snprintf(url, sizeof(url), "http://127.0.0.1:%u/metrics", port);
+	char *argv[16] = { (char *)tu_shim_bin(), "--compare-legacy", url, "--replay-dir", (char *)state_dir,
+			   "--mapping.file", MAPPING, "--log.level", "error" };
+	int n = 9;
+	va_list ap;
+	va_start(ap, out);
+	for (char *a; (a = va_arg(ap, char *)) && n < 15;)
+		argv[n++] = a;
+	va_end(ap);
+	argv[n] = NULL;
+	char *err = NULL;
+	int rc = tu_run(argv, NULL, out, NULL, &err);
+	free(err);
+	return rc;
+}
+
+static const char *const states[] = {
+	"slurm-25.11/01-idle", "slurm-25.11/02-busy-mix", "slurm-25.11/03-drain-down-cancel", "slurm-25.11/04-resumed-busy",
+	"slurm-26.05/01-idle", "slurm-26.05/01-idle-slurmdbd", "slurm-26.05/02-busy-gpu",
+	"slurm-26.05/02-busy-gpu-no-slurmdbd", "slurm-26.05/03-gpu-noacct-drain",
+	"slurm-25.11-rest/R1-idle-drained", "slurm-25.11-rest/R2-busy-mix-draining",
+	"slurm-25.11-rest/R4-downdrain-fail-maint-reserved", "slurm-25.11-rest/R6-completing-epilog",
+	"slurm-25.11-rest/R7-planned-idle-gpu-resumed", "slurm-25.11-rest/R9-idle-all-finished-future-resv",
+};
+
+/* Every captured state agrees on every exact family (as test_golden checks row by row): exit 0.
+ * The REST states twice: slurmctld alone, and with slurmrestd's answers (its preferred forms, with
+ * --gpus-acct against the old exporter's -gpus-acct page). */
+static void test_states_agree(void **state)
+{
+	(void)state;
+	for (size_t i = 0; i < sizeof(states) / sizeof(states[0]); i++) {
+		int rest = strstr(states[i], "-rest/") != NULL;
+		for (int with_rest = 0; with_rest <= rest; with_rest++) {
+			char dir[256], legacy[300];
+			snprintf(dir, sizeof(dir), "tests/fixtures/%s", states[i]);
+			snprintf(legacy, sizeof(legacy), "%s/legacy_exporter_metrics%s.txt", dir, with_rest ? "_gpus" : "");
+			struct fake f;
+			fake_start(&f, dir, legacy);
+			char *out = NULL;
+			int rc = with_rest ? compare(f.port, dir, &out, "--slurmrestd.url", "http://127.0.0.1:1",
+						     "--slurmrestd.jobs", "--gpus-acct", NULL) :
+					     compare(f.port, dir, &out, NULL);
+			fake_stop(&f);
+			if (rc != 0 || !strstr(out, "every exact family agrees"))
+				fail_msg("%s%s: exit %d\n%s", states[i], with_rest ? " with slurmrestd" : "", rc, out ? out : "");
+			if (with_rest && !strstr(out, " slurmrestd "))
+				fail_msg("%s: no family served from slurmrestd\n%s", states[i], out);
+			free(out);
+		}
+	}
+}
+
+/* One exact family's value changed in the old exporter's page: exit 1, that family named. */
+static void test_altered_page(void **state)
+{
+	(void)state;
+	const char *dir = "tests/fixtures/slurm-25.11/02-busy-mix";
+	char path[300], altered[] = "/tmp/shimtest-cmp-legacy-XXXXXX";
+	snprintf(path, sizeof(path), "%s/legacy_exporter_metrics.txt", dir);
+	char *text = tu_slurp(path, NULL), *p = strstr(text, "\nslurm_cpus_total ");
+	assert_non_null(p);
+	p += strlen("\nslurm_cpus_total ");
+	struct buf b;
+	buf_init(&b, 0);
+	buf_append(&b, text, (size_t)(p - text));
+	buf_printf(&b, "%s", "99999");
+	buf_puts(&b, p + strcspn(p, "\n"));
+	int fd = mkstemp(altered);
+	assert_true(fd >= 0 && write(fd, b.data, b.len) == (ssize_t)b.len);
+	close(fd);
+	struct fake f;
+	fake_start(&f, dir, altered);
+	char *out = NULL;
+	assert_int_equal(compare(f.port, dir, &out, NULL), 1);
+	assert_line(out, "slurm_cpus_total", "differs                exact");
+	assert_non_null(strstr(out, "    {} legacy 99999 shim "));
+	assert_non_null(strstr(out, "1 with an exact form differ"));
+	free(out);
+	/* the JSON form says the same */
+	assert_int_equal(compare(f.port, dir, &out, "--compare-legacy.format", "json", NULL), 1);
+	assert_non_null(strstr(out, "\"exact_differing\": 1"));
+	free(out);
+	fake_stop(&f);
+	unlink(altered);
+	buf_free(&b);
+	free(text);
+}
+
+/* The old exporter cannot be read: exit 2, whether it is down, answers 404 or sends no exposition. */
+static void test_unreadable(void **state)
+{
+	(void)state;
+	const char *dir = "tests/fixtures/slurm-25.11/01-idle";
+	struct fake f;
+	fake_start(&f, dir, "/nonexistent/legacy.txt"); /* /metrics: 404 */
+	char *out = NULL;
+	assert_int_equal(compare(f.port, dir, &out, NULL), 2);
+	free(out);
+	fake_stop(&f);
+	fake_start(&f, dir, "tests/fixtures/slurm-25.11-rest/R1-idle-drained/rest_diag.json"); /* not an exposition */
+	assert_int_equal(compare(f.port, dir, &out, NULL), 2);
+	free(out);
+	fake_stop(&f);
+	assert_int_equal(compare(f.port, dir, &out, NULL), 2); /* nothing listens there any more */
+	free(out);
+}
+
+int main(void)
+{
+	signal(SIGPIPE, SIG_IGN);
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_equal),
+		cmocka_unit_test(test_exact_differs),
+		cmocka_unit_test(test_approximate_differs),
+		cmocka_unit_test(test_label_sets),
+		cmocka_unit_test(test_only_legacy),
+		cmocka_unit_test(test_other_families),
+		cmocka_unit_test(test_bounded),
+		cmocka_unit_test(test_json),
+		cmocka_unit_test_teardown(test_states_agree, stop_fake),
+		cmocka_unit_test_teardown(test_altered_page, stop_fake),
+		cmocka_unit_test_teardown(test_unreadable, stop_fake),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
