@@ -28,18 +28,8 @@ const struct mop_info expr_mops[N_MOPS] = { EXPR_MATCHERS(MOP_INFO) };
  * malloc; further chunks double up to POOL_MAX. */
 #define POOL_MAX (256 * 1024)
 
-/* Under AddressSanitizer every pool allocation is its own heap block (as xmalloc.c's arena does), so
- * that a read or write past one is caught instead of landing in its neighbour. */
-#if defined(__SANITIZE_ADDRESS__)
-#define POOL_EXACT 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define POOL_EXACT 1
-#endif
-#endif
-#ifndef POOL_EXACT
-#define POOL_EXACT 0
-#endif
+/* Under AddressSanitizer every pool allocation is its own heap block, as the arena's (xmalloc.h). */
+#define POOL_EXACT SHIM_ASAN
 
 /* Pool objects (nodes, strings, arrays, regex_t) are aligned to 8 bytes, not malloc's 16: a
  * short name takes 8. */

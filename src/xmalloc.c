@@ -81,15 +81,7 @@ struct arena_chunk {
 
 #define ARENA_CHUNK (64 * 1024)
 
-/* Under AddressSanitizer (make asan, make fuzz) every arena allocation is its own heap block, so
- * that a read or write past one is caught instead of landing in its neighbour in the same chunk. */
-#if defined(__SANITIZE_ADDRESS__)
-#define ARENA_EXACT 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define ARENA_EXACT 1
-#endif
-#endif
+/* Under AddressSanitizer every arena allocation is its own heap block (SHIM_ASAN, xmalloc.h). */
 
 void arena_init(struct arena *a)
 {
@@ -101,7 +93,7 @@ void arena_init(struct arena *a)
 void *arena_alloc(struct arena *a, size_t n)
 {
 	struct arena_chunk *c = a->head;
-#ifdef ARENA_EXACT
+#if SHIM_ASAN
 	c = xmalloc(sizeof(*c) + n);
 	c->size = c->used = n;
 	c->next = a->head;
@@ -154,7 +146,7 @@ void arena_reset(struct arena *a)
 
 void arena_rewind(struct arena *a)
 {
-#ifdef ARENA_EXACT
+#if SHIM_ASAN
 	arena_reset(a);
 #else
 	size_t peak = a->peak;

@@ -35,4 +35,18 @@ void arena_reset(struct arena *a);                /* frees every chunk */
  * similar work (one row after another) reuse the same bytes, still in the cache. */
 void arena_rewind(struct arena *a);
 
+/* 1 when built with AddressSanitizer (make asan, make fuzz): the arena (xmalloc.c) and an expression
+ * tree's pool (expr_parse.c) then give every allocation its own heap block, so that a read or write
+ * past one is caught instead of landing in its neighbour. */
+#if defined(__SANITIZE_ADDRESS__)
+#define SHIM_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define SHIM_ASAN 1
+#endif
+#endif
+#ifndef SHIM_ASAN
+#define SHIM_ASAN 0
+#endif
+
 #endif

@@ -600,17 +600,9 @@ static void test_operator_list(void **state)
 	}
 }
 
-/* Under AddressSanitizer every pool object is its own block (expr_parse.c): sizes are not checked. */
-#if defined(__SANITIZE_ADDRESS__)
-#define POOL_EXACT 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define POOL_EXACT 1
-#endif
-#endif
-#ifndef POOL_EXACT
-#define POOL_EXACT 0
-#endif
+/* Under AddressSanitizer every pool object is its own block (SHIM_ASAN, xmalloc.h): sizes are not
+ * checked. */
+#define POOL_EXACT SHIM_ASAN
 
 /* A tree is one pool: a lone selector one heap block, and a dense chain (the worst shape a mapping
  * can hold, docs/performance.md) at most 72 bytes a node (it was 112, plus a malloc each). */
