@@ -26,9 +26,6 @@ struct fam_result {
 	struct diff diffs[COMPARE_MAX_DIFFS];
 };
 
-static const char *const fid_name[] = { [FID_EXACT] = "exact", [FID_APPROXIMATE] = "approximate",
-					[FID_UNAVAILABLE] = "unavailable" };
-
 /* The old exporter's runtime families: Prometheus' Go client, not Slurm. */
 static int ignored(const char *name, size_t n)
 {
@@ -111,11 +108,11 @@ static int served_form(const struct row *r, const struct expo *shim, struct fam_
 		label_value(&f->samples[i], "upstream", up, sizeof(up));
 		int rest = !strcmp(up, upstreams[UPSTREAM_SLURMRESTD].name);
 		res->upstream = upstreams[rest ? UPSTREAM_SLURMRESTD : UPSTREAM_SLURMCTLD].name;
-		res->fidelity = !strcmp(fid, "exact") ? fid_name[FID_EXACT] : fid_name[FID_APPROXIMATE];
+		res->fidelity = !strcmp(fid, "exact") ? fidelity_name(FID_EXACT) : fidelity_name(FID_APPROXIMATE);
 		res->note = r->note;
 		/* slurmrestd's form: the first preferred form that reads slurmrestd (the one the driver tries first) */
 		for (size_t k = 0; rest && k < r->nprefer; k++)
-			if (r->prefer[k].sources & source_of_upstream(UPSTREAM_SLURMRESTD)) {
+			if (row_upstream(r, (int)k) == UPSTREAM_SLURMRESTD) {
 				res->note = r->prefer[k].note;
 				break;
 			}
@@ -139,7 +136,7 @@ static void compare_one(const char *name, size_t nlen, const struct row *r, cons
 	res->nshim = served && sf ? sf->n : 0;
 	res->ndiff = 0;
 	if (!served) {
-		res->fidelity = r ? fid_name[r->fidelity] : "none";
+		res->fidelity = r ? fidelity_name(r->fidelity) : "none";
 		res->upstream = "-";
 		res->note = r ? r->note : "no row of the mapping serves this family";
 	}

@@ -98,6 +98,11 @@ int mapping_field(size_t i, struct mapping_field *out);
  * (the sources that can be fetched: configured and not switched off). usable 0: native forms only. */
 unsigned mapping_sources(const struct mapping *m, const char *flags, unsigned usable);
 int row_enabled(const struct row *r, const char *flags);
+/* "exact", "approximate" or "unavailable" (a literal). */
+const char *fidelity_name(enum fidelity f);
+/* The upstream row r's form (-1: its own expression, else an index into prefer) reads: slurmrestd
+ * when any of its sources is slurmrestd's, else slurmctld. */
+enum upstream_id row_upstream(const struct row *r, int form);
 
 enum row_status {
 	ROW_OK,            /* v holds the series (possibly none, for labelled families) */

@@ -708,6 +708,17 @@ out:
 	return m;
 }
 
+const char *fidelity_name(enum fidelity f)
+{
+	return fidelity_choices[f];
+}
+
+enum upstream_id row_upstream(const struct row *r, int form)
+{
+	unsigned srcs = form >= 0 ? r->prefer[form].sources : r->sources;
+	return srcs & source_of_upstream(UPSTREAM_SLURMRESTD) ? UPSTREAM_SLURMRESTD : UPSTREAM_SLURMCTLD;
+}
+
 int row_enabled(const struct row *r, const char *flags)
 {
 	if (!r->enabled_by)

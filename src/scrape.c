@@ -320,19 +320,19 @@ static unsigned get_payloads(struct scraper *s, struct mapref *mr, unsigned gen,
 	for (;;) {
 		unsigned fetch = collect(s, gen, &want, mine, wait_on);
 		/* one fetch per upstream: a slow slurmrestd does not hold back slurmctld's answers */
-		for (int u = 0; u < UPSTREAM_COUNT; u++)
-			if (fetch & source_of_upstream((enum upstream_id)u))
-				start_fetch(s, mr, gen, fetch & source_of_upstream((enum upstream_id)u), wait_on);
+		for (int u = 0; u < UPSTREAM_COUNT; u++) {
+			unsigned mask = fetch & source_of_upstream((enum upstream_id)u);
+			if (mask)
+				start_fetch(s, mr, gen, mask, wait_on);
+		}
 		if (fetch)
 			continue;
 		if (!want || mono_now() >= deadline)
 			break;
-		else {
-			struct timespec ts;
-			ts.tv_sec = (time_t)deadline;
-			ts.tv_nsec = (long)((deadline - floor(deadline)) * 1e9);
-			pthread_cond_timedwait(&s->cv, &s->mu, &ts);
-		}
+		struct timespec ts;
+		ts.tv_sec = (time_t)deadline;
+		ts.tv_nsec = (long)((deadline - floor(deadline)) * 1e9);
+		pthread_cond_timedwait(&s->cv, &s->mu, &ts);
 	}
 	for (int id = 0; id < SRC_COUNT; id++) {
 		counts[id] = s->slot[id].n;
@@ -377,23 +377,26 @@ static const char *const status_reason[] = {
 	[ROW_INPUT_MISSING] = "input_missing",
 };
 
+/* Why row result res was left out ("output_full" when it did not fit), or NULL: served, disabled or
+ * unavailable. */
+static const char *left_out_reason(const struct row_result *res, const char *overflowed)
+{
+	return overflowed ? overflowed : res->status >= ROW_INPUT_DOWN ? status_reason[res->status] : NULL;
+}
+
 /* Which form and fidelity each served row was evaluated with this scrape: its own expression
  * (slurmctld) or a preferred form (slurmrestd while it is up). */
 static void write_row_fidelity(struct buf *b, const struct mapping *m, const struct row_result *res,
 			       const char *const *overflowed)
 {
-	static const char *const fid[] = { [FID_EXACT] = "exact", [FID_APPROXIMATE] = "approximate",
-					   [FID_UNAVAILABLE] = "unavailable" };
 	write_header(b, "slurm_exporter_shim_row_fidelity",
 		     "Legacy families this scrape served, by the fidelity and upstream of the form they were computed with.", "gauge");
 	for (size_t i = 0; i < m->nrows; i++) {
 		if (res[i].status != ROW_OK || overflowed[i])
 			continue;
 		const struct row *r = &m->rows[i];
-		unsigned srcs = res[i].form >= 0 ? r->prefer[res[i].form].sources : r->sources;
-		const char *up = (srcs & source_of_upstream(UPSTREAM_SLURMRESTD)) ? upstreams[UPSTREAM_SLURMRESTD].name :
-			upstreams[UPSTREAM_SLURMCTLD].name;
-		const char *f = fid[res[i].fidelity];
+		const char *up = upstreams[row_upstream(r, res[i].form)].name;
+		const char *f = fidelity_name(res[i].fidelity);
 		struct label l[3] = { { "family", r->name, 6, (uint32_t)strlen(r->name) },
 				      { "fidelity", f, 8, (uint32_t)strlen(f) },
 				      { "upstream", up, 8, (uint32_t)strlen(up) } };
@@ -449,8 +452,7 @@ static void write_self(const struct fetch_counts fc[SRC_COUNT], struct buf *b, c
 	write_header(b, "slurm_exporter_shim_family_left_out",
 		    "Legacy families this scrape could not serve, by reason (input_down, input_missing, error, no_input, output_full).", "gauge");
 	for (size_t i = 0; i < m->nrows; i++) {
-		const char *why = overflowed[i] ? overflowed[i] :
-				  res[i].status >= ROW_INPUT_DOWN ? status_reason[res[i].status] : NULL;
+		const char *why = left_out_reason(&res[i], overflowed[i]);
 		if (!why)
 			continue;
 		struct label l[2] = { { "family", m->rows[i].name, 6, (uint32_t)strlen(m->rows[i].name) },
@@ -531,14 +533,10 @@ static void status_rows(struct scrape_status *st, const struct mapping *m, const
 {
 	for (size_t i = 0; res && i < m->nrows; i++) {
 		const struct row *r = &m->rows[i];
-		const char *why = overflowed[i] ? overflowed[i] :
-				  res[i].status >= ROW_INPUT_DOWN ? status_reason[res[i].status] : NULL;
+		const char *why = left_out_reason(&res[i], overflowed[i]);
 		st->rows[res[i].status]++;
-		if (res[i].status == ROW_OK && !overflowed[i]) {
-			unsigned srcs = res[i].form >= 0 ? r->prefer[res[i].form].sources : r->sources;
-			int rest = (srcs & source_of_upstream(UPSTREAM_SLURMRESTD)) != 0;
-			st->fidelity[res[i].fidelity][rest ? UPSTREAM_SLURMRESTD : UPSTREAM_SLURMCTLD]++;
-		}
+		if (res[i].status == ROW_OK && !overflowed[i])
+			st->fidelity[res[i].fidelity][row_upstream(r, res[i].form)]++;
 		st->output_full += overflowed[i] != NULL;
 		if (!why || st->nleft++ >= SCRAPE_STATUS_LEFT_MAX)
 			continue;

@@ -104,9 +104,8 @@ static void write_rows(struct buf *out, const struct scrape_status *st)
 	count_row(out, "unavailable (no source)", st->rows[ROW_UNAVAILABLE], 0);
 	buf_puts(out, "</table>\n<table>\n<tr><th>Served rows by fidelity</th><th>native (slurmctld)</th>"
 		      "<th>slurmrestd form</th></tr>\n");
-	static const char *const fid[] = { [FID_EXACT] = "exact", [FID_APPROXIMATE] = "approximate" };
 	for (int f = FID_EXACT; f <= FID_APPROXIMATE; f++)
-		buf_printf(out, "<tr><td>%s</td><td class=\"n\">%zu</td><td class=\"n\">%zu</td></tr>\n", fid[f],
+		buf_printf(out, "<tr><td>%s</td><td class=\"n\">%zu</td><td class=\"n\">%zu</td></tr>\n", fidelity_name((enum fidelity)f),
 			   st->fidelity[f][UPSTREAM_SLURMCTLD], st->fidelity[f][UPSTREAM_SLURMRESTD]);
 	buf_puts(out, "</table>\n<h2>Families left out</h2>\n");
 	if (!st->nleft) {
