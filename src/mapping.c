@@ -105,12 +105,13 @@ static const char *missing_input(const struct row_form *f, const struct expr_sou
 	return NULL;
 }
 
-static int form_up(const struct row_form *f, const int up[SRC_COUNT])
+/* The first source form f reads that is not up, or -1 when all are. */
+static int down_source(const struct row_form *f, const int up[SRC_COUNT])
 {
 	for (int ep = 0; ep < SRC_COUNT; ep++)
 		if ((f->sources & (1u << ep)) && !up[ep])
-			return 0;
-	return 1;
+			return ep;
+	return -1;
 }
 
 /* The form a row is evaluated with this scrape: its first preferred form whose sources are all up
@@ -122,7 +123,7 @@ static const struct row_form *choose_form(const struct row *r, const struct expr
 {
 	int absent = 0;
 	for (size_t k = 0; k < r->nprefer; k++)
-		if (form_up(&r->prefer[k], up) && !missing_input(&r->prefer[k], src, &absent)) {
+		if (down_source(&r->prefer[k], up) < 0 && !missing_input(&r->prefer[k], src, &absent)) {
 			*form = (int)k;
 			return &r->prefer[k];
 		}
@@ -138,12 +139,12 @@ static const struct row_form *choose_form(const struct row *r, const struct expr
 static int eval_form(const struct row *r, const struct row_form *f, const struct expr_source *src,
 		     const int up[SRC_COUNT], struct arena *a, struct row_result *res, int *absent)
 {
-	for (int ep = 0; ep < SRC_COUNT; ep++)
-		if ((f->sources & (1u << ep)) && !up[ep]) {
-			res->status = ROW_INPUT_DOWN;
-			snprintf(res->err, sizeof(res->err), "endpoint %s is down", sources[ep].name);
-			return -1;
-		}
+	int down = down_source(f, up);
+	if (down >= 0) {
+		res->status = ROW_INPUT_DOWN;
+		snprintf(res->err, sizeof(res->err), "endpoint %s is down", sources[down].name);
+		return -1;
+	}
 	const char *lost = missing_input(f, src, absent);
 	if (lost) {
 		res->status = ROW_INPUT_MISSING;
