@@ -276,21 +276,22 @@ static void parse_root(struct pctx *p, const yaml_node_t *root, struct probe_tar
 		perr(p, &root->start_mark, "the targets file must be a mapping, not %s", wc_type_name(root));
 		return;
 	}
-	WC_FOR_PAIRS(&p->c, root, k, v) {
-		if (!scalar_eq(k, "targets"))
+	WC_FOR_PAIRS(&p->c, root, k, v) { /* in file order, so the problems are listed in it */
+		if (!scalar_eq(k, "targets")) {
 			perr(p, &k->start_mark, "unknown key \"%s\" (expected targets)",
 			     k->type == YAML_SCALAR_NODE ? wc_esc(eb, sval(k), slen(k)) : wc_type_name(k));
-		else if (targets)
+		} else if (targets) {
 			perr(p, &k->start_mark, "duplicate key \"targets\"");
-		else
+		} else {
 			targets = v;
+			if (v->type != YAML_MAPPING_NODE)
+				perr(p, &v->start_mark, "targets must be a mapping of target names, not %s", wc_type_name(v));
+			else
+				parse_targets(p, v, out);
+		}
 	}
 	if (!targets)
 		perr(p, &root->start_mark, "no \"targets\" key");
-	else if (targets->type != YAML_MAPPING_NODE)
-		perr(p, &targets->start_mark, "targets must be a mapping of target names, not %s", wc_type_name(targets));
-	else
-		parse_targets(p, targets, out);
 }
 
 /* Parse buf (len bytes) into out: the YAML layer's problems are added, the walk's are too. */
