@@ -1525,7 +1525,7 @@ static void test_status_page_render(void **state)
 	(void)state;
 	static const char hostile[] = "<script>alert(1)</script>&\"x\xff";
 	struct scrape_status *st = xcalloc(1, sizeof(*st));
-	struct status_page_info info = { "0.test", "/metrics\"><script>", hostile, 1800000000 };
+	struct status_page_info info = { "0.test", "/metrics\"><script>", hostile, 1800000000, NULL };
 	struct buf b;
 	buf_init(&b, 0);
 	status_page(&b, &info, st); /* no scrape yet */
@@ -1852,6 +1852,11 @@ static void test_probe_targets(void **state)
 	http("HEAD", e.s.port, "/probe?target=busy", &r, 5000);
 	assert_int_equal(r.status, 200);
 	assert_int_equal(r.body.len, 1);
+	buf_free(&r.body);
+	http("GET", e.s.port, "/", &r, 5000); /* the status page links every target */
+	assert_non_null(strstr(r.body.data, "<a href=\"/probe?target=idle\"><code>idle</code></a>, "
+					    "<a href=\"/probe?target=busy\"><code>busy</code></a>, "
+					    "<a href=\"/probe?target=down\"><code>down</code></a></p>"));
 	buf_free(&r.body);
 	assert_int_equal(fake_requests(e.c.port), 0);
 	probe_stop(&e);
