@@ -253,6 +253,36 @@ static void test_set(void **state)
 	probe_set_free(ps);
 }
 
+/* The daemon: a bad targets file is a usage error (exit 2) in every mode, all its problems on
+ * stderr, before anything is fetched; a good one is checked and unused by --once; a target whose
+ * mapping does not load stops a serving shim (exit 1). */
+static void test_startup(void **state)
+{
+	(void)state;
+	char *err = NULL, *out = NULL;
+	char *bad[] = { (char *)tu_shim_bin(), "--probe.targets-file", DIR "many.yml", "--once", "--replay-dir",
+			"tests/fixtures/slurm-25.11/01-idle", "--mapping.file", "mappings/prometheus-slurm-exporter.json",
+			NULL };
+	assert_int_equal(tu_run(bad, NULL, &out, NULL, &err), 2);
+	assert_string_equal(out, "");
+	assert_non_null(strstr(err, "many.yml:4:5: unknown key"));
+	assert_non_null(strstr(err, "many.yml:11:14: mapping must be a string"));
+	free(err);
+	free(out);
+	bad[2] = DIR "good.yml";
+	assert_int_equal(tu_run(bad, NULL, &out, NULL, &err), 0);
+	assert_non_null(strstr(out, "\nslurm_cpus_total "));
+	free(err);
+	free(out);
+	tu_write("/tmp/shimtest-probe-start.yml", "targets: {a: {slurmctld_url: http://127.0.0.1:1, mapping: /nonexistent/m.json}}\n");
+	char *serve[] = { (char *)tu_shim_bin(), "--probe.targets-file", "/tmp/shimtest-probe-start.yml",
+			  "--web.listen-address", "127.0.0.1:0", "--mapping.file", "mappings/prometheus-slurm-exporter.json",
+			  NULL };
+	assert_int_equal(tu_run(serve, NULL, NULL, NULL, &err), 1);
+	assert_non_null(strstr(err, "target a: mapping: /nonexistent/m.json"));
+	free(err);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -268,6 +298,7 @@ int main(void)
 		cmocka_unit_test(test_hostile_bytes),
 		cmocka_unit_test(test_yaml_level),
 		cmocka_unit_test(test_set),
+		cmocka_unit_test(test_startup),
 	};
 	return cmocka_run_group_tests_name("probe", tests, NULL, NULL);
 }
