@@ -1877,8 +1877,12 @@ static void test_probe_own_scraper(void **state)
 	for (int i = 0; i < 2; i++) {
 		http("GET", e.s.port, "/probe?target=idle", &r, 10000);
 		assert_int_equal(r.status, 200);
-		assert_non_null(strstr(r.body.data, "slurm_exporter_shim_up{endpoint=\"nodes\"} 1\n"));
-		assert_null(strstr(r.body.data, "} 0\nslurm_exporter_shim_up")); /* none down */
+		static const char *const eps[] = { "jobs", "nodes", "partitions", "scheduler", "jobs-users-accts" };
+		for (int k = 0; k < 5; k++) { /* every endpoint up: the down target's failures are its own */
+			char want[96];
+			snprintf(want, sizeof(want), "slurm_exporter_shim_up{endpoint=\"%s\"} 1\n", eps[k]);
+			assert_non_null(strstr(r.body.data, want));
+		}
 		assert_non_null(strstr(r.body.data, "slurm_exporter_shim_http_status{endpoint=\"nodes\"} 200\n"));
 		assert_non_null(strstr(r.body.data, "slurm_exporter_shim_upstream_fetches_total{endpoint=\"nodes\"} 1\n"));
 		buf_free(&r.body);
