@@ -117,6 +117,8 @@ static const struct flag flags[] = {
 	{ "mapping.file", NULL, T_STRING, OFF(mapping), DEFAULT_MAPPING, ANY, NULL, "FILE", "mapping table" },
 	{ "mapping.to-rules", NULL, T_STRING, OFF(to_rules), NULL, ANY, NULL, "DIR",
 	  "write DIR/rules.yml and DIR/scrape.yml for Prometheus, then exit" },
+	{ "probe.targets-file", NULL, T_STRING, OFF(targets_file), NULL, ANY, NULL, "FILE",
+	  "YAML file of named clusters, each scraped at /probe?target=NAME (see docs/operations.md)" },
 	{ "gpus-acct", NULL, T_BOOL, OFF(gpus), NULL, ANY, NULL, NULL, "serve the legacy GPU families (old exporter: -gpus-acct)" },
 	{ "log.level", NULL, T_ENUM, OFF(log_level), "info", ANY, log_levels, "LEVEL", NULL /* the choices */ },
 	/* slurmctld's sdiag does not count its HTTP requests: this is where an admin sees their cost */

@@ -31,6 +31,7 @@ struct options {
 	int rest_jobs;                   /* fetch /jobs (rows enabled_by "slurmrestd-jobs") */
 	const char *compare_legacy;      /* the old exporter's URL: compare, print, exit */
 	int compare_format;              /* enum compare_format */
+	const char *targets_file;        /* --probe.targets-file: the clusters /probe?target= scrapes */
 };
 
 /* Set every option to its default, then apply argv (Go-flag style: -name or --name, the value after

@@ -2,6 +2,7 @@
 #include "status.h"
 #include "buf.h"
 #include "html.h"
+#include "probe.h"
 #include "scrape.h"
 
 #include <string.h>
@@ -145,6 +146,26 @@ static void metrics_link(struct buf *out, const char *path)
 	buf_puts(out, "</a>");
 }
 
+/* The other clusters (--probe.targets-file): a link to each one's /probe?target=. This page is about
+ * --slurmctld.url's cluster only; each target's own state is in its self metrics. */
+static void write_probes(struct buf *out, const struct probe_set *ps)
+{
+	size_t n = probe_set_count(ps);
+	if (!n)
+		return;
+	buf_puts(out, "<p>Other clusters (<code>--probe.targets-file</code>):");
+	for (size_t i = 0; i < n; i++) {
+		const char *name = probe_set_name(ps, i); /* [A-Za-z0-9_.-]: URL-safe, escaped all the same */
+		buf_puts(out, i ? ", " : " ");
+		buf_puts(out, "<a href=\"/probe?target=");
+		esc(out, name);
+		buf_puts(out, "\"><code>");
+		esc(out, name);
+		buf_puts(out, "</code></a>");
+	}
+	buf_puts(out, "</p>\n");
+}
+
 void status_page(struct buf *out, const struct status_page_info *info, const struct scrape_status *st)
 {
 	buf_puts(out, page_head);
@@ -154,6 +175,7 @@ void status_page(struct buf *out, const struct status_page_info *info, const str
 		      "Metrics: ");
 	metrics_link(out, info->metrics_path);
 	buf_puts(out, "</p>\n");
+	write_probes(out, info->probes);
 	if (!st->rendered) {
 		buf_puts(out, "<p>No scrape has happened yet: this page shows the state of the last scrape and never "
 			      "fetches by itself. Open ");

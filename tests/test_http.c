@@ -12,7 +12,9 @@
  *   - each source's interval by its cost class (job walks once per --slurmctld.jobs.min-interval),
  *     and slow fetches counted and logged once per transition;
  *   - the status page at /: html_escape, the page built from the last scrape's snapshot (no fetch
- *     of its own), a failing endpoint's reason, hostile upstream and configured strings. */
+ *     of its own), a failing endpoint's reason, hostile upstream and configured strings;
+ *   - /probe?target=NAME (--probe.targets-file): each target its state's output and its own
+ *     scraper, unknown targets 400 with nothing fetched, basic auth. */
 #include "testutil.h"
 
 #include "fetch.h"
@@ -1523,7 +1525,7 @@ static void test_status_page_render(void **state)
 	(void)state;
 	static const char hostile[] = "<script>alert(1)</script>&\"x\xff";
 	struct scrape_status *st = xcalloc(1, sizeof(*st));
-	struct status_page_info info = { "0.test", "/metrics\"><script>", hostile, 1800000000 };
+	struct status_page_info info = { "0.test", "/metrics\"><script>", hostile, 1800000000, NULL };
 	struct buf b;
 	buf_init(&b, 0);
 	status_page(&b, &info, st); /* no scrape yet */
@@ -1712,6 +1714,226 @@ static void test_status_page_hostile(void **state)
 	}
 }
 
+/* --- /probe?target=NAME (issue 14, capability 4) ----------------------------------------------- */
+
+#define IDLE "tests/fixtures/slurm-25.11/01-idle"
+#define BUSY "tests/fixtures/slurm-25.11/02-busy-mix"
+
+/* Fakes A (01-idle) and B (02-busy-mix) as targets "idle" and "busy", "down" on a closed port, and
+ * fake C, which is in no file (what a client could try to make the shim fetch). The shim's own
+ * --slurmctld.url is A; extra: more shim flags (up to 2, NULL-terminated). */
+struct probe_env {
+	struct proc a, b, c, s;
+	char file[64];
+};
+
+static void probe_start(struct probe_env *e, const char *extra1, const char *extra2)
+{
+	char text[512];
+	fake_start(&e->a, IDLE, NULL);
+	fake_start(&e->b, BUSY, NULL);
+	fake_start(&e->c, IDLE, NULL);
+	snprintf(e->file, sizeof(e->file), "/tmp/shimtest-targets-%u.yml", e->a.port);
+	snprintf(text, sizeof(text),
+		 "targets:\n  idle:\n    slurmctld_url: http://127.0.0.1:%u\n    mapping: /tmp/shimtest-probe-idle.json\n"
+		 "  busy: {slurmctld_url: [\"http://127.0.0.1:%u\"]}\n  down: {slurmctld_url: http://127.0.0.1:%u}\n",
+		 e->a.port, e->b.port, free_port());
+	tu_write(e->file, text);
+	char *orig = tu_slurp(MAPPING, NULL);
+	tu_write("/tmp/shimtest-probe-idle.json", orig);
+	free(orig);
+	shim_start(&e->s, e->a.port, "--probe.targets-file", e->file, "--slurmctld.min-interval", "30",
+		   "--slurmctld.jobs.min-interval", "30", extra1, extra2, NULL);
+}
+
+static void probe_stop(struct probe_env *e)
+{
+	stop(&e->s);
+	stop(&e->c);
+	stop(&e->b);
+	stop(&e->a);
+}
+
+/* Requests the fake on port got, all endpoints together. */
+static long fake_requests(unsigned port)
+{
+	static const char *const eps[] = { "jobs", "nodes", "partitions", "scheduler", "jobs-users-accts" };
+	long n = 0;
+	for (int i = 0; i < 5; i++)
+		n += stat_count(port, eps[i]);
+	return n;
+}
+
+static void expect_400(unsigned port, const char *path, const char *body)
+{
+	struct resp r;
+	http("GET", port, path, &r, 5000);
+	assert_int_equal(r.status, 400);
+	assert_string_equal(r.ctype, "text/plain; charset=utf-8");
+	if (strcmp(r.body.data, body))
+		fail_msg("%s: got \"%s\", want \"%s\"", path, r.body.data, body);
+	buf_free(&r.body);
+}
+
+/* A missing or unknown target gets 400 with the name escaped, and nothing is fetched: a URL in the
+ * query string is a name like any other; a NUL does not cut a name short. */
+static void test_probe_unknown_target(void **state)
+{
+	(void)state;
+	struct probe_env e;
+	struct resp r;
+	char path[256], body[256];
+	probe_start(&e, NULL, NULL);
+	expect_400(e.s.port, "/probe", "missing parameter \"target\"\n");
+	expect_400(e.s.port, "/probe?module=idle", "missing parameter \"target\"\n");
+	expect_400(e.s.port, "/probe?target=", "unknown target \"\"\n");
+	expect_400(e.s.port, "/probe?target=nope", "unknown target \"nope\"\n");
+	expect_400(e.s.port, "/probe?target=idle%00x", "unknown target \"idle\\x00x\"\n");
+	expect_400(e.s.port, "/probe?target=IDLE", "unknown target \"IDLE\"\n");
+	expect_400(e.s.port, "/probe?target=%1b%5b31m%22%5c%ff", "unknown target \"\\x1b[31m\\x22\\x5c\\xff\"\n");
+	snprintf(path, sizeof(path), "/probe?target=http://127.0.0.1:%u", e.c.port);
+	snprintf(body, sizeof(body), "unknown target \"http://127.0.0.1:%u\"\n", e.c.port);
+	expect_400(e.s.port, path, body);
+	snprintf(path, sizeof(path), "/probe?target=http%%3A%%2F%%2F127.0.0.1%%3A%u%%2Fmetrics", e.c.port);
+	snprintf(body, sizeof(body), "unknown target \"http://127.0.0.1:%u/metrics\"\n", e.c.port);
+	expect_400(e.s.port, path, body);
+	assert_int_equal(fake_requests(e.a.port), 0);
+	assert_int_equal(fake_requests(e.b.port), 0);
+	assert_int_equal(fake_requests(e.c.port), 0);
+	/* a known target fetches its own fake only, never the one named in the query */
+	snprintf(path, sizeof(path), "/probe?target=busy&url=http://127.0.0.1:%u&slurmctld_url=http://127.0.0.1:%u",
+		 e.c.port, e.c.port);
+	http("GET", e.s.port, path, &r, 10000);
+	assert_int_equal(r.status, 200);
+	buf_free(&r.body);
+	assert_int_equal(fake_requests(e.a.port), 0);
+	assert_int_equal(fake_requests(e.b.port), 5);
+	assert_int_equal(fake_requests(e.c.port), 0);
+	probe_stop(&e);
+	/* without --probe.targets-file there is no /probe */
+	fake_start(&e.a, IDLE, NULL);
+	shim_start(&e.s, e.a.port, NULL);
+	http("GET", e.s.port, "/probe?target=idle", &r, 5000);
+	assert_int_equal(r.status, 404);
+	buf_free(&r.body);
+	stop(&e.s);
+	stop(&e.a);
+}
+
+/* Each target's answer is its state's --once output (self metrics aside), with /metrics' headers;
+ * /metrics still serves --slurmctld.url. */
+static void test_probe_targets(void **state)
+{
+	(void)state;
+	struct probe_env e;
+	struct resp r;
+	probe_start(&e, NULL, NULL);
+	static const struct {
+		const char *path, *dir;
+	} cases[] = { { "/probe?target=idle", IDLE }, { "/probe?module=slurm&target=busy&debug=1", BUSY }, { "/metrics", IDLE } };
+	for (size_t i = 0; i < 3; i++) {
+		http("GET", e.s.port, cases[i].path, &r, 10000);
+		assert_int_equal(r.status, 200);
+		assert_string_equal(r.ctype, "text/plain; version=0.0.4; charset=utf-8");
+		char *once = once_output(cases[i].dir, NULL);
+		char *a = legacy_part(r.body.data), *b = legacy_part(once);
+		if (strcmp(a, b) != 0)
+			fail_msg("%s: differs from --once --replay-dir %s", cases[i].path, cases[i].dir);
+		assert_true(strlen(a) > 3000);
+		free(a);
+		free(b);
+		free(once);
+		buf_free(&r.body);
+	}
+	char *idle = once_output(IDLE, NULL), *busy = once_output(BUSY, NULL);
+	assert_string_not_equal(idle, busy); /* the two states tell the targets apart */
+	free(idle);
+	free(busy);
+	http("HEAD", e.s.port, "/probe?target=busy", &r, 5000);
+	assert_int_equal(r.status, 200);
+	assert_int_equal(r.body.len, 1);
+	buf_free(&r.body);
+	http("GET", e.s.port, "/", &r, 5000); /* the status page links every target */
+	assert_non_null(strstr(r.body.data, "<a href=\"/probe?target=idle\"><code>idle</code></a>, "
+					    "<a href=\"/probe?target=busy\"><code>busy</code></a>, "
+					    "<a href=\"/probe?target=down\"><code>down</code></a></p>"));
+	buf_free(&r.body);
+	assert_int_equal(fake_requests(e.c.port), 0);
+	probe_stop(&e);
+}
+
+/* Each target has its own coalescing, cache and self metrics: a down target's failures are not in
+ * another's answer; the same controller scraped through /metrics and a target is fetched once by
+ * each; SIGHUP reloads a target's own mapping. */
+static void test_probe_own_scraper(void **state)
+{
+	(void)state;
+	struct probe_env e;
+	struct resp r;
+	probe_start(&e, NULL, NULL);
+	http("GET", e.s.port, "/probe?target=down", &r, 10000);
+	assert_int_equal(r.status, 503);
+	buf_free(&r.body);
+	for (int i = 0; i < 2; i++) {
+		http("GET", e.s.port, "/probe?target=idle", &r, 10000);
+		assert_int_equal(r.status, 200);
+		static const char *const eps[] = { "jobs", "nodes", "partitions", "scheduler", "jobs-users-accts" };
+		for (int k = 0; k < 5; k++) { /* every endpoint up: the down target's failures are its own */
+			char want[96];
+			snprintf(want, sizeof(want), "slurm_exporter_shim_up{endpoint=\"%s\"} 1\n", eps[k]);
+			assert_non_null(strstr(r.body.data, want));
+		}
+		assert_non_null(strstr(r.body.data, "slurm_exporter_shim_http_status{endpoint=\"nodes\"} 200\n"));
+		assert_non_null(strstr(r.body.data, "slurm_exporter_shim_upstream_fetches_total{endpoint=\"nodes\"} 1\n"));
+		buf_free(&r.body);
+	}
+	http("GET", e.s.port, "/metrics", &r, 10000);
+	assert_int_equal(r.status, 200);
+	assert_non_null(strstr(r.body.data, "slurm_exporter_shim_upstream_fetches_total{endpoint=\"nodes\"} 1\n"));
+	buf_free(&r.body);
+	assert_int_equal(stat_count(e.a.port, "nodes"), 2); /* one per scraper, each reused once */
+	tu_write("/tmp/shimtest-probe-idle.json", "{\"metrics\": [{\"name\": \"probe_only_row\", \"help\": \"h\", "
+						  "\"type\": \"gauge\", \"expr\": \"slurm_nodes\", \"fidelity\": \"exact\"}]}\n");
+	kill(e.s.pid, SIGHUP);
+	char *log = NULL;
+	for (int i = 0; i < 200 && !(log && strstr(log, "target idle: mapping reloaded: 1 rows")); i++) {
+		free(log);
+		tu_sleep_ms(25);
+		log = tu_slurp(e.s.log, NULL);
+	}
+	assert_non_null(strstr(log, "target idle: mapping reloaded: 1 rows"));
+	free(log);
+	http("GET", e.s.port, "/probe?target=idle", &r, 10000);
+	assert_non_null(strstr(r.body.data, "\nprobe_only_row "));
+	assert_null(strstr(r.body.data, "slurm_cpus_total"));
+	buf_free(&r.body);
+	http("GET", e.s.port, "/metrics", &r, 10000); /* the global table is the global file's */
+	assert_null(strstr(r.body.data, "probe_only_row"));
+	assert_non_null(strstr(r.body.data, "slurm_cpus_total"));
+	buf_free(&r.body);
+	probe_stop(&e);
+}
+
+/* Basic auth applies to /probe, before the target is looked at (no name oracle without it). */
+static void test_probe_basic_auth(void **state)
+{
+	(void)state;
+	struct probe_env e;
+	struct resp r;
+	probe_start(&e, "--web.config.file", "tests/webconfig/auth_only.yml");
+	http("GET", e.s.port, "/probe?target=idle", &r, 5000);
+	assert_int_equal(r.status, 401);
+	buf_free(&r.body);
+	http("GET", e.s.port, "/probe?target=nope", &r, 5000);
+	assert_int_equal(r.status, 401);
+	buf_free(&r.body);
+	assert_int_equal(fake_requests(e.a.port), 0);
+	http_hdr("GET", e.s.port, "/probe?target=idle", "Authorization: Basic YWxpY2U6Y29ycmVjdCBob3JzZQ==", &r, 10000);
+	assert_int_equal(r.status, 200);
+	buf_free(&r.body);
+	probe_stop(&e);
+}
+
 int main(void)
 {
 	curl_global_init(CURL_GLOBAL_DEFAULT);
@@ -1753,6 +1975,10 @@ int main(void)
 		cmocka_unit_test_teardown(test_status_page, kill_children),
 		cmocka_unit_test_teardown(test_status_page_fault, kill_children),
 		cmocka_unit_test_teardown(test_status_page_hostile, kill_children),
+		cmocka_unit_test_teardown(test_probe_unknown_target, kill_children),
+		cmocka_unit_test_teardown(test_probe_targets, kill_children),
+		cmocka_unit_test_teardown(test_probe_own_scraper, kill_children),
+		cmocka_unit_test_teardown(test_probe_basic_auth, kill_children),
 	};
 	int rc = cmocka_run_group_tests_name("http", tests, NULL, NULL);
 	curl_global_cleanup();
