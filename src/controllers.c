@@ -96,12 +96,21 @@ const char *controllers_url(const struct controllers *c, size_t i)
 size_t controllers_order(struct controllers *c, size_t order[CONTROLLERS_MAX])
 {
 	size_t k = 0;
+	int taken[CONTROLLERS_MAX] = { 0 };
 	pthread_mutex_lock(&c->mu);
-	if (c->current >= 0)
+	/* the current one first while it is the primary; one seen down (refused, or accepting
+	 * connections and never answering, which takes the whole timeout) last, so that the others
+	 * get their turn on the next fetch */
+	if (c->current >= 0 && c->role[c->current] == ROLE_PRIMARY) {
 		order[k++] = (size_t)c->current;
-	for (size_t i = 0; i < c->n; i++)
-		if ((int)i != c->current)
-			order[k++] = i;
+		taken[c->current] = 1;
+	}
+	for (int down = 0; down < 2; down++)
+		for (size_t i = 0; i < c->n; i++)
+			if (!taken[i] && (down || c->role[i] != ROLE_DOWN)) {
+				order[k++] = i;
+				taken[i] = 1;
+			}
 	pthread_mutex_unlock(&c->mu);
 	return k;
 }

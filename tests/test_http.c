@@ -1894,6 +1894,33 @@ static void test_ha_redirect_to_configured(void **state)
 	stop(&a);
 }
 
+/* A primary that accepts connections and never answers takes the whole timeout of one fetch
+ * (503 then); the next fetch tries the others first and fails over. */
+static void test_ha_hung_controller(void **state)
+{
+	(void)state;
+	struct proc a, b, s;
+	struct resp r;
+	char burl[64];
+	fake_start(&a, STATE, "--fault", "hang", NULL);
+	fake_start(&b, STATE, NULL);
+	snprintf(burl, sizeof(burl), "http://127.0.0.1:%u", b.port);
+	shim_start(&s, a.port, "--slurmctld.url", burl, "--slurmctld.timeout", "1", "--slurmctld.min-interval", "0",
+		   "--slurmctld.jobs.min-interval", "0", NULL);
+	http("GET", s.port, "/metrics", &r, 10000);
+	assert_int_equal(r.status, 503);
+	assert_non_null(strstr(r.body.data, "down (Timeout was reached)"));
+	buf_free(&r.body);
+	http("GET", s.port, "/metrics", &r, 10000);
+	assert_int_equal(r.status, 200);
+	assert_true(has_role(r.body.data, a.port, "down"));
+	assert_true(has_role(r.body.data, b.port, "primary"));
+	buf_free(&r.body);
+	stop(&s);
+	stop(&b);
+	stop(&a);
+}
+
 /* No controller answers: 503, the body says what each one did. */
 static void test_ha_all_down(void **state)
 {
@@ -1967,11 +1994,18 @@ static void test_ha_url_list(void **state)
 	size_t order[CONTROLLERS_MAX];
 	assert_int_equal(controllers_order(c, order), 3);
 	assert_int_equal(order[0], 0);
+	controllers_seen(c, 2, ROLE_PRIMARY, NULL);
 	controllers_answered(c, 2);
 	controllers_order(c, order);
 	assert_int_equal(order[0], 2); /* the last one that answered first */
 	assert_int_equal(order[1], 0);
 	assert_int_equal(order[2], 1);
+	controllers_seen(c, 2, ROLE_DOWN, "down (Timeout was reached)");
+	controllers_seen(c, 0, ROLE_DOWN, "down (Couldn't connect to server)");
+	controllers_order(c, order);
+	assert_int_equal(order[0], 1); /* the ones seen down last */
+	assert_int_equal(order[1], 0);
+	assert_int_equal(order[2], 2);
 	controllers_free(c);
 	c = controllers_new("http://a:6817,,http://c");
 	assert_non_null(controllers_error(c));
@@ -2023,6 +2057,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_ha_failover_failback, kill_children),
 		cmocka_unit_test_teardown(test_ha_redirect_not_configured, kill_children),
 		cmocka_unit_test_teardown(test_ha_redirect_to_configured, kill_children),
+		cmocka_unit_test_teardown(test_ha_hung_controller, kill_children),
 		cmocka_unit_test_teardown(test_ha_all_down, kill_children),
 		cmocka_unit_test_teardown(test_ha_no_mixing, kill_children),
 		cmocka_unit_test(test_ha_url_list),
