@@ -160,10 +160,15 @@ const char *controller_role_name(enum controller_role r)
 	return names[r];
 }
 
-size_t controllers_roles(struct controllers *c, enum controller_role roles[CONTROLLERS_MAX])
+size_t controllers_view(struct controllers *c, struct controller_view out[CONTROLLERS_MAX])
 {
 	pthread_mutex_lock(&c->mu);
-	memcpy(roles, c->role, sizeof(c->role));
+	for (size_t i = 0; i < c->n; i++) {
+		snprintf(out[i].url, sizeof(out[i].url), "%s", c->url[i]);
+		out[i].role = c->role[i];
+		out[i].current = c->current == (int)i;
+		snprintf(out[i].why, sizeof(out[i].why), "%s", c->why[i]);
+	}
 	pthread_mutex_unlock(&c->mu);
 	return c->n;
 }

@@ -48,7 +48,14 @@ int controllers_current(struct controllers *c);
  * slurm_exporter_shim_controller_switches_total, in the self-metric style. */
 void controllers_write_metrics(struct controllers *c, struct buf *b);
 const char *controller_role_name(enum controller_role r);
-/* Copy out each controller's role (for the status page); returns the count. */
-size_t controllers_roles(struct controllers *c, enum controller_role roles[CONTROLLERS_MAX]);
+/* What the status page shows of one controller. */
+struct controller_view {
+	char url[200];
+	enum controller_role role;
+	int current;             /* the one answering now */
+	char why[200];           /* why it was last passed over (raw upstream bytes possible) */
+};
+/* Copy out every controller's view; returns the count. */
+size_t controllers_view(struct controllers *c, struct controller_view out[CONTROLLERS_MAX]);
 
 #endif

@@ -604,6 +604,8 @@ static void status_record(struct scraper *s, const struct scrape_ctx *c, const s
 			source_down_reason(p, (enum source_id)id, o->reason, sizeof(o->reason));
 	}
 	status_rows(st, c->m, res, overflowed);
+	if (s->cfg.upstream[UPSTREAM_SLURMCTLD].ctl)
+		st->ncontrollers = controllers_view(s->cfg.upstream[UPSTREAM_SLURMCTLD].ctl, st->controller);
 	pthread_mutex_unlock(&s->mu);
 }
 

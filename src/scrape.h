@@ -21,6 +21,7 @@
 #include <stdatomic.h>
 
 #include "buf.h"
+#include "controllers.h"
 #include "fetch.h"
 #include "mapping.h"
 
@@ -90,6 +91,8 @@ struct scrape_status {
 		char why[200];   /* the self metric's reason, then the row's error when it has one */
 	} left[SCRAPE_STATUS_LEFT_MAX];
 	struct scrape_status_source src[SRC_COUNT];
+	size_t ncontrollers;     /* slurmctld's controllers (controllers.h), as last seen */
+	struct controller_view controller[CONTROLLERS_MAX];
 	double mono_at;          /* internal: when rendered (monotonic) */
 	double src_at[SRC_COUNT]; /* internal: when each answer finished (monotonic), 0: none */
 };

@@ -1856,6 +1856,17 @@ static void test_ha_redirect_not_configured(void **state)
 	http("GET", a.port, "/_last_request", &r, 5000); /* the configured ones get it */
 	assert_non_null(strstr(r.body.data, "X-SLURM-USER-TOKEN: tok-SECRET-14"));
 	buf_free(&r.body);
+	char want[300];
+	http("GET", s.port, "/", &r, 5000); /* the status page's controller table */
+	assert_non_null(strstr(r.body.data, "<h2>Controllers</h2>"));
+	snprintf(want, sizeof(want), "<tr><td><code>http://127.0.0.1:%u</code></td><td class=\"off\">standby</td>"
+		 "<td class=\"err\">standby (HTTP 303 to http://127.0.0.1:%u/metrics/", b.port, c.port);
+	assert_non_null(strstr(r.body.data, want));
+	assert_non_null(strstr(r.body.data, ", not followed</td>"));
+	snprintf(want, sizeof(want), "<tr><td><code>http://127.0.0.1:%u</code> (read now)</td><td class=\"up\">primary</td>",
+		 a.port);
+	assert_non_null(strstr(r.body.data, want));
+	buf_free(&r.body);
 	stop(&s);
 	stop(&b);
 	stop(&a);
