@@ -196,9 +196,11 @@ static void note_round(struct round *rd, const struct xfer *t, CURLcode rc)
 	if (t->redirected || (code >= 300 && code < 400) || code == 503) {
 		rd->standby++;
 		curl_easy_getinfo(t->h, CURLINFO_REDIRECT_URL, &loc);
+		const char *host = loc && !t->redirected ? strstr(loc, "://") : NULL;
+		int olen = host ? (int)strcspn(host + 3, "/?#") + (int)(host + 3 - loc) : 0; /* its origin: short */
 		if (!rd->why[0])
-			snprintf(rd->why, sizeof(rd->why), "standby (HTTP %ld%s%.150s)", t->redirected ? 303 : code,
-				 loc && !t->redirected ? " to " : "", loc && !t->redirected ? loc : "");
+			snprintf(rd->why, sizeof(rd->why), "standby (HTTP %ld%s%.*s)", t->redirected ? 303 : code,
+				 host ? " to " : "", olen < 150 ? olen : 150, host ? loc : "");
 		if (loc && !rd->location[0] && !t->redirected)
 			snprintf(rd->location, sizeof(rd->location), "%s", loc);
 	} else if (code > 0) {
@@ -501,8 +503,11 @@ static int prefer(const struct controllers *ctl, size_t order[], size_t n, size_
 static void note_controller(struct controllers *ctl, size_t i, struct round *rd, int followed, char *summary, size_t len)
 {
 	size_t used = strlen(summary);
-	if (rd->location[0] && !followed) /* it may point at a configured one tried already */
-		snprintf(rd->why + strlen(rd->why), sizeof(rd->why) - strlen(rd->why), ", not followed");
+	int configured = 0;
+	for (size_t j = 0; rd->location[0] && !followed && j < controllers_count(ctl); j++)
+		configured |= fetch_redirect_check(controllers_url(ctl, j), rd->location) == FETCH_REDIRECT_SAME_ORIGIN;
+	if (rd->location[0] && !followed && !configured) /* (a configured one was tried already) */
+		snprintf(rd->why + strlen(rd->why), sizeof(rd->why) - strlen(rd->why), ", not configured: not followed");
 	if (!rd->why[0])
 		snprintf(rd->why, sizeof(rd->why), "no answer");
 	controllers_seen(ctl, i, rd->standby ? ROLE_STANDBY : ROLE_DOWN, rd->why);
