@@ -1998,6 +1998,14 @@ static void test_ha_url_list(void **state)
 	assert_int_not_equal(tu_run(argv, NULL, NULL, NULL, &err), 0);
 	assert_non_null(strstr(err, "flag --slurmctld.url: value \"ftp://b:6817\" is not an http:// or https:// URL"));
 	free(err);
+	char big[2100];
+	memset(big, 'a', sizeof(big) - 1);
+	memcpy(big, "http://", 7);
+	big[sizeof(big) - 1] = '\0';
+	char *twice[] = { (char *)tu_shim_bin(), "--slurmctld.url", big, "--slurmctld.url", big, "--once", NULL };
+	assert_int_not_equal(tu_run(twice, NULL, NULL, NULL, &err), 0);
+	assert_non_null(strstr(err, "flag --slurmctld.url: the controller list is longer than 4095 bytes"));
+	free(err);
 	struct controllers *c = controllers_new("http://a:6817, https://b:6817,unix:/run/s.sock");
 	assert_null(controllers_error(c));
 	assert_int_equal(controllers_count(c), 3);
