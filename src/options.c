@@ -21,6 +21,7 @@ enum opt_type {
 	T_STRING,   /* const char * */
 	T_URL,      /* const char *, http:// or https:// */
 	T_RURL,     /* const char *, http://, https:// or unix:/path (a socket) */
+	T_URLS,     /* const char *, a comma list of T_URL; given again: appended (options.url_list) */
 	T_BOOL,     /* int */
 	T_INT,      /* long long */
 	T_BYTES,    /* long long */
@@ -32,7 +33,8 @@ enum opt_type {
 /* What a value of each type is, for "value "x" is not ...". */
 static const char *const type_what[] = {
 	[T_STRING] = "a string", [T_URL] = "an http:// or https:// URL",
-	[T_RURL] = "an http:// or https:// URL or unix:/path/to/socket", [T_BOOL] = "a boolean",
+	[T_RURL] = "an http:// or https:// URL or unix:/path/to/socket", [T_URLS] = "an http:// or https:// URL",
+	[T_BOOL] = "a boolean",
 	[T_INT] = "a valid whole number", [T_BYTES] = "a valid whole number of bytes",
 	[T_WSECONDS] = "a valid whole number of seconds", [T_SECONDS] = "a valid number of seconds",
 	[T_ENUM] = "a valid choice",
@@ -77,8 +79,9 @@ static const struct flag flags[] = {
 	{ "web.connection-timeout", NULL, T_WSECONDS, OFF(conn_timeout), "30", 1, 86400, NULL, "SECONDS",
 	  "idle HTTP connection timeout" },
 	/* without a scheme curl would guess, and "ctl1:6817" reads as scheme "ctl1" */
-	{ "slurmctld.url", NULL, T_URL, OFF(url), "http://localhost:6817", ANY, NULL, "URL",
-	  "base URL of slurmctld's HTTP listener" },
+	{ "slurmctld.url", NULL, T_URLS, OFF(url), "http://localhost:6817", ANY, NULL, "URL",
+	  "base URL of slurmctld's HTTP listener; repeat it (or give a comma list) for every controller of a "
+	  "high-availability pair: the current primary is used" },
 	/* 0 used to become a 1 ms timeout: every fetch failed */
 	{ "slurmctld.timeout", NULL, T_SECONDS, OFF(timeout), "10", 0.001, 86400, NULL, "SECONDS",
 	  "per-request timeout to slurmctld" },
@@ -200,12 +203,50 @@ static int bad_value(const struct flag *f, const char *v, FILE *err)
 	return -1;
 }
 
+static int url_ok(const char *v, size_t n)
+{
+	return (n > 7 && !strncasecmp(v, "http://", 7)) || (n > 8 && !strncasecmp(v, "https://", 8));
+}
+
+/* A comma list of URLs, every element checked (the error names the one that is not a URL); a
+ * second occurrence of the flag is appended to the first into o->url_list. */
+static int set_urls(struct options *o, const struct flag *f, const char *v, FILE *err)
+{
+	const char **dst = (const char **)((char *)o + f->off);
+	for (const char *s = v;; s++) {
+		size_t n = strcspn(s, ",");
+		if (!url_ok(s, n)) {
+			char el[300];
+			snprintf(el, sizeof(el), "%.*s", (int)(n < 299 ? n : 299), s);
+			return bad_value(f, el, err);
+		}
+		s += n;
+		if (!*s)
+			break;
+	}
+	if (!*dst || *dst == f->def) { /* the default, or not set yet */
+		*dst = v;
+		return 0;
+	}
+	char joined[sizeof(o->url_list)];
+	if ((size_t)snprintf(joined, sizeof(joined), "%s,%s", *dst, v) >= sizeof(joined)) {
+		fprintf(err, "slurm-exporter-shim: flag --%s: the controller list is longer than %zu bytes\n", f->name,
+			sizeof(joined) - 1);
+		return -1;
+	}
+	memcpy(o->url_list, joined, sizeof(joined));
+	*dst = o->url_list;
+	return 0;
+}
+
 /* Check value v for flag f and store it into *o. 0, or -1 with the error written. */
 static int set_value(struct options *o, const struct flag *f, const char *v, FILE *err)
 {
 	void *dst = (char *)o + f->off;
 	double d;
 	switch (f->type) {
+	case T_URLS:
+		return set_urls(o, f, v, err);
 	case T_RURL:
 	case T_URL:
 		if (strncasecmp(v, "http://", 7) && strncasecmp(v, "https://", 8) &&
@@ -292,7 +333,7 @@ void options_usage(FILE *f)
 		if (is_numeric(g->type))
 			snprintf(range, sizeof(range), "%.15g to %.15g, ", g->lo, g->hi);
 		if (g->def) {
-			int quote = g->type == T_STRING || g->type == T_URL || g->type == T_RURL;
+			int quote = g->type == T_STRING || g->type == T_URL || g->type == T_RURL || g->type == T_URLS;
 			snprintf(def, sizeof(def), " (%sdefault %s%s%s)", range, quote ? "\"" : "", g->def, quote ? "\"" : "");
 		}
 		char choices[150] = "";

@@ -7,7 +7,7 @@
  * any thread starts. Everything else lives in objects with an owner (scraper, server, webconfig,
  * mapping) or on a stack.
  *
- * Ownership: the strings of a parsed struct options borrow argv or string literals. */
+ * Ownership: the strings of a parsed struct options borrow argv or string literals, or url_list. */
 #ifndef SHIM_OPTIONS_H
 #define SHIM_OPTIONS_H
 
@@ -32,6 +32,7 @@ struct options {
 	const char *compare_legacy;      /* the old exporter's URL: compare, print, exit */
 	int compare_format;              /* enum compare_format */
 	const char *targets_file;        /* --probe.targets-file: the clusters /probe?target= scrapes */
+	char url_list[4096];             /* --slurmctld.url given more than once: the joined comma list */
 };
 
 /* Set every option to its default, then apply argv (Go-flag style: -name or --name, the value after

@@ -1,5 +1,6 @@
 /* scrape.c: see scrape.h. */
 #include "scrape.h"
+#include "controllers.h"
 #include "log.h"
 #include "writer.h"
 
@@ -47,6 +48,7 @@ struct scraper {
 	char logged[LOGGED_MAX][160]; /* log_family_once's, under render_mu */
 	size_t nlogged;
 	struct scrape_status status; /* the status page's snapshot of the last render, under mu */
+	struct controllers *ctl;  /* slurmctld's, made by scraper_new (NULL: replay, or the caller's) */
 };
 
 /* A caller whose deadline is not below the fetch's own timeout waits this much longer, so that it
@@ -57,6 +59,9 @@ struct scraper *scraper_new(const struct scraper_config *cfg, struct mapping *m)
 {
 	struct scraper *s = xcalloc(1, sizeof(*s));
 	s->cfg = *cfg;
+	/* the controllers are split once, and which one answers is remembered across fetches */
+	if (!cfg->replay_dir && cfg->upstream[UPSTREAM_SLURMCTLD].base_url && !cfg->upstream[UPSTREAM_SLURMCTLD].ctl)
+		s->cfg.upstream[UPSTREAM_SLURMCTLD].ctl = s->ctl = controllers_new(cfg->upstream[UPSTREAM_SLURMCTLD].base_url);
 	pthread_mutex_init(&s->mu, NULL);
 	pthread_mutex_init(&s->render_mu, NULL);
 	pthread_condattr_t ca;
@@ -112,6 +117,7 @@ void scraper_free(struct scraper *s)
 		payload_unref(s->slot[id].p);
 	answer_unref(s->answer);
 	mapref_put(s->map);
+	controllers_free(s->ctl);
 	pthread_cond_destroy(&s->cv);
 	pthread_mutex_destroy(&s->render_mu);
 	pthread_mutex_destroy(&s->mu);
@@ -305,6 +311,29 @@ static unsigned collect(struct scraper *s, unsigned gen, unsigned *want, const s
 	return fetch;
 }
 
+/* One rendered answer reads one controller: an answer taken from another controller than the
+ * current one (the primary changed since it was fetched) is put back into *want and its slot let
+ * go, so that the next pass fetches it from the current one. s->mu held. Returns whether any was. */
+static int drop_other_controller(struct scraper *s, unsigned *want, const struct payload *mine[SRC_COUNT])
+{
+	struct controllers *ctl = s->cfg.upstream[UPSTREAM_SLURMCTLD].ctl;
+	int cur = ctl ? controllers_current(ctl) : -1, dropped = 0;
+	for (int id = 0; id < SRC_COUNT && cur >= 0; id++) {
+		const struct payload *p = mine[id];
+		if (!p || p->controller < 0 || p->controller == cur)
+			continue;
+		if (s->slot[id].p == p) {
+			payload_unref(p);
+			s->slot[id].p = NULL;
+		}
+		payload_unref(p);
+		mine[id] = NULL;
+		*want |= 1u << id;
+		dropped = 1;
+	}
+	return dropped;
+}
+
 /* Get a payload parsed for generation gen for every source in need: a fresh one, the one in
  * flight for gen, or a new fetch (see collect). Waits until deadline (monotonic); a source
  * still missing then gets a payload of this scrape's own saying so. Returns the mask of those. */
@@ -325,7 +354,7 @@ static unsigned get_payloads(struct scraper *s, struct mapref *mr, unsigned gen,
 			if (mask)
 				start_fetch(s, mr, gen, mask, wait_on);
 		}
-		if (fetch)
+		if (fetch || drop_other_controller(s, &want, mine))
 			continue;
 		if (!want || mono_now() >= deadline)
 			break;
@@ -575,6 +604,8 @@ static void status_record(struct scraper *s, const struct scrape_ctx *c, const s
 			source_down_reason(p, (enum source_id)id, o->reason, sizeof(o->reason));
 	}
 	status_rows(st, c->m, res, overflowed);
+	if (s->cfg.upstream[UPSTREAM_SLURMCTLD].ctl)
+		st->ncontrollers = controllers_view(s->cfg.upstream[UPSTREAM_SLURMCTLD].ctl, st->controller);
 	pthread_mutex_unlock(&s->mu);
 }
 
@@ -617,6 +648,8 @@ static int render(struct scraper *s, const struct scrape_ctx *c, const struct pa
 	/* self metrics are small and always fit: no cap for them */
 	out->max = 0;
 	write_self(c->counts, out, p, up, c->need, m, w.res, w.overflowed, c->started, c->reload_ok, c->reload_time);
+	if (s->cfg.upstream[UPSTREAM_SLURMCTLD].ctl)
+		controllers_write_metrics(s->cfg.upstream[UPSTREAM_SLURMCTLD].ctl, out);
 	status_record(s, c, p, up, w.res, w.overflowed, 200);
 	pthread_mutex_lock(&s->mu);
 	s->last_output = out->len;

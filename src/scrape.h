@@ -13,7 +13,8 @@
  * one immutable, reference-counted body (its self metrics are those of the scrape that rendered it).
  * Ownership: scraper_new returns a new scraper (scraper_free frees it, after the fetches still
  * running end) that owns its payloads, mapping and last answer; it copies cfg but borrows the
- * strings it points to. scraper_new and scrape_set_mapping take ownership of the mapping;
+ * strings it points to, and splits slurmctld's base_url into its controllers once (controllers.h;
+ * unless cfg gives them, or replays), which it owns: no rendered answer mixes two controllers. scraper_new and scrape_set_mapping take ownership of the mapping;
  * scrape_answer returns a new reference; scrape_status copies into the caller's struct. */
 #ifndef SHIM_SCRAPE_H
 #define SHIM_SCRAPE_H
@@ -21,6 +22,7 @@
 #include <stdatomic.h>
 
 #include "buf.h"
+#include "controllers.h"
 #include "fetch.h"
 #include "mapping.h"
 
@@ -90,6 +92,8 @@ struct scrape_status {
 		char why[200];   /* the self metric's reason, then the row's error when it has one */
 	} left[SCRAPE_STATUS_LEFT_MAX];
 	struct scrape_status_source src[SRC_COUNT];
+	size_t ncontrollers;     /* slurmctld's controllers (controllers.h), as last seen */
+	struct controller_view controller[CONTROLLERS_MAX];
 	double mono_at;          /* internal: when rendered (monotonic) */
 	double src_at[SRC_COUNT]; /* internal: when each answer finished (monotonic), 0: none */
 };

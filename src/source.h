@@ -29,17 +29,22 @@ enum source_id {
 enum upstream_id { UPSTREAM_SLURMCTLD, UPSTREAM_SLURMRESTD, UPSTREAM_COUNT };
 
 struct restapi;
+struct controllers;
 
 /* Where an upstream is and how to reach it; one per upstream (a scraper_config holds them). */
 struct upstream_config {
 	const char *base_url;     /* e.g. "http://localhost:6817", or "unix:/path/to/socket"; NULL: the
-				     upstream is not configured and its sources are never fetched */
+				     upstream is not configured and its sources are never fetched.
+				     slurmctld: a comma list of controllers ("http://a:6817,http://b:6817") */
 	double timeout;           /* seconds, per request */
 	size_t max_body;          /* bytes; 0: no limit */
 	const char *token_file;   /* JWT for X-SLURM-USER-TOKEN, or NULL */
 	const char *user;         /* X-SLURM-USER-NAME, or NULL */
 	struct restapi *api;      /* slurmrestd: the API version for "{version}" in paths (restapi.h),
 				     borrowed; NULL for slurmctld */
+	struct controllers *ctl;  /* slurmctld: base_url split into its controllers (controllers.h),
+				     borrowed; NULL: fetch.c splits base_url for each call itself */
+	double connect_timeout;   /* seconds per connection attempt; 0: timeout */
 };
 
 struct upstream {

@@ -77,6 +77,25 @@ static void write_sources(struct buf *out, const struct scrape_status *st)
 	buf_puts(out, "</table>\n");
 }
 
+/* Several slurmctld controllers: each one's role as last seen (docs/operations.md, High availability). */
+static void write_controllers(struct buf *out, const struct scrape_status *st)
+{
+	if (st->ncontrollers < 2)
+		return;
+	buf_puts(out, "<h2>Controllers</h2>\n<table>\n<tr><th>URL</th><th>Role</th><th>Why passed over</th></tr>\n");
+	for (size_t i = 0; i < st->ncontrollers; i++) {
+		const struct controller_view *v = &st->controller[i];
+		buf_puts(out, "<tr><td><code>");
+		esc(out, v->url);
+		buf_printf(out, "</code>%s</td><td class=\"%s\">%s</td><td class=\"err\">", v->current ? " (read now)" : "",
+			   v->role == ROLE_PRIMARY ? "up" : v->role == ROLE_DOWN ? "down" : "off",
+			   controller_role_name(v->role));
+		esc(out, v->why);
+		buf_puts(out, "</td></tr>\n");
+	}
+	buf_puts(out, "</table>\n");
+}
+
 /* bad: a count above 0 is a problem, shown in red */
 static void count_row(struct buf *out, const char *what, size_t n, int bad)
 {
@@ -188,6 +207,7 @@ void status_page(struct buf *out, const struct status_page_info *info, const str
 	buf_printf(out, "), answered <span class=\"%s\">HTTP %d</span>.</p>\n", st->http_status == 200 ? "up" : "down",
 		   st->http_status);
 	write_sources(out, st);
+	write_controllers(out, st);
 	write_mapping(out, info, st);
 	write_rows(out, st);
 	buf_puts(out, "</body></html>\n");

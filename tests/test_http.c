@@ -17,6 +17,7 @@
  *     scraper, unknown targets 400 with nothing fetched, basic auth. */
 #include "testutil.h"
 
+#include "controllers.h"
 #include "fetch.h"
 #include "html.h"
 #include "restapi.h"
@@ -1934,6 +1935,325 @@ static void test_probe_basic_auth(void **state)
 	probe_stop(&e);
 }
 
+/* ---- Issue 14.1: several controllers (--slurmctld.url repeated or a comma list). The fakes play
+ * slurmctld's primary and standby (/_role/standby: a 25.11.7 standby's 303 to --redirect-port). */
+
+/* Start the fake on a given port (a controller restarted where it was). */
+static void fake_start_at(struct proc *f, unsigned port, const char *dir, const char *redirect_port)
+{
+	char p[16];
+	const char *bin = getenv("FAKE_SLURMCTLD") ? getenv("FAKE_SLURMCTLD") : "build/tests/fake_slurmctld";
+	char *argv[] = { (char *)bin, "--port", p, "--dir", (char *)dir, "--redirect-port", (char *)redirect_port, NULL };
+	snprintf(p, sizeof(p), "%u", port);
+	f->port = port;
+	for (int attempt = 0; attempt < 20; attempt++) {
+		snprintf(f->log, sizeof(f->log), "/tmp/shimtest-fake-%u.log", port);
+		f->pid = spawn(argv, f->log);
+		if (wait_ready(f->pid, port))
+			return;
+		tu_sleep_ms(100);
+	}
+	fail_msg("fake_slurmctld does not restart on port %u (see %s)", port, f->log);
+}
+
+static void set_role(const struct proc *f, const char *role)
+{
+	struct resp r;
+	char path[32];
+	snprintf(path, sizeof(path), "/_role/%s", role);
+	http("GET", f->port, path, &r, 5000);
+	assert_int_equal(r.status, 200);
+	buf_free(&r.body);
+}
+
+/* The exposition has the line (whole). */
+static int has_line(const char *body, const char *line)
+{
+	size_t n = strlen(line);
+	for (const char *p = strstr(body, line); p; p = strstr(p + 1, line))
+		if ((p == body || p[-1] == '\n') && (p[n] == '\n' || !p[n]))
+			return 1;
+	return 0;
+}
+
+static int has_role(const char *body, unsigned port, const char *role)
+{
+	char line[160];
+	snprintf(line, sizeof(line), "slurm_exporter_shim_controller_info{url=\"http://127.0.0.1:%u\",role=\"%s\"} 1", port,
+		 role);
+	return has_line(body, line);
+}
+
+/* Primary A and standby B (listed first): the standby's 303 to A (configured) is followed, the
+ * answers are A's; A killed, B promoted: the next scrape fails over within itself, no restart;
+ * A back as primary, B standby again: failback. Each change counted and logged once. */
+static void test_ha_failover_failback(void **state)
+{
+	(void)state;
+	struct proc a, b, s;
+	struct resp r;
+	char aport[16], burl[64];
+	fake_start(&a, STATE, NULL);
+	snprintf(aport, sizeof(aport), "%u", a.port);
+	fake_start(&b, STATE, "--redirect-port", aport, NULL);
+	set_role(&b, "standby");
+	snprintf(burl, sizeof(burl), "http://127.0.0.1:%u", b.port);
+	shim_start(&s, a.port, "--slurmctld.url", burl, "--slurmctld.min-interval", "0", "--slurmctld.jobs.min-interval",
+		   "0", NULL);
+	/* the shim's list is A,B: A answers, B is never asked */
+	http("GET", s.port, "/metrics", &r, 10000);
+	assert_int_equal(r.status, 200);
+	assert_non_null(strstr(r.body.data, "\nslurm_cpus_total 44\n"));
+	assert_true(has_role(r.body.data, a.port, "primary"));
+	assert_true(has_role(r.body.data, b.port, "unknown"));
+	assert_true(has_line(r.body.data, "slurm_exporter_shim_controller_switches_total 0"));
+	assert_int_equal(stat_count(b.port, "nodes"), 0);
+	buf_free(&r.body);
+
+	/* failover: A dies, B becomes primary */
+	stop(&a);
+	set_role(&b, "primary");
+	http("GET", s.port, "/metrics", &r, 10000);
+	assert_int_equal(r.status, 200);
+	assert_non_null(strstr(r.body.data, "\nslurm_cpus_total 44\n"));
+	assert_true(has_line(r.body.data, "slurm_exporter_shim_up{endpoint=\"nodes\"} 1"));
+	assert_true(has_role(r.body.data, a.port, "down"));
+	assert_true(has_role(r.body.data, b.port, "primary"));
+	assert_true(has_line(r.body.data, "slurm_exporter_shim_controller_switches_total 1"));
+	buf_free(&r.body);
+	assert_int_equal(stat_count(b.port, "nodes"), 1);
+
+	/* failback: A back as primary, B standby (its 303 points at A); B, current, is tried first */
+	fake_start_at(&a, a.port, STATE, aport);
+	set_role(&b, "standby");
+	http("GET", s.port, "/metrics", &r, 10000);
+	assert_int_equal(r.status, 200);
+	assert_true(has_role(r.body.data, a.port, "primary"));
+	assert_true(has_role(r.body.data, b.port, "standby"));
+	assert_true(has_line(r.body.data, "slurm_exporter_shim_controller_switches_total 2"));
+	buf_free(&r.body);
+	assert_int_equal(stat_count(a.port, "nodes"), 1);
+	assert_int_equal(stat_count(b.port, "nodes"), 2); /* one answer, one 303 */
+	stop(&s);
+	char *log = tu_slurp(s.log, NULL);
+	char want[160];
+	snprintf(want, sizeof(want), "switched from controller http://127.0.0.1:%u to http://127.0.0.1:%u", a.port, b.port);
+	assert_non_null(strstr(log, want));
+	assert_non_null(strstr(log, "was down (Couldn't connect to server)"));
+	snprintf(want, sizeof(want), "switched from controller http://127.0.0.1:%u to http://127.0.0.1:%u", b.port, a.port);
+	assert_non_null(strstr(log, want));
+	free(log);
+	stop(&b);
+	stop(&a);
+}
+
+/* A standby's 303 to an origin that is not configured (C) is not followed: C never gets a
+ * request, nor the token; the next configured controller (A) answers. */
+static void test_ha_redirect_not_configured(void **state)
+{
+	(void)state;
+	struct proc a, b, c, s;
+	struct resp r;
+	char cport[16], aurl[64];
+	tu_write("/tmp/shimtest-token-ha", "tok-SECRET-14\n");
+	fake_start(&c, STATE, NULL);
+	fake_start(&a, STATE, NULL);
+	snprintf(cport, sizeof(cport), "%u", c.port);
+	fake_start(&b, STATE, "--redirect-port", cport, NULL);
+	set_role(&b, "standby");
+	snprintf(aurl, sizeof(aurl), "http://127.0.0.1:%u", a.port);
+	shim_start(&s, b.port, "--slurmctld.url", aurl, "--slurmctld.auth.token-file", "/tmp/shimtest-token-ha", NULL);
+	http("GET", s.port, "/metrics", &r, 10000);
+	assert_int_equal(r.status, 200);
+	assert_true(has_role(r.body.data, b.port, "standby"));
+	assert_true(has_role(r.body.data, a.port, "primary"));
+	buf_free(&r.body);
+	assert_int_equal(stat_count(b.port, "nodes"), 1);
+	assert_int_equal(stat_count(a.port, "nodes"), 1);
+	assert_int_equal(stat_count(c.port, "nodes"), 0);
+	assert_int_equal(stat_count(c.port, "jobs"), 0);
+	http("GET", c.port, "/_last_request", &r, 5000);
+	assert_null(strstr(r.body.data, "SECRET"));
+	buf_free(&r.body);
+	http("GET", a.port, "/_last_request", &r, 5000); /* the configured ones get it */
+	assert_non_null(strstr(r.body.data, "X-SLURM-USER-TOKEN: tok-SECRET-14"));
+	buf_free(&r.body);
+	char want[300];
+	http("GET", s.port, "/", &r, 5000); /* the status page's controller table */
+	assert_non_null(strstr(r.body.data, "<h2>Controllers</h2>"));
+	snprintf(want, sizeof(want), "<tr><td><code>http://127.0.0.1:%u</code></td><td class=\"off\">standby</td>"
+		 "<td class=\"err\">standby (HTTP 303 to http://127.0.0.1:%u), not configured: not followed</td>", b.port,
+		 c.port);
+	assert_non_null(strstr(r.body.data, want));
+	snprintf(want, sizeof(want), "<tr><td><code>http://127.0.0.1:%u</code> (read now)</td><td class=\"up\">primary</td>",
+		 a.port);
+	assert_non_null(strstr(r.body.data, want));
+	buf_free(&r.body);
+	stop(&s);
+	stop(&b);
+	stop(&a);
+	stop(&c);
+}
+
+/* A standby's 303 to a configured controller is followed to it next: list B (standby, 303 to A),
+ * D (another standby), A: A answers second, D is never asked. */
+static void test_ha_redirect_to_configured(void **state)
+{
+	(void)state;
+	struct proc a, b, d, s;
+	struct resp r;
+	char aport[16], aurl[64], durl[64];
+	fake_start(&a, STATE, NULL);
+	snprintf(aport, sizeof(aport), "%u", a.port);
+	fake_start(&b, STATE, "--redirect-port", aport, NULL);
+	fake_start(&d, STATE, "--redirect-port", aport, NULL);
+	set_role(&b, "standby");
+	set_role(&d, "standby");
+	snprintf(aurl, sizeof(aurl), "http://127.0.0.1:%u", a.port);
+	snprintf(durl, sizeof(durl), "http://127.0.0.1:%u", d.port);
+	shim_start(&s, b.port, "--slurmctld.url", durl, "--slurmctld.url", aurl, NULL);
+	http("GET", s.port, "/metrics", &r, 10000);
+	assert_int_equal(r.status, 200);
+	assert_true(has_role(r.body.data, b.port, "standby"));
+	assert_true(has_role(r.body.data, d.port, "unknown"));
+	assert_true(has_role(r.body.data, a.port, "primary"));
+	assert_true(has_line(r.body.data, "slurm_exporter_shim_controller_switches_total 0"));
+	buf_free(&r.body);
+	assert_int_equal(stat_count(d.port, "nodes"), 0);
+	assert_int_equal(stat_count(a.port, "nodes"), 1);
+	stop(&s);
+	stop(&d);
+	stop(&b);
+	stop(&a);
+}
+
+/* A primary that accepts connections and never answers takes the whole timeout of one fetch
+ * (503 then); the next fetch tries the others first and fails over. */
+static void test_ha_hung_controller(void **state)
+{
+	(void)state;
+	struct proc a, b, s;
+	struct resp r;
+	char burl[64];
+	fake_start(&a, STATE, "--fault", "hang", NULL);
+	fake_start(&b, STATE, NULL);
+	snprintf(burl, sizeof(burl), "http://127.0.0.1:%u", b.port);
+	shim_start(&s, a.port, "--slurmctld.url", burl, "--slurmctld.timeout", "1", "--slurmctld.min-interval", "0",
+		   "--slurmctld.jobs.min-interval", "0", NULL);
+	http("GET", s.port, "/metrics", &r, 10000);
+	assert_int_equal(r.status, 503);
+	assert_non_null(strstr(r.body.data, "down (Timeout was reached)"));
+	buf_free(&r.body);
+	http("GET", s.port, "/metrics", &r, 10000);
+	assert_int_equal(r.status, 200);
+	assert_true(has_role(r.body.data, a.port, "down"));
+	assert_true(has_role(r.body.data, b.port, "primary"));
+	buf_free(&r.body);
+	stop(&s);
+	stop(&b);
+	stop(&a);
+}
+
+/* No controller answers: 503, the body says what each one did. */
+static void test_ha_all_down(void **state)
+{
+	(void)state;
+	struct proc b, s;
+	struct resp r;
+	char aurl[64], want[200];
+	unsigned dead = free_port(); /* nothing listens there */
+	fake_start(&b, STATE, "--redirect-port", "1", NULL);
+	set_role(&b, "standby");
+	snprintf(aurl, sizeof(aurl), "http://127.0.0.1:%u", dead);
+	shim_start(&s, b.port, "--slurmctld.url", aurl, NULL);
+	http("GET", s.port, "/metrics", &r, 10000);
+	assert_int_equal(r.status, 503);
+	snprintf(want, sizeof(want), "/metrics/nodes: no slurmctld controller answered as primary: http://127.0.0.1:%u: "
+		 "standby (HTTP 303 to http://127.0.0.1:1), not configured: not followed; ", b.port);
+	assert_non_null(strstr(r.body.data, want));
+	snprintf(want, sizeof(want), "http://127.0.0.1:%u: down (Couldn't connect to server)", dead);
+	assert_non_null(strstr(r.body.data, want));
+	buf_free(&r.body);
+	stop(&s);
+	stop(&b);
+}
+
+/* No mixing: a job walk cached from A (jobs interval 60 s) is not served once B answers the
+ * cheap endpoints; it is fetched again from B for the same scrape. */
+static void test_ha_no_mixing(void **state)
+{
+	(void)state;
+	struct proc a, b, s;
+	struct resp r;
+	char burl[64];
+	fake_start(&a, STATE, NULL);
+	fake_start(&b, STATE, NULL);
+	snprintf(burl, sizeof(burl), "http://127.0.0.1:%u", b.port);
+	shim_start(&s, a.port, "--slurmctld.url", burl, "--slurmctld.min-interval", "0", "--slurmctld.jobs.min-interval",
+		   "60", NULL);
+	http("GET", s.port, "/metrics", &r, 10000);
+	assert_int_equal(r.status, 200);
+	buf_free(&r.body);
+	assert_int_equal(stat_count(a.port, "jobs"), 1);
+	stop(&a);
+	http("GET", s.port, "/metrics", &r, 10000);
+	assert_int_equal(r.status, 200);
+	assert_true(has_role(r.body.data, b.port, "primary"));
+	assert_true(has_line(r.body.data, "slurm_exporter_shim_up{endpoint=\"jobs\"} 1"));
+	buf_free(&r.body);
+	assert_int_equal(stat_count(b.port, "nodes"), 1);
+	assert_int_equal(stat_count(b.port, "jobs"), 1);       /* not A's cached walk */
+	assert_int_equal(stat_count(b.port, "partitions"), 1);
+	http("GET", s.port, "/metrics", &r, 10000);            /* B's walk is reused within the interval */
+	buf_free(&r.body);
+	assert_int_equal(stat_count(b.port, "jobs"), 1);
+	stop(&s);
+	stop(&b);
+}
+
+/* The list is split once, every element checked; the error names the bad one. */
+static void test_ha_url_list(void **state)
+{
+	(void)state;
+	char *err = NULL;
+	char *argv[] = { (char *)tu_shim_bin(), "--slurmctld.url", "http://a:6817,ftp://b:6817", "--once", NULL };
+	assert_int_not_equal(tu_run(argv, NULL, NULL, NULL, &err), 0);
+	assert_non_null(strstr(err, "flag --slurmctld.url: value \"ftp://b:6817\" is not an http:// or https:// URL"));
+	free(err);
+	char big[2100];
+	memset(big, 'a', sizeof(big) - 1);
+	memcpy(big, "http://", 7);
+	big[sizeof(big) - 1] = '\0';
+	char *twice[] = { (char *)tu_shim_bin(), "--slurmctld.url", big, "--slurmctld.url", big, "--once", NULL };
+	assert_int_not_equal(tu_run(twice, NULL, NULL, NULL, &err), 0);
+	assert_non_null(strstr(err, "flag --slurmctld.url: the controller list is longer than 4095 bytes"));
+	free(err);
+	struct controllers *c = controllers_new("http://a:6817, https://b:6817,unix:/run/s.sock");
+	assert_null(controllers_error(c));
+	assert_int_equal(controllers_count(c), 3);
+	assert_string_equal(controllers_url(c, 1), "https://b:6817");
+	size_t order[CONTROLLERS_MAX];
+	assert_int_equal(controllers_order(c, order), 3);
+	assert_int_equal(order[0], 0);
+	controllers_seen(c, 2, ROLE_PRIMARY, NULL);
+	controllers_answered(c, 2);
+	controllers_order(c, order);
+	assert_int_equal(order[0], 2); /* the last one that answered first */
+	assert_int_equal(order[1], 0);
+	assert_int_equal(order[2], 1);
+	controllers_seen(c, 2, ROLE_DOWN, "down (Timeout was reached)");
+	controllers_seen(c, 0, ROLE_DOWN, "down (Couldn't connect to server)");
+	controllers_order(c, order);
+	assert_int_equal(order[0], 1); /* the ones seen down last */
+	assert_int_equal(order[1], 0);
+	assert_int_equal(order[2], 2);
+	controllers_free(c);
+	c = controllers_new("http://a:6817,,http://c");
+	assert_non_null(controllers_error(c));
+	assert_non_null(strstr(controllers_error(c), "element 2 \"\""));
+	controllers_free(c);
+}
+
 int main(void)
 {
 	curl_global_init(CURL_GLOBAL_DEFAULT);
@@ -1979,6 +2299,13 @@ int main(void)
 		cmocka_unit_test_teardown(test_probe_targets, kill_children),
 		cmocka_unit_test_teardown(test_probe_own_scraper, kill_children),
 		cmocka_unit_test_teardown(test_probe_basic_auth, kill_children),
+		cmocka_unit_test_teardown(test_ha_failover_failback, kill_children),
+		cmocka_unit_test_teardown(test_ha_redirect_not_configured, kill_children),
+		cmocka_unit_test_teardown(test_ha_redirect_to_configured, kill_children),
+		cmocka_unit_test_teardown(test_ha_hung_controller, kill_children),
+		cmocka_unit_test_teardown(test_ha_all_down, kill_children),
+		cmocka_unit_test_teardown(test_ha_no_mixing, kill_children),
+		cmocka_unit_test(test_ha_url_list),
 	};
 	int rc = cmocka_run_group_tests_name("http", tests, NULL, NULL);
 	curl_global_cleanup();
