@@ -678,7 +678,7 @@ struct answer *scrape_answer(struct scraper *s, double timeout_s)
 	/* a row's preferred form counts only when its sources can be fetched: a table preferring
 	 * slurmrestd makes a site without --slurmrestd.url fetch nothing more */
 	unsigned usable = source_configured(s->cfg.upstream) & ~s->cfg.sources_off;
-	c.need = mapping_sources(c.m, s->cfg.flags, usable) & usable;
+	c.need = source_with_vouchers(mapping_sources(c.m, s->cfg.flags, usable)) & usable;
 	own = get_payloads(s, mr, gen, c.need, c.started + wait_limit(s, timeout_s), p, c.counts);
 	/* one render at a time: the scrapes that got the same payloads meanwhile share its body */
 	pthread_mutex_lock(&s->render_mu);

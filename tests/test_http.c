@@ -331,7 +331,7 @@ static void test_total_failures(void **state)
 	expect_503("403", "403 Forbidden", NULL);
 	expect_503("500", "HTTP status 500", NULL);
 	expect_503("empty", "MetricsType=metrics/openmetrics", NULL);
-	expect_503("garbage", "/metrics/jobs:", NULL);
+	expect_503("garbage", "/metrics/partitions:", NULL);
 	expect_503("cut", "/metrics/nodes:", NULL);
 	expect_503("cutline", "malformed line", NULL);
 	expect_503("hang", "imeout", NULL);
@@ -349,8 +349,9 @@ static void test_connection_refused(void **state)
 	shim_start(&s, free_port(), NULL);
 	http("GET", s.port, "/metrics", &r, 10000);
 	assert_int_equal(r.status, 503);
-	assert_non_null(strstr(r.body.data, "/metrics/jobs: "));
+	assert_non_null(strstr(r.body.data, "/metrics/nodes: "));
 	assert_non_null(strstr(r.body.data, "onnect"));
+	assert_null(strstr(r.body.data, "/metrics/jobs: ")); /* not read by the table: not fetched */
 	buf_free(&r.body);
 	stop(&s);
 }
@@ -409,11 +410,11 @@ static void test_payload_quirks(void **state)
 	stop(&s);
 	stop(&f);
 	/* NaN values are values: carried through, not turned into numbers */
-	fake_start(&f, STATE, "--fault", "nan", "--fault-endpoint", "jobs", NULL);
+	fake_start(&f, STATE, "--fault", "nan", "--fault-endpoint", "jobs-users-accts", NULL);
 	shim_start(&s, f.port, NULL);
 	http("GET", s.port, "/metrics", &r, 10000);
 	assert_int_equal(r.status, 200);
-	assert_non_null(strstr(r.body.data, "slurm_exporter_shim_up{endpoint=\"jobs\"} 1\n"));
+	assert_non_null(strstr(r.body.data, "slurm_exporter_shim_up{endpoint=\"jobs-users-accts\"} 1\n"));
 	buf_free(&r.body);
 	stop(&s);
 	stop(&f);
@@ -490,9 +491,10 @@ static void test_one_fetch_per_window(void **state)
 		pthread_join(t[i], NULL);
 		assert_int_equal(a[i].status, 200);
 	}
+	/* /metrics/jobs is not read by the shipped table (issue 15): never fetched */
 	static const char *const eps[] = { "jobs", "nodes", "partitions", "scheduler", "jobs-users-accts" };
 	for (int i = 0; i < 5; i++)
-		assert_int_equal(stat_count(f.port, eps[i]), 1);
+		assert_int_equal(stat_count(f.port, eps[i]), i > 0);
 	stop(&s);
 	stop(&f);
 }
@@ -666,9 +668,10 @@ static void test_short_deadline_does_not_poison(void **state)
 		fail_msg("the next scrape got the impatient one's failure: status %ld, body:\n%s", r.status, r.body.data);
 	assert_null(strstr(r.body.data, "scrape deadline passed"));
 	buf_free(&r.body);
+	/* /metrics/jobs is not read by the shipped table (issue 15): never fetched */
 	static const char *const eps[] = { "jobs", "nodes", "partitions", "scheduler", "jobs-users-accts" };
 	for (int i = 0; i < 5; i++)
-		assert_int_equal(stat_count(f.port, eps[i]), 1);
+		assert_int_equal(stat_count(f.port, eps[i]), i > 0);
 	stop(&s);
 	stop(&f);
 }
@@ -952,7 +955,8 @@ static void test_source_verdict(void **state)
 }
 
 /* Payloads record facts (the first fault wins) and payload_finish judges them; an empty
- * jobs-users-accts answer counts only while /metrics/jobs is usable. */
+ * jobs-users-accts answer counts only while /metrics/nodes is usable (the shipped table does not
+ * fetch /metrics/jobs), and a scrape needing it fetches its voucher too. */
 static void test_payload_facts(void **state)
 {
 	(void)state;
@@ -982,22 +986,28 @@ static void test_payload_facts(void **state)
 	int up[SRC_COUNT];
 	struct payload *ua = payload_new(SRC_UA, 0, NULL, NULL);
 	payload_finish(ua);
-	struct payload *jobs = payload_new(SRC_JOBS, 0, NULL, NULL);
-	payload_finish(jobs); /* empty: /metrics/jobs failed */
+	struct payload *nodes = payload_new(SRC_NODES, 0, NULL, NULL);
+	payload_finish(nodes); /* empty: /metrics/nodes failed */
 	in[SRC_UA] = ua;
 	assert_true(source_usable(in, up));
 	assert_true(up[SRC_UA]); /* nothing says otherwise */
-	in[SRC_JOBS] = jobs;
+	in[SRC_NODES] = nodes;
 	assert_false(source_usable(in, up));
 	assert_false(up[SRC_UA]);
 	char why[400];
 	assert_string_equal(source_down_reason(in, SRC_UA, why, sizeof(why)),
-			    "/metrics/jobs-users-accts: empty answer, and /metrics/jobs failed: cannot tell \"no jobs\" from \"no metrics\"");
-	in[SRC_NODES] = p;
+			    "/metrics/jobs-users-accts: empty answer, and /metrics/nodes failed: cannot tell \"no jobs\" from \"no metrics\"");
+	in[SRC_SCHEDULER] = p;
 	assert_true(source_usable(in, up));
-	assert_true(up[SRC_NODES] && !up[SRC_UA] && !up[SRC_JOBS]);
+	assert_true(up[SRC_SCHEDULER] && !up[SRC_UA] && !up[SRC_NODES]);
+	in[SRC_NODES] = p; /* nodes answered: the empty answer means no jobs */
+	assert_true(source_usable(in, up));
+	assert_true(up[SRC_UA]);
+	/* the voucher is fetched with what it vouches for */
+	assert_int_equal(source_with_vouchers(1u << SRC_UA), 1u << SRC_UA | 1u << SRC_NODES);
+	assert_int_equal(source_with_vouchers(1u << SRC_PARTITIONS), 1u << SRC_PARTITIONS);
 	payload_unref(ua);
-	payload_unref(jobs);
+	payload_unref(nodes);
 	payload_unref(p);
 }
 
@@ -1404,8 +1414,9 @@ static void test_job_walks_per_interval(void **state)
 		http("GET", s.port, "/metrics", &r, 10000);
 		assert_int_equal(r.status, 200);
 	}
-	static const char *const walks[] = { "jobs", "partitions", "jobs-users-accts" };
-	for (int i = 0; i < 3; i++) {
+	static const char *const walks[] = { "partitions", "jobs-users-accts" };
+	assert_int_equal(stat_count(f.port, "jobs"), 0); /* derived from jobs-users-accts: never fetched */
+	for (int i = 0; i < 2; i++) {
 		assert_int_equal(stat_count(f.port, walks[i]), 1);
 		/* reused, and its age visible: at least the two pauses */
 		assert_true(self_value(r.body.data, "slurm_exporter_shim_payload_age_seconds", walks[i]) >= 2.4);
@@ -1443,7 +1454,7 @@ static void test_slow_fetch_logged_once(void **state)
 	(void)state;
 	struct proc f, s;
 	struct resp r;
-	static const char *const eps[] = { "jobs", "nodes", "partitions", "scheduler", "jobs-users-accts" };
+	static const char *const eps[] = { "nodes", "partitions", "scheduler", "jobs-users-accts" };
 	fake_start(&f, STATE, "--delay-ms", "1300", NULL);
 	shim_start(&s, f.port, "--slurmctld.min-interval", "0", "--slurmctld.jobs.min-interval", "0", NULL);
 	for (int i = 0; i < 3; i++) {
@@ -1454,7 +1465,7 @@ static void test_slow_fetch_logged_once(void **state)
 		}
 		http("GET", s.port, "/metrics", &r, 20000);
 		assert_int_equal(r.status, 200);
-		for (int k = 0; k < 5; k++) {
+		for (int k = 0; k < 4; k++) {
 			double want = i == 0 ? 1 : 2;
 			assert_true(self_value(r.body.data, "slurm_exporter_shim_slow_fetches_total", eps[k]) == want);
 			assert_true(self_value(r.body.data, "slurm_exporter_shim_upstream_fetches_total", eps[k]) == i + 1);
@@ -1464,7 +1475,7 @@ static void test_slow_fetch_logged_once(void **state)
 	stop(&s);
 	char *log = tu_slurp(s.log, NULL);
 	assert_non_null(log);
-	for (int k = 0; k < 5; k++) {
+	for (int k = 0; k < 4; k++) {
 		char slow[80], fast[80];
 		snprintf(slow, sizeof(slow), "endpoint /metrics/%s is slow: one fetch took 1.", eps[k]);
 		snprintf(fast, sizeof(fast), "endpoint /metrics/%s is fast again", eps[k]);
@@ -1602,8 +1613,8 @@ static void test_status_page(void **state)
 	http("GET", s.port, "/", &r, 5000);
 	assert_int_equal(r.status, 200);
 	assert_int_equal(stat_count(f.port, "nodes"), 1); /* still the scrape's one fetch */
-	static const char *const eps[] = { "jobs", "nodes", "partitions", "scheduler", "jobs-users-accts" };
-	for (size_t i = 0; i < 5; i++) {
+	static const char *const eps[] = { "nodes", "partitions", "scheduler", "jobs-users-accts" };
+	for (size_t i = 0; i < 4; i++) {
 		char *line = status_line(r.body.data, eps[i]);
 		assert_non_null(line);
 		assert_non_null(strstr(line, "<td class=\"up\">up</td>"));
@@ -1640,22 +1651,22 @@ static void test_status_page_fault(void **state)
 	(void)state;
 	struct proc f, s;
 	struct resp r;
-	fake_start(&f, STATE, "--fault", "500", "--fault-endpoint", "jobs", NULL);
+	fake_start(&f, STATE, "--fault", "500", "--fault-endpoint", "jobs-users-accts", NULL);
 	shim_start(&s, f.port, NULL);
 	http("GET", s.port, "/metrics", &r, 10000);
 	assert_int_equal(r.status, 200);
 	buf_free(&r.body);
 	http("GET", s.port, "/", &r, 5000);
-	char *line = status_line(r.body.data, "jobs");
+	char *line = status_line(r.body.data, "jobs-users-accts");
 	assert_non_null(line);
 	assert_non_null(strstr(line, "<td class=\"down\">down</td>"));
 	assert_non_null(strstr(line, "<td class=\"n\">500</td>"));
-	assert_non_null(strstr(line, "/metrics/jobs: HTTP status 500"));
+	assert_non_null(strstr(line, "/metrics/jobs-users-accts: HTTP status 500"));
 	free(line);
 	line = status_line(r.body.data, "nodes");
 	assert_non_null(strstr(line, "<td class=\"up\">up</td>"));
 	free(line);
-	assert_non_null(strstr(r.body.data, "<tr><td class=\"fam\">slurm_queue_pending</td><td class=\"err\">input_down: endpoint jobs is down</td></tr>"));
+	assert_non_null(strstr(r.body.data, "<tr><td class=\"fam\">slurm_queue_pending</td><td class=\"err\">input_down: endpoint jobs-users-accts is down</td></tr>"));
 	assert_non_null(strstr(r.body.data, "<td>left out: input down</td><td class=\"n down\">"));
 	buf_free(&r.body);
 	stop(&s);
