@@ -38,13 +38,12 @@ unsigned schedule_fetch(const struct sched_source *src, int n, double gap)
 			fetch |= 1u << i;
 	if (gap <= 0)
 		return fetch;
+	unsigned seen = 0; /* upstreams already considered (an upstream is a small index) */
 	for (int i = 0; i < n; i++) {
-		int first = 1; /* each upstream once: the first walk of it in src */
-		for (int k = 0; k < i; k++)
-			if (src[k].walks && src[k].upstream == src[i].upstream)
-				first = 0;
-		if (!src[i].walks || !first)
+		unsigned ubit = 1u << src[i].upstream;
+		if (!src[i].walks || (seen & ubit))
 			continue;
+		seen |= ubit;
 		int e = early_walk(src, n, src[i].upstream, gap);
 		if (e >= 0)
 			fetch |= 1u << e;

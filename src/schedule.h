@@ -20,7 +20,7 @@ struct sched_source {
 	int wanted;      /* the rows read it, and no fetch of it is in flight: the policy decides */
 	int busy;        /* a fetch of it is in flight (counts as a walk under way for its upstream) */
 	int walks;       /* the cost class: it walks every job record */
-	int upstream;    /* sources of one upstream share a walk budget */
+	int upstream;    /* sources of one upstream share a walk budget; 0 to 31 */
 	double age;      /* seconds since its answer finished; < 0: no answer to serve */
 	double interval; /* seconds an answer may be served */
 };
