@@ -1761,6 +1761,41 @@ static void test_job_walks_take_turns(void **state)
 	stop(&f);
 }
 
+/* An empty jobs-users-accts answer (no jobs) is vouched by /metrics/nodes now that /metrics/jobs is
+ * not fetched: a table that reads only jobs-users-accts fetches nodes with it, and with nodes
+ * failing the empty answer proves nothing (503) instead of a 0 nobody checked. */
+static void test_empty_ua_vouched_by_nodes(void **state)
+{
+	(void)state;
+	struct proc f, s;
+	struct resp r;
+	const char *path = "/tmp/shimtest-ua-only.json";
+	tu_write(path, "{\"metrics\": [{\"name\": \"q\", \"help\": \"h\", \"type\": \"gauge\","
+		       " \"expr\": \"sum(slurm_account_jobs_pending) or vector(0)\", \"absent_ok\": [\"slurm_account_jobs_pending\"],"
+		       " \"fidelity\": \"exact\"}]}\n");
+	for (int fail = 0; fail < 2; fail++) {
+		if (fail)
+			fake_start(&f, "tests/fixtures/slurm-25.11/01-idle", "--fault", "500", "--fault-endpoint", "nodes", NULL);
+		else
+			fake_start(&f, "tests/fixtures/slurm-25.11/01-idle", NULL);
+		shim_start(&s, f.port, "--mapping.file", path, NULL);
+		http("GET", s.port, "/metrics", &r, 10000);
+		assert_int_equal(stat_count(f.port, "jobs-users-accts"), 1);
+		assert_int_equal(stat_count(f.port, "nodes"), 1); /* the voucher, read by no row */
+		assert_int_equal(stat_count(f.port, "jobs"), 0);
+		if (fail) {
+			if (r.status != 503 || !strstr(r.body.data, "/metrics/jobs-users-accts: empty answer, and /metrics/nodes failed"))
+				fail_msg("nodes failing: status %ld, body:\n%s", r.status, r.body.data);
+		} else {
+			assert_int_equal(r.status, 200);
+			assert_non_null(strstr(r.body.data, "\nq 0\n"));
+		}
+		buf_free(&r.body);
+		stop(&s);
+		stop(&f);
+	}
+}
+
 int main(void)
 {
 	curl_global_init(CURL_GLOBAL_DEFAULT);
@@ -1804,6 +1839,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_status_page_hostile, kill_children),
 		/* issue 15, session 5 */
 		cmocka_unit_test_teardown(test_job_walks_take_turns, kill_children),
+		cmocka_unit_test_teardown(test_empty_ua_vouched_by_nodes, kill_children),
 	};
 	int rc = cmocka_run_group_tests_name("http", tests, NULL, NULL);
 	curl_global_cleanup();
