@@ -2,6 +2,7 @@
 #include "scrape.h"
 #include "controllers.h"
 #include "log.h"
+#include "schedule.h"
 #include "writer.h"
 
 #include <errno.h>
@@ -49,6 +50,8 @@ struct scraper {
 	size_t nlogged;
 	struct scrape_status status; /* the status page's snapshot of the last render, under mu */
 	struct controllers *ctl;  /* slurmctld's, made by scraper_new (NULL: replay, or the caller's) */
+	double last_scrape, gap;  /* monotonic start of the last scrape, and the time between the last
+				     two (0: unknown): schedule.h's forecast of the next one, under mu */
 };
 
 /* A caller whose deadline is not below the fetch's own timeout waits this much longer, so that it
@@ -272,24 +275,28 @@ static void start_fetch(struct scraper *s, struct mapref *mr, unsigned gen, unsi
 	}
 }
 
-/* One pass over the sources still wanted (s->mu held): take a fresh payload of generation gen or
- * the result of the fetch waited for, wait for a fetch in flight for gen (or, for another table,
- * until it ends: one fetch of a source at a time), or mark the source for a new fetch.
+/* One pass over the sources still wanted (s->mu held): take the result of the fetch waited for,
+ * wait for a fetch in flight for gen (or, for another table, until it ends: one fetch of a source at
+ * a time); for the others schedule_fetch decides (schedule.h): a fresh payload of generation gen is
+ * taken, or the source is marked for a new fetch (due, or a job walk refreshed early).
  * Returns the sources to fetch; clears from *want the ones taken. */
 static unsigned collect(struct scraper *s, unsigned gen, unsigned *want, const struct payload *mine[SRC_COUNT],
 			struct fetch_job *wait_on[SRC_COUNT])
 {
-	unsigned fetch = 0;
+	struct sched_source in[SRC_COUNT];
 	double now = mono_now();
 	for (int id = 0; id < SRC_COUNT; id++) {
-		unsigned bit = 1u << id;
 		const struct payload *p = s->slot[id].p;
-		if (!(*want & bit))
+		in[id] = (struct sched_source){ .walks = sources[id].walks_jobs, .upstream = (int)sources[id].upstream,
+						.age = p && p->gen == gen ? now - p->at : -1,
+						.interval = s->cfg.min_interval[id] };
+		in[id].busy = s->slot[id].job != NULL;
+		if (!(*want & (1u << id)))
 			continue;
 		if (wait_on[id]) {
 			if (wait_on[id]->done) {
 				mine[id] = payload_ref(wait_on[id]->got[id]);
-				*want &= ~bit;
+				*want &= ~(1u << id);
 				job_put(wait_on[id]);
 				wait_on[id] = NULL;
 			}
@@ -298,14 +305,21 @@ static unsigned collect(struct scraper *s, unsigned gen, unsigned *want, const s
 				wait_on[id] = s->slot[id].job;
 				wait_on[id]->refs++;
 			}
-		} else if (p && p->gen == gen && now - p->at < s->cfg.min_interval[id]) {
-			mine[id] = payload_ref(p);
-			*want &= ~bit;
 		} else {
+			in[id].wanted = 1;
+		}
+	}
+	unsigned fetch = schedule_fetch(in, SRC_COUNT, s->gap);
+	for (int id = 0; id < SRC_COUNT; id++) {
+		if (!in[id].wanted)
+			continue;
+		if (fetch & (1u << id)) {
 			/* the old answer is not served again: let it go now, not after the new one is in */
-			payload_unref(p);
+			payload_unref(s->slot[id].p);
 			s->slot[id].p = NULL;
-			fetch |= bit;
+		} else {
+			mine[id] = payload_ref(s->slot[id].p);
+			*want &= ~(1u << id);
 		}
 	}
 	return fetch;
@@ -706,12 +720,14 @@ struct answer *scrape_answer(struct scraper *s, double timeout_s)
 	c.last_output = s->last_output;
 	c.reload_ok = s->reload_ok;
 	c.reload_time = s->reload_time;
+	s->gap = s->last_scrape > 0 ? c.started - s->last_scrape : 0;
+	s->last_scrape = c.started;
 	pthread_mutex_unlock(&s->mu);
 
 	/* a row's preferred form counts only when its sources can be fetched: a table preferring
 	 * slurmrestd makes a site without --slurmrestd.url fetch nothing more */
 	unsigned usable = source_configured(s->cfg.upstream) & ~s->cfg.sources_off;
-	c.need = mapping_sources(c.m, s->cfg.flags, usable) & usable;
+	c.need = source_with_vouchers(mapping_sources(c.m, s->cfg.flags, usable)) & usable;
 	own = get_payloads(s, mr, gen, c.need, c.started + wait_limit(s, timeout_s), p, c.counts);
 	/* one render at a time: the scrapes that got the same payloads meanwhile share its body */
 	pthread_mutex_lock(&s->render_mu);

@@ -104,6 +104,9 @@ enum source_id source_for_metric(const char *name);
 unsigned source_of_upstream(enum upstream_id u);
 /* The sources whose upstream is used under cfg (not optional, or base_url set), as a mask. */
 unsigned source_configured(const struct upstream_config cfg[UPSTREAM_COUNT]);
+/* mask and the sources that vouch for an empty answer of one in mask (empty_vouched_by): a
+ * voucher not fetched cannot refuse an empty answer, so a scrape fetches it too. */
+unsigned source_with_vouchers(unsigned mask);
 
 /* What went wrong in getting an answer, recorded where it happened (fetch.c, a replay, the
  * scrape's deadline); the first one recorded is the one reported. */

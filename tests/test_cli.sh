@@ -155,7 +155,7 @@ has "--once" "slurm_cpus_alloc 42"
 mkdir "$T/empty"
 check "--once, nothing to read" 1 "$BIN" --once --replay-dir "$T/empty" --mapping.file "$MAP"
 has "--once, nothing to read" "no slurmctld metrics endpoint answered usably"
-has "--once, nothing to read" "metrics_jobs.txt"
+has "--once, nothing to read" "metrics_nodes.txt"
 
 # a family missing from a good answer: the rows reading it are left out and say which family
 cp -r "$STATE" "$T/nomixed"
@@ -198,10 +198,10 @@ has "colliding repairs: sums unharmed" 'slurm_cpus_alloc 42'
 # a FIFO in the replay directory is refused at once (open with O_NONBLOCK, then fstat), not read
 mkdir "$T/fifo"
 cp "$STATE"/metrics_*.txt "$T/fifo/"
-rm "$T/fifo/metrics_jobs.txt"
-mkfifo "$T/fifo/metrics_jobs.txt"
+rm "$T/fifo/metrics_scheduler.txt" # (metrics_jobs.txt is not read by the shipped table)
+mkfifo "$T/fifo/metrics_scheduler.txt"
 check "--once, a FIFO in --replay-dir" 0 timeout 20 "$BIN" --once --replay-dir "$T/fifo" --mapping.file "$MAP"
-has "--once, a FIFO in --replay-dir" "metrics_jobs.txt: not a regular file"
+has "--once, a FIFO in --replay-dir" "metrics_scheduler.txt: not a regular file"
 has "--once, a FIFO in --replay-dir: the other endpoints still count" "slurm_cpus_alloc 42"
 
 printf 'a{x="1"} 1\nb 2\n' >"$T/good.txt"
