@@ -122,7 +122,7 @@ static int serve(const struct options *opt, struct scraper *scraper)
 		.listen = opt->listen, .path = opt->path, .max_connections = (unsigned)opt->max_conn,
 		.per_ip_connections = (unsigned)(opt->max_conn > 8 ? opt->max_conn / 2 : opt->max_conn),
 		.connection_timeout = (unsigned)opt->conn_timeout, .upstream_timeout = opt->timeout, .web = wc,
-		.mapping_file = opt->mapping,
+		.mapping_file = opt->mapping, .native_passthrough = opt->native,
 	};
 	srv = server_start(&srvc, scraper, err, sizeof(err));
 	if (!srv) {

@@ -72,6 +72,8 @@ static const struct flag flags[] = {
 	{ "web.config.file", NULL, T_STRING, OFF(web_config), NULL, ANY, NULL, "FILE",
 	  "TLS and basic auth config (Prometheus exporter-toolkit format)" },
 	/* 0 would make libmicrohttpd refuse every connection */
+	{ "web.native-passthrough", NULL, T_BOOL, OFF(native), "true", ANY, NULL, NULL,
+	  "serve slurmctld's own metrics, re-escaped, at /native/metrics/<endpoint> (jobs, nodes, partitions, scheduler, jobs-users-accts)" },
 	{ "web.max-connections", NULL, T_INT, OFF(max_conn), "64", 1, 65535, NULL, "N", "simultaneous HTTP connections" },
 	/* libmicrohttpd counts whole seconds and takes 0 as "never": an idle client would hold a slot forever */
 	{ "web.connection-timeout", NULL, T_WSECONDS, OFF(conn_timeout), "30", 1, 86400, NULL, "SECONDS",

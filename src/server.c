@@ -2,6 +2,7 @@
 #include "server.h"
 #include "buf.h"
 #include "log.h"
+#include "native.h"
 #include "scrape.h"
 #include "status.h"
 #include "webconfig.h"
@@ -208,6 +209,9 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 		return MHD_NO; /* a body the headers did not announce: close */
 	if (strcmp(url, srv->cfg.path) == 0)
 		return respond_answer(c, scrape_answer(srv->scraper, scrape_timeout(srv, c)), wc);
+	int native = srv->cfg.native_passthrough ? native_source(url) : -1;
+	if (native >= 0)
+		return respond_answer(c, scrape_native(srv->scraper, (enum source_id)native, scrape_timeout(srv, c)), wc);
 	if (strcmp(url, "/") == 0)
 		return status(srv, c);
 	return text(c, MHD_HTTP_NOT_FOUND, "404 page not found\n", wc);
