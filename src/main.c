@@ -293,7 +293,7 @@ int main(int argc, char **argv)
 	}
 	if (opt.to_rules) {
 		char err[512];
-		rc = rules_export(m, opt.url, row_flags(&opt), opt.to_rules, err, sizeof(err)) < 0 ? 1 : 0;
+		rc = rules_export(m, opt.url, opt.listen, row_flags(&opt), opt.to_rules, err, sizeof(err)) < 0 ? 1 : 0;
 		if (rc)
 			log_error("%s", err);
 		goto out;

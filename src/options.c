@@ -118,7 +118,7 @@ static const struct flag flags[] = {
 	  "largest slurmrestd body accepted" },
 	{ "mapping.file", NULL, T_STRING, OFF(mapping), DEFAULT_MAPPING, ANY, NULL, "FILE", "mapping table" },
 	{ "mapping.to-rules", NULL, T_STRING, OFF(to_rules), NULL, ANY, NULL, "DIR",
-	  "write DIR/rules.yml and DIR/scrape.yml for Prometheus, then exit" },
+	  "write DIR/rules.yml, DIR/scrape.yml (through the shim) and DIR/scrape-direct.yml for Prometheus, then exit" },
 	{ "gpus-acct", NULL, T_BOOL, OFF(gpus), NULL, ANY, NULL, NULL, "serve the legacy GPU families (old exporter: -gpus-acct)" },
 	{ "log.level", NULL, T_ENUM, OFF(log_level), "info", ANY, log_levels, "LEVEL", NULL /* the choices */ },
 	/* slurmctld's sdiag does not count its HTTP requests: this is where an admin sees their cost */
