@@ -164,7 +164,7 @@ static double scrape_timeout(struct server *srv, struct MHD_Connection *c)
 static enum MHD_Result status(struct server *srv, struct MHD_Connection *c)
 {
 	struct scrape_status *st = xmalloc(sizeof(*st)); /* tens of kB: not on the connection's stack */
-	struct status_page_info info = { SHIM_VERSION, srv->cfg.path, srv->cfg.mapping_file, 0 };
+	struct status_page_info info = { SHIM_VERSION, srv->cfg.path, srv->cfg.mapping_file, 0, srv->cfg.native_passthrough };
 	struct buf b;
 	struct timespec now;
 	size_t len;

@@ -2,8 +2,10 @@
 #include "status.h"
 #include "buf.h"
 #include "html.h"
+#include "native.h"
 #include "scrape.h"
 
+#include <stdio.h>
 #include <string.h>
 #include <time.h>
 
@@ -153,6 +155,12 @@ void status_page(struct buf *out, const struct status_page_info *info, const str
 	buf_puts(out, "</h1>\n<p>Legacy prometheus-slurm-exporter metrics, rebuilt from slurmctld's native metrics. "
 		      "Metrics: ");
 	metrics_link(out, info->metrics_path);
+	for (int id = 0; info->native_passthrough && id < SRC_NATIVE_COUNT; id++) {
+		char path[96];
+		snprintf(path, sizeof(path), NATIVE_PATH_PREFIX "%s", sources[id].name);
+		buf_puts(out, id ? ", " : ". slurmctld's own metrics, re-escaped: ");
+		metrics_link(out, path);
+	}
 	buf_puts(out, "</p>\n");
 	if (!st->rendered) {
 		buf_puts(out, "<p>No scrape has happened yet: this page shows the state of the last scrape and never "

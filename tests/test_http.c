@@ -1528,7 +1528,7 @@ static void test_status_page_render(void **state)
 	(void)state;
 	static const char hostile[] = "<script>alert(1)</script>&\"x\xff";
 	struct scrape_status *st = xcalloc(1, sizeof(*st));
-	struct status_page_info info = { "0.test", "/metrics\"><script>", hostile, 1800000000 };
+	struct status_page_info info = { "0.test", "/metrics\"><script>", hostile, 1800000000, 1 };
 	struct buf b;
 	buf_init(&b, 0);
 	status_page(&b, &info, st); /* no scrape yet */
@@ -1830,6 +1830,14 @@ static void test_native_passthrough(void **state)
 		assert_int_equal(r.status, 404);
 		buf_free(&r.body);
 	}
+	/* the status page links the five */
+	http("GET", s.port, "/", &r, 5000);
+	for (int i = 0; i < 5; i++) {
+		char link[96];
+		snprintf(link, sizeof(link), "<a href=\"/native/metrics/%s\">", eps[i]);
+		assert_non_null(strstr(r.body.data, link));
+	}
+	buf_free(&r.body);
 	/* never mixed into /metrics: slurmctld's own names stay out of it */
 	http("GET", s.port, "/metrics", &r, 10000);
 	assert_int_equal(r.status, 200);
@@ -1841,6 +1849,9 @@ static void test_native_passthrough(void **state)
 	shim_start(&s, f.port, "--web.native-passthrough=false", NULL);
 	http("GET", s.port, "/native/metrics/jobs", &r, 5000);
 	assert_int_equal(r.status, 404);
+	buf_free(&r.body);
+	http("GET", s.port, "/", &r, 5000);
+	assert_null(strstr(r.body.data, "/native/"));
 	buf_free(&r.body);
 	stop(&s);
 	stop(&f);
