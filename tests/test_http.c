@@ -1738,6 +1738,12 @@ static void assert_same_families(const struct expo *want, const struct expo *got
 	}
 }
 
+static int keep_a(const char *name, size_t len, void *ctx)
+{
+	(void)ctx;
+	return len == 1 && name[0] == 'a';
+}
+
 /* The pure part, no network: slurmctld's unescaped text -> families -> text a strict (Prometheus)
  * reader takes, sample for sample; paths map to the five endpoints only. */
 static void test_native_render(void **state)
@@ -1771,6 +1777,27 @@ static void test_native_render(void **state)
 	expo_free(&out);
 	expo_free(&in);
 	buf_free(&b);
+
+	/* HELP is kept as the TYPE is: for the families kept, copied out of the pieces of a transfer;
+	 * a family the filter refuses stores nothing, its HELP neither */
+	static const char fed[] = "# HELP b unread help\n# TYPE b gauge\nb 1\n# HELP a the help of a\n# TYPE a gauge\na 2\n";
+	char piece[4];
+	expo_init_keep(&in, keep_a, NULL);
+	for (size_t i = 0; i < sizeof(fed) - 1; i += sizeof(piece)) {
+		size_t n = sizeof(fed) - 1 - i < sizeof(piece) ? sizeof(fed) - 1 - i : sizeof(piece);
+		memcpy(piece, fed + i, n);
+		expo_feed(&in, piece, n, 0);
+		memset(piece, 'x', sizeof(piece)); /* the piece goes away */
+	}
+	assert_int_equal(expo_feed_end(&in, 0), 0);
+	assert_int_equal(in.nfams, 1);
+	assert_null(expo_find(&in, "b", 1));
+	f = expo_find(&in, "a", 1);
+	assert_non_null(f);
+	assert_int_equal(f->hlen, 13);
+	assert_memory_equal(f->help, "the help of a", 13);
+	assert_int_equal(f->n, 1);
+	expo_free(&in);
 
 	assert_int_equal(native_source("/native/metrics/jobs-users-accts"), SRC_UA);
 	assert_int_equal(native_source("/native/metrics/jobs"), SRC_JOBS);
