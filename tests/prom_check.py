@@ -710,13 +710,14 @@ def state_main(args):
     # the other Prometheus answers expressions the evaluator does not know; not when some
     # endpoint cannot be scraped directly (the two must differ then)
     if ready_a:
-        rep.note("via shim: %d of %d dashboard queries answer as the shim's output" %
-                 check_dashboards(rep, pa, "via shim", targets, fams, unavailable,
-                                  pb if groups and not unparseable else None))
+        n = check_dashboards(rep, pa, "via shim", targets, fams, unavailable, pb if groups and not unparseable else None)
+        if targets:
+            rep.note("via shim: %d of %d dashboard queries answer as the shim's output" % n)
     if groups:
-        rep.note("via rules: %d of %d dashboard queries answer as through the shim" %
-                 check_dashboards(rep, pb, "via rules", targets, fams_rules, unavailable,
-                                  pa if ready_a and not unparseable else None))
+        n = check_dashboards(rep, pb, "via rules", targets, fams_rules, unavailable,
+                             pa if ready_a and not unparseable else None)
+        if targets:
+            rep.note("via rules: %d of %d dashboard queries answer as through the shim" % n)
         check_rules(rep, pb, groups, fams_rules)
     if a.fake_shim:
         check_fake_stats(rep, a.fake_shim + "/_stats", "via shim", needed, 1)
