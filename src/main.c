@@ -124,7 +124,7 @@ static int serve(const struct options *opt, struct scraper *scraper, struct prob
 		.listen = opt->listen, .path = opt->path, .max_connections = (unsigned)opt->max_conn,
 		.per_ip_connections = (unsigned)(opt->max_conn > 8 ? opt->max_conn / 2 : opt->max_conn),
 		.connection_timeout = (unsigned)opt->conn_timeout, .upstream_timeout = opt->timeout, .web = wc,
-		.mapping_file = opt->mapping, .probes = probes,
+		.mapping_file = opt->mapping, .probes = probes, .native_passthrough = opt->native,
 	};
 	srv = server_start(&srvc, scraper, err, sizeof(err));
 	if (!srv) {
@@ -327,7 +327,7 @@ int main(int argc, char **argv)
 	}
 	if (opt.to_rules) {
 		char err[512];
-		rc = rules_export(m, opt.url, row_flags(&opt), opt.to_rules, err, sizeof(err)) < 0 ? 1 : 0;
+		rc = rules_export(m, opt.url, opt.listen, row_flags(&opt), opt.to_rules, err, sizeof(err)) < 0 ? 1 : 0;
 		if (rc)
 			log_error("%s", err);
 		goto out;

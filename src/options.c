@@ -74,6 +74,8 @@ static const struct flag flags[] = {
 	{ "web.config.file", NULL, T_STRING, OFF(web_config), NULL, ANY, NULL, "FILE",
 	  "TLS and basic auth config (Prometheus exporter-toolkit format)" },
 	/* 0 would make libmicrohttpd refuse every connection */
+	{ "web.native-passthrough", NULL, T_BOOL, OFF(native), "true", ANY, NULL, NULL,
+	  "serve slurmctld's own metrics, re-escaped, at /native/metrics/<endpoint> (jobs, nodes, partitions, scheduler, jobs-users-accts)" },
 	{ "web.max-connections", NULL, T_INT, OFF(max_conn), "64", 1, 65535, NULL, "N", "simultaneous HTTP connections" },
 	/* libmicrohttpd counts whole seconds and takes 0 as "never": an idle client would hold a slot forever */
 	{ "web.connection-timeout", NULL, T_WSECONDS, OFF(conn_timeout), "30", 1, 86400, NULL, "SECONDS",
@@ -120,7 +122,7 @@ static const struct flag flags[] = {
 	  "largest slurmrestd body accepted" },
 	{ "mapping.file", NULL, T_STRING, OFF(mapping), DEFAULT_MAPPING, ANY, NULL, "FILE", "mapping table" },
 	{ "mapping.to-rules", NULL, T_STRING, OFF(to_rules), NULL, ANY, NULL, "DIR",
-	  "write DIR/rules.yml and DIR/scrape.yml for Prometheus, then exit" },
+	  "write DIR/rules.yml, DIR/scrape.yml (through the shim) and DIR/scrape-direct.yml for Prometheus, then exit" },
 	{ "probe.targets-file", NULL, T_STRING, OFF(targets_file), NULL, ANY, NULL, "FILE",
 	  "YAML file of named clusters, each scraped at /probe?target=NAME (see docs/operations.md)" },
 	{ "gpus-acct", NULL, T_BOOL, OFF(gpus), NULL, ANY, NULL, NULL, "serve the legacy GPU families (old exporter: -gpus-acct)" },

@@ -62,6 +62,15 @@ void answer_unref(struct answer *a); /* NULL: nothing */
 /* scrape_answer, with the body appended to out; returns the HTTP status (200 or 503). */
 int scrape_run(struct scraper *s, double timeout_s, struct buf *out);
 
+/* The native passthrough's answer for slurmctld source id (< SRC_NATIVE_COUNT), a new reference:
+ * 200 with every family of that endpoint's answer re-escaped (native.h), or 503 with the reason it
+ * is not usable. It shares the fetches, payloads and intervals of scrape_answer. The payloads the
+ * table reads are filtered (only the families its rows read are stored), so the first call
+ * switches the scraper to unfiltered fetches of slurmctld for good (a fresh filtered answer is
+ * fetched again once, for this call); from then on scrapes and the passthrough share every fetch.
+ * The memory of a payload is then bounded by its upstream's max_body instead of by the table. */
+struct answer *scrape_native(struct scraper *s, enum source_id id, double timeout_s);
+
 /* The status page's view of the last render (status.h): a small snapshot the scraper writes at the
  * end of each render, under its lock, and scrape_status copies out, so the page never fetches. */
 #define SCRAPE_STATUS_LEFT_MAX 96

@@ -3,6 +3,7 @@
 #include "buf.h"
 #include "log.h"
 #include "probe.h"
+#include "native.h"
 #include "scrape.h"
 #include "status.h"
 #include "webconfig.h"
@@ -164,7 +165,8 @@ static double scrape_timeout(struct server *srv, struct MHD_Connection *c)
 static enum MHD_Result status(struct server *srv, struct MHD_Connection *c)
 {
 	struct scrape_status *st = xmalloc(sizeof(*st)); /* tens of kB: not on the connection's stack */
-	struct status_page_info info = { SHIM_VERSION, srv->cfg.path, srv->cfg.mapping_file, 0, srv->cfg.probes };
+	struct status_page_info info = { SHIM_VERSION, srv->cfg.path, srv->cfg.mapping_file, 0, srv->cfg.probes,
+					 srv->cfg.native_passthrough };
 	struct buf b;
 	struct timespec now;
 	size_t len;
@@ -226,6 +228,9 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 		return MHD_NO; /* a body the headers did not announce: close */
 	if (strcmp(url, srv->cfg.path) == 0)
 		return respond_answer(c, scrape_answer(srv->scraper, scrape_timeout(srv, c)), wc);
+	int native = srv->cfg.native_passthrough ? native_source(url) : -1;
+	if (native >= 0)
+		return respond_answer(c, scrape_native(srv->scraper, (enum source_id)native, scrape_timeout(srv, c)), wc);
 	if (strcmp(url, "/") == 0)
 		return status(srv, c);
 	if (strcmp(url, "/probe") == 0 && srv->cfg.probes)

@@ -1,4 +1,5 @@
-/* server.h: the HTTP side (libmicrohttpd): /metrics (configurable), a status page at / (status.h), 404
+/* server.h: the HTTP side (libmicrohttpd): /metrics (configurable), slurmctld's own families at
+ * /native/metrics/<endpoint> (native.h; unless switched off), a status page at / (status.h), 404
  * elsewhere, GET and HEAD only, optional TLS and basic auth from a web config file.
  *
  * Thread model: one thread per connection (MHD_USE_THREAD_PER_CONNECTION), because a scrape blocks
@@ -27,6 +28,7 @@ struct server_config {
 	const struct webconfig *web; /* NULL: plain HTTP, no auth */
 	const char *mapping_file;    /* named on the status page at /; NULL: none */
 	const struct probe_set *probes; /* /probe?target=NAME (probe.h); NULL: /probe is not served */
+	int native_passthrough;      /* serve /native/metrics/<endpoint> (native.h) */
 };
 
 struct server;

@@ -3,8 +3,10 @@
 #include "buf.h"
 #include "html.h"
 #include "probe.h"
+#include "native.h"
 #include "scrape.h"
 
+#include <stdio.h>
 #include <string.h>
 #include <time.h>
 
@@ -193,6 +195,12 @@ void status_page(struct buf *out, const struct status_page_info *info, const str
 	buf_puts(out, "</h1>\n<p>Legacy prometheus-slurm-exporter metrics, rebuilt from slurmctld's native metrics. "
 		      "Metrics: ");
 	metrics_link(out, info->metrics_path);
+	for (int id = 0; info->native_passthrough && id < SRC_NATIVE_COUNT; id++) {
+		char path[96];
+		snprintf(path, sizeof(path), NATIVE_PATH_PREFIX "%s", sources[id].name);
+		buf_puts(out, id ? ", " : ". slurmctld's own metrics, re-escaped: ");
+		metrics_link(out, path);
+	}
 	buf_puts(out, "</p>\n");
 	write_probes(out, info->probes);
 	if (!st->rendered) {

@@ -210,10 +210,17 @@ check "--check-exposition good" 0 sh -c "\"$BIN\" --check-exposition < \"$T/good
 check "--check-exposition bad" 1 sh -c "\"$BIN\" --check-exposition < \"$T/bad.txt\""
 has "--check-exposition bad" "line 2: invalid sample value"
 
-check "--mapping.to-rules" 0 "$BIN" --mapping.file "$MAP" --slurmctld.url http://ctl.example:6817 --mapping.to-rules "$T/rules"
-if grep -q 'record: slurm_nodes_alloc' "$T/rules/rules.yml" && grep -q 'targets: \["ctl.example:6817"\]' "$T/rules/scrape.yml"; then ok; else bad "--mapping.to-rules content"; fi
+check "--mapping.to-rules" 0 "$BIN" --mapping.file "$MAP" --slurmctld.url http://ctl.example:6817 --web.listen-address shim.example:9999 --mapping.to-rules "$T/rules"
+# scrape.yml: the shim's passthrough at its listen address; scrape-direct.yml: slurmctld itself
+if grep -q 'record: slurm_nodes_alloc' "$T/rules/rules.yml" && grep -q 'targets: \["ctl.example:6817"\]' "$T/rules/scrape-direct.yml" &&
+	grep -q 'metrics_path: /metrics/jobs-users-accts$' "$T/rules/scrape-direct.yml" &&
+	grep -q 'targets: \["shim.example:9999"\]' "$T/rules/scrape.yml" &&
+	grep -q 'metrics_path: /native/metrics/jobs-users-accts$' "$T/rules/scrape.yml" &&
+	! grep -q 'ctl.example\|metrics_path: /metrics/' "$T/rules/scrape.yml"; then ok; else bad "--mapping.to-rules content"; fi
+check "--mapping.to-rules, listening everywhere" 0 "$BIN" --mapping.file "$MAP" --web.listen-address :9341 --mapping.to-rules "$T/rules2"
+if grep -q 'targets: \["localhost:9341"\]' "$T/rules2/scrape.yml"; then ok; else bad "--mapping.to-rules: :9341 is not scraped at localhost:9341"; fi
 # native forms only: Prometheus scrapes slurmctld, not slurmrestd (rows unavailable natively have no rule)
-if grep -q 'slurmrestd\|record: slurm_account_fairshare' "$T/rules/rules.yml" "$T/rules/scrape.yml"; then bad "--mapping.to-rules exports a slurmrestd form"; else ok; fi
+if grep -q 'slurmrestd\|record: slurm_account_fairshare' "$T/rules/rules.yml" "$T/rules/scrape.yml" "$T/rules/scrape-direct.yml"; then bad "--mapping.to-rules exports a slurmrestd form"; else ok; fi
 
 # scripts/run.sh HOST:PORT (no scheme) serves that slurmctld, as http://HOST:PORT. run.sh builds first,
 # so it is run only where the build is there (then make has nothing to do).
