@@ -313,8 +313,17 @@ int rules_export(const struct mapping *m, const char *url, const char *listen, c
 	rules_file(m, flags, &rules);
 	shim_target(listen, &shim);
 	scrape_file(m, &shim, shim.host, flags, &scrape);
-	split_url(url, &ctld.scheme, ctld.host, sizeof(ctld.host), ctld.prefix, sizeof(ctld.prefix));
-	scrape_file(m, &ctld, url, flags, &direct);
+	/* several controllers (--slurmctld.url a, b): Prometheus scrapes the first and follows a
+	 * standby's 303 to the primary itself (follow_redirects is on by default); a dead first
+	 * controller is what only the shim's scrape.yml rides out */
+	char first[2048];
+	snprintf(first, sizeof(first), "%.*s", (int)strcspn(url, ","), url);
+	if (strchr(url, ','))
+		buf_puts(&direct, "# --slurmctld.url lists several controllers: this file scrapes the first, and Prometheus\n"
+				  "# follows a standby's 303 to the primary, but a first controller that is down fails the\n"
+				  "# scrape. scrape.yml, through the shim, reads whichever controller is primary.\n");
+	split_url(first, &ctld.scheme, ctld.host, sizeof(ctld.host), ctld.prefix, sizeof(ctld.prefix));
+	scrape_file(m, &ctld, first, flags, &direct);
 	if (write_file(dir, "rules.yml", &rules, err, errlen) == 0 && write_file(dir, "scrape.yml", &scrape, err, errlen) == 0 &&
 	    write_file(dir, "scrape-direct.yml", &direct, err, errlen) == 0)
 		rc = 0;

@@ -219,6 +219,10 @@ if grep -q 'record: slurm_nodes_alloc' "$T/rules/rules.yml" && grep -q 'targets:
 	! grep -q 'ctl.example\|metrics_path: /metrics/' "$T/rules/scrape.yml"; then ok; else bad "--mapping.to-rules content"; fi
 check "--mapping.to-rules, listening everywhere" 0 "$BIN" --mapping.file "$MAP" --web.listen-address :9341 --mapping.to-rules "$T/rules2"
 if grep -q 'targets: \["localhost:9341"\]' "$T/rules2/scrape.yml"; then ok; else bad "--mapping.to-rules: :9341 is not scraped at localhost:9341"; fi
+# several controllers: scrape-direct.yml scrapes the first one (a target list "a:6817,b" would be no target at all)
+check "--mapping.to-rules, several controllers" 0 "$BIN" --mapping.file "$MAP" --slurmctld.url http://ctl1.example:6817,http://ctl2.example:6817 --mapping.to-rules "$T/rules3"
+if grep -q 'targets: \["ctl1.example:6817"\]' "$T/rules3/scrape-direct.yml" && grep -q 'several controllers' "$T/rules3/scrape-direct.yml" &&
+	! grep -q 'ctl2' "$T/rules3/scrape-direct.yml"; then ok; else bad "--mapping.to-rules: several controllers in scrape-direct.yml"; fi
 # native forms only: Prometheus scrapes slurmctld, not slurmrestd (rows unavailable natively have no rule)
 if grep -q 'slurmrestd\|record: slurm_account_fairshare' "$T/rules/rules.yml" "$T/rules/scrape.yml" "$T/rules/scrape-direct.yml"; then bad "--mapping.to-rules exports a slurmrestd form"; else ok; fi
 
