@@ -17,6 +17,9 @@ struct controllers {
 	enum controller_role role[CONTROLLERS_MAX];
 	char why[CONTROLLERS_MAX][200]; /* why it was last passed over (raw) */
 	int current;                    /* answered last; -1: none yet */
+	unsigned long down_seq[CONTROLLERS_MAX]; /* when each was last seen down (a count of such
+						    sightings): the down ones are tried oldest first */
+	unsigned long downs;
 	unsigned long switches;
 	char error[300];                /* the list is not usable: why */
 };
@@ -105,12 +108,21 @@ size_t controllers_order(struct controllers *c, size_t order[CONTROLLERS_MAX])
 		order[k++] = (size_t)c->current;
 		taken[c->current] = 1;
 	}
-	for (int down = 0; down < 2; down++)
+	for (size_t i = 0; i < c->n; i++)
+		if (!taken[i] && c->role[i] != ROLE_DOWN) {
+			order[k++] = i;
+			taken[i] = 1;
+		}
+	/* the down ones, the one seen down longest ago first: they take turns, so a hung controller
+	 * that is tried (and seen down) on every fetch does not keep a recovered one from its turn */
+	while (k < c->n) {
+		size_t pick = c->n;
 		for (size_t i = 0; i < c->n; i++)
-			if (!taken[i] && (down || c->role[i] != ROLE_DOWN)) {
-				order[k++] = i;
-				taken[i] = 1;
-			}
+			if (!taken[i] && (pick == c->n || c->down_seq[i] < c->down_seq[pick]))
+				pick = i;
+		order[k++] = pick;
+		taken[pick] = 1;
+	}
 	pthread_mutex_unlock(&c->mu);
 	return k;
 }
@@ -119,6 +131,8 @@ void controllers_seen(struct controllers *c, size_t i, enum controller_role role
 {
 	pthread_mutex_lock(&c->mu);
 	c->role[i] = role;
+	if (role == ROLE_DOWN)
+		c->down_seq[i] = ++c->downs;
 	snprintf(c->why[i], sizeof(c->why[i]), "%s", role == ROLE_PRIMARY || !why ? "" : why);
 	pthread_mutex_unlock(&c->mu);
 }

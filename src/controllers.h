@@ -34,7 +34,8 @@ const char *controllers_error(const struct controllers *c);
 size_t controllers_count(const struct controllers *c);
 const char *controllers_url(const struct controllers *c, size_t i);
 /* Indexes in the order to try them: the one that answered last while it is the primary, then the
- * others as configured, the ones last seen down at the end. Returns the count. */
+ * others as configured, the ones last seen down at the end, the one seen down longest ago first.
+ * Returns the count. */
 size_t controllers_order(struct controllers *c, size_t order[CONTROLLERS_MAX]);
 /* Index i was tried: role is what it was seen as (primary: it answered), why the reason when it
  * is not primary (escaped or not: it is escaped before logging). */

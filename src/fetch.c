@@ -514,6 +514,9 @@ static void note_controller(struct controllers *ctl, size_t i, struct round *rd,
 	snprintf(summary + used, len - used, "%s%s: %s", used ? "; " : "", controllers_url(ctl, i), rd->why);
 }
 
+/* The least share of --slurmctld.timeout a controller is tried with. */
+#define FETCH_HA_MIN_TRY 0.25
+
 /* slurmctld's sources in mask from one of several controllers: each is tried in turn (the one
  * that answered last first, a 303's target next when it is configured), all of mask from one
  * controller; the first that answers as primary gives every source (a source it then fails is a
@@ -533,8 +536,11 @@ static void fetch_ha(const struct upstream_config cfg[UPSTREAM_COUNT], struct co
 	for (size_t k = 0; k < n; k++) {
 		struct round rd = { 0 };
 		double left = total - (mono_now() - t0);
-		if (left < 0.001)
-			break; /* the upstream's timeout is spent: the others are not tried */
+		/* what is left of the upstream's timeout after a hung controller is a sliver: a controller
+		 * tried with it would fail and be seen down for no fault of its own (then both are down,
+		 * and the hung one is tried first again). Not tried, it is first on the next fetch. */
+		if (left < total * FETCH_HA_MIN_TRY)
+			break;
 		one[UPSTREAM_SLURMCTLD].base_url = controllers_url(ctl, order[k]);
 		one[UPSTREAM_SLURMCTLD].timeout = left;
 		run_sources(one, mask, gen, keep, ctx, got, 1, &rd);
