@@ -1442,7 +1442,7 @@ static void test_job_walks_per_interval(void **state)
 	char *out = NULL;
 	char *argv[] = { (char *)tu_shim_bin(), "--help", NULL };
 	assert_int_equal(tu_run(argv, NULL, &out, NULL, NULL), 0);
-	assert_true(help_line_has(out, "--slurmctld.jobs.min-interval SECONDS", "(0 to 86400, default 60)"));
+	assert_true(help_line_has(out, "--slurmctld.jobs.min-interval SECONDS", "(0 to 86400, default 75)"));
 	assert_true(help_line_has(out, "--slurmctld.min-interval SECONDS", "(0 to 86400, default 5)"));
 	free(out);
 }

@@ -1,16 +1,18 @@
 /* test_schedule.c: schedule_fetch (schedule.h), the policy that says which sources a scrape
  * fetches, over simulated scrape sequences: no clock, no network. The shipped table's slurmctld
- * sources with the default intervals (cheap 5 s, job walks 60 s), scraped every 10, 15, 30 and
- * 60 s, each fetch taking 0.1 s (an answer's age counts from the end of its fetch, as payload.h's
- * `at`): nothing is ever served at or past its interval, every walk is refreshed within its
- * interval, and a scrape after the first walks at most once where the interval is at least two
- * scrape intervals (at 60 s the defaults may walk twice a scrape, as docs/operations.md's table
- * says; a 120 s interval walks once). */
+ * sources with the default intervals (cheap 5 s, job walks 75 s), scraped every 10 to 60 s,
+ * each fetch taking 0.1 s (an answer's age counts from the end of its fetch, as payload.h's `at`):
+ * nothing is ever served at or past its interval, every walk is refreshed within its interval, a
+ * scrape after the first walks at most once, and every 30 s two scrapes in three do (what makes the
+ * default lighter on slurmctld than the old exporter's commands: docs/operations.md's table). A
+ * 60 s interval scraped every 60 s may walk twice a scrape; 120 s walks once. */
 #include "testutil.h"
 
 #include "schedule.h"
 
 enum { NODES, PARTITIONS, SCHEDULER, UA, NSRC };
+
+#define JOBS_S 75 /* --slurmctld.jobs.min-interval's default (src/options.c) */
 
 struct sim {
 	int scrapes;
@@ -62,19 +64,22 @@ static struct sim simulate(double gap, double jitter, double walk_s, int n)
 	return r;
 }
 
-/* The defaults at 10, 15 and 30 s: one walk at most per scrape, nothing served past 60 s, and
- * both walks refreshed (fewer walks in total than two per interval would need at most). */
+/* The defaults at 10 to 60 s: one walk at most per scrape, nothing served past the interval, both
+ * walks refreshed (fewer walks in total than two per interval would need at most), and at 30 s
+ * two walks in three scrapes. */
 static void test_default_intervals(void **state)
 {
 	(void)state;
-	static const double gaps[] = { 10, 15, 30 };
+	static const double gaps[] = { 10, 15, 20, 30, 45, 60 };
 	for (size_t g = 0; g < sizeof(gaps) / sizeof(gaps[0]); g++) {
-		struct sim r = simulate(gaps[g], 0, 60, 200);
+		struct sim r = simulate(gaps[g], 0, JOBS_S, 200);
 		if (r.max_walks > 1)
 			fail_msg("every %g s: %d walks in one scrape", gaps[g], r.max_walks);
-		assert_true(r.max_age < 60);
+		assert_true(r.max_age < JOBS_S);
 		/* each walk refreshed: at most its interval plus one scrape between two fetches of it */
-		assert_true(r.walks >= (int)(2 * 199 * gaps[g] / (60 + gaps[g])));
+		assert_true(r.walks >= (int)(2 * 199 * gaps[g] / (JOBS_S + gaps[g])));
+		if (gaps[g] == 30 && r.walks > 2 + 199 * 2 / 3)
+			fail_msg("every 30 s: %d walks in %d scrapes, more than two in three", r.walks, r.scrapes);
 		printf("every %g s: %d walks in %d scrapes (%.2f a scrape), oldest answer served %.1f s\n", gaps[g],
 		       r.walks, r.scrapes, (double)r.walks / r.scrapes, r.max_age);
 	}
@@ -99,10 +104,10 @@ static void test_jitter(void **state)
 {
 	(void)state;
 	for (double j = -0.5; j <= 0.5; j += 0.25) {
-		struct sim r = simulate(30, j, 60, 200);
+		struct sim r = simulate(30, j, JOBS_S, 200);
 		if (r.max_walks > 1)
 			fail_msg("30 s, jitter %g: %d walks", j, r.max_walks);
-		r = simulate(15, j, 60, 200);
+		r = simulate(15, j, JOBS_S, 200);
 		if (r.max_walks > 1)
 			fail_msg("15 s, jitter %g: %d walks", j, r.max_walks);
 	}
@@ -119,7 +124,7 @@ static void test_random_gaps(void **state)
 		unsigned seed = 12345;
 		for (int i = 0; i < NSRC; i++) {
 			src[i] = (struct sched_source){ .wanted = 1, .walks = i == PARTITIONS || i == UA };
-			src[i].interval = src[i].walks ? 60 : 5;
+			src[i].interval = src[i].walks ? JOBS_S : 5;
 			at[i] = -1;
 		}
 		double t = 0, last = -1;
