@@ -17,6 +17,7 @@
 #   shim 0     the shim with every interval 0: each scrape fetches all five endpoints
 #   /metrics/* each endpoint alone, with curl
 #   rest       slurmrestd's /slurm/VERSION/jobs, with slurmrestd's own CPU per request beside
+#              (run as root only: slurmrestd refuses to run as SlurmUser, see start_rest)
 # CPU is slurmctld's process CPU clock (utime + stime of all its threads, as /proc/PID/stat sums
 # them, read in ns) around each run, less slurmctld's idle rate over the run's duration (measured
 # before each level): bench/live_cpu.py. Each row is the mean +- sd (min / median / max) over
@@ -44,6 +45,8 @@
 #   SHIM_SCALE     their time scale (default 10: a 30 s interval is scraped every 3 s)
 #   BASE_PORT      slurmctld's port; slurmd use the next four, the shim BASE_PORT+10, the fake
 #                  BASE_PORT+11 (default 16817)
+#   REST_USER      the unprivileged account slurmrestd runs as when this script runs as root
+#                  (default daemon; slurmrestd refuses root, SlurmUser and nobody)
 #   WORKDIR        state, logs and the config (default: a new directory under /tmp, removed at the
 #                  end unless KEEP=1)
 # Runs as any user, root included: SlurmUser and SlurmdUser are the user running it. Every daemon
@@ -62,6 +65,7 @@ SCRAPE_EVERY=${SCRAPE_EVERY:-0.5}
 PROM_INTERVALS=${PROM_INTERVALS:-15 30}
 SHIM_SCALE=${SHIM_SCALE:-10}
 BASE_PORT=${BASE_PORT:-16817}
+REST_USER=${REST_USER:-daemon}
 KEEP=${KEEP:-0}
 
 die() {
@@ -202,14 +206,23 @@ start_slurm() {
 	done
 }
 
-REST_SOCK=$W/run/slurmrestd.sock
+REST_SOCK=$W/rest/slurmrestd.sock
 REST_PID=""
+# slurmrestd on a unix socket with rest_auth/local (the peer's uid; root's requests run as
+# slurmrestd's user). It refuses to run as root or as SlurmUser, and a release build refuses
+# SLURMRESTD_SECURITY=disable_user_check, so: as root it is started as REST_USER (-u/-g); run by
+# anyone else, that user is SlurmUser, and there is no rest row.
 start_rest() {
 	[ -x "$SLURM_PREFIX/sbin/slurmrestd" ] || return 0
-	# rest_auth/local: the peer's uid over a unix socket. slurmrestd refuses to run as root or as
-	# SlurmUser unless told: this is a private test cluster, so it is told.
-	SLURM_CONF=$CONF SLURMRESTD_SECURITY=disable_user_check \
-		"$SLURM_PREFIX/sbin/slurmrestd" -a rest_auth/local "unix:$REST_SOCK" >"$W/log/slurmrestd.out" 2>&1 &
+	if [ "$(id -u)" != 0 ]; then
+		echo "live-slurm: slurmrestd cannot run as SlurmUser ($ME): no rest row (run as root for it)" >&2
+		return 0
+	fi
+	mkdir -p "$W/rest"
+	chown "$REST_USER" "$W/rest"
+	chmod 755 "$W" "$W/munge" # REST_USER reads the config and reaches the munge socket
+	SLURM_CONF=$CONF "$SLURM_PREFIX/sbin/slurmrestd" -u "$REST_USER" -g "$(id -gn "$REST_USER")" \
+		-a rest_auth/local "unix:$REST_SOCK" >"$W/log/slurmrestd.out" 2>&1 &
 	REST_PID=$!
 	PIDS="$PIDS $REST_PID"
 	i=0
@@ -222,7 +235,8 @@ start_rest() {
 		fi
 		sleep 0.5
 	done
-	REST_VERSION=$(curl -s --unix-socket "$REST_SOCK" http://localhost/openapi/v3 |
+	# the newest data parser: paths look like "\/slurm\/v0.0.44\/jobs" (JSON escapes the slashes)
+	REST_VERSION=$(curl -s --unix-socket "$REST_SOCK" http://localhost/openapi/v3 | tr -d '\134' |
 		grep -o '/slurm/v0\.0\.[0-9]*/' | sort -u | tail -n 1 | cut -d/ -f3)
 	if [ -z "$REST_VERSION" ]; then
 		echo "live-slurm: slurmrestd names no /slurm/ version in /openapi/v3; no rest row" >&2
