@@ -5,15 +5,17 @@
 # 127.0.0.1 only (its own munged, one slurmctld, four slurmd in multiple-slurmd mode, slurmrestd on
 # a unix socket when installed), fills the queue to each RECORDS level with held jobs (the cost of
 # a job walk follows job records, not array tasks, so one sbatch per record and no arrays; a held
-# job is a record that never runs), and prints slurmctld's CPU time per scrape for these rows:
+# job is a record that never runs; the jobs belong to several users, never root: see fill_users),
+# and prints slurmctld's CPU time per scrape for these rows:
 #   old        the old exporter 0.20's commands: 4 sinfo, 4 squeue, sdiag, argv as
 #              /work/shared/reference/legacy-exporter.md lists them
 #   shim P s   the shim with its default intervals as at a Prometheus scrape interval of P s (each
 #              of PROM_INTERVALS), time-scaled: scrapes P / SHIM_SCALE s apart, and every
 #              --slurmctld.*interval* flag at its default (read from --help) / SHIM_SCALE. The
-#              row says how often each endpoint was fetched, beside the same scaled run against
-#              a fake slurmctld that answers in a millisecond (what real P s scrapes fetch: fetch
-#              times are small against P); "MISMATCH" flags a row whose walks differ
+#              row says which job walks each scrape fetched, and checks that against the same
+#              scaled run with a fake slurmctld that answers in a millisecond (what real P s
+#              scrapes fetch, fetch times being small against P): "MISMATCH" flags a row whose
+#              walks differ (then lower SHIM_SCALE, spacing the scrapes further apart)
 #   shim 0     the shim with every interval 0: each scrape fetches all five endpoints
 #   /metrics/* each endpoint alone, with curl
 #   rest       slurmrestd's /slurm/VERSION/jobs, with slurmrestd's own CPU per request beside
@@ -45,6 +47,8 @@
 #   SHIM_SCALE     their time scale (default 10: a 30 s interval is scraped every 3 s)
 #   BASE_PORT      slurmctld's port; slurmd use the next four, the shim BASE_PORT+10, the fake
 #                  BASE_PORT+11 (default 16817)
+#   FILL_USERS     the accounts that own the jobs when this script runs as root (default: the
+#                  first ten with a uid from 1 to 65533 in /etc/passwd; not root: see fill_users)
 #   REST_USER      the unprivileged account slurmrestd runs as when this script runs as root
 #                  (default daemon; slurmrestd refuses root, SlurmUser and nobody)
 #   WORKDIR        state, logs and the config (default: a new directory under /tmp, removed at the
@@ -249,19 +253,43 @@ records() {
 	slurm squeue -h -a --states=all -o %i | wc -l
 }
 
-# Submit held jobs until there are $1 records, 4 sbatch at a time: accounts and partitions vary,
-# so the per-user, per-account and per-partition sums have several series.
+# The jobs' owners, as "name:uid:gid" words. slurmctld names a pending job's user with one
+# getpwuid() per job and walk, except root's (uid 0 is "root" without a lookup): jobs of root
+# would make every job walk look cheaper than at a site. So, run as root, the script submits as
+# FILL_USERS (default: the first ten accounts with a uid from 1 to 65533 in /etc/passwd), through
+# setpriv; run as anyone else, as that user.
+fill_users() {
+	if [ "$(id -u)" != 0 ]; then
+		echo "$ME:$(id -u):$(id -g)"
+		return
+	fi
+	for u in ${FILL_USERS:-$(awk -F: '$3 >= 1 && $3 < 65534 { print $1 }' /etc/passwd | head -n 10)}; do
+		printf '%s:%s:%s ' "$u" "$(id -u "$u")" "$(id -g "$u")"
+	done
+}
+
+# Submit held jobs until there are $1 records, 4 sbatch at a time: owners, accounts and partitions
+# vary, so the per-user, per-account and per-partition sums have several series.
 fill_to() {
 	have=$(records)
 	[ "$have" -lt "$1" ] || return 0
+	chmod 755 "$W" "$W/munge" # the owners read the config and reach the munge socket
+	# one line per job: its number, owner uid and gid
 	# shellcheck disable=SC2016 # the loop is sh -c's, expanded there
-	seq "$have" $(($1 - 1)) | SLURM_CONF=$CONF xargs -P 4 -n 250 sh -c '
-		sbatch=$0
-		for i; do
+	awk -v a="$have" -v b=$(($1 - 1)) -v users="$(fill_users)" 'BEGIN {
+		n = split(users, u, " ")
+		for (i = a; i <= b; i++) { split(u[i % n + 1], f, ":"); print i, f[2], f[3] }
+	}' | SLURM_CONF=$CONF xargs -P 4 -n 750 sh -c '
+		sbatch=$0 me=$(id -u)
+		while [ $# -ge 3 ]; do
+			i=$1 uid=$2 gid=$3
+			shift 3
+			as=""
+			[ "$uid" = "$me" ] || as="setpriv --reuid=$uid --regid=$gid --clear-groups"
 			p=batch
 			[ $((i % 5)) -ne 0 ] || p=debug
-			"$sbatch" --hold -p "$p" -A "acct$((i % 10))" -t 10 -o /dev/null -e /dev/null --wrap true >/dev/null ||
-				exit 255
+			$as "$sbatch" --hold -p "$p" -A "acct$((i % 10))" -t 10 -D /tmp -o /dev/null -e /dev/null \
+				--wrap true >/dev/null || exit 255
 		done' "$SLURM_PREFIX/bin/sbatch" || die "sbatch failed (see $W/log/slurmctld.log)"
 	# let the scheduler's passes over the new jobs end before idle is measured
 	sleep 5
@@ -337,13 +365,34 @@ stop_shim() {
 	wait "$SHIM_PID" 2>/dev/null || true
 }
 
-# fetch counts of the shim's last scrape ($W/scrape.txt): "jobs 10, nodes 20, ..."
-fetches() {
-	sed -n 's/^slurm_exporter_shim_upstream_fetches_total{endpoint="\([^"]*\)"} \([0-9]*\)$/\1 \2/p' "$W/scrape.txt" |
-		paste -sd, - | sed 's/,/, /g'
+# The shim's scrapes of a row are appended to $W/scrapes.txt. walks: which job-walking endpoints
+# each scrape fetched, from the fetch counters of consecutive scrapes (j = /metrics/jobs,
+# p = partitions, u = jobs-users-accts, - = none), e.g. "pju - p u p u"; then the totals of the
+# last scrape, e.g. "jobs 10, nodes 20, ...".
+walks() {
+	sed -n 's/^slurm_exporter_shim_upstream_fetches_total{endpoint="\([^"]*\)"} \([0-9]*\)$/\1 \2/p' \
+		"$W/scrapes.txt" | awk '
+		BEGIN { split("jobs partitions jobs-users-accts", ep, " "); split("j p u", letter, " ") }
+		function scrape(   s, i) {
+			s = ""
+			for (i = 1; i <= 3; i++)
+				if (cur[ep[i]] > last[ep[i]]) s = s letter[i]
+			seq = seq (seq == "" ? "" : " ") (s == "" ? "-" : s)
+			for (i in cur) last[i] = cur[i]
+			split("", cur)
+			n = 0
+		}
+		($1 in cur) { scrape() }
+		{ cur[$1] = $2; names[++n] = $1 }
+		END {
+			for (i = 1; i <= n; i++) t = t (i > 1 ? ", " : "") names[i] " " cur[names[i]]
+			scrape()
+			print seq " (" t ")"
+		}'
 }
 
-SCRAPE="curl -sf -o $W/scrape.txt http://127.0.0.1:$SHIM_PORT/metrics"
+# one scrape of the shim, for sh -c
+SCRAPE="exec curl -sf http://127.0.0.1:$SHIM_PORT/metrics >>'$W/scrapes.txt'"
 
 # The walks of real P s scrapes: the same scaled run against the fake slurmctld, which answers in
 # about a millisecond, scrapes 0.5 s apart (scale P / 0.5). Sets REF_P for each P.
@@ -356,11 +405,11 @@ reference_walks() {
 		scale=$(awk -v p="$p" 'BEGIN { print p / 0.5 }')
 		# shellcheck disable=SC2046 # the flags are words
 		start_shim "http://127.0.0.1:$FAKE_PORT" $(shim_flags "$scale")
-		# shellcheck disable=SC2086 # the command is words
-		$LIVE_CPU run "$fake" 0 "$SCRAPES" 0.5 "reference $p s" -- $SCRAPE >/dev/null
+		: >"$W/scrapes.txt"
+		$LIVE_CPU run "$fake" 0 "$SCRAPES" 0.5 "reference $p s" -- sh -c "$SCRAPE" >/dev/null
 		stop_shim
-		eval "REF_$p=\"$(fetches)\""
-		echo "  at $p s, $SCRAPES scrapes fetch: $(eval echo "\$REF_$p")"
+		eval "REF_$p=\"$(walks)\""
+		echo "  at $p s, the walks of $SCRAPES scrapes: $(eval echo "\"\$REF_$p\"")"
 	done
 	kill "$fake" 2>/dev/null || true
 	wait "$fake" 2>/dev/null || true
@@ -371,23 +420,23 @@ shim_rows() {
 		every=$(awk -v p="$p" -v s="$SHIM_SCALE" 'BEGIN { print p / s }')
 		# shellcheck disable=SC2046 # the flags are words
 		start_shim "$CTLD" $(shim_flags "$SHIM_SCALE")
-		# shellcheck disable=SC2086 # the command is words
-		measure "shim defaults at $p s" "$every" -- $SCRAPE
+		: >"$W/scrapes.txt"
+		measure "shim defaults at $p s" "$every" -- sh -c "$SCRAPE"
 		stop_shim
-		got=$(fetches)
-		ref=$(eval echo "\$REF_$p")
+		got=$(walks)
+		ref=$(eval echo "\"\$REF_$p\"")
 		if [ "$got" = "$ref" ]; then
-			echo "  #   fetched: $got (as at a real $p s)"
+			echo "  #   walks: $got, as at a real $p s"
 		else
-			echo "  #   MISMATCH: fetched $got; at a real $p s: $ref"
+			echo "  #   MISMATCH: walks $got; at a real $p s: $ref"
 		fi
 	done
 	# shellcheck disable=SC2046 # the flags are words
 	start_shim "$CTLD" $(shim_flags 0)
-	# shellcheck disable=SC2086 # the command is words
-	measure "shim, every interval 0" "$SCRAPE_EVERY" -- $SCRAPE
+	: >"$W/scrapes.txt"
+	measure "shim, every interval 0" "$SCRAPE_EVERY" -- sh -c "$SCRAPE"
 	stop_shim
-	echo "  #   fetched: $(fetches)"
+	echo "  #   walks: $(walks)"
 }
 
 # --- run --------------------------------------------------------------------------------------
