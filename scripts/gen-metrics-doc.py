@@ -136,6 +136,23 @@ FOOTER = """
   reasons and sshare data are not in slurmctld's metrics): they are served only with slurmrestd.
 - The GPU families have no exact reference on Slurm 25.11: the old exporter's own commands no
   longer give the real counts there.
+
+## Where the job-state rows come from
+
+The `slurm_queue_*` rows read from slurmctld (all but `slurm_queue_pending_dependency`) sum the
+per-account counts of `/metrics/jobs-users-accts`, `sum(slurm_account_jobs_<state>) or vector(0)`,
+instead of reading `slurm_jobs_<state>` of `/metrics/jobs`: the scrape fetches the former anyway,
+and the latter, a walk of every job record in slurmctld, is then never fetched (docs/operations.md,
+"What the defaults cost"). The values are the same: slurmctld counts every job record once in
+exactly one account entry (jobs without an account in one unlabelled entry, included in the sum)
+with the same per-state predicates (`_fill_jobs_statistics` and `_aggregate_job_to_jobs` in its
+statistics.c), and `tests/test_golden.c` checks every `slurm_jobs_<state>` against the sums of the
+account and of the user entries on all 15 captures. Two `/metrics/jobs` families are counted
+differently and are not derived: `slurm_jobs` (array tasks expanded; +1 per record per account)
+and, on 26.05, `slurm_jobs_nodes_alloc` (distinct nodes; a sum per account). One case would differ
+in principle: jobs with no account and jobs whose account is the empty string both make an
+unlabelled entry, and slurmctld refuses the second as a duplicate series, so its jobs would be
+missing from the sums; no capture has it.
 """
 
 if __name__ == "__main__":

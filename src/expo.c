@@ -516,6 +516,7 @@ static enum expo_type parse_type(const char *s, size_t n)
 /* "# TYPE name type" and "# HELP name text"; other comments are ignored. */
 static int parse_comment(struct expo *e, const char *p, const char *end, const char **err)
 {
+	const char *const line = p;
 	p = skip_ws(p + 1, end);
 	int is_type = end - p > 5 && memcmp(p, "TYPE", 4) == 0 && (p[4] == ' ' || p[4] == '\t');
 	int is_help = end - p > 5 && memcmp(p, "HELP", 4) == 0 && (p[4] == ' ' || p[4] == '\t');
@@ -529,7 +530,16 @@ static int parse_comment(struct expo *e, const char *p, const char *end, const c
 		*err = is_type ? "invalid metric name in TYPE" : "invalid metric name in HELP";
 		return -1;
 	}
-	if (is_type) {
+	if (!is_type) {
+		/* kept as the TYPE is (the native passthrough serves it); a family nobody reads has none */
+		size_t nlen = (size_t)(p - name);
+		const char *t = skip_ws(p, end);
+		if (!e->ps->keep || e->ps->keep(name, nlen, e->ps->keep_ctx)) {
+			struct expo_family *f = family_get(e, name, nlen);
+			f->hlen = (uint32_t)(end - t);
+			f->help = f->hlen ? own(e, t, f->hlen, line, end) : "";
+		}
+	} else {
 		const char *t = skip_ws(p, end);
 		const char *te = end;
 		while (te > t && (te[-1] == ' ' || te[-1] == '\t'))

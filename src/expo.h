@@ -41,6 +41,8 @@ struct expo_family {
 	const char *name;
 	uint32_t nlen;
 	enum expo_type type;
+	const char *help;        /* the HELP text as sent (unescaped, not NUL-terminated), or NULL */
+	uint32_t hlen;
 	int duplicate;
 	struct expo_sample *samples;
 	size_t n, cap;

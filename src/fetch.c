@@ -1,6 +1,7 @@
 /* fetch.c: see fetch.h. */
 #include "fetch.h"
 #include "buf.h"
+#include "controllers.h"
 #include "log.h"
 #include "restapi.h"
 
@@ -125,16 +126,27 @@ struct cred {
 	char *token;
 	char tokerr[256];
 	long timeout_ms;              /* for each source, redirect included */
+	long connect_ms;              /* for each connection attempt */
 	int used;
 	int api;                      /* slurmrestd's API version: 0 not looked up, 1 in version, -1 failed (api_why) */
 	char version[RESTAPI_VERSION_MAX];
 	char api_why[300];
 };
 
-/* One fetch_sources call. */
+/* What one controller did in one round (fetch_ha): its sources' answers taken together. */
+struct round {
+	int answered;            /* HTTP answers other than 3xx and 503: it is the primary */
+	int standby;             /* 3xx or 503 (a standby's answers), or a followed redirect */
+	char why[200];           /* the first reason it is not the primary (raw upstream bytes) */
+	char location[512];      /* the first 3xx's Location */
+};
+
+/* One run_sources call. */
 struct run {
 	CURLM *m;
 	struct cred c[UPSTREAM_COUNT];
+	int ha;                  /* several controllers: a 303 is the controller's answer, not followed */
+	struct round rd;         /* slurmctld's transfers */
 };
 
 /* A 3xx just finished on t: follow it (1, the handle is back in the multi) or not (0; a refused
@@ -174,6 +186,30 @@ static int follow(struct run *r, struct xfer *t)
 	return 1;
 }
 
+/* What a finished slurmctld transfer says about its controller. */
+static void note_round(struct round *rd, const struct xfer *t, CURLcode rc)
+{
+	long code = t->p->http_status;
+	char *loc = NULL;
+	if (t->c->up != &upstreams[UPSTREAM_SLURMCTLD])
+		return;
+	if (t->redirected || (code >= 300 && code < 400) || code == 503) {
+		rd->standby++;
+		curl_easy_getinfo(t->h, CURLINFO_REDIRECT_URL, &loc);
+		const char *host = loc && !t->redirected ? strstr(loc, "://") : NULL;
+		int olen = host ? (int)strcspn(host + 3, "/?#") + (int)(host + 3 - loc) : 0; /* its origin: short */
+		if (!rd->why[0])
+			snprintf(rd->why, sizeof(rd->why), "standby (HTTP %ld%s%.*s)", t->redirected ? 303 : code,
+				 host ? " to " : "", olen < 150 ? olen : 150, host ? loc : "");
+		if (loc && !rd->location[0] && !t->redirected)
+			snprintf(rd->location, sizeof(rd->location), "%s", loc);
+	} else if (code > 0) {
+		rd->answered++;
+	} else if (!rd->why[0]) {
+		snprintf(rd->why, sizeof(rd->why), "down (%s)", curl_easy_strerror(rc)); /* errbuf: too long for the 503 body */
+	}
+}
+
 /* A transfer finished: follow a redirect (returns 1) or record its facts and finish its payload
  * (returns 0). Whether it is usable is source_verdict's to say. */
 static int done(struct run *r, CURLMsg *msg)
@@ -191,9 +227,10 @@ static int done(struct run *r, CURLMsg *msg)
 		snprintf(why, sizeof(why), "%s (%s)", t->errbuf[0] ? t->errbuf : curl_easy_strerror(rc),
 			 curl_easy_strerror(rc));
 		payload_fault(p, FAULT_TRANSPORT, why);
-	} else if (p->http_status >= 300 && p->http_status < 400 && follow(r, t)) {
+	} else if (p->http_status >= 300 && p->http_status < 400 && !r->ha && follow(r, t)) {
 		return 1;
 	}
+	note_round(&r->rd, t, rc);
 	p->seconds = mono_now() - t->t0;
 	p->at = mono_now();
 	/* a 401 without a token is explained by why there is none; the token itself is never logged */
@@ -272,7 +309,7 @@ static CURL *base_handle(const struct cred *c, const char *url, long timeout_ms,
 	curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 0L);
 	curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
 	curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, timeout_ms);
-	curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, timeout_ms);
+	curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, c->connect_ms && c->connect_ms < timeout_ms ? c->connect_ms : timeout_ms);
 	curl_easy_setopt(h, CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_1_1);
 	curl_easy_setopt(h, CURLOPT_USERAGENT, "slurm-exporter-shim/" SHIM_VERSION);
 	curl_easy_setopt(h, CURLOPT_HTTPHEADER, c->hdrs);
@@ -350,6 +387,7 @@ static struct cred *cred_of(struct run *r, const struct upstream_config cfg[UPST
 	c->cfg = &cfg[u];
 	c->up = &upstreams[u];
 	c->timeout_ms = timeout > 0.001 ? (long)(timeout * 1000) : 1;
+	c->connect_ms = cfg[u].connect_timeout > 0.001 ? (long)(cfg[u].connect_timeout * 1000) : 0;
 	add_credentials(c);
 	return c;
 }
@@ -387,11 +425,13 @@ static void start(struct run *r, struct xfer *x, const struct upstream_config cf
 	curl_multi_add_handle(r->m, x->h);
 }
 
-void fetch_sources(const struct upstream_config cfg[UPSTREAM_COUNT], unsigned mask, unsigned gen, expo_keep_fn keep,
-		   void *ctx, struct payload *out[SRC_COUNT])
+/* Fetch mask in parallel, each source from its upstream's base_url; rd: what slurmctld's
+ * transfers said about the controller (ha: several controllers, a 3xx is not followed). */
+static void run_sources(const struct upstream_config cfg[UPSTREAM_COUNT], unsigned mask, unsigned gen,
+			expo_keep_fn keep, void *ctx, struct payload *out[SRC_COUNT], int ha, struct round *rd)
 {
 	struct xfer x[SRC_COUNT];
-	struct run r = { .m = curl_multi_init() };
+	struct run r = { .m = curl_multi_init(), .ha = ha };
 
 	memset(x, 0, sizeof(x));
 	for (int id = 0; id < SRC_COUNT; id++) {
@@ -428,4 +468,135 @@ void fetch_sources(const struct upstream_config cfg[UPSTREAM_COUNT], unsigned ma
 	for (int u = 0; u < UPSTREAM_COUNT; u++)
 		if (r.c[u].used)
 			free_credentials(&r.c[u]);
+	*rd = r.rd;
+}
+
+/* A finished payload of source id that failed with why, for mapping generation gen. */
+static struct payload *failed(enum source_id id, unsigned gen, expo_keep_fn keep, void *ctx, const char *why, double t0)
+{
+	struct payload *p = payload_new(id, gen, keep, ctx);
+	payload_fault(p, FAULT_TRANSPORT, why);
+	p->at = mono_now();
+	p->seconds = p->at - t0;
+	payload_finish(p);
+	return p;
+}
+
+/* After order[k] answered as a standby with a 303 to location: a configured controller of that
+ * origin not tried yet is tried next (a Location anywhere else is never followed). Returns whether
+ * one was. */
+static int prefer(const struct controllers *ctl, size_t order[], size_t n, size_t k, const char *location)
+{
+	for (size_t j = k + 1; j < n; j++) {
+		const char *u = controllers_url(ctl, order[j]);
+		if (fetch_redirect_check(u, location) != FETCH_REDIRECT_SAME_ORIGIN)
+			continue;
+		size_t pick = order[j];
+		memmove(&order[k + 2], &order[k + 1], (j - k - 1) * sizeof(order[0]));
+		order[k + 1] = pick;
+		return 1;
+	}
+	return 0;
+}
+
+/* What controller order[k] did in rd, for the log and the 503 body. */
+static void note_controller(struct controllers *ctl, size_t i, struct round *rd, int followed, char *summary, size_t len)
+{
+	size_t used = strlen(summary);
+	int configured = 0;
+	for (size_t j = 0; rd->location[0] && !followed && j < controllers_count(ctl); j++)
+		configured |= fetch_redirect_check(controllers_url(ctl, j), rd->location) == FETCH_REDIRECT_SAME_ORIGIN;
+	if (rd->location[0] && !followed && !configured) /* (a configured one was tried already) */
+		snprintf(rd->why + strlen(rd->why), sizeof(rd->why) - strlen(rd->why), ", not configured: not followed");
+	if (!rd->why[0])
+		snprintf(rd->why, sizeof(rd->why), "no answer");
+	controllers_seen(ctl, i, rd->standby ? ROLE_STANDBY : ROLE_DOWN, rd->why);
+	snprintf(summary + used, len - used, "%s%s: %s", used ? "; " : "", controllers_url(ctl, i), rd->why);
+}
+
+/* slurmctld's sources in mask from one of several controllers: each is tried in turn (the one
+ * that answered last first, a 303's target next when it is configured), all of mask from one
+ * controller; the first that answers as primary gives every source (a source it then fails is a
+ * failed source: no mixing), so all controllers fit in the upstream's timeout, each connection
+ * attempt gets a share of it. */
+static void fetch_ha(const struct upstream_config cfg[UPSTREAM_COUNT], struct controllers *ctl, unsigned mask,
+		     unsigned gen, expo_keep_fn keep, void *ctx, struct payload *out[SRC_COUNT])
+{
+	struct upstream_config one[UPSTREAM_COUNT];
+	struct payload *got[SRC_COUNT];
+	size_t order[CONTROLLERS_MAX], n = controllers_order(ctl, order);
+	double t0 = mono_now(), total = cfg[UPSTREAM_SLURMCTLD].timeout;
+	char summary[300] = "";
+
+	memcpy(one, cfg, sizeof(one));
+	one[UPSTREAM_SLURMCTLD].connect_timeout = total / (double)n;
+	for (size_t k = 0; k < n; k++) {
+		struct round rd = { 0 };
+		double left = total - (mono_now() - t0);
+		if (left < 0.001)
+			break; /* the upstream's timeout is spent: the others are not tried */
+		one[UPSTREAM_SLURMCTLD].base_url = controllers_url(ctl, order[k]);
+		one[UPSTREAM_SLURMCTLD].timeout = left;
+		run_sources(one, mask, gen, keep, ctx, got, 1, &rd);
+		if (rd.answered) {
+			controllers_seen(ctl, order[k], ROLE_PRIMARY, NULL);
+			controllers_answered(ctl, order[k]);
+			for (int id = 0; id < SRC_COUNT; id++)
+				if (mask & (1u << id)) {
+					got[id]->controller = (int)order[k];
+					out[id] = got[id];
+				}
+			return;
+		}
+		int followed = rd.location[0] && prefer(ctl, order, n, k, rd.location);
+		note_controller(ctl, order[k], &rd, followed, summary, sizeof(summary));
+		for (int id = 0; id < SRC_COUNT; id++)
+			payload_unref(got[id]);
+	}
+	char why[400];
+	snprintf(why, sizeof(why), "no slurmctld controller answered as primary: %s", summary);
+	for (int id = 0; id < SRC_COUNT; id++)
+		if (mask & (1u << id))
+			out[id] = failed((enum source_id)id, gen, keep, ctx, why, t0);
+}
+
+void fetch_sources(const struct upstream_config cfg[UPSTREAM_COUNT], unsigned mask, unsigned gen, expo_keep_fn keep,
+		   void *ctx, struct payload *out[SRC_COUNT])
+{
+	const char *list = cfg[UPSTREAM_SLURMCTLD].base_url;
+	unsigned ctld = mask & source_of_upstream(UPSTREAM_SLURMCTLD);
+	struct controllers *ctl = cfg[UPSTREAM_SLURMCTLD].ctl, *own = NULL;
+	struct round rd;
+
+	if (!ctl && ctld && list && strchr(list, ','))
+		ctl = own = controllers_new(list); /* a caller without a scraper: nothing remembered */
+	if (!ctl || !ctld) {
+		run_sources(cfg, mask, gen, keep, ctx, out, 0, &rd);
+		return;
+	}
+	/* the scraper fetches one upstream at a time: the others' sources first is no delay */
+	run_sources(cfg, mask & ~ctld, gen, keep, ctx, out, 0, &rd);
+	if (controllers_error(ctl)) {
+		for (int id = 0; id < SRC_COUNT; id++)
+			if (ctld & (1u << id))
+				out[id] = failed((enum source_id)id, gen, keep, ctx, controllers_error(ctl), mono_now());
+	} else if (controllers_count(ctl) > 1) {
+		fetch_ha(cfg, ctl, ctld, gen, keep, ctx, out);
+	} else {
+		/* one controller: a standby's 303 is followed once, as always */
+		struct upstream_config one[UPSTREAM_COUNT];
+		struct payload *got[SRC_COUNT];
+		memcpy(one, cfg, sizeof(one));
+		one[UPSTREAM_SLURMCTLD].base_url = controllers_url(ctl, 0);
+		run_sources(one, ctld, gen, keep, ctx, got, 0, &rd);
+		controllers_seen(ctl, 0, rd.answered ? ROLE_PRIMARY : rd.standby ? ROLE_STANDBY : ROLE_DOWN, rd.why);
+		if (rd.answered || rd.standby)
+			controllers_answered(ctl, 0);
+		for (int id = 0; id < SRC_COUNT; id++)
+			if (ctld & (1u << id)) {
+				got[id]->controller = 0;
+				out[id] = got[id];
+			}
+	}
+	controllers_free(own);
 }

@@ -7,6 +7,7 @@
 #include "mapping.h"
 #include "openmetrics.h"
 #include "options.h"
+#include "probe.h"
 #include "restapi.h"
 #include "rules.h"
 #include "scrape.h"
@@ -97,8 +98,9 @@ static struct mapping *load_mapping(const char *path)
 	return m;
 }
 
-/* Serve until SIGTERM or SIGINT; SIGHUP reloads the mapping. 0, or 1 when the server cannot start. */
-static int serve(const struct options *opt, struct scraper *scraper)
+/* Serve until SIGTERM or SIGINT; SIGHUP reloads the mapping (and every probe target's). 0, or 1
+ * when the server cannot start. probes: the --probe.targets-file clusters, or NULL. */
+static int serve(const struct options *opt, struct scraper *scraper, struct probe_set *probes)
 {
 	struct webconfig *wc = NULL;
 	struct server *srv = NULL;
@@ -122,7 +124,7 @@ static int serve(const struct options *opt, struct scraper *scraper)
 		.listen = opt->listen, .path = opt->path, .max_connections = (unsigned)opt->max_conn,
 		.per_ip_connections = (unsigned)(opt->max_conn > 8 ? opt->max_conn / 2 : opt->max_conn),
 		.connection_timeout = (unsigned)opt->conn_timeout, .upstream_timeout = opt->timeout, .web = wc,
-		.mapping_file = opt->mapping,
+		.mapping_file = opt->mapping, .probes = probes, .native_passthrough = opt->native,
 	};
 	srv = server_start(&srvc, scraper, err, sizeof(err));
 	if (!srv) {
@@ -143,6 +145,7 @@ static int serve(const struct options *opt, struct scraper *scraper)
 			else
 				log_error("mapping reload failed; keeping the running table");
 			scrape_set_mapping(scraper, nm);
+			probe_set_reload(probes);
 			continue;
 		}
 		log_info("signal %d: shutting down", sig);
@@ -182,6 +185,31 @@ static int once(const struct options *opt, struct scraper *scraper)
 	fwrite(out.data, 1, out.len, status == 200 ? stdout : stderr);
 	buf_free(&out);
 	return status == 200 ? 0 : 1;
+}
+
+/* --probe.targets-file, checked at start-up whatever the mode: NULL (not given) with *bad 0, a new
+ * table, or NULL with *bad 1 and every problem logged. */
+static struct probe_targets *load_targets(const char *path, int *bad)
+{
+	struct buf problems;
+	struct probe_targets *t = NULL;
+	*bad = 0;
+	if (!path)
+		return NULL;
+	buf_init(&problems, 0);
+	t = probe_targets_load(path, &problems);
+	if (!t) {
+		char *line = problems.data;
+		for (size_t i = 0; problems.data && i < problems.len; i++)
+			if (problems.data[i] == '\n') {
+				problems.data[i] = '\0';
+				log_error("targets: %s", line);
+				line = problems.data + i + 1;
+			}
+		*bad = 1;
+	}
+	buf_free(&problems);
+	return t;
 }
 
 /* The old exporter's page, fetched on a thread of its own while the shim scrapes. */
@@ -261,7 +289,9 @@ int main(int argc, char **argv)
 	struct mapping *m = NULL;
 	struct scraper *scraper = NULL;
 	struct restapi *api = NULL; /* slurmrestd's API version, shared by every fetch */
-	int rc = 1;
+	struct probe_targets *targets = NULL; /* until probe_set_new takes them */
+	struct probe_set *probes = NULL;
+	int rc = 1, bad_targets;
 
 	xmalloc_tune();
 	if (options_parse(&opt, argc, argv, stderr) < 0)
@@ -285,6 +315,10 @@ int main(int argc, char **argv)
 	if (opt.check_expo)
 		return check_exposition(opt.strict, (size_t)opt.max_body);
 
+	targets = load_targets(opt.targets_file, &bad_targets);
+	if (bad_targets)
+		return 2;
+
 	fetch_global_init();
 	m = load_mapping(opt.mapping);
 	if (!m) {
@@ -293,7 +327,7 @@ int main(int argc, char **argv)
 	}
 	if (opt.to_rules) {
 		char err[512];
-		rc = rules_export(m, opt.url, row_flags(&opt), opt.to_rules, err, sizeof(err)) < 0 ? 1 : 0;
+		rc = rules_export(m, opt.url, opt.listen, row_flags(&opt), opt.to_rules, err, sizeof(err)) < 0 ? 1 : 0;
 		if (rc)
 			log_error("%s", err);
 		goto out;
@@ -319,11 +353,22 @@ int main(int argc, char **argv)
 	const struct mapping *table = m; /* the scraper's from here on; no reload in the one-shot modes */
 	scraper = scraper_new(&sc, m);
 	m = NULL;
-	if (opt.compare_legacy)
+	if (opt.compare_legacy) {
 		rc = compare_legacy(&opt, scraper, table);
-	else
-		rc = opt.once ? once(&opt, scraper) : serve(&opt, scraper);
+	} else if (opt.once) {
+		rc = once(&opt, scraper);
+	} else {
+		if (targets) { /* the targets' scrapers: the global flags, each target's upstreams */
+			probes = probe_set_new(targets, &sc, opt.mapping, opt.rest_api_version);
+			targets = NULL;
+			if (!probes)
+				goto out;
+		}
+		rc = serve(&opt, scraper, probes);
+	}
 out:
+	probe_set_free(probes); /* after the server, which borrows it, has stopped */
+	probe_targets_free(targets);
 	scraper_free(scraper);
 	restapi_free(api);
 	mapping_free(m);

@@ -21,6 +21,7 @@ enum opt_type {
 	T_STRING,   /* const char * */
 	T_URL,      /* const char *, http:// or https:// */
 	T_RURL,     /* const char *, http://, https:// or unix:/path (a socket) */
+	T_URLS,     /* const char *, a comma list of T_URL; given again: appended (options.url_list) */
 	T_BOOL,     /* int */
 	T_INT,      /* long long */
 	T_BYTES,    /* long long */
@@ -32,7 +33,8 @@ enum opt_type {
 /* What a value of each type is, for "value "x" is not ...". */
 static const char *const type_what[] = {
 	[T_STRING] = "a string", [T_URL] = "an http:// or https:// URL",
-	[T_RURL] = "an http:// or https:// URL or unix:/path/to/socket", [T_BOOL] = "a boolean",
+	[T_RURL] = "an http:// or https:// URL or unix:/path/to/socket", [T_URLS] = "an http:// or https:// URL",
+	[T_BOOL] = "a boolean",
 	[T_INT] = "a valid whole number", [T_BYTES] = "a valid whole number of bytes",
 	[T_WSECONDS] = "a valid whole number of seconds", [T_SECONDS] = "a valid number of seconds",
 	[T_ENUM] = "a valid choice",
@@ -72,13 +74,16 @@ static const struct flag flags[] = {
 	{ "web.config.file", NULL, T_STRING, OFF(web_config), NULL, ANY, NULL, "FILE",
 	  "TLS and basic auth config (Prometheus exporter-toolkit format)" },
 	/* 0 would make libmicrohttpd refuse every connection */
+	{ "web.native-passthrough", NULL, T_BOOL, OFF(native), "true", ANY, NULL, NULL,
+	  "serve slurmctld's own metrics, re-escaped, at /native/metrics/<endpoint> (jobs, nodes, partitions, scheduler, jobs-users-accts)" },
 	{ "web.max-connections", NULL, T_INT, OFF(max_conn), "64", 1, 65535, NULL, "N", "simultaneous HTTP connections" },
 	/* libmicrohttpd counts whole seconds and takes 0 as "never": an idle client would hold a slot forever */
 	{ "web.connection-timeout", NULL, T_WSECONDS, OFF(conn_timeout), "30", 1, 86400, NULL, "SECONDS",
 	  "idle HTTP connection timeout" },
 	/* without a scheme curl would guess, and "ctl1:6817" reads as scheme "ctl1" */
-	{ "slurmctld.url", NULL, T_URL, OFF(url), "http://localhost:6817", ANY, NULL, "URL",
-	  "base URL of slurmctld's HTTP listener" },
+	{ "slurmctld.url", NULL, T_URLS, OFF(url), "http://localhost:6817", ANY, NULL, "URL",
+	  "base URL of slurmctld's HTTP listener; repeat it (or give a comma list) for every controller of a "
+	  "high-availability pair: the current primary is used" },
 	/* 0 used to become a 1 ms timeout: every fetch failed */
 	{ "slurmctld.timeout", NULL, T_SECONDS, OFF(timeout), "10", 0.001, 86400, NULL, "SECONDS",
 	  "per-request timeout to slurmctld" },
@@ -86,10 +91,11 @@ static const struct flag flags[] = {
 	{ "slurmctld.min-interval", NULL, T_SECONDS, OFF(min_interval), "5", 0, 86400, NULL, "SECONDS",
 	  "reuse a /metrics/nodes or /metrics/scheduler answer this long" },
 	/* each of these walks every job record (partitions under the node write lock): at 5,000
-	 * records, 80 ms of slurmctld CPU each. Scraped every 15 to 30 s, a scrape costs at most one
-	 * walk of each. Just under 30: scraped every 30 s, the last answer is 30 s less its fetch time
-	 * old, and a 30 s interval would serve it once more, 30 s old, every other scrape */
-	{ "slurmctld.jobs.min-interval", NULL, T_SECONDS, OFF(jobs_min_interval), "25", 0, 86400, NULL, "SECONDS",
+	 * records, 80 ms of slurmctld CPU each. The shipped table reads two (partitions and
+	 * jobs-users-accts; /metrics/jobs is derived). 60: two scrape intervals at Prometheus' usual
+	 * 30 s, so the two walks take turns (schedule.h refreshes one early) and a scrape every 15 to
+	 * 30 s walks at most once; an answer is at most 60 s old (docs/operations.md's table) */
+	{ "slurmctld.jobs.min-interval", NULL, T_SECONDS, OFF(jobs_min_interval), "60", 0, 86400, NULL, "SECONDS",
 	  "reuse a /metrics/jobs, /metrics/partitions or /metrics/jobs-users-accts answer this long" },
 	{ "slurmctld.max-body", NULL, T_BYTES, OFF(max_body), "268435456", 1, 1099511627776.0, NULL, "BYTES",
 	  "largest upstream body accepted" },
@@ -116,7 +122,9 @@ static const struct flag flags[] = {
 	  "largest slurmrestd body accepted" },
 	{ "mapping.file", NULL, T_STRING, OFF(mapping), DEFAULT_MAPPING, ANY, NULL, "FILE", "mapping table" },
 	{ "mapping.to-rules", NULL, T_STRING, OFF(to_rules), NULL, ANY, NULL, "DIR",
-	  "write DIR/rules.yml and DIR/scrape.yml for Prometheus, then exit" },
+	  "write DIR/rules.yml, DIR/scrape.yml (through the shim) and DIR/scrape-direct.yml for Prometheus, then exit" },
+	{ "probe.targets-file", NULL, T_STRING, OFF(targets_file), NULL, ANY, NULL, "FILE",
+	  "YAML file of named clusters, each scraped at /probe?target=NAME (see docs/operations.md)" },
 	{ "gpus-acct", NULL, T_BOOL, OFF(gpus), NULL, ANY, NULL, NULL, "serve the legacy GPU families (old exporter: -gpus-acct)" },
 	{ "log.level", NULL, T_ENUM, OFF(log_level), "info", ANY, log_levels, "LEVEL", NULL /* the choices */ },
 	/* slurmctld's sdiag does not count its HTTP requests: this is where an admin sees their cost */
@@ -198,12 +206,50 @@ static int bad_value(const struct flag *f, const char *v, FILE *err)
 	return -1;
 }
 
+static int url_ok(const char *v, size_t n)
+{
+	return (n > 7 && !strncasecmp(v, "http://", 7)) || (n > 8 && !strncasecmp(v, "https://", 8));
+}
+
+/* A comma list of URLs, every element checked (the error names the one that is not a URL); a
+ * second occurrence of the flag is appended to the first into o->url_list. */
+static int set_urls(struct options *o, const struct flag *f, const char *v, FILE *err)
+{
+	const char **dst = (const char **)((char *)o + f->off);
+	for (const char *s = v;; s++) {
+		size_t n = strcspn(s, ",");
+		if (!url_ok(s, n)) {
+			char el[300];
+			snprintf(el, sizeof(el), "%.*s", (int)(n < 299 ? n : 299), s);
+			return bad_value(f, el, err);
+		}
+		s += n;
+		if (!*s)
+			break;
+	}
+	if (!*dst || *dst == f->def) { /* the default, or not set yet */
+		*dst = v;
+		return 0;
+	}
+	char joined[sizeof(o->url_list)];
+	if ((size_t)snprintf(joined, sizeof(joined), "%s,%s", *dst, v) >= sizeof(joined)) {
+		fprintf(err, "slurm-exporter-shim: flag --%s: the controller list is longer than %zu bytes\n", f->name,
+			sizeof(joined) - 1);
+		return -1;
+	}
+	memcpy(o->url_list, joined, sizeof(joined));
+	*dst = o->url_list;
+	return 0;
+}
+
 /* Check value v for flag f and store it into *o. 0, or -1 with the error written. */
 static int set_value(struct options *o, const struct flag *f, const char *v, FILE *err)
 {
 	void *dst = (char *)o + f->off;
 	double d;
 	switch (f->type) {
+	case T_URLS:
+		return set_urls(o, f, v, err);
 	case T_RURL:
 	case T_URL:
 		if (strncasecmp(v, "http://", 7) && strncasecmp(v, "https://", 8) &&
@@ -290,7 +336,7 @@ void options_usage(FILE *f)
 		if (is_numeric(g->type))
 			snprintf(range, sizeof(range), "%.15g to %.15g, ", g->lo, g->hi);
 		if (g->def) {
-			int quote = g->type == T_STRING || g->type == T_URL || g->type == T_RURL;
+			int quote = g->type == T_STRING || g->type == T_URL || g->type == T_RURL || g->type == T_URLS;
 			snprintf(def, sizeof(def), " (%sdefault %s%s%s)", range, quote ? "\"" : "", g->def, quote ? "\"" : "");
 		}
 		char choices[150] = "";

@@ -7,7 +7,7 @@
  * any thread starts. Everything else lives in objects with an owner (scraper, server, webconfig,
  * mapping) or on a stack.
  *
- * Ownership: the strings of a parsed struct options borrow argv or string literals. */
+ * Ownership: the strings of a parsed struct options borrow argv or string literals, or url_list. */
 #ifndef SHIM_OPTIONS_H
 #define SHIM_OPTIONS_H
 
@@ -24,6 +24,7 @@ struct options {
 	long long max_conn;
 	long long max_body;              /* bytes */
 	int gpus, once, check_expo, strict, version, help;
+	int native;                      /* --web.native-passthrough */
 	/* slurmrestd (optional second upstream; rest_url NULL: not used) */
 	const char *rest_url, *rest_token_file, *rest_user, *rest_api_version;
 	double rest_timeout, rest_min_interval, rest_jobs_min_interval; /* seconds */
@@ -31,6 +32,8 @@ struct options {
 	int rest_jobs;                   /* fetch /jobs (rows enabled_by "slurmrestd-jobs") */
 	const char *compare_legacy;      /* the old exporter's URL: compare, print, exit */
 	int compare_format;              /* enum compare_format */
+	const char *targets_file;        /* --probe.targets-file: the clusters /probe?target= scrapes */
+	char url_list[4096];             /* --slurmctld.url given more than once: the joined comma list */
 };
 
 /* Set every option to its default, then apply argv (Go-flag style: -name or --name, the value after

@@ -21,7 +21,7 @@ double mono_now(void)
 struct payload *payload_new(enum source_id src, unsigned gen, expo_keep_fn keep, void *ctx)
 {
 	/* src and gen are const members: set once, here, by initialization */
-	const struct payload init = { .src = src, .gen = gen };
+	const struct payload init = { .src = src, .gen = gen, .controller = -1, .all = keep == NULL };
 	struct payload *p = xmalloc(sizeof(*p));
 	memcpy(p, &init, sizeof(*p));
 	atomic_init(&p->refs, 1);

@@ -20,6 +20,11 @@ struct payload {
 	atomic_int refs;
 	const enum source_id src;
 	const unsigned gen;      /* the mapping generation it was parsed for (see payload_new) */
+	int controller;          /* slurmctld: the index of the controller it came from in its
+				    upstream's list (controllers.h); -1: none (replay, other upstream, no
+				    controller answered) */
+	const int all;           /* parsed without a keep filter: it holds every family the answer
+				    named (the native passthrough serves only such payloads) */
 	int ok;                  /* usable: rows may read it */
 	long http_status;        /* 0: no HTTP answer (connection failed, replay) */
 	size_t len;              /* body bytes received */

@@ -1,6 +1,9 @@
 /* scrape.c: see scrape.h. */
 #include "scrape.h"
+#include "controllers.h"
 #include "log.h"
+#include "schedule.h"
+#include "native.h"
 #include "writer.h"
 
 #include <errno.h>
@@ -15,6 +18,7 @@
 struct fetch_counts {
 	unsigned long fetches;
 	unsigned long slow;       /* longer than cfg.slow_fetch */
+	unsigned long repaired;   /* label values and HELP texts the native passthrough served repaired */
 };
 
 struct mapref {
@@ -47,6 +51,14 @@ struct scraper {
 	char logged[LOGGED_MAX][160]; /* log_family_once's, under render_mu */
 	size_t nlogged;
 	struct scrape_status status; /* the status page's snapshot of the last render, under mu */
+	struct controllers *ctl;  /* slurmctld's, made by scraper_new (NULL: replay, or the caller's) */
+	double last_scrape, gap;  /* monotonic start of the last scrape, and the time between the last
+				     two (0: unknown): schedule.h's forecast of the next one, under mu */
+	/* The native passthrough (scrape_native), under mu: once it has been asked for, every fetch of
+	 * slurmctld keeps every family (the mapping reads them from the same payloads); its last
+	 * answer per endpoint is shared by the requests that get the same payload. */
+	int native_all;
+	struct answer *native[SRC_NATIVE_COUNT];
 };
 
 /* A caller whose deadline is not below the fetch's own timeout waits this much longer, so that it
@@ -57,6 +69,9 @@ struct scraper *scraper_new(const struct scraper_config *cfg, struct mapping *m)
 {
 	struct scraper *s = xcalloc(1, sizeof(*s));
 	s->cfg = *cfg;
+	/* the controllers are split once, and which one answers is remembered across fetches */
+	if (!cfg->replay_dir && cfg->upstream[UPSTREAM_SLURMCTLD].base_url && !cfg->upstream[UPSTREAM_SLURMCTLD].ctl)
+		s->cfg.upstream[UPSTREAM_SLURMCTLD].ctl = s->ctl = controllers_new(cfg->upstream[UPSTREAM_SLURMCTLD].base_url);
 	pthread_mutex_init(&s->mu, NULL);
 	pthread_mutex_init(&s->render_mu, NULL);
 	pthread_condattr_t ca;
@@ -110,8 +125,11 @@ void scraper_free(struct scraper *s)
 	pthread_mutex_unlock(&s->mu);
 	for (int id = 0; id < SRC_COUNT; id++)
 		payload_unref(s->slot[id].p);
+	for (int id = 0; id < SRC_NATIVE_COUNT; id++)
+		answer_unref(s->native[id]);
 	answer_unref(s->answer);
 	mapref_put(s->map);
+	controllers_free(s->ctl);
 	pthread_cond_destroy(&s->cv);
 	pthread_mutex_destroy(&s->render_mu);
 	pthread_mutex_destroy(&s->mu);
@@ -179,6 +197,7 @@ struct fetch_job {
 	struct scraper *s;
 	struct mapref *map;   /* the table the payloads are filtered for: held until they are finished */
 	unsigned gen, mask;
+	int all;              /* keep every family (the native passthrough), not only the table's */
 	const struct payload *got[SRC_COUNT]; /* published: shared, immutable */
 };
 
@@ -197,14 +216,15 @@ static void job_run(struct fetch_job *j)
 	struct scraper *s = j->s;
 	struct payload *got[SRC_COUNT] = { 0 };
 	void *m = j->map->m;
+	expo_keep_fn keep = j->all ? NULL : mapping_reads;
 
 	if (s->cfg.replay_dir) {
 		for (int id = 0; id < SRC_COUNT; id++)
 			if (j->mask & (1u << id))
 				got[id] = payload_replay(s->cfg.replay_dir, (enum source_id)id,
-							 s->cfg.upstream[sources[id].upstream].max_body, j->gen, mapping_reads, m);
+							 s->cfg.upstream[sources[id].upstream].max_body, j->gen, keep, m);
 	} else {
-		fetch_sources(s->cfg.upstream, j->mask, j->gen, mapping_reads, m, got);
+		fetch_sources(s->cfg.upstream, j->mask, j->gen, keep, m, got);
 	}
 	pthread_mutex_lock(&s->mu);
 	for (int id = 0; id < SRC_COUNT; id++) {
@@ -248,6 +268,7 @@ static void start_fetch(struct scraper *s, struct mapref *mr, unsigned gen, unsi
 	mr->refs++;
 	j->gen = gen;
 	j->mask = mask;
+	j->all = s->native_all && (mask & ((1u << SRC_NATIVE_COUNT) - 1));
 	for (int id = 0; id < SRC_COUNT; id++)
 		if (mask & (1u << id)) {
 			s->slot[id].job = wait_on[id] = j;
@@ -266,18 +287,25 @@ static void start_fetch(struct scraper *s, struct mapref *mr, unsigned gen, unsi
 	}
 }
 
-/* One pass over the sources still wanted (s->mu held): take a fresh payload of generation gen or
- * the result of the fetch waited for, wait for a fetch in flight for gen (or, for another table,
- * until it ends: one fetch of a source at a time), or mark the source for a new fetch.
+/* One pass over the sources still wanted (s->mu held): take the result of the fetch waited for,
+ * wait for a fetch in flight for gen (or, for another table, until it ends: one fetch of a source at
+ * a time); for the others schedule_fetch decides (schedule.h): a fresh payload of generation gen is
+ * taken, or the source is marked for a new fetch (due, or a job walk refreshed early). The sources
+ * in all need a payload that kept every family: one filtered for the table counts as none.
  * Returns the sources to fetch; clears from *want the ones taken. */
-static unsigned collect(struct scraper *s, unsigned gen, unsigned *want, const struct payload *mine[SRC_COUNT],
-			struct fetch_job *wait_on[SRC_COUNT])
+static unsigned collect(struct scraper *s, unsigned gen, unsigned all, unsigned *want,
+			const struct payload *mine[SRC_COUNT], struct fetch_job *wait_on[SRC_COUNT])
 {
-	unsigned fetch = 0;
+	struct sched_source in[SRC_COUNT];
 	double now = mono_now();
 	for (int id = 0; id < SRC_COUNT; id++) {
-		unsigned bit = 1u << id;
 		const struct payload *p = s->slot[id].p;
+		unsigned bit = 1u << id;
+		int fits = p && p->gen == gen && (p->all || !(all & bit)); /* else: as if there were none */
+		in[id] = (struct sched_source){ .walks = sources[id].walks_jobs, .upstream = (int)sources[id].upstream,
+						.age = fits ? now - p->at : -1,
+						.interval = s->cfg.min_interval[id] };
+		in[id].busy = s->slot[id].job != NULL;
 		if (!(*want & bit))
 			continue;
 		if (wait_on[id]) {
@@ -288,28 +316,59 @@ static unsigned collect(struct scraper *s, unsigned gen, unsigned *want, const s
 				wait_on[id] = NULL;
 			}
 		} else if (s->slot[id].job) {
-			if (s->slot[id].job->gen == gen) {
+			if (s->slot[id].job->gen == gen && (s->slot[id].job->all || !(all & bit))) {
 				wait_on[id] = s->slot[id].job;
 				wait_on[id]->refs++;
 			}
-		} else if (p && p->gen == gen && now - p->at < s->cfg.min_interval[id]) {
-			mine[id] = payload_ref(p);
-			*want &= ~bit;
 		} else {
+			in[id].wanted = 1;
+		}
+	}
+	unsigned fetch = schedule_fetch(in, SRC_COUNT, s->gap);
+	for (int id = 0; id < SRC_COUNT; id++) {
+		if (!in[id].wanted)
+			continue;
+		if (fetch & (1u << id)) {
 			/* the old answer is not served again: let it go now, not after the new one is in */
-			payload_unref(p);
+			payload_unref(s->slot[id].p);
 			s->slot[id].p = NULL;
-			fetch |= bit;
+		} else {
+			mine[id] = payload_ref(s->slot[id].p);
+			*want &= ~(1u << id);
 		}
 	}
 	return fetch;
 }
 
-/* Get a payload parsed for generation gen for every source in need: a fresh one, the one in
- * flight for gen, or a new fetch (see collect). Waits until deadline (monotonic); a source
- * still missing then gets a payload of this scrape's own saying so. Returns the mask of those. */
-static unsigned get_payloads(struct scraper *s, struct mapref *mr, unsigned gen, unsigned need, double deadline,
-			     const struct payload *mine[SRC_COUNT], struct fetch_counts counts[SRC_COUNT])
+/* One rendered answer reads one controller: an answer taken from another controller than the
+ * current one (the primary changed since it was fetched) is put back into *want and its slot let
+ * go, so that the next pass fetches it from the current one. s->mu held. Returns whether any was. */
+static int drop_other_controller(struct scraper *s, unsigned *want, const struct payload *mine[SRC_COUNT])
+{
+	struct controllers *ctl = s->cfg.upstream[UPSTREAM_SLURMCTLD].ctl;
+	int cur = ctl ? controllers_current(ctl) : -1, dropped = 0;
+	for (int id = 0; id < SRC_COUNT && cur >= 0; id++) {
+		const struct payload *p = mine[id];
+		if (!p || p->controller < 0 || p->controller == cur)
+			continue;
+		if (s->slot[id].p == p) {
+			payload_unref(p);
+			s->slot[id].p = NULL;
+		}
+		payload_unref(p);
+		mine[id] = NULL;
+		*want |= 1u << id;
+		dropped = 1;
+	}
+	return dropped;
+}
+
+/* Get a payload parsed for generation gen for every source in need (keeping every family for the
+ * sources in all): a fresh one, the one in flight for gen, or a new fetch (see collect). Waits
+ * until deadline (monotonic); a source still missing then gets a payload of this scrape's own
+ * saying so. Returns the mask of those. */
+static unsigned get_payloads(struct scraper *s, struct mapref *mr, unsigned gen, unsigned need, unsigned all,
+			     double deadline, const struct payload *mine[SRC_COUNT], struct fetch_counts counts[SRC_COUNT])
 {
 	unsigned want = need & ((1u << SRC_COUNT) - 1);
 	struct fetch_job *wait_on[SRC_COUNT] = { 0 };
@@ -318,14 +377,14 @@ static unsigned get_payloads(struct scraper *s, struct mapref *mr, unsigned gen,
 	for (int id = 0; id < SRC_COUNT; id++)
 		mine[id] = NULL;
 	for (;;) {
-		unsigned fetch = collect(s, gen, &want, mine, wait_on);
+		unsigned fetch = collect(s, gen, all, &want, mine, wait_on);
 		/* one fetch per upstream: a slow slurmrestd does not hold back slurmctld's answers */
 		for (int u = 0; u < UPSTREAM_COUNT; u++) {
 			unsigned mask = fetch & source_of_upstream((enum upstream_id)u);
 			if (mask)
 				start_fetch(s, mr, gen, mask, wait_on);
 		}
-		if (fetch)
+		if (fetch || drop_other_controller(s, &want, mine))
 			continue;
 		if (!want || mono_now() >= deadline)
 			break;
@@ -421,11 +480,12 @@ static void write_self(const struct fetch_counts fc[SRC_COUNT], struct buf *b, c
 		{ "slurm_exporter_shim_payload_age_seconds", "Age of the endpoint's answer when this exposition was rendered (reused within its --*.min-interval).", "gauge" },
 		{ "slurm_exporter_shim_upstream_fetches_total", "Fetches of the endpoint since start.", "counter" },
 		{ "slurm_exporter_shim_slow_fetches_total", "Fetches of the endpoint since start that took longer than --log.slow-fetch.", "counter" },
+		{ "slurm_exporter_shim_native_repaired_total", "Label values and HELP texts with invalid UTF-8 that /native/metrics/<endpoint> answers since start served repaired (U+FFFD).", "counter" },
 	};
 	for (size_t f = 0; f < sizeof(fam) / sizeof(fam[0]); f++) {
 		write_header(b, fam[f].name, fam[f].help, fam[f].type);
 		for (int id = 0; id < SRC_COUNT; id++) {
-			if (!(need & (1u << id)) || !p[id])
+			if (!(need & (1u << id)) || !p[id] || (f == 8 && id >= SRC_NATIVE_COUNT))
 				continue;
 			double v = 0;
 			switch (f) {
@@ -437,6 +497,7 @@ static void write_self(const struct fetch_counts fc[SRC_COUNT], struct buf *b, c
 			case 5: v = p[id]->at ? now - p[id]->at : 0; break;
 			case 6: v = (double)fc[id].fetches; break;
 			case 7: v = (double)fc[id].slow; break;
+			case 8: v = (double)fc[id].repaired; break;
 			}
 			self_sample(b, fam[f].name, "endpoint", sources[id].name, v);
 		}
@@ -575,6 +636,8 @@ static void status_record(struct scraper *s, const struct scrape_ctx *c, const s
 			source_down_reason(p, (enum source_id)id, o->reason, sizeof(o->reason));
 	}
 	status_rows(st, c->m, res, overflowed);
+	if (s->cfg.upstream[UPSTREAM_SLURMCTLD].ctl)
+		st->ncontrollers = controllers_view(s->cfg.upstream[UPSTREAM_SLURMCTLD].ctl, st->controller);
 	pthread_mutex_unlock(&s->mu);
 }
 
@@ -617,6 +680,8 @@ static int render(struct scraper *s, const struct scrape_ctx *c, const struct pa
 	/* self metrics are small and always fit: no cap for them */
 	out->max = 0;
 	write_self(c->counts, out, p, up, c->need, m, w.res, w.overflowed, c->started, c->reload_ok, c->reload_time);
+	if (s->cfg.upstream[UPSTREAM_SLURMCTLD].ctl)
+		controllers_write_metrics(s->cfg.upstream[UPSTREAM_SLURMCTLD].ctl, out);
 	status_record(s, c, p, up, w.res, w.overflowed, 200);
 	pthread_mutex_lock(&s->mu);
 	s->last_output = out->len;
@@ -673,13 +738,15 @@ struct answer *scrape_answer(struct scraper *s, double timeout_s)
 	c.last_output = s->last_output;
 	c.reload_ok = s->reload_ok;
 	c.reload_time = s->reload_time;
+	s->gap = s->last_scrape > 0 ? c.started - s->last_scrape : 0;
+	s->last_scrape = c.started;
 	pthread_mutex_unlock(&s->mu);
 
 	/* a row's preferred form counts only when its sources can be fetched: a table preferring
 	 * slurmrestd makes a site without --slurmrestd.url fetch nothing more */
 	unsigned usable = source_configured(s->cfg.upstream) & ~s->cfg.sources_off;
-	c.need = mapping_sources(c.m, s->cfg.flags, usable) & usable;
-	own = get_payloads(s, mr, gen, c.need, c.started + wait_limit(s, timeout_s), p, c.counts);
+	c.need = source_with_vouchers(mapping_sources(c.m, s->cfg.flags, usable)) & usable;
+	own = get_payloads(s, mr, gen, c.need, 0, c.started + wait_limit(s, timeout_s), p, c.counts);
 	/* one render at a time: the scrapes that got the same payloads meanwhile share its body */
 	pthread_mutex_lock(&s->render_mu);
 	a = own ? NULL : shared_answer(s, reloads, p);
@@ -706,6 +773,66 @@ struct answer *scrape_answer(struct scraper *s, double timeout_s)
 	pthread_mutex_lock(&s->mu);
 	mapref_put(mr);
 	pthread_mutex_unlock(&s->mu);
+	return a;
+}
+
+/* The passthrough's answer from payload p of source id (render it to a buffer first: never a half
+ * answer); *repaired gets the values it repaired. */
+static struct answer *native_answer(const struct payload *p, enum source_id id, size_t *repaired)
+{
+	struct answer *a = xcalloc(1, sizeof(*a));
+	struct buf out;
+	buf_init(&out, 0);
+	atomic_init(&a->refs, 1);
+	*repaired = 0;
+	if (p->ok) {
+		a->status = 200;
+		*repaired = native_render(&p->expo, &out);
+	} else {
+		char safe[600];
+		a->status = 503;
+		buf_printf(&out, "slurm-exporter-shim: slurmctld's %s answered nothing usable:\n%s\n", sources[id].path,
+			   log_escape(safe, sizeof(safe), p->reason, strlen(p->reason)));
+	}
+	a->body = buf_steal(&out, &a->len);
+	a->in[id] = p; /* takes the caller's reference */
+	return a;
+}
+
+struct answer *scrape_native(struct scraper *s, enum source_id id, double timeout_s)
+{
+	const struct payload *p[SRC_COUNT];
+	struct fetch_counts counts[SRC_COUNT];
+	unsigned bit = 1u << id, gen, own;
+	struct answer *a = NULL;
+	size_t repaired = 0;
+
+	pthread_mutex_lock(&s->mu);
+	struct mapref *mr = s->map;
+	mr->refs++;
+	gen = s->gen;
+	s->native_all = 1; /* every fetch of slurmctld from now on keeps every family */
+	pthread_mutex_unlock(&s->mu);
+	own = get_payloads(s, mr, gen, bit, bit, mono_now() + wait_limit(s, timeout_s), p, counts);
+	pthread_mutex_lock(&s->mu);
+	if (!own && s->native[id] && s->native[id]->in[id] == p[id])
+		a = answer_ref(s->native[id]);
+	pthread_mutex_unlock(&s->mu);
+	if (!a) {
+		a = native_answer(p[id], id, &repaired); /* outside the lock: it can be megabytes */
+		p[id] = NULL;                            /* the answer took the reference */
+	}
+	pthread_mutex_lock(&s->mu);
+	if (!p[id]) {
+		s->slot[id].n.repaired += repaired;
+		if (!own) { /* an answer of this request's own (deadline passed) is not shared */
+			answer_unref(s->native[id]);
+			s->native[id] = answer_ref(a);
+		}
+	}
+	mapref_put(mr);
+	pthread_mutex_unlock(&s->mu);
+	payload_unref(p[id]);
 	return a;
 }
 

@@ -13,7 +13,8 @@
  * one immutable, reference-counted body (its self metrics are those of the scrape that rendered it).
  * Ownership: scraper_new returns a new scraper (scraper_free frees it, after the fetches still
  * running end) that owns its payloads, mapping and last answer; it copies cfg but borrows the
- * strings it points to. scraper_new and scrape_set_mapping take ownership of the mapping;
+ * strings it points to, and splits slurmctld's base_url into its controllers once (controllers.h;
+ * unless cfg gives them, or replays), which it owns: no rendered answer mixes two controllers. scraper_new and scrape_set_mapping take ownership of the mapping;
  * scrape_answer returns a new reference; scrape_status copies into the caller's struct. */
 #ifndef SHIM_SCRAPE_H
 #define SHIM_SCRAPE_H
@@ -21,6 +22,7 @@
 #include <stdatomic.h>
 
 #include "buf.h"
+#include "controllers.h"
 #include "fetch.h"
 #include "mapping.h"
 
@@ -60,6 +62,15 @@ void answer_unref(struct answer *a); /* NULL: nothing */
 /* scrape_answer, with the body appended to out; returns the HTTP status (200 or 503). */
 int scrape_run(struct scraper *s, double timeout_s, struct buf *out);
 
+/* The native passthrough's answer for slurmctld source id (< SRC_NATIVE_COUNT), a new reference:
+ * 200 with every family of that endpoint's answer re-escaped (native.h), or 503 with the reason it
+ * is not usable. It shares the fetches, payloads and intervals of scrape_answer. The payloads the
+ * table reads are filtered (only the families its rows read are stored), so the first call
+ * switches the scraper to unfiltered fetches of slurmctld for good (a fresh filtered answer is
+ * fetched again once, for this call); from then on scrapes and the passthrough share every fetch.
+ * The memory of a payload is then bounded by its upstream's max_body instead of by the table. */
+struct answer *scrape_native(struct scraper *s, enum source_id id, double timeout_s);
+
 /* The status page's view of the last render (status.h): a small snapshot the scraper writes at the
  * end of each render, under its lock, and scrape_status copies out, so the page never fetches. */
 #define SCRAPE_STATUS_LEFT_MAX 96
@@ -90,6 +101,8 @@ struct scrape_status {
 		char why[200];   /* the self metric's reason, then the row's error when it has one */
 	} left[SCRAPE_STATUS_LEFT_MAX];
 	struct scrape_status_source src[SRC_COUNT];
+	size_t ncontrollers;     /* slurmctld's controllers (controllers.h), as last seen */
+	struct controller_view controller[CONTROLLERS_MAX];
 	double mono_at;          /* internal: when rendered (monotonic) */
 	double src_at[SRC_COUNT]; /* internal: when each answer finished (monotonic), 0: none */
 };

@@ -2,6 +2,8 @@
 #include "server.h"
 #include "buf.h"
 #include "log.h"
+#include "probe.h"
+#include "native.h"
 #include "scrape.h"
 #include "status.h"
 #include "webconfig.h"
@@ -163,7 +165,8 @@ static double scrape_timeout(struct server *srv, struct MHD_Connection *c)
 static enum MHD_Result status(struct server *srv, struct MHD_Connection *c)
 {
 	struct scrape_status *st = xmalloc(sizeof(*st)); /* tens of kB: not on the connection's stack */
-	struct status_page_info info = { SHIM_VERSION, srv->cfg.path, srv->cfg.mapping_file, 0 };
+	struct status_page_info info = { SHIM_VERSION, srv->cfg.path, srv->cfg.mapping_file, 0, srv->cfg.probes,
+					 srv->cfg.native_passthrough };
 	struct buf b;
 	struct timespec now;
 	size_t len;
@@ -175,6 +178,23 @@ static enum MHD_Result status(struct server *srv, struct MHD_Connection *c)
 	free(st);
 	char *body = buf_steal(&b, &len);
 	return respond(c, MHD_HTTP_OK, body, len, "text/html; charset=utf-8", srv->cfg.web);
+}
+
+/* /probe?target=NAME: that target's scrape. Only names from the targets file are looked up; the
+ * value is taken with its length, so "a%00b" is not "a". */
+static enum MHD_Result probe(struct server *srv, struct MHD_Connection *c)
+{
+	const char *name = NULL;
+	size_t len = 0;
+	char msg[400], safe[300];
+	if (MHD_lookup_connection_value_n(c, MHD_GET_ARGUMENT_KIND, "target", 6, &name, &len) != MHD_YES || !name)
+		return text(c, MHD_HTTP_BAD_REQUEST, "missing parameter \"target\"\n", srv->cfg.web);
+	struct scraper *s = probe_set_find(srv->cfg.probes, name, len);
+	if (!s) {
+		snprintf(msg, sizeof(msg), "unknown target \"%s\"\n", log_escape(safe, sizeof(safe), name, len));
+		return text(c, MHD_HTTP_BAD_REQUEST, msg, srv->cfg.web);
+	}
+	return respond_answer(c, scrape_answer(s, scrape_timeout(srv, c)), srv->cfg.web);
 }
 
 static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *url, const char *method,
@@ -208,8 +228,13 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 		return MHD_NO; /* a body the headers did not announce: close */
 	if (strcmp(url, srv->cfg.path) == 0)
 		return respond_answer(c, scrape_answer(srv->scraper, scrape_timeout(srv, c)), wc);
+	int native = srv->cfg.native_passthrough ? native_source(url) : -1;
+	if (native >= 0)
+		return respond_answer(c, scrape_native(srv->scraper, (enum source_id)native, scrape_timeout(srv, c)), wc);
 	if (strcmp(url, "/") == 0)
 		return status(srv, c);
+	if (strcmp(url, "/probe") == 0 && srv->cfg.probes)
+		return probe(srv, c);
 	return text(c, MHD_HTTP_NOT_FOUND, "404 page not found\n", wc);
 }
 

@@ -1,16 +1,20 @@
-/* server.h: the HTTP side (libmicrohttpd): /metrics (configurable), a status page at / (status.h), 404
+/* server.h: the HTTP side (libmicrohttpd): /metrics (configurable), slurmctld's own families at
+ * /native/metrics/<endpoint> (native.h; unless switched off), a status page at / (status.h), 404
  * elsewhere, GET and HEAD only, optional TLS and basic auth from a web config file.
  *
  * Thread model: one thread per connection (MHD_USE_THREAD_PER_CONNECTION), because a scrape blocks
  * for up to the upstream timeout while it waits for slurmctld; the connection limit bounds the
  * threads, a per-IP limit keeps one client from taking them all, and idle connections time out.
- * Ownership: server_start returns a new server (server_stop frees it); it borrows the scraper and
- * the web config, which must outlive it. */
+ * /probe?target=NAME (with --probe.targets-file) answers as /metrics does, from that target's
+ * scraper; an unknown or missing target gets 400 and fetches nothing.
+ * Ownership: server_start returns a new server (server_stop frees it); it borrows the scraper, the
+ * probe set and the web config, which must outlive it. */
 #ifndef SHIM_SERVER_H
 #define SHIM_SERVER_H
 
 #include <stddef.h>
 
+struct probe_set;
 struct scraper;
 struct webconfig;
 
@@ -23,6 +27,8 @@ struct server_config {
 	double upstream_timeout;     /* seconds, upper bound of a scrape's fetch */
 	const struct webconfig *web; /* NULL: plain HTTP, no auth */
 	const char *mapping_file;    /* named on the status page at /; NULL: none */
+	const struct probe_set *probes; /* /probe?target=NAME (probe.h); NULL: /probe is not served */
+	int native_passthrough;      /* serve /native/metrics/<endpoint> (native.h) */
 };
 
 struct server;

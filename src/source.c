@@ -99,10 +99,12 @@ const struct source sources[SRC_COUNT] = {
 	[SRC_SCHEDULER] = { "scheduler", "/metrics/scheduler", "metrics_scheduler.txt", UPSTREAM_SLURMCTLD,
 			    &openmetrics_parser, 0, -1, NULL, 1, 0, 0 },
 	/* An empty jobs-users-accts answer means "no jobs in memory" only if slurmctld serves metrics
-	 * at all: when /metrics/jobs failed too (MetricsType unset answers every endpoint with an
-	 * empty 200), the empty answer proves nothing. */
+	 * at all: when /metrics/nodes failed too (MetricsType unset answers every endpoint with an
+	 * empty 200), the empty answer proves nothing. The voucher is nodes, not jobs: the shipped
+	 * table no longer fetches /metrics/jobs (its job-state rows sum this answer's accounts), and
+	 * the scrape fetches a needed source's voucher with it (scrape.c). */
 	[SRC_UA] = { "jobs-users-accts", "/metrics/jobs-users-accts", "metrics_jobs-users-accts.txt",
-		     UPSTREAM_SLURMCTLD, &openmetrics_parser, 1, SRC_JOBS, ua_names, 0, 0, 1 },
+		     UPSTREAM_SLURMCTLD, &openmetrics_parser, 1, SRC_NODES, ua_names, 0, 0, 1 },
 	/* slurmrestd: an empty body is never an answer (even no jobs is a JSON document), but a good
 	 * document may hold no record (no jobs, no shares) and so name no family */
 	[SRC_REST_NODES] = { "slurmrestd-nodes", "/slurm/{version}/nodes", "rest_nodes.json", UPSTREAM_SLURMRESTD,
@@ -153,6 +155,15 @@ unsigned source_configured(const struct upstream_config cfg[UPSTREAM_COUNT])
 		if (!upstreams[sources[id].upstream].optional || cfg[sources[id].upstream].base_url)
 			mask |= 1u << id;
 	return mask;
+}
+
+unsigned source_with_vouchers(unsigned mask)
+{
+	unsigned out = mask;
+	for (int id = 0; id < SRC_COUNT; id++)
+		if ((mask & (1u << id)) && sources[id].empty_vouched_by >= 0)
+			out |= 1u << sources[id].empty_vouched_by;
+	return out;
 }
 
 /* The fault's text after "<path>: ", or NULL when the fault does not decide (a missing token with

@@ -29,17 +29,22 @@ enum source_id {
 enum upstream_id { UPSTREAM_SLURMCTLD, UPSTREAM_SLURMRESTD, UPSTREAM_COUNT };
 
 struct restapi;
+struct controllers;
 
 /* Where an upstream is and how to reach it; one per upstream (a scraper_config holds them). */
 struct upstream_config {
 	const char *base_url;     /* e.g. "http://localhost:6817", or "unix:/path/to/socket"; NULL: the
-				     upstream is not configured and its sources are never fetched */
+				     upstream is not configured and its sources are never fetched.
+				     slurmctld: a comma list of controllers ("http://a:6817,http://b:6817") */
 	double timeout;           /* seconds, per request */
 	size_t max_body;          /* bytes; 0: no limit */
 	const char *token_file;   /* JWT for X-SLURM-USER-TOKEN, or NULL */
 	const char *user;         /* X-SLURM-USER-NAME, or NULL */
 	struct restapi *api;      /* slurmrestd: the API version for "{version}" in paths (restapi.h),
 				     borrowed; NULL for slurmctld */
+	struct controllers *ctl;  /* slurmctld: base_url split into its controllers (controllers.h),
+				     borrowed; NULL: fetch.c splits base_url for each call itself */
+	double connect_timeout;   /* seconds per connection attempt; 0: timeout */
 };
 
 struct upstream {
@@ -99,6 +104,9 @@ enum source_id source_for_metric(const char *name);
 unsigned source_of_upstream(enum upstream_id u);
 /* The sources whose upstream is used under cfg (not optional, or base_url set), as a mask. */
 unsigned source_configured(const struct upstream_config cfg[UPSTREAM_COUNT]);
+/* mask and the sources that vouch for an empty answer of one in mask (empty_vouched_by): a
+ * voucher not fetched cannot refuse an empty answer, so a scrape fetches it too. */
+unsigned source_with_vouchers(unsigned mask);
 
 /* What went wrong in getting an answer, recorded where it happened (fetch.c, a replay, the
  * scrape's deadline); the first one recorded is the one reported. */

@@ -2,8 +2,11 @@
 #include "status.h"
 #include "buf.h"
 #include "html.h"
+#include "probe.h"
+#include "native.h"
 #include "scrape.h"
 
+#include <stdio.h>
 #include <string.h>
 #include <time.h>
 
@@ -72,6 +75,25 @@ static void write_sources(struct buf *out, const struct scrape_status *st)
 		if (!o->configured && upstreams[sources[id].upstream].optional)
 			continue; /* slurmrestd without --slurmrestd.url: nothing to say */
 		source_row(out, id, o);
+	}
+	buf_puts(out, "</table>\n");
+}
+
+/* Several slurmctld controllers: each one's role as last seen (docs/operations.md, High availability). */
+static void write_controllers(struct buf *out, const struct scrape_status *st)
+{
+	if (st->ncontrollers < 2)
+		return;
+	buf_puts(out, "<h2>Controllers</h2>\n<table>\n<tr><th>URL</th><th>Role</th><th>Why passed over</th></tr>\n");
+	for (size_t i = 0; i < st->ncontrollers; i++) {
+		const struct controller_view *v = &st->controller[i];
+		buf_puts(out, "<tr><td><code>");
+		esc(out, v->url);
+		buf_printf(out, "</code>%s</td><td class=\"%s\">%s</td><td class=\"err\">", v->current ? " (read now)" : "",
+			   v->role == ROLE_PRIMARY ? "up" : v->role == ROLE_DOWN ? "down" : "off",
+			   controller_role_name(v->role));
+		esc(out, v->why);
+		buf_puts(out, "</td></tr>\n");
 	}
 	buf_puts(out, "</table>\n");
 }
@@ -145,6 +167,26 @@ static void metrics_link(struct buf *out, const char *path)
 	buf_puts(out, "</a>");
 }
 
+/* The other clusters (--probe.targets-file): a link to each one's /probe?target=. This page is about
+ * --slurmctld.url's cluster only; each target's own state is in its self metrics. */
+static void write_probes(struct buf *out, const struct probe_set *ps)
+{
+	size_t n = probe_set_count(ps);
+	if (!n)
+		return;
+	buf_puts(out, "<p>Other clusters (<code>--probe.targets-file</code>):");
+	for (size_t i = 0; i < n; i++) {
+		const char *name = probe_set_name(ps, i); /* [A-Za-z0-9_.-]: URL-safe, escaped all the same */
+		buf_puts(out, i ? ", " : " ");
+		buf_puts(out, "<a href=\"/probe?target=");
+		esc(out, name);
+		buf_puts(out, "\"><code>");
+		esc(out, name);
+		buf_puts(out, "</code></a>");
+	}
+	buf_puts(out, "</p>\n");
+}
+
 void status_page(struct buf *out, const struct status_page_info *info, const struct scrape_status *st)
 {
 	buf_puts(out, page_head);
@@ -153,7 +195,14 @@ void status_page(struct buf *out, const struct status_page_info *info, const str
 	buf_puts(out, "</h1>\n<p>Legacy prometheus-slurm-exporter metrics, rebuilt from slurmctld's native metrics. "
 		      "Metrics: ");
 	metrics_link(out, info->metrics_path);
+	for (int id = 0; info->native_passthrough && id < SRC_NATIVE_COUNT; id++) {
+		char path[96];
+		snprintf(path, sizeof(path), NATIVE_PATH_PREFIX "%s", sources[id].name);
+		buf_puts(out, id ? ", " : ". slurmctld's own metrics, re-escaped: ");
+		metrics_link(out, path);
+	}
 	buf_puts(out, "</p>\n");
+	write_probes(out, info->probes);
 	if (!st->rendered) {
 		buf_puts(out, "<p>No scrape has happened yet: this page shows the state of the last scrape and never "
 			      "fetches by itself. Open ");
@@ -166,6 +215,7 @@ void status_page(struct buf *out, const struct status_page_info *info, const str
 	buf_printf(out, "), answered <span class=\"%s\">HTTP %d</span>.</p>\n", st->http_status == 200 ? "up" : "down",
 		   st->http_status);
 	write_sources(out, st);
+	write_controllers(out, st);
 	write_mapping(out, info, st);
 	write_rows(out, st);
 	buf_puts(out, "</body></html>\n");

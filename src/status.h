@@ -1,7 +1,9 @@
 /* status.h: the status page at / (what an admin opens when a panel is empty), built only from the
  * scraper's snapshot of its last render (scrape_status): it never fetches. Per source: up or not,
  * the answer's age, last error, HTTP status, fetch duration and bytes; the mapping file and its
- * last reload; rows by outcome and by fidelity; the families left out with their reason. Plain
+ * last reload; rows by outcome and by fidelity; the families left out with their reason; links to
+ * the metrics and the native passthrough's paths, and to each --probe.targets-file target's
+ * /probe?target= (their state is in their own self metrics). Plain
  * HTML with one inline stylesheet, no JavaScript; every upstream or configured string is escaped
  * (html.h).
  * Ownership: status_page borrows everything and appends to the caller's buffer. */
@@ -9,6 +11,7 @@
 #define SHIM_STATUS_H
 
 struct buf;
+struct probe_set;
 struct scrape_status;
 
 struct status_page_info {
@@ -16,6 +19,8 @@ struct status_page_info {
 	const char *metrics_path;  /* the telemetry path, "/metrics" */
 	const char *mapping_file;  /* the mapping file given, or NULL */
 	double now;                /* unix time the page is built at */
+	const struct probe_set *probes; /* --probe.targets-file's targets, linked; NULL: none */
+	int native_passthrough;    /* link /native/metrics/<endpoint> (native.h) */
 };
 
 void status_page(struct buf *out, const struct status_page_info *info, const struct scrape_status *st);

@@ -1,4 +1,5 @@
-/* webconfig_int.h: what the parts of the web config loader share; private to webconfig*.c.
+/* webconfig_int.h: what the parts of the web config loader share; private to webconfig*.c
+ * (and to probe.c, which reads the --probe.targets-file with the same YAML layer).
  *
  *   webconfig.c        webconfig_load/free, the top level and http_server_config, the getters
  *   webconfig_yaml.c   YAML with positions: errors "PATH:LINE:COL: reason", scalar decoding as

@@ -92,11 +92,19 @@ static void escape(struct buf *b, const char *s, size_t n, int quote)
 		free(tmp);
 }
 
+void write_help(struct buf *b, const char *name, size_t nlen, const char *help, size_t hlen)
+{
+	buf_puts(b, "# HELP ");
+	buf_append(b, name, nlen);
+	buf_putc(b, ' ');
+	escape(b, help, hlen, 0);
+	buf_putc(b, '\n');
+}
+
 void write_header(struct buf *b, const char *name, const char *help, const char *type)
 {
-	buf_printf(b, "# HELP %s ", name);
-	escape(b, help, strlen(help), 0);
-	buf_printf(b, "\n# TYPE %s %s\n", name, type);
+	write_help(b, name, strlen(name), help, strlen(help));
+	buf_printf(b, "# TYPE %s %s\n", name, type);
 }
 
 /* One line is formatted into scratch space sized for the worst case, then appended whole. */
@@ -135,6 +143,11 @@ static void sample_line(struct buf *b, const char *name, size_t nlen, const stru
 void write_sample(struct buf *b, const char *name, const struct label *ls, size_t n, double v)
 {
 	sample_line(b, name, strlen(name), ls, n, v);
+}
+
+void write_sample_n(struct buf *b, const char *name, size_t nlen, const struct label *ls, size_t n, double v)
+{
+	sample_line(b, name, nlen, ls, n, v);
 }
 
 int write_family(struct buf *b, const char *name, const char *help, const char *type, const struct vec *v)

@@ -16,6 +16,10 @@
 void write_value(struct buf *b, double v);
 void write_header(struct buf *b, const char *name, const char *help, const char *type);
 void write_sample(struct buf *b, const char *name, const struct label *ls, size_t n, double v);
+/* The same for a name and a HELP text of a given length (not NUL-terminated): the native
+ * passthrough writes slurmctld's families from an expo (native.h). */
+void write_help(struct buf *b, const char *name, size_t nlen, const char *help, size_t hlen);
+void write_sample_n(struct buf *b, const char *name, size_t nlen, const struct label *ls, size_t n, double v);
 /* HELP/TYPE and every sample of v; returns 0, or -1 (buffer rolled back) when it does not fit. */
 int write_family(struct buf *b, const char *name, const char *help, const char *type, const struct vec *v);
 

@@ -38,6 +38,11 @@
  *   /_stats               -> per-endpoint request counts (fake only)
  *   /_last_request        -> raw header block of the last request (fake only)
  *   /_delay-ms/N          -> sets --delay-ms to N from now on (fake only)
+ *   /_role/standby, /_role/primary -> from now on, answer as a standby backup
+ *          controller (25.11.7: every /metrics* request, counted, gets 303
+ *          REDIRECT SEE OTHER with Location: http://127.0.0.1:<--redirect-port>
+ *          <path>[?query], Connection: Close, no body, no Content-Length) or as
+ *          the primary again (default; fake only)
  *
  * --fault MODE applies to the data endpoints, slurmrestd's and /openapi/v3
  * included (or only to --fault-endpoint NAME):
@@ -149,6 +154,7 @@ static struct {
 	int fault_ep; /* -1: every data endpoint */
 	unsigned port, redirect_port;
 	long delay_ms;
+	bool standby; /* /_role/standby: every /metrics* gets a standby's 303 */
 } opt = { .fault = F_NONE, .fault_ep = -1 };
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
@@ -935,8 +941,20 @@ static bool handle_request(int fd, const struct request *r)
 		return ok;
 	}
 
+	if (get && (!strcmp(p, "/_role/standby") || !strcmp(p, "/_role/primary"))) {
+		pthread_mutex_lock(&lock);
+		opt.standby = !strcmp(p, "/_role/standby");
+		pthread_mutex_unlock(&lock);
+		return respond(fd, r, 200, NULL, "ok\n", 3);
+	}
+
 	int ep = get ? data_endpoint(p) : -1;
 	record(ep < 0 ? EP_OTHER : (enum endpoint)ep, r->raw, r->raw_len);
+	pthread_mutex_lock(&lock);
+	bool standby = opt.standby;
+	pthread_mutex_unlock(&lock);
+	if (standby && !strncmp(p, "/metrics", 8)) /* slurmctld's _reply_standby(): to SlurmctldHost[0] */
+		return redirect(fd, r, opt.redirect_port, r->query);
 	if (ep >= 0)
 		return serve_data(fd, r, ep);
 

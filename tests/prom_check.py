@@ -498,7 +498,9 @@ def wait_rules(rep, prom, since, deadline):
 
 def check_dashboards(rep, prom, via, targets, fams, unavailable, other=None):
     """Every dashboard target on one Prometheus. `other` (the second Prometheus) is used for
-    expressions the evaluator does not understand."""
+    expressions the evaluator does not understand. Returns how many queries answered as expected
+    with at least one series (or empty for an explained reason), of how many."""
+    answered = 0
     for dash, panel, raw in targets:
         expr = expand_variables(raw)
         where = "%s: %s panel '%s' query %r" % (via, dash, panel, raw)
@@ -525,6 +527,8 @@ def check_dashboards(rep, prom, via, targets, fams, unavailable, other=None):
             rep.fail(where + " (%s)" % how, d)
         else:
             rep.ok(where + " (%s): %d series" % (how, len(got)))
+            # as through the shim: not emptied because an endpoint could not be scraped
+            answered += not any(fams.get(n, {}).get("reason") for n in names)
         # without the trailing filter it must return something, unless explained
         sgot = got
         if flt:
@@ -554,6 +558,7 @@ def check_dashboards(rep, prom, via, targets, fams, unavailable, other=None):
                       "in the shim's output: %s" % ", ".join("%s (%s)" % (n, "%d series" % len(fams[n]["samples"])
                                                                          if n in fams else "absent")
                                                               for n in names)])
+    return answered, len(targets)
 
 
 def explain_empty(names, fams, unavailable):
@@ -705,10 +710,14 @@ def state_main(args):
     # the other Prometheus answers expressions the evaluator does not know; not when some
     # endpoint cannot be scraped directly (the two must differ then)
     if ready_a:
-        check_dashboards(rep, pa, "via shim", targets, fams, unavailable, pb if groups and not unparseable else None)
+        n = check_dashboards(rep, pa, "via shim", targets, fams, unavailable, pb if groups and not unparseable else None)
+        if targets:
+            rep.note("via shim: %d of %d dashboard queries answer as the shim's output" % n)
     if groups:
-        check_dashboards(rep, pb, "via rules", targets, fams_rules, unavailable,
-                         pa if ready_a and not unparseable else None)
+        n = check_dashboards(rep, pb, "via rules", targets, fams_rules, unavailable,
+                             pa if ready_a and not unparseable else None)
+        if targets:
+            rep.note("via rules: %d of %d dashboard queries answer as through the shim" % n)
         check_rules(rep, pb, groups, fams_rules)
     if a.fake_shim:
         check_fake_stats(rep, a.fake_shim + "/_stats", "via shim", needed, 1)

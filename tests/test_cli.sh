@@ -155,7 +155,7 @@ has "--once" "slurm_cpus_alloc 42"
 mkdir "$T/empty"
 check "--once, nothing to read" 1 "$BIN" --once --replay-dir "$T/empty" --mapping.file "$MAP"
 has "--once, nothing to read" "no slurmctld metrics endpoint answered usably"
-has "--once, nothing to read" "metrics_jobs.txt"
+has "--once, nothing to read" "metrics_nodes.txt"
 
 # a family missing from a good answer: the rows reading it are left out and say which family
 cp -r "$STATE" "$T/nomixed"
@@ -198,10 +198,10 @@ has "colliding repairs: sums unharmed" 'slurm_cpus_alloc 42'
 # a FIFO in the replay directory is refused at once (open with O_NONBLOCK, then fstat), not read
 mkdir "$T/fifo"
 cp "$STATE"/metrics_*.txt "$T/fifo/"
-rm "$T/fifo/metrics_jobs.txt"
-mkfifo "$T/fifo/metrics_jobs.txt"
+rm "$T/fifo/metrics_scheduler.txt" # (metrics_jobs.txt is not read by the shipped table)
+mkfifo "$T/fifo/metrics_scheduler.txt"
 check "--once, a FIFO in --replay-dir" 0 timeout 20 "$BIN" --once --replay-dir "$T/fifo" --mapping.file "$MAP"
-has "--once, a FIFO in --replay-dir" "metrics_jobs.txt: not a regular file"
+has "--once, a FIFO in --replay-dir" "metrics_scheduler.txt: not a regular file"
 has "--once, a FIFO in --replay-dir: the other endpoints still count" "slurm_cpus_alloc 42"
 
 printf 'a{x="1"} 1\nb 2\n' >"$T/good.txt"
@@ -210,10 +210,21 @@ check "--check-exposition good" 0 sh -c "\"$BIN\" --check-exposition < \"$T/good
 check "--check-exposition bad" 1 sh -c "\"$BIN\" --check-exposition < \"$T/bad.txt\""
 has "--check-exposition bad" "line 2: invalid sample value"
 
-check "--mapping.to-rules" 0 "$BIN" --mapping.file "$MAP" --slurmctld.url http://ctl.example:6817 --mapping.to-rules "$T/rules"
-if grep -q 'record: slurm_nodes_alloc' "$T/rules/rules.yml" && grep -q 'targets: \["ctl.example:6817"\]' "$T/rules/scrape.yml"; then ok; else bad "--mapping.to-rules content"; fi
+check "--mapping.to-rules" 0 "$BIN" --mapping.file "$MAP" --slurmctld.url http://ctl.example:6817 --web.listen-address shim.example:9999 --mapping.to-rules "$T/rules"
+# scrape.yml: the shim's passthrough at its listen address; scrape-direct.yml: slurmctld itself
+if grep -q 'record: slurm_nodes_alloc' "$T/rules/rules.yml" && grep -q 'targets: \["ctl.example:6817"\]' "$T/rules/scrape-direct.yml" &&
+	grep -q 'metrics_path: /metrics/jobs-users-accts$' "$T/rules/scrape-direct.yml" &&
+	grep -q 'targets: \["shim.example:9999"\]' "$T/rules/scrape.yml" &&
+	grep -q 'metrics_path: /native/metrics/jobs-users-accts$' "$T/rules/scrape.yml" &&
+	! grep -q 'ctl.example\|metrics_path: /metrics/' "$T/rules/scrape.yml"; then ok; else bad "--mapping.to-rules content"; fi
+check "--mapping.to-rules, listening everywhere" 0 "$BIN" --mapping.file "$MAP" --web.listen-address :9341 --mapping.to-rules "$T/rules2"
+if grep -q 'targets: \["localhost:9341"\]' "$T/rules2/scrape.yml"; then ok; else bad "--mapping.to-rules: :9341 is not scraped at localhost:9341"; fi
+# several controllers: scrape-direct.yml scrapes the first one (a target list "a:6817,b" would be no target at all)
+check "--mapping.to-rules, several controllers" 0 "$BIN" --mapping.file "$MAP" --slurmctld.url http://ctl1.example:6817,http://ctl2.example:6817 --mapping.to-rules "$T/rules3"
+if grep -q 'targets: \["ctl1.example:6817"\]' "$T/rules3/scrape-direct.yml" && grep -q 'several controllers' "$T/rules3/scrape-direct.yml" &&
+	! grep -q 'ctl2' "$T/rules3/scrape-direct.yml"; then ok; else bad "--mapping.to-rules: several controllers in scrape-direct.yml"; fi
 # native forms only: Prometheus scrapes slurmctld, not slurmrestd (rows unavailable natively have no rule)
-if grep -q 'slurmrestd\|record: slurm_account_fairshare' "$T/rules/rules.yml" "$T/rules/scrape.yml"; then bad "--mapping.to-rules exports a slurmrestd form"; else ok; fi
+if grep -q 'slurmrestd\|record: slurm_account_fairshare' "$T/rules/rules.yml" "$T/rules/scrape.yml" "$T/rules/scrape-direct.yml"; then bad "--mapping.to-rules exports a slurmrestd form"; else ok; fi
 
 # scripts/run.sh HOST:PORT (no scheme) serves that slurmctld, as http://HOST:PORT. run.sh builds first,
 # so it is run only where the build is there (then make has nothing to do).

@@ -462,6 +462,112 @@ static void test_gpu_families(void **state)
 	mapping_free(m);
 }
 
+/* A capture's native answer of one endpoint, parsed whole (tolerant grammar, as the daemon's). */
+static void parse_file(const char *state, const char *file, struct expo *e, char **text)
+{
+	char path[600];
+	size_t len;
+	snprintf(path, sizeof(path), "tests/fixtures/%s/%s", state, file);
+	*text = tu_slurp(path, &len);
+	assert_non_null(*text);
+	expo_init(e);
+	assert_int_equal(expo_parse(e, *text, len, 0), 0);
+}
+
+/* The sum of every sample of a family (the unlabelled one included); 0 when absent, as the rows'
+ * "or vector(0)" makes it. */
+static double family_sum(const struct expo *e, const char *name, size_t *nseries)
+{
+	const struct expo_family *f = expo_find(e, name, strlen(name));
+	double sum = 0;
+	*nseries = f ? f->n : 0;
+	for (size_t i = 0; f && i < f->n; i++)
+		sum += f->samples[i].value;
+	return sum;
+}
+
+/* Issue 15: /metrics/jobs is derived, not fetched. slurmctld counts every job record of
+ * /metrics/jobs once in one user entry and once in one account entry of /metrics/jobs-users-accts
+ * (a NULL user or account is one unlabelled entry), with the same per-state predicates
+ * (statistics.c: _fill_jobs_statistics and _aggregate_job_to_jobs). So on every capture, each
+ * family slurm_jobs_<x> equals the sum of slurm_account_jobs_<x> and of slurm_user_jobs_<x>,
+ * except the two that are counted differently: slurm_jobs (array tasks expanded there, +1 per
+ * record per account) and, on 26.05, slurm_jobs_nodes_alloc (distinct nodes there, a sum per
+ * account). And each slurm_queue_* row, now summing the accounts, serves exactly what its old form
+ * read from /metrics/jobs. */
+static void test_jobs_derived_from_accounts(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *row, *fam, *minus; /* row = clamp_min(fam - minus, 0) on /metrics/jobs */
+	} queue[] = {
+		{ "slurm_queue_pending", "slurm_jobs_pending", NULL },
+		{ "slurm_queue_running", "slurm_jobs_running", "slurm_jobs_configuring" },
+		{ "slurm_queue_suspended", "slurm_jobs_suspended", NULL },
+		{ "slurm_queue_cancelled", "slurm_jobs_cancelled", NULL },
+		{ "slurm_queue_completing", "slurm_jobs_completing", NULL },
+		{ "slurm_queue_completed", "slurm_jobs_completed", NULL },
+		{ "slurm_queue_configuring", "slurm_jobs_configuring", NULL },
+		{ "slurm_queue_failed", "slurm_jobs_failed", NULL },
+		{ "slurm_queue_timeout", "slurm_jobs_timeout", NULL },
+		{ "slurm_queue_preempted", "slurm_jobs_preempted", NULL },
+		{ "slurm_queue_node_fail", "slurm_jobs_node_failed", NULL },
+	};
+	struct mapping *m = load();
+	size_t checked = 0, with_jobs = 0;
+	for (size_t s = 0; s < NSTATES + NREST; s++) {
+		const char *st = s < NSTATES ? states[s] : rest_states[s - NSTATES];
+		struct expo jobs, ua;
+		char *jt, *ut;
+		parse_file(st, "metrics_jobs.txt", &jobs, &jt);
+		parse_file(st, "metrics_jobs-users-accts.txt", &ua, &ut);
+		assert_true(jobs.nfams >= 29);
+		with_jobs += ua.nfams > 0;
+		for (size_t i = 0; i < jobs.nfams; i++) {
+			const struct expo_family *f = &jobs.fams[i];
+			assert_true(f->n == 1 && f->samples[0].nlabels == 0);
+			char fam[128];
+			snprintf(fam, sizeof(fam), "%.*s", (int)f->nlen, f->name);
+			if (!strcmp(fam, "slurm_jobs") || !strcmp(fam, "slurm_jobs_nodes_alloc"))
+				continue;
+			for (int side = 0; side < 2; side++) {
+				char name[160];
+				size_t n;
+				snprintf(name, sizeof(name), "slurm_%s%s", side ? "user_" : "account_", fam + 6);
+				double sum = family_sum(&ua, name, &n);
+				if (sum != f->samples[0].value)
+					fail_msg("%s: %s = %g, sum(%s) = %g over %zu series", st, fam, f->samples[0].value,
+						 name, sum, n);
+				checked++;
+			}
+		}
+		struct state_run r;
+		run_state_with(m, st, "", s < NSTATES ? 0 : 2, NULL, &r);
+		for (size_t q = 0; q < sizeof(queue) / sizeof(queue[0]); q++) {
+			size_t n;
+			int present;
+			double want = family_sum(&jobs, queue[q].fam, &n);
+			if (queue[q].minus)
+				want = fmax(want - family_sum(&jobs, queue[q].minus, &n), 0);
+			double got = family_value(m, &r, queue[q].row, &present);
+			if (!present || got != want)
+				fail_msg("%s: %s = %g (served: %d), /metrics/jobs says %g", st, queue[q].row, got, present, want);
+		}
+		free_state(&r);
+		expo_free(&jobs);
+		expo_free(&ua);
+		free(jt);
+		free(ut);
+	}
+	/* every capture: 9 native and 6 REST states, 12 of them with jobs in memory */
+	assert_true(with_jobs >= 12);
+	assert_true(checked >= 2 * 27 * (NSTATES + NREST));
+	/* the shipped table reads nothing of /metrics/jobs, with or without --gpus-acct and slurmrestd */
+	for (int g = 0; g < 4; g++)
+		assert_int_equal(mapping_sources(m, g & 1 ? "gpus-acct,slurmrestd-jobs" : "", g & 2 ? ~0u : 0) & (1u << SRC_JOBS), 0);
+	mapping_free(m);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -469,6 +575,7 @@ int main(void)
 		cmocka_unit_test(test_dashboard_names_served),
 		cmocka_unit_test(test_odd_account),
 		cmocka_unit_test(test_gpu_families),
+		cmocka_unit_test(test_jobs_derived_from_accounts),
 	};
 	return cmocka_run_group_tests_name("golden", tests, NULL, NULL);
 }

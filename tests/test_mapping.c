@@ -534,7 +534,7 @@ static void *deep_rows(void *arg)
 	for (size_t i = 0; i < m->nrows && !msg[0]; i++)
 		if (r.rows[i].status != ROW_OK)
 			snprintf(msg, sizeof(msg), "row %s: status %d %s", m->rows[i].name, r.rows[i].status, r.rows[i].err);
-	if (!msg[0] && rules_export(m, "http://ctl:6817", "", "/tmp/shimtest-deep-rules", msg, sizeof(msg)) == 0)
+	if (!msg[0] && rules_export(m, "http://ctl:6817", ":9341", "", "/tmp/shimtest-deep-rules", msg, sizeof(msg)) == 0)
 		msg[0] = '\0';
 	run_free(&r);
 	mapping_free(m);

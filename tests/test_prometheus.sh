@@ -1,11 +1,17 @@
 #!/bin/sh
 # Prove it with a real Prometheus (/usr/bin/prometheus, started here on loopback, never a service).
 #
-# For each captured cluster state (every tests/fixtures/slurm-25.11/[0-9]* and slurm-26.05/[0-9]*
-# folder; the states are found, not listed here):
-#   - a fake slurmctld serves the state; the shim scrapes it; Prometheus A scrapes the shim;
-#   - a second fake serves the same state; Prometheus B scrapes it directly with the scrape.yml of
-#     `--mapping.to-rules` (pasted under its own scrape_configs) and evaluates the exported rules.yml;
+# For each captured cluster state (every tests/fixtures/slurm-25.11/[0-9]*, slurm-26.05/[0-9]* and
+# slurm-25.11-rest/R* folder; the states are found, not listed here):
+#   - a fake slurmctld serves the state; the shim scrapes it; Prometheus A scrapes the shim's /metrics;
+#   - Prometheus B scrapes the same shim's /native/metrics/<endpoint> (the native passthrough) with
+#     the scrape.yml of `--mapping.to-rules` (pasted under its own scrape_configs) and evaluates the
+#     exported rules.yml: this rules path must answer every dashboard query on every state (70/70 on
+#     #4323), so a passthrough that does not escape a quote fails state 25.11/03; each native answer
+#     must also pass `promtool check metrics`;
+#   - on two states (one whose jobs-users-accts Prometheus cannot parse), the direct path instead:
+#     a second fake serves the state and Prometheus B scrapes it with scrape-direct.yml; there the
+#     endpoints Prometheus' parser rejects are expected down and their rules empty;
 #   - tests/prom_check.py then runs every target expression of the dashboards through
 #     /api/v1/query on A and on B and compares the answers with the shim's own
 #     `--once --replay-dir STATE` output (see the top of prom_check.py for what is compared how),
@@ -13,8 +19,8 @@
 # Then two runs on one state for the export itself: a mapping of corner cases (rules.c's escaping,
 # scalar rows, defaults; the engine's PromQL semantics), and /metrics/partitions failing (the rules
 # reading it must give nothing, as the shim leaves those families out).
-# Once: promtool check rules (export with and without --gpus-acct), promtool check config (the
-# scrape.yml pasted under scrape_configs, and appended as a whole), promtool check metrics on each
+# Once: promtool check rules (export with and without --gpus-acct), promtool check config (scrape.yml
+# and scrape-direct.yml, each pasted under scrape_configs and appended as a whole), promtool check metrics on each
 # state's --once output (a parse error fails; lint findings are printed as notes), and the generated
 # tables of docs/dashboards.md must be current.
 #
@@ -51,7 +57,7 @@ FULL=""
 [ -n "$DASHBOARDS$STATES" ] || [ "$MAP" != mappings/prometheus-slurm-exporter.json ] || FULL=1
 [ -n "$DASHBOARDS" ] || DASHBOARDS=$DEFAULT_DASHBOARDS
 if [ -z "$STATES" ]; then
-	for d in tests/fixtures/slurm-25.11/[0-9]* tests/fixtures/slurm-26.05/[0-9]*; do
+	for d in tests/fixtures/slurm-25.11/[0-9]* tests/fixtures/slurm-26.05/[0-9]* tests/fixtures/slurm-25.11-rest/R*; do
 		[ -f "$d/metrics_nodes.txt" ] && STATES="$STATES $d"
 	done
 fi
@@ -159,35 +165,39 @@ for variant in plain gpus; do
 		bad "promtool check rules ($variant):"
 		sed 's/^/       /' "$T/out"
 	fi
-	# scrape.yml as a whole (the file starts with scrape_configs:), and pasted under an existing
-	# scrape_configs (the list items only)
-	{ printf '%s' "$GLOBAL"; echo "rule_files: [\"$T/export-$variant/rules.yml\"]"; cat "$T/export-$variant/scrape.yml"; } >"$T/whole.yml"
-	{
-		printf '%s' "$GLOBAL"
-		echo "rule_files: [\"$T/export-$variant/rules.yml\"]"
-		printf 'scrape_configs:\n  - job_name: other\n    static_configs:\n      - targets: ["127.0.0.1:1"]\n'
-		sed '1,/^scrape_configs:/d' "$T/export-$variant/scrape.yml"
-	} >"$T/pasted.yml"
-	for form in whole pasted; do
-		if "$PROMTOOL" check config "$T/$form.yml" >"$T/out" 2>&1; then
-			ok "promtool check config: scrape.yml $form ($variant)"
-		else
-			bad "promtool check config: scrape.yml $form ($variant):"
-			sed 's/^/       /' "$T/out"
-		fi
+	# scrape.yml and scrape-direct.yml as a whole (the file starts with scrape_configs:), and pasted
+	# under an existing scrape_configs (the list items only)
+	for file in scrape scrape-direct; do
+		{ printf '%s' "$GLOBAL"; echo "rule_files: [\"$T/export-$variant/rules.yml\"]"; cat "$T/export-$variant/$file.yml"; } >"$T/whole.yml"
+		{
+			printf '%s' "$GLOBAL"
+			echo "rule_files: [\"$T/export-$variant/rules.yml\"]"
+			printf 'scrape_configs:\n  - job_name: other\n    static_configs:\n      - targets: ["127.0.0.1:1"]\n'
+			sed '1,/^scrape_configs:/d' "$T/export-$variant/$file.yml"
+		} >"$T/pasted.yml"
+		for form in whole pasted; do
+			if "$PROMTOOL" check config "$T/$form.yml" >"$T/out" 2>&1; then
+				ok "promtool check config: $file.yml $form ($variant)"
+			else
+				bad "promtool check config: $file.yml $form ($variant):"
+				sed 's/^/       /' "$T/out"
+			fi
+		done
 	done
 done
 
 # ---- per state ------------------------------------------------------------------------------------
-# run_state DIR MAPPING "DASHBOARDS" [LABEL [KNOWN [FAILING-ENDPOINT]]]
+# run_state DIR MAPPING "DASHBOARDS" [LABEL [KNOWN [FAILING-ENDPOINT [direct]]]]
 # With FAILING-ENDPOINT, both fakes answer 500 there, and the expected values are the live shim's
-# answer (which leaves out the families reading that endpoint) instead of --once.
+# answer (which leaves out the families reading that endpoint) instead of --once. With "direct",
+# Prometheus B scrapes a second fake with scrape-direct.yml instead of the shim's native passthrough.
 run_state() {
 	dir=${1%/}
 	map=$2
 	dashboards=$3
 	known=${5:-}
 	failing=${6:-}
+	direct=${7:-}
 	fault=""
 	[ -z "$failing" ] || fault="--fault 500 --fault-endpoint $failing"
 	name=$(basename "$(dirname "$dir")")/$(basename "$dir")$4
@@ -212,10 +222,12 @@ run_state() {
 	fi
 
 	# endpoints Prometheus' own parser rejects (slurmctld does not escape label values): a direct
-	# scrape of them must fail, and the rules reading them must give nothing
+	# scrape of them must fail, and the rules reading them must give nothing. Through the shim's
+	# passthrough, none: it re-escapes them.
 	unparseable=""
 	[ -z "$failing" ] || unparseable="--down $failing"
 	for ep in jobs nodes partitions scheduler jobs-users-accts; do
+		[ -n "$direct" ] || continue
 		[ -s "$dir/metrics_$ep.txt" ] || continue
 		"$PROMTOOL" check metrics <"$dir/metrics_$ep.txt" >"$sd/native-lint.txt" 2>&1
 		if [ $? -eq 1 ]; then
@@ -250,8 +262,38 @@ run_state() {
 			bad "[$name] the shim does not answer with /metrics/$failing failing"
 		fi
 	fi
-	"$SHIM" --gpus-acct --mapping.file "$map" --slurmctld.url "http://127.0.0.1:$FB" --mapping.to-rules "$sd/rules" >"$sd/export.log" 2>&1 ||
+	"$SHIM" --gpus-acct --mapping.file "$map" --slurmctld.url "http://127.0.0.1:$FB" --web.listen-address "127.0.0.1:$SP" \
+		--mapping.to-rules "$sd/rules" >"$sd/export.log" 2>&1 ||
 		{ bad "[$name] export failed: $(cat "$sd/export.log")"; stop_all; return; }
+	scrape_file=scrape.yml
+	fake_rules="--fake-rules http://127.0.0.1:$FB"
+	if [ -n "$direct" ]; then
+		scrape_file=scrape-direct.yml
+	else
+		fake_rules=""
+		if grep -q "metrics_path: /native/metrics/" "$sd/rules/$scrape_file" && ! grep -q "metrics_path: /metrics/" "$sd/rules/$scrape_file"; then
+			ok "[$name] scrape.yml scrapes the shim's /native/metrics paths"
+		else
+			bad "[$name] scrape.yml does not scrape the shim's /native/metrics paths"
+		fi
+		# every native answer the rules read parses in Prometheus' parser (only those: the fake's
+		# request counts must show no endpoint the table does not read)
+		for ep in $(sed -n 's|^ *metrics_path: /native/metrics/||p' "$sd/rules/scrape.yml"); do
+			[ "$ep" != "$failing" ] || continue
+			if ! $HELPER get "http://127.0.0.1:$SP/native/metrics/$ep" >"$sd/native-$ep.txt"; then
+				bad "[$name] /native/metrics/$ep does not answer 200"
+				continue
+			fi
+			"$PROMTOOL" check metrics <"$sd/native-$ep.txt" >"$sd/native-lint.txt" 2>&1
+			rc=$?
+			if [ $rc -eq 0 ] || { [ $rc -eq 3 ] && ! grep -q 'error while linting' "$sd/native-lint.txt"; }; then
+				ok "[$name] promtool check metrics parses /native/metrics/$ep"
+			else
+				bad "[$name] promtool check metrics rejects /native/metrics/$ep (exit $rc):"
+				sed 's/^/       /' "$sd/native-lint.txt" | head -5
+			fi
+		done
+	fi
 
 	{
 		printf '%s' "$GLOBAL"
@@ -261,7 +303,7 @@ run_state() {
 		printf '%s' "$GLOBAL"
 		echo "rule_files: [\"$sd/rules/rules.yml\"]"
 		echo "scrape_configs:"
-		sed '1,/^scrape_configs:/d' "$sd/rules/scrape.yml"
+		sed '1,/^scrape_configs:/d' "$sd/rules/$scrape_file"
 	} >"$sd/prom-rules.yml"
 	if ! start_prom prom-shim || ! { PA=$PORT; start_prom prom-rules; }; then
 		bad "[$name] Prometheus did not start"
@@ -275,7 +317,7 @@ run_state() {
 	# shellcheck disable=SC2086
 	PROM_CHECK_KNOWN=$known $HELPER state $VERBOSE --state "$name" --once "$sd/once.txt" --mapping "$map" $unparseable \
 		--prom-shim "http://127.0.0.1:$PA" --prom-rules "http://127.0.0.1:$PB" \
-		--fake-shim "http://127.0.0.1:$FA" --fake-rules "http://127.0.0.1:$FB" $dashboards >"$sd/check.txt" 2>&1
+		--fake-shim "http://127.0.0.1:$FA" $fake_rules $dashboards >"$sd/check.txt" 2>&1
 	sed '$d' "$sd/check.txt"
 	last=$(tail -n 1 "$sd/check.txt")
 	case $last in
@@ -300,6 +342,11 @@ run_state() {
 for s in $STATES; do
 	run_state "$s" "$MAP" "$DASHBOARDS"
 done
+# the direct path (scrape-direct.yml): where Prometheus parses every endpoint, and where it cannot
+if [ -n "$FULL" ]; then
+	run_state tests/fixtures/slurm-26.05/02-busy-gpu "$MAP" "$DASHBOARDS" " (direct)" "" "" direct
+	run_state tests/fixtures/slurm-25.11/03-drain-down-cancel "$MAP" "$DASHBOARDS" " (direct)" "" "" direct
+fi
 
 # The export's corners that the shipped table does not reach (a scalar row, a default, a fill value
 # with characters PromQL and label_replace treat specially, a rename, a row reading the native family

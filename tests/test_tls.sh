@@ -197,6 +197,11 @@ if start_shim "$WC/full.yml"; then
 	check "tls+auth: right password (carol, \$2b\$) gives 200" code_is 200
 	get "https://127.0.0.1:$PORT/" --cacert "$CA"
 	check "tls+auth: the landing page needs credentials too" code_is 401
+	get "https://127.0.0.1:$PORT/native/metrics/nodes" --cacert "$CA"
+	check "tls+auth: the native passthrough needs credentials too" code_is 401
+	get "https://127.0.0.1:$PORT/native/metrics/nodes" --cacert "$CA" -u 'alice:correct horse'
+	check "tls+auth: the native passthrough over TLS with the right password gives 200" code_is 200
+	check "tls+auth: the native passthrough serves slurmctld's own families" eval 'grep -q "^slurm_node_cpus{" "$TMP/body"'
 	get "http://127.0.0.1:$PORT/metrics" -u 'alice:correct horse'
 	check "tls+auth: right password over plain http gets no HTTP answer" eval '[ "$RC" -ne 0 ] && [ "$CODE" = 000 ]'
 	stop_checked tls+auth

@@ -1,0 +1,192 @@
+/* test_schedule.c: schedule_fetch (schedule.h), the policy that says which sources a scrape
+ * fetches, over simulated scrape sequences: no clock, no network. The shipped table's slurmctld
+ * sources with the default intervals (cheap 5 s, job walks 60 s), scraped every 10, 15, 30 and
+ * 60 s, each fetch taking 0.1 s (an answer's age counts from the end of its fetch, as payload.h's
+ * `at`): nothing is ever served at or past its interval, every walk is refreshed within its
+ * interval, and a scrape after the first walks at most once where the interval is at least two
+ * scrape intervals (at 60 s the defaults may walk twice a scrape, as docs/operations.md's table
+ * says; a 120 s interval walks once). */
+#include "testutil.h"
+
+#include "schedule.h"
+
+enum { NODES, PARTITIONS, SCHEDULER, UA, NSRC };
+
+struct sim {
+	int scrapes;
+	int max_walks;       /* the most walks in one scrape after the first */
+	int walks;           /* in total */
+	double max_age;      /* the oldest answer served */
+};
+
+/* n scrapes gap seconds apart (jitter: added to every odd gap), the walks' interval walk_s. */
+static struct sim simulate(double gap, double jitter, double walk_s, int n)
+{
+	struct sched_source src[NSRC];
+	double at[NSRC]; /* when each answer's fetch finished; < 0: none */
+	struct sim r = { 0 };
+	for (int i = 0; i < NSRC; i++) {
+		src[i] = (struct sched_source){ .walks = i == PARTITIONS || i == UA, .interval = src[i].walks ? walk_s : 5 };
+		src[i].interval = src[i].walks ? walk_s : 5;
+		at[i] = -1;
+	}
+	double t = 0, last = -1;
+	for (int k = 0; k < n; k++) {
+		for (int i = 0; i < NSRC; i++) {
+			src[i].wanted = 1;
+			src[i].age = at[i] < 0 ? -1 : t - at[i];
+		}
+		unsigned fetch = schedule_fetch(src, NSRC, last < 0 ? 0 : t - last);
+		int walks = 0;
+		for (int i = 0; i < NSRC; i++) {
+			if (fetch & (1u << i)) {
+				at[i] = t + 0.1;
+				walks += src[i].walks;
+			} else {
+				/* served: an answer exists and is younger than its interval */
+				assert_true(src[i].age >= 0);
+				assert_true(src[i].age < src[i].interval);
+				if (src[i].age > r.max_age)
+					r.max_age = src[i].age;
+			}
+		}
+		if (k == 0)
+			assert_int_equal(walks, 2); /* the first scrape fetches everything */
+		else if (walks > r.max_walks)
+			r.max_walks = walks;
+		r.walks += walks;
+		last = t;
+		t += gap + (k % 2 ? jitter : 0);
+	}
+	r.scrapes = n;
+	return r;
+}
+
+/* The defaults at 10, 15 and 30 s: one walk at most per scrape, nothing served past 60 s, and
+ * both walks refreshed (fewer walks in total than two per interval would need at most). */
+static void test_default_intervals(void **state)
+{
+	(void)state;
+	static const double gaps[] = { 10, 15, 30 };
+	for (size_t g = 0; g < sizeof(gaps) / sizeof(gaps[0]); g++) {
+		struct sim r = simulate(gaps[g], 0, 60, 200);
+		if (r.max_walks > 1)
+			fail_msg("every %g s: %d walks in one scrape", gaps[g], r.max_walks);
+		assert_true(r.max_age < 60);
+		/* each walk refreshed: at most its interval plus one scrape between two fetches of it */
+		assert_true(r.walks >= (int)(2 * 199 * gaps[g] / (60 + gaps[g])));
+		printf("every %g s: %d walks in %d scrapes (%.2f a scrape), oldest answer served %.1f s\n", gaps[g],
+		       r.walks, r.scrapes, (double)r.walks / r.scrapes, r.max_age);
+	}
+}
+
+/* At 60 s the 60 s interval cannot be kept with one walk a scrape: both are fetched every scrape
+ * (as before the policy), nothing stale; a 120 s interval takes turns. */
+static void test_sixty_seconds(void **state)
+{
+	(void)state;
+	struct sim r = simulate(60, 0, 60, 50);
+	assert_true(r.max_walks <= 2);
+	assert_true(r.max_age < 60);
+	printf("every 60 s, interval 60 s: %d walks in %d scrapes, at most %d in one\n", r.walks, r.scrapes, r.max_walks);
+	r = simulate(60, 0, 120, 50);
+	assert_int_equal(r.max_walks, 1);
+	assert_true(r.max_age < 120);
+}
+
+/* Jitter (scrapes 0.5 s late every other time) and a fetch time: still one walk at most. */
+static void test_jitter(void **state)
+{
+	(void)state;
+	for (double j = -0.5; j <= 0.5; j += 0.25) {
+		struct sim r = simulate(30, j, 60, 200);
+		if (r.max_walks > 1)
+			fail_msg("30 s, jitter %g: %d walks", j, r.max_walks);
+		r = simulate(15, j, 60, 200);
+		if (r.max_walks > 1)
+			fail_msg("15 s, jitter %g: %d walks", j, r.max_walks);
+	}
+}
+
+/* Gaps drawn at random within 10% of 15 and 30 s (a fixed seed: the same sequence every run). */
+static void test_random_gaps(void **state)
+{
+	(void)state;
+	static const double gaps[] = { 15, 30 };
+	for (size_t g = 0; g < 2; g++) {
+		struct sched_source src[NSRC];
+		double at[NSRC];
+		unsigned seed = 12345;
+		for (int i = 0; i < NSRC; i++) {
+			src[i] = (struct sched_source){ .wanted = 1, .walks = i == PARTITIONS || i == UA };
+			src[i].interval = src[i].walks ? 60 : 5;
+			at[i] = -1;
+		}
+		double t = 0, last = -1;
+		for (int k = 0; k < 1000; k++) {
+			for (int i = 0; i < NSRC; i++)
+				src[i].age = at[i] < 0 ? -1 : t - at[i];
+			unsigned fetch = schedule_fetch(src, NSRC, last < 0 ? 0 : t - last);
+			int walks = 0;
+			for (int i = 0; i < NSRC; i++) {
+				if (fetch & (1u << i)) {
+					at[i] = t + 0.1;
+					walks += src[i].walks;
+				} else {
+					assert_true(src[i].age >= 0 && src[i].age < src[i].interval);
+				}
+			}
+			if (k && walks > 1)
+				fail_msg("every %g s +-10%%, scrape %d: %d walks", gaps[g], k, walks);
+			seed = seed * 1103515245u + 12345u;
+			last = t;
+			t += gaps[g] * (0.9 + 0.2 * (double)((seed >> 16) & 0x7fff) / 32767.0);
+		}
+	}
+}
+
+/* The rules one by one: due when missing or at its interval, nothing early without a gap, an early
+ * walk only when two would come due by the next scrape (the gap and a quarter), never beside a walk
+ * due or in flight of the same upstream, the one closest to due, and per upstream. */
+static void test_rules(void **state)
+{
+	(void)state;
+	struct sched_source s[4] = {
+		{ .wanted = 1, .walks = 1, .upstream = 0, .age = 30, .interval = 60 },
+		{ .wanted = 1, .walks = 1, .upstream = 0, .age = 35, .interval = 60 },
+		{ .wanted = 1, .walks = 0, .upstream = 0, .age = -1, .interval = 5 },
+		{ .wanted = 0, .walks = 1, .upstream = 1, .age = 50, .interval = 60 }, /* not read yet */
+	};
+	assert_int_equal(schedule_fetch(s, 4, 0), 1u << 2);           /* no gap known: due only */
+	assert_int_equal(schedule_fetch(s, 4, 10), 1u << 2);          /* nothing would come due */
+	assert_int_equal(schedule_fetch(s, 4, 30), 1u << 2 | 1u << 1); /* both would: the older now */
+	s[3].wanted = 1; /* another upstream's walk, due: fetched, and no bar to upstream 0's early one */
+	s[3].age = 60;
+	assert_int_equal(schedule_fetch(s, 4, 30), 1u << 2 | 1u << 1 | 1u << 3);
+	s[3].wanted = 0;
+	s[0].busy = 1;
+	s[0].wanted = 0;
+	assert_int_equal(schedule_fetch(s, 4, 30), 1u << 2);          /* a walk in flight: none early */
+	s[0] = (struct sched_source){ .wanted = 1, .walks = 1, .upstream = 0, .age = 60, .interval = 60 };
+	assert_int_equal(schedule_fetch(s, 4, 30), 1u << 2 | 1u << 0); /* one due: no other early */
+	s[0].wanted = 0; /* not read by the rows: never fetched, and not counted as coming due: the
+			  * other, coming due alone, waits until it is due */
+	assert_int_equal(schedule_fetch(s, 4, 30), 1u << 2);
+	s[0] = (struct sched_source){ .wanted = 1, .walks = 1, .upstream = 0, .age = 43, .interval = 60 };
+	s[1].age = 42;
+	/* 42 + 15 < 60, but a scrape a quarter late comes at 60.75: the margin; the one closer to due */
+	assert_int_equal(schedule_fetch(s, 4, 15), 1u << 2 | 1u << 0);
+	assert_int_equal(schedule_fetch(s, 4, 12), 1u << 2);          /* 42 + 15 < 60 */
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_rules),
+		cmocka_unit_test(test_default_intervals),
+		cmocka_unit_test(test_sixty_seconds),
+		cmocka_unit_test(test_jitter),
+		cmocka_unit_test(test_random_gaps),
+	};
+	return cmocka_run_group_tests_name("schedule", tests, NULL, NULL);
+}
