@@ -47,6 +47,8 @@
 #   SHIM_SCALE     their time scale (default 10: a 30 s interval is scraped every 3 s); a row whose
 #                  walks differ from real P s scrapes is measured again at half the scale, down to
 #                  SHIM_MIN_SCALE (default 2)
+#   SHIM_SET       interval flags of the "shim P s" rows other than the defaults, for what another
+#                  default would cost: SHIM_SET="--slurmctld.jobs.min-interval=90"
 #   BASE_PORT      slurmctld's port; slurmd use the next four, the shim BASE_PORT+10, the fake
 #                  BASE_PORT+11 (default 16817)
 #   FILL_USERS     the accounts that own the jobs when this script runs as root (default: the
@@ -71,6 +73,7 @@ SCRAPE_EVERY=${SCRAPE_EVERY:-0.5}
 PROM_INTERVALS=${PROM_INTERVALS:-15 30}
 SHIM_SCALE=${SHIM_SCALE:-10}
 SHIM_MIN_SCALE=${SHIM_MIN_SCALE:-2}
+SHIM_SET=${SHIM_SET:-}
 BASE_PORT=${BASE_PORT:-16817}
 REST_USER=${REST_USER:-daemon}
 KEEP=${KEEP:-0}
@@ -347,8 +350,12 @@ EOF
 
 # The shim's interval flags with their defaults, from its --help: "--slurmctld.X SECONDS ...
 # default N)" for every slurmctld flag with "interval" in its name, as "FLAG DEFAULT" lines.
+# SHIM_SET ("--flag=SECONDS ...") replaces defaults: what another default would cost.
 shim_intervals() {
-	"$SHIM_BIN" --help 2>&1 | sed -n 's/^ *\(--slurmctld\.[a-z.-]*interval[a-z.-]*\) SECONDS.*default \([0-9.]*\)).*/\1 \2/p'
+	"$SHIM_BIN" --help 2>&1 |
+		sed -n 's/^ *\(--slurmctld\.[a-z.-]*interval[a-z.-]*\) SECONDS.*default \([0-9.]*\)).*/\1 \2/p' |
+		awk -v set="$SHIM_SET" 'BEGIN { n = split(set, s, " "); for (i = 1; i <= n; i++) { split(s[i], kv, "="); v[kv[1]] = kv[2] } }
+			{ if ($1 in v) $2 = v[$1]; print }'
 }
 
 # shim_flags SCALE: every interval flag at its default divided by SCALE (0: every interval 0)
@@ -468,23 +475,24 @@ shim_row() {
 		# shellcheck disable=SC2046 # the flags are words
 		start_shim "$CTLD" $(shim_flags "$scale")
 		: >"$W/scrapes.txt"
-		measure "shim defaults at $p s (scale $scale)" "$every" -- sh -c "$SCRAPE"
+		measure "$SHIM_ROW at $p s (scale $scale)" "$every" -- sh -c "$SCRAPE"
 		stop_shim
 		got=$(walks)
 		if walks_match "$got" "$ref"; then
 			echo "  #   walks: $got; at a real $p s: $ref (the same, see walks_match)"
-			keep_row "shim defaults at $p s"
+			keep_row "$SHIM_ROW at $p s"
 			return
 		fi
 		echo "  #   MISMATCH: walks $got; at a real $p s: $ref"
 		scale=$(awk -v s="$scale" -v m="$SHIM_MIN_SCALE" 'BEGIN { if (s / 2 >= m) print s / 2 }')
 		if [ -z "$scale" ]; then
-			keep_row "shim defaults at $p s (walks as at a real $p s: MISMATCH)"
+			keep_row "$SHIM_ROW at $p s (walks as at a real $p s: MISMATCH)"
 			return
 		fi
 	done
 }
 
+SHIM_ROW="shim defaults${SHIM_SET:+ but $SHIM_SET}"
 shim_rows() {
 	for p in $PROM_INTERVALS; do
 		shim_row "$p"
@@ -507,7 +515,7 @@ echo "bench/live-slurm.sh, $(date -u '+%Y-%m-%d %H:%M UTC')"
 echo "machine: $(uname -srm), $(nproc) CPUs ($(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | sort -u | paste -sd/ -))"
 echo "Slurm: $("$SLURM_PREFIX/sbin/slurmctld" -V)${SLURM_SRC:+, commit $(git -C "$SLURM_SRC" rev-parse HEAD 2>/dev/null)}"
 echo "shim: $("$SHIM_BIN" --version | head -n 1)$(git rev-parse --short HEAD 2>/dev/null | sed 's/^/, commit /')"
-echo "shim intervals (default s): $(shim_intervals | paste -sd, - | sed 's/,/, /g')"
+echo "shim intervals of the 'shim P s' rows (s): $(shim_intervals | paste -sd, - | sed 's/,/, /g')"
 echo "slurmctld CPU per run, ms: mean +- sd (min / median / max) over $SCRAPES runs; 'stat': the mean" \
 	"from /proc/PID/stat's ticks over the row"
 if want shim; then
