@@ -16,7 +16,7 @@
 #              scaled run with a fake slurmctld that answers in a millisecond (what real P s
 #              scrapes fetch, fetch times being small against P): "MISMATCH" flags a row whose
 #              walks differ (walks_match), and the row is measured again at half the scale
-#   shim 0     the shim with every interval 0: each scrape fetches all five endpoints
+#   shim 0     the shim with every interval 0: each scrape fetches every endpoint its table reads
 #   /metrics/* each endpoint alone, with curl
 #   rest       slurmrestd's /slurm/VERSION/jobs, with slurmrestd's own CPU per request beside
 #              (run as root only: slurmrestd refuses to run as SlurmUser, see start_rest)
@@ -25,7 +25,7 @@
 # before each level): bench/live_cpu.py. Each row is the mean +- sd (min / median / max) over
 # SCRAPES runs, /proc/PID/stat's tick count over the row as a check, then the runs themselves. CPU
 # time is not inflated by other load on the machine; wall time would be, so none is reported.
-# It is not part of scripts/test.sh: it needs an installed Slurm and takes about 15 minutes
+# It is not part of scripts/test.sh: it needs an installed Slurm and takes about 20 minutes
 # (submitting 20,000 jobs with sbatch alone takes several).
 #
 # Usage (from the repository root, after make):
@@ -520,7 +520,7 @@ echo "slurmctld CPU per run, ms: mean +- sd (min / median / max) over $SCRAPES r
 	"from /proc/PID/stat's ticks over the row"
 if want shim; then
 	echo
-	echo "walks of the shim's defaults at a real P s scrape interval (scaled run against $FAKE_SLURMCTLD):"
+	echo "walks of the 'shim P s' rows at a real P s scrape interval (scaled run against $FAKE_SLURMCTLD):"
 	reference_walks
 fi
 for n in $RECORDS; do
