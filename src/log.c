@@ -63,3 +63,12 @@ char *log_escape(char *out, size_t outsz, const char *s, size_t n)
 	out[o] = '\0';
 	return out;
 }
+
+void log_error_lines(const char *prefix, const char *text, size_t len)
+{
+	for (size_t i = 0, start = 0; text && i < len; i++)
+		if (text[i] == '\n') {
+			log_error("%s%.*s", prefix, (int)(i - start), text + start);
+			start = i + 1;
+		}
+}

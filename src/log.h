@@ -18,6 +18,9 @@ void log_msg(enum log_level lvl, const char *fmt, ...) __attribute__((format(pri
  * outsz > 0): bytes outside printable ASCII, '"' and '\\' become \xNN; input that does not fit in
  * outsz is cut off at a whole byte's escape. Returns out. */
 char *log_escape(char *out, size_t outsz, const char *s, size_t n);
+/* Log each '\n'-terminated line of [text, text+len) as an error, after prefix: a loader's problems
+ * (they are escaped where they were written), one log line each. */
+void log_error_lines(const char *prefix, const char *text, size_t len);
 
 #define log_debug(...) log_msg(LOG_DEBUG, __VA_ARGS__)
 #define log_info(...) log_msg(LOG_INFO, __VA_ARGS__)

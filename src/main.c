@@ -84,16 +84,8 @@ static struct mapping *load_mapping(const char *path)
 	struct buf problems;
 	buf_init(&problems, 0);
 	struct mapping *m = mapping_load(path, &problems);
-	if (!m) {
-		/* every problem, each on its own log line */
-		char *line = problems.data;
-		for (size_t i = 0; problems.data && i < problems.len; i++)
-			if (problems.data[i] == '\n') {
-				problems.data[i] = '\0';
-				log_error("mapping: %s", line);
-				line = problems.data + i + 1;
-			}
-	}
+	if (!m)
+		log_error_lines("mapping: ", problems.data, problems.len); /* every problem, each on its own line */
 	buf_free(&problems);
 	return m;
 }
@@ -199,13 +191,7 @@ static struct probe_targets *load_targets(const char *path, int *bad)
 	buf_init(&problems, 0);
 	t = probe_targets_load(path, &problems);
 	if (!t) {
-		char *line = problems.data;
-		for (size_t i = 0; problems.data && i < problems.len; i++)
-			if (problems.data[i] == '\n') {
-				problems.data[i] = '\0';
-				log_error("targets: %s", line);
-				line = problems.data + i + 1;
-			}
+		log_error_lines("targets: ", problems.data, problems.len);
 		*bad = 1;
 	}
 	buf_free(&problems);

@@ -396,13 +396,9 @@ static struct mapping *target_mapping(const struct probe_set *ps, const struct p
 	buf_init(&problems, 0);
 	struct mapping *m = mapping_load(path, &problems);
 	if (!m) {
-		char *line = problems.data;
-		for (size_t i = 0; problems.data && i < problems.len; i++)
-			if (problems.data[i] == '\n') {
-				problems.data[i] = '\0';
-				log_error("target %s: mapping: %s", t->name, line);
-				line = problems.data + i + 1;
-			}
+		char prefix[PROBE_NAME_MAX + 32];
+		snprintf(prefix, sizeof(prefix), "target %s: mapping: ", t->name);
+		log_error_lines(prefix, problems.data, problems.len);
 	}
 	buf_free(&problems);
 	return m;
