@@ -620,6 +620,7 @@ static void status_record(struct scraper *s, const struct scrape_ctx *c, const s
 	st->http_status = http_status;
 	st->reload_ok = c->reload_ok;
 	st->reload_time = c->reload_time;
+	st->slow_fetch = s->cfg.slow_fetch;
 	for (int id = 0; id < SRC_COUNT; id++) {
 		struct scrape_status_source *o = &st->src[id];
 		o->configured = (configured >> id) & 1;
@@ -631,6 +632,8 @@ static void status_record(struct scraper *s, const struct scrape_ctx *c, const s
 		o->len = p[id]->len;
 		o->http_status = p[id]->http_status;
 		o->parse_errors = p[id]->parse_errors;
+		o->slow = s->cfg.slow_fetch > 0 && !s->cfg.replay_dir && p[id]->seconds > s->cfg.slow_fetch;
+		o->slow_total = s->slot[id].n.slow;
 		st->src_at[id] = p[id]->at;
 		if (!up[id])
 			source_down_reason(p, (enum source_id)id, o->reason, sizeof(o->reason));

@@ -83,12 +83,15 @@ struct scrape_status_source {
 	size_t len;              /* body bytes */
 	long http_status;        /* 0: no HTTP answer */
 	size_t parse_errors;
+	int slow;                /* the fetch took longer than --log.slow-fetch (a load on its upstream) */
+	unsigned long slow_total; /* such fetches since start */
 	char reason[400];        /* why it is not up (raw upstream bytes possible); "" when up */
 };
 struct scrape_status {
 	int rendered;            /* 0: no scrape has rendered yet, and every field below is zero */
 	double age;              /* seconds since that render, when copied out */
 	int http_status;         /* 200, or 503 when no needed source was usable (no row evaluated) */
+	double slow_fetch;       /* --log.slow-fetch, seconds; 0: never slow */
 	int reload_ok;
 	double reload_time;      /* unix time of the last mapping (re)load attempt */
 	size_t rows[ROW_INPUT_MISSING + 1]; /* rows by enum row_status (served: ROW_OK) */

@@ -19,6 +19,7 @@ static const char page_head[] =
 	"th,td{border:1px solid #ccc;padding:.25em .6em;text-align:left;vertical-align:top}\n"
 	"th{background:#f2f2f2}td.n{text-align:right;font-variant-numeric:tabular-nums}\n"
 	".up{color:#070;font-weight:bold}.down{color:#b00;font-weight:bold}.off{color:#777}\n"
+	".slow{color:#a60;font-weight:bold}\n"
 	"code,.err,.fam{font-family:monospace,monospace;font-size:.95em}.err{word-break:break-all}\n"
 	"</style></head><body>\n";
 
@@ -59,8 +60,8 @@ static void source_row(struct buf *out, int id, const struct scrape_status_sourc
 		buf_printf(out, "<td class=\"n\">%.1f s</td>", o->age);
 	else
 		buf_puts(out, "<td class=\"n\">-</td>");
-	buf_printf(out, "<td class=\"n\">%ld</td><td class=\"n\">%.3f s</td><td class=\"n\">%zu</td><td class=\"n\">%zu</td>",
-		   o->http_status, o->seconds, o->len, o->parse_errors);
+	buf_printf(out, "<td class=\"n\">%ld</td><td class=\"n%s\">%.3f s%s</td><td class=\"n\">%zu</td><td class=\"n\">%zu</td>",
+		   o->http_status, o->slow ? " slow" : "", o->seconds, o->slow ? " (slow)" : "", o->len, o->parse_errors);
 	buf_puts(out, "<td class=\"err\">");
 	esc(out, o->reason);
 	buf_puts(out, "</td></tr>\n");
@@ -77,6 +78,17 @@ static void write_sources(struct buf *out, const struct scrape_status *st)
 		source_row(out, id, o);
 	}
 	buf_puts(out, "</table>\n");
+	for (int id = 0; id < SRC_COUNT; id++) {
+		const struct scrape_status_source *o = &st->src[id];
+		if (!o->fetched || !o->slow)
+			continue;
+		buf_puts(out, "<p class=\"slow\">Slow: ");
+		esc(out, sources[id].name);
+		buf_printf(out, " took %.3f s (over --log.slow-fetch %g s; %lu slow fetches since start). Every fetch of it "
+			   "is a load on ", o->seconds, st->slow_fetch, o->slow_total);
+		esc(out, upstreams[sources[id].upstream].name);
+		buf_puts(out, ": see how often it is fetched in docs/operations.md, \"Seeing the load\".</p>\n");
+	}
 }
 
 /* Several slurmctld controllers: each one's role as last seen (docs/operations.md, High availability). */

@@ -1480,6 +1480,21 @@ static void test_slow_fetch_logged_once(void **state)
 			assert_true(self_value(r.body.data, "slurm_exporter_shim_upstream_fetches_total", eps[k]) == i + 1);
 		}
 		buf_free(&r.body);
+		/* and on the status page: the last scrape's slow fetches, with the threshold and the count */
+		http("GET", s.port, "/", &r, 5000);
+		assert_int_equal(r.status, 200);
+		if (i < 2) {
+			char want[120];
+			snprintf(want, sizeof(want), "Slow: jobs-users-accts took 1.");
+			assert_non_null(strstr(r.body.data, want));
+			snprintf(want, sizeof(want), "(over --log.slow-fetch 1 s; %d slow fetches since start)", i + 1);
+			assert_int_equal(count_of(r.body.data, want), 4);
+			assert_int_equal(count_of(r.body.data, " s (slow)</td>"), 4);
+		} else {
+			assert_null(strstr(r.body.data, "Slow: "));
+			assert_null(strstr(r.body.data, "(slow)"));
+		}
+		buf_free(&r.body);
 	}
 	stop(&s);
 	char *log = tu_slurp(s.log, NULL);
