@@ -7,6 +7,11 @@
 #                           long ones of issue 12 (at and past the depth limits, a long chain)
 #   fuzz/corpus/expr/       every distinct expression of the shipped mapping, and deep ones
 #   fuzz/corpus/webconfig/  tests/webconfig/**/*.yml
+#   fuzz/corpus/native/     the first 40 lines of each endpoint of slurm-25.11/03-drain-down-cancel
+#                           (jobs-users-accts from its account odd"acct\\x y on) and a short
+#                           answer of hostile label values and HELP texts, each behind a line
+#                           "b 1" .. "h 1" whose first byte picks the piece size fuzz_native feeds
+#   fuzz/corpus/probe/      tests/fixtures/probe/*.yml
 #   fuzz/fuzz_payload.h     a small exposition per endpoint (the first three samples of every family
 #                           the mapping reads, from slurm-26.05/02-busy-gpu, plus a few short generic
 #                           families), that fuzz_expr and fuzz_mapping evaluate against
@@ -73,6 +78,28 @@ for e in deep + [nest('(', ')', 1000, 'a'), chain(1000, 'a')]:
 reset('fuzz/corpus/webconfig')
 for p in sorted(glob.glob('tests/webconfig/**/*.yml', recursive=True)):
     put('fuzz/corpus/webconfig', open(p, 'rb').read())
+
+# fuzz_native: slurmctld answers, small; the first byte picks the piece size (7 choices), so each
+# seed starts with a one-sample family b .. h (ASCII 98 .. 104: every choice appears)
+reset('fuzz/corpus/native')
+NATIVE = 'tests/fixtures/slurm-25.11/03-drain-down-cancel'
+for i, ep in enumerate(['jobs', 'nodes', 'partitions', 'scheduler', 'jobs-users-accts']):
+    lines = open(f'{NATIVE}/metrics_{ep}.txt', 'rb').read().split(b'\n')
+    if ep == 'jobs-users-accts':
+        start = next(k for k, l in enumerate(lines) if b'odd' in l)
+        lines = lines[start - 2:]
+    body = b'\n'.join(lines[:40]) + b'\n'
+    put('fuzz/corpus/native', bytes([ord('b') + i]) + b' 1\n' + body)
+hostile = (b'# HELP a_jobs Jobs with a \\ and \xfe in the help\r\n# TYPE a_jobs gauge\n'
+           b'a_jobs{account="odd"acct\\\\x y",user="bad\xff\xc0name"} 3\n'
+           b'a_jobs{account="plain",user=""} NaN\n# TYPE b_total counter\nb_total 1.5e+300 17\n'
+           b'c_untyped {x="ends in \\"} -0\n# TYPE d info\nd{q="\\n",r="x\ty"} -Inf\n# EOF\n')
+for i in range(7):
+    put('fuzz/corpus/native', bytes([ord('b') + i]) + b' 1\n' + hostile)
+
+reset('fuzz/corpus/probe')
+for p in sorted(glob.glob('tests/fixtures/probe/*.yml')):
+    put('fuzz/corpus/probe', open(p, 'rb').read())
 
 # the fixed payload
 names = set()

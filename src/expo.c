@@ -526,7 +526,9 @@ static int parse_comment(struct expo *e, const char *p, const char *end, const c
 	const char *name = p;
 	while (p < end && is_name_char(*p))
 		p++;
-	if (p == name || (p < end && *p != ' ' && *p != '\t')) {
+	/* a name, not just name characters: "# TYPE 9x gauge" would reach the native passthrough's
+	 * output, and Prometheus refuses a scrape for one such line */
+	if (p == name || !is_name_start(*name) || (p < end && *p != ' ' && *p != '\t')) {
 		*err = is_type ? "invalid metric name in TYPE" : "invalid metric name in HELP";
 		return -1;
 	}

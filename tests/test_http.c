@@ -2685,6 +2685,31 @@ static void test_native_basic_auth(void **state)
 }
 
 
+/* fuzz_native found it: a HELP or TYPE line whose name starts with a digit was read (the name loop
+ * took name characters, not a name), so the passthrough wrote "# HELP 1x ..." back, a line on which
+ * Prometheus fails the whole scrape. Both readers now refuse the line, counted as malformed. */
+static void test_native_digit_name(void **state)
+{
+	(void)state;
+	static const char raw[] = "# HELP 1x text\n# TYPE 9x gauge\n# HELP x_ok fine\nx_ok 1\n";
+	struct expo in, strict;
+	struct buf b;
+	expo_init(&in);
+	expo_init(&strict);
+	assert_int_equal(expo_parse(&in, raw, sizeof(raw) - 1, 0), 2);
+	assert_int_equal(expo_parse(&strict, raw, sizeof(raw) - 1, EXPO_STRICT), 2);
+	assert_int_equal(in.nerrors, 2);
+	assert_string_equal(in.errors[0].reason, "invalid metric name in HELP");
+	assert_string_equal(in.errors[1].reason, "invalid metric name in TYPE");
+	buf_init(&b, 0);
+	native_render(&in, &b);
+	buf_putc(&b, '\0');
+	assert_string_equal(b.data, "# HELP x_ok fine\nx_ok 1\n");
+	expo_free(&in);
+	expo_free(&strict);
+	buf_free(&b);
+}
+
 int main(void)
 {
 	curl_global_init(CURL_GLOBAL_DEFAULT);
@@ -2745,6 +2770,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_native_hostile, kill_children),
 		cmocka_unit_test_teardown(test_native_shares_fetch, kill_children),
 		cmocka_unit_test_teardown(test_native_basic_auth, kill_children),
+		cmocka_unit_test(test_native_digit_name),
 	};
 	int rc = cmocka_run_group_tests_name("http", tests, NULL, NULL);
 	curl_global_cleanup();
