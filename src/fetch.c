@@ -569,13 +569,10 @@ static void fetch_ha(const struct upstream_config cfg[UPSTREAM_COUNT], struct co
 void fetch_sources(const struct upstream_config cfg[UPSTREAM_COUNT], unsigned mask, unsigned gen, expo_keep_fn keep,
 		   void *ctx, struct payload *out[SRC_COUNT])
 {
-	const char *list = cfg[UPSTREAM_SLURMCTLD].base_url;
 	unsigned ctld = mask & source_of_upstream(UPSTREAM_SLURMCTLD);
-	struct controllers *ctl = cfg[UPSTREAM_SLURMCTLD].ctl, *own = NULL;
+	struct controllers *ctl = cfg[UPSTREAM_SLURMCTLD].ctl;
 	struct round rd;
 
-	if (!ctl && ctld && list && strchr(list, ','))
-		ctl = own = controllers_new(list); /* a caller without a scraper: nothing remembered */
 	if (!ctl || !ctld) {
 		run_sources(cfg, mask, gen, keep, ctx, out, 0, &rd);
 		return;
@@ -604,5 +601,4 @@ void fetch_sources(const struct upstream_config cfg[UPSTREAM_COUNT], unsigned ma
 				out[id] = got[id];
 			}
 	}
-	controllers_free(own);
 }

@@ -6,11 +6,11 @@
  * token and user headers of an upstream go only to the origin (scheme, host, port) of its
  * base_url: a redirect to another origin is followed without them, and a redirect from https to
  * http is refused.
- * slurmctld's base_url may list several controllers (controllers.h; upstream_config.ctl, or split
- * here for each call): then all of its sources of one call come from one controller, tried in
- * controllers_order() until one answers as primary (a transport failure, 303 or 503 moves on;
- * a 303 to a configured controller makes it the next tried; no other Location is requested), and
- * each payload records its controller.
+ * slurmctld's base_url may list several controllers, split once into upstream_config.ctl
+ * (controllers.h; scraper_new does it): then all of its sources of one call come from one
+ * controller, tried in controllers_order() until one answers as primary (a transport failure, 303
+ * or 503 moves on; a 303 to a configured controller makes it the next tried; no other Location is
+ * requested), and each payload records its controller.
  * Ownership: fetch_sources returns new payload references in out; everything else is borrowed. */
 #ifndef SHIM_FETCH_H
 #define SHIM_FETCH_H

@@ -43,7 +43,7 @@ struct upstream_config {
 	struct restapi *api;      /* slurmrestd: the API version for "{version}" in paths (restapi.h),
 				     borrowed; NULL for slurmctld */
 	struct controllers *ctl;  /* slurmctld: base_url split into its controllers (controllers.h),
-				     borrowed; NULL: fetch.c splits base_url for each call itself */
+				     borrowed (scraper_new makes it); NULL: base_url is one URL */
 	double connect_timeout;   /* seconds per connection attempt; 0: timeout */
 };
 
