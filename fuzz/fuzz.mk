@@ -43,7 +43,7 @@ $(FUZZ_BUILD)/obj/%.o: src/%.c $(wildcard src/*.h)
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_WARN) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link $(CPPFLAGS) $(PKG_CFLAGS) -c -o $@ $<
 
-$(FUZZ_BUILD)/fuzz_%: fuzz/fuzz_%.c fuzz/fuzz_payload.h $(FUZZ_LIB_OBJS)
+$(FUZZ_BUILD)/fuzz_%: fuzz/fuzz_%.c fuzz/fuzz_payload.h fuzz/fuzz_pieces.h $(FUZZ_LIB_OBJS)
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_WARN) $(FUZZ_CFLAGS) -fsanitize=fuzzer $(CPPFLAGS) -Ifuzz $(PKG_CFLAGS) -o $@ $< \
 	  $(FUZZ_LIB_OBJS) $(PKG_LIBS)

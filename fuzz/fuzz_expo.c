@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "expo.h"
+#include "fuzz_pieces.h"
 #include "openmetrics.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -47,19 +48,15 @@ static int same(const struct expo *a, const struct expo *b)
 	return 1;
 }
 
-/* The body in pieces of `chunk` bytes, each copied to a buffer that is overwritten after the call. */
+static void expo_piece(void *e, const char *piece, size_t n)
+{
+	expo_feed(e, piece, n, 0);
+}
+
+/* The body in pieces of `chunk` bytes (fuzz_pieces.h). */
 static void feed(struct expo *e, const char *text, size_t size, size_t chunk)
 {
-	char *piece = malloc(chunk);
-	if (!piece)
-		abort();
-	for (size_t off = 0; off < size; off += chunk) {
-		size_t n = size - off < chunk ? size - off : chunk;
-		memcpy(piece, text + off, n);
-		expo_feed(e, piece, n, 0);
-		memset(piece, '"', chunk);
-	}
-	free(piece);
+	fuzz_pieces(text, size, chunk, expo_piece, e);
 	if (expo_feed_end(e, 0) != e->nerrors)
 		abort();
 }

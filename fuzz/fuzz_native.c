@@ -25,25 +25,22 @@
 
 #include "buf.h"
 #include "expo.h"
+#include "fuzz_pieces.h"
 #include "names.h"
 #include "native.h"
 #include "utf8.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-/* The input as its bytes arrive, in pieces of `chunk` bytes overwritten after each call. */
+static void expo_piece(void *e, const char *piece, size_t n)
+{
+	expo_feed(e, piece, n, 0);
+}
+
+/* The input as its bytes arrive, in pieces of `chunk` bytes (fuzz_pieces.h). */
 static void feed(struct expo *e, const char *text, size_t size, size_t chunk)
 {
-	char *piece = malloc(chunk);
-	if (!piece)
-		abort();
-	for (size_t off = 0; off < size; off += chunk) {
-		size_t n = size - off < chunk ? size - off : chunk;
-		memcpy(piece, text + off, n);
-		expo_feed(e, piece, n, 0);
-		memset(piece, '"', chunk);
-	}
-	free(piece);
+	fuzz_pieces(text, size, chunk, expo_piece, e);
 	expo_feed_end(e, 0);
 }
 

@@ -8,24 +8,29 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fuzz_pieces.h"
 #include "slurmrestd.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
+struct rest_run {
+	void *st;
+	struct expo *e;
+};
+
+static void rest_piece(void *ctx, const char *piece, size_t n)
+{
+	struct rest_run *r = ctx;
+	rest_feed(r->st, r->e, piece, n);
+}
+
+/* The answer in pieces of `chunk` bytes (fuzz_pieces.h: the converter must not keep pointers into
+ * a piece). */
 static size_t parse(struct expo *e, enum rest_doc doc, const char *text, size_t size, size_t chunk)
 {
-	void *st = rest_begin(e, doc);
-	char *piece = malloc(chunk);
-	if (!piece)
-		abort();
-	for (size_t off = 0; off < size; off += chunk) {
-		size_t n = size - off < chunk ? size - off : chunk;
-		memcpy(piece, text + off, n);
-		rest_feed(st, e, piece, n);
-		memset(piece, '"', chunk); /* the converter must not keep pointers into a piece */
-	}
-	free(piece);
-	return rest_end(st, e);
+	struct rest_run r = { rest_begin(e, doc), e };
+	fuzz_pieces(text, size, chunk, rest_piece, &r);
+	return rest_end(r.st, e);
 }
 
 static int same(const struct expo *a, const struct expo *b)
