@@ -21,14 +21,15 @@ struct sim {
 	double max_age;      /* the oldest answer served */
 };
 
-/* n scrapes gap seconds apart (jitter: added to every odd gap), the walks' interval walk_s. */
-static struct sim simulate(double gap, double jitter, double walk_s, int n)
+/* n scrapes gap seconds apart (jitter: added to every odd gap; seed, unless NULL: each gap drawn
+ * at random within 10% of gap, from that seed), the walks' interval walk_s. */
+static struct sim simulate(double gap, double jitter, double walk_s, int n, unsigned *seed)
 {
 	struct sched_source src[NSRC];
 	double at[NSRC]; /* when each answer's fetch finished; < 0: none */
 	struct sim r = { 0 };
 	for (int i = 0; i < NSRC; i++) {
-		src[i] = (struct sched_source){ .walks = i == PARTITIONS || i == UA, .interval = src[i].walks ? walk_s : 5 };
+		src[i] = (struct sched_source){ .walks = i == PARTITIONS || i == UA };
 		src[i].interval = src[i].walks ? walk_s : 5;
 		at[i] = -1;
 	}
@@ -58,7 +59,12 @@ static struct sim simulate(double gap, double jitter, double walk_s, int n)
 			r.max_walks = walks;
 		r.walks += walks;
 		last = t;
-		t += gap + (k % 2 ? jitter : 0);
+		if (seed) {
+			*seed = *seed * 1103515245u + 12345u;
+			t += gap * (0.9 + 0.2 * (double)((*seed >> 16) & 0x7fff) / 32767.0);
+		} else {
+			t += gap + (k % 2 ? jitter : 0);
+		}
 	}
 	r.scrapes = n;
 	return r;
@@ -72,7 +78,7 @@ static void test_default_intervals(void **state)
 	(void)state;
 	static const double gaps[] = { 10, 15, 20, 30, 45, 60 };
 	for (size_t g = 0; g < sizeof(gaps) / sizeof(gaps[0]); g++) {
-		struct sim r = simulate(gaps[g], 0, JOBS_S, 200);
+		struct sim r = simulate(gaps[g], 0, JOBS_S, 200, NULL);
 		if (r.max_walks > 1)
 			fail_msg("every %g s: %d walks in one scrape", gaps[g], r.max_walks);
 		assert_true(r.max_age < JOBS_S);
@@ -90,11 +96,11 @@ static void test_default_intervals(void **state)
 static void test_sixty_seconds(void **state)
 {
 	(void)state;
-	struct sim r = simulate(60, 0, 60, 50);
+	struct sim r = simulate(60, 0, 60, 50, NULL);
 	assert_true(r.max_walks <= 2);
 	assert_true(r.max_age < 60);
 	printf("every 60 s, interval 60 s: %d walks in %d scrapes, at most %d in one\n", r.walks, r.scrapes, r.max_walks);
-	r = simulate(60, 0, 120, 50);
+	r = simulate(60, 0, 120, 50, NULL);
 	assert_int_equal(r.max_walks, 1);
 	assert_true(r.max_age < 120);
 }
@@ -104,10 +110,10 @@ static void test_jitter(void **state)
 {
 	(void)state;
 	for (double j = -0.5; j <= 0.5; j += 0.25) {
-		struct sim r = simulate(30, j, JOBS_S, 200);
+		struct sim r = simulate(30, j, JOBS_S, 200, NULL);
 		if (r.max_walks > 1)
 			fail_msg("30 s, jitter %g: %d walks", j, r.max_walks);
-		r = simulate(15, j, JOBS_S, 200);
+		r = simulate(15, j, JOBS_S, 200, NULL);
 		if (r.max_walks > 1)
 			fail_msg("15 s, jitter %g: %d walks", j, r.max_walks);
 	}
@@ -119,34 +125,10 @@ static void test_random_gaps(void **state)
 	(void)state;
 	static const double gaps[] = { 15, 30 };
 	for (size_t g = 0; g < 2; g++) {
-		struct sched_source src[NSRC];
-		double at[NSRC];
 		unsigned seed = 12345;
-		for (int i = 0; i < NSRC; i++) {
-			src[i] = (struct sched_source){ .wanted = 1, .walks = i == PARTITIONS || i == UA };
-			src[i].interval = src[i].walks ? JOBS_S : 5;
-			at[i] = -1;
-		}
-		double t = 0, last = -1;
-		for (int k = 0; k < 1000; k++) {
-			for (int i = 0; i < NSRC; i++)
-				src[i].age = at[i] < 0 ? -1 : t - at[i];
-			unsigned fetch = schedule_fetch(src, NSRC, last < 0 ? 0 : t - last);
-			int walks = 0;
-			for (int i = 0; i < NSRC; i++) {
-				if (fetch & (1u << i)) {
-					at[i] = t + 0.1;
-					walks += src[i].walks;
-				} else {
-					assert_true(src[i].age >= 0 && src[i].age < src[i].interval);
-				}
-			}
-			if (k && walks > 1)
-				fail_msg("every %g s +-10%%, scrape %d: %d walks", gaps[g], k, walks);
-			seed = seed * 1103515245u + 12345u;
-			last = t;
-			t += gaps[g] * (0.9 + 0.2 * (double)((seed >> 16) & 0x7fff) / 32767.0);
-		}
+		struct sim r = simulate(gaps[g], 0, JOBS_S, 1000, &seed);
+		if (r.max_walks > 1)
+			fail_msg("every %g s +-10%%: %d walks in one scrape", gaps[g], r.max_walks);
 	}
 }
 
