@@ -26,5 +26,8 @@ done
 echo "install-deps: installing:$missing" >&2
 SUDO=""
 [ "$(id -u)" -ne 0 ] && SUDO=sudo
-$SUDO apt-get update -qq
-DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends $missing >/dev/null
+# Another apt or dpkg (unattended-upgrades, a second run) may hold the lock: wait for it, up to
+# 10 minutes, instead of failing at once (apt's DPkg::Lock::Timeout, apt 1.9.11 and later).
+lock="-o DPkg::Lock::Timeout=600"
+$SUDO apt-get $lock update -qq
+DEBIAN_FRONTEND=noninteractive $SUDO apt-get $lock install -y -qq --no-install-recommends $missing >/dev/null
