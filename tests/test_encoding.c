@@ -10,8 +10,6 @@
 #include "compress.h"
 #include "http_encoding.h"
 
-#include <zlib.h>
-
 #define G CODING_GZIP
 #define I CODING_IDENTITY
 
@@ -188,32 +186,6 @@ static void test_overlong(void **state)
 	free(f);
 }
 
-/* zlib's inflate of a gzip member: the bytes, or NULL if it is not one whole valid member. */
-static char *gunzip(const unsigned char *in, size_t len, size_t *outlen)
-{
-	z_stream z = { 0 };
-	struct buf b;
-	unsigned char chunk[65536];
-	int rc;
-	assert_int_equal(inflateInit2(&z, 16 + MAX_WBITS), Z_OK);
-	buf_init(&b, 0);
-	z.next_in = (unsigned char *)in;
-	z.avail_in = (uInt)len;
-	do {
-		z.next_out = chunk;
-		z.avail_out = sizeof(chunk);
-		rc = inflate(&z, Z_NO_FLUSH);
-		buf_append(&b, chunk, sizeof(chunk) - z.avail_out);
-	} while (rc == Z_OK);
-	int whole = rc == Z_STREAM_END && z.avail_in == 0;
-	inflateEnd(&z);
-	if (!whole) {
-		buf_free(&b);
-		return NULL;
-	}
-	return buf_steal(&b, outlen);
-}
-
 static char *sample_text(size_t *len)
 {
 	struct buf b;
@@ -233,13 +205,13 @@ static void test_compress_round_trip(void **state)
 	assert_true(glen > 18 && glen < len / 5);
 	assert_int_equal(gz[0], 0x1f); /* a gzip member (RFC 1952), not a raw deflate stream */
 	assert_int_equal(gz[1], 0x8b);
-	char *out = gunzip(gz, glen, &back);
+	char *out = tu_gunzip(gz, glen, &back);
 	assert_non_null(out);
 	assert_int_equal(back, len);
 	assert_memory_equal(out, text, len);
 	free(out);
 	/* cut short, it is not a whole member */
-	assert_null(gunzip(gz, glen - 1, &back));
+	assert_null(tu_gunzip(gz, glen - 1, &back));
 	free(gz);
 	/* what does not shrink has no gzip form; nothing is allocated */
 	unsigned char rnd[8192];
@@ -297,7 +269,7 @@ static void test_compressed_once(void **state)
 	assert_int_equal(atomic_load(&st.answers), 1);
 	assert_true(atomic_load(&st.cpu_ns) > 0);
 	size_t back;
-	char *out = gunzip(g[0].body, g[0].blen, &back);
+	char *out = tu_gunzip(g[0].body, g[0].blen, &back);
 	assert_non_null(out);
 	assert_int_equal(back, len);
 	assert_memory_equal(out, text, len);
