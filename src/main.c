@@ -117,6 +117,7 @@ static int serve(const struct options *opt, struct scraper *scraper, struct prob
 		.per_ip_connections = (unsigned)(opt->max_conn > 8 ? opt->max_conn / 2 : opt->max_conn),
 		.connection_timeout = (unsigned)opt->conn_timeout, .upstream_timeout = opt->timeout, .web = wc,
 		.mapping_file = opt->mapping, .probes = probes, .native_passthrough = opt->native,
+		.compression = opt->compression,
 	};
 	srv = server_start(&srvc, scraper, err, sizeof(err));
 	if (!srv) {
@@ -333,6 +334,8 @@ int main(int argc, char **argv)
 		.sources_off = opt.rest_jobs ? 0 : 1u << SRC_REST_JOBS,
 		.max_output = 1u << 30, /* legacy families; a family that does not fit is left out whole */
 		.slow_fetch = opt.slow_fetch,
+		/* only the daemon sends answers over HTTP: --once prints what it always printed */
+		.compression = opt.compression && !opt.once && !opt.compare_legacy,
 	};
 	for (int id = 0; id < SRC_COUNT; id++)
 		sc.min_interval[id] = opt.once ? 0 : min_interval(&opt, (enum source_id)id);

@@ -73,6 +73,9 @@ static const struct flag flags[] = {
 	{ "web.telemetry-path", NULL, T_STRING, OFF(path), "/metrics", ANY, NULL, "PATH", "path of the metrics" },
 	{ "web.config.file", NULL, T_STRING, OFF(web_config), NULL, ANY, NULL, "FILE",
 	  "TLS and basic auth config (Prometheus exporter-toolkit format)" },
+	/* client_golang's handler compresses whenever the client accepts gzip (its DisableCompression) */
+	{ "web.compression", NULL, T_BOOL, OFF(compression), "true", ANY, NULL, NULL,
+	  "gzip-compress /metrics, /native/metrics/<endpoint> and /probe answers for clients that accept it (Accept-Encoding)" },
 	/* 0 would make libmicrohttpd refuse every connection */
 	{ "web.native-passthrough", NULL, T_BOOL, OFF(native), "true", ANY, NULL, NULL,
 	  "serve slurmctld's own metrics, re-escaped, at /native/metrics/<endpoint> (jobs, nodes, partitions, scheduler, jobs-users-accts)" },

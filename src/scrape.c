@@ -59,6 +59,7 @@ struct scraper {
 	 * answer per endpoint is shared by the requests that get the same payload. */
 	int native_all;
 	struct answer *native[SRC_NATIVE_COUNT];
+	struct compress_stats gz;  /* its answers' gzip forms and bytes sent (server.c counts) */
 };
 
 /* A caller whose deadline is not below the fetch's own timeout waits this much longer, so that it
@@ -109,6 +110,7 @@ void answer_unref(struct answer *a)
 		return;
 	for (int id = 0; id < SRC_COUNT; id++)
 		payload_unref(a->in[id]);
+	compressed_free(&a->gz);
 	free(a->body);
 	free(a);
 }
@@ -685,6 +687,8 @@ static int render(struct scraper *s, const struct scrape_ctx *c, const struct pa
 	write_self(c->counts, out, p, up, c->need, m, w.res, w.overflowed, c->started, c->reload_ok, c->reload_time);
 	if (s->cfg.upstream[UPSTREAM_SLURMCTLD].ctl)
 		controllers_write_metrics(s->cfg.upstream[UPSTREAM_SLURMCTLD].ctl, out);
+	if (s->cfg.compression)
+		compress_write_self(out, &s->gz);
 	status_record(s, c, p, up, w.res, w.overflowed, 200);
 	pthread_mutex_lock(&s->mu);
 	s->last_output = out->len;
@@ -758,6 +762,7 @@ struct answer *scrape_answer(struct scraper *s, double timeout_s)
 		buf_init(&out, 0);
 		a = xcalloc(1, sizeof(*a));
 		atomic_init(&a->refs, 1);
+		compressed_init(&a->gz);
 		a->status = render(s, &c, p, &out);
 		a->body = buf_steal(&out, &a->len);
 		a->reloads = reloads;
@@ -787,6 +792,7 @@ static struct answer *native_answer(const struct payload *p, enum source_id id, 
 	struct buf out;
 	buf_init(&out, 0);
 	atomic_init(&a->refs, 1);
+	compressed_init(&a->gz);
 	*repaired = 0;
 	if (p->ok) {
 		a->status = 200;
@@ -837,6 +843,11 @@ struct answer *scrape_native(struct scraper *s, enum source_id id, double timeou
 	pthread_mutex_unlock(&s->mu);
 	payload_unref(p[id]);
 	return a;
+}
+
+struct compress_stats *scrape_compress_stats(struct scraper *s)
+{
+	return &s->gz;
 }
 
 int scrape_run(struct scraper *s, double timeout_s, struct buf *out)

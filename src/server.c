@@ -1,6 +1,8 @@
 /* server.c: see server.h. */
 #include "server.h"
 #include "buf.h"
+#include "compress.h"
+#include "http_encoding.h"
 #include "log.h"
 #include "probe.h"
 #include "native.h"
@@ -78,18 +80,54 @@ static void answer_release(void *cls)
 	answer_unref(cls);
 }
 
+static enum MHD_Result add_accept_encoding(void *cls, enum MHD_ValueKind kind, const char *key, size_t klen,
+					  const char *value, size_t vlen)
+{
+	(void)kind;
+	if (klen == strlen(MHD_HTTP_HEADER_ACCEPT_ENCODING) && !strcasecmp(key, MHD_HTTP_HEADER_ACCEPT_ENCODING))
+		accept_encoding_add(cls, value ? value : "", value ? vlen : 0);
+	return MHD_YES;
+}
+
+/* What the request's Accept-Encoding lines (all of them: several are one list) choose. */
+static enum content_coding negotiate(struct MHD_Connection *c)
+{
+	struct accept_encoding ae;
+	accept_encoding_init(&ae);
+	MHD_get_connection_values_n(c, MHD_HEADER_KIND, add_accept_encoding, &ae);
+	return accept_encoding_choose(&ae);
+}
+
 /* A scrape's answer is shared by every connection sending it: the response borrows the body and
  * holds a reference, dropped when libmicrohttpd is done with the response (the last byte sent or
- * the connection closed), so N slow readers of one answer hold one body, not N. */
-static enum MHD_Result respond_answer(struct MHD_Connection *c, struct answer *a, const struct webconfig *wc)
+ * the connection closed), so N slow readers of one answer hold one body, not N. With compression
+ * on, /metrics, /native/metrics/<endpoint> and /probe are negotiable: every answer of theirs says
+ * Vary: Accept-Encoding, and a 200 goes to a client that accepts gzip as the answer's one gzip form
+ * (compress.h), borrowed the same way; a 503 (a few lines of reasons) always goes plain. HEAD gets
+ * the same headers, its Content-Length that of the coding chosen (libmicrohttpd sets it from the
+ * body and sends no body). s: the scraper the answer is from, whose self metrics count it. */
+static enum MHD_Result respond_answer(struct server *srv, struct MHD_Connection *c, struct scraper *s, struct answer *a,
+				      int head)
 {
 	unsigned code = (unsigned)a->status;
-	struct MHD_Response *r = MHD_create_response_from_buffer_with_free_callback_cls(a->len, a->body, answer_release, a);
+	const void *body = a->body;
+	size_t len = a->len;
+	enum content_coding coding = CODING_IDENTITY;
+	if (srv->cfg.compression && code == 200 && negotiate(c) == CODING_GZIP &&
+	    compressed_get(&a->gz, a->body, a->len, scrape_compress_stats(s), &body, &len) == 0)
+		coding = CODING_GZIP;
+	struct MHD_Response *r = MHD_create_response_from_buffer_with_free_callback_cls(len, (void *)body, answer_release, a);
 	if (!r) {
 		answer_unref(a);
 		return MHD_NO;
 	}
-	return queue(c, code, r, code == 200 ? TEXT_CONTENT_TYPE : "text/plain; charset=utf-8", wc);
+	if (!head)
+		compress_count_sent(scrape_compress_stats(s), coding, len);
+	if (srv->cfg.compression)
+		MHD_add_response_header(r, MHD_HTTP_HEADER_VARY, MHD_HTTP_HEADER_ACCEPT_ENCODING);
+	if (coding == CODING_GZIP)
+		MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_ENCODING, "gzip");
+	return queue(c, code, r, code == 200 ? TEXT_CONTENT_TYPE : "text/plain; charset=utf-8", srv->cfg.web);
 }
 
 static enum MHD_Result text(struct MHD_Connection *c, unsigned code, const char *msg, const struct webconfig *wc)
@@ -182,7 +220,7 @@ static enum MHD_Result status(struct server *srv, struct MHD_Connection *c)
 
 /* /probe?target=NAME: that target's scrape. Only names from the targets file are looked up; the
  * value is taken with its length, so "a%00b" is not "a". */
-static enum MHD_Result probe(struct server *srv, struct MHD_Connection *c)
+static enum MHD_Result probe(struct server *srv, struct MHD_Connection *c, int head)
 {
 	const char *name = NULL;
 	size_t len = 0;
@@ -194,7 +232,7 @@ static enum MHD_Result probe(struct server *srv, struct MHD_Connection *c)
 		snprintf(msg, sizeof(msg), "unknown target \"%s\"\n", log_escape(safe, sizeof(safe), name, len));
 		return text(c, MHD_HTTP_BAD_REQUEST, msg, srv->cfg.web);
 	}
-	return respond_answer(c, scrape_answer(s, scrape_timeout(srv, c)), srv->cfg.web);
+	return respond_answer(srv, c, s, scrape_answer(s, scrape_timeout(srv, c)), head);
 }
 
 static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *url, const char *method,
@@ -226,15 +264,17 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 	}
 	if (*upload_size)
 		return MHD_NO; /* a body the headers did not announce: close */
+	int head = strcmp(method, MHD_HTTP_METHOD_HEAD) == 0;
 	if (strcmp(url, srv->cfg.path) == 0)
-		return respond_answer(c, scrape_answer(srv->scraper, scrape_timeout(srv, c)), wc);
+		return respond_answer(srv, c, srv->scraper, scrape_answer(srv->scraper, scrape_timeout(srv, c)), head);
 	int native = srv->cfg.native_passthrough ? native_source(url) : -1;
 	if (native >= 0)
-		return respond_answer(c, scrape_native(srv->scraper, (enum source_id)native, scrape_timeout(srv, c)), wc);
+		return respond_answer(srv, c, srv->scraper,
+				      scrape_native(srv->scraper, (enum source_id)native, scrape_timeout(srv, c)), head);
 	if (strcmp(url, "/") == 0)
 		return status(srv, c);
 	if (strcmp(url, "/probe") == 0 && srv->cfg.probes)
-		return probe(srv, c);
+		return probe(srv, c, head);
 	return text(c, MHD_HTTP_NOT_FOUND, "404 page not found\n", wc);
 }
 
