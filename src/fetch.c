@@ -511,7 +511,7 @@ static void note_controller(struct controllers *ctl, size_t i, struct round *rd,
 	if (!rd->why[0])
 		snprintf(rd->why, sizeof(rd->why), "no answer");
 	controllers_seen(ctl, i, rd->standby ? ROLE_STANDBY : ROLE_DOWN, rd->why);
-	snprintf(summary + used, len - used, "%s%s: %s", used ? "; " : "", controllers_url(ctl, i), rd->why);
+	snprintf(summary + used, len - used, "%s%s: %s", used ? "; " : "", controllers_shown(ctl, i), rd->why);
 }
 
 /* The least share of --slurmctld.timeout a controller is tried with. */

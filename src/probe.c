@@ -12,6 +12,7 @@
 #include <yaml.h>
 
 #include "buf.h"
+#include "cred.h"
 #include "log.h"
 #include "mapping.h"
 #include "restapi.h"
@@ -153,6 +154,18 @@ static const char *const target_keys[] = { "slurmctld_url", "token_file", "user"
 					   "slurmrestd_url", "slurmrestd_token_file", "slurmrestd_user" };
 enum { K_URL, K_TOKEN, K_USER, K_MAPPING, K_REST_URL, K_REST_TOKEN, K_REST_USER, K_COUNT };
 
+/* The checks of field i (a string: not the slurmctld_url) whose value v (NULL: not set) is at vv. */
+static void check_value(struct pctx *p, int i, const yaml_node_t *vv, const char *v)
+{
+	char eb[ESC_SIZE], why[80];
+	if (v && i == K_REST_URL && !url_ok(v, strlen(v), 1))
+		perr(p, &vv->start_mark, "slurmrestd_url \"%s\" is not an http:// or https:// URL or unix:/path/to/socket",
+		     wc_esc(eb, sval(vv), slen(vv)));
+	/* a user name goes into a request header as is: a CR or LF in it would add header lines */
+	if (v && (i == K_USER || i == K_REST_USER) && cred_value_problem(v, strlen(v), CRED_USER_MAX, why, sizeof(why)))
+		perr(p, &vv->start_mark, "%s %s", target_keys[i], why);
+}
+
 /* One target's settings (v) into t; k is its name's node. */
 static void parse_target(struct pctx *p, const yaml_node_t *k, const yaml_node_t *v, struct probe_target *t)
 {
@@ -181,11 +194,8 @@ static void parse_target(struct pctx *p, const yaml_node_t *k, const yaml_node_t
 				seen |= 1u << i;
 				if (i == K_URL)
 					get_ctld_url(p, vv, field[i]);
-				else if (get_string(p, vv, target_keys[i], field[i]) == 0 && i == K_REST_URL &&
-					 t->rest_url && !url_ok(t->rest_url, strlen(t->rest_url), 1))
-					perr(p, &vv->start_mark,
-					     "slurmrestd_url \"%s\" is not an http:// or https:// URL or unix:/path/to/socket",
-					     wc_esc(eb, sval(vv), slen(vv)));
+				else if (get_string(p, vv, target_keys[i], field[i]) == 0)
+					check_value(p, i, vv, *field[i]);
 			}
 		}
 	if (!(seen & 1u << K_URL))
@@ -433,8 +443,10 @@ struct probe_set *probe_set_new(struct probe_targets *targets, const struct scra
 		rest->user = t->rest_user;
 		rest->api = ps->api[i];
 		ps->scraper[i] = scraper_new(&sc, m);
-		log_info("probe target %s: slurmctld %s, slurmrestd %s, %zu rows", t->name, t->slurmctld_url,
-			 t->rest_url ? t->rest_url : "not used", m->nrows);
+		char ctld_shown[CRED_SHOWN_MAX], rest_shown[CRED_SHOWN_MAX];
+		log_info("probe target %s: slurmctld %s, slurmrestd %s, %zu rows", t->name,
+			 cred_url_shown(ctld_shown, sizeof(ctld_shown), t->slurmctld_url),
+			 t->rest_url ? cred_url_shown(rest_shown, sizeof(rest_shown), t->rest_url) : "not used", m->nrows);
 	}
 	return ps;
 }

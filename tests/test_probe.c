@@ -221,6 +221,31 @@ static void test_yaml_level(void **state)
 	free(got);
 }
 
+/* Hardening B: a target's user goes into a request header as is: a CR, LF or other control byte
+ * (header injection) or more than 255 bytes is refused at its position. */
+static void test_user_header(void **state)
+{
+	(void)state;
+	struct buf b;
+	buf_init(&b, 0);
+	buf_puts(&b, "targets:\n  a: {slurmctld_url: http://a, user: \"slurm\\r\\nX-Injected: 1\"}\n"
+		     "  b: {slurmctld_url: http://b, slurmrestd_user: \"s\\tx\"}\n"
+		     "  c: {slurmctld_url: http://c, user: ");
+	for (int i = 0; i < 256; i++)
+		buf_putc(&b, 'u');
+	buf_puts(&b, "}\n  d: {slurmctld_url: http://d, user: \"ok-user\", slurmrestd_user: \"\\x7f\"}\n");
+	buf_putc(&b, '\0');
+	tu_write("/tmp/shimtest-probe-user.yml", b.data);
+	buf_free(&b);
+	char *got = load("/tmp/shimtest-probe-user.yml", NULL);
+	assert_string_equal(got,
+			    "/tmp/shimtest-probe-user.yml:2:38: user holds a control character (byte 6)\n"
+			    "/tmp/shimtest-probe-user.yml:3:49: slurmrestd_user holds a control character (byte 2)\n"
+			    "/tmp/shimtest-probe-user.yml:4:38: user is longer than 255 bytes\n"
+			    "/tmp/shimtest-probe-user.yml:5:66: slurmrestd_user holds a control character (byte 1)\n");
+	free(got);
+}
+
 /* The set: names looked up with their length ("a\0b" is not "a"); a bad mapping refuses it. */
 static void test_set(void **state)
 {
@@ -297,6 +322,7 @@ int main(void)
 		cmocka_unit_test(test_error_cap),
 		cmocka_unit_test(test_hostile_bytes),
 		cmocka_unit_test(test_yaml_level),
+		cmocka_unit_test(test_user_header),
 		cmocka_unit_test(test_set),
 		cmocka_unit_test(test_startup),
 	};
