@@ -13,6 +13,7 @@
 
 #include "buf.h"
 #include "cred.h"
+#include "file_read.h"
 #include "log.h"
 #include "mapping.h"
 #include "restapi.h"
@@ -351,16 +352,15 @@ struct probe_targets *probe_targets_load(const char *path, struct buf *problems)
 {
 	struct pctx p = { .c = { .path = path }, .problems = problems };
 	struct probe_targets *out = xcalloc(1, sizeof(*out));
-	char *buf = NULL, sb[128];
-	size_t len = 0;
+	struct file_text file;
+	char why[128];
 	p.c.err = p.msg;
 	p.c.errlen = sizeof(p.msg);
-	int e = wc_read_bounded(path, &buf, &len);
-	if (e)
-		perr(&p, NULL, "cannot read the targets file: %s", wc_errstr(e, sb, sizeof(sb)));
+	if (file_read(path, WC_MAX_FILE, 0, &file, why, sizeof(why)) < 0)
+		perr(&p, NULL, "cannot read the targets file: %s", why);
 	else
-		parse_text(&p, buf, len, out);
-	free(buf);
+		parse_text(&p, file.data, file.len, out);
+	file_text_free(&file);
 	if (p.nerr > PROBE_MAX_ERRORS)
 		buf_printf(problems, "%s: %zu more problems\n", path, p.nerr - PROBE_MAX_ERRORS);
 	if (p.nerr) {

@@ -3,8 +3,8 @@
  *
  *   webconfig.c        webconfig_load/free, the top level and http_server_config, the getters
  *   webconfig_yaml.c   YAML with positions: errors "PATH:LINE:COL: reason", scalar decoding as
- *                      go-yaml v2 does, strict mappings (no duplicate or non-scalar keys), the
- *                      bounded file reader, libyaml's errors and the nesting-depth guard
+ *                      go-yaml v2 does, strict mappings (no duplicate or non-scalar keys),
+ *                      libyaml's errors and the nesting-depth guard (files: file_read.h)
  *   webconfig_tls.c    tls_server_config: the toolkit's checks, PEM loading, the GnuTLS priority string
  *   webconfig_auth.c   basic_auth_users: bcrypt hashes, the password check and its cache, the
  *                      Authorization header decoder
@@ -22,6 +22,7 @@
 #include <string.h>
 #include <yaml.h>
 
+#include "file_read.h"
 #include "webconfig.h"
 
 #define WC_MAX_FILE ((size_t)1024 * 1024)
@@ -145,10 +146,6 @@ int wc_expect_mapping(struct wc_ctx *c, const yaml_node_t *n, const char *what);
 	     p_++)
 
 
-/* Read at most WC_MAX_FILE bytes of path into a new NUL-terminated buffer: 0 or an errno value
- * (EFBIG: larger than the limit). wc_errstr says such a value in words. */
-int wc_read_bounded(const char *path, char **out, size_t *outlen);
-const char *wc_errstr(int e, char *buf, size_t n);
 /* Report the parser's error with its position. */
 void wc_yaml_fail(struct wc_ctx *c, const yaml_parser_t *p, const char *buf, size_t len);
 /* -1 (error set) when buf nests deeper than any web config needs; see webconfig_yaml.c. */

@@ -1,17 +1,13 @@
 /* webconfig_yaml.c: the YAML layer of the web config loader (see webconfig_int.h): errors with
  * positions, scalars decoded like go-yaml v2 does for the toolkit's Go types (a plain empty, "~" or
  * "null" scalar is null, any other scalar is accepted as a string, booleans are the YAML 1.1 plain
- * words), strict mappings, the bounded file reader. */
+ * words), strict mappings, libyaml's errors and the nesting-depth guard. */
 #include "webconfig_int.h"
 
-#include <errno.h>
-#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 #include <yaml.h>
 
 #include "xmalloc.h"
@@ -236,71 +232,7 @@ int wc_expect_mapping(struct wc_ctx *c, const yaml_node_t *n, const char *what)
 }
 
 
-/* --- files ------------------------------------------------------------------------------------- */
-
-/* Read at most WC_MAX_FILE bytes of path into a NUL-terminated buffer. Returns 0 or an errno value
- * (EFBIG: larger than the limit). Growing copies and wipes, so secrets do not linger in freed
- * memory. */
-int wc_read_bounded(const char *path, char **out, size_t *outlen)
-{
-	char *buf = NULL, *nbuf;
-	size_t len = 0, cap = 0;
-	struct stat st;
-	ssize_t r;
-	int fd, e = 0;
-
-	*out = NULL;
-	*outlen = 0;
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
-	if (fd < 0)
-		return errno;
-	if (fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
-		e = EISDIR;
-		goto out;
-	}
-	for (;;) {
-		if (cap - len < 2) {
-			size_t ncap = cap ? cap * 2 : 8192;
-			if (ncap > WC_MAX_FILE + 2)
-				ncap = WC_MAX_FILE + 2;
-			nbuf = xmalloc(ncap);
-			if (buf)
-				memcpy(nbuf, buf, len);
-			wc_free_secret(buf, cap);
-			buf = nbuf;
-			cap = ncap;
-		}
-		r = read(fd, buf + len, cap - len - 1);
-		if (r < 0) {
-			if (errno == EINTR)
-				continue;
-			e = errno;
-			goto out;
-		}
-		if (r == 0)
-			break;
-		len += (size_t)r;
-		if (len > WC_MAX_FILE) {
-			e = EFBIG;
-			goto out;
-		}
-	}
-	buf[len] = '\0'; /* buf was allocated before the first read */
-	*out = buf;
-	*outlen = len;
-	buf = NULL;
-out:
-	wc_free_secret(buf, cap);
-	close(fd);
-	return e;
-}
-
-const char *wc_errstr(int e, char *buf, size_t n)
-{
-	if (e == EFBIG)
-		return "file is larger than 1 MiB";
-	return strerror_r(e, buf, n);
-}
+/* --- the parser ------------------------------------------------------------------------------ */
 
 void wc_yaml_fail(struct wc_ctx *c, const yaml_parser_t *p, const char *buf, size_t len)
 {

@@ -221,6 +221,37 @@ static void test_yaml_level(void **state)
 	free(got);
 }
 
+/* Hardening A: the targets file is read with src/file_read.c. A FIFO used to block the start for
+ * ever (alarm() makes a regression fail, not hang); a directory was "empty"; over 1 MiB is refused. */
+static void test_not_regular(void **state)
+{
+	(void)state;
+	char dir[] = "/tmp/shimtest-probe-XXXXXX", path[300], want[400];
+	assert_non_null(mkdtemp(dir));
+	alarm(20);
+	snprintf(path, sizeof(path), "%s/fifo.yml", dir);
+	assert_int_equal(mkfifo(path, 0600), 0);
+	char *got = load(path, NULL);
+	snprintf(want, sizeof(want), "%s: cannot read the targets file: is a FIFO, not a regular file\n", path);
+	assert_string_equal(got, want);
+	free(got);
+	unlink(path);
+	got = load(dir, NULL);
+	snprintf(want, sizeof(want), "%s: cannot read the targets file: is a directory\n", dir);
+	assert_string_equal(got, want);
+	free(got);
+	snprintf(path, sizeof(path), "%s/big.yml", dir);
+	tu_write(path, "targets: {a: {slurmctld_url: http://a:6817}}\n");
+	assert_int_equal(truncate(path, (1 << 20) + 1), 0);
+	got = load(path, NULL);
+	snprintf(want, sizeof(want), "%s: cannot read the targets file: is over 1048576 bytes\n", path);
+	assert_string_equal(got, want);
+	free(got);
+	alarm(0);
+	unlink(path);
+	rmdir(dir);
+}
+
 /* Hardening B: a target's user goes into a request header as is: a CR, LF or other control byte
  * (header injection) or more than 255 bytes is refused at its position. */
 static void test_user_header(void **state)
@@ -322,6 +353,7 @@ int main(void)
 		cmocka_unit_test(test_error_cap),
 		cmocka_unit_test(test_hostile_bytes),
 		cmocka_unit_test(test_yaml_level),
+		cmocka_unit_test(test_not_regular),
 		cmocka_unit_test(test_user_header),
 		cmocka_unit_test(test_set),
 		cmocka_unit_test(test_startup),
