@@ -12,6 +12,7 @@
 #include <yaml.h>
 
 #include "buf.h"
+#include "controllers.h"
 #include "cred.h"
 #include "file_read.h"
 #include "log.h"
@@ -97,56 +98,79 @@ static int url_ok(const char *s, size_t n, int rest)
 	return 1;
 }
 
-/* Check every comma-separated URL of scalar n and append them to b (comma-separated). */
-static void add_urls(struct pctx *p, const yaml_node_t *n, struct buf *b, int *bad)
+/* slurmctld_url's join: what --slurmctld.url takes (options.h's url_list, controllers.h's count). A
+ * sequence of aliases to one long scalar would otherwise be joined whole, once per alias. */
+#define PROBE_URLS_MAX 4095
+struct urls {
+	struct buf b;
+	size_t n;  /* URLs so far */
+	int bad;
+};
+
+/* Check every comma-separated URL of scalar n and append them to u (comma-separated). -1 when the
+ * list is over its bounds (reported at list: n, or the sequence n is an item of, since an alias
+ * item is the node it names, at its anchor's position): the rest is not looked at. */
+static int add_urls(struct pctx *p, const yaml_node_t *n, const yaml_node_t *list, struct urls *u)
 {
 	char eb[ESC_SIZE];
 	if (n->type != YAML_SCALAR_NODE || is_null(n)) {
 		perr(p, &n->start_mark, "slurmctld_url must be a URL, not %s", is_null(n) ? "null" : wc_type_name(n));
-		*bad = 1;
-		return;
+		u->bad = 1;
+		return 0;
 	}
 	const char *s = sval(n), *end = s + slen(n);
+	if (slen(n) + (u->b.len > 0) > PROBE_URLS_MAX - u->b.len) { /* (b.len is at most the bound) */
+		perr(p, &list->start_mark, "slurmctld_url: the controller list is longer than %d bytes", PROBE_URLS_MAX);
+		u->bad = 1;
+		return -1;
+	}
 	for (;;) {
 		const char *comma = memchr(s, ',', (size_t)(end - s)), *e = comma ? comma : end;
+		if (++u->n > CONTROLLERS_MAX) {
+			perr(p, &list->start_mark, "slurmctld_url: more than %d controllers", CONTROLLERS_MAX);
+			u->bad = 1;
+			return -1;
+		}
 		if (!url_ok(s, (size_t)(e - s), 0)) {
 			perr(p, &n->start_mark, "slurmctld_url \"%s\" is not an http:// or https:// URL",
 			     wc_esc(eb, s, (size_t)(e - s)));
-			*bad = 1;
+			u->bad = 1;
 		}
 		if (!comma)
 			break;
 		s = comma + 1;
 	}
-	if (b->len)
-		buf_putc(b, ',');
-	buf_append(b, sval(n), slen(n));
+	if (u->b.len)
+		buf_putc(&u->b, ',');
+	buf_append(&u->b, sval(n), slen(n));
+	return 0;
 }
 
 /* slurmctld_url: a URL, a comma list of them, or a sequence of either (joined with commas: the
- * form --slurmctld.url takes). Passed on as given. 0 with *out set, or -1 reported. */
+ * form --slurmctld.url takes), bounded as --slurmctld.url is. Passed on as given. 0 with *out
+ * set, or -1 reported. */
 static int get_ctld_url(struct pctx *p, const yaml_node_t *n, char **out)
 {
-	struct buf b;
-	int bad = 0;
-	buf_init(&b, 0);
+	struct urls u = { .n = 0 };
+	buf_init(&u.b, 0);
 	if (n->type == YAML_SEQUENCE_NODE) {
 		for (yaml_node_item_t *it = n->data.sequence.items.start; it < n->data.sequence.items.top; it++)
-			add_urls(p, node_at(&p->c, *it), &b, &bad);
+			if (add_urls(p, node_at(&p->c, *it), n, &u) < 0)
+				break;
 		if (n->data.sequence.items.top == n->data.sequence.items.start) {
 			perr(p, &n->start_mark, "slurmctld_url is an empty sequence");
-			bad = 1;
+			u.bad = 1;
 		}
 	} else if (n->type == YAML_SCALAR_NODE) {
-		add_urls(p, n, &b, &bad);
+		add_urls(p, n, n, &u);
 	} else {
 		perr(p, &n->start_mark, "slurmctld_url must be a URL or a sequence of URLs, not %s", wc_type_name(n));
-		bad = 1;
+		u.bad = 1;
 	}
-	if (!bad)
-		*out = buf_steal(&b, NULL);
-	buf_free(&b);
-	return bad ? -1 : 0;
+	if (!u.bad)
+		*out = buf_steal(&u.b, NULL);
+	buf_free(&u.b);
+	return u.bad ? -1 : 0;
 }
 
 /* --- the file ---------------------------------------------------------------------------------- */
@@ -311,7 +335,7 @@ static void parse_text(struct pctx *p, const char *buf, size_t len, struct probe
 	yaml_parser_t parser;
 	yaml_document_t doc, doc2;
 	int doc_init = 0;
-	if (wc_check_depth(&p->c, buf, len) < 0) {
+	if (wc_check_bounds(&p->c, buf, len) < 0) {
 		note(p);
 		return;
 	}

@@ -176,7 +176,7 @@ int webconfig_load(const char *path, struct webconfig **out, char *err, size_t e
 	}
 	buf = file.data;
 	len = file.len;
-	if (wc_check_depth(&c, buf, len) < 0)
+	if (wc_check_bounds(&c, buf, len) < 0)
 		goto out;
 	c.wc = xcalloc(1, sizeof *c.wc);
 	if (!yaml_parser_initialize(&parser)) {

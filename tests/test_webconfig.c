@@ -382,6 +382,9 @@ EC(ec_utf8, "bad_utf8.yml", ":2:5: ", "invalid YAML input", "UTF-8");
 EC(ec_alias, "bad_alias.yml", ":1:19: ", "YAML syntax error: found undefined alias", NULL);
 EC(ec_multi_doc, "bad_multi_doc.yml", ":3:1: ", "multiple YAML documents are not supported", NULL);
 EC(ec_deep, "bad_deep.yml", ":1:50: ", "YAML nesting is deeper than 32 levels", NULL);
+/* aliases: bounded before the document is composed (src/webconfig_yaml.c) */
+EC(ec_alias_bomb, "bad_alias_bomb.yml", ":8:8: ", "YAML aliases expand the document to more than 4194304 bytes", NULL);
+EC(ec_alias_cycle, "bad_alias_cycle.yml", ":2:10: ", "YAML alias *users is inside the node it names", NULL);
 
 /* Named after the case, so a failure says which fixture broke. */
 #define ERR_TEST(ec) { #ec, test_error_case, NULL, NULL, (void *)&(ec) }
@@ -462,6 +465,58 @@ static void test_config_not_regular(void **state)
 	unlink(fifo);
 	unlink(big);
 	unlink(cfg);
+	rmdir(tmp_dir);
+}
+
+/* The YAML layer's bounds on anchors and aliases (src/webconfig_yaml.c), each at the event that
+ * passes it; just under each bound the document is composed (and refused for what it is: the web
+ * config has no such keys). Each file is under the 1 MiB cap. */
+enum bound_kind { ANCHORS, ALIASES, EXPANSION };
+
+static void write_bound_case(const char *path, enum bound_kind k, int n)
+{
+	FILE *f = fopen(path, "w");
+	assert_non_null(f);
+	fputs(k == ANCHORS ? "x: [" : k == ALIASES ? "x: &a 1\ny: [" : "x: &a \"", f);
+	for (int i = 0; i < n; i++)
+		if (k == ANCHORS)
+			fprintf(f, "&a%d 1, ", i);
+		else if (k == ALIASES)
+			fputs("*a, ", f);
+		else
+			fputs("yyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyy", f);
+	/* EXPANSION: a scalar of n * 100 bytes, then 12 aliases to it: 400 KB passes the bound at the 10th */
+	fputs(k == EXPANSION ? "\"\ny: [*a, *a, *a, *a, *a, *a, *a, *a, *a, *a, *a, *a]\n" : "]\n", f);
+	fclose(f);
+}
+
+static void test_alias_bounds(void **state)
+{
+	static const struct {
+		enum bound_kind kind;
+		int n;
+		const char *pos, *reason;
+	} cases[] = {
+		{ ANCHORS, 1025, ":1:9135: ", "more than 1024 YAML anchors" },
+		{ ANCHORS, 1024, ":1:1: ", "unknown key \"x\"" },
+		{ ALIASES, 16385, ":2:65541: ", "more than 16384 YAML aliases" },
+		{ ALIASES, 16384, ":1:1: ", "unknown key \"x\"" },
+		{ EXPANSION, 4000, ":2:41: ", "YAML aliases expand the document to more than 4194304 bytes" },
+		{ EXPANSION, 1000, ":1:1: ", "unknown key \"x\"" },
+	};
+	char path[300], prefix[400];
+
+	(void)state;
+	make_tmp_dir();
+	tmp_path(path, sizeof path, "alias.yml");
+	for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+		write_bound_case(path, cases[c].kind, cases[c].n);
+		snprintf(prefix, sizeof prefix, "%s%s", path, cases[c].pos);
+		alarm(20);
+		check_error(path, prefix, cases[c].reason, NULL);
+		alarm(0);
+	}
+	unlink(path);
 	rmdir(tmp_dir);
 }
 
@@ -648,6 +703,7 @@ int main(void)
 		cmocka_unit_test(test_null_getters),
 		cmocka_unit_test(test_config_unreadable),
 		cmocka_unit_test(test_config_not_regular),
+		cmocka_unit_test(test_alias_bounds),
 		cmocka_unit_test(test_error_buffer),
 		cmocka_unit_test(test_auth_lengths),
 		cmocka_unit_test(test_auth_cost_independent_of_user),
@@ -698,6 +754,8 @@ int main(void)
 		ERR_TEST(ec_alias),
 		ERR_TEST(ec_multi_doc),
 		ERR_TEST(ec_deep),
+		ERR_TEST(ec_alias_bomb),
+		ERR_TEST(ec_alias_cycle),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
