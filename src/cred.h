@@ -15,7 +15,9 @@
 #include <stddef.h>
 
 #define CRED_USER_MAX 255   /* bytes of a user name (--*.auth.user, a target's user:) */
-#define CRED_USER_MAX_TEXT "255"
+#define CRED_STR_(x) #x
+#define CRED_STR(x) CRED_STR_(x)
+#define CRED_USER_MAX_TEXT CRED_STR(CRED_USER_MAX) /* "255", for messages built at compile time */
 #define CRED_SHOWN_MAX 4352 /* room for any --slurmctld.url list (4095 bytes, 8 URLs) shown */
 
 /* url for display into out (outsz > 0; NUL-terminated, cut at outsz). Returns out. */
