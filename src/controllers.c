@@ -1,5 +1,6 @@
 /* controllers.c: see controllers.h. */
 #include "controllers.h"
+#include "cred.h"
 #include "log.h"
 #include "writer.h"
 #include "xmalloc.h"
@@ -14,6 +15,7 @@ struct controllers {
 	pthread_mutex_t mu;
 	size_t n;
 	char *url[CONTROLLERS_MAX];
+	char *shown[CONTROLLERS_MAX];   /* url for labels, pages and logs: its userinfo hidden (cred.h) */
 	enum controller_role role[CONTROLLERS_MAX];
 	char why[CONTROLLERS_MAX][200]; /* why it was last passed over (raw) */
 	int current;                    /* answered last; -1: none yet */
@@ -32,12 +34,13 @@ static int url_ok(const char *u)
 /* Add element [s, e) (spaces trimmed) or record why it cannot be. */
 static void add(struct controllers *c, const char *s, const char *e, size_t nth)
 {
-	char safe[160];
+	char safe[160], shown[CRED_SHOWN_MAX];
 	while (s < e && *s == ' ')
 		s++;
 	while (e > s && e[-1] == ' ')
 		e--;
 	char *u = xstrndup(s, (size_t)(e - s));
+	cred_url_shown(shown, sizeof(shown), u);
 	if (c->error[0]) {
 		free(u);
 		return;
@@ -47,11 +50,12 @@ static void add(struct controllers *c, const char *s, const char *e, size_t nth)
 	else if (!url_ok(u))
 		snprintf(c->error, sizeof(c->error),
 			 "--slurmctld.url: element %zu \"%s\" is not an http:// or https:// URL or unix:/path", nth,
-			 log_escape(safe, sizeof(safe), u, strlen(u)));
+			 log_escape(safe, sizeof(safe), shown, strlen(shown)));
 	if (c->error[0]) {
 		free(u);
 		return;
 	}
+	c->shown[c->n] = xstrdup(shown);
 	c->url[c->n++] = u;
 }
 
@@ -75,8 +79,10 @@ void controllers_free(struct controllers *c)
 {
 	if (!c)
 		return;
-	for (size_t i = 0; i < c->n; i++)
+	for (size_t i = 0; i < c->n; i++) {
 		free(c->url[i]);
+		free(c->shown[i]);
+	}
 	pthread_mutex_destroy(&c->mu);
 	free(c);
 }
@@ -94,6 +100,11 @@ size_t controllers_count(const struct controllers *c)
 const char *controllers_url(const struct controllers *c, size_t i)
 {
 	return c->url[i];
+}
+
+const char *controllers_shown(const struct controllers *c, size_t i)
+{
+	return c->shown[i];
 }
 
 size_t controllers_order(struct controllers *c, size_t order[CONTROLLERS_MAX])
@@ -152,11 +163,11 @@ void controllers_answered(struct controllers *c, size_t i)
 	if (prev == (int)i)
 		return;
 	if (prev < 0) {
-		log_info("slurmctld: reading controller %s", c->url[i]);
+		log_info("slurmctld: reading controller %s", c->shown[i]);
 		return;
 	}
 	log_escape(was, sizeof(was), why, strlen(why));
-	log_warn("slurmctld: switched from controller %s to %s: %s was %s", c->url[prev], c->url[i], c->url[prev],
+	log_warn("slurmctld: switched from controller %s to %s: %s was %s", c->shown[prev], c->shown[i], c->shown[prev],
 		 was[0] ? was : "not tried");
 }
 
@@ -178,7 +189,7 @@ size_t controllers_view(struct controllers *c, struct controller_view out[CONTRO
 {
 	pthread_mutex_lock(&c->mu);
 	for (size_t i = 0; i < c->n; i++) {
-		snprintf(out[i].url, sizeof(out[i].url), "%s", c->url[i]);
+		snprintf(out[i].url, sizeof(out[i].url), "%s", c->shown[i]);
 		out[i].role = c->role[i];
 		out[i].current = c->current == (int)i;
 		snprintf(out[i].why, sizeof(out[i].why), "%s", c->why[i]);
@@ -200,7 +211,7 @@ void controllers_write_metrics(struct controllers *c, struct buf *b)
 		     "(303 or 503), down (no HTTP answer), unknown (not tried yet).", "gauge");
 	for (size_t i = 0; i < c->n; i++) {
 		const char *role = controller_role_name(roles[i]);
-		struct label l[2] = { { "url", c->url[i], 3, (uint32_t)strlen(c->url[i]) },
+		struct label l[2] = { { "url", c->shown[i], 3, (uint32_t)strlen(c->shown[i]) },
 				      { "role", role, 4, (uint32_t)strlen(role) } };
 		write_sample(b, "slurm_exporter_shim_controller_info", l, 2, 1);
 	}

@@ -10,7 +10,8 @@
  *
  * Thread-safe: every function takes the object's own lock (never held while calling out).
  * Ownership: controllers_new returns a new object (controllers_free frees it) holding copies of
- * the URLs; controllers_url returns a string owned by the object, valid until it is freed. */
+ * the URLs; controllers_url and controllers_shown return strings owned by the object, valid until
+ * it is freed. Every label, page string and log line shows controllers_shown (cred.h). */
 #ifndef SHIM_CONTROLLERS_H
 #define SHIM_CONTROLLERS_H
 
@@ -32,7 +33,8 @@ void controllers_free(struct controllers *c); /* NULL: nothing */
 /* Why the list is not usable ("--slurmctld.url: element 2 "ftp://x" is not ..."), or NULL. */
 const char *controllers_error(const struct controllers *c);
 size_t controllers_count(const struct controllers *c);
-const char *controllers_url(const struct controllers *c, size_t i);
+const char *controllers_url(const struct controllers *c, size_t i);     /* to fetch: never shown */
+const char *controllers_shown(const struct controllers *c, size_t i);   /* to show: userinfo hidden */
 /* Indexes in the order to try them: the one that answered last while it is the primary, then the
  * others as configured, the ones last seen down at the end, the one seen down longest ago first.
  * Returns the count. */
@@ -51,7 +53,7 @@ void controllers_write_metrics(struct controllers *c, struct buf *b);
 const char *controller_role_name(enum controller_role r);
 /* What the status page shows of one controller. */
 struct controller_view {
-	char url[200];
+	char url[200];           /* shown: userinfo hidden */
 	enum controller_role role;
 	int current;             /* the one answering now */
 	char why[200];           /* why it was last passed over (raw upstream bytes possible) */

@@ -2,6 +2,8 @@
 #include "fetch.h"
 #include "buf.h"
 #include "controllers.h"
+#include "cred.h"
+#include "file_read.h"
 #include "log.h"
 #include "restapi.h"
 
@@ -45,22 +47,26 @@ static size_t on_data(char *ptr, size_t size, size_t nmemb, void *ud)
 	return n;
 }
 
-/* Read the token file (first line, trimmed). Returns a new string or NULL with *err set. */
+/* A token file holds one JWT line (`scontrol token` writes "SLURM_JWT=..."): a bigger file is not one */
+#define TOKEN_FILE_MAX 65536
+
+/* Read the token file (first line, trimmed) with file_read: a FIFO or a directory is refused at
+ * once (never waited on: this runs on the fetch worker), a file over TOKEN_FILE_MAX refused (never
+ * cut), a token with a control byte refused (it would end the header line). Returns a new string
+ * or NULL with *err set; the file's bytes are wiped. */
 static char *read_token(const char *path, char *err, size_t errlen)
 {
-	char line[16384];
-	FILE *f = fopen(path, "r");
-	if (!f) {
-		snprintf(err, errlen, "cannot read token file %s: %s", path, strerror(errno));
+	struct file_text f;
+	char why[100], safe[120];
+	char *tok = NULL;
+	log_escape(safe, sizeof(safe), path, strlen(path));
+	if (file_read(path, TOKEN_FILE_MAX, FILE_SECRET, &f, why, sizeof(why)) < 0) {
+		snprintf(err, errlen, "cannot read token file %s: %s", safe, why);
 		return NULL;
 	}
-	if (!fgets(line, sizeof(line), f)) {
-		fclose(f);
-		snprintf(err, errlen, "token file %s is empty", path);
-		return NULL;
-	}
-	fclose(f);
+	const char *line = f.data;
 	size_t n = strcspn(line, "\r\n");
+	int nul = n < f.len && line[n] == '\0'; /* a NUL in the line: not a token */
 	while (n && (line[n - 1] == ' ' || line[n - 1] == '\t'))
 		n--;
 	size_t s = 0;
@@ -69,11 +75,15 @@ static char *read_token(const char *path, char *err, size_t errlen)
 	/* an "SLURM_JWT=..." line, as `scontrol token` prints it, is accepted as is */
 	if (n - s > 10 && memcmp(line + s, "SLURM_JWT=", 10) == 0)
 		s += 10;
-	if (n == s) {
-		snprintf(err, errlen, "token file %s is empty", path);
-		return NULL;
-	}
-	return xstrndup(line + s, n - s);
+	const char *bad = cred_value_problem(line + s, n - s, TOKEN_FILE_MAX, why, sizeof(why));
+	if (n == s || nul)
+		snprintf(err, errlen, "token file %s %s", safe, nul ? "holds a NUL byte" : "is empty");
+	else if (bad)
+		snprintf(err, errlen, "token file %s: the token %s", safe, bad);
+	else
+		tok = xstrndup(line + s, n - s);
+	file_text_free(&f);
+	return tok;
 }
 
 /* Scheme, host and port (the scheme's default when absent) of an absolute http(s) URL, as new
@@ -511,7 +521,7 @@ static void note_controller(struct controllers *ctl, size_t i, struct round *rd,
 	if (!rd->why[0])
 		snprintf(rd->why, sizeof(rd->why), "no answer");
 	controllers_seen(ctl, i, rd->standby ? ROLE_STANDBY : ROLE_DOWN, rd->why);
-	snprintf(summary + used, len - used, "%s%s: %s", used ? "; " : "", controllers_url(ctl, i), rd->why);
+	snprintf(summary + used, len - used, "%s%s: %s", used ? "; " : "", controllers_shown(ctl, i), rd->why);
 }
 
 /* The least share of --slurmctld.timeout a controller is tried with. */

@@ -1,6 +1,7 @@
 /* main.c: command line, start-up, signals. See `slurm-exporter-shim --help` and the man page. */
 #include "buf.h"
 #include "compare.h"
+#include "cred.h"
 #include "expo.h"
 #include "fetch.h"
 #include "log.h"
@@ -124,9 +125,11 @@ static int serve(const struct options *opt, struct scraper *scraper, struct prob
 		log_error("%s", err);
 		goto out;
 	}
+	char ctld[CRED_SHOWN_MAX], rest[CRED_SHOWN_MAX];
 	log_info("listening on %s (port %u), path %s, slurmctld %s%s, slurmrestd %s, mapping %s", opt->listen,
 		 server_port(srv), opt->path, opt->replay_dir ? "replay from " : "",
-		 opt->replay_dir ? opt->replay_dir : opt->url, opt->rest_url ? opt->rest_url : "not used", opt->mapping);
+		 opt->replay_dir ? opt->replay_dir : cred_url_shown(ctld, sizeof(ctld), opt->url),
+		 opt->rest_url ? cred_url_shown(rest, sizeof(rest), opt->rest_url) : "not used", opt->mapping);
 	for (;;) {
 		int sig;
 		if (sigwait(&sigs, &sig) != 0)
@@ -251,7 +254,8 @@ static int compare_legacy(const struct options *opt, struct scraper *scraper, co
 		log_error("the old exporter cannot be read: %s", page.err);
 		goto out;
 	}
-	if (parse_page(&le, &page.body, opt->compare_legacy) < 0)
+	char shown[CRED_SHOWN_MAX];
+	if (parse_page(&le, &page.body, cred_url_shown(shown, sizeof(shown), opt->compare_legacy)) < 0)
 		goto out;
 	if (status != 200) {
 		fwrite(shim.data, 1, shim.len, stderr);

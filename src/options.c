@@ -10,6 +10,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "cred.h"
 #include "log.h"
 
 #ifndef SHIM_SYSCONFDIR
@@ -28,6 +29,7 @@ enum opt_type {
 	T_WSECONDS, /* long long: whole seconds */
 	T_SECONDS,  /* double */
 	T_ENUM,     /* int: the value of the matching choice */
+	T_NAME,     /* const char *, a header value: no control byte (CR, LF...), at most CRED_USER_MAX bytes */
 };
 
 /* What a value of each type is, for "value "x" is not ...". */
@@ -38,6 +40,7 @@ static const char *const type_what[] = {
 	[T_INT] = "a valid whole number", [T_BYTES] = "a valid whole number of bytes",
 	[T_WSECONDS] = "a valid whole number of seconds", [T_SECONDS] = "a valid number of seconds",
 	[T_ENUM] = "a valid choice",
+	[T_NAME] = "a user name (no control characters, at most " CRED_USER_MAX_TEXT " bytes)",
 };
 
 struct choice {
@@ -105,12 +108,12 @@ static const struct flag flags[] = {
 	  "largest upstream body accepted" },
 	{ "slurmctld.auth.token-file", NULL, T_STRING, OFF(token_file), NULL, ANY, NULL, "FILE",
 	  "JWT sent as X-SLURM-USER-TOKEN (Slurm 26.05), re-read every fetch" },
-	{ "slurmctld.auth.user", NULL, T_STRING, OFF(user), NULL, ANY, NULL, "NAME", "user name sent as X-SLURM-USER-NAME" },
+	{ "slurmctld.auth.user", NULL, T_NAME, OFF(user), NULL, ANY, NULL, "NAME", "user name sent as X-SLURM-USER-NAME" },
 	{ "slurmrestd.url", NULL, T_RURL, OFF(rest_url), NULL, ANY, NULL, "URL",
 	  "slurmrestd, for node states, FairShare and job detail (http(s)://host:6820 or unix:/path); unset: not used" },
 	{ "slurmrestd.auth.token-file", NULL, T_STRING, OFF(rest_token_file), NULL, ANY, NULL, "FILE",
 	  "JWT sent to slurmrestd as X-SLURM-USER-TOKEN, re-read every fetch" },
-	{ "slurmrestd.auth.user", NULL, T_STRING, OFF(rest_user), NULL, ANY, NULL, "NAME",
+	{ "slurmrestd.auth.user", NULL, T_NAME, OFF(rest_user), NULL, ANY, NULL, "NAME",
 	  "user name sent to slurmrestd as X-SLURM-USER-NAME" },
 	{ "slurmrestd.api-version", NULL, T_STRING, OFF(rest_api_version), NULL, ANY, NULL, "VERSION",
 	  "slurmrestd API version, v0.0.41 to v0.0.44; unset: the newest the server lists in /openapi/v3" },
@@ -261,6 +264,11 @@ static int set_value(struct options *o, const struct flag *f, const char *v, FIL
 			return bad_value(f, v, err);
 		/* fall through */
 	case T_STRING:
+		*(const char **)dst = v;
+		return 0;
+	case T_NAME: /* it goes into a request header as is: a CR or LF would add header lines */
+		if (!cred_value_is_ok(v, strlen(v), CRED_USER_MAX))
+			return bad_value(f, v, err);
 		*(const char **)dst = v;
 		return 0;
 	case T_BOOL:

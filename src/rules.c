@@ -13,6 +13,7 @@
  *    side). Each rule is therefore gated on the `up` of the scrape jobs it reads. */
 #include "rules.h"
 #include "buf.h"
+#include "cred.h"
 #include "mapping.h"
 #include "native.h"
 
@@ -227,6 +228,9 @@ static void split_url(const char *url, const char **scheme, char *host, size_t h
 	} else if (strncmp(url, "http://", 7) == 0) {
 		hostport = url + 7;
 	}
+	const char *at = strrchr(hostport, '@'); /* userinfo is no part of a target (cred.h: its last "@") */
+	if (at)
+		hostport = at + 1;
 	size_t hl = strcspn(hostport, "/?#");
 	snprintf(host, hostlen, "%.*s", (int)hl, hostport);
 	const char *path = hostport + hl;
@@ -316,14 +320,18 @@ int rules_export(const struct mapping *m, const char *url, const char *listen, c
 	/* several controllers (--slurmctld.url a, b): Prometheus scrapes the first and follows a
 	 * standby's 303 to the primary itself (follow_redirects is on by default); a dead first
 	 * controller is what only the shim's scrape.yml rides out */
-	char first[2048];
+	char first[2048], shown[CRED_SHOWN_MAX];
 	snprintf(first, sizeof(first), "%.*s", (int)strcspn(url, ","), url);
+	cred_url_shown(shown, sizeof(shown), first);
+	if (strcmp(shown, first))
+		buf_puts(&direct, "# --slurmctld.url holds a user and password: they are not copied into this file; give\n"
+				  "# each job below basic_auth (or authorization) for them.\n");
 	if (strchr(url, ','))
 		buf_puts(&direct, "# --slurmctld.url lists several controllers: this file scrapes the first, and Prometheus\n"
 				  "# follows a standby's 303 to the primary, but a first controller that is down fails the\n"
 				  "# scrape. scrape.yml, through the shim, reads whichever controller is primary.\n");
 	split_url(first, &ctld.scheme, ctld.host, sizeof(ctld.host), ctld.prefix, sizeof(ctld.prefix));
-	scrape_file(m, &ctld, first, flags, &direct);
+	scrape_file(m, &ctld, shown, flags, &direct);
 	if (write_file(dir, "rules.yml", &rules, err, errlen) == 0 && write_file(dir, "scrape.yml", &scrape, err, errlen) == 0 &&
 	    write_file(dir, "scrape-direct.yml", &direct, err, errlen) == 0)
 		rc = 0;

@@ -201,7 +201,7 @@ cp "$STATE"/metrics_*.txt "$T/fifo/"
 rm "$T/fifo/metrics_scheduler.txt" # (metrics_jobs.txt is not read by the shipped table)
 mkfifo "$T/fifo/metrics_scheduler.txt"
 check "--once, a FIFO in --replay-dir" 0 timeout 20 "$BIN" --once --replay-dir "$T/fifo" --mapping.file "$MAP"
-has "--once, a FIFO in --replay-dir" "metrics_scheduler.txt: not a regular file"
+has "--once, a FIFO in --replay-dir" "metrics_scheduler.txt: is a FIFO, not a regular file"
 has "--once, a FIFO in --replay-dir: the other endpoints still count" "slurm_cpus_alloc 42"
 
 printf 'a{x="1"} 1\nb 2\n' >"$T/good.txt"
