@@ -223,6 +223,17 @@ if grep -q 'targets: \["localhost:9341"\]' "$T/rules2/scrape.yml"; then ok; else
 check "--mapping.to-rules, several controllers" 0 "$BIN" --mapping.file "$MAP" --slurmctld.url http://ctl1.example:6817,http://ctl2.example:6817 --mapping.to-rules "$T/rules3"
 if grep -q 'targets: \["ctl1.example:6817"\]' "$T/rules3/scrape-direct.yml" && grep -q 'several controllers' "$T/rules3/scrape-direct.yml" &&
 	! grep -q 'ctl2' "$T/rules3/scrape-direct.yml"; then ok; else bad "--mapping.to-rules: several controllers in scrape-direct.yml"; fi
+# a symlink planted at the old fixed temporary name (DIR/rules.yml.tmp) is never followed: the file it
+# points at stays as it was, each file is written through a new temporary name and renamed, none is left
+mkdir "$T/rules4"
+printf 'not yours\n' >"$T/victim"
+ln -s "$T/victim" "$T/rules4/rules.yml.tmp"
+ln -s "$T/victim" "$T/rules4/scrape.yml"
+check "--mapping.to-rules, planted symlinks" 0 "$BIN" --mapping.file "$MAP" --mapping.to-rules "$T/rules4"
+if [ "$(cat "$T/victim")" = "not yours" ] && [ -L "$T/rules4/rules.yml.tmp" ] && [ -f "$T/rules4/rules.yml" ] &&
+	[ ! -L "$T/rules4/rules.yml" ] && [ ! -L "$T/rules4/scrape.yml" ] && grep -q 'record: slurm_nodes_alloc' "$T/rules4/rules.yml" &&
+	[ "$(find "$T/rules4" -name '.*' ! -name . | wc -l)" -eq 0 ]; then ok; else bad "--mapping.to-rules follows a planted symlink"; ls -la "$T/rules4"; fi
+if [ "$(stat -c %a "$T/rules4/rules.yml")" = "$(printf '%o' $((0644 & ~0$(umask))))" ]; then ok; else bad "--mapping.to-rules: rules.yml mode $(stat -c %a "$T/rules4/rules.yml")"; fi
 # native forms only: Prometheus scrapes slurmctld, not slurmrestd (rows unavailable natively have no rule)
 if grep -q 'slurmrestd\|record: slurm_account_fairshare' "$T/rules/rules.yml" "$T/rules/scrape.yml" "$T/rules/scrape-direct.yml"; then bad "--mapping.to-rules exports a slurmrestd form"; else ok; fi
 
