@@ -37,12 +37,37 @@ has "missing value" "flag --slurmctld.url: needs a value"
 check "bad number" 2 "$BIN" --slurmctld.timeout=soon
 has "bad number" 'flag --slurmctld.timeout: value "soon" is not a valid number of seconds (expected 0.001 to 86400)'
 check "--web.max-connections 0" 2 "$BIN" --web.max-connections 0 --version
-has "--web.max-connections 0" 'flag --web.max-connections: value "0" is not a valid whole number (expected 1 to 65535)'
+has "--web.max-connections 0" 'flag --web.max-connections: value "0" is not a valid whole number in decimal digits (expected 1 to 65535)'
 check "--web.max-connections 65536" 2 "$BIN" --web.max-connections=65536 --version
 check "--web.max-connections 1.5" 2 "$BIN" --web.max-connections 1.5 --version
 check "--web.max-connections 65535" 0 "$BIN" --web.max-connections 65535 --version
+# integer flags take decimal digits only: strtod read 1e3 as 1000 and 0x10 as 16 (issue 19)
+check "--web.max-connections 1e3" 2 "$BIN" --web.max-connections 1e3 --version
+has "--web.max-connections 1e3" 'flag --web.max-connections: value "1e3" is not a valid whole number in decimal digits (expected 1 to 65535)'
+check "--web.max-connections 0x10" 2 "$BIN" --web.max-connections 0x10 --version
+check "--slurmctld.max-body 1e6" 2 "$BIN" --slurmctld.max-body 1e6 --version
+check "--web.connection-timeout 0x1e" 2 "$BIN" --web.connection-timeout 0x1e --version
+check "--web.max-connections +5" 2 "$BIN" --web.max-connections +5 --version
+check "--web.max-connections 064" 0 "$BIN" --web.max-connections 064 --version
+check "--slurmctld.timeout 1e1 (seconds are decimal numbers)" 0 "$BIN" --slurmctld.timeout 1e1 --version
+# the listen address is checked at start: the port was taken mod 65536 (:99999 listened on 34463)
+check "--web.listen-address :99999" 2 "$BIN" --web.listen-address :99999 --version
+has "--web.listen-address :99999" 'flag --web.listen-address: value ":99999" is not a valid [host]:port address (expected port 0 to 65535, an IPv6 host in brackets)'
+for a in host: : 9341 :http :-1 ::1:9341 "[::1]" "[]:9341" "[::1:9341" "h st:9341" "a]:9341" localhost:65536; do
+	check "--web.listen-address $a" 2 "$BIN" --web.listen-address "$a" --version
+	has "--web.listen-address $a" "flag --web.listen-address: value \"$a\" is not a valid [host]:port address"
+done
+for a in :9341 localhost:65535 127.0.0.1:0 "[::1]:9341" "[::]:9341" 0.0.0.0:9341; do
+	check "--web.listen-address $a" 0 "$BIN" --web.listen-address "$a" --version
+done
+check "-listen-address=:99999" 2 "$BIN" -listen-address=:99999 --version
+# the telemetry path is a URL path: without its '/' it was accepted and never matched a request
+check "--web.telemetry-path metrics" 2 "$BIN" --web.telemetry-path metrics --version
+has "--web.telemetry-path metrics" 'flag --web.telemetry-path: value "metrics" is not a URL path starting with "/"'
+check "--web.telemetry-path empty" 2 "$BIN" --web.telemetry-path "" --version
+check "--web.telemetry-path /slurm" 0 "$BIN" --web.telemetry-path /slurm --version
 check "--slurmctld.max-body 0" 2 "$BIN" --slurmctld.max-body 0 --version
-has "--slurmctld.max-body 0" 'flag --slurmctld.max-body: value "0" is not a valid whole number of bytes (expected 1 to 1099511627776)'
+has "--slurmctld.max-body 0" 'flag --slurmctld.max-body: value "0" is not a valid whole number of bytes in decimal digits (expected 1 to 1099511627776)'
 check "--slurmctld.min-interval -1" 2 "$BIN" --slurmctld.min-interval -1 --version
 check "--slurmctld.min-interval nan" 2 "$BIN" --slurmctld.min-interval nan --version
 check "--slurmctld.min-interval 0.5" 0 "$BIN" --slurmctld.min-interval 0.5 --version
@@ -64,7 +89,7 @@ has "-h is listed in --help" "--help, -h"
 check "--slurmctld.timeout 0" 2 "$BIN" --slurmctld.timeout 0 --once --replay-dir "$STATE" --mapping.file "$MAP"
 has "--slurmctld.timeout 0" 'flag --slurmctld.timeout: value "0" is not a valid number of seconds (expected 0.001 to 86400)'
 check "--web.connection-timeout 0" 2 "$BIN" --web.connection-timeout 0 --once --replay-dir "$STATE" --mapping.file "$MAP"
-has "--web.connection-timeout 0" 'flag --web.connection-timeout: value "0" is not a valid whole number of seconds (expected 1 to 86400)'
+has "--web.connection-timeout 0" 'flag --web.connection-timeout: value "0" is not a valid whole number of seconds in decimal digits (expected 1 to 86400)'
 check "--web.connection-timeout 0.5" 2 "$BIN" --web.connection-timeout 0.5 --once --replay-dir "$STATE" --mapping.file "$MAP"
 check "--slurmctld.url without a scheme" 2 "$BIN" --slurmctld.url ctl1:6817 --once --mapping.file "$MAP"
 has "--slurmctld.url without a scheme" 'flag --slurmctld.url: value "ctl1:6817" is not an http:// or https:// URL'
