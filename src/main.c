@@ -252,6 +252,11 @@ static int compare_legacy(const struct options *opt, struct scraper *scraper, co
 	}
 	if (parse_page(&le, &page.body, opt->compare_legacy) < 0)
 		goto out;
+	if (!compare_is_exporter_page(&le)) {
+		log_error("the old exporter cannot be read: its answer is no exporter's page (%zu bytes, no sample)",
+			  page.body.len);
+		goto out;
+	}
 	if (status != 200) {
 		fwrite(shim.data, 1, shim.len, stderr);
 		shim.len = 0; /* nothing of the shim's: every family the old exporter has differs */
