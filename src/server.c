@@ -180,18 +180,46 @@ static enum MHD_Result status(struct server *srv, struct MHD_Connection *c)
 	return respond(c, MHD_HTTP_OK, body, len, "text/html; charset=utf-8", srv->cfg.web);
 }
 
+/* The `target` parameters of a query: how many, and the first one's value (NULL: none, or
+ * "?target" without a value). */
+struct target_arg {
+	unsigned count;
+	const char *value;
+	size_t len;
+};
+
+static enum MHD_Result count_target(void *cls, enum MHD_ValueKind kind, const char *key, size_t key_size,
+				    const char *value, size_t value_size)
+{
+	struct target_arg *t = cls;
+	(void)kind;
+	if (key_size != 6 || memcmp(key, "target", 6))
+		return MHD_YES; /* exact case, as the blackbox exporter's url.Values; "TARGET" is another parameter */
+	if (!t->count++) {
+		t->value = value;
+		t->len = value_size;
+	}
+	return MHD_YES;
+}
+
 /* /probe?target=NAME: that target's scrape. Only names from the targets file are looked up; the
- * value is taken with its length, so "a%00b" is not "a". */
+ * value is taken with its length, so "a%00b" is not "a". The parameter is matched exactly
+ * (libmicrohttpd's own lookup ignores case), and a repeated one is refused: which of two clusters
+ * the answer is about must not depend on who reads the query. */
 static enum MHD_Result probe(struct server *srv, struct MHD_Connection *c)
 {
-	const char *name = NULL;
-	size_t len = 0;
+	struct target_arg t = { 0, NULL, 0 };
 	char msg[400], safe[300];
-	if (MHD_lookup_connection_value_n(c, MHD_GET_ARGUMENT_KIND, "target", 6, &name, &len) != MHD_YES || !name)
+	MHD_get_connection_values_n(c, MHD_GET_ARGUMENT_KIND, count_target, &t);
+	if (t.count > 1) {
+		snprintf(msg, sizeof(msg), "parameter \"target\" given %u times: give it once\n", t.count);
+		return text(c, MHD_HTTP_BAD_REQUEST, msg, srv->cfg.web);
+	}
+	if (!t.value)
 		return text(c, MHD_HTTP_BAD_REQUEST, "missing parameter \"target\"\n", srv->cfg.web);
-	struct scraper *s = probe_set_find(srv->cfg.probes, name, len);
+	struct scraper *s = probe_set_find(srv->cfg.probes, t.value, t.len);
 	if (!s) {
-		snprintf(msg, sizeof(msg), "unknown target \"%s\"\n", log_escape(safe, sizeof(safe), name, len));
+		snprintf(msg, sizeof(msg), "unknown target \"%s\"\n", log_escape(safe, sizeof(safe), t.value, t.len));
 		return text(c, MHD_HTTP_BAD_REQUEST, msg, srv->cfg.web);
 	}
 	return respond_answer(c, scrape_answer(s, scrape_timeout(srv, c)), srv->cfg.web);

@@ -1853,6 +1853,39 @@ static void test_probe_unknown_target(void **state)
 	stop(&e.a);
 }
 
+/* The parameter is `target`, exactly, as the blackbox exporter reads it (Go's url.Values, case
+ * sensitive): TARGET or Target is some other parameter. libmicrohttpd's lookup matched any case. */
+static void test_probe_target_exact_case(void **state)
+{
+	(void)state;
+	struct probe_env e;
+	struct resp r;
+	probe_start(&e, NULL, NULL);
+	expect_400(e.s.port, "/probe?TARGET=idle", "missing parameter \"target\"\n");
+	expect_400(e.s.port, "/probe?Target=busy", "missing parameter \"target\"\n");
+	http("GET", e.s.port, "/probe?TARGET=nope&target=busy", &r, 10000); /* the other case is not a second target */
+	assert_int_equal(r.status, 200);
+	buf_free(&r.body);
+	assert_int_equal(fake_requests(e.a.port), 0);
+	assert_int_equal(fake_requests(e.b.port), 4);
+	probe_stop(&e);
+}
+
+/* A repeated target is refused (400, nothing fetched): the blackbox exporter would take the first,
+ * a proxy or cache in front may take the last, and the answer would be another cluster's than the
+ * one the URL seems to name. Prometheus sends one (__param_target is one label). */
+static void test_probe_repeated_target(void **state)
+{
+	(void)state;
+	struct probe_env e;
+	probe_start(&e, NULL, NULL);
+	expect_400(e.s.port, "/probe?target=idle&target=busy", "parameter \"target\" given 2 times: give it once\n");
+	expect_400(e.s.port, "/probe?target=busy&module=x&target=busy&target", "parameter \"target\" given 3 times: give it once\n");
+	assert_int_equal(fake_requests(e.a.port), 0);
+	assert_int_equal(fake_requests(e.b.port), 0);
+	probe_stop(&e);
+}
+
 /* Each target's answer is its state's --once output (self metrics aside), with /metrics' headers;
  * /metrics still serves --slurmctld.url. */
 static void test_probe_targets(void **state)
@@ -2752,6 +2785,8 @@ int main(void)
 		cmocka_unit_test_teardown(test_status_page_fault, kill_children),
 		cmocka_unit_test_teardown(test_status_page_hostile, kill_children),
 		cmocka_unit_test_teardown(test_probe_unknown_target, kill_children),
+		cmocka_unit_test_teardown(test_probe_target_exact_case, kill_children),
+		cmocka_unit_test_teardown(test_probe_repeated_target, kill_children),
 		cmocka_unit_test_teardown(test_probe_targets, kill_children),
 		cmocka_unit_test_teardown(test_probe_own_scraper, kill_children),
 		cmocka_unit_test_teardown(test_probe_basic_auth, kill_children),
