@@ -266,6 +266,33 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 	return text(c, MHD_HTTP_NOT_FOUND, "404 page not found\n", wc);
 }
 
+static int hex_digit(char c)
+{
+	return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+}
+
+/* libmicrohttpd's %HH decoding of the path and of every query key and value, except %00, which is
+ * left as the three characters: decoded, a NUL would end the C string url there, and
+ * "/metrics%00junk" would be routed as /metrics (every route compares url as a C string). Left
+ * encoded, it is a path no route has (404) and a name no target has. Returns the length left in s. */
+static size_t unescape(void *cls, struct MHD_Connection *c, char *s)
+{
+	char *w = s;
+	int hi, lo;
+	(void)cls;
+	(void)c;
+	for (const char *r = s; *r;) {
+		if (r[0] == '%' && (hi = hex_digit(r[1])) >= 0 && (lo = hex_digit(r[2])) >= 0 && (hi | lo)) {
+			*w++ = (char)(hi << 4 | lo);
+			r += 3;
+		} else {
+			*w++ = *r++;
+		}
+	}
+	*w = '\0';
+	return (size_t)(w - s);
+}
+
 static void mhd_log(void *cls, const char *fmt, va_list ap) __attribute__((format(printf, 2, 0)));
 static void mhd_log(void *cls, const char *fmt, va_list ap)
 {
@@ -354,11 +381,12 @@ struct server *server_start(const struct server_config *cfg, struct scraper *s, 
 	srv->fd = bind_listen(cfg->listen, &srv->port, err, errlen);
 	if (srv->fd < 0)
 		goto fail;
-	struct MHD_OptionItem ops[12];
+	struct MHD_OptionItem ops[13];
 	size_t n = 0;
 	/* first, or libmicrohttpd logs the options before it to stderr itself */
 	ops[n++] = (struct MHD_OptionItem){ MHD_OPTION_EXTERNAL_LOGGER, (intptr_t)mhd_log, srv };
 	ops[n++] = (struct MHD_OptionItem){ MHD_OPTION_LISTEN_SOCKET, srv->fd, NULL };
+	ops[n++] = (struct MHD_OptionItem){ MHD_OPTION_UNESCAPE_CALLBACK, (intptr_t)unescape, NULL };
 	ops[n++] = (struct MHD_OptionItem){ MHD_OPTION_CONNECTION_LIMIT, cfg->max_connections, NULL };
 	ops[n++] = (struct MHD_OptionItem){ MHD_OPTION_PER_IP_CONNECTION_LIMIT, cfg->per_ip_connections, NULL };
 	ops[n++] = (struct MHD_OptionItem){ MHD_OPTION_CONNECTION_TIMEOUT, cfg->connection_timeout, NULL };

@@ -1809,7 +1809,8 @@ static void expect_400(unsigned port, const char *path, const char *body)
 }
 
 /* A missing or unknown target gets 400 with the name escaped, and nothing is fetched: a URL in the
- * query string is a name like any other; a NUL does not cut a name short. */
+ * query string is a name like any other; a %00 is not decoded (test_nul_in_path), so it cuts no name
+ * short. */
 static void test_probe_unknown_target(void **state)
 {
 	(void)state;
@@ -1821,7 +1822,8 @@ static void test_probe_unknown_target(void **state)
 	expect_400(e.s.port, "/probe?module=idle", "missing parameter \"target\"\n");
 	expect_400(e.s.port, "/probe?target=", "unknown target \"\"\n");
 	expect_400(e.s.port, "/probe?target=nope", "unknown target \"nope\"\n");
-	expect_400(e.s.port, "/probe?target=idle%00x", "unknown target \"idle\\x00x\"\n");
+	expect_400(e.s.port, "/probe?target=idle%00x", "unknown target \"idle%00x\"\n");
+	expect_400(e.s.port, "/probe?target=idle%00", "unknown target \"idle%00\"\n");
 	expect_400(e.s.port, "/probe?target=IDLE", "unknown target \"IDLE\"\n");
 	expect_400(e.s.port, "/probe?target=%1b%5b31m%22%5c%ff", "unknown target \"\\x1b[31m\\x22\\x5c\\xff\"\n");
 	snprintf(path, sizeof(path), "/probe?target=http://127.0.0.1:%u", e.c.port);
@@ -1883,6 +1885,34 @@ static void test_probe_repeated_target(void **state)
 	expect_400(e.s.port, "/probe?target=busy&module=x&target=busy&target", "parameter \"target\" given 3 times: give it once\n");
 	assert_int_equal(fake_requests(e.a.port), 0);
 	assert_int_equal(fake_requests(e.b.port), 0);
+	probe_stop(&e);
+}
+
+/* A %00 in the path is a path no route has (404): libmicrohttpd decoded it into the C string url,
+ * which then ended there, so "/metrics%00junk" was served as /metrics. Every route: the telemetry
+ * path, a native path, the status page and /probe. A %00 in the query is no match either. */
+static void test_nul_in_path(void **state)
+{
+	(void)state;
+	struct probe_env e;
+	struct resp r;
+	static const char *const paths[] = {
+		"/metrics%00", "/metrics%00junk", "/native/metrics/nodes%00", "/native/metrics/nodes%00.txt",
+		"/%00", "/%00/", "/probe%00?target=idle", "/metrics/%2e%2e%00",
+	};
+	probe_start(&e, NULL, NULL);
+	for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]); i++) {
+		http("GET", e.s.port, paths[i], &r, 10000);
+		if (r.status != 404)
+			fail_msg("%s: status %ld, want 404", paths[i], r.status);
+		buf_free(&r.body);
+	}
+	http("GET", e.s.port, "/metrics?x=%00", &r, 10000); /* the path is /metrics */
+	assert_int_equal(r.status, 200);
+	buf_free(&r.body);
+	http("GET", e.s.port, "/native/metrics/nodes", &r, 10000);
+	assert_int_equal(r.status, 200);
+	buf_free(&r.body);
 	probe_stop(&e);
 }
 
@@ -2787,6 +2817,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_probe_unknown_target, kill_children),
 		cmocka_unit_test_teardown(test_probe_target_exact_case, kill_children),
 		cmocka_unit_test_teardown(test_probe_repeated_target, kill_children),
+		cmocka_unit_test_teardown(test_nul_in_path, kill_children),
 		cmocka_unit_test_teardown(test_probe_targets, kill_children),
 		cmocka_unit_test_teardown(test_probe_own_scraper, kill_children),
 		cmocka_unit_test_teardown(test_probe_basic_auth, kill_children),
