@@ -220,6 +220,17 @@ has "colliding repairs: left out" 'slurm_exporter_shim_family_left_out{family="s
 if grep -q '^slurm_node_cpu_alloc{' "$T/out"; then bad "colliding repairs: per-node series served"; else ok; fi
 has "colliding repairs: sums unharmed" 'slurm_cpus_alloc 42'
 
+# control bytes in a node name (slurmctld copies them verbatim): served as U+FFFD, never raw (ESC
+# would reach every terminal that shows the value), counted with the invalid UTF-8 repairs
+sed 's/node="n2"/node="n2\x1b[31m"/; s/node="n3"/node="n3\rx\x7f"/' "$STATE/metrics_nodes.txt" >"$T/utf8/metrics_nodes.txt"
+cp "$STATE/metrics_jobs-users-accts.txt" "$T/utf8/"
+check "--once, control bytes in a node name" 0 "$BIN" --once --replay-dir "$T/utf8" --mapping.file "$MAP"
+if LC_ALL=C grep -q "$(printf '[\033\r\177]')" "$T/out"; then bad "control bytes: served raw"; else ok; fi
+has "control bytes: ESC replaced" "$(printf 'slurm_node_cpu_alloc{node="n2\357\277\275[31m",status="allocated"} 8')"
+has "control bytes: CR and DEL replaced" "$(printf 'node="n3\357\277\275x\357\277\275"')"
+has "control bytes: counted" 'slurm_exporter_shim_invalid_utf8_repaired 12'
+has "control bytes: sums unharmed" 'slurm_cpus_alloc 42'
+
 # a FIFO in the replay directory is refused at once (open with O_NONBLOCK, then fstat), not read
 mkdir "$T/fifo"
 cp "$STATE"/metrics_*.txt "$T/fifo/"

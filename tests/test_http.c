@@ -2526,6 +2526,28 @@ static void test_native_render(void **state)
 		assert_int_equal(native_source(bad[i]), -1);
 }
 
+/* The passthrough serves no control byte raw either: C0 controls but newline, and DEL, in a label
+ * value or a HELP text become U+FFFD as the writer makes them, and each value is counted repaired. */
+static void test_native_control_bytes(void **state)
+{
+	(void)state;
+	static const char raw[] = "# HELP a_jobs jobs\x1b]0;title\x07 of\taccount\n# TYPE a_jobs gauge\n"
+				  "a_jobs{account=\"x\x1b[2Jy\",user=\"u\rv\x7f\"} 3\na_jobs{account=\"plain\",user=\"tab\\tok\"} 1\n";
+	struct expo in;
+	struct buf b;
+	expo_init(&in);
+	assert_int_equal(expo_parse(&in, raw, sizeof(raw) - 1, 0), 0);
+	buf_init(&b, 0);
+	assert_int_equal(native_render(&in, &b), 3); /* the HELP and two label values */
+	buf_putc(&b, '\0');
+	assert_true(utf8_is_clean(b.data, b.len - 1));
+	assert_string_equal(b.data, "# HELP a_jobs jobs\xEF\xBF\xBD]0;title\xEF\xBF\xBD of\xEF\xBF\xBD" "account\n# TYPE a_jobs gauge\n"
+				    "a_jobs{account=\"x\xEF\xBF\xBD[2Jy\",user=\"u\xEF\xBF\xBDv\xEF\xBF\xBD\"} 3\n"
+				    "a_jobs{account=\"plain\",user=\"tab\\\\tok\"} 1\n");
+	expo_free(&in);
+	buf_free(&b);
+}
+
 /* State 25.11/03: an account named odd"acct\\x y, which makes Prometheus refuse slurmctld's own
  * /metrics/jobs-users-accts. Through the passthrough every endpoint reads strictly, sample for
  * sample as slurmctld sent it; an unknown path is 404; a down slurmctld is a 503 with the reason. */
@@ -2832,6 +2854,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_job_walks_take_turns, kill_children),
 		cmocka_unit_test_teardown(test_empty_ua_vouched_by_nodes, kill_children),
 		cmocka_unit_test(test_native_render),
+		cmocka_unit_test(test_native_control_bytes),
 		cmocka_unit_test_teardown(test_native_passthrough, kill_children),
 		cmocka_unit_test_teardown(test_native_hostile, kill_children),
 		cmocka_unit_test_teardown(test_native_shares_fetch, kill_children),
