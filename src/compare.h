@@ -33,7 +33,8 @@ int compare_families(const struct mapping *m, const char *flags, const struct ex
 int compare_is_exporter_page(const struct expo *legacy);
 
 /* GET url (http:// or https:// only; no redirect followed) into out, within timeout_s seconds and
- * out's cap. 0 on a 200 answer; -1 with the reason in err otherwise. */
+ * out's cap. 0 on a 200 answer; -1 with the reason in err otherwise: raw (for the log, which escapes
+ * it), naming url without its userinfo. */
 int compare_get(const char *url, double timeout_s, struct buf *out, char *err, size_t errsz);
 
 #endif

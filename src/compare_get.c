@@ -5,7 +5,6 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "log.h"
 
 static size_t on_body(char *p, size_t size, size_t n, void *ctx)
 {
@@ -13,9 +12,23 @@ static size_t on_body(char *p, size_t size, size_t n, void *ctx)
 	return buf_append(ctx, p, size * n) < 0 ? 0 : size * n;
 }
 
+/* url as an error may show it: without its userinfo (a password), raw (the log escapes it). */
+static void shown_url(const char *url, char *out, size_t outsz)
+{
+	CURLU *u = curl_url();
+	char *s = NULL;
+	if (u && curl_url_set(u, CURLUPART_URL, url, 0) == CURLUE_OK && curl_url_set(u, CURLUPART_USER, NULL, 0) == CURLUE_OK &&
+	    curl_url_set(u, CURLUPART_PASSWORD, NULL, 0) == CURLUE_OK && curl_url_get(u, CURLUPART_URL, &s, 0) == CURLUE_OK)
+		snprintf(out, outsz, "%s", s);
+	else
+		snprintf(out, outsz, "the old exporter's URL");
+	curl_free(s);
+	curl_url_cleanup(u);
+}
+
 int compare_get(const char *url, double timeout_s, struct buf *out, char *err, size_t errsz)
 {
-	char cerr[CURL_ERROR_SIZE] = "", safe[300];
+	char cerr[CURL_ERROR_SIZE] = "", shown[300];
 	long status = 0, ms = (long)(timeout_s * 1000);
 	int rc = -1;
 	CURL *h = curl_easy_init();
@@ -34,12 +47,13 @@ int compare_get(const char *url, double timeout_s, struct buf *out, char *err, s
 	curl_easy_setopt(h, CURLOPT_WRITEDATA, out);
 	CURLcode cc = curl_easy_perform(h);
 	curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
+	shown_url(url, shown, sizeof(shown));
 	if (out->overflow)
-		snprintf(err, errsz, "%s: body larger than %zu bytes", log_escape(safe, sizeof(safe), url, strlen(url)), out->max);
+		snprintf(err, errsz, "%s: body larger than %zu bytes", shown, out->max);
 	else if (cc != CURLE_OK)
-		snprintf(err, errsz, "%s: %s", log_escape(safe, sizeof(safe), url, strlen(url)), cerr[0] ? cerr : curl_easy_strerror(cc)); /* curl's own words */
+		snprintf(err, errsz, "%s: %s", shown, cerr[0] ? cerr : curl_easy_strerror(cc)); /* curl's own words */
 	else if (status != 200)
-		snprintf(err, errsz, "%s: HTTP status %ld", log_escape(safe, sizeof(safe), url, strlen(url)), status);
+		snprintf(err, errsz, "%s: HTTP status %ld", shown, status);
 	else
 		rc = 0;
 	curl_easy_cleanup(h);

@@ -155,24 +155,24 @@ struct run {
  * e.g. --slurmctld.url): curl would send our custom headers to any host it is sent to. */
 static int follow(struct run *r, struct xfer *t)
 {
-	char *loc = NULL, safe[160];
+	char *loc = NULL, shown[160]; /* raw: each sink (log, 503 body, status page) escapes it */
 	struct cred *c = t->c;
 	curl_easy_getinfo(t->h, CURLINFO_REDIRECT_URL, &loc);
 	if (!loc)
 		return 0; /* a 3xx without Location: classified as an HTTP error */
-	log_escape(safe, sizeof(safe), loc, strlen(loc));
+	snprintf(shown, sizeof(shown), "%s", loc);
 	if (t->redirected) {
 		payload_fault(t->p, FAULT_REDIRECT_LOOP, NULL);
 		return 0;
 	}
 	enum fetch_redirect k = fetch_redirect_check(c->cfg->base_url, loc);
 	if (k == FETCH_REDIRECT_REFUSE) {
-		payload_fault(t->p, FAULT_REDIRECT_REFUSED, safe);
+		payload_fault(t->p, FAULT_REDIRECT_REFUSED, shown);
 		return 0;
 	}
 	if (k == FETCH_REDIRECT_OTHER_ORIGIN && (c->token || c->cfg->user))
 		log_warn("%s: redirected to another origin, %s: following without the token and user, which go only to %s.url",
-			 sources[t->p->src].name, safe, c->up->flag);
+			 sources[t->p->src].name, shown, c->up->flag);
 	/* the second request gets what is left of the source's time, as when curl followed itself */
 	long left_ms = c->timeout_ms - (long)((mono_now() - t->t0) * 1000);
 	curl_multi_remove_handle(r->m, t->h);

@@ -217,11 +217,9 @@ static void *get_legacy(void *arg)
 /* Parse a whole page strictly into e, an initialised expo (both sides escape as Prometheus does). 0, or -1 logged. */
 static int parse_page(struct expo *e, const struct buf *b, const char *what)
 {
-	char safe[200];
 	if (!expo_parse(e, b->data ? b->data : "", b->len, EXPO_STRICT))
 		return 0;
-	log_error("%s: line %zu: %s", what, e->errors[0].line,
-		  log_escape(safe, sizeof(safe), e->errors[0].reason, strlen(e->errors[0].reason)));
+	log_error("%s: line %zu: %s", what, e->errors[0].line, e->errors[0].reason);
 	return -1;
 }
 

@@ -297,12 +297,12 @@ static void mhd_log(void *cls, const char *fmt, va_list ap) __attribute__((forma
 static void mhd_log(void *cls, const char *fmt, va_list ap)
 {
 	struct server *srv = cls;
-	char line[512], safe[600];
+	char line[512];
 	vsnprintf(line, sizeof(line), fmt, ap);
 	line[strcspn(line, "\n")] = '\0';
 	if (pthread_equal(pthread_self(), srv->starter) && srv->starting && !srv->why[0])
-		log_escape(srv->why, sizeof(srv->why), line, strlen(line));
-	log_debug("http: %s", log_escape(safe, sizeof(safe), line, strlen(line)));
+		snprintf(srv->why, sizeof(srv->why), "%.*s", (int)sizeof(srv->why) - 1, line); /* raw: main logs it, escaped there */
+	log_debug("http: %s", line);
 }
 
 /* Bind ADDR: ":port" (all addresses, IPv6 dual-stack when available), "host:port", "[v6]:port". */

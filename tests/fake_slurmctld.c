@@ -38,6 +38,8 @@
  *   /_stats               -> per-endpoint request counts (fake only)
  *   /_last_request        -> raw header block of the last request (fake only)
  *   /_delay-ms/N          -> sets --delay-ms to N from now on (fake only)
+ *   /_hostile-redirect/<path> -> 303 whose Location is no http(s) URL and holds
+ *          a quote, a backslash, ESC [31m and DEL (a hostile upstream reason; fake only)
  *   /_role/standby, /_role/primary -> from now on, answer as a standby backup
  *          controller (25.11.7: every /metrics* request, counted, gets 303
  *          REDIRECT SEE OTHER with Location: http://127.0.0.1:<--redirect-port>
@@ -941,6 +943,8 @@ static bool handle_request(int fd, const struct request *r)
 		return ok;
 	}
 
+	if (get && !strncmp(p, "/_hostile-redirect/", 19)) /* --slurmctld.url http://...:P/_hostile-redirect */
+		return respond(fd, r, 303, "ftp://evil/\"\\\x1b[31mred\x7f", NULL, 0);
 	if (get && (!strcmp(p, "/_role/standby") || !strcmp(p, "/_role/primary"))) {
 		pthread_mutex_lock(&lock);
 		opt.standby = !strcmp(p, "/_role/standby");

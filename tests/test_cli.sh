@@ -175,6 +175,13 @@ deep "$T/deep.json" "" slurm_node_cpus " + slurm_node_cpus" 20000
 check "--check-mapping 20000-term chain" 1 "$BIN" --check-mapping "$T/deep.json"
 has "--check-mapping 20000-term chain" "row 'a': expr: expression deeper than 128 levels"
 
+# a loader's problems are escaped where they are written (--check-mapping prints them so): the log
+# line keeps those escapes, escaping nothing twice (it logged \"a\\\"b\\x1b[1m\", a backslash per level)
+printf 'targets:\n  "a\\"b\\e[1m":\n    slurmctld_url: http://x:1\n' >"$T/hostile.yml"
+check "targets file with a hostile name" 2 "$BIN" --probe.targets-file "$T/hostile.yml" --once --replay-dir "$STATE" --mapping.file "$MAP"
+has "hostile target name logged escaped once" "level=error msg=\"targets: $T/hostile.yml:2:3: target name \\\"a\\\"b\\x1b[1m\\\" is not"
+if grep -q 'x5c\|\\\\x1b' "$T/out"; then bad "hostile target name escaped twice"; else ok; fi
+
 check "--once" 0 "$BIN" --once --replay-dir "$STATE" --mapping.file "$MAP"
 has "--once" "slurm_cpus_alloc 42"
 mkdir "$T/empty"

@@ -230,6 +230,24 @@ static void shim_start(struct proc *s, unsigned upstream, ...)
 	fail_msg("the shim does not start (see %s)", s->log);
 }
 
+/* shim_start with a whole --slurmctld.url (a path under the fake: its /_hostile-redirect/ and
+ * /_header-bytes/N/ routes) and at most 2 extra flags (NULL: none). */
+static void shim_start_url(struct proc *s, const char *url, const char *extra1, const char *extra2)
+{
+	char listen[64];
+	char *argv[] = { (char *)tu_shim_bin(), "--web.listen-address", listen, "--slurmctld.url", (char *)url,
+			 "--mapping.file", MAPPING, "--log.level", "debug", (char *)extra1, (char *)extra2, NULL };
+	for (int attempt = 0; attempt < 5; attempt++) {
+		s->port = free_port();
+		snprintf(listen, sizeof(listen), "127.0.0.1:%u", s->port);
+		snprintf(s->log, sizeof(s->log), "/tmp/shimtest-shim-%u.log", s->port);
+		s->pid = spawn(argv, s->log);
+		if (wait_ready(s->pid, s->port))
+			return;
+	}
+	fail_msg("the shim does not start (see %s)", s->log);
+}
+
 /* The legacy families of an exposition: every line before the first self metric. */
 static char *legacy_part(const char *text)
 {
@@ -1747,6 +1765,37 @@ static void test_status_page_hostile(void **state)
 	}
 }
 
+/* A hostile upstream reason (a refused redirect whose Location holds a quote, a backslash, ESC [31m
+ * and DEL) is escaped once wherever it is shown: the log line by the log (\" \\ \x1b \x7f), the 503
+ * body by log_escape (\x22 \x5c \x1b \x7f). It was escaped when recorded and again when logged, so
+ * a quote read \\x5cx22 in the log and \x5cx22 in the body. */
+static void test_reason_escaped_once(void **state)
+{
+	(void)state;
+	struct proc f, s;
+	struct resp r;
+	char url[96];
+	fake_start(&f, STATE, NULL);
+	snprintf(url, sizeof(url), "http://127.0.0.1:%u/_hostile-redirect", f.port);
+	shim_start_url(&s, url, NULL, NULL);
+	http("GET", s.port, "/metrics", &r, 10000);
+	assert_int_equal(r.status, 503);
+	if (!strstr(r.body.data, "/metrics/nodes: redirect to ftp://evil/\\x22\\x5c\\x1b[31mred\\x7f refused"))
+		fail_msg("503 body:\n%s", r.body.data);
+	buf_free(&r.body);
+	stop(&s);
+	stop(&f);
+	char *log = tu_slurp(s.log, NULL);
+	assert_non_null(log);
+	if (!strstr(log, "level=warn msg=\"endpoint /metrics/nodes failed: /metrics/nodes: redirect to "
+			 "ftp://evil/\\\"\\\\\\x1b[31mred\\x7f refused"))
+		fail_msg("log:\n%s", log);
+	assert_null(strstr(log, "x5c")); /* nothing escaped twice: no escaped backslash of an escape */
+	assert_null(strstr(log, "\\x22"));
+	assert_null(strchr(log, '\x1b'));
+	free(log);
+}
+
 /* --- /probe?target=NAME (issue 14, capability 4) ----------------------------------------------- */
 
 #define IDLE "tests/fixtures/slurm-25.11/01-idle"
@@ -2836,6 +2885,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_status_page, kill_children),
 		cmocka_unit_test_teardown(test_status_page_fault, kill_children),
 		cmocka_unit_test_teardown(test_status_page_hostile, kill_children),
+		cmocka_unit_test_teardown(test_reason_escaped_once, kill_children),
 		cmocka_unit_test_teardown(test_probe_unknown_target, kill_children),
 		cmocka_unit_test_teardown(test_probe_target_exact_case, kill_children),
 		cmocka_unit_test_teardown(test_probe_repeated_target, kill_children),
