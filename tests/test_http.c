@@ -1166,6 +1166,35 @@ static void test_rest_refused(void **state)
 	stop(&f);
 }
 
+/* A slurmrestd socket that cannot be reached is named in the reason: curl's own text names the
+ * URL's placeholder host, "localhost port 80". Both paths: the API version discovery and a fetch
+ * with a fixed --slurmrestd.api-version. */
+static void test_rest_unix_socket_error(void **state)
+{
+	(void)state;
+	static const char sock[] = "/tmp/shimtest-no-such.sock";
+	struct proc f, s;
+	fake_start(&f, STATE, NULL);
+	unlink(sock);
+	for (int fixed = 0; fixed <= 1; fixed++) {
+		rest_shim_start(&s, f.port, "unix:/tmp/shimtest-no-such.sock", fixed ? "--slurmrestd.api-version" : NULL,
+				fixed ? "v0.0.44" : NULL, NULL, NULL, NULL, NULL);
+		char *body = scrape_ok(s.port);
+		assert_true(has(body, REST_UP("nodes", "0")));
+		free(body);
+		stop(&s);
+		char *log = tu_slurp(s.log, NULL);
+		if (!has(log, fixed ? "failed: /slurm/{version}/nodes: cannot connect to unix socket /tmp/shimtest-no-such.sock: "
+				      "No such file or directory" :
+				      "failed: /slurm/{version}/nodes: API version discovery: /openapi/v3: cannot connect to "
+				      "unix socket /tmp/shimtest-no-such.sock: No such file or directory") ||
+		    has(log, "port 80"))
+			fail_msg("%s:\n%s", fixed ? "fixed version" : "discovery", log);
+		free(log);
+	}
+	stop(&f);
+}
+
 /* Only what loaded, enabled rows read is fetched: without --slurmrestd.url nothing of slurmrestd
  * (not even in self metrics); with it /nodes but not /jobs; with --slurmrestd.jobs /jobs too. The
  * version is discovered once from /openapi/v3 (the newest the shim reads, not v0.0.45). */
@@ -1794,6 +1823,27 @@ static void test_reason_escaped_once(void **state)
 	assert_null(strstr(log, "\\x22"));
 	assert_null(strchr(log, '\x1b'));
 	free(log);
+}
+
+/* An answer whose head has a header line over libcurl's limit (CURL_MAX_HTTP_HEADER, 100 KiB) is
+ * reported as such: curl's own words were "Out of memory". */
+static void test_header_too_large(void **state)
+{
+	(void)state;
+	struct proc f, s;
+	struct resp r;
+	char url[96];
+	fake_start(&f, STATE, NULL);
+	snprintf(url, sizeof(url), "http://127.0.0.1:%u/_header-bytes/200000", f.port);
+	shim_start_url(&s, url, NULL, NULL);
+	http("GET", s.port, "/metrics", &r, 10000);
+	assert_int_equal(r.status, 503);
+	if (!strstr(r.body.data, "/metrics/nodes: response header too large (a header line over 102400 bytes)") ||
+	    strstr(r.body.data, "memory"))
+		fail_msg("503 body:\n%s", r.body.data);
+	buf_free(&r.body);
+	stop(&s);
+	stop(&f);
 }
 
 /* --- /probe?target=NAME (issue 14, capability 4) ----------------------------------------------- */
@@ -2876,6 +2926,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_rest_redirect_keeps_credentials_home, kill_children),
 		cmocka_unit_test_teardown(test_rest_unix_socket, kill_children),
 		cmocka_unit_test_teardown(test_rest_refused, kill_children),
+		cmocka_unit_test_teardown(test_rest_unix_socket_error, kill_children),
 		cmocka_unit_test_teardown(test_rest_faults, kill_children),
 		cmocka_unit_test_teardown(test_rest_slow_does_not_hold_native, kill_children),
 		cmocka_unit_test_teardown(test_job_walks_per_interval, kill_children),
@@ -2886,6 +2937,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_status_page_fault, kill_children),
 		cmocka_unit_test_teardown(test_status_page_hostile, kill_children),
 		cmocka_unit_test_teardown(test_reason_escaped_once, kill_children),
+		cmocka_unit_test_teardown(test_header_too_large, kill_children),
 		cmocka_unit_test_teardown(test_probe_unknown_target, kill_children),
 		cmocka_unit_test_teardown(test_probe_target_exact_case, kill_children),
 		cmocka_unit_test_teardown(test_probe_repeated_target, kill_children),
