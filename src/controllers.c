@@ -34,7 +34,7 @@ static int url_ok(const char *u)
 /* Add element [s, e) (spaces trimmed) or record why it cannot be. */
 static void add(struct controllers *c, const char *s, const char *e, size_t nth)
 {
-	char safe[160], shown[CRED_SHOWN_MAX];
+	char shown[CRED_SHOWN_MAX];
 	while (s < e && *s == ' ')
 		s++;
 	while (e > s && e[-1] == ' ')
@@ -48,9 +48,8 @@ static void add(struct controllers *c, const char *s, const char *e, size_t nth)
 	if (c->n == CONTROLLERS_MAX)
 		snprintf(c->error, sizeof(c->error), "--slurmctld.url: more than %d controllers", CONTROLLERS_MAX);
 	else if (!url_ok(u))
-		snprintf(c->error, sizeof(c->error),
-			 "--slurmctld.url: element %zu \"%s\" is not an http:// or https:// URL or unix:/path", nth,
-			 log_escape(safe, sizeof(safe), shown, strlen(shown)));
+		snprintf(c->error, sizeof(c->error), /* raw: the log, the 503 body and the status page escape it */
+			 "--slurmctld.url: element %zu \"%.150s\" is not an http:// or https:// URL or unix:/path", nth, shown);
 	if (c->error[0]) {
 		free(u);
 		return;
@@ -150,7 +149,7 @@ void controllers_seen(struct controllers *c, size_t i, enum controller_role role
 
 void controllers_answered(struct controllers *c, size_t i)
 {
-	char was[200], why[300];
+	char why[300];
 	int prev;
 	pthread_mutex_lock(&c->mu);
 	prev = c->current;
@@ -166,9 +165,8 @@ void controllers_answered(struct controllers *c, size_t i)
 		log_info("slurmctld: reading controller %s", c->shown[i]);
 		return;
 	}
-	log_escape(was, sizeof(was), why, strlen(why));
 	log_warn("slurmctld: switched from controller %s to %s: %s was %s", c->shown[prev], c->shown[i], c->shown[prev],
-		 was[0] ? was : "not tried");
+		 why[0] ? why : "not tried"); /* raw: escaped by the log */
 }
 
 int controllers_current(struct controllers *c)

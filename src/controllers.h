@@ -40,7 +40,7 @@ const char *controllers_shown(const struct controllers *c, size_t i);   /* to sh
  * Returns the count. */
 size_t controllers_order(struct controllers *c, size_t order[CONTROLLERS_MAX]);
 /* Index i was tried: role is what it was seen as (primary: it answered), why the reason when it
- * is not primary (escaped or not: it is escaped before logging). */
+ * is not primary, raw (the log and the status page escape it where they show it). */
 void controllers_seen(struct controllers *c, size_t i, enum controller_role role, const char *why);
 /* The fetch's sources came from i: it becomes current. A change of the current controller (not
  * the first choice) is counted and logged once, with why the previous one was passed over. */

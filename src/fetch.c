@@ -27,6 +27,7 @@ struct xfer {
 	CURL *h;
 	char errbuf[CURL_ERROR_SIZE];
 	int too_big;
+	int body_seen;           /* a body byte arrived: the head was read whole */
 	int redirected;          /* the one redirect allowed was followed */
 	double t0;
 };
@@ -40,6 +41,7 @@ static size_t on_data(char *ptr, size_t size, size_t nmemb, void *ud)
 	curl_easy_getinfo(x->h, CURLINFO_RESPONSE_CODE, &code);
 	if (code != x->p->http_status)
 		payload_restart(x->p, code); /* a new response (after a redirect): the bytes before are not its */
+	x->body_seen = 1;
 	if (payload_feed(x->p, ptr, n, x->max_body) < 0) {
 		x->too_big = 1;
 		return 0; /* aborts the transfer */
@@ -57,11 +59,11 @@ static size_t on_data(char *ptr, size_t size, size_t nmemb, void *ud)
 static char *read_token(const char *path, char *err, size_t errlen)
 {
 	struct file_text f;
-	char why[100], safe[120];
+	char why[100];
 	char *tok = NULL;
-	log_escape(safe, sizeof(safe), path, strlen(path));
 	if (file_read(path, TOKEN_FILE_MAX, FILE_SECRET, &f, why, sizeof(why)) < 0) {
-		snprintf(err, errlen, "cannot read token file %s: %s", safe, why);
+		/* raw: a reason is escaped where it is shown (log, status page, 503 body) */
+		snprintf(err, errlen, "cannot read token file %.200s: %s", path, why);
 		return NULL;
 	}
 	const char *line = f.data;
@@ -77,9 +79,9 @@ static char *read_token(const char *path, char *err, size_t errlen)
 		s += 10;
 	const char *bad = cred_value_problem(line + s, n - s, TOKEN_FILE_MAX, why, sizeof(why));
 	if (n == s || nul)
-		snprintf(err, errlen, "token file %s %s", safe, nul ? "holds a NUL byte" : "is empty");
+		snprintf(err, errlen, "token file %.200s %s", path, nul ? "holds a NUL byte" : "is empty");
 	else if (bad)
-		snprintf(err, errlen, "token file %s: the token %s", safe, bad);
+		snprintf(err, errlen, "token file %.200s: the token %s", path, bad);
 	else
 		tok = xstrndup(line + s, n - s);
 	file_text_free(&f);
@@ -165,24 +167,24 @@ struct run {
  * e.g. --slurmctld.url): curl would send our custom headers to any host it is sent to. */
 static int follow(struct run *r, struct xfer *t)
 {
-	char *loc = NULL, safe[160];
+	char *loc = NULL, shown[160]; /* raw: each sink (log, 503 body, status page) escapes it */
 	struct cred *c = t->c;
 	curl_easy_getinfo(t->h, CURLINFO_REDIRECT_URL, &loc);
 	if (!loc)
 		return 0; /* a 3xx without Location: classified as an HTTP error */
-	log_escape(safe, sizeof(safe), loc, strlen(loc));
+	snprintf(shown, sizeof(shown), "%s", loc);
 	if (t->redirected) {
 		payload_fault(t->p, FAULT_REDIRECT_LOOP, NULL);
 		return 0;
 	}
 	enum fetch_redirect k = fetch_redirect_check(c->cfg->base_url, loc);
 	if (k == FETCH_REDIRECT_REFUSE) {
-		payload_fault(t->p, FAULT_REDIRECT_REFUSED, safe);
+		payload_fault(t->p, FAULT_REDIRECT_REFUSED, shown);
 		return 0;
 	}
 	if (k == FETCH_REDIRECT_OTHER_ORIGIN && (c->token || c->cfg->user))
 		log_warn("%s: redirected to another origin, %s: following without the token and user, which go only to %s.url",
-			 sources[t->p->src].name, safe, c->up->flag);
+			 sources[t->p->src].name, shown, c->up->flag);
 	/* the second request gets what is left of the source's time, as when curl followed itself */
 	long left_ms = c->timeout_ms - (long)((mono_now() - t->t0) * 1000);
 	curl_multi_remove_handle(r->m, t->h);
@@ -220,6 +222,37 @@ static void note_round(struct round *rd, const struct xfer *t, CURLcode rc)
 	}
 }
 
+/* A unix: base URL's socket path, or NULL. */
+static const char *unix_socket(const char *base_url)
+{
+	return strncmp(base_url, "unix:", 5) ? NULL : base_url + 5;
+}
+
+/* Why transfer h on c's upstream failed (rc), into out: curl's words (errbuf, else its code's
+ * text), except where they mislead. Over a unix socket, curl names the URL's placeholder host
+ * ("Failed to connect to localhost port 80"): the socket is named instead, with the system's
+ * error. A header line over libcurl's limit (CURL_MAX_HTTP_HEADER) before any body byte is curl's
+ * "Out of memory" (CURLE_TOO_LARGE since libcurl 8.6). */
+static void transport_error(const struct cred *c, CURL *h, CURLcode rc, const char *errbuf, int body_seen, char *out,
+			    size_t len)
+{
+	const char *sock = unix_socket(c->cfg->base_url);
+	long oserr = 0;
+	int too_large = rc == CURLE_OUT_OF_MEMORY;
+#if LIBCURL_VERSION_NUM >= 0x080600
+	too_large |= rc == CURLE_TOO_LARGE;
+#endif
+	if (sock && rc == CURLE_COULDNT_CONNECT) {
+		curl_easy_getinfo(h, CURLINFO_OS_ERRNO, &oserr);
+		snprintf(out, len, "cannot connect to unix socket %s: %s", sock,
+			 oserr ? strerror((int)oserr) : curl_easy_strerror(rc));
+	} else if (too_large && !body_seen) {
+		snprintf(out, len, "response header too large (a header line over %d bytes)", CURL_MAX_HTTP_HEADER);
+	} else {
+		snprintf(out, len, "%s (%s)", errbuf[0] ? errbuf : curl_easy_strerror(rc), curl_easy_strerror(rc));
+	}
+}
+
 /* A transfer finished: follow a redirect (returns 1) or record its facts and finish its payload
  * (returns 0). Whether it is usable is source_verdict's to say. */
 static int done(struct run *r, CURLMsg *msg)
@@ -234,8 +267,7 @@ static int done(struct run *r, CURLMsg *msg)
 		payload_fault(p, FAULT_TOO_BIG, NULL);
 	} else if (rc != CURLE_OK) {
 		char why[300];
-		snprintf(why, sizeof(why), "%s (%s)", t->errbuf[0] ? t->errbuf : curl_easy_strerror(rc),
-			 curl_easy_strerror(rc));
+		transport_error(t->c, t->h, rc, t->errbuf, t->body_seen, why, sizeof(why));
 		payload_fault(p, FAULT_TRANSPORT, why);
 	} else if (p->http_status >= 300 && p->http_status < 400 && !r->ha && follow(r, t)) {
 		return 1;
@@ -283,12 +315,6 @@ static void free_credentials(struct cred *c)
 		explicit_bzero(c->token, strlen(c->token));
 		free(c->token);
 	}
-}
-
-/* A unix: base URL's socket path, or NULL. */
-static const char *unix_socket(const char *base_url)
-{
-	return strncmp(base_url, "unix:", 5) ? NULL : base_url + 5;
 }
 
 /* The URL of path on c's upstream into url: its base_url (over a unix socket, http://localhost)
@@ -350,7 +376,7 @@ static size_t on_doc(char *ptr, size_t size, size_t nmemb, void *ud)
  * is left). A failure is kept in c for this call's other sources and retried on the next call. */
 static void look_up_version(struct cred *c)
 {
-	char errbuf[CURL_ERROR_SIZE] = "", url[4096];
+	char errbuf[CURL_ERROR_SIZE] = "", url[4096], why[250];
 	struct buf doc;
 	long code = 0;
 	double t0 = mono_now();
@@ -367,11 +393,12 @@ static void look_up_version(struct cred *c)
 	curl_easy_setopt(h, CURLOPT_WRITEDATA, &doc);
 	CURLcode rc = curl_easy_perform(h);
 	curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &code);
+	if (rc != CURLE_OK)
+		transport_error(c, h, rc, errbuf, doc.len > 0, why, sizeof(why));
 	curl_easy_cleanup(h);
 	const char *hint = c->up->status_hint ? c->up->status_hint(code) : NULL;
 	if (rc != CURLE_OK)
-		snprintf(c->api_why, sizeof(c->api_why), "API version discovery: /openapi/v3: %s",
-			 errbuf[0] ? errbuf : curl_easy_strerror(rc));
+		snprintf(c->api_why, sizeof(c->api_why), "API version discovery: /openapi/v3: %s", why);
 	else if (code != 200 && hint)
 		snprintf(c->api_why, sizeof(c->api_why), "API version discovery: /openapi/v3: %s", hint);
 	else if (code != 200)

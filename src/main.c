@@ -221,11 +221,9 @@ static void *get_legacy(void *arg)
 /* Parse a whole page strictly into e, an initialised expo (both sides escape as Prometheus does). 0, or -1 logged. */
 static int parse_page(struct expo *e, const struct buf *b, const char *what)
 {
-	char safe[200];
 	if (!expo_parse(e, b->data ? b->data : "", b->len, EXPO_STRICT))
 		return 0;
-	log_error("%s: line %zu: %s", what, e->errors[0].line,
-		  log_escape(safe, sizeof(safe), e->errors[0].reason, strlen(e->errors[0].reason)));
+	log_error("%s: line %zu: %s", what, e->errors[0].line, e->errors[0].reason);
 	return -1;
 }
 
@@ -257,6 +255,11 @@ static int compare_legacy(const struct options *opt, struct scraper *scraper, co
 	char shown[CRED_SHOWN_MAX];
 	if (parse_page(&le, &page.body, cred_url_shown(shown, sizeof(shown), opt->compare_legacy)) < 0)
 		goto out;
+	if (!compare_is_exporter_page(&le)) {
+		log_error("the old exporter cannot be read: its answer is no exporter's page (%zu bytes, no sample)",
+			  page.body.len);
+		goto out;
+	}
 	if (status != 200) {
 		fwrite(shim.data, 1, shim.len, stderr);
 		shim.len = 0; /* nothing of the shim's: every family the old exporter has differs */

@@ -166,10 +166,8 @@ static void log_transition(struct scraper *s, const struct payload *p)
 		log_debug("endpoint %s is up", sources[p->src].path);
 	else if (p->ok)
 		log_info("endpoint %s is up again", sources[p->src].path);
-	else {
-		char safe[600];
-		log_warn("endpoint %s failed: %s", sources[p->src].path, log_escape(safe, sizeof(safe), p->reason, strlen(p->reason)));
-	}
+	else
+		log_warn("endpoint %s failed: %s", sources[p->src].path, p->reason); /* escaped by the log */
 }
 
 /* A fetch slower than cfg.slow_fetch is counted; the log says when a source's fetches become slow

@@ -230,6 +230,24 @@ static void shim_start(struct proc *s, unsigned upstream, ...)
 	fail_msg("the shim does not start (see %s)", s->log);
 }
 
+/* shim_start with a whole --slurmctld.url (a path under the fake: its /_hostile-redirect/ and
+ * /_header-bytes/N/ routes) and at most 2 extra flags (NULL: none). */
+static void shim_start_url(struct proc *s, const char *url, const char *extra1, const char *extra2)
+{
+	char listen[64];
+	char *argv[] = { (char *)tu_shim_bin(), "--web.listen-address", listen, "--slurmctld.url", (char *)url,
+			 "--mapping.file", MAPPING, "--log.level", "debug", (char *)extra1, (char *)extra2, NULL };
+	for (int attempt = 0; attempt < 5; attempt++) {
+		s->port = free_port();
+		snprintf(listen, sizeof(listen), "127.0.0.1:%u", s->port);
+		snprintf(s->log, sizeof(s->log), "/tmp/shimtest-shim-%u.log", s->port);
+		s->pid = spawn(argv, s->log);
+		if (wait_ready(s->pid, s->port))
+			return;
+	}
+	fail_msg("the shim does not start (see %s)", s->log);
+}
+
 /* The legacy families of an exposition: every line before the first self metric. */
 static char *legacy_part(const char *text)
 {
@@ -1148,6 +1166,35 @@ static void test_rest_refused(void **state)
 	stop(&f);
 }
 
+/* A slurmrestd socket that cannot be reached is named in the reason: curl's own text names the
+ * URL's placeholder host, "localhost port 80". Both paths: the API version discovery and a fetch
+ * with a fixed --slurmrestd.api-version. */
+static void test_rest_unix_socket_error(void **state)
+{
+	(void)state;
+	static const char sock[] = "/tmp/shimtest-no-such.sock";
+	struct proc f, s;
+	fake_start(&f, STATE, NULL);
+	unlink(sock);
+	for (int fixed = 0; fixed <= 1; fixed++) {
+		rest_shim_start(&s, f.port, "unix:/tmp/shimtest-no-such.sock", fixed ? "--slurmrestd.api-version" : NULL,
+				fixed ? "v0.0.44" : NULL, NULL, NULL, NULL, NULL);
+		char *body = scrape_ok(s.port);
+		assert_true(has(body, REST_UP("nodes", "0")));
+		free(body);
+		stop(&s);
+		char *log = tu_slurp(s.log, NULL);
+		if (!has(log, fixed ? "failed: /slurm/{version}/nodes: cannot connect to unix socket /tmp/shimtest-no-such.sock: "
+				      "No such file or directory" :
+				      "failed: /slurm/{version}/nodes: API version discovery: /openapi/v3: cannot connect to "
+				      "unix socket /tmp/shimtest-no-such.sock: No such file or directory") ||
+		    has(log, "port 80"))
+			fail_msg("%s:\n%s", fixed ? "fixed version" : "discovery", log);
+		free(log);
+	}
+	stop(&f);
+}
+
 /* Only what loaded, enabled rows read is fetched: without --slurmrestd.url nothing of slurmrestd
  * (not even in self metrics); with it /nodes but not /jobs; with --slurmrestd.jobs /jobs too. The
  * version is discovered once from /openapi/v3 (the newest the shim reads, not v0.0.45). */
@@ -1747,6 +1794,58 @@ static void test_status_page_hostile(void **state)
 	}
 }
 
+/* A hostile upstream reason (a refused redirect whose Location holds a quote, a backslash, ESC [31m
+ * and DEL) is escaped once wherever it is shown: the log line by the log (\" \\ \x1b \x7f), the 503
+ * body by log_escape (\x22 \x5c \x1b \x7f). It was escaped when recorded and again when logged, so
+ * a quote read \\x5cx22 in the log and \x5cx22 in the body. */
+static void test_reason_escaped_once(void **state)
+{
+	(void)state;
+	struct proc f, s;
+	struct resp r;
+	char url[96];
+	fake_start(&f, STATE, NULL);
+	snprintf(url, sizeof(url), "http://127.0.0.1:%u/_hostile-redirect", f.port);
+	shim_start_url(&s, url, NULL, NULL);
+	http("GET", s.port, "/metrics", &r, 10000);
+	assert_int_equal(r.status, 503);
+	if (!strstr(r.body.data, "/metrics/nodes: redirect to ftp://evil/\\x22\\x5c\\x1b[31mred\\x7f refused"))
+		fail_msg("503 body:\n%s", r.body.data);
+	buf_free(&r.body);
+	stop(&s);
+	stop(&f);
+	char *log = tu_slurp(s.log, NULL);
+	assert_non_null(log);
+	if (!strstr(log, "level=warn msg=\"endpoint /metrics/nodes failed: /metrics/nodes: redirect to "
+			 "ftp://evil/\\\"\\\\\\x1b[31mred\\x7f refused"))
+		fail_msg("log:\n%s", log);
+	assert_null(strstr(log, "x5c")); /* nothing escaped twice: no escaped backslash of an escape */
+	assert_null(strstr(log, "\\x22"));
+	assert_null(strchr(log, '\x1b'));
+	free(log);
+}
+
+/* An answer whose head has a header line over libcurl's limit (CURL_MAX_HTTP_HEADER, 100 KiB) is
+ * reported as such: curl's own words were "Out of memory". */
+static void test_header_too_large(void **state)
+{
+	(void)state;
+	struct proc f, s;
+	struct resp r;
+	char url[96];
+	fake_start(&f, STATE, NULL);
+	snprintf(url, sizeof(url), "http://127.0.0.1:%u/_header-bytes/200000", f.port);
+	shim_start_url(&s, url, NULL, NULL);
+	http("GET", s.port, "/metrics", &r, 10000);
+	assert_int_equal(r.status, 503);
+	if (!strstr(r.body.data, "/metrics/nodes: response header too large (a header line over 102400 bytes)") ||
+	    strstr(r.body.data, "memory"))
+		fail_msg("503 body:\n%s", r.body.data);
+	buf_free(&r.body);
+	stop(&s);
+	stop(&f);
+}
+
 /* --- /probe?target=NAME (issue 14, capability 4) ----------------------------------------------- */
 
 #define IDLE "tests/fixtures/slurm-25.11/01-idle"
@@ -1809,7 +1908,8 @@ static void expect_400(unsigned port, const char *path, const char *body)
 }
 
 /* A missing or unknown target gets 400 with the name escaped, and nothing is fetched: a URL in the
- * query string is a name like any other; a NUL does not cut a name short. */
+ * query string is a name like any other; a %00 is not decoded (test_nul_in_path), so it cuts no name
+ * short. */
 static void test_probe_unknown_target(void **state)
 {
 	(void)state;
@@ -1821,7 +1921,8 @@ static void test_probe_unknown_target(void **state)
 	expect_400(e.s.port, "/probe?module=idle", "missing parameter \"target\"\n");
 	expect_400(e.s.port, "/probe?target=", "unknown target \"\"\n");
 	expect_400(e.s.port, "/probe?target=nope", "unknown target \"nope\"\n");
-	expect_400(e.s.port, "/probe?target=idle%00x", "unknown target \"idle\\x00x\"\n");
+	expect_400(e.s.port, "/probe?target=idle%00x", "unknown target \"idle%00x\"\n");
+	expect_400(e.s.port, "/probe?target=idle%00", "unknown target \"idle%00\"\n");
 	expect_400(e.s.port, "/probe?target=IDLE", "unknown target \"IDLE\"\n");
 	expect_400(e.s.port, "/probe?target=%1b%5b31m%22%5c%ff", "unknown target \"\\x1b[31m\\x22\\x5c\\xff\"\n");
 	snprintf(path, sizeof(path), "/probe?target=http://127.0.0.1:%u", e.c.port);
@@ -1851,6 +1952,67 @@ static void test_probe_unknown_target(void **state)
 	buf_free(&r.body);
 	stop(&e.s);
 	stop(&e.a);
+}
+
+/* The parameter is `target`, exactly, as the blackbox exporter reads it (Go's url.Values, case
+ * sensitive): TARGET or Target is some other parameter. libmicrohttpd's lookup matched any case. */
+static void test_probe_target_exact_case(void **state)
+{
+	(void)state;
+	struct probe_env e;
+	struct resp r;
+	probe_start(&e, NULL, NULL);
+	expect_400(e.s.port, "/probe?TARGET=idle", "missing parameter \"target\"\n");
+	expect_400(e.s.port, "/probe?Target=busy", "missing parameter \"target\"\n");
+	http("GET", e.s.port, "/probe?TARGET=nope&target=busy", &r, 10000); /* the other case is not a second target */
+	assert_int_equal(r.status, 200);
+	buf_free(&r.body);
+	assert_int_equal(fake_requests(e.a.port), 0);
+	assert_int_equal(fake_requests(e.b.port), 4);
+	probe_stop(&e);
+}
+
+/* A repeated target is refused (400, nothing fetched): the blackbox exporter would take the first,
+ * a proxy or cache in front may take the last, and the answer would be another cluster's than the
+ * one the URL seems to name. Prometheus sends one (__param_target is one label). */
+static void test_probe_repeated_target(void **state)
+{
+	(void)state;
+	struct probe_env e;
+	probe_start(&e, NULL, NULL);
+	expect_400(e.s.port, "/probe?target=idle&target=busy", "parameter \"target\" given 2 times: give it once\n");
+	expect_400(e.s.port, "/probe?target=busy&module=x&target=busy&target", "parameter \"target\" given 3 times: give it once\n");
+	assert_int_equal(fake_requests(e.a.port), 0);
+	assert_int_equal(fake_requests(e.b.port), 0);
+	probe_stop(&e);
+}
+
+/* A %00 in the path is a path no route has (404): libmicrohttpd decoded it into the C string url,
+ * which then ended there, so "/metrics%00junk" was served as /metrics. Every route: the telemetry
+ * path, a native path, the status page and /probe. A %00 in the query is no match either. */
+static void test_nul_in_path(void **state)
+{
+	(void)state;
+	struct probe_env e;
+	struct resp r;
+	static const char *const paths[] = {
+		"/metrics%00", "/metrics%00junk", "/native/metrics/nodes%00", "/native/metrics/nodes%00.txt",
+		"/%00", "/%00/", "/probe%00?target=idle", "/metrics/%2e%2e%00",
+	};
+	probe_start(&e, NULL, NULL);
+	for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]); i++) {
+		http("GET", e.s.port, paths[i], &r, 10000);
+		if (r.status != 404)
+			fail_msg("%s: status %ld, want 404", paths[i], r.status);
+		buf_free(&r.body);
+	}
+	http("GET", e.s.port, "/metrics?x=%00", &r, 10000); /* the path is /metrics */
+	assert_int_equal(r.status, 200);
+	buf_free(&r.body);
+	http("GET", e.s.port, "/native/metrics/nodes", &r, 10000);
+	assert_int_equal(r.status, 200);
+	buf_free(&r.body);
+	probe_stop(&e);
 }
 
 /* Each target's answer is its state's --once output (self metrics aside), with /metrics' headers;
@@ -2461,6 +2623,28 @@ static void test_native_render(void **state)
 					   "/native/metrics/../metrics" };
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
 		assert_int_equal(native_source(bad[i]), -1);
+}
+
+/* The passthrough serves no control byte raw either: C0 controls but newline, and DEL, in a label
+ * value or a HELP text become U+FFFD as the writer makes them, and each value is counted repaired. */
+static void test_native_control_bytes(void **state)
+{
+	(void)state;
+	static const char raw[] = "# HELP a_jobs jobs\x1b]0;title\x07 of\taccount\n# TYPE a_jobs gauge\n"
+				  "a_jobs{account=\"x\x1b[2Jy\",user=\"u\rv\x7f\"} 3\na_jobs{account=\"plain\",user=\"tab\\tok\"} 1\n";
+	struct expo in;
+	struct buf b;
+	expo_init(&in);
+	assert_int_equal(expo_parse(&in, raw, sizeof(raw) - 1, 0), 0);
+	buf_init(&b, 0);
+	assert_int_equal(native_render(&in, &b), 3); /* the HELP and two label values */
+	buf_putc(&b, '\0');
+	assert_true(utf8_is_clean(b.data, b.len - 1));
+	assert_string_equal(b.data, "# HELP a_jobs jobs\xEF\xBF\xBD]0;title\xEF\xBF\xBD of\xEF\xBF\xBD" "account\n# TYPE a_jobs gauge\n"
+				    "a_jobs{account=\"x\xEF\xBF\xBD[2Jy\",user=\"u\xEF\xBF\xBDv\xEF\xBF\xBD\"} 3\n"
+				    "a_jobs{account=\"plain\",user=\"tab\\\\tok\"} 1\n");
+	expo_free(&in);
+	buf_free(&b);
 }
 
 /* State 25.11/03: an account named odd"acct\\x y, which makes Prometheus refuse slurmctld's own
@@ -3138,6 +3322,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_rest_redirect_keeps_credentials_home, kill_children),
 		cmocka_unit_test_teardown(test_rest_unix_socket, kill_children),
 		cmocka_unit_test_teardown(test_rest_refused, kill_children),
+		cmocka_unit_test_teardown(test_rest_unix_socket_error, kill_children),
 		cmocka_unit_test_teardown(test_rest_faults, kill_children),
 		cmocka_unit_test_teardown(test_rest_slow_does_not_hold_native, kill_children),
 		cmocka_unit_test_teardown(test_job_walks_per_interval, kill_children),
@@ -3147,7 +3332,12 @@ int main(void)
 		cmocka_unit_test_teardown(test_status_page, kill_children),
 		cmocka_unit_test_teardown(test_status_page_fault, kill_children),
 		cmocka_unit_test_teardown(test_status_page_hostile, kill_children),
+		cmocka_unit_test_teardown(test_reason_escaped_once, kill_children),
+		cmocka_unit_test_teardown(test_header_too_large, kill_children),
 		cmocka_unit_test_teardown(test_probe_unknown_target, kill_children),
+		cmocka_unit_test_teardown(test_probe_target_exact_case, kill_children),
+		cmocka_unit_test_teardown(test_probe_repeated_target, kill_children),
+		cmocka_unit_test_teardown(test_nul_in_path, kill_children),
 		cmocka_unit_test_teardown(test_probe_targets, kill_children),
 		cmocka_unit_test_teardown(test_probe_own_scraper, kill_children),
 		cmocka_unit_test_teardown(test_probe_basic_auth, kill_children),
@@ -3162,6 +3352,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_job_walks_take_turns, kill_children),
 		cmocka_unit_test_teardown(test_empty_ua_vouched_by_nodes, kill_children),
 		cmocka_unit_test(test_native_render),
+		cmocka_unit_test(test_native_control_bytes),
 		cmocka_unit_test_teardown(test_native_passthrough, kill_children),
 		cmocka_unit_test_teardown(test_native_hostile, kill_children),
 		cmocka_unit_test_teardown(test_native_shares_fetch, kill_children),
