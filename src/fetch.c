@@ -63,7 +63,7 @@ static char *read_token(const char *path, char *err, size_t errlen)
 	char *tok = NULL;
 	if (file_read(path, TOKEN_FILE_MAX, FILE_SECRET, &f, why, sizeof(why)) < 0) {
 		/* raw: a reason is escaped where it is shown (log, status page, 503 body) */
-		snprintf(err, errlen, "cannot read token file %.200s: %s", path, why);
+		snprintf(err, errlen, "cannot read token file %.120s: %s", path, why);
 		return NULL;
 	}
 	const char *line = f.data;
@@ -79,9 +79,9 @@ static char *read_token(const char *path, char *err, size_t errlen)
 		s += 10;
 	const char *bad = cred_value_problem(line + s, n - s, TOKEN_FILE_MAX, why, sizeof(why));
 	if (n == s || nul)
-		snprintf(err, errlen, "token file %.200s %s", path, nul ? "holds a NUL byte" : "is empty");
+		snprintf(err, errlen, "token file %.120s %s", path, nul ? "holds a NUL byte" : "is empty");
 	else if (bad)
-		snprintf(err, errlen, "token file %.200s: the token %s", path, bad);
+		snprintf(err, errlen, "token file %.120s: the token %s", path, bad);
 	else
 		tok = xstrndup(line + s, n - s);
 	file_text_free(&f);
