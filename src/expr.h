@@ -27,18 +27,6 @@
 struct expo;
 struct expr;
 
-struct velem {
-	struct label *labels;
-	uint32_t nlabels;
-	uint32_t hash;          /* labels_hash(labels) */
-	double v;
-};
-
-struct vec {
-	struct velem *e;
-	size_t n;
-};
-
 /* Every walk over a compiled tree recurses once per level, on the stacks of the HTTP server's
  * threads too, so expr_compile refuses a tree deeper than EXPR_MAX_DEPTH (leaves are 1 deep; a
  * chain a + b + c of n operators is n + 1 deep) and text nested deeper than EXPR_MAX_NESTING

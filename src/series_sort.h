@@ -4,7 +4,8 @@
 #ifndef SHIM_SERIES_SORT_H
 #define SHIM_SERIES_SORT_H
 
-#include "expr.h"
+#include "labels.h"
+#include "xmalloc.h"
 
 /* Sort v by label set (labels_cmp). Returns 1, and may leave v unsorted, if two elements have the
  * same label set; 0 otherwise. */
