@@ -3,6 +3,7 @@
 #include "buf.h"
 #include "controllers.h"
 #include "log.h"
+#include "monotime.h"
 #include "restapi.h"
 
 #include <curl/curl.h>

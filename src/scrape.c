@@ -2,6 +2,7 @@
 #include "scrape.h"
 #include "controllers.h"
 #include "log.h"
+#include "monotime.h"
 #include "schedule.h"
 #include "native.h"
 #include "writer.h"

@@ -1,7 +1,6 @@
 /* source.c: see source.h. */
 #include "source.h"
 #include "expo.h"
-#include "payload.h"
 #include "slurmrestd.h"
 
 #include <stdio.h>
@@ -233,31 +232,4 @@ enum source_verdict source_verdict(const struct source *src, const struct source
 		return VERDICT_NO_FAMILY;
 	}
 	return VERDICT_OK;
-}
-
-/* An empty answer that its voucher does not back: it proves nothing. */
-static int unvouched(const struct payload *const p[SRC_COUNT], int id)
-{
-	int v = sources[id].empty_vouched_by;
-	return p[id]->len == 0 && v >= 0 && p[v] && !p[v]->ok;
-}
-
-int source_usable(const struct payload *const p[SRC_COUNT], int up[SRC_COUNT])
-{
-	int any = 0;
-	for (int id = 0; id < SRC_COUNT; id++) {
-		up[id] = p[id] && p[id]->ok && !unvouched(p, id);
-		any |= up[id];
-	}
-	return any;
-}
-
-const char *source_down_reason(const struct payload *const p[SRC_COUNT], enum source_id id, char *why, size_t whylen)
-{
-	if (!p[id]->ok)
-		snprintf(why, whylen, "%s", p[id]->reason);
-	else
-		snprintf(why, whylen, "%s: empty answer, and %s failed: cannot tell \"no jobs\" from \"no metrics\"",
-			 sources[id].path, sources[sources[id].empty_vouched_by].path);
-	return why;
 }

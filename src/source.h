@@ -9,15 +9,14 @@
  *
  * fetch.c and payload.c only record facts about an answer (struct source_facts: transport error,
  * HTTP status, size, redirect refused, deadline passed, malformed items); source_verdict() alone
- * turns them into usable / not usable and the reason, and source_usable() applies the rules across
- * the sources of one scrape. Everything here is constant or borrows its arguments. */
+ * turns them into usable / not usable and the reason (payload.h's source_usable() applies the
+ * rules across the answers of one scrape). Everything here is constant or borrows its arguments. */
 #ifndef SHIM_SOURCE_H
 #define SHIM_SOURCE_H
 
 #include <stddef.h>
 
 struct expo;
-struct payload;
 
 /* slurmctld's five OpenMetrics endpoints, then slurmrestd's JSON documents (optional upstream). */
 enum source_id {
@@ -147,12 +146,5 @@ enum source_verdict {
 /* Is src's answer with facts f usable? When not, why goes into why (one line for logs and the 503
  * body, starting with the source's path). */
 enum source_verdict source_verdict(const struct source *src, const struct source_facts *f, char *why, size_t whylen);
-
-/* The rule across one scrape's answers (p[id] NULL: not fetched): up[id] is whether rows may read
- * source id (its answer usable, and an empty answer vouched for, see empty_vouched_by). Returns
- * whether any is up. */
-int source_usable(const struct payload *const p[SRC_COUNT], int up[SRC_COUNT]);
-/* Why source id is not up (for the 503 body), into why; returns why. */
-const char *source_down_reason(const struct payload *const p[SRC_COUNT], enum source_id id, char *why, size_t whylen);
 
 #endif
