@@ -19,6 +19,10 @@ void *xrealloc(void *p, size_t n);
 void *xgrow(void *p, size_t *cap, size_t need, size_t size);
 char *xstrdup(const char *s);
 char *xstrndup(const char *s, size_t n);
+/* Wipe n bytes of p, then free it (p may be NULL): secrets do not linger in freed memory; the same
+ * for a NUL-terminated string (may be NULL). */
+void free_secret(void *p, size_t n);
+void free_secret_str(char *s);
 
 struct arena_chunk;
 struct arena {
