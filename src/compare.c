@@ -109,11 +109,11 @@ static int served_form(const struct row *r, const struct expo *shim, struct fam_
 		int rest = !strcmp(up, upstreams[UPSTREAM_SLURMRESTD].name);
 		res->upstream = upstreams[rest ? UPSTREAM_SLURMRESTD : UPSTREAM_SLURMCTLD].name;
 		res->fidelity = !strcmp(fid, "exact") ? fidelity_name(FID_EXACT) : fidelity_name(FID_APPROXIMATE);
-		res->note = r->note;
-		/* slurmrestd's form: the first preferred form that reads slurmrestd (the one the driver tries first) */
-		for (size_t k = 0; rest && k < r->nprefer; k++)
-			if (row_upstream(r, (int)k) == UPSTREAM_SLURMRESTD) {
-				res->note = r->prefer[k].note;
+		res->note = row_native(r)->note;
+		/* slurmrestd's form: the first form that reads slurmrestd (the one the driver tries first) */
+		for (size_t k = 0; rest && k < r->nforms; k++)
+			if (row_upstream(r, k) == UPSTREAM_SLURMRESTD) {
+				res->note = r->forms[k].note;
 				break;
 			}
 		return 1;
@@ -136,9 +136,9 @@ static void compare_one(const char *name, size_t nlen, const struct row *r, cons
 	res->nshim = served && sf ? sf->n : 0;
 	res->ndiff = 0;
 	if (!served) {
-		res->fidelity = r ? fidelity_name(r->fidelity) : "none";
+		res->fidelity = r ? fidelity_name(row_native(r)->fidelity) : "none";
 		res->upstream = "-";
-		res->note = r ? r->note : "no row of the mapping serves this family";
+		res->note = r ? row_native(r)->note : "no row of the mapping serves this family";
 	}
 	diff_series(res, lf, served ? sf : NULL);
 	if (!res->nlegacy && !res->nshim)

@@ -33,7 +33,7 @@ static int check_mapping(const char *path)
 	}
 	size_t counts[3] = { 0 };
 	for (size_t i = 0; i < m->nrows; i++)
-		counts[m->rows[i].fidelity]++;
+		counts[row_native(&m->rows[i])->fidelity]++;
 	printf("%s: OK, %zu rows (%zu exact, %zu approximate, %zu unavailable)\n", path, m->nrows, counts[0], counts[1], counts[2]);
 	mapping_free(m);
 	buf_free(&problems);

@@ -116,22 +116,18 @@ static int down_source(const struct row_form *f, const int up[SRC_COUNT])
 
 /* The form a row is evaluated with this scrape: its first preferred form whose sources are all up
  * and whose families are all there (a slurmrestd answer lacking one falls back too, rather than
- * leave out what native data can serve), else its own expression (a view of the row's fields in
- * *own); NULL when unavailable. */
+ * leave out what native data can serve), else its native form; *form is its index in r->forms.
+ * NULL when that is the native form and it is unavailable. */
 static const struct row_form *choose_form(const struct row *r, const struct expr_source *src, const int up[SRC_COUNT],
-					  struct row_form *own, int *form)
+					  size_t *form)
 {
 	int absent = 0;
-	for (size_t k = 0; k < r->nprefer; k++)
-		if (down_source(&r->prefer[k], up) < 0 && !missing_input(&r->prefer[k], src, &absent)) {
-			*form = (int)k;
-			return &r->prefer[k];
-		}
-	*form = -1;
-	if (r->fidelity == FID_UNAVAILABLE)
-		return NULL;
-	*own = (struct row_form){ r->expr_src, r->note, r->fidelity, r->expr, r->sources, r->inputs, r->ninputs };
-	return own;
+	for (*form = 0; *form + 1 < r->nforms; (*form)++) {
+		const struct row_form *f = &r->forms[*form];
+		if (down_source(f, up) < 0 && !missing_input(f, src, &absent))
+			return f;
+	}
+	return r->forms[*form].fidelity == FID_UNAVAILABLE ? NULL : &r->forms[*form];
 }
 
 /* The row's series from form f's expression, its labels and values as the row says; 0, or -1 with
@@ -176,10 +172,9 @@ static int eval_form(const struct row *r, const struct row_form *f, const struct
 static void eval_row(const struct row *r, const struct expr_source *src, const int up[SRC_COUNT], struct arena *a,
 		     struct row_result *res)
 {
-	struct row_form own;
 	int absent = 0;
 	memset(res, 0, sizeof(*res));
-	const struct row_form *f = choose_form(r, src, up, &own, &res->form);
+	const struct row_form *f = choose_form(r, src, up, &res->form);
 	if (!f) {
 		res->status = ROW_UNAVAILABLE;
 		res->fidelity = FID_UNAVAILABLE;
@@ -235,8 +230,8 @@ void mapping_run(const struct mapping *m, const char *flags, const struct expo *
 		} else {
 			memset(&res, 0, sizeof(res));
 			res.status = ROW_DISABLED;
-			res.form = -1;
-			res.fidelity = m->rows[i].fidelity;
+			res.form = m->rows[i].nforms - 1;
+			res.fidelity = row_native(&m->rows[i])->fidelity;
 		}
 		emit(ctx, i, &res);
 		arena_rewind(&row_a); /* the next row reuses the same (cached) bytes */

@@ -50,10 +50,11 @@ static char *row_base_expr(const struct mapping *m, const struct row *r)
 	struct buf out;
 	const struct expr_print_hooks hooks = { print_selector, (void *)m };
 	buf_init(&out, 0);
-	if (expr_is_scalar(r->expr))
+	const struct expr *x = row_native(r)->expr;
+	if (expr_is_scalar(x))
 		buf_puts(&out, "vector(");
-	expr_print(r->expr, &out, &hooks);
-	if (expr_is_scalar(r->expr))
+	expr_print(x, &out, &hooks);
+	if (expr_is_scalar(x))
 		buf_putc(&out, ')');
 	return buf_steal(&out, NULL);
 }
@@ -107,7 +108,7 @@ static void up_gate(const struct row *r, struct buf *b)
 {
 	int n = 0;
 	for (int ep = 0; ep < SRC_COUNT; ep++)
-		if (r->sources & (1u << ep))
+		if (row_native(r)->sources & (1u << ep))
 			buf_printf(b, "%s%s", n++ ? "|" : "count(up{job=~\"" JOB_PREFIX "(", sources[ep].name);
 	if (n)
 		buf_printf(b, ")\"} == 1) == %d", n);
@@ -186,13 +187,13 @@ static void rules_file(const struct mapping *m, const char *flags, struct buf *o
 			"* jobs it reads. See docs/recording-rules.md.\n",
 		   SHIM_VERSION, m->path);
 	for (size_t i = 0; i < m->nrows; i++)
-		if (!m->rows[i].expr)
+		if (!row_native(&m->rows[i])->expr)
 			buf_printf(out, "# %s: unavailable, no native source (%s)\n", m->rows[i].name,
-				   m->rows[i].note ? m->rows[i].note : "");
+				   row_native(&m->rows[i])->note ? row_native(&m->rows[i])->note : "");
 	buf_puts(out, "groups:\n  - name: slurm-exporter-shim-legacy\n    rules:\n");
 	for (size_t i = 0; i < m->nrows; i++) {
 		const struct row *r = &m->rows[i];
-		if (!r->expr || !row_enabled(r, flags))
+		if (!row_native(r)->expr || !row_enabled(r, flags))
 			continue;
 		struct buf e;
 		buf_init(&e, 0);

@@ -37,7 +37,7 @@ struct rows_text {
 	const struct mapping *m;
 	char **out;
 	enum row_status *st;
-	int *form;                /* per row: the form used (row_result.form), or NULL */
+	size_t *form;             /* per row: the form used (row_result.form), or NULL */
 };
 
 /* mapping_run's emit: the row's family as the daemon writes it, or why it is left out. */
@@ -59,7 +59,7 @@ static void row_text(void *ctx, size_t i, const struct row_result *res)
 
 /* Each row's output text ("" when left out) and status. */
 static char **run_forms(const struct mapping *m, const char *flags, struct payload *const p[SRC_COUNT], enum row_status *st,
-			int *form)
+			size_t *form)
 {
 	const struct expo *ex[SRC_COUNT];
 	int up[SRC_COUNT];
@@ -103,11 +103,13 @@ static char *drop_family(const char *body, size_t len, const char *name, size_t 
 	return buf_steal(&b, outlen);
 }
 
+/* Does the row's native form say the absence of fam is normal? */
 static int row_absent_ok(const struct row *r, const char *fam)
 {
-	for (size_t k = 0; k < r->ninputs; k++)
-		if (!strcmp(r->inputs[k].name, fam))
-			return r->inputs[k].absent_ok;
+	const struct row_form *f = row_native(r);
+	for (size_t k = 0; k < f->ninputs; k++)
+		if (!strcmp(f->inputs[k].name, fam))
+			return f->inputs[k].absent_ok;
 	return 0;
 }
 
@@ -228,10 +230,10 @@ static int keep_but_one(const char *name, size_t len, void *ctx)
 	return mapping_reads(name, len, (void *)b->m);
 }
 
-/* Does the row's preferred form read fam (1), and say its absence is normal (2)? */
-static int form_reads(const struct row *r, int form, const char *fam)
+/* Does the row's form read fam (1), and say its absence is normal (2)? */
+static int form_reads(const struct row *r, size_t form, const char *fam)
 {
-	const struct row_form *f = &r->prefer[form];
+	const struct row_form *f = &r->forms[form];
 	for (size_t k = 0; k < f->ninputs; k++)
 		if (!strcmp(f->inputs[k].name, fam))
 			return f->inputs[k].absent_ok ? 2 : 1;
@@ -245,7 +247,7 @@ static size_t drop_each_rest(const struct mapping *m, const char *state, char *b
 {
 	size_t bad = 0;
 	enum row_status *bst = xcalloc(m->nrows, sizeof(*bst)), *st = xcalloc(m->nrows, sizeof(*st));
-	int *bform = xcalloc(m->nrows, sizeof(int)), *form = xcalloc(m->nrows, sizeof(int));
+	size_t *bform = xcalloc(m->nrows, sizeof(size_t)), *form = xcalloc(m->nrows, sizeof(size_t));
 	char **base = run_forms(m, "gpus-acct", p, bst, bform);
 	for (size_t j = 0; j < m->ninputs; j++) {
 		enum source_id ep = source_for_metric(m->inputs[j]);
@@ -263,11 +265,12 @@ static size_t drop_each_rest(const struct mapping *m, const char *state, char *b
 			const struct row *r = &m->rows[i];
 			if (!strcmp(out[i], base[i]) || (bst[i] != ROW_OK && st[i] != ROW_OK))
 				continue;
-			if (bform[i] >= 0 && form[i] != bform[i] && form_reads(r, bform[i], keep.name))
+			int preferred = bform[i] + 1 < r->nforms;
+			if (preferred && form[i] != bform[i] && form_reads(r, bform[i], keep.name))
 				continue; /* fell back from the form that reads it */
-			if (bform[i] >= 0 && form[i] == bform[i] && form_reads(r, bform[i], keep.name) == 2)
+			if (preferred && form[i] == bform[i] && form_reads(r, bform[i], keep.name) == 2)
 				continue; /* absent_ok: no jobs at all */
-			print_message("%s: without %s, %s gives (form %d)\n%s\ninstead of (form %d)\n%s\n", state, keep.name, r->name,
+			print_message("%s: without %s, %s gives (form %zu)\n%s\ninstead of (form %zu)\n%s\n", state, keep.name, r->name,
 				      form[i], out[i], bform[i], base[i]);
 			bad++;
 		}

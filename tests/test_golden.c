@@ -236,8 +236,8 @@ static void check_exact(const struct row_result *res, const struct expo_family *
 }
 
 /* One captured state: every row as the form it was served with promises. rest (run_state_with's):
- * with slurmrestd's answers (1) every row with a preferred form must have been served with it,
- * else with its own expression. */
+ * with slurmrestd's answers (1) every row with a preferred form must have been served with its
+ * first, else with its native form. */
 static void check_state(const struct mapping *m, const char *state, const char *flags, int rest, const char *legacy,
 			struct measure *ms)
 {
@@ -251,8 +251,8 @@ static void check_state(const struct mapping *m, const char *state, const char *
 			assert_int_equal(res->status, ROW_DISABLED);
 			continue;
 		}
-		if (res->form != (rest == 1 && row->nprefer ? 0 : -1))
-			fail_msg("%s: row %s served with form %d", state, row->name, res->form);
+		if (res->form != (rest == 1 ? 0 : row->nforms - 1))
+			fail_msg("%s: row %s served with form %zu of %zu", state, row->name, res->form, row->nforms);
 		if (res->fidelity == FID_UNAVAILABLE) {
 			assert_int_equal(res->status, ROW_UNAVAILABLE);
 			assert_int_equal(res->v.n, 0);

@@ -45,8 +45,9 @@ static void test_valid_and_shipped(void **state)
 	/* the depth limit is generous: the deepest shipped row (docs/mapping.md) is far below it */
 	unsigned deepest_row = 0;
 	for (size_t i = 0; i < m->nrows; i++)
-		if (m->rows[i].expr && expr_depth(m->rows[i].expr) > deepest_row)
-			deepest_row = expr_depth(m->rows[i].expr);
+		for (size_t k = 0; k < m->rows[i].nforms; k++)
+			if (m->rows[i].forms[k].expr && expr_depth(m->rows[i].forms[k].expr) > deepest_row)
+				deepest_row = expr_depth(m->rows[i].forms[k].expr);
 	assert_int_equal(deepest_row, 12);
 	/* rows are found by name (the duplicate check, --mapping.to-rules) */
 	for (size_t i = 0; i < m->nrows; i++)
@@ -140,7 +141,7 @@ static void test_shape_errors(void **state)
 /* What a row gave: its status, and its series as text (write_sample). */
 struct row_out {
 	enum row_status status;
-	int form;
+	size_t form;
 	enum fidelity fidelity;
 	size_t repaired;
 	char err[160];
@@ -391,13 +392,15 @@ static void test_prefer_fallback(void **state)
 		mapping_run(m, "", ex, up, keep_row, &r);
 		assert_int_equal(r.rows[0].status, rest ? ROW_OK : ROW_UNAVAILABLE);
 		assert_string_equal(r.rows[0].text, rest ? "fair 0.25\n" : "");
-		assert_int_equal(r.rows[0].form, rest ? 0 : -1);
+		assert_int_equal(m->rows[0].nforms, 2);
+		assert_int_equal(r.rows[0].form, rest ? 0 : 1); /* the native form, unavailable */
 		assert_int_equal(r.rows[0].fidelity, rest ? FID_EXACT : FID_UNAVAILABLE);
 		/* slurmrestd-nodes is never up here: the first form is skipped; the second's family is
 		 * absent from slurmrestd's usable answer (no level in it): skipped too; the third used */
 		assert_int_equal(r.rows[1].status, ROW_OK);
 		assert_string_equal(r.rows[1].text, rest ? "jobs 1\n" : "jobs 3\n");
-		assert_int_equal(r.rows[1].form, rest ? 2 : -1);
+		assert_int_equal(m->rows[1].nforms, 4);
+		assert_int_equal(r.rows[1].form, rest ? 2 : 3);
 		assert_int_equal(r.rows[1].fidelity, FID_APPROXIMATE);
 		run_free(&r);
 	}
@@ -411,11 +414,11 @@ static void test_prefer_fallback(void **state)
 		ROW("e", "\"expr\": \"x\", \"prefer\": [{\"fidelity\": \"exact\", \"note\": 1}]") "\n]}");
 	has(p, ":2:89: row 'a': \"prefer\" must be an array of forms");
 	has(p, ":3:89: row 'b': \"prefer\"[0] must be an object");
-	has(p, "row 'b': prefer[1].expr: ");
+	has(p, ":3:89: row 'b': prefer[1]: expr: unexpected end of expression");
 	has(p, ":4:89: row 'c': prefer[0]: unknown field \"colour\" (expected one of: expr, fidelity, note, absent_ok)");
 	has(p, "row 'c': prefer[0]: a form that is not exact needs a \"note\" saying why");
 	has(p, "row 'd': prefer[0]: \"fidelity\" must be \"exact\" or \"approximate\"");
-	has(p, "row 'd': \"prefer[0].absent_ok\": the expression does not read \"z\"");
+	has(p, "row 'd': prefer[0]: \"absent_ok\": the expression does not read \"z\"");
 	has(p, "row 'e': prefer[0]: \"note\" must be a string");
 	has(p, "row 'e': prefer[0]: \"expr\" must be a string");
 	free(p);
@@ -614,42 +617,61 @@ static void test_load_linear(void **state)
 	}
 }
 
-/* docs/mapping.md's table of row keys lists exactly the loader's (mapping_field), in its order,
- * with its JSON types and presence rules: "| `key` | type | required | meaning |". */
-static void test_docs_list_the_keys(void **state)
+/* A table of docs/mapping.md under `header` lists exactly the keys `field` gives, in its order, with
+ * their JSON types and presence rules: "| `key` | type | required | meaning |". Returns how many. */
+static size_t check_doc_table(const char *doc, const char *header, int (*field)(size_t, struct mapping_field *))
 {
-	(void)state;
-	char *doc = tu_slurp("docs/mapping.md", NULL);
-	assert_non_null(doc);
-	const char *p = strstr(doc, "| field | type | required | meaning |\n|---|---|---|---|\n");
-	assert_non_null(p);
+	const char *p = strstr(doc, header);
+	if (!p)
+		fail_msg("docs/mapping.md has no table \"%s\"", header);
 	p = strchr(strchr(p, '\n') + 1, '\n') + 1;
 	size_t i = 0;
 	struct mapping_field f;
 	for (; strncmp(p, "| `", 3) == 0; i++, p = strchr(p, '\n') + 1) {
 		char want[200];
-		if (!mapping_field(i, &f))
-			fail_msg("docs/mapping.md lists more row keys than the loader has: %.40s", p);
+		if (!field(i, &f))
+			fail_msg("docs/mapping.md lists more keys than the loader has: %.40s", p);
 		snprintf(want, sizeof(want), "| `%s` | %s | %s | ", f.key, f.type, f.required);
 		if (strncmp(p, want, strlen(want)))
 			fail_msg("docs/mapping.md: key %zu is\n%.*s\nwanted\n%s", i, (int)strcspn(p, "\n"), p, want);
 		assert_true(f.doc && *f.doc);
 	}
-	assert_int_equal(mapping_field(i, &f), 0); /* every key documented */
-	assert_true(i >= 12);
-	free(doc);
-	/* the unknown-key error lists the same keys */
-	char *probs = problems_of("{\"metrics\": [{\"name\": \"a\", \"colour\": 1}]}");
+	if (field(i, &f)) /* every key documented */
+		fail_msg("docs/mapping.md (%s) lacks key %s", header, f.key);
+	return i;
+}
+
+/* The unknown-key error of `json` lists the keys `field` gives, in order, after `prefix`. */
+static void check_unknown_key(const char *json, const char *prefix, int (*field)(size_t, struct mapping_field *))
+{
+	struct mapping_field f;
 	struct buf want;
+	char *probs = problems_of(json);
 	buf_init(&want, 0);
-	buf_puts(&want, "row 'a': unknown field \"colour\" (expected one of: ");
-	for (i = 0; mapping_field(i, &f); i++)
+	buf_printf(&want, "%sunknown field \"colour\" (expected one of: ", prefix);
+	for (size_t i = 0; field(i, &f); i++)
 		buf_printf(&want, "%s%s", i ? ", " : "", f.key);
 	buf_puts(&want, ")\n");
 	buf_putc(&want, '\0');
 	has(probs, want.data);
 	buf_free(&want);
 	free(probs);
+}
+
+/* docs/mapping.md's tables of row keys and of preferred-form keys list exactly the loader's
+ * (mapping_field, mapping_form_field), and its unknown-key errors list the same. */
+static void test_docs_list_the_keys(void **state)
+{
+	(void)state;
+	char *doc = tu_slurp("docs/mapping.md", NULL);
+	assert_non_null(doc);
+	assert_true(check_doc_table(doc, "| field | type | required | meaning |\n|---|---|---|---|\n", mapping_field) >= 12);
+	assert_int_equal(check_doc_table(doc, "| form field | type | required | meaning |\n|---|---|---|---|\n",
+					 mapping_form_field), 4);
+	free(doc);
+	check_unknown_key("{\"metrics\": [{\"name\": \"a\", \"colour\": 1}]}", "row 'a': ", mapping_field);
+	check_unknown_key("{\"metrics\": [{\"name\": \"a\", \"prefer\": [{\"colour\": 1}]}]}", "row 'a': prefer[0]: ",
+			  mapping_form_field);
 }
 
 int main(void)
