@@ -239,3 +239,13 @@ void mapping_run(const struct mapping *m, const char *flags, const struct expo *
 	arena_reset(&row_a);
 	arena_reset(&scrape_a);
 }
+
+const char *row_status_name(enum row_status s)
+{
+	static const char *const names[ROW_STATUS_COUNT] = {
+#define ROW_STATUS_NAME(id, name) [id] = name,
+		ROW_STATUSES(ROW_STATUS_NAME)
+#undef ROW_STATUS_NAME
+	};
+	return names[s];
+}

@@ -24,7 +24,7 @@
 #include "source.h"
 #include "expr.h"
 
-enum fidelity { FID_EXACT, FID_APPROXIMATE, FID_UNAVAILABLE };
+enum fidelity { FID_EXACT, FID_APPROXIMATE, FID_UNAVAILABLE, FID_COUNT };
 
 struct kv {
 	char *key, *value;
@@ -109,15 +109,31 @@ const char *fidelity_name(enum fidelity f);
  * slurmctld. */
 enum upstream_id row_upstream(const struct row *r, size_t form);
 
+/* What a row gave this scrape: its id, and its name in slurm_exporter_shim_mapping_rows{status}
+ * (and, from ROW_INPUT_DOWN on, in slurm_exporter_shim_family_left_out{reason}: the row was left out). */
+#define ROW_STATUSES(X) \
+	X(ROW_OK, "served")               /* v holds the series (possibly none, for labelled families) */ \
+	X(ROW_DISABLED, "disabled")       /* enabled_by flag not set */ \
+	X(ROW_UNAVAILABLE, "unavailable") /* fidelity unavailable: no source */ \
+	X(ROW_INPUT_DOWN, "input_down")   /* an endpoint it reads failed: family left out */ \
+	X(ROW_NO_INPUT, "no_input")       /* endpoints fine, but nothing to compute from and no default */ \
+	X(ROW_ERROR, "error")             /* evaluation or output error (duplicate series...): left out */ \
+	X(ROW_INPUT_MISSING, "input_missing") /* a family it reads is absent from a usable answer, not absent_ok */
+
 enum row_status {
-	ROW_OK,            /* v holds the series (possibly none, for labelled families) */
-	ROW_DISABLED,      /* enabled_by flag not set */
-	ROW_UNAVAILABLE,   /* fidelity unavailable: no source */
-	ROW_INPUT_DOWN,    /* an endpoint it reads failed: family left out */
-	ROW_NO_INPUT,      /* endpoints fine, but nothing to compute from and no default */
-	ROW_ERROR,         /* evaluation or output error (duplicate series...): left out */
-	ROW_INPUT_MISSING, /* a family it reads is absent from a usable answer, and not absent_ok */
+#define ROW_STATUS_ID(id, name) id,
+	ROW_STATUSES(ROW_STATUS_ID)
+#undef ROW_STATUS_ID
+	ROW_STATUS_COUNT
 };
+
+/* The status's name (a literal), as above. */
+const char *row_status_name(enum row_status s);
+/* Whether a row with this status was left out (its family not served: input down, error...). */
+static inline int row_status_is_left_out(enum row_status s)
+{
+	return s >= ROW_INPUT_DOWN;
+}
 
 struct row_result {
 	enum row_status status;

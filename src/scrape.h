@@ -94,9 +94,9 @@ struct scrape_status {
 	double slow_fetch;       /* --log.slow-fetch, seconds; 0: never slow */
 	int reload_ok;
 	double reload_time;      /* unix time of the last mapping (re)load attempt */
-	size_t rows[ROW_INPUT_MISSING + 1]; /* rows by enum row_status (served: ROW_OK) */
+	size_t rows[ROW_STATUS_COUNT]; /* rows by enum row_status (served: ROW_OK) */
 	size_t output_full;      /* evaluated rows that did not fit the output cap (left out) */
-	size_t fidelity[FID_UNAVAILABLE + 1][UPSTREAM_COUNT]; /* served rows by their form's fidelity
+	size_t fidelity[FID_COUNT][UPSTREAM_COUNT]; /* served rows by their form's fidelity
 								  and upstream */
 	size_t nleft;            /* families left out; the first SCRAPE_STATUS_LEFT_MAX are listed */
 	struct {

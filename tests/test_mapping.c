@@ -237,8 +237,6 @@ static struct mapping *load_json(const char *json)
 /* The row pipeline, over a small payload: each row's status, then its series. */
 static char *run_rows(const char *json, const char *payload, int up_all, const char *flags)
 {
-	static const char *const st[] = { "ok", "disabled", "unavailable", "input_down", "no_input", "error",
-					  "input_missing" };
 	struct mapping *m = load_json(json);
 	struct run r;
 	struct buf out;
@@ -246,7 +244,7 @@ static char *run_rows(const char *json, const char *payload, int up_all, const c
 	assert_false(r.out_of_order); /* every row, disabled or not, emitted once, in order */
 	buf_init(&out, 0);
 	for (size_t i = 0; i < m->nrows; i++)
-		buf_printf(&out, "%s:%s\n%s", m->rows[i].name, st[r.rows[i].status], r.rows[i].text);
+		buf_printf(&out, "%s:%s\n%s", m->rows[i].name, row_status_name(r.rows[i].status), r.rows[i].text);
 	run_free(&r);
 	mapping_free(m);
 	return buf_steal(&out, NULL);
@@ -274,17 +272,17 @@ static void test_row_pipeline(void **state)
 			      "slurm_jobs 5\n";
 	char *got = run_rows(j, payload, 1, "");
 	const char *want =
-		"slurm_user_jobs_pending:ok\n"
+		"slurm_user_jobs_pending:served\n"
 		"slurm_user_jobs_pending{user=\"(unknown)\"} 3\n"
 		"slurm_user_jobs_pending{user=\"bob\"} 2\n"
 		"slurm_user_jobs_pending{user=\"eve\",x=\"1\"} 1\n"
-		"slurm_account_jobs_running:ok\n"
+		"slurm_account_jobs_running:served\n"
 		"slurm_account_jobs_running{account=\"(null)\"} 1\n"
 		"slurm_account_jobs_running{account=\"physics\"} 0\n"
 		"with_default:input_missing\n" /* a default never hides a missing family */
-		"absent_ok_default:ok\n"
+		"absent_ok_default:served\n"
 		"absent_ok_default 7\n"
-		"absent_ok_empty:ok\n"
+		"absent_ok_empty:served\n"
 		"gpu_only:disabled\n"
 		"clash:error\n"
 		"dup:error\n"
