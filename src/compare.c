@@ -122,12 +122,12 @@ static int served_form(const struct row *r, const struct expo *shim, struct fam_
 }
 
 /* Compare one family: row r (NULL: no row serves it) against the old exporter's. */
-static void compare_one(const char *name, size_t nlen, const struct row *r, const char *flags,
+static void compare_one(const char *name, size_t nlen, const struct row *r, unsigned flags,
 			const struct expo *legacy, const struct expo *shim, struct fam_result *res)
 {
 	const struct expo_family *lf = expo_find(legacy, name, nlen);
 	const struct expo_family *sf = r ? expo_find(shim, name, nlen) : NULL;
-	int enabled = r && row_enabled(r, flags);
+	int enabled = r && row_is_enabled(r, flags);
 	int served = enabled && served_form(r, shim, res);
 	memset(res->diffs, 0, sizeof(res->diffs));
 	res->name = name;
@@ -288,7 +288,7 @@ static void render(const struct fam_result *res, size_t n, int rc, enum compare_
 		   rc ? "" : ": every exact family agrees");
 }
 
-int compare_families(const struct mapping *m, const char *flags, const struct expo *legacy,
+int compare_families(const struct mapping *m, unsigned flags, const struct expo *legacy,
 		     const struct expo *shim, enum compare_format fmt, struct buf *out)
 {
 	struct fam_result *res = xcalloc(m->nrows + legacy->nfams + 1, sizeof(*res));

@@ -19,12 +19,12 @@
 
 enum compare_format { COMPARE_TABLE, COMPARE_JSON };
 
-/* Report every row of m (enabled under flags or not) and every family of legacy that no row
+/* Report every row of m (enabled under flags, enum row_flag bits, or not) and every family of legacy that no row
  * serves; go_*, process_* and promhttp_* families are ignored. shim is the shim's parsed answer,
  * self metrics included: slurm_exporter_shim_row_fidelity says which form (slurmctld's or
  * slurmrestd's) and fidelity each served row had this scrape. Returns 0 when every family whose
  * form is exact agrees (same series, same values), 1 when one does not. */
-int compare_families(const struct mapping *m, const char *flags, const struct expo *legacy,
+int compare_families(const struct mapping *m, unsigned flags, const struct expo *legacy,
 		     const struct expo *shim, enum compare_format fmt, struct buf *out);
 
 /* GET url (http:// or https:// only; no redirect followed) into out, within timeout_s seconds and

@@ -151,11 +151,9 @@ out:
 }
 
 /* The row flags (enabled_by) the command line turns on. */
-static const char *row_flags(const struct options *opt)
+static unsigned row_flags(const struct options *opt)
 {
-	if (opt->gpus && opt->rest_jobs)
-		return "gpus-acct,slurmrestd-jobs";
-	return opt->gpus ? "gpus-acct" : opt->rest_jobs ? "slurmrestd-jobs" : "";
+	return (opt->gpus ? ROW_FLAG_GPUS_ACCT : 0u) | (opt->rest_jobs ? ROW_FLAG_REST_JOBS : 0u);
 }
 
 /* How long source id's answer is reused: by its upstream and its cost class (source.h's walks_jobs:

@@ -214,7 +214,7 @@ static void eval_row(const struct row *r, const struct expr_source *src, const i
 	}
 }
 
-void mapping_run(const struct mapping *m, const char *flags, const struct expo *const ex[SRC_COUNT],
+void mapping_run(const struct mapping *m, unsigned flags, const struct expo *const ex[SRC_COUNT],
 		 const int up[SRC_COUNT], mapping_emit_fn emit, void *ctx)
 {
 	struct arena scrape_a, row_a;
@@ -225,7 +225,7 @@ void mapping_run(const struct mapping *m, const char *flags, const struct expo *
 	 * last row; a row's own series only until it is emitted, so memory holds one row at a time */
 	const struct expr_source src = { ex, SRC_COUNT, expr_memo_alloc(&scrape_a, m->nmemo), m->nmemo, &scrape_a };
 	for (size_t i = 0; i < m->nrows; i++) {
-		if (row_enabled(&m->rows[i], flags)) {
+		if (row_is_enabled(&m->rows[i], flags)) {
 			eval_row(&m->rows[i], &src, up, &row_a, &res);
 		} else {
 			memset(&res, 0, sizeof(res));

@@ -47,8 +47,15 @@ struct row_form {
 	size_t ninputs;
 };
 
+/* The flags that enable rows ("enabled_by"), as bits: --gpus-acct, --slurmrestd.jobs. */
+enum row_flag {
+	ROW_FLAG_GPUS_ACCT = 1u << 0, /* "gpus-acct" */
+	ROW_FLAG_REST_JOBS = 1u << 1, /* "slurmrestd-jobs" */
+};
+
 struct row {
-	char *name, *help, *type, *enabled_by;
+	char *name, *help, *type;
+	unsigned enabled_by;        /* the enum row_flag that enables it; 0: always enabled */
 	struct kv *renames, *fills;
 	size_t nrenames, nfills;
 	int drop_zero, has_default;
@@ -98,11 +105,15 @@ struct mapping_field {
 /* Fill *out with the i-th key of a row, of a preferred form; 0 past the last. */
 int mapping_field(size_t i, struct mapping_field *out);
 int mapping_form_field(size_t i, struct mapping_field *out);
-/* Sources needed by the rows enabled under `flags` (a comma-separated list such as "gpus-acct"):
+/* Sources needed by the rows enabled under `flags` (enum row_flag bits):
  * every row's native form's, and a preferred form's only when all its sources are in `usable`
  * (the sources that can be fetched: configured and not switched off). usable 0: native forms only. */
-unsigned mapping_sources(const struct mapping *m, const char *flags, unsigned usable);
-int row_enabled(const struct row *r, const char *flags);
+unsigned mapping_sources(const struct mapping *m, unsigned flags, unsigned usable);
+/* Whether r is enabled under flags (enum row_flag bits). */
+static inline int row_is_enabled(const struct row *r, unsigned flags)
+{
+	return !r->enabled_by || (r->enabled_by & flags);
+}
 /* "exact", "approximate" or "unavailable" (a literal). */
 const char *fidelity_name(enum fidelity f);
 /* The upstream form r->forms[form] reads: slurmrestd when any of its sources is slurmrestd's, else
@@ -152,7 +163,7 @@ typedef void (*mapping_emit_fn)(void *ctx, size_t row, const struct row_result *
  * under flags over one scrape's answers and emit it. up[ep] says whether endpoint ep delivered a
  * usable answer; ex[ep] is its parsed answer (NULL if down). A row is evaluated with its first
  * preferred form whose sources are all up, else with its native form (unavailable if that is). */
-void mapping_run(const struct mapping *m, const char *flags, const struct expo *const ex[SRC_COUNT],
+void mapping_run(const struct mapping *m, unsigned flags, const struct expo *const ex[SRC_COUNT],
 		 const int up[SRC_COUNT], mapping_emit_fn emit, void *ctx);
 
 #endif

@@ -27,7 +27,6 @@ static void row_clear(struct row *r)
 	free(r->name);
 	free(r->help);
 	free(r->type);
-	free(r->enabled_by);
 	for (size_t i = 0; i < r->nrenames; i++) {
 		free(r->renames[i].key);
 		free(r->renames[i].value);
@@ -317,6 +316,16 @@ static void load_one_of(struct loader *L, const struct field *f, json_t *v)
 		load_string(L, f, v);
 }
 
+/* "enabled_by": the flag, as its bit (enum row_flag). */
+static void load_flag(struct loader *L, const struct field *f, json_t *v)
+{
+	int i = choice(f, json_string_value(v));
+	if (i < 0)
+		bad_value(L, f);
+	else
+		L->row->enabled_by = 1u << i;
+}
+
 /* A row's name: a valid metric name, not reserved, not already a row's. */
 static void load_name(struct loader *L, const struct field *f, json_t *v)
 {
@@ -413,7 +422,8 @@ static const char *const type_choices[] = { "gauge", "counter", "untyped", NULL 
 static const char *const fidelity_choices[] = { [FID_EXACT] = "exact", [FID_APPROXIMATE] = "approximate",
 						[FID_UNAVAILABLE] = "unavailable", NULL };
 static const char *const form_fidelity_choices[] = { [FID_EXACT] = "exact", [FID_APPROXIMATE] = "approximate", NULL };
-static const char *const known_flags[] = { "gpus-acct", "slurmrestd-jobs", NULL };
+static const char *const known_flags[] = { "gpus-acct", "slurmrestd-jobs", NULL }; /* bit i: enum row_flag 1u << i */
+_Static_assert(ROW_FLAG_REST_JOBS == 1u << 1, "known_flags[] is in the order of enum row_flag");
 
 /* In the order they are read: a key's checks may depend on the keys above it (note and expr on
  * fidelity, absent_ok on expr). fidelity, note, expr and absent_ok make the row's native form. */
@@ -433,8 +443,8 @@ static const struct field row_fields[] = {
 	{ "fill_labels", FT_OBJECT, FP_OPTIONAL, "an object", load_fills, 0, NULL, "label -> value for series that lack it" },
 	{ "absent_ok", FT_ARRAY, FP_OPTIONAL, "an array of native family names", load_absent_ok, 0, NULL,
 	  "native families the expression reads that may be absent" },
-	{ "enabled_by", FT_STRING, FP_OPTIONAL, "one of: gpus-acct, slurmrestd-jobs", load_one_of, offsetof(struct row, enabled_by),
-	  known_flags, "the flag that enables the row" },
+	{ "enabled_by", FT_STRING, FP_OPTIONAL, "one of: gpus-acct, slurmrestd-jobs", load_flag, 0, known_flags,
+	  "the flag that enables the row" },
 	{ "prefer", FT_ARRAY, FP_OPTIONAL, "an array of forms", load_prefer, 0, NULL,
 	  "preferred forms (below), tried first, each while its sources are up" },
 };
@@ -734,27 +744,12 @@ enum upstream_id row_upstream(const struct row *r, size_t form)
 	return r->forms[form].sources & source_of_upstream(UPSTREAM_SLURMRESTD) ? UPSTREAM_SLURMRESTD : UPSTREAM_SLURMCTLD;
 }
 
-int row_enabled(const struct row *r, const char *flags)
-{
-	if (!r->enabled_by)
-		return 1;
-	size_t n = strlen(r->enabled_by);
-	for (const char *p = flags; p && *p;) {
-		const char *e = strchr(p, ',');
-		size_t len = e ? (size_t)(e - p) : strlen(p);
-		if (len == n && memcmp(p, r->enabled_by, n) == 0)
-			return 1;
-		p = e ? e + 1 : NULL;
-	}
-	return 0;
-}
-
-unsigned mapping_sources(const struct mapping *m, const char *flags, unsigned usable)
+unsigned mapping_sources(const struct mapping *m, unsigned flags, unsigned usable)
 {
 	unsigned eps = 0;
 	for (size_t i = 0; i < m->nrows; i++) {
 		const struct row *r = &m->rows[i];
-		if (!row_enabled(r, flags))
+		if (!row_is_enabled(r, flags))
 			continue;
 		eps |= row_native(r)->sources;
 		/* a form that can never be used this way (slurmrestd not configured) fetches nothing */

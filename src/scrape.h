@@ -30,7 +30,7 @@ struct scraper_config {
 	struct upstream_config upstream[UPSTREAM_COUNT];
 	const char *replay_dir;   /* read files instead of HTTP */
 	double min_interval[SRC_COUNT]; /* seconds a source's answer is reused */
-	const char *flags;        /* enabled row flags, e.g. "gpus-acct" */
+	unsigned flags;           /* the rows enabled: enum row_flag bits (mapping.h) */
 	unsigned sources_off;     /* sources never fetched whatever the rows read (bit 1 << id); an
 				     upstream without base_url is never fetched either */
 	size_t max_output;        /* bytes */

@@ -58,7 +58,7 @@ static void row_text(void *ctx, size_t i, const struct row_result *res)
 }
 
 /* Each row's output text ("" when left out) and status. */
-static char **run_forms(const struct mapping *m, const char *flags, struct payload *const p[SRC_COUNT], enum row_status *st,
+static char **run_forms(const struct mapping *m, unsigned flags, struct payload *const p[SRC_COUNT], enum row_status *st,
 			size_t *form)
 {
 	const struct expo *ex[SRC_COUNT];
@@ -71,7 +71,7 @@ static char **run_forms(const struct mapping *m, const char *flags, struct paylo
 	return t.out;
 }
 
-static char **run(const struct mapping *m, const char *flags, struct payload *const p[SRC_COUNT], enum row_status *st)
+static char **run(const struct mapping *m, unsigned flags, struct payload *const p[SRC_COUNT], enum row_status *st)
 {
 	return run_forms(m, flags, p, st, NULL);
 }
@@ -115,7 +115,7 @@ static int row_absent_ok(const struct row *r, const char *fam)
 
 /* Drop every family of endpoint ep in turn; returns the number of rows that served something
  * other than the unmodified run's output without saying why. */
-static size_t drop_each(const struct mapping *m, const char *state, const char *flags, char *bodies[SRC_COUNT],
+static size_t drop_each(const struct mapping *m, const char *state, unsigned flags, char *bodies[SRC_COUNT],
 			size_t lens[SRC_COUNT], struct payload *p[SRC_COUNT], char **base, const enum row_status *bst,
 			enum source_id ep, size_t *ndropped)
 {
@@ -149,7 +149,7 @@ static size_t drop_each(const struct mapping *m, const char *state, const char *
 				continue;
 			if (bst[i] == ROW_OK && row_absent_ok(r, fam))
 				continue;
-			print_message("%s%s%s: without %s, %s gives\n%s\ninstead of\n%s\n", state, *flags ? " --" : "", flags,
+			print_message("%s%s: without %s, %s gives\n%s\ninstead of\n%s\n", state, flags ? " --gpus-acct" : "",
 				      fam, r->name, out[i], base[i]);
 			bad++;
 		}
@@ -197,7 +197,7 @@ static void test_drop_each_family(void **state)
 		struct payload *p[SRC_COUNT] = { 0 }; /* slurmctld's captures: no slurmrestd answer */
 		read_answers(m, states[s], SRC_NATIVE_COUNT, bodies, lens, p);
 		for (int g = 0; g < 2; g++) {
-			const char *flags = g ? "gpus-acct" : "";
+			unsigned flags = g ? ROW_FLAG_GPUS_ACCT : 0;
 			enum row_status *bst = xcalloc(m->nrows, sizeof(*bst));
 			char **base = run(m, flags, p, bst);
 			for (int ep = 0; ep < SRC_NATIVE_COUNT; ep++)
@@ -248,7 +248,7 @@ static size_t drop_each_rest(const struct mapping *m, const char *state, char *b
 	size_t bad = 0;
 	enum row_status *bst = xcalloc(m->nrows, sizeof(*bst)), *st = xcalloc(m->nrows, sizeof(*st));
 	size_t *bform = xcalloc(m->nrows, sizeof(size_t)), *form = xcalloc(m->nrows, sizeof(size_t));
-	char **base = run_forms(m, "gpus-acct", p, bst, bform);
+	char **base = run_forms(m, ROW_FLAG_GPUS_ACCT, p, bst, bform);
 	for (size_t j = 0; j < m->ninputs; j++) {
 		enum source_id ep = source_for_metric(m->inputs[j]);
 		if (ep < SRC_NATIVE_COUNT)
@@ -259,7 +259,7 @@ static size_t drop_each_rest(const struct mapping *m, const char *state, char *b
 		q[ep] = payload_new(ep, 0, keep_but_one, &keep);
 		assert_int_equal(payload_feed(q[ep], bodies[ep], lens[ep], 0), 0);
 		payload_finish(q[ep]);
-		char **out = run_forms(m, "gpus-acct", q, st, form);
+		char **out = run_forms(m, ROW_FLAG_GPUS_ACCT, q, st, form);
 		(*ndropped)++;
 		for (size_t i = 0; i < m->nrows; i++) {
 			const struct row *r = &m->rows[i];

@@ -193,7 +193,7 @@ static struct payload *answer(const struct mapping *m, enum source_id ep, const 
 /* Run m over the answers (every endpoint answers payload, or its file in replay_dir) with every
  * usable answer up, or none. */
 static void run_table(struct run *r, const struct mapping *m, const char *payload, const char *replay_dir, int up_all,
-		      const char *flags)
+		      unsigned flags)
 {
 	const struct expo *ex[SRC_COUNT] = { 0 };
 	int up[SRC_COUNT] = { 0 };
@@ -235,7 +235,7 @@ static struct mapping *load_json(const char *json)
 }
 
 /* The row pipeline, over a small payload: each row's status, then its series. */
-static char *run_rows(const char *json, const char *payload, int up_all, const char *flags)
+static char *run_rows(const char *json, const char *payload, int up_all, unsigned flags)
 {
 	struct mapping *m = load_json(json);
 	struct run r;
@@ -270,7 +270,7 @@ static void test_row_pipeline(void **state)
 			      "slurm_user_jobs_pending 3\nslurm_user_jobs_pending{x=\"1\",username=\"eve\"} 1\n"
 			      "slurm_account_jobs_running{account=\"physics\"} 0\nslurm_account_jobs_running 1\n"
 			      "slurm_jobs 5\n";
-	char *got = run_rows(j, payload, 1, "");
+	char *got = run_rows(j, payload, 1, 0);
 	const char *want =
 		"slurm_user_jobs_pending:served\n"
 		"slurm_user_jobs_pending{user=\"(unknown)\"} 3\n"
@@ -292,7 +292,7 @@ static void test_row_pipeline(void **state)
 	free(got);
 
 	/* endpoints down: every family is left out, defaults are not applied */
-	got = run_rows(j, payload, 0, "gpus-acct");
+	got = run_rows(j, payload, 0, ROW_FLAG_GPUS_ACCT);
 	want = "slurm_user_jobs_pending:input_down\nslurm_account_jobs_running:input_down\nwith_default:input_down\n"
 	       "absent_ok_default:input_down\nabsent_ok_empty:input_down\ngpu_only:input_down\nclash:input_down\ndup:input_down\nno_input:input_down\n";
 	if (strcmp(got, want))
@@ -325,7 +325,7 @@ static void check_sorted(int style, unsigned count)
 	}
 	buf_putc(&p, '\0');
 	char *got = run_rows("{\"metrics\": [" ROW("slurm_user_jobs_pending", "\"expr\": \"slurm_user_jobs_pending\"") "]}",
-			     p.data, 1, "");
+			     p.data, 1, 0);
 	const char *prev = NULL;
 	unsigned lines = 0;
 	for (char *line = strtok(got, "\n"); line; line = strtok(NULL, "\n")) {
@@ -346,7 +346,7 @@ static void check_sorted(int style, unsigned count)
 	buf_printf(&j, "{\"metrics\": [" ROW("slurm_user_jobs_pending", "\"expr\": \"label_replace(slurm_user_jobs_pending, "
 		   "\\\"username\\\", \\\"%s\\\", \\\"username\\\", \\\"%s\\\")\"") "]}", a, b);
 	buf_putc(&j, '\0');
-	got = run_rows(j.data, p.data, 1, "");
+	got = run_rows(j.data, p.data, 1, 0);
 	assert_string_equal(got, "slurm_user_jobs_pending:error\n");
 	free(got);
 	buf_free(&j);
@@ -368,9 +368,9 @@ static void test_prefer_fallback(void **state)
 		" \"prefer\": [{\"expr\": \"sum(slurmrestd_node_absent_family)\", \"fidelity\": \"exact\"},"
 		" {\"expr\": \"sum(slurmrestd_share_level)\", \"fidelity\": \"exact\"},"
 		" {\"expr\": \"sum(slurmrestd_share_fairshare) * 4\", \"fidelity\": \"approximate\", \"note\": \"m\"}]}]}");
-	assert_int_equal(mapping_sources(m, "", 0), 1u << SRC_JOBS);
-	assert_int_equal(mapping_sources(m, "", 1u << SRC_JOBS | 1u << SRC_REST_SHARES), 1u << SRC_JOBS | 1u << SRC_REST_SHARES);
-	assert_int_equal(mapping_sources(m, "", ~0u), 1u << SRC_JOBS | 1u << SRC_REST_SHARES | 1u << SRC_REST_NODES);
+	assert_int_equal(mapping_sources(m, 0, 0), 1u << SRC_JOBS);
+	assert_int_equal(mapping_sources(m, 0, 1u << SRC_JOBS | 1u << SRC_REST_SHARES), 1u << SRC_JOBS | 1u << SRC_REST_SHARES);
+	assert_int_equal(mapping_sources(m, 0, ~0u), 1u << SRC_JOBS | 1u << SRC_REST_SHARES | 1u << SRC_REST_NODES);
 	assert_true(mapping_reads("slurmrestd_share_fairshare", 26, m));
 	for (int rest = 0; rest < 2; rest++) {
 		struct run r;
@@ -387,7 +387,7 @@ static void test_prefer_fallback(void **state)
 		r.nrows = m->nrows;
 		r.rows = xcalloc(m->nrows, sizeof(*r.rows));
 		r.emitted = 0;
-		mapping_run(m, "", ex, up, keep_row, &r);
+		mapping_run(m, 0, ex, up, keep_row, &r);
 		assert_int_equal(r.rows[0].status, rest ? ROW_OK : ROW_UNAVAILABLE);
 		assert_string_equal(r.rows[0].text, rest ? "fair 0.25\n" : "");
 		assert_int_equal(m->rows[0].nforms, 2);
@@ -439,7 +439,7 @@ static void test_invalid_utf8_labels(void **state)
 			      "slurm_node_memory_bytes{node=\"ok\xC3\xA9\"} 7\n";
 	struct mapping *m = load_json(j);
 	struct run r;
-	run_table(&r, m, payload, NULL, 1, "");
+	run_table(&r, m, payload, NULL, 1, 0);
 	assert_true(r.p[SRC_NODES]->expo.invalid_utf8 > 0); /* label sets shared with a twin are counted once */
 	assert_int_equal(r.rows[0].status, ROW_ERROR);
 	assert_non_null(strstr(r.rows[0].err, "two series with the same labels (once invalid UTF-8"));
@@ -529,13 +529,13 @@ static void *deep_rows(void *arg)
 	}
 	buf_free(&problems);
 	msg[0] = '\0';
-	run_table(&r, m, NULL, "tests/fixtures/slurm-25.11/04-resumed-busy", 1, "");
+	run_table(&r, m, NULL, "tests/fixtures/slurm-25.11/04-resumed-busy", 1, 0);
 	if (r.out_of_order)
 		snprintf(msg, sizeof(msg), "rows emitted out of order");
 	for (size_t i = 0; i < m->nrows && !msg[0]; i++)
 		if (r.rows[i].status != ROW_OK)
 			snprintf(msg, sizeof(msg), "row %s: status %d %s", m->rows[i].name, r.rows[i].status, r.rows[i].err);
-	if (!msg[0] && rules_export(m, "http://ctl:6817", ":9341", "", "/tmp/shimtest-deep-rules", msg, sizeof(msg)) == 0)
+	if (!msg[0] && rules_export(m, "http://ctl:6817", ":9341", 0, "/tmp/shimtest-deep-rules", msg, sizeof(msg)) == 0)
 		msg[0] = '\0';
 	run_free(&r);
 	mapping_free(m);
