@@ -151,7 +151,7 @@ struct payload *payload_replay(const char *dir, enum source_id src, size_t max_b
 static int unvouched(const struct payload *const p[SRC_COUNT], int id)
 {
 	int v = sources[id].empty_vouched_by;
-	return p[id]->len == 0 && v >= 0 && p[v] && !p[v]->ok;
+	return p[id]->len == 0 && sources[id].empty_ok && v >= 0 && p[v] && !p[v]->ok;
 }
 
 int source_usable(const struct payload *const p[SRC_COUNT], int up[SRC_COUNT])

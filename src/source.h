@@ -77,8 +77,8 @@ struct source {
 	enum upstream_id upstream;
 	const struct source_parser *parser;
 	int empty_ok;             /* an empty 200 is normal (no jobs in memory) */
-	int empty_vouched_by;     /* with empty_ok: an empty answer counts only when this source (a
-				     source_id) is usable too; -1: always */
+	int empty_vouched_by;     /* read only with empty_ok: an empty answer counts only when this
+				     source (a source_id) is usable too; -1: always */
 	const char *const *prefixes; /* the metric names it serves, by prefix; NULL-terminated */
 	int catch_all;            /* serves the names no source's prefixes claim */
 	int names_optional;       /* a well-formed answer may name no family (JSON: no jobs, no
