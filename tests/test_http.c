@@ -907,15 +907,49 @@ static void test_source_table(void **state)
 	assert_int_equal(source_for_metric("slurmrestd_share_fairshare"), SRC_REST_SHARES);
 	assert_int_equal(source_for_metric("slurmrestd_jobs_cpus"), SRC_REST_JOBS);
 	assert_int_equal(source_for_metric("slurmrestd_diag_server_thread_count"), SRC_REST_DIAG);
+	/* the table's conventions: each fails on a row with a typo or a field left out */
+	int catch_all = -1;
 	for (int id = 0; id < SRC_COUNT; id++) {
 		const struct source *src = &sources[id];
-		assert_non_null(src->name);
-		assert_true(src->path[0] == '/');
-		assert_non_null(src->file);
-		assert_true(src->upstream < UPSTREAM_COUNT);
+		int native = id < SRC_NATIVE_COUNT;
+		char want[128];
+		/* slurmctld's sources first, all read by one parser (the OpenMetrics text) */
+		assert_int_equal(src->upstream, native ? UPSTREAM_SLURMCTLD : UPSTREAM_SLURMRESTD);
 		assert_non_null(src->parser);
-		assert_true(src->empty_vouched_by < SRC_COUNT);
+		assert_int_equal(src->parser == sources[SRC_JOBS].parser, native);
+		assert_true(source_of_upstream(src->upstream) & (1u << id));
+		/* its name, path and replay file name the same endpoint */
+		const char *leaf = strrchr(src->path, '/') + 1;
+		snprintf(want, sizeof(want), native ? "/metrics/%s" : "/slurm/{version}/%s", leaf);
+		assert_string_equal(src->path, want);
+		snprintf(want, sizeof(want), native ? "%s" : "slurmrestd-%s", leaf);
+		assert_string_equal(src->name, want);
+		snprintf(want, sizeof(want), native ? "metrics_%s.txt" : "rest_%s.json", leaf);
+		assert_string_equal(src->file, want);
+		/* and a capture holds that file */
+		snprintf(want, sizeof(want), "tests/fixtures/slurm-25.11-rest/R1-idle-drained/%s", src->file);
+		if (access(want, R_OK))
+			fail_msg("source %s: no replay file %s", src->name, want);
+		for (int j = 0; j < id; j++)
+			assert_string_not_equal(src->name, sources[j].name);
+		/* the names it serves route to it */
+		for (const char *const *pre = src->prefixes; pre && *pre; pre++) {
+			snprintf(want, sizeof(want), "%sx", *pre);
+			assert_int_equal(source_for_metric(want), id);
+		}
+		/* an empty answer's voucher is another source of its upstream, which needs no voucher */
+		if (src->empty_ok && src->empty_vouched_by >= 0) {
+			const struct source *v = &sources[src->empty_vouched_by];
+			assert_true(src->empty_vouched_by < SRC_COUNT && src->empty_vouched_by != id);
+			assert_int_equal(v->upstream, src->upstream);
+			assert_false(v->empty_ok);
+		}
+		if (src->catch_all) {
+			assert_int_equal(catch_all, -1); /* one catch-all */
+			catch_all = id;
+		}
 	}
+	assert_int_equal(source_for_metric("anything"), catch_all);
 }
 
 /* One verdict: every fault, status and body case gives its reason, and a missing token matters
