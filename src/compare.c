@@ -178,8 +178,10 @@ static void compare_one(const char *name, size_t nlen, const struct row *r, unsi
 	res->bad = res->ndiff && res->fidelity == FID_EXACT;
 }
 
-/* s escaped as in the text format (\\ \" \n), other control bytes as \xHH, invalid UTF-8 repaired. */
-static void put_escaped(struct buf *b, const char *s, size_t n)
+/* For the report people read (writer.c's text_escaped is for Prometheus): s escaped as in the text
+ * format (\\ \" \n), and also every other control byte, as \xHH, so that none reaches a terminal;
+ * invalid UTF-8 repaired. */
+static void report_escaped(struct buf *b, const char *s, size_t n)
 {
 	char *fixed = xmalloc(3 * n + 1);
 	size_t m = utf8_repair(fixed, s, n);
@@ -197,18 +199,19 @@ static void put_escaped(struct buf *b, const char *s, size_t n)
 	free(fixed);
 }
 
-static void put_labels(struct buf *b, const struct expo_sample *s)
+static void report_labels(struct buf *b, const struct expo_sample *s)
 {
 	buf_putc(b, '{');
 	for (uint32_t i = 0; i < s->nlabels; i++) {
 		buf_printf(b, "%s%.*s=\"", i ? "," : "", (int)s->labels[i].nlen, s->labels[i].name);
-		put_escaped(b, s->labels[i].value, s->labels[i].vlen);
+		report_escaped(b, s->labels[i].value, s->labels[i].vlen);
 		buf_putc(b, '"');
 	}
 	buf_putc(b, '}');
 }
 
-static void put_value(struct buf *b, const struct expo_sample *s)
+/* A series' value in the report: "-" when that side has no such series, else as read (%.17g). */
+static void report_value(struct buf *b, const struct expo_sample *s)
 {
 	if (!s)
 		buf_puts(b, "-");
@@ -233,11 +236,11 @@ static void table_row(struct buf *b, const struct fam_result *r)
 		   approx ? "differs (approximate)" : verdict_names[r->verdict], fid_name(r->fidelity), r->upstream, (int)r->nlen, r->name, r->nlegacy, r->nshim);
 	for (size_t i = 0; i < r->ndiff && i < COMPARE_MAX_DIFFS; i++) {
 		buf_puts(b, "    ");
-		put_labels(b, r->diffs[i].legacy ? r->diffs[i].legacy : r->diffs[i].shim);
+		report_labels(b, r->diffs[i].legacy ? r->diffs[i].legacy : r->diffs[i].shim);
 		buf_puts(b, " legacy ");
-		put_value(b, r->diffs[i].legacy);
+		report_value(b, r->diffs[i].legacy);
 		buf_puts(b, " shim ");
-		put_value(b, r->diffs[i].shim);
+		report_value(b, r->diffs[i].shim);
 		buf_putc(b, '\n');
 	}
 	if (r->ndiff > COMPARE_MAX_DIFFS)
