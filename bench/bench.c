@@ -227,7 +227,7 @@ struct pipe_times {
  * hands over (at most CURL_MAX_WRITE_SIZE), every line checked, only the mapping's inputs kept. */
 static struct payload *parse_answer(const struct payload_set *ps, enum source_id ep, const struct mapping *m)
 {
-	struct payload *p = payload_new(ep, 0, mapping_reads, (void *)m);
+	struct payload *p = payload_new(ep, 0, mapping_has_input, (void *)m);
 	for (size_t off = 0; off < ps->len[ep]; off += CURL_MAX_WRITE_SIZE)
 		payload_feed(p, ps->body[ep] + off,
 			     ps->len[ep] - off < CURL_MAX_WRITE_SIZE ? ps->len[ep] - off : CURL_MAX_WRITE_SIZE, 0);

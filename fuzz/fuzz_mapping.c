@@ -67,7 +67,7 @@ static void evaluate(const struct mapping *m, unsigned down)
 	int up[SRC_COUNT];
 	for (int i = 0; i < SRC_NATIVE_COUNT; i++) { /* slurmctld's answers; no slurmrestd */
 		size_t len = strlen(fuzz_payload[i]);
-		p[i] = payload_new((enum source_id)i, 0, mapping_reads, (void *)m);
+		p[i] = payload_new((enum source_id)i, 0, mapping_has_input, (void *)m);
 		for (size_t off = 0; off < len; off += 100) /* lines split across pieces */
 			if (payload_feed(p[i], fuzz_payload[i] + off, len - off < 100 ? len - off : 100, 0) < 0)
 				abort();

@@ -169,13 +169,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	size_t rep = native_render(&in, &b);
 	for (size_t i = 0; i < in.nfams; i++) {
 		const struct expo_family *f = &in.fams[i];
-		bad += f->help && !utf8_valid(f->help, f->hlen);
+		bad += f->help && !utf8_is_valid(f->help, f->hlen);
 		for (size_t s = 0; s < f->n; s++)
 			for (uint32_t j = 0; j < f->samples[s].nlabels; j++)
-				bad += !utf8_valid(f->samples[s].labels[j].value, f->samples[s].labels[j].vlen);
+				bad += !utf8_is_valid(f->samples[s].labels[j].value, f->samples[s].labels[j].vlen);
 	}
 	const char *text_out = b.len ? b.data : ""; /* nothing written: no buffer */
-	if (rep != bad || !utf8_valid(text_out, b.len))
+	if (rep != bad || !utf8_is_valid(text_out, b.len))
 		abort();
 	check_names(text_out, text_out + b.len);
 	if (expo_parse(&out, text_out, b.len, EXPO_STRICT) != 0)

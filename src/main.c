@@ -288,7 +288,7 @@ int main(int argc, char **argv)
 		printf("slurm-exporter-shim %s\n", SHIM_VERSION);
 		return 0;
 	}
-	if (opt.rest_api_version && !restapi_known(opt.rest_api_version)) {
+	if (opt.rest_api_version && !restapi_is_known(opt.rest_api_version)) {
 		fprintf(stderr, "slurm-exporter-shim: flag --slurmrestd.api-version: value \"%.40s\" is not a version this shim reads (%s)\n",
 			opt.rest_api_version, restapi_known_text());
 		return 2;

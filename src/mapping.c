@@ -62,7 +62,7 @@ static size_t repair_utf8(struct vec *v, const struct expr_source *src, struct a
 		struct label *ls = NULL;
 		for (uint32_t k = 0; k < v->e[i].nlabels; k++) {
 			const struct label *l = &v->e[i].labels[k];
-			if (utf8_valid(l->value, l->vlen))
+			if (utf8_is_valid(l->value, l->vlen))
 				continue;
 			if (!fixed) { /* the elements may be a payload's or a shared result: copy them */
 				struct velem *e = arena_alloc(a, v->n * sizeof(*e));
@@ -206,7 +206,7 @@ static void eval_row(const struct row *r, const struct expr_source *src, const i
 		snprintf(res->err, sizeof(res->err), "the expression gave no series");
 		return;
 	}
-	if (series_sort(&res->v, a)) {
+	if (series_sort(&res->v, a) < 0) {
 		res->status = ROW_ERROR;
 		snprintf(res->err, sizeof(res->err), "two series with the same labels%s",
 			 res->repaired ? " (once invalid UTF-8 in label values was repaired)" : "");

@@ -87,7 +87,7 @@ struct mapping {
 /* The index of the row called name, or -1. */
 int mapping_row_index(const struct mapping *m, const char *name);
 /* expo_keep_fn over a mapping's inputs (ctx: the mapping): only these families need storing. */
-int mapping_reads(const char *name, size_t len, void *ctx);
+int mapping_has_input(const char *name, size_t len, void *ctx);
 
 /* Load and compile. Every problem is appended to `problems` (one per line, "file:line:col: row 'x':
  * message"); returns NULL if there was any. problems may be NULL. */

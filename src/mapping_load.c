@@ -613,7 +613,7 @@ static void collect_inputs(struct mapping *m, struct inputs in)
 	m->ninputs = u;
 }
 
-int mapping_reads(const char *name, size_t len, void *ctx)
+int mapping_has_input(const char *name, size_t len, void *ctx)
 {
 	const struct mapping *m = ctx;
 	size_t lo = 0, hi = m->ninputs;

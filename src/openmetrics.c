@@ -635,7 +635,7 @@ int om_validate(const char *text, size_t len, size_t *err_line, char *reason, si
 		}
 		const char *nl = memchr(p, '\n', (size_t)(end - p));
 		const char *le = nl ? nl : end;
-		if (!utf8_valid(p, (size_t)(le - p))) {
+		if (!utf8_is_valid(p, (size_t)(le - p))) {
 			fail(&o, line, "invalid UTF-8");
 			goto out;
 		}

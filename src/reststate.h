@@ -26,7 +26,7 @@ int node_state_add(struct node_state *s, const char *name, size_t n);
 /* sinfo's long state (%T, lower case) into buf (at least 24 bytes); returns its length. */
 size_t node_state_sinfo(const struct node_state *s, char *buf, size_t cap);
 /* sinfo's CPU rule (%C): the unallocated CPUs of a drained/draining or down node are "other". */
-int node_state_cpus_other(const struct node_state *s);
+int node_state_is_cpus_other(const struct node_state *s);
 
 /* A job state: rank of the flag squeue prints first (0 = none yet), and the base name. */
 struct job_state {

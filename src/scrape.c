@@ -217,7 +217,7 @@ static void job_run(struct fetch_job *j)
 	struct scraper *s = j->s;
 	struct payload *got[SRC_COUNT] = { 0 };
 	void *m = j->map->m;
-	expo_keep_fn keep = j->all ? NULL : mapping_reads;
+	expo_keep_fn keep = j->all ? NULL : mapping_has_input;
 
 	if (s->cfg.replay_dir) {
 		for (int id = 0; id < SRC_COUNT; id++)

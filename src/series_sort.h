@@ -7,8 +7,8 @@
 #include "labels.h"
 #include "xmalloc.h"
 
-/* Sort v by label set (labels_cmp). Returns 1, and may leave v unsorted, if two elements have the
- * same label set; 0 otherwise. */
+/* Sort v by label set (labels_cmp). Returns 0, or -1 (v maybe left unsorted) when two elements have
+ * the same label set. */
 int series_sort(struct vec *v, struct arena *a);
 
 #endif

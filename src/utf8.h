@@ -15,7 +15,7 @@
 #include <stddef.h>
 
 /* 1 if s[0..n) is well-formed UTF-8. */
-int utf8_valid(const char *s, size_t n);
+int utf8_is_valid(const char *s, size_t n);
 /* Copy s[0..n) into dst, which has room for 3 * n bytes, with every maximal subpart of an invalid
  * sequence replaced by U+FFFD. Returns the bytes written. */
 size_t utf8_repair(char *dst, const char *s, size_t n);

@@ -37,11 +37,12 @@ static int parse_headers(struct wc_ctx *c, const yaml_node_t *n)
 	char eb[YF_ESC_SIZE], eb2[YF_ESC_SIZE];
 	size_t count, i, h;
 	char *val = NULL;
-	int r;
+	int present;
 
-	r = yf_expect_mapping(&c->y, n, "http_server_config.headers");
-	if (r != 0)
-		return r < 0 ? -1 : 0;
+	if (yf_get_mapping(&c->y, n, "http_server_config.headers", &present) < 0)
+		return -1;
+	if (!present)
+		return 0;
 	count = (size_t)(n->data.mapping.pairs.top - n->data.mapping.pairs.start);
 	if (count == 0)
 		return 0;
@@ -91,11 +92,12 @@ static int parse_http(struct wc_ctx *c, const yaml_node_t *n)
 {
 	const yaml_node_t *k, *v;
 	char eb[YF_ESC_SIZE];
-	int r, http2 = 1;
+	int present, http2 = 1;
 
-	r = yf_expect_mapping(&c->y, n, "http_server_config");
-	if (r != 0)
-		return r < 0 ? -1 : 0;
+	if (yf_get_mapping(&c->y, n, "http_server_config", &present) < 0)
+		return -1;
+	if (!present)
+		return 0;
 	YF_FOR_PAIRS(&c->y, n, k, v) {
 		if (yf_scalar_eq(k, "http2")) {
 			if (yf_get_bool(&c->y, v, "http_server_config.http2", &http2) < 0)

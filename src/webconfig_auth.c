@@ -53,11 +53,12 @@ int wc_parse_users(struct wc_ctx *c, const yaml_node_t *n)
 	unsigned cost;
 	const char *why;
 	size_t count;
-	int r;
+	int present;
 
-	r = yf_expect_mapping(&c->y, n, "basic_auth_users");
-	if (r != 0)
-		return r < 0 ? -1 : 0;
+	if (yf_get_mapping(&c->y, n, "basic_auth_users", &present) < 0)
+		return -1;
+	if (!present)
+		return 0;
 	count = (size_t)(n->data.mapping.pairs.top - n->data.mapping.pairs.start);
 	if (count == 0)
 		return 0;
@@ -129,7 +130,7 @@ static const char *hash_for(const struct webconfig *wc, const char *user, size_t
  * milliseconds by design; like exporter-toolkit, a password that verified once for a user is
  * remembered (one per user, under the user's lock, compared in constant time) so the next scrape
  * skips bcrypt. A wrong password always pays the full bcrypt cost. */
-int webconfig_check_basic_auth(const struct webconfig *wc, const char *user, size_t ulen, const char *password,
+int webconfig_auth_is_valid(const struct webconfig *wc, const char *user, size_t ulen, const char *password,
 			       size_t plen, unsigned *cost)
 {
 	struct crypt_data *cd = NULL;

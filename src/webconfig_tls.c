@@ -264,11 +264,12 @@ int wc_parse_tls(struct wc_ctx *c, const yaml_node_t *key, const yaml_node_t *n)
 	const yaml_node_t *k, *v;
 	char eb[YF_ESC_SIZE];
 	char *s = NULL;
-	int r;
+	int present;
 
-	r = yf_expect_mapping(&c->y, n, "tls_server_config");
-	if (r != 0)
-		return r < 0 ? -1 : 0;
+	if (yf_get_mapping(&c->y, n, "tls_server_config", &present) < 0)
+		return -1;
+	if (!present)
+		return 0;
 	t->mark = key->start_mark;
 	YF_FOR_PAIRS(&c->y, n, k, v) {
 		if (yf_scalar_eq(k, "cert_file")) {

@@ -222,13 +222,15 @@ out:
 	return rc;
 }
 
-/* Check that n is a mapping (null = absent: returns 1) and its keys are sane. 0 = mapping. */
-int yf_expect_mapping(struct yf_ctx *c, const yaml_node_t *n, const char *what)
+/* A mapping with sane keys (*present 1), or null, absent (*present 0): 0; else -1. */
+int yf_get_mapping(struct yf_ctx *c, const yaml_node_t *n, const char *what, int *present)
 {
+	*present = 0;
 	if (yf_is_null(n))
-		return 1;
+		return 0;
 	if (n->type != YAML_MAPPING_NODE)
 		return yf_fail_at(c, n->start_mark, "%s must be a mapping, not %s", what, yf_type_name(n));
+	*present = 1;
 	return yf_check_mapping(c, n, what);
 }
 

@@ -72,8 +72,8 @@ int yf_get_bool(struct yf_ctx *c, const yaml_node_t *n, const char *what, int *o
 int yf_lookup(const yaml_node_t *n, const char *const *names, size_t count);
 /* Every key of mapping n is a scalar without NUL bytes and appears once: 0, else -1. */
 int yf_check_mapping(struct yf_ctx *c, const yaml_node_t *n, const char *what);
-/* n is a mapping with sane keys: 0; null (absent): 1; else -1. */
-int yf_expect_mapping(struct yf_ctx *c, const yaml_node_t *n, const char *what);
+/* n is a mapping with sane keys (*present set) or null (absent: *present 0): 0; else -1. */
+int yf_get_mapping(struct yf_ctx *c, const yaml_node_t *n, const char *what, int *present);
 #define YF_FOR_PAIRS(c, n, k, v)                                                                      \
 	for (yaml_node_pair_t *p_ = (n)->data.mapping.pairs.start;                                 \
 	     p_ < (n)->data.mapping.pairs.top && ((k) = yf_node((c), p_->key)) != NULL &&          \

@@ -26,7 +26,7 @@ static const char *const states[] = {
 static struct payload *answer(const struct mapping *m, enum source_id ep, const char *body, size_t len)
 {
 	enum { PIECE = 16384 };
-	struct payload *p = payload_new(ep, 0, m ? mapping_reads : NULL, (void *)m);
+	struct payload *p = payload_new(ep, 0, m ? mapping_has_input : NULL, (void *)m);
 	for (size_t off = 0; off < len; off += PIECE)
 		assert_int_equal(payload_feed(p, body + off, len - off < PIECE ? len - off : PIECE, 0), 0);
 	payload_finish(p);
@@ -227,7 +227,7 @@ static int keep_but_one(const char *name, size_t len, void *ctx)
 	const struct but_one *b = ctx;
 	if (strlen(b->name) == len && !memcmp(name, b->name, len))
 		return 0;
-	return mapping_reads(name, len, (void *)b->m);
+	return mapping_has_input(name, len, (void *)b->m);
 }
 
 /* Does the row's form read fam (1), and say its absence is normal (2)? */

@@ -94,7 +94,7 @@ static void run_state_with(const struct mapping *m, const char *state, unsigned 
 	memset(r->p, 0, sizeof(r->p));
 	for (int ep = 0; ep < (rest ? SRC_COUNT : SRC_NATIVE_COUNT); ep++) {
 		int absent = rest == 2 && ep >= SRC_NATIVE_COUNT;
-		r->p[ep] = payload_replay(absent ? "/nonexistent" : dir, (enum source_id)ep, 1 << 28, 0, mapping_reads, (void *)m);
+		r->p[ep] = payload_replay(absent ? "/nonexistent" : dir, (enum source_id)ep, 1 << 28, 0, mapping_has_input, (void *)m);
 		if (r->p[ep]->ok == absent)
 			fail_msg("%s: %s: %s", state, sources[ep].name, absent ? "usable" : r->p[ep]->reason);
 	}

@@ -1390,27 +1390,27 @@ static void test_restapi_learn(void **state)
 	(void)state;
 	char v[RESTAPI_VERSION_MAX], why[300];
 	struct restapi *ra = restapi_new(NULL);
-	assert_int_equal(restapi_get(ra, v), 0);
+	assert_int_equal(restapi_version(ra, v), -1);
 	const char *bad[] = { "", "not json", "[]", "{\"paths\": []}", "{\"paths\": {\"/slurm/v0.0.40/nodes/\": {}}}",
 			      "{\"paths\": {\"/slurmdb/v0.0.44/jobs/\": {}, \"/slurm/v0.0.440/x\": {}}}" };
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		why[0] = '\0';
 		assert_int_equal(restapi_learn(ra, bad[i], strlen(bad[i]), why, sizeof(why)), -1);
 		assert_true(has(why, "/openapi/v3: "));
-		assert_int_equal(restapi_get(ra, v), 0);
+		assert_int_equal(restapi_version(ra, v), -1);
 	}
 	const char *doc = "{\"paths\": {\"/slurm/v0.0.45/nodes/\": {}, \"/slurm/v0.0.43/nodes/\": {},"
 			  " \"/slurm/v0.0.44/diag/\": {}, \"/slurm/v0.0.42/jobs/\": {}}}";
 	assert_int_equal(restapi_learn(ra, doc, strlen(doc), why, sizeof(why)), 0);
-	assert_int_equal(restapi_get(ra, v), 1);
+	assert_int_equal(restapi_version(ra, v), 0);
 	assert_string_equal(v, "v0.0.44");
 	restapi_free(ra);
 	ra = restapi_new("v0.0.42");
-	assert_int_equal(restapi_get(ra, v), 1);
+	assert_int_equal(restapi_version(ra, v), 0);
 	assert_string_equal(v, "v0.0.42");
 	restapi_free(ra);
-	assert_true(restapi_known("v0.0.41") && restapi_known("v0.0.44"));
-	assert_false(restapi_known("v0.0.45") || restapi_known("v0.0.4") || restapi_known(""));
+	assert_true(restapi_is_known("v0.0.41") && restapi_is_known("v0.0.44"));
+	assert_false(restapi_is_known("v0.0.45") || restapi_is_known("v0.0.4") || restapi_is_known(""));
 }
 
 /* A self metric's value for one endpoint in an exposition; -1 when absent. */
@@ -1575,7 +1575,7 @@ static void test_html_escape(void **state)
 /* A page is safe: no tag from data, valid UTF-8. */
 static void assert_page_safe(const char *page, size_t len)
 {
-	assert_true(utf8_valid(page, len));
+	assert_true(utf8_is_valid(page, len));
 	assert_int_equal(strlen(page), len); /* no NUL */
 	const char *p = page;
 	size_t scripts = 0;
@@ -2448,7 +2448,7 @@ static void test_native_render(void **state)
 	buf_init(&b, 0);
 	assert_int_equal(native_render(&in, &b), 2); /* the HELP and one label value repaired */
 	buf_putc(&b, '\0');
-	assert_true(utf8_valid(b.data, b.len - 1));
+	assert_true(utf8_is_valid(b.data, b.len - 1));
 	assert_string_equal(b.data,
 			    "# HELP a_jobs Jobs with a \\\\ and \xEF\xBF\xBD in the help\n# TYPE a_jobs gauge\n"
 			    "a_jobs{account=\"odd\\\"acct\\\\\\\\x y\",user=\"bad\xEF\xBF\xBD\xEF\xBF\xBDname\"} 3\n"
@@ -2607,7 +2607,7 @@ static void test_native_hostile(void **state)
 	shim_start(&s, f.port, NULL);
 	http("GET", s.port, "/native/metrics/jobs-users-accts", &r, 10000);
 	assert_int_equal(r.status, 200);
-	assert_true(utf8_valid(r.body.data, r.body.len - 1));
+	assert_true(utf8_is_valid(r.body.data, r.body.len - 1));
 	assert_non_null(strstr(r.body.data, "# HELP slurm_account_hostile A \\\\ and \xEF\xBF\xBD\n"));
 	assert_non_null(strstr(r.body.data, "\nslurm_account_hostile{account=\"bad\xEF\xBF\xBD\xEF\xBF\xBDname\",user=\"q\\\"u\\\\o\"} 7\n"));
 	struct expo got;

@@ -86,8 +86,8 @@ static void test_invalid_utf8_repaired(void **state)
 		buf_putc(&want, '\0');
 		if (strcmp(b.data, want.data))
 			fail_msg("case %zu: got %s want %s", i, b.data, want.data);
-		assert_int_equal(utf8_valid(cases[i].out, strlen(cases[i].out)), 1);
-		assert_int_equal(utf8_valid(cases[i].in, strlen(cases[i].in)), i == 8);
+		assert_int_equal(utf8_is_valid(cases[i].out, strlen(cases[i].out)), 1);
+		assert_int_equal(utf8_is_valid(cases[i].in, strlen(cases[i].in)), i == 8);
 		buf_free(&b);
 		buf_free(&want);
 	}
