@@ -9,8 +9,8 @@
  * rendered answer reads one controller only.
  *
  * Thread-safe: every function takes the object's own lock (never held while calling out).
- * Ownership: controllers_new returns a new object (controllers_free frees it) holding copies of
- * the URLs; controllers_url returns a string owned by the object, valid until it is freed. */
+ * Ownership: the object copies the URLs; controllers_url returns one of them, valid until
+ * controllers_free. */
 #ifndef SHIM_CONTROLLERS_H
 #define SHIM_CONTROLLERS_H
 

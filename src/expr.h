@@ -13,8 +13,8 @@
  * expr_parse.c (lexer, parser), expr_eval.c (evaluation), expr_memo.c (shared subexpressions),
  * expr_re.c (regexes), expr_print.c (printing back as PromQL); expr_int.h is what they share.
  *
- * Ownership: expr_compile returns a new tree owned by the caller (expr_free). Evaluation results
- * live in the arena passed in and borrow label bytes from the payloads and the tree. */
+ * Ownership: expr_compile returns a new tree (expr_free). Evaluation results live in the arena
+ * passed in and borrow label bytes from the payloads and the tree. */
 #ifndef SHIM_EXPR_H
 #define SHIM_EXPR_H
 

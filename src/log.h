@@ -1,7 +1,6 @@
 /* log.h: leveled logging to stderr (journald adds timestamps under systemd).
  * Untrusted bytes (upstream bodies, client input, file content) must go through log_escape()
- * before they are logged, so a hostile payload cannot forge log lines or terminal escapes.
- * Ownership: nothing is kept; log_msg formats on its stack, log_escape writes into the caller's out. */
+ * before they are logged, so a hostile payload cannot forge log lines or terminal escapes. */
 #ifndef SHIM_LOG_H
 #define SHIM_LOG_H
 

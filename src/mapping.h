@@ -13,9 +13,9 @@
  * Code: mapping_load.c (loading and checks), mapping.c (the row driver and a row's steps),
  * series_sort.c (the output order and the duplicate check).
  *
- * Ownership: mapping_load returns a new mapping (mapping_free). mapping_run owns the memory of the
- * results it emits: a row's series (which also borrow from the mapping and the parsed answers) are
- * valid only during the emit call. */
+ * Ownership: mapping_load returns a new mapping (mapping_free). mapping_run owns the results it
+ * emits: a row's series (which also borrow from the mapping and the parsed answers) are valid only
+ * during the emit call. */
 #ifndef SHIM_MAPPING_H
 #define SHIM_MAPPING_H
 

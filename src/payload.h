@@ -5,8 +5,7 @@
  * source_verdict() for the verdict. A payload is immutable after payload_finish() (shared
  * payloads are handed out as const) and shared by concurrent scrapes through an atomic reference
  * count; its source and mapping generation are fixed at creation.
- * Ownership: payload_new and payload_replay return a new reference; payload_ref adds one;
- * payload_unref drops one. */
+ * Ownership: payload_replay, like payload_new, returns a new reference. */
 #ifndef SHIM_PAYLOAD_H
 #define SHIM_PAYLOAD_H
 

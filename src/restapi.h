@@ -3,9 +3,7 @@
  * shim's converter (slurmrestd.h) and the server know, learnt once from the server's /openapi/v3
  * document (fetch.c fetches it) and remembered for the life of the process; until a discovery
  * succeeds, every fetch of slurmrestd tries again.
- * Thread-safe: concurrent fetches may read and learn at the same time (one mutex inside).
- * Ownership: restapi_new returns a new object (restapi_free frees it) that copies fixed; the other
- * functions borrow their arguments. */
+ * Thread-safe: concurrent fetches may read and learn at the same time (one mutex inside). */
 #ifndef SHIM_RESTAPI_H
 #define SHIM_RESTAPI_H
 

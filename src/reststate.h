@@ -4,8 +4,7 @@
  * "DRAIN", "NOT_RESPONDING"...) and a job's the same way ("PENDING", "COMPLETING"...). sinfo's %T
  * (what the old exporter read) prints node_state_string() lower-cased: "drained*", "draining@",
  * "mixed-", "maint"; squeue's %T prints job_state_string(): the first set flag of a fixed order,
- * else the base state. These functions rebuild those strings from the names.
- * Ownership: nothing is allocated; returned strings are static or written into the caller's buffer. */
+ * else the base state. These functions rebuild those strings from the names. */
 #ifndef SHIM_RESTSTATE_H
 #define SHIM_RESTSTATE_H
 

@@ -1,6 +1,6 @@
 /* series_sort.h: a row's result in label-set order, with duplicate label sets detected.
- * Ownership: series_sort borrows the vector's elements and replaces v->e with a sorted array in the
- * arena (scratch space too); the elements' labels are not touched. */
+ * Ownership: series_sort replaces v->e with a sorted array in the arena (scratch space too); the
+ * elements' labels are not touched. */
 #ifndef SHIM_SERIES_SORT_H
 #define SHIM_SERIES_SORT_H
 

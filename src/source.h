@@ -10,7 +10,7 @@
  * fetch.c and payload.c only record facts about an answer (struct source_facts: transport error,
  * HTTP status, size, redirect refused, deadline passed, malformed items); source_verdict() alone
  * turns them into usable / not usable and the reason (payload.h's source_usable() applies the
- * rules across the answers of one scrape). Everything here is constant or borrows its arguments. */
+ * rules across the answers of one scrape). */
 #ifndef SHIM_SOURCE_H
 #define SHIM_SOURCE_H
 

@@ -7,8 +7,7 @@
  * continuation bytes, no truncated sequences. Repair replaces each maximal subpart of an invalid
  * sequence with U+FFFD (EF BF BD), the rule of the WHATWG Encoding Standard and of Unicode's
  * "substitution of maximal subparts": "\xE2\x82" (a 3-byte sequence cut short) is one U+FFFD,
- * "\xC0\xAF" (overlong) is two, "\xED\xA0\x80" (a surrogate) is three.
- * Ownership: both functions borrow their input; utf8_repair writes into the caller's dst. */
+ * "\xC0\xAF" (overlong) is two, "\xED\xA0\x80" (a surrogate) is three. */
 #ifndef SHIM_UTF8_H
 #define SHIM_UTF8_H
 

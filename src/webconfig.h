@@ -1,5 +1,5 @@
 /* webconfig.h: exporter-toolkit web config (TLS + basic auth), loaded with libyaml.
- * Ownership: webconfig_load returns a new object owned by the caller; free with webconfig_free.
+ * Ownership: webconfig_load returns a new object (webconfig_free).
  *
  * The file format is the one of prometheus/exporter-toolkit's --web.config.file
  * (docs/web-configuration.md), parsed strictly as the toolkit does (yaml.UnmarshalStrict): unknown

@@ -1,8 +1,8 @@
 /* xmalloc.h: allocation wrappers that never return NULL (they abort on exhaustion),
  * and a bump arena for per-scrape data.
  *
- * Ownership: x* functions return memory the caller frees with free().
- * An arena owns everything allocated from it; arena_reset() frees all of it at once. */
+ * Ownership: x* functions return memory the caller frees with free() (not a *_free). An arena owns
+ * everything allocated from it; arena_reset() frees all of it at once. */
 #ifndef SHIM_XMALLOC_H
 #define SHIM_XMALLOC_H
 
