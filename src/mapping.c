@@ -1,4 +1,5 @@
-/* mapping.c: evaluate the mapping table's rows, one at a time (see mapping.h and docs/mapping.md). */
+/* mapping.c: evaluate the mapping table's rows, one at a time, and answer what a loaded table reads
+ * (see mapping.h and docs/mapping.md). */
 #include "mapping.h"
 #include "expo.h"
 #include "series_sort.h"
@@ -248,4 +249,47 @@ const char *row_status_name(enum row_status s)
 #undef ROW_STATUS_NAME
 	};
 	return names[s];
+}
+
+/* ---- what the loaded table reads (asked per scrape) ---- */
+
+int mapping_has_input(const char *name, size_t len, void *ctx)
+{
+	const struct mapping *m = ctx;
+	size_t lo = 0, hi = m->ninputs;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		const char *s = m->inputs[mid];
+		int c = strncmp(s, name, len);
+		if (!c)
+			c = s[len] ? 1 : 0;
+		if (!c)
+			return 1;
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return 0;
+}
+
+enum upstream_id row_upstream(const struct row *r, size_t form)
+{
+	return r->forms[form].sources & source_of_upstream(UPSTREAM_SLURMRESTD) ? UPSTREAM_SLURMRESTD : UPSTREAM_SLURMCTLD;
+}
+
+unsigned mapping_sources(const struct mapping *m, unsigned flags, unsigned usable)
+{
+	unsigned eps = 0;
+	for (size_t i = 0; i < m->nrows; i++) {
+		const struct row *r = &m->rows[i];
+		if (!row_is_enabled(r, flags))
+			continue;
+		eps |= row_native(r)->sources;
+		/* a form that can never be used this way (slurmrestd not configured) fetches nothing */
+		for (size_t k = 0; k + 1 < r->nforms; k++)
+			if (!(r->forms[k].sources & ~usable))
+				eps |= r->forms[k].sources;
+	}
+	return eps;
 }

@@ -1,5 +1,5 @@
-/* mapping_load.c: read, check and compile the mapping table (docs/mapping.md); free it; answer
- * what a loaded table reads. See mapping.h. */
+/* mapping_load.c: read, check and compile the mapping table (docs/mapping.md); free it; find a row
+ * by name. What a scrape asks of the loaded table is in mapping.c. See mapping.h. */
 #include "names.h"
 #include "mapping.h"
 #include "buf.h"
@@ -613,26 +613,6 @@ static void collect_inputs(struct mapping *m, struct inputs in)
 	m->ninputs = u;
 }
 
-int mapping_has_input(const char *name, size_t len, void *ctx)
-{
-	const struct mapping *m = ctx;
-	size_t lo = 0, hi = m->ninputs;
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-		const char *s = m->inputs[mid];
-		int c = strncmp(s, name, len);
-		if (!c)
-			c = s[len] ? 1 : 0;
-		if (!c)
-			return 1;
-		if (c < 0)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return 0;
-}
-
 static char *slurp(const char *path, size_t max, size_t *len, char *err, size_t errlen)
 {
 	FILE *f = fopen(path, "rb");
@@ -737,25 +717,4 @@ out:
 const char *fidelity_name(enum fidelity f)
 {
 	return fidelity_choices[f];
-}
-
-enum upstream_id row_upstream(const struct row *r, size_t form)
-{
-	return r->forms[form].sources & source_of_upstream(UPSTREAM_SLURMRESTD) ? UPSTREAM_SLURMRESTD : UPSTREAM_SLURMCTLD;
-}
-
-unsigned mapping_sources(const struct mapping *m, unsigned flags, unsigned usable)
-{
-	unsigned eps = 0;
-	for (size_t i = 0; i < m->nrows; i++) {
-		const struct row *r = &m->rows[i];
-		if (!row_is_enabled(r, flags))
-			continue;
-		eps |= row_native(r)->sources;
-		/* a form that can never be used this way (slurmrestd not configured) fetches nothing */
-		for (size_t k = 0; k + 1 < r->nforms; k++)
-			if (!(r->forms[k].sources & ~usable))
-				eps |= r->forms[k].sources;
-	}
-	return eps;
 }
