@@ -105,8 +105,8 @@ static const struct flag flags[] = {
 	/* the cheap endpoints: 5 s only shares one fetch among scrapes that come together */
 	{ .name = "slurmctld.min-interval", F_SECONDS(min_interval), .def = "5", .lo = 0, .hi = 86400,
 	  .metavar = "SECONDS", .help = "reuse a /metrics/nodes or /metrics/scheduler answer this long" },
-	/* each of these walks every job record (partitions under the node write lock): at 5,000
-	 * records, 70 to 80 ms of slurmctld CPU each. The shipped table reads two (partitions and
+	/* each of these walks every job record (partitions under the node write lock; what that costs
+	 * slurmctld: docs/performance.md). The shipped table reads two (partitions and
 	 * jobs-users-accts; /metrics/jobs is derived). They take turns (schedule.h refreshes one
 	 * early): 75 s makes a scrape every 10 to 60 s walk at most once, and one every 30 s two
 	 * times in three, below the old exporter's commands (60 s: every 30 s scrape walks once, about

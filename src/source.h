@@ -84,8 +84,8 @@ struct source {
 	int names_optional;       /* a well-formed answer may name no family (JSON: no jobs, no
 				     shares); slurmctld's text always names some when it has bytes */
 	int walks_jobs;           /* the cost class: the upstream walks every job record to answer
-				     (about 16 us each in slurmctld 25.11: 80 ms at 5,000 records), so
-				     the answer is reused for the upstream's jobs interval
+				     (docs/performance.md has what a record costs), so the answer is
+				     reused for the upstream's jobs interval
 				     (--slurmctld.jobs.min-interval, --slurmrestd.jobs.min-interval);
 				     0: cheap (nodes, scheduler), reused for --*.min-interval */
 };

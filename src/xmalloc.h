@@ -10,7 +10,8 @@
 
 /* Keep freed memory in the process between scrapes (once per process, before threads start):
  * every scrape allocates and frees the same large blocks, and giving them back to the kernel only
- * to fault them in again cost about a quarter of a scrape. Also caps malloc arenas per thread. */
+ * to fault them in again cost a good part of a scrape (docs/performance.md). Also caps malloc
+ * arenas per thread. */
 void xmalloc_tune(void);
 void *xmalloc(size_t n);
 void *xcalloc(size_t n, size_t size);

@@ -334,7 +334,7 @@ void yf_parser_fail(struct yf_ctx *c, const yaml_parser_t *p, const char *buf, s
 	}
 }
 
-/* libyaml's scanner is quadratic in flow nesting depth (a 1 MiB line of '[' takes an hour), so
+/* libyaml's scanner is quadratic in flow nesting depth (docs/performance.md), so
  * before composing the document, stream its events and stop at the first node nested deeper than
  * any valid web config needs. Returns -1 (error set) when too deep or out of memory; syntax
  * errors are left for yaml_parser_load to report. */
