@@ -499,7 +499,7 @@ static void test_one_fetch_per_window(void **state)
 		pthread_join(t[i], NULL);
 		assert_int_equal(a[i].status, 200);
 	}
-	/* /metrics/jobs is not read by the shipped table (issue 15): never fetched */
+	/* /metrics/jobs is not read by the shipped table (its job rows are derived): never fetched */
 	static const char *const eps[] = { "jobs", "nodes", "partitions", "scheduler", "jobs-users-accts" };
 	for (int i = 0; i < 5; i++)
 		assert_int_equal(stat_count(f.port, eps[i]), i > 0);
@@ -600,7 +600,7 @@ static void test_reload(void **state)
 	assert_non_null(strstr(r.body.data, "\nonly_row 4\n"));
 	assert_non_null(strstr(r.body.data, "slurm_exporter_shim_mapping_reload_success 0\n"));
 	buf_free(&r.body);
-	/* issue 12: 100,000 parentheses overflowed the parser's stack and killed the daemon */
+	/* 100,000 parentheses once overflowed the parser's stack and killed the daemon */
 	char *deep = tu_deep_expr(0, 100000, "slurm_nodes");
 	struct buf j;
 	buf_init(&j, 0);
@@ -652,7 +652,7 @@ static void *bg_scrape_run(void *p)
 	return NULL;
 }
 
-/* Issue 12 item 3: a client with an absurd deadline (X-Prometheus-Scrape-Timeout-Seconds: 0.001)
+/* A client with an absurd deadline (X-Prometheus-Scrape-Timeout-Seconds: 0.001)
  * neither shortens nor fails the fetch the others share, and its failure is not cached for them. It
  * waits the documented floor (0.25 s), answers without the endpoints still in flight ("scrape
  * deadline passed"), and the fetch goes on: a scrape arriving meanwhile gets the full answer from
@@ -676,7 +676,7 @@ static void test_short_deadline_does_not_poison(void **state)
 		fail_msg("the next scrape got the impatient one's failure: status %ld, body:\n%s", r.status, r.body.data);
 	assert_null(strstr(r.body.data, "scrape deadline passed"));
 	buf_free(&r.body);
-	/* /metrics/jobs is not read by the shipped table (issue 15): never fetched */
+	/* /metrics/jobs is not read by the shipped table (its job rows are derived): never fetched */
 	static const char *const eps[] = { "jobs", "nodes", "partitions", "scheduler", "jobs-users-accts" };
 	for (int i = 0; i < 5; i++)
 		assert_int_equal(stat_count(f.port, eps[i]), i > 0);
@@ -684,7 +684,7 @@ static void test_short_deadline_does_not_poison(void **state)
 	stop(&f);
 }
 
-/* Issue 12 item 7: a scrape that starts after SIGHUP, while a fetch made for the old table is in
+/* A scrape that starts after SIGHUP, while a fetch made for the old table is in
  * flight, is served the new table over payloads parsed for the new table: a row reading a family
  * the old table did not read is served, not left out. */
 static void test_reload_during_fetch(void **state)
@@ -759,9 +759,9 @@ static int slow_reader(unsigned port)
 	return fd;
 }
 
-/* Issue 12 item 4: N clients that do not read one large answer hold one body between them, not N.
- * Memory, not time: the shim's VmRSS grows by less than 5 answers for 20 such clients (measured
- * +0.7 MB, +3.4 MB under ASan); when each held its own copy it grew by 67 MB, about 40 answers.
+/* N clients that do not read one large answer hold one body between them, not N. Memory, not
+ * time: the shim's VmRSS grows by less than 5 answers for 20 such clients (docs/reliability.md has
+ * the figures, and what each client's own copy cost).
  * Under TSan the figure is printed only. */
 static void test_slow_readers_share_one_body(void **state)
 {
@@ -806,7 +806,7 @@ static void test_slow_readers_share_one_body(void **state)
 	stop(&f);
 }
 
-/* Issue 12 item 9: a redirect to another origin (here another port) is followed without the token
+/* A redirect to another origin (here another port) is followed without the token
  * and user headers; curl alone would send them to any host. */
 static void test_redirect_keeps_credentials_home(void **state)
 {
@@ -1053,7 +1053,7 @@ static void test_payload_facts(void **state)
 	payload_unref(p);
 }
 
-/* ---- slurmrestd as a second upstream (issue 11) ---- */
+/* ---- slurmrestd as a second upstream ---- */
 
 #define REST_STATE "tests/fixtures/slurm-25.11-rest/R2-busy-mix-draining"
 #define REST_MAPPING "/tmp/shimtest-rest.json"
@@ -1431,9 +1431,9 @@ static int help_line_has(const char *help, const char *flag, const char *text)
 	return eol && (size_t)(eol - line) >= n && !strncmp(eol - n, text, n);
 }
 
-/* Issue 15's acceptance: with the default flags, three scrapes 6 s apart fetch the job-walking
- * endpoints at most three times in all (before session 3: nine) and /metrics/jobs never (the queue
- * rows sum jobs-users-accts). Scaled: three scrapes 1.2 s apart with the jobs interval at its default
+/* The cost classes: with the default flags, three scrapes 6 s apart fetch the job-walking
+ * endpoints at most three times in all (nine when every endpoint had one interval) and
+ * /metrics/jobs never (the queue rows sum jobs-users-accts). Scaled: three scrapes 1.2 s apart with the jobs interval at its default
  * (60 s) and the cheap one at 1 s (as 6 s apart with the defaults 60 and 5): each walk once, each
  * cheap endpoint three times, and the age of the reused answers served. The defaults themselves are
  * checked in --help. */
@@ -1490,7 +1490,7 @@ static int count_of(const char *text, const char *needle)
 	return n;
 }
 
-/* Issue 15: a fetch longer than --log.slow-fetch (default 1 s) is counted per endpoint, and the log
+/* A fetch longer than --log.slow-fetch (default 1 s) is counted per endpoint, and the log
  * says so once when an endpoint becomes slow and once when it is fast again, not every scrape. */
 static void test_slow_fetch_logged_once(void **state)
 {
@@ -1781,7 +1781,7 @@ static void test_status_page_hostile(void **state)
 	}
 }
 
-/* --- /probe?target=NAME (issue 14, capability 4) ----------------------------------------------- */
+/* --- /probe?target=NAME: several clusters, one scraper each ------------------------------------ */
 
 #define IDLE "tests/fixtures/slurm-25.11/01-idle"
 #define BUSY "tests/fixtures/slurm-25.11/02-busy-mix"
@@ -2001,7 +2001,7 @@ static void test_probe_basic_auth(void **state)
 	probe_stop(&e);
 }
 
-/* ---- Issue 14.1: several controllers (--slurmctld.url repeated or a comma list). The fakes play
+/* ---- Several controllers (--slurmctld.url repeated or a comma list). The fakes play
  * slurmctld's primary and standby (/_role/standby: a 25.11.7 standby's 303 to --redirect-port). */
 
 /* Start the fake on a given port (a controller restarted where it was). */
@@ -2333,7 +2333,7 @@ static void test_ha_url_list(void **state)
 	controllers_free(c);
 }
 
-/* ---- issue 15: at most one job walk per scrape (src/schedule.c), session 5 ---- */
+/* ---- At most one job walk per scrape (src/schedule.c) ---- */
 
 /* The two job walks take turns: scaled by 10 (a 6 s jobs interval, scrapes 2 s apart; the cheap
  * interval 0), the first scrape fetches both, the second neither (4.5 s < 6 s by the next), the
@@ -2405,7 +2405,7 @@ static void test_empty_ua_vouched_by_nodes(void **state)
 	}
 }
 
-/* ---- issue 14.2: the native passthrough, /native/metrics/<endpoint> ---------------------------- */
+/* ---- The native passthrough, /native/metrics/<endpoint> ------------------------------------------ */
 
 /* Every family and sample of want (slurmctld's text, read tolerantly) is in got (the passthrough's,
  * read strictly), with the same type, HELP, label values and value, in the same order. */
@@ -2796,7 +2796,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_ha_all_down, kill_children),
 		cmocka_unit_test_teardown(test_ha_no_mixing, kill_children),
 		cmocka_unit_test(test_ha_url_list),
-		/* issue 15, session 5 */
+		/* at most one job walk per scrape; an empty jobs-users-accts answer vouched */
 		cmocka_unit_test_teardown(test_job_walks_take_turns, kill_children),
 		cmocka_unit_test_teardown(test_empty_ua_vouched_by_nodes, kill_children),
 		cmocka_unit_test(test_native_render),

@@ -414,7 +414,7 @@ static void test_error_buffer(void **state)
 	assert_int_equal(webconfig_load(DIR "full.yml", NULL, small, sizeof small), -1);
 }
 
-/* Issue 12 item 11: the lengths count; a NUL inside the user or the password never matches. */
+/* The lengths count; a NUL inside the user or the password never matches. */
 static void test_auth_lengths(void **state)
 {
 	struct webconfig *wc = load_ok(DIR "full.yml");
@@ -476,7 +476,7 @@ static void test_auth_threads(void **state)
 	webconfig_free(wc);
 }
 
-/* Issue 12 item 10: a failing check costs what it would for a configured user, whether or not the
+/* A failing check costs what it would for a configured user, whether or not the
  * name exists. full.yml's users cost 4 (alice, carol, dave) and 5 (bob): unknown names must pay
  * 4 and 5 in about those proportions (deterministically: the same name, the same cost). */
 static void test_auth_cost_independent_of_user(void **state)
