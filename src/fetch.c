@@ -5,6 +5,7 @@
 #include "cred.h"
 #include "file_read.h"
 #include "log.h"
+#include "monotime.h"
 #include "restapi.h"
 
 #include <curl/curl.h>
@@ -382,7 +383,7 @@ static void look_up_version(struct cred *c)
 	double t0 = mono_now();
 
 	c->api = -1;
-	if (restapi_get(c->cfg->api, c->version)) {
+	if (restapi_version(c->cfg->api, c->version) == 0) {
 		c->api = 1;
 		return;
 	}
@@ -404,7 +405,7 @@ static void look_up_version(struct cred *c)
 	else if (code != 200)
 		snprintf(c->api_why, sizeof(c->api_why), "API version discovery: /openapi/v3: HTTP status %ld", code);
 	else if (restapi_learn(c->cfg->api, doc.data ? doc.data : "", doc.len, c->api_why, sizeof(c->api_why)) == 0 &&
-		 restapi_get(c->cfg->api, c->version)) {
+		 restapi_version(c->cfg->api, c->version) == 0) {
 		c->api = 1;
 		log_info("%s: API version %s (newest in /openapi/v3 this shim reads)", c->up->name, c->version);
 	}

@@ -11,7 +11,7 @@
  * controller, tried in controllers_order() until one answers as primary (a transport failure, 303
  * or 503 moves on; a 303 to a configured controller makes it the next tried; no other Location is
  * requested), and each payload records its controller.
- * Ownership: fetch_sources returns new payload references in out; everything else is borrowed. */
+ * Ownership: fetch_sources returns new payload references in out. */
 #ifndef SHIM_FETCH_H
 #define SHIM_FETCH_H
 

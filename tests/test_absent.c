@@ -26,7 +26,7 @@ static const char *const states[] = {
 static struct payload *answer(const struct mapping *m, enum source_id ep, const char *body, size_t len)
 {
 	enum { PIECE = 16384 };
-	struct payload *p = payload_new(ep, 0, m ? mapping_reads : NULL, (void *)m);
+	struct payload *p = payload_new(ep, 0, m ? mapping_has_input : NULL, (void *)m);
 	for (size_t off = 0; off < len; off += PIECE)
 		assert_int_equal(payload_feed(p, body + off, len - off < PIECE ? len - off : PIECE, 0), 0);
 	payload_finish(p);
@@ -37,7 +37,7 @@ struct rows_text {
 	const struct mapping *m;
 	char **out;
 	enum row_status *st;
-	int *form;                /* per row: the form used (row_result.form), or NULL */
+	size_t *form;             /* per row: the form used (row_result.form), or NULL */
 };
 
 /* mapping_run's emit: the row's family as the daemon writes it, or why it is left out. */
@@ -58,8 +58,8 @@ static void row_text(void *ctx, size_t i, const struct row_result *res)
 }
 
 /* Each row's output text ("" when left out) and status. */
-static char **run_forms(const struct mapping *m, const char *flags, struct payload *const p[SRC_COUNT], enum row_status *st,
-			int *form)
+static char **run_forms(const struct mapping *m, unsigned flags, struct payload *const p[SRC_COUNT], enum row_status *st,
+			size_t *form)
 {
 	const struct expo *ex[SRC_COUNT];
 	int up[SRC_COUNT];
@@ -71,7 +71,7 @@ static char **run_forms(const struct mapping *m, const char *flags, struct paylo
 	return t.out;
 }
 
-static char **run(const struct mapping *m, const char *flags, struct payload *const p[SRC_COUNT], enum row_status *st)
+static char **run(const struct mapping *m, unsigned flags, struct payload *const p[SRC_COUNT], enum row_status *st)
 {
 	return run_forms(m, flags, p, st, NULL);
 }
@@ -103,17 +103,19 @@ static char *drop_family(const char *body, size_t len, const char *name, size_t 
 	return buf_steal(&b, outlen);
 }
 
+/* Does the row's native form say the absence of fam is normal? */
 static int row_absent_ok(const struct row *r, const char *fam)
 {
-	for (size_t k = 0; k < r->ninputs; k++)
-		if (!strcmp(r->inputs[k].name, fam))
-			return r->inputs[k].absent_ok;
+	const struct row_form *f = row_native(r);
+	for (size_t k = 0; k < f->ninputs; k++)
+		if (!strcmp(f->inputs[k].name, fam))
+			return f->inputs[k].absent_ok;
 	return 0;
 }
 
 /* Drop every family of endpoint ep in turn; returns the number of rows that served something
  * other than the unmodified run's output without saying why. */
-static size_t drop_each(const struct mapping *m, const char *state, const char *flags, char *bodies[SRC_COUNT],
+static size_t drop_each(const struct mapping *m, const char *state, unsigned flags, char *bodies[SRC_COUNT],
 			size_t lens[SRC_COUNT], struct payload *p[SRC_COUNT], char **base, const enum row_status *bst,
 			enum source_id ep, size_t *ndropped)
 {
@@ -147,7 +149,7 @@ static size_t drop_each(const struct mapping *m, const char *state, const char *
 				continue;
 			if (bst[i] == ROW_OK && row_absent_ok(r, fam))
 				continue;
-			print_message("%s%s%s: without %s, %s gives\n%s\ninstead of\n%s\n", state, *flags ? " --" : "", flags,
+			print_message("%s%s: without %s, %s gives\n%s\ninstead of\n%s\n", state, flags ? " --gpus-acct" : "",
 				      fam, r->name, out[i], base[i]);
 			bad++;
 		}
@@ -195,7 +197,7 @@ static void test_drop_each_family(void **state)
 		struct payload *p[SRC_COUNT] = { 0 }; /* slurmctld's captures: no slurmrestd answer */
 		read_answers(m, states[s], SRC_NATIVE_COUNT, bodies, lens, p);
 		for (int g = 0; g < 2; g++) {
-			const char *flags = g ? "gpus-acct" : "";
+			unsigned flags = g ? ROW_FLAG_GPUS_ACCT : 0;
 			enum row_status *bst = xcalloc(m->nrows, sizeof(*bst));
 			char **base = run(m, flags, p, bst);
 			for (int ep = 0; ep < SRC_NATIVE_COUNT; ep++)
@@ -225,13 +227,13 @@ static int keep_but_one(const char *name, size_t len, void *ctx)
 	const struct but_one *b = ctx;
 	if (strlen(b->name) == len && !memcmp(name, b->name, len))
 		return 0;
-	return mapping_reads(name, len, (void *)b->m);
+	return mapping_has_input(name, len, (void *)b->m);
 }
 
-/* Does the row's preferred form read fam (1), and say its absence is normal (2)? */
-static int form_reads(const struct row *r, int form, const char *fam)
+/* Does the row's form read fam (1), and say its absence is normal (2)? */
+static int form_reads(const struct row *r, size_t form, const char *fam)
 {
-	const struct row_form *f = &r->prefer[form];
+	const struct row_form *f = &r->forms[form];
 	for (size_t k = 0; k < f->ninputs; k++)
 		if (!strcmp(f->inputs[k].name, fam))
 			return f->inputs[k].absent_ok ? 2 : 1;
@@ -245,8 +247,8 @@ static size_t drop_each_rest(const struct mapping *m, const char *state, char *b
 {
 	size_t bad = 0;
 	enum row_status *bst = xcalloc(m->nrows, sizeof(*bst)), *st = xcalloc(m->nrows, sizeof(*st));
-	int *bform = xcalloc(m->nrows, sizeof(int)), *form = xcalloc(m->nrows, sizeof(int));
-	char **base = run_forms(m, "gpus-acct", p, bst, bform);
+	size_t *bform = xcalloc(m->nrows, sizeof(size_t)), *form = xcalloc(m->nrows, sizeof(size_t));
+	char **base = run_forms(m, ROW_FLAG_GPUS_ACCT, p, bst, bform);
 	for (size_t j = 0; j < m->ninputs; j++) {
 		enum source_id ep = source_for_metric(m->inputs[j]);
 		if (ep < SRC_NATIVE_COUNT)
@@ -257,17 +259,18 @@ static size_t drop_each_rest(const struct mapping *m, const char *state, char *b
 		q[ep] = payload_new(ep, 0, keep_but_one, &keep);
 		assert_int_equal(payload_feed(q[ep], bodies[ep], lens[ep], 0), 0);
 		payload_finish(q[ep]);
-		char **out = run_forms(m, "gpus-acct", q, st, form);
+		char **out = run_forms(m, ROW_FLAG_GPUS_ACCT, q, st, form);
 		(*ndropped)++;
 		for (size_t i = 0; i < m->nrows; i++) {
 			const struct row *r = &m->rows[i];
 			if (!strcmp(out[i], base[i]) || (bst[i] != ROW_OK && st[i] != ROW_OK))
 				continue;
-			if (bform[i] >= 0 && form[i] != bform[i] && form_reads(r, bform[i], keep.name))
+			int preferred = bform[i] + 1 < r->nforms;
+			if (preferred && form[i] != bform[i] && form_reads(r, bform[i], keep.name))
 				continue; /* fell back from the form that reads it */
-			if (bform[i] >= 0 && form[i] == bform[i] && form_reads(r, bform[i], keep.name) == 2)
+			if (preferred && form[i] == bform[i] && form_reads(r, bform[i], keep.name) == 2)
 				continue; /* absent_ok: no jobs at all */
-			print_message("%s: without %s, %s gives (form %d)\n%s\ninstead of (form %d)\n%s\n", state, keep.name, r->name,
+			print_message("%s: without %s, %s gives (form %zu)\n%s\ninstead of (form %zu)\n%s\n", state, keep.name, r->name,
 				      form[i], out[i], bform[i], base[i]);
 			bad++;
 		}
