@@ -368,7 +368,8 @@ write_conf
 start_slurm
 echo "bench/$LIVE_NAME.sh, $(date -u '+%Y-%m-%d %H:%M UTC')"
 echo "machine: $(uname -srm), $(nproc) CPUs ($(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | sort -u | paste -sd/ -))"
-echo "Slurm: $("$SLURM_PREFIX/sbin/slurmctld" -V)${SLURM_SRC:+, commit $(git -C "$SLURM_SRC" rev-parse HEAD 2>/dev/null)}"
+commit=$([ -z "${SLURM_SRC:-}" ] || git -C "$SLURM_SRC" rev-parse HEAD 2>/dev/null || true)
+echo "Slurm: $("$SLURM_PREFIX/sbin/slurmctld" -V)${commit:+, commit $commit}"
 echo "shim: $("$SHIM_BIN" --version | head -n 1)"
 echo "unit: $UNIT"
 echo "  User=$U_USER Group=$U_GROUP UMask=$U_UMASK RuntimeDirectory=$U_RUNDIR ($U_RUNMODE)"
