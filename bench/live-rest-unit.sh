@@ -117,6 +117,9 @@ REST_PID=""
 SHIM_PID=""
 
 cleanup() {
+	# the running job first: slurmstepd ends its processes (killed daemons would leave them)
+	[ -z "${CTLD_PID:-}" ] || SLURM_CONF=$CONF timeout 10 "$SLURM_PREFIX/bin/scancel" --state=RUNNING 2>/dev/null || true
+	[ -z "${CTLD_PID:-}" ] || sleep 2
 	for p in $PIDS; do
 		kill "$p" 2>/dev/null || true
 	done
