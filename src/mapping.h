@@ -29,7 +29,8 @@ struct kv {
 	char *key, *value;
 };
 
-/* A native family a row reads, and whether the row says its absence is normal ("absent_ok"). */
+/* A family a row reads, and whether its absence is normal when its endpoint's answer names no
+ * family at all ("absent_ok"; from an answer naming others it is missing all the same). */
 struct row_input {
 	char *name;
 	int absent_ok;
@@ -111,7 +112,7 @@ enum row_status {
 	ROW_INPUT_DOWN,    /* an endpoint it reads failed: family left out */
 	ROW_NO_INPUT,      /* endpoints fine, but nothing to compute from and no default */
 	ROW_ERROR,         /* evaluation or output error (duplicate series...): left out */
-	ROW_INPUT_MISSING, /* a family it reads is absent from a usable answer, and not absent_ok */
+	ROW_INPUT_MISSING, /* a family it reads is absent from a usable answer (absent_ok: one naming others) */
 };
 
 struct row_result {

@@ -354,9 +354,10 @@ static void load_fills(struct loader *L, const struct row_field *f, json_t *v)
 	load_kv(L, v, f->key, &L->row->fills, &L->row->nfills, 1, 0);
 }
 
-/* "absent_ok": native families the expression reads whose absence from a usable answer is normal
- * (slurmctld omits them in some state): they then read as no series, and the row is served. Any
- * other absent input leaves the row out (input_missing), whatever "default" says. */
+/* "absent_ok": families the expression reads that may be absent when their endpoint's answer names
+ * no family at all (no job in memory): they then read as no series, and the row is served. Any other
+ * absence, these families' from an answer naming others included, leaves the row out
+ * (input_missing, mapping.c), whatever "default" says. */
 static void mark_absent_ok(struct loader *L, const char *key, const char *what, json_t *v, struct row_input *inputs,
 			   size_t ninputs)
 {
