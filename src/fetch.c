@@ -26,8 +26,43 @@ struct xfer {
 	char errbuf[CURL_ERROR_SIZE];
 	int too_big;
 	int redirected;          /* the one redirect allowed was followed */
+	int headers_done;        /* the last response's header block ended (its blank line came) */
+	int chunked;             /* the last response's body is chunked */
 	double t0;
 };
+
+/* Every header line of every response (an interim 1xx's, a redirect's, then the answer's), its
+ * status line first: whether the answer's header block ended, and whether its body is chunked
+ * (source_verdict judges these facts). */
+static size_t on_header(char *ptr, size_t size, size_t nmemb, void *ud)
+{
+	struct xfer *x = ud;
+	size_t n = size * nmemb;
+	static const char te[] = "transfer-encoding:";
+	if (n >= 5 && !memcmp(ptr, "HTTP/", 5)) {
+		x->headers_done = 0;
+		x->chunked = 0;
+	} else if ((n == 2 && ptr[0] == '\r' && ptr[1] == '\n') || (n == 1 && ptr[0] == '\n')) {
+		x->headers_done = 1;
+	} else if (n > sizeof(te) - 1 && !strncasecmp(ptr, te, sizeof(te) - 1)) {
+		for (size_t i = sizeof(te) - 1; i + 7 <= n && !x->chunked; i++)
+			x->chunked = !strncasecmp(ptr + i, "chunked", 7);
+	}
+	return n;
+}
+
+/* How the answer on t was framed, as facts: headers that never ended, its Content-Length, or
+ * neither a length nor chunks (its end is where the connection closed). */
+static void note_framing(const struct xfer *t, struct payload *p)
+{
+	curl_off_t cl = -1;
+	if (p->http_status <= 0)
+		return;
+	curl_easy_getinfo(t->h, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &cl);
+	p->facts.headers_cut = !t->headers_done;
+	p->facts.content_length = cl > 0 ? (long long)cl : 0;
+	p->facts.unframed = cl < 0 && !t->chunked;
+}
 
 /* The body goes straight to the parser (payload_feed): it is never held whole. */
 static size_t on_data(char *ptr, size_t size, size_t nmemb, void *ud)
@@ -230,6 +265,7 @@ static int done(struct run *r, CURLMsg *msg)
 	} else if (p->http_status >= 300 && p->http_status < 400 && !r->ha && follow(r, t)) {
 		return 1;
 	}
+	note_framing(t, p);
 	note_round(&r->rd, t, rc);
 	p->seconds = mono_now() - t->t0;
 	p->at = mono_now();
@@ -324,6 +360,8 @@ static CURL *new_handle(struct xfer *x, const char *url, long timeout_ms)
 	CURL *h = base_handle(x->c, url, timeout_ms, x->errbuf);
 	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_data);
 	curl_easy_setopt(h, CURLOPT_WRITEDATA, x);
+	curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, on_header);
+	curl_easy_setopt(h, CURLOPT_HEADERDATA, x);
 	curl_easy_setopt(h, CURLOPT_PRIVATE, x);
 	return h;
 }

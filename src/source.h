@@ -8,7 +8,7 @@
  * scrape loop, fetch.c and payload.c do not change.
  *
  * fetch.c and payload.c only record facts about an answer (struct source_facts: transport error,
- * HTTP status, size, redirect refused, deadline passed, malformed items); source_verdict() alone
+ * HTTP status, framing, size, redirect refused, deadline passed, malformed items); source_verdict() alone
  * turns them into usable / not usable and the reason, and source_usable() applies the rules across
  * the sources of one scrape. Everything here is constant or borrows its arguments. */
 #ifndef SHIM_SOURCE_H
@@ -55,6 +55,9 @@ struct upstream {
 	const char *empty_hint;   /* what an empty answer suggests */
 	int optional;             /* used only when its base_url is set (in a replay too: its files are
 				     read only then); slurmctld is always used */
+	int length_required;      /* a 200 with a body must say its length (Content-Length, or chunked):
+				     slurmctld always sends Content-Length with a body, so one without
+				     cannot be told from an answer cut short */
 };
 
 extern const struct upstream upstreams[UPSTREAM_COUNT];
@@ -132,12 +135,19 @@ struct source_facts {
 	size_t first_line;       /* the first malformed item's line */
 	const char *first_reason;
 	size_t nnamed;           /* families the answer named (kept or not) */
+	int headers_cut;         /* an HTTP answer whose header block never ended (the connection
+				     closed after the status line): not an answer, whatever its status */
+	int unframed;            /* an HTTP answer with neither Content-Length nor a chunked body: its
+				     end is where the connection closed */
+	long long content_length; /* its Content-Length; 0: none given, or not an HTTP answer */
 };
 
 /* How far an answer got before it was found unusable; VERDICT_OK: usable. */
 enum source_verdict {
 	VERDICT_OK,
 	VERDICT_FAULT,           /* transport, size, redirect, token, deadline */
+	VERDICT_CUT,             /* headers that never ended, a body shorter than its length, or a
+				     body without a length where the upstream always sends one */
 	VERDICT_STATUS,          /* an HTTP status other than 200 */
 	VERDICT_EMPTY,
 	VERDICT_MALFORMED,

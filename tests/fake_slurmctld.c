@@ -66,6 +66,9 @@
  *   redirect-self  303 to the same origin (this fake's own port) with the
  *              query "redirected"; a request with that query is served as
  *              with "none" (so --token is checked after the redirect)
+ *   cuthead    "HTTP/1.<minor> 200 OK\r\n", then close: the headers never end
+ *   nolength   the file, well formed, but close-delimited: no Content-Length
+ *   404        404 NOT FOUND with slurmctld's "Invalid or unknown URL path"
  *
  * Order for a data request: count it, sleep --delay-ms, then the transport
  * faults (close, hang, garbage), then redirect, then the --token/--user check
@@ -110,12 +113,14 @@
 enum fault {
 	F_NONE, F_HANG, F_DRIP, F_GARBAGE, F_CUT, F_CUTLINE, F_401, F_403,
 	F_500, F_503, F_REDIRECT, F_EMPTY, F_HUGE, F_HUGE_NOLENGTH, F_CLOSE,
-	F_BADQUOTE, F_DUPLICATE, F_NAN, F_REDIRECT_SELF, F_COUNT
+	F_BADQUOTE, F_DUPLICATE, F_NAN, F_REDIRECT_SELF, F_CUTHEAD, F_NOLENGTH,
+	F_404, F_COUNT
 };
 static const char *const fault_names[F_COUNT] = {
 	"none", "hang", "drip", "garbage", "cut", "cutline", "401", "403",
 	"500", "503", "redirect", "empty", "huge", "huge-nolength", "close",
-	"badquote", "duplicate", "nan", "redirect-self",
+	"badquote", "duplicate", "nan", "redirect-self", "cuthead", "nolength",
+	"404",
 };
 
 enum endpoint {
@@ -837,6 +842,15 @@ static bool serve_data(int fd, const struct request *r, int ep)
 		return respond(fd, r, 403, NULL, NULL, 0);
 	case F_500:
 		return respond_error(fd, r, 500, "Unspecified error");
+	case F_404:
+		return respond_error(fd, r, 404, "Invalid or unknown URL path");
+	case F_CUTHEAD: {
+		struct buf b = { 0 };
+		buf_fmt(&b, "HTTP/1.%d 200 OK\r\n", r->minor);
+		(void)send_all(fd, b.p, b.len);
+		buf_free(&b);
+		return false;
+	}
 	case F_503: {
 		static const char body[] =
 			"slurmctld: primary mode controller address unavailable\n";
@@ -893,6 +907,11 @@ static bool serve_data(int fd, const struct request *r, int ep)
 	if (f == F_CUT) {
 		head_into(&out, r->minor, 200, NULL, true, body.len > 0, (long long)body.len);
 		buf_add(&out, body.p, body.len / 2);
+		(void)send_all(fd, out.p, out.len);
+		go_on = false;
+	} else if (f == F_NOLENGTH) {
+		head_into(&out, r->minor, 200, NULL, true, body.len > 0, -1);
+		buf_add(&out, body.p, body.len);
 		(void)send_all(fd, out.p, out.len);
 		go_on = false;
 	} else {
@@ -1079,7 +1098,7 @@ static void usage(void)
 		"         [--stats-file F] [--unix PATH] [--legacy FILE]\n"
 		"  MODE: none hang drip garbage cut cutline 401 403 500 503 redirect\n"
 		"        empty huge huge-nolength close badquote duplicate nan\n"
-		"        redirect-self\n"
+		"        redirect-self cuthead nolength 404\n"
 		"  NAME: jobs nodes partitions scheduler jobs-users-accts rest_nodes\n"
 		"        rest_shares rest_jobs rest_diag openapi\n"
 		"  Listens on 127.0.0.1:N (0: any free port, written to --port-file),\n"

@@ -962,6 +962,38 @@ static void test_source_verdict(void **state)
 	assert_string_equal(why, "/metrics/jobs-users-accts: 2 malformed line(s), first at line 3: missing value");
 }
 
+/* The framing facts: headers that never ended make any answer unusable (the empty "no jobs"
+ * jobs-users-accts answer included); a slurmctld 200 body needs a length and all of it; an empty
+ * 200 without a length is slurmctld's own "no jobs" answer; slurmrestd needs no length. */
+static void test_source_verdict_framing(void **state)
+{
+	(void)state;
+	char why[240];
+	const struct source *ua = &sources[SRC_UA], *nodes = &sources[SRC_NODES], *rest = &sources[SRC_REST_NODES];
+	struct source_facts f = { .http_status = 200, .unframed = 1 };
+	assert_int_equal(source_verdict(ua, &f, why, sizeof(why)), VERDICT_OK);
+	f.headers_cut = 1;
+	assert_int_equal(source_verdict(ua, &f, why, sizeof(why)), VERDICT_CUT);
+	assert_string_equal(why, "/metrics/jobs-users-accts: the answer ended inside its headers (HTTP 200, then the "
+				 "connection closed): not an answer");
+	f.http_status = 503;
+	assert_int_equal(source_verdict(ua, &f, why, sizeof(why)), VERDICT_CUT);
+	f = (struct source_facts){ .http_status = 200, .len = 10, .nnamed = 1, .unframed = 1 };
+	assert_int_equal(source_verdict(nodes, &f, why, sizeof(why)), VERDICT_CUT);
+	assert_string_equal(why, "/metrics/nodes: 200 with a body but no Content-Length (slurmctld always sends one): "
+				 "cannot tell it from an answer cut short");
+	assert_int_equal(source_verdict(rest, &f, why, sizeof(why)), VERDICT_OK);
+	f.unframed = 0;
+	f.content_length = 11;
+	assert_int_equal(source_verdict(rest, &f, why, sizeof(why)), VERDICT_CUT);
+	assert_string_equal(why, "/slurm/{version}/nodes: body cut short: 10 of 11 bytes (Content-Length)");
+	f.content_length = 10;
+	assert_int_equal(source_verdict(nodes, &f, why, sizeof(why)), VERDICT_OK);
+	f.http_status = 500; /* a status other than 200 is judged by its status */
+	f.content_length = 11;
+	assert_int_equal(source_verdict(nodes, &f, why, sizeof(why)), VERDICT_STATUS);
+}
+
 /* Payloads record facts (the first fault wins) and payload_finish judges them; an empty
  * jobs-users-accts answer counts only while /metrics/nodes is usable (the shipped table does not
  * fetch /metrics/jobs), and a scrape needing it fetches its voucher too. */
@@ -1126,6 +1158,55 @@ static void test_rest_faults(void **state)
 	expect_rest_down("empty", "empty answer", NULL);
 	expect_rest_down("huge", "--slurmrestd.max-body", "--slurmrestd.max-body=100000");
 	expect_rest_down("huge-nolength", "--slurmrestd.max-body", "--slurmrestd.max-body=100000");
+}
+
+/* An answer is usable only if its framing says it is whole (issue 19.6): a response cut inside
+ * its headers (slurmctld closing after the status line) was the empty "no jobs" answer, vouched
+ * for by nodes: queue 0. Now: unusable with the reason, its families left out; a slurmctld 200
+ * with a body and no Content-Length, or a body shorter than it, likewise. slurmrestd is not held to
+ * the length (a JSON document cut short does not parse): its close-delimited answer is used. */
+static void test_framing_faults(void **state)
+{
+	(void)state;
+	struct proc f, rf, s;
+	struct resp r;
+	fake_start(&f, STATE, "--fault", "cuthead", "--fault-endpoint", "jobs-users-accts", NULL);
+	shim_start(&s, f.port, NULL);
+	http("GET", s.port, "/metrics", &r, 10000);
+	assert_int_equal(r.status, 200);
+	assert_non_null(strstr(r.body.data, "slurm_exporter_shim_up{endpoint=\"jobs-users-accts\"} 0\n"));
+	assert_non_null(strstr(r.body.data, "slurm_exporter_shim_up{endpoint=\"nodes\"} 1\n"));
+	if (strstr(r.body.data, "\nslurm_queue_running "))
+		fail_msg("a response cut in its headers served as no jobs:\n%s", r.body.data);
+	assert_non_null(strstr(r.body.data,
+			       "slurm_exporter_shim_family_left_out{family=\"slurm_queue_running\",reason=\"input_down\"} 1\n"));
+	assert_non_null(strstr(r.body.data, "\nslurm_cpus_total 44\n"));
+	buf_free(&r.body);
+	stop(&s);
+	stop(&f);
+	char *log = tu_slurp(s.log, NULL);
+	assert_non_null(strstr(log, "endpoint /metrics/jobs-users-accts failed: /metrics/jobs-users-accts: the answer ended "
+				    "inside its headers (HTTP 200, then the connection closed): not an answer"));
+	free(log);
+	expect_503("cuthead", "/metrics/nodes: the answer ended inside its headers", NULL);
+	expect_503("nolength", "/metrics/nodes: 200 with a body but no Content-Length (slurmctld always sends one)", NULL);
+	expect_503("cut", "/metrics/nodes: transfer closed with", NULL);
+
+	fake_start(&f, STATE, NULL);
+	char url[64];
+	for (int k = 0; k < 2; k++) {
+		fake_start(&rf, REST_STATE, "--fault", k ? "cuthead" : "nolength", "--fault-endpoint", "rest_nodes", NULL);
+		rest_url(url, sizeof(url), rf.port);
+		rest_shim_start(&s, f.port, url, "--slurmrestd.api-version", "v0.0.44", NULL, NULL, NULL, NULL);
+		char *body = scrape_ok(s.port);
+		if (!has(body, k ? REST_UP("nodes", "0") : REST_UP("nodes", "1")))
+			fail_msg("slurmrestd %s: slurmrestd-nodes %s:\n%s", k ? "cut in its headers" : "without Content-Length",
+				 k ? "up" : "down", body);
+		free(body);
+		stop(&s);
+		stop(&rf);
+	}
+	stop(&f);
 }
 
 /* Nobody listens on --slurmrestd.url: the same. */
@@ -2714,6 +2795,8 @@ int main(void)
 {
 	curl_global_init(CURL_GLOBAL_DEFAULT);
 	signal(SIGPIPE, SIG_IGN);
+	if (getenv("TEST_FILTER")) /* e.g. TEST_FILTER='test_ha_*': only those */
+		cmocka_set_test_filter(getenv("TEST_FILTER"));
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_teardown(test_http_equals_once, kill_children),
 		cmocka_unit_test_teardown(test_routes, kill_children),
@@ -2732,6 +2815,7 @@ int main(void)
 		cmocka_unit_test(test_redirect_origin),
 		cmocka_unit_test(test_source_table),
 		cmocka_unit_test(test_source_verdict),
+		cmocka_unit_test(test_source_verdict_framing),
 		cmocka_unit_test(test_payload_facts),
 		cmocka_unit_test_teardown(test_redirect_keeps_credentials_home, kill_children),
 		cmocka_unit_test_teardown(test_redirect_same_origin, kill_children),
@@ -2743,6 +2827,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_rest_unix_socket, kill_children),
 		cmocka_unit_test_teardown(test_rest_refused, kill_children),
 		cmocka_unit_test_teardown(test_rest_faults, kill_children),
+		cmocka_unit_test_teardown(test_framing_faults, kill_children),
 		cmocka_unit_test_teardown(test_rest_slow_does_not_hold_native, kill_children),
 		cmocka_unit_test_teardown(test_job_walks_per_interval, kill_children),
 		cmocka_unit_test_teardown(test_slow_fetch_logged_once, kill_children),
