@@ -12,6 +12,7 @@
 #include <yaml.h>
 
 #include "buf.h"
+#include "controllers.h"
 #include "log.h"
 #include "mapping.h"
 #include "restapi.h"
@@ -78,25 +79,9 @@ static int get_string(struct pctx *p, const yaml_node_t *n, const char *what, ch
 	return 0;
 }
 
-/* One URL: http:// or https:// (any case), or unix:/path when rest (slurmrestd), as the flags
- * --slurmctld.url and --slurmrestd.url take them; something after the scheme, and printable ASCII
- * without spaces (it goes into log lines and HTTP requests). */
-static int url_ok(const char *s, size_t n, int rest)
-{
-	size_t pre = n >= 7 && !strncasecmp(s, "http://", 7)  ? 7
-		     : n >= 8 && !strncasecmp(s, "https://", 8) ? 8
-		     : rest && n >= 6 && !strncmp(s, "unix:/", 6) ? 5
-								  : 0;
-	if (!pre || pre == n)
-		return 0;
-	for (size_t i = 0; i < n; i++)
-		if ((unsigned char)s[i] <= 0x20 || (unsigned char)s[i] >= 0x7f)
-			return 0;
-	return 1;
-}
-
-/* Check every comma-separated URL of scalar n and append them to b (comma-separated). */
-static void add_urls(struct pctx *p, const yaml_node_t *n, struct buf *b, int *bad)
+/* Check every comma-separated URL of scalar n (upstream_url_ok, as --slurmctld.url) and append
+ * them to b (comma-separated), counting them into *count. */
+static void add_urls(struct pctx *p, const yaml_node_t *n, struct buf *b, int *bad, size_t *count)
 {
 	char eb[ESC_SIZE];
 	if (n->type != YAML_SCALAR_NODE || is_null(n)) {
@@ -107,7 +92,8 @@ static void add_urls(struct pctx *p, const yaml_node_t *n, struct buf *b, int *b
 	const char *s = sval(n), *end = s + slen(n);
 	for (;;) {
 		const char *comma = memchr(s, ',', (size_t)(end - s)), *e = comma ? comma : end;
-		if (!url_ok(s, (size_t)(e - s), 0)) {
+		++*count;
+		if (!upstream_url_ok(s, (size_t)(e - s), 0)) {
 			perr(p, &n->start_mark, "slurmctld_url \"%s\" is not an http:// or https:// URL",
 			     wc_esc(eb, s, (size_t)(e - s)));
 			*bad = 1;
@@ -127,18 +113,23 @@ static int get_ctld_url(struct pctx *p, const yaml_node_t *n, char **out)
 {
 	struct buf b;
 	int bad = 0;
+	size_t count = 0;
 	buf_init(&b, 0);
 	if (n->type == YAML_SEQUENCE_NODE) {
 		for (yaml_node_item_t *it = n->data.sequence.items.start; it < n->data.sequence.items.top; it++)
-			add_urls(p, node_at(&p->c, *it), &b, &bad);
+			add_urls(p, node_at(&p->c, *it), &b, &bad, &count);
 		if (n->data.sequence.items.top == n->data.sequence.items.start) {
 			perr(p, &n->start_mark, "slurmctld_url is an empty sequence");
 			bad = 1;
 		}
 	} else if (n->type == YAML_SCALAR_NODE) {
-		add_urls(p, n, &b, &bad);
+		add_urls(p, n, &b, &bad, &count);
 	} else {
 		perr(p, &n->start_mark, "slurmctld_url must be a URL or a sequence of URLs, not %s", wc_type_name(n));
+		bad = 1;
+	}
+	if (count > CONTROLLERS_MAX) {
+		perr(p, &n->start_mark, "slurmctld_url lists more than %d controllers", CONTROLLERS_MAX);
 		bad = 1;
 	}
 	if (!bad)
@@ -182,7 +173,7 @@ static void parse_target(struct pctx *p, const yaml_node_t *k, const yaml_node_t
 				if (i == K_URL)
 					get_ctld_url(p, vv, field[i]);
 				else if (get_string(p, vv, target_keys[i], field[i]) == 0 && i == K_REST_URL &&
-					 t->rest_url && !url_ok(t->rest_url, strlen(t->rest_url), 1))
+					 t->rest_url && !upstream_url_ok(t->rest_url, strlen(t->rest_url), 1))
 					perr(p, &vv->start_mark,
 					     "slurmrestd_url \"%s\" is not an http:// or https:// URL or unix:/path/to/socket",
 					     wc_esc(eb, sval(vv), slen(vv)));

@@ -194,6 +194,10 @@ static const char *fault_text(const struct source *src, const struct source_fact
 	case FAULT_REDIRECT_REFUSED:
 		snprintf(buf, len, "redirect to %s refused (not http(s), https to http, or from a unix socket)", f->detail);
 		return buf;
+	case FAULT_REDIRECT_UNFOLLOWED:
+		snprintf(buf, len, "redirected to %s: not followed, every endpoint of one answer is read from one controller",
+			 f->detail);
+		return buf;
 	case FAULT_NO_TOKEN:
 		if (f->http_status != 401)
 			return NULL;

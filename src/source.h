@@ -29,7 +29,6 @@ enum source_id {
 enum upstream_id { UPSTREAM_SLURMCTLD, UPSTREAM_SLURMRESTD, UPSTREAM_COUNT };
 
 struct restapi;
-struct controllers;
 
 /* Where an upstream is and how to reach it; one per upstream (a scraper_config holds them). */
 struct upstream_config {
@@ -42,9 +41,6 @@ struct upstream_config {
 	const char *user;         /* X-SLURM-USER-NAME, or NULL */
 	struct restapi *api;      /* slurmrestd: the API version for "{version}" in paths (restapi.h),
 				     borrowed; NULL for slurmctld */
-	struct controllers *ctl;  /* slurmctld: base_url split into its controllers (controllers.h),
-				     borrowed (scraper_new makes it); NULL: base_url is one URL */
-	double connect_timeout;   /* seconds per connection attempt; 0: timeout */
 };
 
 struct upstream {
@@ -119,6 +115,8 @@ enum source_fault {
 	FAULT_TOO_BIG,           /* limit: the body limit */
 	FAULT_REDIRECT_LOOP,     /* a second redirect */
 	FAULT_REDIRECT_REFUSED,  /* detail: the target, escaped */
+	FAULT_REDIRECT_UNFOLLOWED, /* detail: the target, escaped: a controller's 303 elsewhere (the
+				     sources of one fetch are read from one controller) */
 	FAULT_NO_TOKEN,          /* detail: why no token was sent; a fault only if the answer is 401 */
 	FAULT_DEADLINE,          /* the scrape's deadline passed while the fetch was in flight */
 };

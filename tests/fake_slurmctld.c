@@ -38,6 +38,7 @@
  *   /_stats               -> per-endpoint request counts (fake only)
  *   /_last_request        -> raw header block of the last request (fake only)
  *   /_delay-ms/N          -> sets --delay-ms to N from now on (fake only)
+ *   /_fault/MODE          -> sets --fault to MODE from now on (fake only)
  *   /_role/standby, /_role/primary -> from now on, answer as a standby backup
  *          controller (25.11.7: every /metrics* request, counted, gets 303
  *          REDIRECT SEE OTHER with Location: http://127.0.0.1:<--redirect-port>
@@ -803,10 +804,9 @@ static bool redirect(int fd, const struct request *r, unsigned port, const char 
 /* Serve one data endpoint. Returns true if the connection may go on. */
 static bool serve_data(int fd, const struct request *r, int ep)
 {
-	enum fault f = (opt.fault_ep < 0 || opt.fault_ep == ep) ? opt.fault : F_NONE;
-
-	pthread_mutex_lock(&lock); /* /_delay-ms/N changes it */
+	pthread_mutex_lock(&lock); /* /_delay-ms/N and /_fault/MODE change them */
 	long delay_ms = opt.delay_ms;
+	enum fault f = (opt.fault_ep < 0 || opt.fault_ep == ep) ? opt.fault : F_NONE;
 	pthread_mutex_unlock(&lock);
 	if (delay_ms > 0)
 		sleep_ms(delay_ms);
@@ -947,6 +947,17 @@ static bool handle_request(int fd, const struct request *r)
 		long ms = strtol(p + 11, NULL, 10);
 		pthread_mutex_lock(&lock);
 		opt.delay_ms = ms < 0 ? 0 : ms;
+		pthread_mutex_unlock(&lock);
+		return respond(fd, r, 200, NULL, "ok\n", 3);
+	}
+	if (get && !strncmp(p, "/_fault/", 8)) { /* a controller starts misbehaving, or stops */
+		int i = 0;
+		while (i < F_COUNT && strcmp(p + 8, fault_names[i]))
+			i++;
+		if (i == F_COUNT)
+			return respond_error(fd, r, 404, "unknown fault mode");
+		pthread_mutex_lock(&lock);
+		opt.fault = (enum fault)i;
 		pthread_mutex_unlock(&lock);
 		return respond(fd, r, 200, NULL, "ok\n", 3);
 	}
