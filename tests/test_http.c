@@ -2419,12 +2419,12 @@ static void test_ha_single_url_no_mixing(void **state)
 	set_role(&u, "standby"); /* every endpoint: 303 to P */
 	http("GET", s.port, "/metrics", &r, 10000);
 	assert_int_equal(r.status, 200);
+	assert_int_equal(stat_count(p.port, "jobs-users-accts"), 1); /* not U's cached walk */
+	assert_int_equal(stat_count(p.port, "partitions"), 1);
 	assert_true(has_role(r.body.data, u.port, "standby"));
 	assert_true(has_role(r.body.data, p.port, "primary"));
 	assert_true(has_line(r.body.data, "slurm_exporter_shim_up{endpoint=\"jobs-users-accts\"} 1"));
 	buf_free(&r.body);
-	assert_int_equal(stat_count(p.port, "jobs-users-accts"), 1); /* not U's cached walk */
-	assert_int_equal(stat_count(p.port, "partitions"), 1);
 	http("GET", p.port, "/_last_request", &r, 5000);
 	assert_null(strstr(r.body.data, "SECRET"));
 	buf_free(&r.body);
