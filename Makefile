@@ -13,9 +13,11 @@ PREFIX    ?= /usr
 SYSCONFDIR ?= /etc
 DESTDIR   ?=
 CC        ?= cc
-PKGS      := libmicrohttpd jansson libcurl yaml-0.1 yajl
+PKGS      := libmicrohttpd jansson libcurl yaml-0.1 yajl libdeflate
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lcrypt -lm -lpthread
+# the tests decompress the shim's gzip answers with zlib: another implementation than libdeflate's
+TEST_LIBS  := $(shell pkg-config --libs zlib 2>/dev/null || echo -lz)
 CFLAGS    ?= -O2 -g
 WARN      := -std=c11 -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wformat=2 -Wvla
 CPPFLAGS  += -D_GNU_SOURCE -DSHIM_VERSION='"$(VERSION)"' -DSHIM_SYSCONFDIR='"$(SYSCONFDIR)"' -Isrc
@@ -29,7 +31,7 @@ TEST_SRCS := $(sort $(wildcard tests/test_*.c))
 TEST_BINS := $(TEST_SRCS:tests/%.c=$(BUILD)/tests/%)
 TEST_SH   := $(sort $(wildcard tests/test_*.sh))
 # shell tests that exercise the binary itself, rerun with the sanitizer build
-TEST_SH_SAN := $(filter tests/test_cli.sh tests/test_tls.sh tests/test_conformance.sh,$(TEST_SH))
+TEST_SH_SAN := $(filter tests/test_cli.sh tests/test_tls.sh tests/test_conformance.sh tests/test_files.sh tests/test_secrets.sh,$(TEST_SH))
 
 all: $(BIN) $(BUILD)/tests/fake_slurmctld
 
@@ -49,7 +51,7 @@ $(BUILD)/tests/fake_slurmctld: tests/fake_slurmctld.c
 
 $(BUILD)/tests/%: tests/%.c tests/testutil.h $(BUILD)/libshim.a
 	@mkdir -p $(dir $@)
-	$(CC) $(WARN) -Wno-missing-prototypes $(CFLAGS) $(CPPFLAGS) $(PKG_CFLAGS) -Itests -o $@ $< $(BUILD)/libshim.a $(PKG_LIBS) -lcmocka
+	$(CC) $(WARN) -Wno-missing-prototypes $(CFLAGS) $(CPPFLAGS) $(PKG_CFLAGS) -Itests -o $@ $< $(BUILD)/libshim.a $(PKG_LIBS) -lcmocka $(TEST_LIBS)
 
 # Tests run from the repository root; each prints cmocka's summary.
 # TEST_WRAP runs each test binary under a wrapper (valgrind).

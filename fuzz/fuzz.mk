@@ -2,7 +2,7 @@
 # (src/*.c but main.c), WARN, CPPFLAGS, PKG_CFLAGS and PKG_LIBS.
 #
 #   make fuzz                          build $(FUZZ_BUILD)/fuzz_{expo,expr,mapping,webconfig,restjson,
-#                                      native,probe} with clang
+#                                      native,probe,accept} with clang
 #                                      (-fsanitize=fuzzer,address,undefined)
 #   make fuzz-run [FUZZ_SECONDS=60]    run each target for FUZZ_SECONDS (-max_total_time) on a copy of
 #                                      its seed corpus in a temporary directory (the repository is not
@@ -16,8 +16,9 @@
 # document, 0 nodes .. 3 diag, plus 4 x a piece size) and the answer, the jobs answers cut to their
 # first two jobs and the shares to their first four rows. fuzz_native (the passthrough: slurmctld's
 # text through the tolerant reader, fed in pieces, and native_render, read back by the strict reader
-# label value for label value) and fuzz_probe (--probe.targets-file, written to a file under TMPDIR)
-# state their properties at the top of their source. Dictionaries: fuzz/dict/<target>.dict.
+# label value for label value), fuzz_probe (--probe.targets-file, written to a file under TMPDIR)
+# and fuzz_accept (Accept-Encoding field lines, src/http_encoding.c) state their properties at the
+# top of their source. Dictionaries: fuzz/dict/<target>.dict.
 # FUZZ_FLAGS adds libFuzzer options, e.g. FUZZ_FLAGS=-jobs=2 or FUZZ_FLAGS=-only_ascii=1. FUZZ_WARN
 # (default: the project's WARN) is there to relax a clang-only warning in a module while it is fixed.
 
@@ -27,7 +28,7 @@ FUZZ_SECONDS  ?= 60
 FUZZ_TIMEOUT  ?= 10
 FUZZ_FLAGS    ?=
 FUZZ_WARN     ?= $(WARN)
-FUZZ_TARGETS  := expo expr mapping webconfig restjson native probe
+FUZZ_TARGETS  := expo expr mapping webconfig restjson native probe accept
 FUZZ_SAN      := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 FUZZ_CFLAGS   := -O1 -g $(FUZZ_SAN)
 FUZZ_LIB_OBJS := $(LIB_SRCS:src/%.c=$(FUZZ_BUILD)/obj/%.o)

@@ -8,7 +8,8 @@
  *    ("PATH: no targets (...)"), out of memory, and the count past PROBE_MAX_ERRORS ("PATH: N more
  *    problems", the last line); at most PROBE_MAX_ERRORS + 1 lines;
  *  - a loaded table holds at least one target; every name matches [A-Za-z0-9_.-]{1,64} and appears
- *    once; every target has a slurmctld_url.
+ *    once; every target has a slurmctld_url of at most 4095 bytes; every user name can go into a
+ *    header as is (no control byte, at most CRED_USER_MAX bytes).
  * Ownership: the directory lives for the whole run; each table and problem list is freed before
  * returning. */
 #include <stddef.h>
@@ -19,6 +20,7 @@
 #include <unistd.h>
 
 #include "buf.h"
+#include "cred.h"
 #include "probe.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -107,7 +109,11 @@ static void check_table(const struct probe_targets *t)
 	if (!t->n)
 		abort();
 	for (size_t i = 0; i < t->n; i++) {
-		if (!name_ok(t->t[i].name) || !t->t[i].slurmctld_url || !t->t[i].slurmctld_url[0])
+		const struct probe_target *x = &t->t[i];
+		if (!name_ok(x->name) || !x->slurmctld_url || !x->slurmctld_url[0] || strlen(x->slurmctld_url) > 4095)
+			abort();
+		if ((x->user && !cred_value_is_ok(x->user, strlen(x->user), CRED_USER_MAX)) ||
+		    (x->rest_user && !cred_value_is_ok(x->rest_user, strlen(x->rest_user), CRED_USER_MAX)))
 			abort();
 		for (size_t j = 0; j < i; j++)
 			if (!strcmp(t->t[i].name, t->t[j].name))

@@ -12,6 +12,8 @@
 #                           answer of hostile label values and HELP texts, each behind a line
 #                           "b 1" .. "h 1" whose first byte picks the piece size fuzz_native feeds
 #   fuzz/corpus/probe/      tests/fixtures/probe/*.yml
+#   fuzz/corpus/accept/     every Accept-Encoding field of tests/test_encoding.c's table, and a few
+#                           requests of several field lines ('\n' between them)
 #   fuzz/fuzz_payload.h     a small exposition per endpoint (the first three samples of every family
 #                           the mapping reads, from slurm-26.05/02-busy-gpu, plus a few short generic
 #                           families), that fuzz_expr and fuzz_mapping evaluate against
@@ -100,6 +102,13 @@ for i in range(7):
 reset('fuzz/corpus/probe')
 for p in sorted(glob.glob('tests/fixtures/probe/*.yml')):
     put('fuzz/corpus/probe', open(p, 'rb').read())
+
+# fuzz_accept: the negotiation table's fields (C string literals: \t, \r, \n, \", \xNN), one seed each
+reset('fuzz/corpus/accept')
+for lit in re.findall(r'^\t\{ "((?:[^"\\]|\\.)*)", [GI] \},$', open('tests/test_encoding.c').read(), re.M):
+    put('fuzz/corpus/accept', lit.encode('latin-1').decode('unicode_escape').encode('latin-1'))
+for lines in (['br', 'gzip'], ['gzip', 'gzip;q=0'], ['*;q=0', 'identity;q=0.5', 'x-gzip;q=0.4'], ['', 'gzip']):
+    put('fuzz/corpus/accept', '\n'.join(lines).encode())
 
 # the fixed payload
 names = set()

@@ -12,6 +12,10 @@
 #   $(UNITDIR)/slurm-exporter-shim.service            packaging/systemd/slurm-exporter-shim.service
 #   $(MANDIR)/man1/slurm-exporter-shim.1.gz           docs/slurm-exporter-shim.1, gzip -9n
 #   $(DOCDIR)/*.md                                    docs/*.md
+#   $(DOCDIR)/alert-rules.yml                         docs/alert-rules.yml (Prometheus rule file)
+#   $(DATADIR)/migrate-legacy-args                    packaging/migrate-legacy-args (postinst, %post)
+#   $(DATADIR)/default.dist                           the defaults file as shipped (what
+#                                                     migrate-legacy-args compares with)
 #
 # UNITDIR defaults to $(PREFIX)/lib/systemd/system (/usr/lib/systemd/system,
 # as on RHEL and Debian 13). Debian 12 (bookworm) still keeps units in
@@ -35,14 +39,16 @@ BINDIR     ?= $(PREFIX)/bin
 MANDIR     ?= $(PREFIX)/share/man
 DOCDIR     ?= $(PREFIX)/share/doc/slurm-exporter-shim
 UNITDIR    ?= $(PREFIX)/lib/systemd/system
+DATADIR    ?= $(PREFIX)/share/slurm-exporter-shim
 INSTALL    ?= install
 GZIP_CMD   ?= gzip -9n
 
 SHIM_MAPPINGS := $(sort $(wildcard mappings/*.json))
-SHIM_DOCS     := $(sort $(wildcard docs/*.md))
+SHIM_DOCS     := $(sort $(wildcard docs/*.md)) docs/alert-rules.yml
 SHIM_MANPAGE  := docs/slurm-exporter-shim.1
 SHIM_UNIT     := packaging/systemd/slurm-exporter-shim.service
 SHIM_DEFAULTS := packaging/default/slurm-exporter-shim
+SHIM_MIGRATE  := packaging/migrate-legacy-args
 
 # gzip -n: no file name or time stamp in the header, so the result is
 # reproducible.
@@ -59,6 +65,8 @@ install: $(BIN) $(BUILD)/man/slurm-exporter-shim.1.gz
 	  $(INSTALL) -D -m 0644 $$f $(DESTDIR)$(SYSCONFDIR)/slurm-exporter-shim/$${f##*/}; \
 	done
 	$(INSTALL) -D -m 0644 $(SHIM_DEFAULTS) $(DESTDIR)$(SYSCONFDIR)/default/slurm-exporter-shim
+	$(INSTALL) -D -m 0644 $(SHIM_DEFAULTS) $(DESTDIR)$(DATADIR)/default.dist
+	$(INSTALL) -D -m 0755 $(SHIM_MIGRATE) $(DESTDIR)$(DATADIR)/migrate-legacy-args
 	$(INSTALL) -D -m 0644 $(SHIM_UNIT) $(DESTDIR)$(UNITDIR)/slurm-exporter-shim.service
 	$(INSTALL) -D -m 0644 $(BUILD)/man/slurm-exporter-shim.1.gz $(DESTDIR)$(MANDIR)/man1/slurm-exporter-shim.1.gz
 	@set -e; for f in $(SHIM_DOCS); do \
@@ -72,6 +80,7 @@ uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/slurm-exporter-shim
 	rm -f $(foreach f,$(SHIM_MAPPINGS),$(DESTDIR)$(SYSCONFDIR)/slurm-exporter-shim/$(notdir $(f)))
 	rm -f $(DESTDIR)$(SYSCONFDIR)/default/slurm-exporter-shim
+	rm -f $(DESTDIR)$(DATADIR)/default.dist $(DESTDIR)$(DATADIR)/migrate-legacy-args
 	rm -f $(DESTDIR)$(UNITDIR)/slurm-exporter-shim.service
 	rm -f $(DESTDIR)$(MANDIR)/man1/slurm-exporter-shim.1.gz
 	rm -f $(foreach f,$(SHIM_DOCS),$(DESTDIR)$(DOCDIR)/$(notdir $(f)))

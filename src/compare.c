@@ -33,6 +33,14 @@ static int ignored(const char *name, size_t n)
 	       (n >= 9 && !memcmp(name, "promhttp_", 9));
 }
 
+int compare_is_exporter_page(const struct expo *legacy)
+{
+	for (size_t i = 0; i < legacy->nfams; i++)
+		if (legacy->fams[i].n)
+			return 1;
+	return 0;
+}
+
 static int sample_cmp(const void *a, const void *b)
 {
 	const struct expo_sample *x = *(const struct expo_sample *const *)a, *y = *(const struct expo_sample *const *)b;

@@ -27,8 +27,14 @@ enum compare_format { COMPARE_TABLE, COMPARE_JSON };
 int compare_families(const struct mapping *m, const char *flags, const struct expo *legacy,
 		     const struct expo *shim, enum compare_format fmt, struct buf *out);
 
+/* 1 if legacy, the old exporter's page parsed, is an exporter's page at all: it has one sample or
+ * more. An empty 200 or a page of comments is not (the URL points at something else): the caller
+ * exits 2 as for an unreadable page, not 1 as if every family differed. */
+int compare_is_exporter_page(const struct expo *legacy);
+
 /* GET url (http:// or https:// only; no redirect followed) into out, within timeout_s seconds and
- * out's cap. 0 on a 200 answer; -1 with the reason in err otherwise. */
+ * out's cap. 0 on a 200 answer; -1 with the reason in err otherwise: raw (for the log, which escapes
+ * it), naming url without its userinfo. */
 int compare_get(const char *url, double timeout_s, struct buf *out, char *err, size_t errsz);
 
 #endif

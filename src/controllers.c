@@ -1,5 +1,6 @@
 /* controllers.c: see controllers.h. */
 #include "controllers.h"
+#include "cred.h"
 #include "log.h"
 #include "writer.h"
 #include "xmalloc.h"
@@ -15,6 +16,7 @@ struct controllers {
 	size_t n;                       /* configured */
 	size_t total;                   /* configured and learnt: set under mu, entries never change */
 	char *url[CONTROLLERS_MAX];
+	char *shown[CONTROLLERS_MAX];   /* url for labels, pages and logs: its userinfo hidden (cred.h) */
 	enum controller_role role[CONTROLLERS_MAX];
 	char why[CONTROLLERS_MAX][200]; /* why it was last passed over (raw) */
 	int current;                    /* answered last; -1: none yet */
@@ -39,19 +41,35 @@ int upstream_url_ok(const char *s, size_t n, int unix_ok)
 	return 1;
 }
 
+/* Keep url as entry i (and its shown form). */
+static void keep(struct controllers *c, size_t i, char *url)
+{
+	char shown[CRED_SHOWN_MAX];
+	cred_url_shown(shown, sizeof(shown), url);
+	c->shown[i] = xstrdup(shown);
+	c->url[i] = url;
+}
+
 /* Add element [s, e), the nth, or record why it cannot be. */
 static void add(struct controllers *c, const char *s, const char *e, size_t nth)
 {
-	char safe[160];
-	if (c->error[0])
+	char *u = xstrndup(s, (size_t)(e - s));
+	if (c->error[0]) {
+		free(u);
 		return;
-	if (c->n == CONTROLLERS_MAX)
+	}
+	if (c->n == CONTROLLERS_MAX) {
 		snprintf(c->error, sizeof(c->error), "--slurmctld.url: more than %d controllers", CONTROLLERS_MAX);
-	else if (!upstream_url_ok(s, (size_t)(e - s), 0))
-		snprintf(c->error, sizeof(c->error), "--slurmctld.url: element %zu \"%s\" is not an http:// or https:// URL",
-			 nth, log_escape(safe, sizeof(safe), s, (size_t)(e - s)));
-	else
-		c->url[c->n++] = xstrndup(s, (size_t)(e - s));
+	} else if (!upstream_url_ok(s, (size_t)(e - s), 0)) {
+		char shown[CRED_SHOWN_MAX];
+		cred_url_shown(shown, sizeof(shown), u);
+		snprintf(c->error, sizeof(c->error), /* raw: the log, the 503 body and the status page escape it */
+			 "--slurmctld.url: element %zu \"%.150s\" is not an http:// or https:// URL", nth, shown);
+	} else {
+		keep(c, c->n++, u);
+		return;
+	}
+	free(u);
 }
 
 struct controllers *controllers_new(const char *list)
@@ -75,8 +93,10 @@ void controllers_free(struct controllers *c)
 {
 	if (!c)
 		return;
-	for (size_t i = 0; i < c->total; i++)
+	for (size_t i = 0; i < c->total; i++) {
 		free(c->url[i]);
+		free(c->shown[i]);
+	}
 	pthread_mutex_destroy(&c->mu);
 	free(c);
 }
@@ -104,6 +124,11 @@ const char *controllers_url(const struct controllers *c, size_t i)
 	return c->url[i]; /* set before it was counted in total, never changed */
 }
 
+const char *controllers_shown(const struct controllers *c, size_t i)
+{
+	return c->shown[i];
+}
+
 int controllers_is_learnt(const struct controllers *c, size_t i)
 {
 	return i >= c->n;
@@ -119,7 +144,7 @@ int controllers_learn(struct controllers *c, const char *base)
 		if (!strcmp(c->url[k], base))
 			i = (int)k;
 	if (i < 0 && c->total < CONTROLLERS_MAX) {
-		c->url[c->total] = xstrdup(base);
+		keep(c, c->total, xstrdup(base));
 		i = (int)c->total++;
 	}
 	pthread_mutex_unlock(&c->mu);
@@ -169,7 +194,7 @@ void controllers_seen(struct controllers *c, size_t i, enum controller_role role
 
 void controllers_answered(struct controllers *c, size_t i)
 {
-	char was[200], why[300];
+	char why[300];
 	int prev;
 	pthread_mutex_lock(&c->mu);
 	prev = c->current;
@@ -182,12 +207,11 @@ void controllers_answered(struct controllers *c, size_t i)
 	if (prev == (int)i)
 		return;
 	if (prev < 0) {
-		log_info("slurmctld: reading controller %s", c->url[i]);
+		log_info("slurmctld: reading controller %s", c->shown[i]);
 		return;
 	}
-	log_escape(was, sizeof(was), why, strlen(why));
-	log_warn("slurmctld: switched from controller %s to %s: %s was %s", c->url[prev], c->url[i], c->url[prev],
-		 was[0] ? was : "not tried");
+	log_warn("slurmctld: switched from controller %s to %s: %s was %s", c->shown[prev], c->shown[i], c->shown[prev],
+		 why[0] ? why : "not tried"); /* raw: escaped by the log */
 }
 
 int controllers_current(struct controllers *c)
@@ -209,7 +233,7 @@ size_t controllers_view(struct controllers *c, struct controller_view out[CONTRO
 	pthread_mutex_lock(&c->mu);
 	size_t n = c->total;
 	for (size_t i = 0; i < n; i++) {
-		snprintf(out[i].url, sizeof(out[i].url), "%s", c->url[i]);
+		snprintf(out[i].url, sizeof(out[i].url), "%s", c->shown[i]);
 		out[i].role = c->role[i];
 		out[i].current = c->current == (int)i;
 		snprintf(out[i].why, sizeof(out[i].why), "%s", c->why[i]);
@@ -234,7 +258,7 @@ void controllers_write_metrics(struct controllers *c, struct buf *b)
 		     "answer), unknown (not tried yet).", "gauge");
 	for (size_t i = 0; i < n; i++) {
 		const char *role = controller_role_name(roles[i]);
-		struct label l[2] = { { "url", c->url[i], 3, (uint32_t)strlen(c->url[i]) },
+		struct label l[2] = { { "url", c->shown[i], 3, (uint32_t)strlen(c->shown[i]) },
 				      { "role", role, 4, (uint32_t)strlen(role) } };
 		write_sample(b, "slurm_exporter_shim_controller_info", l, 2, 1);
 	}

@@ -16,7 +16,8 @@
  *
  * Thread-safe: every function takes the object's own lock (never held while calling out).
  * Ownership: controllers_new returns a new object (controllers_free frees it) holding copies of
- * the URLs; controllers_url returns a string owned by the object, valid until it is freed. */
+ * the URLs; controllers_url and controllers_shown return strings owned by the object, valid until
+ * it is freed. Every label, page string and log line shows controllers_shown (cred.h). */
 #ifndef SHIM_CONTROLLERS_H
 #define SHIM_CONTROLLERS_H
 
@@ -49,7 +50,8 @@ const char *controllers_error(const struct controllers *c);
 /* The configured controllers; controllers_total: with the learnt ones (indexes count .. total-1). */
 size_t controllers_count(const struct controllers *c);
 size_t controllers_total(struct controllers *c);
-const char *controllers_url(const struct controllers *c, size_t i);
+const char *controllers_url(const struct controllers *c, size_t i);     /* to fetch: never shown */
+const char *controllers_shown(const struct controllers *c, size_t i);   /* to show: userinfo hidden */
 int controllers_is_learnt(const struct controllers *c, size_t i);
 /* Learn base (scheme://host:port, the origin a single configured URL's 303 points at): its index,
  * the existing one when base is known, or -1 (a list of several never learns; or full). */
@@ -59,7 +61,7 @@ int controllers_learn(struct controllers *c, const char *base);
  * one seen down longest ago first. Returns the count. */
 size_t controllers_order(struct controllers *c, size_t order[CONTROLLERS_MAX]);
 /* Index i was tried: role is what it was seen as (primary: it answered usably), why the reason
- * when it is not primary (escaped or not: it is escaped before logging). */
+ * when it is not primary, raw (the log and the status page escape it where they show it). */
 void controllers_seen(struct controllers *c, size_t i, enum controller_role role, const char *why);
 /* The fetch's sources came from i: it becomes current. A change of the current controller (not
  * the first choice) is counted and logged once, with why the previous one was passed over. */

@@ -2,7 +2,9 @@
 #include "fetch.h"
 #include "buf.h"
 #include "controllers.h"
+#include "cred.h"
 #include "fetch_int.h"
+#include "file_read.h"
 #include "log.h"
 #include "restapi.h"
 
@@ -61,6 +63,7 @@ static size_t on_data(char *ptr, size_t size, size_t nmemb, void *ud)
 	curl_easy_getinfo(x->h, CURLINFO_RESPONSE_CODE, &code);
 	if (code != x->p->http_status)
 		payload_restart(x->p, code); /* a new response (after a redirect): the bytes before are not its */
+	x->body_seen = 1;
 	if (payload_feed(x->p, ptr, n, x->max_body) < 0) {
 		x->too_big = 1;
 		return 0; /* aborts the transfer */
@@ -68,22 +71,26 @@ static size_t on_data(char *ptr, size_t size, size_t nmemb, void *ud)
 	return n;
 }
 
-/* Read the token file (first line, trimmed). Returns a new string or NULL with *err set. */
+/* A token file holds one JWT line (`scontrol token` writes "SLURM_JWT=..."): a bigger file is not one */
+#define TOKEN_FILE_MAX 65536
+
+/* Read the token file (first line, trimmed) with file_read: a FIFO or a directory is refused at
+ * once (never waited on: this runs on the fetch worker), a file over TOKEN_FILE_MAX refused (never
+ * cut), a token with a control byte refused (it would end the header line). Returns a new string
+ * or NULL with *err set; the file's bytes are wiped. */
 static char *read_token(const char *path, char *err, size_t errlen)
 {
-	char line[16384];
-	FILE *f = fopen(path, "r");
-	if (!f) {
-		snprintf(err, errlen, "cannot read token file %s: %s", path, strerror(errno));
+	struct file_text f;
+	char why[100];
+	char *tok = NULL;
+	if (file_read(path, TOKEN_FILE_MAX, FILE_SECRET, &f, why, sizeof(why)) < 0) {
+		/* raw: a reason is escaped where it is shown (log, status page, 503 body) */
+		snprintf(err, errlen, "cannot read token file %.200s: %s", path, why);
 		return NULL;
 	}
-	if (!fgets(line, sizeof(line), f)) {
-		fclose(f);
-		snprintf(err, errlen, "token file %s is empty", path);
-		return NULL;
-	}
-	fclose(f);
+	const char *line = f.data;
 	size_t n = strcspn(line, "\r\n");
+	int nul = n < f.len && line[n] == '\0'; /* a NUL in the line: not a token */
 	while (n && (line[n - 1] == ' ' || line[n - 1] == '\t'))
 		n--;
 	size_t s = 0;
@@ -92,11 +99,15 @@ static char *read_token(const char *path, char *err, size_t errlen)
 	/* an "SLURM_JWT=..." line, as `scontrol token` prints it, is accepted as is */
 	if (n - s > 10 && memcmp(line + s, "SLURM_JWT=", 10) == 0)
 		s += 10;
-	if (n == s) {
-		snprintf(err, errlen, "token file %s is empty", path);
-		return NULL;
-	}
-	return xstrndup(line + s, n - s);
+	const char *bad = cred_value_problem(line + s, n - s, TOKEN_FILE_MAX, why, sizeof(why));
+	if (n == s || nul)
+		snprintf(err, errlen, "token file %.200s %s", path, nul ? "holds a NUL byte" : "is empty");
+	else if (bad)
+		snprintf(err, errlen, "token file %.200s: the token %s", path, bad);
+	else
+		tok = xstrndup(line + s, n - s);
+	file_text_free(&f);
+	return tok;
 }
 
 /* Scheme, host and port (the scheme's default when absent) of an absolute http(s) URL, as new
@@ -148,28 +159,28 @@ out:
  * fetch_ctld.c decides which controller is asked next. */
 static int follow(struct run *r, struct xfer *t)
 {
-	char *loc = NULL, safe[160];
+	char *loc = NULL, shown[160]; /* raw: each sink (log, 503 body, status page) escapes it */
 	struct cred *c = t->c;
 	curl_easy_getinfo(t->h, CURLINFO_REDIRECT_URL, &loc);
 	if (!loc)
 		return 0; /* a 3xx without Location: classified as an HTTP error */
-	log_escape(safe, sizeof(safe), loc, strlen(loc));
+	snprintf(shown, sizeof(shown), "%s", loc);
 	if (t->redirected) {
 		payload_fault(t->p, FAULT_REDIRECT_LOOP, NULL);
 		return 0;
 	}
 	enum fetch_redirect k = fetch_redirect_check(t->base, loc);
 	if (k == FETCH_REDIRECT_REFUSE) {
-		payload_fault(t->p, FAULT_REDIRECT_REFUSED, safe);
+		payload_fault(t->p, FAULT_REDIRECT_REFUSED, shown);
 		return 0;
 	}
 	if (k == FETCH_REDIRECT_OTHER_ORIGIN && !t->follow_any) {
-		payload_fault(t->p, FAULT_REDIRECT_UNFOLLOWED, safe);
+		payload_fault(t->p, FAULT_REDIRECT_UNFOLLOWED, shown);
 		return 0;
 	}
 	if (k == FETCH_REDIRECT_OTHER_ORIGIN && (c->token || c->cfg->user))
 		log_warn("%s: redirected to another origin, %s: following without the token and user, which go only to %s.url",
-			 sources[t->p->src].name, safe, c->up->flag);
+			 sources[t->p->src].name, shown, c->up->flag);
 	/* the second request gets what is left of the source's time, as when curl followed itself */
 	long left_ms = t->timeout_ms - (long)((mono_now() - t->t0) * 1000);
 	curl_multi_remove_handle(r->m, t->h);
@@ -181,6 +192,37 @@ static int follow(struct run *r, struct xfer *t)
 	t->redirected = 1;
 	curl_multi_add_handle(r->m, t->h);
 	return 1;
+}
+
+/* A unix: base URL's socket path, or NULL. */
+static const char *unix_socket(const char *base_url)
+{
+	return strncmp(base_url, "unix:", 5) ? NULL : base_url + 5;
+}
+
+/* Why transfer h at base failed (rc), into out: curl's words (errbuf, else its code's text),
+ * except where they mislead. Over a unix socket, curl names the URL's placeholder host ("Failed to
+ * connect to localhost port 80"): the socket is named instead, with the system's error. A header
+ * line over libcurl's limit (CURL_MAX_HTTP_HEADER) before any body byte is curl's "Out of memory"
+ * (CURLE_TOO_LARGE since libcurl 8.6). */
+static void transport_error(const char *base, CURL *h, CURLcode rc, const char *errbuf, int body_seen, char *out,
+			    size_t len)
+{
+	const char *sock = unix_socket(base);
+	long oserr = 0;
+	int too_large = rc == CURLE_OUT_OF_MEMORY;
+#if LIBCURL_VERSION_NUM >= 0x080600
+	too_large |= rc == CURLE_TOO_LARGE;
+#endif
+	if (sock && rc == CURLE_COULDNT_CONNECT) {
+		curl_easy_getinfo(h, CURLINFO_OS_ERRNO, &oserr);
+		snprintf(out, len, "cannot connect to unix socket %s: %s", sock,
+			 oserr ? strerror((int)oserr) : curl_easy_strerror(rc));
+	} else if (too_large && !body_seen) {
+		snprintf(out, len, "response header too large (a header line over %d bytes)", CURL_MAX_HTTP_HEADER);
+	} else {
+		snprintf(out, len, "%s (%s)", errbuf[0] ? errbuf : curl_easy_strerror(rc), curl_easy_strerror(rc));
+	}
 }
 
 /* A transfer finished: follow a redirect (returns 1) or record its facts and finish its payload
@@ -197,8 +239,7 @@ static int done(struct run *r, CURLMsg *msg)
 		payload_fault(p, FAULT_TOO_BIG, NULL);
 	} else if (rc != CURLE_OK) {
 		char why[300];
-		snprintf(why, sizeof(why), "%s (%s)", t->errbuf[0] ? t->errbuf : curl_easy_strerror(rc),
-			 curl_easy_strerror(rc));
+		transport_error(t->base, t->h, rc, t->errbuf, t->body_seen, why, sizeof(why));
 		payload_fault(p, FAULT_TRANSPORT, why);
 	} else if (p->http_status >= 300 && p->http_status < 400 && follow(r, t)) {
 		return 1;
@@ -249,12 +290,6 @@ static void free_credentials(struct cred *c)
 		explicit_bzero(c->token, strlen(c->token));
 		free(c->token);
 	}
-}
-
-/* A unix: base URL's socket path, or NULL. */
-static const char *unix_socket(const char *base_url)
-{
-	return strncmp(base_url, "unix:", 5) ? NULL : base_url + 5;
 }
 
 /* The URL of path at base (over a unix socket, http://localhost) into url, "{version}" replaced
@@ -308,7 +343,7 @@ static size_t on_doc(char *ptr, size_t size, size_t nmemb, void *ud)
  * is left). A failure is kept in c for this call's other sources and retried on the next call. */
 static void look_up_version(struct cred *c)
 {
-	char errbuf[CURL_ERROR_SIZE] = "", url[4096];
+	char errbuf[CURL_ERROR_SIZE] = "", url[4096], why[250];
 	struct buf doc;
 	long code = 0;
 	double t0 = mono_now();
@@ -326,11 +361,12 @@ static void look_up_version(struct cred *c)
 	curl_easy_setopt(h, CURLOPT_WRITEDATA, &doc);
 	CURLcode rc = curl_easy_perform(h);
 	curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &code);
+	if (rc != CURLE_OK)
+		transport_error(c->cfg->base_url, h, rc, errbuf, doc.len > 0, why, sizeof(why));
 	curl_easy_cleanup(h);
 	const char *hint = c->up->status_hint ? c->up->status_hint(code) : NULL;
 	if (rc != CURLE_OK)
-		snprintf(c->api_why, sizeof(c->api_why), "API version discovery: /openapi/v3: %s",
-			 errbuf[0] ? errbuf : curl_easy_strerror(rc));
+		snprintf(c->api_why, sizeof(c->api_why), "API version discovery: /openapi/v3: %s", why);
 	else if (code != 200 && hint)
 		snprintf(c->api_why, sizeof(c->api_why), "API version discovery: /openapi/v3: %s", hint);
 	else if (code != 200)

@@ -63,7 +63,7 @@ static void start_attempt(struct ctld_fetch *f)
 	a->hedge_at = now + (share > CTLD_HEDGE_MIN_S ? share : CTLD_HEDGE_MIN_S);
 	if (controllers_is_learnt(f->ctl, i) && (f->c->token || f->c->cfg->user))
 		log_warn("slurmctld: redirected to another origin, %s: reading it without the token and user, which go only "
-			 "to --slurmctld.url", base);
+			 "to --slurmctld.url", controllers_shown(f->ctl, i));
 	for (int id = 0; id < SRC_COUNT; id++) {
 		if (!(f->mask & (1u << id)))
 			continue;
@@ -160,7 +160,7 @@ static void judge(struct ctld_fetch *f, struct attempt *a)
 	enum controller_role role = classify(f, a, why, sizeof(why));
 	controllers_seen(f->ctl, a->ctl, role, why);
 	size_t used = strlen(f->summary);
-	snprintf(f->summary + used, sizeof(f->summary) - used, "%s%s: %s", used ? "; " : "", controllers_url(f->ctl, a->ctl),
+	snprintf(f->summary + used, sizeof(f->summary) - used, "%s%s: %s", used ? "; " : "", controllers_shown(f->ctl, a->ctl),
 		 why);
 	if (role == ROLE_UNUSABLE && f->fallback < 0)
 		f->fallback = (int)(a - f->at);

@@ -23,7 +23,7 @@ struct cred {
 	struct curl_slist *hdrs;      /* with the token and user: only for the configured origin */
 	struct curl_slist *anon_hdrs; /* without them: for any other origin */
 	char *token;
-	char tokerr[256];
+	char tokerr[400];
 	long timeout_ms;              /* for each source, redirect included */
 	long connect_ms;              /* for each connection attempt; 0: timeout_ms */
 	int used;
@@ -48,6 +48,7 @@ struct xfer {
 	char errbuf[CURL_ERROR_SIZE];
 	CURLcode rc;             /* how the transfer ended */
 	int too_big;
+	int body_seen;           /* a body byte arrived: the head was read whole */
 	int redirected;          /* the one redirect allowed was followed */
 	int headers_done;        /* the last response's header block ended (its blank line came) */
 	int chunked;             /* the last response's body is chunked */

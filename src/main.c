@@ -1,6 +1,7 @@
 /* main.c: command line, start-up, signals. See `slurm-exporter-shim --help` and the man page. */
 #include "buf.h"
 #include "compare.h"
+#include "cred.h"
 #include "expo.h"
 #include "fetch.h"
 #include "log.h"
@@ -117,15 +118,18 @@ static int serve(const struct options *opt, struct scraper *scraper, struct prob
 		.per_ip_connections = (unsigned)(opt->max_conn > 8 ? opt->max_conn / 2 : opt->max_conn),
 		.connection_timeout = (unsigned)opt->conn_timeout, .upstream_timeout = opt->timeout, .web = wc,
 		.mapping_file = opt->mapping, .probes = probes, .native_passthrough = opt->native,
+		.compression = opt->compression,
 	};
 	srv = server_start(&srvc, scraper, err, sizeof(err));
 	if (!srv) {
 		log_error("%s", err);
 		goto out;
 	}
+	char ctld[CRED_SHOWN_MAX], rest[CRED_SHOWN_MAX];
 	log_info("listening on %s (port %u), path %s, slurmctld %s%s, slurmrestd %s, mapping %s", opt->listen,
 		 server_port(srv), opt->path, opt->replay_dir ? "replay from " : "",
-		 opt->replay_dir ? opt->replay_dir : opt->url, opt->rest_url ? opt->rest_url : "not used", opt->mapping);
+		 opt->replay_dir ? opt->replay_dir : cred_url_shown(ctld, sizeof(ctld), opt->url),
+		 opt->rest_url ? cred_url_shown(rest, sizeof(rest), opt->rest_url) : "not used", opt->mapping);
 	for (;;) {
 		int sig;
 		if (sigwait(&sigs, &sig) != 0)
@@ -217,11 +221,9 @@ static void *get_legacy(void *arg)
 /* Parse a whole page strictly into e, an initialised expo (both sides escape as Prometheus does). 0, or -1 logged. */
 static int parse_page(struct expo *e, const struct buf *b, const char *what)
 {
-	char safe[200];
 	if (!expo_parse(e, b->data ? b->data : "", b->len, EXPO_STRICT))
 		return 0;
-	log_error("%s: line %zu: %s", what, e->errors[0].line,
-		  log_escape(safe, sizeof(safe), e->errors[0].reason, strlen(e->errors[0].reason)));
+	log_error("%s: line %zu: %s", what, e->errors[0].line, e->errors[0].reason);
 	return -1;
 }
 
@@ -250,8 +252,14 @@ static int compare_legacy(const struct options *opt, struct scraper *scraper, co
 		log_error("the old exporter cannot be read: %s", page.err);
 		goto out;
 	}
-	if (parse_page(&le, &page.body, opt->compare_legacy) < 0)
+	char shown[CRED_SHOWN_MAX];
+	if (parse_page(&le, &page.body, cred_url_shown(shown, sizeof(shown), opt->compare_legacy)) < 0)
 		goto out;
+	if (!compare_is_exporter_page(&le)) {
+		log_error("the old exporter cannot be read: its answer is no exporter's page (%zu bytes, no sample)",
+			  page.body.len);
+		goto out;
+	}
 	if (status != 200) {
 		fwrite(shim.data, 1, shim.len, stderr);
 		shim.len = 0; /* nothing of the shim's: every family the old exporter has differs */
@@ -333,6 +341,8 @@ int main(int argc, char **argv)
 		.sources_off = opt.rest_jobs ? 0 : 1u << SRC_REST_JOBS,
 		.max_output = 1u << 30, /* legacy families; a family that does not fit is left out whole */
 		.slow_fetch = opt.slow_fetch,
+		/* only the daemon sends answers over HTTP: --once prints what it always printed */
+		.compression = opt.compression && !opt.once && !opt.compare_legacy,
 	};
 	for (int id = 0; id < SRC_COUNT; id++)
 		sc.min_interval[id] = opt.once ? 0 : min_interval(&opt, (enum source_id)id);

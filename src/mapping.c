@@ -49,7 +49,8 @@ static int relabel(const struct row *r, struct vec *v, struct arena *a, char *er
 }
 
 /* slurmctld copies node, user and account names verbatim, so a label value may be invalid UTF-8,
- * which would make Prometheus refuse the whole scrape. Such values are repaired (U+FFFD) in the
+ * which would make Prometheus refuse the whole scrape, or hold control bytes, which the writer does
+ * not serve raw (utf8.h). Such values are repaired (U+FFFD, utf8_clean) in the
  * row's result before its duplicate check: two names that repair to the same bytes are then two
  * series with the same labels, and the row is left out rather than served with a duplicate.
  * Only when some answer holds such a value (expo.invalid_utf8). Returns the values repaired. */
@@ -62,7 +63,7 @@ static size_t repair_utf8(struct vec *v, const struct expr_source *src, struct a
 		struct label *ls = NULL;
 		for (uint32_t k = 0; k < v->e[i].nlabels; k++) {
 			const struct label *l = &v->e[i].labels[k];
-			if (utf8_valid(l->value, l->vlen))
+			if (utf8_is_clean(l->value, l->vlen))
 				continue;
 			if (!fixed) { /* the elements may be a payload's or a shared result: copy them */
 				struct velem *e = arena_alloc(a, v->n * sizeof(*e));
@@ -74,7 +75,7 @@ static size_t repair_utf8(struct vec *v, const struct expr_source *src, struct a
 				memcpy(ls, v->e[i].labels, v->e[i].nlabels * sizeof(*ls));
 			}
 			char *d = arena_alloc(a, 3 * (size_t)l->vlen);
-			ls[k].vlen = (uint32_t)utf8_repair(d, l->value, l->vlen);
+			ls[k].vlen = (uint32_t)utf8_clean(d, l->value, l->vlen);
 			ls[k].value = d;
 			fixed++;
 		}

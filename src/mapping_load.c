@@ -3,9 +3,9 @@
 #include "names.h"
 #include "mapping.h"
 #include "buf.h"
+#include "file_read.h"
 #include "jsonpos.h"
 
-#include <errno.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <jansson.h>
@@ -606,30 +606,6 @@ int mapping_reads(const char *name, size_t len, void *ctx)
 	return 0;
 }
 
-static char *slurp(const char *path, size_t max, size_t *len, char *err, size_t errlen)
-{
-	FILE *f = fopen(path, "rb");
-	struct buf b;
-	char chunk[65536];
-	size_t n;
-	if (!f) {
-		snprintf(err, errlen, "%s", strerror(errno));
-		return NULL;
-	}
-	buf_init(&b, max);
-	while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0)
-		if (buf_append(&b, chunk, n) < 0)
-			break;
-	if (ferror(f) || b.overflow) {
-		snprintf(err, errlen, b.overflow ? "file larger than %zu bytes" : "read error", max);
-		fclose(f);
-		buf_free(&b);
-		return NULL;
-	}
-	fclose(f);
-	return buf_steal(&b, len);
-}
-
 struct mapping *mapping_load(const char *path, struct buf *problems)
 {
 	struct loader L = { .path = path, .problems = problems };
@@ -637,22 +613,23 @@ struct mapping *mapping_load(const char *path, struct buf *problems)
 	json_t *root = NULL, *rows;
 	json_error_t jerr;
 	char err[128];
-	char *text = slurp(path, MAPPING_MAX_BYTES, &L.len, err, sizeof(err));
+	struct file_text file;
 	const char *k;
 	json_t *v;
 
-	if (!text) {
+	if (file_read(path, MAPPING_MAX_BYTES, 0, &file, err, sizeof(err)) < 0) { /* a FIFO: refused, never waited on */
 		problem(&L, (struct jpos){ 1, 1, 0 }, NULL, "cannot read mapping file: %s", err);
 		goto out;
 	}
-	L.text = text;
-	root = json_loadb(text, L.len, JSON_REJECT_DUPLICATES, &jerr);
+	L.text = file.data;
+	L.len = file.len;
+	root = json_loadb(L.text, L.len, JSON_REJECT_DUPLICATES, &jerr);
 	if (!root) {
 		problem(&L, (struct jpos){ jerr.line > 0 ? jerr.line : 1, jerr.column > 0 ? jerr.column : 1, 0 }, NULL,
 			"invalid JSON: %s", jerr.text);
 		goto out;
 	}
-	jsonpos_scan(text, L.len, &L.pos);
+	jsonpos_scan(L.text, L.len, &L.pos);
 	if (!json_is_object(root)) {
 		problem(&L, (struct jpos){ 1, 1, 0 }, NULL, "the top level must be an object with a \"metrics\" array");
 		goto out;
@@ -705,7 +682,7 @@ out:
 	for (size_t i = 0; i < L.inputs.n && L.inputs.v; i++)
 		free(L.inputs.v[i]);
 	free(L.inputs.v);
-	free(text);
+	file_text_free(&file);
 	return m;
 }
 

@@ -21,7 +21,7 @@
  * -1 for any other path. */
 int native_source(const char *url);
 /* Every family of e, re-escaped, appended to out. Returns the label values and HELP texts that
- * were not valid UTF-8 (written repaired). */
+ * were not clean, invalid UTF-8 or a control byte (utf8_is_clean; written repaired). */
 size_t native_render(const struct expo *e, struct buf *out);
 
 #endif

@@ -11,6 +11,7 @@
 #include <strings.h>
 
 #include "controllers.h"
+#include "cred.h"
 #include "log.h"
 
 #ifndef SHIM_SYSCONFDIR
@@ -20,6 +21,8 @@
 
 enum opt_type {
 	T_STRING,   /* const char * */
+	T_ADDR,     /* const char *, [host]:port with a decimal port of 0 to 65535 (addr_ok) */
+	T_PATH,     /* const char *, a URL path: starts with '/' */
 	T_URL,      /* const char *, http:// or https:// */
 	T_RURL,     /* const char *, http://, https:// or unix:/path (a socket) */
 	T_URLS,     /* const char *, a comma list of T_URL; given again: appended (options.url_list) */
@@ -29,16 +32,20 @@ enum opt_type {
 	T_WSECONDS, /* long long: whole seconds */
 	T_SECONDS,  /* double */
 	T_ENUM,     /* int: the value of the matching choice */
+	T_NAME,     /* const char *, a header value: no control byte (CR, LF...), at most CRED_USER_MAX bytes */
 };
 
 /* What a value of each type is, for "value "x" is not ...". */
 static const char *const type_what[] = {
-	[T_STRING] = "a string", [T_URL] = "an http:// or https:// URL",
+	[T_STRING] = "a string", [T_ADDR] = "a valid [host]:port address", [T_PATH] = "a URL path starting with \"/\"",
+	[T_URL] = "an http:// or https:// URL",
 	[T_RURL] = "an http:// or https:// URL or unix:/path/to/socket", [T_URLS] = "an http:// or https:// URL",
 	[T_BOOL] = "a boolean",
-	[T_INT] = "a valid whole number", [T_BYTES] = "a valid whole number of bytes",
-	[T_WSECONDS] = "a valid whole number of seconds", [T_SECONDS] = "a valid number of seconds",
+	/* decimal digits only: strtod also read "1e3" and "0x10" as whole numbers */
+	[T_INT] = "a valid whole number in decimal digits", [T_BYTES] = "a valid whole number of bytes in decimal digits",
+	[T_WSECONDS] = "a valid whole number of seconds in decimal digits", [T_SECONDS] = "a valid number of seconds",
 	[T_ENUM] = "a valid choice",
+	[T_NAME] = "a user name (no control characters, at most " CRED_USER_MAX_TEXT " bytes)",
 };
 
 struct choice {
@@ -70,10 +77,15 @@ struct flag {
 #define ANY 0, 0 /* no bounds: strings and booleans */
 
 static const struct flag flags[] = {
-	{ "web.listen-address", "listen-address", T_STRING, OFF(listen), ":9341", ANY, NULL, "ADDR", "address to serve on" },
-	{ "web.telemetry-path", NULL, T_STRING, OFF(path), "/metrics", ANY, NULL, "PATH", "path of the metrics" },
+	/* checked here: the port was taken mod 65536 by the bind (":99999" listened on 34463) */
+	{ "web.listen-address", "listen-address", T_ADDR, OFF(listen), ":9341", ANY, NULL, "ADDR", "address to serve on" },
+	/* a path without its '/' would be accepted, then never match a request */
+	{ "web.telemetry-path", NULL, T_PATH, OFF(path), "/metrics", ANY, NULL, "PATH", "path of the metrics" },
 	{ "web.config.file", NULL, T_STRING, OFF(web_config), NULL, ANY, NULL, "FILE",
 	  "TLS and basic auth config (Prometheus exporter-toolkit format)" },
+	/* client_golang's handler compresses whenever the client accepts gzip (its DisableCompression) */
+	{ "web.compression", NULL, T_BOOL, OFF(compression), "true", ANY, NULL, NULL,
+	  "gzip-compress /metrics, /native/metrics/<endpoint> and /probe answers for clients that accept it (Accept-Encoding)" },
 	/* 0 would make libmicrohttpd refuse every connection */
 	{ "web.native-passthrough", NULL, T_BOOL, OFF(native), "true", ANY, NULL, NULL,
 	  "serve slurmctld's own metrics, re-escaped, at /native/metrics/<endpoint> (jobs, nodes, partitions, scheduler, jobs-users-accts)" },
@@ -103,12 +115,12 @@ static const struct flag flags[] = {
 	  "largest upstream body accepted" },
 	{ "slurmctld.auth.token-file", NULL, T_STRING, OFF(token_file), NULL, ANY, NULL, "FILE",
 	  "JWT sent as X-SLURM-USER-TOKEN (Slurm 26.05), re-read every fetch" },
-	{ "slurmctld.auth.user", NULL, T_STRING, OFF(user), NULL, ANY, NULL, "NAME", "user name sent as X-SLURM-USER-NAME" },
+	{ "slurmctld.auth.user", NULL, T_NAME, OFF(user), NULL, ANY, NULL, "NAME", "user name sent as X-SLURM-USER-NAME" },
 	{ "slurmrestd.url", NULL, T_RURL, OFF(rest_url), NULL, ANY, NULL, "URL",
 	  "slurmrestd, for node states, FairShare and job detail (http(s)://host:6820 or unix:/path); unset: not used" },
 	{ "slurmrestd.auth.token-file", NULL, T_STRING, OFF(rest_token_file), NULL, ANY, NULL, "FILE",
 	  "JWT sent to slurmrestd as X-SLURM-USER-TOKEN, re-read every fetch" },
-	{ "slurmrestd.auth.user", NULL, T_STRING, OFF(rest_user), NULL, ANY, NULL, "NAME",
+	{ "slurmrestd.auth.user", NULL, T_NAME, OFF(rest_user), NULL, ANY, NULL, "NAME",
 	  "user name sent to slurmrestd as X-SLURM-USER-NAME" },
 	{ "slurmrestd.api-version", NULL, T_STRING, OFF(rest_api_version), NULL, ANY, NULL, "VERSION",
 	  "slurmrestd API version, v0.0.41 to v0.0.44; unset: the newest the server lists in /openapi/v3" },
@@ -165,18 +177,49 @@ static int parse_bool(const char *v, int *out)
 	return 0;
 }
 
-/* A number of type t within [lo, hi]: 0 and *out, or -1. */
+/* 1 if v is 1 to max decimal digits and nothing else. */
+static int is_digits(const char *v, size_t max)
+{
+	size_t n = strspn(v, "0123456789");
+	return n > 0 && n <= max && !v[n];
+}
+
+/* A number of type t within [lo, hi]: 0 and *out, or -1. The integer types take decimal digits
+ * only (at most 15: every bound is below 10^15, and each such number is exact in a double). */
 static int parse_number(const struct flag *f, const char *v, double *out)
 {
 	char *end;
+	if (f->type != T_SECONDS && !is_digits(v, 15))
+		return -1;
 	errno = 0;
 	double d = strtod(v, &end);
 	if (errno || end == v || *end || v[0] == ' ' || !isfinite(d) || d < f->lo || d > f->hi)
 		return -1;
-	if (f->type != T_SECONDS && d != floor(d)) /* the integer types: whole numbers only */
-		return -1;
 	*out = d;
 	return 0;
+}
+
+/* [host]:port as Go's net.SplitHostPort splits it (the old exporter's flag): the last ':' ends the
+ * host, which is empty (every address), "[v6]" or a name or IPv4 address without ':', '[', ']',
+ * spaces or control bytes; the port is decimal digits, 0 to 65535 (0: any free port). */
+static int addr_ok(const char *v)
+{
+	const char *colon = strrchr(v, ':');
+	if (!colon || !is_digits(colon + 1, 5) || atol(colon + 1) > 65535)
+		return 0;
+	size_t hl = (size_t)(colon - v);
+	if (hl && v[0] == '[') {
+		if (hl < 3 || v[hl - 1] != ']')
+			return 0;
+		v++;
+		hl -= 2;
+	} else if (memchr(v, ':', hl)) {
+		return 0; /* an IPv6 address needs its brackets */
+	}
+	for (size_t i = 0; i < hl; i++)
+		if ((unsigned char)v[i] <= ' ' || v[i] == 0x7f || v[i] == '[' || v[i] == ']')
+			return 0;
+	return 1;
 }
 
 /* "debug, info, warn or error": the choices that are not aliases. */
@@ -196,6 +239,8 @@ static int bad_value(const struct flag *f, const char *v, FILE *err)
 	char safe[200], expect[200] = "";
 	if (is_numeric(f->type)) {
 		snprintf(expect, sizeof(expect), " (expected %.15g to %.15g)", f->lo, f->hi);
+	} else if (f->type == T_ADDR) {
+		snprintf(expect, sizeof(expect), " (expected port 0 to 65535, an IPv6 host in brackets)");
 	} else if (f->type == T_BOOL) {
 		snprintf(expect, sizeof(expect), " (expected true or false)");
 	} else if (f->type == T_ENUM) {
@@ -261,12 +306,27 @@ static int set_value(struct options *o, const struct flag *f, const char *v, FIL
 	switch (f->type) {
 	case T_URLS:
 		return set_urls(o, f, v, err);
+	case T_ADDR:
+		if (!addr_ok(v))
+			return bad_value(f, v, err);
+		*(const char **)dst = v;
+		return 0;
+	case T_PATH:
+		if (v[0] != '/')
+			return bad_value(f, v, err);
+		*(const char **)dst = v;
+		return 0;
 	case T_RURL:
 	case T_URL:
 		if (!upstream_url_ok(v, strlen(v), f->type == T_RURL))
 			return bad_value(f, v, err);
 		/* fall through */
 	case T_STRING:
+		*(const char **)dst = v;
+		return 0;
+	case T_NAME: /* it goes into a request header as is: a CR or LF would add header lines */
+		if (!cred_value_is_ok(v, strlen(v), CRED_USER_MAX))
+			return bad_value(f, v, err);
 		*(const char **)dst = v;
 		return 0;
 	case T_BOOL:
@@ -346,7 +406,7 @@ void options_usage(FILE *f)
 		if (is_numeric(g->type))
 			snprintf(range, sizeof(range), "%.15g to %.15g, ", g->lo, g->hi);
 		if (g->def) {
-			int quote = g->type == T_STRING || g->type == T_URL || g->type == T_RURL || g->type == T_URLS;
+			int quote = g->type == T_STRING || g->type == T_ADDR || g->type == T_PATH || g->type == T_URL || g->type == T_RURL || g->type == T_URLS;
 			snprintf(def, sizeof(def), " (%sdefault %s%s%s)", range, quote ? "\"" : "", g->def, quote ? "\"" : "");
 		}
 		char choices[150] = "";

@@ -25,6 +25,7 @@ struct options {
 	long long max_body;              /* bytes */
 	int gpus, once, check_expo, strict, version, help;
 	int native;                      /* --web.native-passthrough */
+	int compression;                 /* --web.compression */
 	/* slurmrestd (optional second upstream; rest_url NULL: not used) */
 	const char *rest_url, *rest_token_file, *rest_user, *rest_api_version;
 	double rest_timeout, rest_min_interval, rest_jobs_min_interval; /* seconds */

@@ -1,13 +1,13 @@
 /* payload.c: see payload.h. */
 #include "payload.h"
+#include "file_read.h"
 #include "log.h"
 
 #include <errno.h>
-#include <fcntl.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -99,46 +99,31 @@ void payload_finish(struct payload *p)
 	expo_drop_keep(&p->expo); /* the filter's owner may go away; the payload stays */
 }
 
-/* Open a replay file for reading, or NULL with the reason in why. O_NONBLOCK, so that a FIFO (or a
- * device) does not block the open, and --once, forever; anything but a regular file is refused. */
-static FILE *replay_open(const char *path, char *why, size_t whylen)
-{
-	struct stat st;
-	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-	FILE *f;
-	if (fd < 0) {
-		snprintf(why, whylen, "cannot read %.200s: %s", path, strerror(errno));
-		return NULL;
-	}
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
-		snprintf(why, whylen, "cannot read %.200s: not a regular file", path);
-		close(fd);
-		return NULL;
-	}
-	f = fdopen(fd, "rb");
-	if (!f) {
-		snprintf(why, whylen, "cannot read %.200s: %s", path, strerror(errno));
-		close(fd);
-	}
-	return f;
-}
-
 struct payload *payload_replay(const char *dir, enum source_id src, size_t max_body, unsigned gen, expo_keep_fn keep,
 			       void *ctx)
 {
 	struct payload *p = payload_new(src, gen, keep, ctx);
 	char path[4096];
 	FILE *f;
-	char chunk[65536], why[300];
+	char chunk[65536], why[80];
 	size_t n;
 	double t0 = mono_now();
 	int too_big = 0;
 
 	p->facts.from_file = 1;
 	snprintf(path, sizeof(path), "%s/%s", dir, sources[src].file);
-	f = replay_open(path, why, sizeof(why));
+	/* file_open: a FIFO (or a device) does not block the open, and --once, for ever; anything but a
+	 * regular file is refused. No size bound of its own: payload_feed's max_body is the bound. */
+	int fd = file_open(path, SIZE_MAX, why, sizeof(why));
+	f = fd < 0 ? NULL : fdopen(fd, "rb");
 	if (!f) {
-		payload_fault(p, FAULT_TRANSPORT, why);
+		char msg[sizeof(p->facts.detail)];
+		if (fd >= 0) {
+			snprintf(why, sizeof(why), "%s", strerror(errno));
+			close(fd);
+		}
+		snprintf(msg, sizeof(msg), "cannot read %.200s: %s", path, why);
+		payload_fault(p, FAULT_TRANSPORT, msg);
 		payload_finish(p);
 		return p;
 	}

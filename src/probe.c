@@ -13,6 +13,8 @@
 
 #include "buf.h"
 #include "controllers.h"
+#include "cred.h"
+#include "file_read.h"
 #include "log.h"
 #include "mapping.h"
 #include "restapi.h"
@@ -79,63 +81,79 @@ static int get_string(struct pctx *p, const yaml_node_t *n, const char *what, ch
 	return 0;
 }
 
-/* Check every comma-separated URL of scalar n (upstream_url_ok, as --slurmctld.url) and append
- * them to b (comma-separated), counting them into *count. */
-static void add_urls(struct pctx *p, const yaml_node_t *n, struct buf *b, int *bad, size_t *count)
+/* slurmctld_url's join: what --slurmctld.url takes (options.h's url_list, controllers.h's count). A
+ * sequence of aliases to one long scalar would otherwise be joined whole, once per alias. */
+#define PROBE_URLS_MAX 4095
+struct urls {
+	struct buf b;
+	size_t n;  /* URLs so far */
+	int bad;
+};
+
+/* Check every comma-separated URL of scalar n and append them to u (comma-separated). -1 when the
+ * list is over its bounds (reported at list: n, or the sequence n is an item of, since an alias
+ * item is the node it names, at its anchor's position): the rest is not looked at. */
+static int add_urls(struct pctx *p, const yaml_node_t *n, const yaml_node_t *list, struct urls *u)
 {
 	char eb[ESC_SIZE];
 	if (n->type != YAML_SCALAR_NODE || is_null(n)) {
 		perr(p, &n->start_mark, "slurmctld_url must be a URL, not %s", is_null(n) ? "null" : wc_type_name(n));
-		*bad = 1;
-		return;
+		u->bad = 1;
+		return 0;
 	}
 	const char *s = sval(n), *end = s + slen(n);
+	if (slen(n) + (u->b.len > 0) > PROBE_URLS_MAX - u->b.len) { /* (b.len is at most the bound) */
+		perr(p, &list->start_mark, "slurmctld_url: the controller list is longer than %d bytes", PROBE_URLS_MAX);
+		u->bad = 1;
+		return -1;
+	}
 	for (;;) {
 		const char *comma = memchr(s, ',', (size_t)(end - s)), *e = comma ? comma : end;
-		++*count;
+		if (++u->n > CONTROLLERS_MAX) {
+			perr(p, &list->start_mark, "slurmctld_url: more than %d controllers", CONTROLLERS_MAX);
+			u->bad = 1;
+			return -1;
+		}
 		if (!upstream_url_ok(s, (size_t)(e - s), 0)) {
 			perr(p, &n->start_mark, "slurmctld_url \"%s\" is not an http:// or https:// URL",
 			     wc_esc(eb, s, (size_t)(e - s)));
-			*bad = 1;
+			u->bad = 1;
 		}
 		if (!comma)
 			break;
 		s = comma + 1;
 	}
-	if (b->len)
-		buf_putc(b, ',');
-	buf_append(b, sval(n), slen(n));
+	if (u->b.len)
+		buf_putc(&u->b, ',');
+	buf_append(&u->b, sval(n), slen(n));
+	return 0;
 }
 
 /* slurmctld_url: a URL, a comma list of them, or a sequence of either (joined with commas: the
- * form --slurmctld.url takes). Passed on as given. 0 with *out set, or -1 reported. */
+ * form --slurmctld.url takes), bounded as --slurmctld.url is. Passed on as given. 0 with *out
+ * set, or -1 reported. */
 static int get_ctld_url(struct pctx *p, const yaml_node_t *n, char **out)
 {
-	struct buf b;
-	int bad = 0;
-	size_t count = 0;
-	buf_init(&b, 0);
+	struct urls u = { .n = 0 };
+	buf_init(&u.b, 0);
 	if (n->type == YAML_SEQUENCE_NODE) {
 		for (yaml_node_item_t *it = n->data.sequence.items.start; it < n->data.sequence.items.top; it++)
-			add_urls(p, node_at(&p->c, *it), &b, &bad, &count);
+			if (add_urls(p, node_at(&p->c, *it), n, &u) < 0)
+				break;
 		if (n->data.sequence.items.top == n->data.sequence.items.start) {
 			perr(p, &n->start_mark, "slurmctld_url is an empty sequence");
-			bad = 1;
+			u.bad = 1;
 		}
 	} else if (n->type == YAML_SCALAR_NODE) {
-		add_urls(p, n, &b, &bad, &count);
+		add_urls(p, n, n, &u);
 	} else {
 		perr(p, &n->start_mark, "slurmctld_url must be a URL or a sequence of URLs, not %s", wc_type_name(n));
-		bad = 1;
+		u.bad = 1;
 	}
-	if (count > CONTROLLERS_MAX) {
-		perr(p, &n->start_mark, "slurmctld_url lists more than %d controllers", CONTROLLERS_MAX);
-		bad = 1;
-	}
-	if (!bad)
-		*out = buf_steal(&b, NULL);
-	buf_free(&b);
-	return bad ? -1 : 0;
+	if (!u.bad)
+		*out = buf_steal(&u.b, NULL);
+	buf_free(&u.b);
+	return u.bad ? -1 : 0;
 }
 
 /* --- the file ---------------------------------------------------------------------------------- */
@@ -143,6 +161,18 @@ static int get_ctld_url(struct pctx *p, const yaml_node_t *n, char **out)
 static const char *const target_keys[] = { "slurmctld_url", "token_file", "user", "mapping",
 					   "slurmrestd_url", "slurmrestd_token_file", "slurmrestd_user" };
 enum { K_URL, K_TOKEN, K_USER, K_MAPPING, K_REST_URL, K_REST_TOKEN, K_REST_USER, K_COUNT };
+
+/* The checks of field i (a string: not the slurmctld_url) whose value v (NULL: not set) is at vv. */
+static void check_value(struct pctx *p, int i, const yaml_node_t *vv, const char *v)
+{
+	char eb[ESC_SIZE], why[80];
+	if (v && i == K_REST_URL && !upstream_url_ok(v, strlen(v), 1))
+		perr(p, &vv->start_mark, "slurmrestd_url \"%s\" is not an http:// or https:// URL or unix:/path/to/socket",
+		     wc_esc(eb, sval(vv), slen(vv)));
+	/* a user name goes into a request header as is: a CR or LF in it would add header lines */
+	if (v && (i == K_USER || i == K_REST_USER) && cred_value_problem(v, strlen(v), CRED_USER_MAX, why, sizeof(why)))
+		perr(p, &vv->start_mark, "%s %s", target_keys[i], why);
+}
 
 /* One target's settings (v) into t; k is its name's node. */
 static void parse_target(struct pctx *p, const yaml_node_t *k, const yaml_node_t *v, struct probe_target *t)
@@ -172,11 +202,8 @@ static void parse_target(struct pctx *p, const yaml_node_t *k, const yaml_node_t
 				seen |= 1u << i;
 				if (i == K_URL)
 					get_ctld_url(p, vv, field[i]);
-				else if (get_string(p, vv, target_keys[i], field[i]) == 0 && i == K_REST_URL &&
-					 t->rest_url && !upstream_url_ok(t->rest_url, strlen(t->rest_url), 1))
-					perr(p, &vv->start_mark,
-					     "slurmrestd_url \"%s\" is not an http:// or https:// URL or unix:/path/to/socket",
-					     wc_esc(eb, sval(vv), slen(vv)));
+				else if (get_string(p, vv, target_keys[i], field[i]) == 0)
+					check_value(p, i, vv, *field[i]);
 			}
 		}
 	if (!(seen & 1u << K_URL))
@@ -291,7 +318,7 @@ static void parse_text(struct pctx *p, const char *buf, size_t len, struct probe
 	yaml_parser_t parser;
 	yaml_document_t doc, doc2;
 	int doc_init = 0;
-	if (wc_check_depth(&p->c, buf, len) < 0) {
+	if (wc_check_bounds(&p->c, buf, len) < 0) {
 		note(p);
 		return;
 	}
@@ -332,16 +359,15 @@ struct probe_targets *probe_targets_load(const char *path, struct buf *problems)
 {
 	struct pctx p = { .c = { .path = path }, .problems = problems };
 	struct probe_targets *out = xcalloc(1, sizeof(*out));
-	char *buf = NULL, sb[128];
-	size_t len = 0;
+	struct file_text file;
+	char why[128];
 	p.c.err = p.msg;
 	p.c.errlen = sizeof(p.msg);
-	int e = wc_read_bounded(path, &buf, &len);
-	if (e)
-		perr(&p, NULL, "cannot read the targets file: %s", wc_errstr(e, sb, sizeof(sb)));
+	if (file_read(path, WC_MAX_FILE, 0, &file, why, sizeof(why)) < 0)
+		perr(&p, NULL, "cannot read the targets file: %s", why);
 	else
-		parse_text(&p, buf, len, out);
-	free(buf);
+		parse_text(&p, file.data, file.len, out);
+	file_text_free(&file);
 	if (p.nerr > PROBE_MAX_ERRORS)
 		buf_printf(problems, "%s: %zu more problems\n", path, p.nerr - PROBE_MAX_ERRORS);
 	if (p.nerr) {
@@ -424,8 +450,10 @@ struct probe_set *probe_set_new(struct probe_targets *targets, const struct scra
 		rest->user = t->rest_user;
 		rest->api = ps->api[i];
 		ps->scraper[i] = scraper_new(&sc, m);
-		log_info("probe target %s: slurmctld %s, slurmrestd %s, %zu rows", t->name, t->slurmctld_url,
-			 t->rest_url ? t->rest_url : "not used", m->nrows);
+		char ctld_shown[CRED_SHOWN_MAX], rest_shown[CRED_SHOWN_MAX];
+		log_info("probe target %s: slurmctld %s, slurmrestd %s, %zu rows", t->name,
+			 cred_url_shown(ctld_shown, sizeof(ctld_shown), t->slurmctld_url),
+			 t->rest_url ? cred_url_shown(rest_shown, sizeof(rest_shown), t->rest_url) : "not used", m->nrows);
 	}
 	return ps;
 }

@@ -13,14 +13,20 @@
  *    side). Each rule is therefore gated on the `up` of the scrape jobs it reads. */
 #include "rules.h"
 #include "buf.h"
+#include "cred.h"
 #include "mapping.h"
 #include "native.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
 
 /* The scrape job of endpoint ep is JOB_PREFIX + sources[ep].name. */
 #define JOB_PREFIX "slurmctld-"
@@ -157,20 +163,66 @@ static void yaml_str(struct buf *b, const char *s)
 	buf_putc(b, '"');
 }
 
+/* Write all of [data, data + n) to fd. 0, or -1 with errno set. */
+static int write_all(int fd, const char *data, size_t n)
+{
+	while (n) {
+		ssize_t w = write(fd, data, n);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return -1;
+		data += w;
+		n -= (size_t)w;
+	}
+	return 0;
+}
+
+/* A new file in dir for writing, under a name no one can have chosen: dir/.<name>.<16 random hex
+ * digits>, created with O_CREAT|O_EXCL|O_NOFOLLOW (an existing file or a symlink planted under that
+ * name is never opened: the next name is tried), mode 0644 less the umask. Its name into tmp. The
+ * fd, or -1 with errno set. */
+static int open_temp(const char *dir, const char *name, char *tmp, size_t tmplen)
+{
+	for (int attempt = 0; attempt < 100; attempt++) {
+		uint64_t r = 0;
+		if (getrandom(&r, sizeof(r), 0) != (ssize_t)sizeof(r))
+			r ^= (uint64_t)getpid() << 32 ^ (uint64_t)attempt ^ (uint64_t)time(NULL); /* (never seen on Linux) */
+		snprintf(tmp, tmplen, "%s/.%s.%016llx", dir, name, (unsigned long long)r);
+		int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+		if (fd >= 0 || errno != EEXIST)
+			return fd;
+	}
+	errno = EEXIST;
+	return -1;
+}
+
+/* Write b to dir/name: into a new temporary file of dir (open_temp), then renamed over name, so a
+ * reader sees the old file or the new one, never half of one. Nothing already in dir is opened,
+ * followed or removed (rename replaces a symlink at dir/name itself, not what it points at). */
 static int write_file(const char *dir, const char *name, const struct buf *b, char *err, size_t errlen)
 {
 	char path[4096], tmp[4200];
 	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
-	FILE *f = fopen(tmp, "w");
-	if (!f || fwrite(b->data, 1, b->len, f) != b->len || fclose(f) != 0) {
-		snprintf(err, errlen, "cannot write %s: %s", tmp, strerror(errno));
-		if (f)
-			fclose(f);
+	int fd = open_temp(dir, name, tmp, sizeof(tmp));
+	if (fd < 0) {
+		snprintf(err, errlen, "cannot create a temporary file for %s: %s", path, strerror(errno));
+		return -1;
+	}
+	int bad = write_all(fd, b->data, b->len) < 0;
+	int saved = errno;
+	if (close(fd) < 0 && !bad) {
+		bad = 1;
+		saved = errno;
+	}
+	if (bad) {
+		snprintf(err, errlen, "cannot write %s: %s", tmp, strerror(saved));
+		unlink(tmp);
 		return -1;
 	}
 	if (rename(tmp, path) < 0) {
-		snprintf(err, errlen, "cannot rename %s: %s", tmp, strerror(errno));
+		snprintf(err, errlen, "cannot rename %s to %s: %s", tmp, path, strerror(errno));
+		unlink(tmp);
 		return -1;
 	}
 	return 0;
@@ -227,6 +279,9 @@ static void split_url(const char *url, const char **scheme, char *host, size_t h
 	} else if (strncmp(url, "http://", 7) == 0) {
 		hostport = url + 7;
 	}
+	const char *at = strrchr(hostport, '@'); /* userinfo is no part of a target (cred.h: its last "@") */
+	if (at)
+		hostport = at + 1;
 	size_t hl = strcspn(hostport, "/?#");
 	snprintf(host, hostlen, "%.*s", (int)hl, hostport);
 	const char *path = hostport + hl;
@@ -316,14 +371,18 @@ int rules_export(const struct mapping *m, const char *url, const char *listen, c
 	/* several controllers (--slurmctld.url a, b): Prometheus scrapes the first and follows a
 	 * standby's 303 to the primary itself (follow_redirects is on by default); a dead first
 	 * controller is what only the shim's scrape.yml rides out */
-	char first[2048];
+	char first[2048], shown[CRED_SHOWN_MAX];
 	snprintf(first, sizeof(first), "%.*s", (int)strcspn(url, ","), url);
+	cred_url_shown(shown, sizeof(shown), first);
+	if (strcmp(shown, first))
+		buf_puts(&direct, "# --slurmctld.url holds a user and password: they are not copied into this file; give\n"
+				  "# each job below basic_auth (or authorization) for them.\n");
 	if (strchr(url, ','))
 		buf_puts(&direct, "# --slurmctld.url lists several controllers: this file scrapes the first, and Prometheus\n"
 				  "# follows a standby's 303 to the primary, but a first controller that is down fails the\n"
 				  "# scrape. scrape.yml, through the shim, reads whichever controller is primary.\n");
 	split_url(first, &ctld.scheme, ctld.host, sizeof(ctld.host), ctld.prefix, sizeof(ctld.prefix));
-	scrape_file(m, &ctld, first, flags, &direct);
+	scrape_file(m, &ctld, shown, flags, &direct);
 	if (write_file(dir, "rules.yml", &rules, err, errlen) == 0 && write_file(dir, "scrape.yml", &scrape, err, errlen) == 0 &&
 	    write_file(dir, "scrape-direct.yml", &direct, err, errlen) == 0)
 		rc = 0;

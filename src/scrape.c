@@ -60,6 +60,7 @@ struct scraper {
 	 * answer per endpoint is shared by the requests that get the same payload. */
 	int native_all;
 	struct answer *native[SRC_NATIVE_COUNT];
+	struct compress_stats gz;  /* its answers' gzip forms and bytes sent (server.c counts) */
 };
 
 /* A caller whose deadline is not below the fetch's own timeout waits this much longer, so that it
@@ -110,6 +111,7 @@ void answer_unref(struct answer *a)
 		return;
 	for (int id = 0; id < SRC_COUNT; id++)
 		payload_unref(a->in[id]);
+	compressed_free(&a->gz);
 	free(a->body);
 	free(a);
 }
@@ -165,10 +167,8 @@ static void log_transition(struct scraper *s, const struct payload *p)
 		log_debug("endpoint %s is up", sources[p->src].path);
 	else if (p->ok)
 		log_info("endpoint %s is up again", sources[p->src].path);
-	else {
-		char safe[600];
-		log_warn("endpoint %s failed: %s", sources[p->src].path, log_escape(safe, sizeof(safe), p->reason, strlen(p->reason)));
-	}
+	else
+		log_warn("endpoint %s failed: %s", sources[p->src].path, p->reason); /* escaped by the log */
 }
 
 /* A fetch slower than cfg.slow_fetch is counted; the log says when a source's fetches become slow
@@ -689,6 +689,8 @@ static int render(struct scraper *s, const struct scrape_ctx *c, const struct pa
 	write_self(c->counts, out, p, up, c->need, m, w.res, w.overflowed, c->started, c->reload_ok, c->reload_time);
 	if (upstream_rt_controllers(s->up))
 		controllers_write_metrics(upstream_rt_controllers(s->up), out);
+	if (s->cfg.compression)
+		compress_write_self(out, &s->gz);
 	status_record(s, c, p, up, w.res, w.overflowed, 200);
 	pthread_mutex_lock(&s->mu);
 	s->last_output = out->len;
@@ -762,6 +764,7 @@ struct answer *scrape_answer(struct scraper *s, double timeout_s)
 		buf_init(&out, 0);
 		a = xcalloc(1, sizeof(*a));
 		atomic_init(&a->refs, 1);
+		compressed_init(&a->gz);
 		a->status = render(s, &c, p, &out);
 		a->body = buf_steal(&out, &a->len);
 		a->reloads = reloads;
@@ -791,6 +794,7 @@ static struct answer *native_answer(const struct payload *p, enum source_id id, 
 	struct buf out;
 	buf_init(&out, 0);
 	atomic_init(&a->refs, 1);
+	compressed_init(&a->gz);
 	*repaired = 0;
 	if (p->ok) {
 		a->status = 200;
@@ -841,6 +845,11 @@ struct answer *scrape_native(struct scraper *s, enum source_id id, double timeou
 	pthread_mutex_unlock(&s->mu);
 	payload_unref(p[id]);
 	return a;
+}
+
+struct compress_stats *scrape_compress_stats(struct scraper *s)
+{
+	return &s->gz;
 }
 
 int scrape_run(struct scraper *s, double timeout_s, struct buf *out)

@@ -23,6 +23,7 @@
 #include <stdatomic.h>
 
 #include "buf.h"
+#include "compress.h"
 #include "controllers.h"
 #include "fetch.h"
 #include "mapping.h"
@@ -37,6 +38,8 @@ struct scraper_config {
 	size_t max_output;        /* bytes */
 	double slow_fetch;        /* seconds: a fetch that takes longer is counted and logged (on the
 				     way from fast to slow and back); 0: never */
+	int compression;          /* answers may be sent gzip-compressed (the daemon): the compression
+				     self metrics are written (compress.h) */
 };
 
 /* One rendered answer, immutable once scrape_answer returns it. */
@@ -47,6 +50,7 @@ struct answer {
 	size_t len;
 	unsigned reloads;              /* the scraper's reload count it was rendered under */
 	const struct payload *in[SRC_COUNT]; /* the payloads it was rendered from (references) */
+	struct compressed gz;          /* its gzip form, made on the first request for it (compress.h) */
 };
 
 struct scraper;
@@ -60,6 +64,8 @@ void scrape_set_mapping(struct scraper *s, struct mapping *m);   /* NULL: a relo
  * left out of this answer with the reason "scrape deadline passed". */
 struct answer *scrape_answer(struct scraper *s, double timeout_s);
 void answer_unref(struct answer *a); /* NULL: nothing */
+/* The scraper's compression counters (its self metrics), which server.c updates. */
+struct compress_stats *scrape_compress_stats(struct scraper *s);
 /* scrape_answer, with the body appended to out; returns the HTTP status (200 or 503). */
 int scrape_run(struct scraper *s, double timeout_s, struct buf *out);
 

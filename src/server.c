@@ -1,6 +1,8 @@
 /* server.c: see server.h. */
 #include "server.h"
 #include "buf.h"
+#include "compress.h"
+#include "http_encoding.h"
 #include "log.h"
 #include "probe.h"
 #include "native.h"
@@ -78,18 +80,54 @@ static void answer_release(void *cls)
 	answer_unref(cls);
 }
 
+static enum MHD_Result add_accept_encoding(void *cls, enum MHD_ValueKind kind, const char *key, size_t klen,
+					  const char *value, size_t vlen)
+{
+	(void)kind;
+	if (klen == strlen(MHD_HTTP_HEADER_ACCEPT_ENCODING) && !strcasecmp(key, MHD_HTTP_HEADER_ACCEPT_ENCODING))
+		accept_encoding_add(cls, value ? value : "", value ? vlen : 0);
+	return MHD_YES;
+}
+
+/* What the request's Accept-Encoding lines (all of them: several are one list) choose. */
+static enum content_coding negotiate(struct MHD_Connection *c)
+{
+	struct accept_encoding ae;
+	accept_encoding_init(&ae);
+	MHD_get_connection_values_n(c, MHD_HEADER_KIND, add_accept_encoding, &ae);
+	return accept_encoding_choose(&ae);
+}
+
 /* A scrape's answer is shared by every connection sending it: the response borrows the body and
  * holds a reference, dropped when libmicrohttpd is done with the response (the last byte sent or
- * the connection closed), so N slow readers of one answer hold one body, not N. */
-static enum MHD_Result respond_answer(struct MHD_Connection *c, struct answer *a, const struct webconfig *wc)
+ * the connection closed), so N slow readers of one answer hold one body, not N. With compression
+ * on, /metrics, /native/metrics/<endpoint> and /probe are negotiable: every answer of theirs says
+ * Vary: Accept-Encoding, and a 200 goes to a client that accepts gzip as the answer's one gzip form
+ * (compress.h), borrowed the same way; a 503 (a few lines of reasons) always goes plain. HEAD gets
+ * the same headers, its Content-Length that of the coding chosen (libmicrohttpd sets it from the
+ * body and sends no body). s: the scraper the answer is from, whose self metrics count it. */
+static enum MHD_Result respond_answer(struct server *srv, struct MHD_Connection *c, struct scraper *s, struct answer *a,
+				      int head)
 {
 	unsigned code = (unsigned)a->status;
-	struct MHD_Response *r = MHD_create_response_from_buffer_with_free_callback_cls(a->len, a->body, answer_release, a);
+	const void *body = a->body;
+	size_t len = a->len;
+	enum content_coding coding = CODING_IDENTITY;
+	if (srv->cfg.compression && code == 200 && negotiate(c) == CODING_GZIP &&
+	    compressed_get(&a->gz, a->body, a->len, scrape_compress_stats(s), &body, &len) == 0)
+		coding = CODING_GZIP;
+	struct MHD_Response *r = MHD_create_response_from_buffer_with_free_callback_cls(len, (void *)body, answer_release, a);
 	if (!r) {
 		answer_unref(a);
 		return MHD_NO;
 	}
-	return queue(c, code, r, code == 200 ? TEXT_CONTENT_TYPE : "text/plain; charset=utf-8", wc);
+	if (!head)
+		compress_count_sent(scrape_compress_stats(s), coding, len);
+	if (srv->cfg.compression)
+		MHD_add_response_header(r, MHD_HTTP_HEADER_VARY, MHD_HTTP_HEADER_ACCEPT_ENCODING);
+	if (coding == CODING_GZIP)
+		MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_ENCODING, "gzip");
+	return queue(c, code, r, code == 200 ? TEXT_CONTENT_TYPE : "text/plain; charset=utf-8", srv->cfg.web);
 }
 
 static enum MHD_Result text(struct MHD_Connection *c, unsigned code, const char *msg, const struct webconfig *wc)
@@ -180,21 +218,49 @@ static enum MHD_Result status(struct server *srv, struct MHD_Connection *c)
 	return respond(c, MHD_HTTP_OK, body, len, "text/html; charset=utf-8", srv->cfg.web);
 }
 
-/* /probe?target=NAME: that target's scrape. Only names from the targets file are looked up; the
- * value is taken with its length, so "a%00b" is not "a". */
-static enum MHD_Result probe(struct server *srv, struct MHD_Connection *c)
+/* The `target` parameters of a query: how many, and the first one's value (NULL: none, or
+ * "?target" without a value). */
+struct target_arg {
+	unsigned count;
+	const char *value;
+	size_t len;
+};
+
+static enum MHD_Result count_target(void *cls, enum MHD_ValueKind kind, const char *key, size_t key_size,
+				    const char *value, size_t value_size)
 {
-	const char *name = NULL;
-	size_t len = 0;
+	struct target_arg *t = cls;
+	(void)kind;
+	if (key_size != 6 || memcmp(key, "target", 6))
+		return MHD_YES; /* exact case, as the blackbox exporter's url.Values; "TARGET" is another parameter */
+	if (!t->count++) {
+		t->value = value;
+		t->len = value_size;
+	}
+	return MHD_YES;
+}
+
+/* /probe?target=NAME: that target's scrape. Only names from the targets file are looked up; the
+ * value is taken with its length, so "a%00b" is not "a". The parameter is matched exactly
+ * (libmicrohttpd's own lookup ignores case), and a repeated one is refused: which of two clusters
+ * the answer is about must not depend on who reads the query. */
+static enum MHD_Result probe(struct server *srv, struct MHD_Connection *c, int head)
+{
+	struct target_arg t = { 0, NULL, 0 };
 	char msg[400], safe[300];
-	if (MHD_lookup_connection_value_n(c, MHD_GET_ARGUMENT_KIND, "target", 6, &name, &len) != MHD_YES || !name)
-		return text(c, MHD_HTTP_BAD_REQUEST, "missing parameter \"target\"\n", srv->cfg.web);
-	struct scraper *s = probe_set_find(srv->cfg.probes, name, len);
-	if (!s) {
-		snprintf(msg, sizeof(msg), "unknown target \"%s\"\n", log_escape(safe, sizeof(safe), name, len));
+	MHD_get_connection_values_n(c, MHD_GET_ARGUMENT_KIND, count_target, &t);
+	if (t.count > 1) {
+		snprintf(msg, sizeof(msg), "parameter \"target\" given %u times: give it once\n", t.count);
 		return text(c, MHD_HTTP_BAD_REQUEST, msg, srv->cfg.web);
 	}
-	return respond_answer(c, scrape_answer(s, scrape_timeout(srv, c)), srv->cfg.web);
+	if (!t.value)
+		return text(c, MHD_HTTP_BAD_REQUEST, "missing parameter \"target\"\n", srv->cfg.web);
+	struct scraper *s = probe_set_find(srv->cfg.probes, t.value, t.len);
+	if (!s) {
+		snprintf(msg, sizeof(msg), "unknown target \"%s\"\n", log_escape(safe, sizeof(safe), t.value, t.len));
+		return text(c, MHD_HTTP_BAD_REQUEST, msg, srv->cfg.web);
+	}
+	return respond_answer(srv, c, s, scrape_answer(s, scrape_timeout(srv, c)), head);
 }
 
 static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *url, const char *method,
@@ -226,28 +292,57 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 	}
 	if (*upload_size)
 		return MHD_NO; /* a body the headers did not announce: close */
+	int head = strcmp(method, MHD_HTTP_METHOD_HEAD) == 0;
 	if (strcmp(url, srv->cfg.path) == 0)
-		return respond_answer(c, scrape_answer(srv->scraper, scrape_timeout(srv, c)), wc);
+		return respond_answer(srv, c, srv->scraper, scrape_answer(srv->scraper, scrape_timeout(srv, c)), head);
 	int native = srv->cfg.native_passthrough ? native_source(url) : -1;
 	if (native >= 0)
-		return respond_answer(c, scrape_native(srv->scraper, (enum source_id)native, scrape_timeout(srv, c)), wc);
+		return respond_answer(srv, c, srv->scraper,
+				      scrape_native(srv->scraper, (enum source_id)native, scrape_timeout(srv, c)), head);
 	if (strcmp(url, "/") == 0)
 		return status(srv, c);
 	if (strcmp(url, "/probe") == 0 && srv->cfg.probes)
-		return probe(srv, c);
+		return probe(srv, c, head);
 	return text(c, MHD_HTTP_NOT_FOUND, "404 page not found\n", wc);
+}
+
+static int hex_digit(char c)
+{
+	return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+}
+
+/* libmicrohttpd's %HH decoding of the path and of every query key and value, except %00, which is
+ * left as the three characters: decoded, a NUL would end the C string url there, and
+ * "/metrics%00junk" would be routed as /metrics (every route compares url as a C string). Left
+ * encoded, it is a path no route has (404) and a name no target has. Returns the length left in s. */
+static size_t unescape(void *cls, struct MHD_Connection *c, char *s)
+{
+	char *w = s;
+	int hi, lo;
+	(void)cls;
+	(void)c;
+	for (const char *r = s; *r;) {
+		if (r[0] == '%' && (hi = hex_digit(r[1])) >= 0 && (lo = hex_digit(r[2])) >= 0 && (hi | lo)) {
+			*w++ = (char)(hi << 4 | lo);
+			r += 3;
+		} else {
+			*w++ = *r++;
+		}
+	}
+	*w = '\0';
+	return (size_t)(w - s);
 }
 
 static void mhd_log(void *cls, const char *fmt, va_list ap) __attribute__((format(printf, 2, 0)));
 static void mhd_log(void *cls, const char *fmt, va_list ap)
 {
 	struct server *srv = cls;
-	char line[512], safe[600];
+	char line[512];
 	vsnprintf(line, sizeof(line), fmt, ap);
 	line[strcspn(line, "\n")] = '\0';
 	if (pthread_equal(pthread_self(), srv->starter) && srv->starting && !srv->why[0])
-		log_escape(srv->why, sizeof(srv->why), line, strlen(line));
-	log_debug("http: %s", log_escape(safe, sizeof(safe), line, strlen(line)));
+		snprintf(srv->why, sizeof(srv->why), "%.*s", (int)sizeof(srv->why) - 1, line); /* raw: main logs it, escaped there */
+	log_debug("http: %s", line);
 }
 
 /* Bind ADDR: ":port" (all addresses, IPv6 dual-stack when available), "host:port", "[v6]:port". */
@@ -326,11 +421,12 @@ struct server *server_start(const struct server_config *cfg, struct scraper *s, 
 	srv->fd = bind_listen(cfg->listen, &srv->port, err, errlen);
 	if (srv->fd < 0)
 		goto fail;
-	struct MHD_OptionItem ops[12];
+	struct MHD_OptionItem ops[13];
 	size_t n = 0;
 	/* first, or libmicrohttpd logs the options before it to stderr itself */
 	ops[n++] = (struct MHD_OptionItem){ MHD_OPTION_EXTERNAL_LOGGER, (intptr_t)mhd_log, srv };
 	ops[n++] = (struct MHD_OptionItem){ MHD_OPTION_LISTEN_SOCKET, srv->fd, NULL };
+	ops[n++] = (struct MHD_OptionItem){ MHD_OPTION_UNESCAPE_CALLBACK, (intptr_t)unescape, NULL };
 	ops[n++] = (struct MHD_OptionItem){ MHD_OPTION_CONNECTION_LIMIT, cfg->max_connections, NULL };
 	ops[n++] = (struct MHD_OptionItem){ MHD_OPTION_PER_IP_CONNECTION_LIMIT, cfg->per_ip_connections, NULL };
 	ops[n++] = (struct MHD_OptionItem){ MHD_OPTION_CONNECTION_TIMEOUT, cfg->connection_timeout, NULL };

@@ -29,6 +29,7 @@ struct server_config {
 	const char *mapping_file;    /* named on the status page at /; NULL: none */
 	const struct probe_set *probes; /* /probe?target=NAME (probe.h); NULL: /probe is not served */
 	int native_passthrough;      /* serve /native/metrics/<endpoint> (native.h) */
+	int compression;             /* gzip answers for clients that accept it (http_encoding.h) */
 };
 
 struct server;

@@ -114,9 +114,9 @@ enum source_fault {
 	FAULT_TRANSPORT,         /* detail: the transport's error text (or a replay file's) */
 	FAULT_TOO_BIG,           /* limit: the body limit */
 	FAULT_REDIRECT_LOOP,     /* a second redirect */
-	FAULT_REDIRECT_REFUSED,  /* detail: the target, escaped */
-	FAULT_REDIRECT_UNFOLLOWED, /* detail: the target, escaped: a controller's 303 elsewhere (the
-				     sources of one fetch are read from one controller) */
+	FAULT_REDIRECT_REFUSED,  /* detail: the target (its first 159 bytes, raw: escaped where shown) */
+	FAULT_REDIRECT_UNFOLLOWED, /* detail: the target (raw, as REFUSED's): a controller's 303 elsewhere
+				     (the sources of one fetch are read from one controller) */
 	FAULT_NO_TOKEN,          /* detail: why no token was sent; a fault only if the answer is 401 */
 	FAULT_DEADLINE,          /* the scrape's deadline passed while the fetch was in flight */
 };

@@ -152,11 +152,12 @@ int webconfig_load(const char *path, struct webconfig **out, char *err, size_t e
 	struct wc_ctx c = { .path = path ? path : "(null)", .err = err, .errlen = errlen };
 	yaml_parser_t parser;
 	yaml_document_t doc, doc2;
-	int parser_init = 0, doc_init = 0, doc2_init = 0, rc = -1, e;
+	int parser_init = 0, doc_init = 0, doc2_init = 0, rc = -1;
 	const yaml_node_t *root, *root2;
-	char *buf = NULL;
-	size_t len = 0;
-	char sb[128];
+	struct file_text file = { 0 };
+	char *buf;
+	size_t len;
+	char why[128];
 
 	c.tls.min_v = c.tls.max_v = -1;
 	c.tls.prefer_server = 1;
@@ -168,12 +169,14 @@ int webconfig_load(const char *path, struct webconfig **out, char *err, size_t e
 		wc_fail_nopos(&c, "invalid argument");
 		goto out;
 	}
-	e = wc_read_bounded(path, &buf, &len);
-	if (e) {
-		wc_fail_nopos(&c, "cannot read web config: %s", wc_errstr(e, sb, sizeof sb));
+	/* secret: it may hold the TLS key inline, and password hashes */
+	if (file_read(path, WC_MAX_FILE, FILE_SECRET, &file, why, sizeof why) < 0) {
+		wc_fail_nopos(&c, "cannot read web config: %s", why);
 		goto out;
 	}
-	if (wc_check_depth(&c, buf, len) < 0)
+	buf = file.data;
+	len = file.len;
+	if (wc_check_bounds(&c, buf, len) < 0)
 		goto out;
 	c.wc = xcalloc(1, sizeof *c.wc);
 	if (!yaml_parser_initialize(&parser)) {
@@ -214,7 +217,7 @@ out:
 		yaml_document_delete(&doc);
 	if (parser_init)
 		yaml_parser_delete(&parser);
-	wc_free_secret(buf, len);
+	file_text_free(&file);
 	webconfig_free(c.wc);
 	return rc;
 }

@@ -3,8 +3,9 @@
  *
  *   webconfig.c        webconfig_load/free, the top level and http_server_config, the getters
  *   webconfig_yaml.c   YAML with positions: errors "PATH:LINE:COL: reason", scalar decoding as
- *                      go-yaml v2 does, strict mappings (no duplicate or non-scalar keys), the
- *                      bounded file reader, libyaml's errors and the nesting-depth guard
+ *                      go-yaml v2 does, strict mappings (no duplicate or non-scalar keys),
+ *                      libyaml's errors, and the bounds checked before a document is composed
+ *                      (nesting depth, anchors, aliases, the size aliases expand it to)
  *   webconfig_tls.c    tls_server_config: the toolkit's checks, PEM loading, the GnuTLS priority string
  *   webconfig_auth.c   basic_auth_users: bcrypt hashes, the password check and its cache, the
  *                      Authorization header decoder
@@ -22,6 +23,7 @@
 #include <string.h>
 #include <yaml.h>
 
+#include "file_read.h"
 #include "webconfig.h"
 
 #define WC_MAX_FILE ((size_t)1024 * 1024)
@@ -145,14 +147,12 @@ int wc_expect_mapping(struct wc_ctx *c, const yaml_node_t *n, const char *what);
 	     p_++)
 
 
-/* Read at most WC_MAX_FILE bytes of path into a new NUL-terminated buffer: 0 or an errno value
- * (EFBIG: larger than the limit). wc_errstr says such a value in words. */
-int wc_read_bounded(const char *path, char **out, size_t *outlen);
-const char *wc_errstr(int e, char *buf, size_t n);
 /* Report the parser's error with its position. */
 void wc_yaml_fail(struct wc_ctx *c, const yaml_parser_t *p, const char *buf, size_t len);
-/* -1 (error set) when buf nests deeper than any web config needs; see webconfig_yaml.c. */
-int wc_check_depth(struct wc_ctx *c, const char *buf, size_t len);
+/* -1 (error set at the event that passes the bound) when buf nests deeper, holds more anchors or
+ * aliases, or expands (its aliases) to more than any web config or targets file needs; see
+ * webconfig_yaml.c. 0 otherwise (syntax errors are left for yaml_parser_load to report). */
+int wc_check_bounds(struct wc_ctx *c, const char *buf, size_t len);
 
 /* tls_server_config: key is the section's key node. Fills c->tls, then c->wc's TLS fields. */
 int wc_parse_tls(struct wc_ctx *c, const yaml_node_t *key, const yaml_node_t *n);

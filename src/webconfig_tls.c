@@ -99,7 +99,7 @@ static int load_pem(struct wc_ctx *c, const char *file, yaml_mark_t file_mark, c
 	char eb[ESC_SIZE], sb[128];
 	const char *why;
 	size_t len = 0;
-	int rc = -1, e;
+	int rc = -1;
 
 	if (!file) {
 		why = pem_problem(inl, strlen(inl), want_key);
@@ -110,13 +110,14 @@ static int load_pem(struct wc_ctx *c, const char *file, yaml_mark_t file_mark, c
 		len = strlen(inl);
 		buf = xstrdup(inl);
 	} else {
+		struct file_text t;
 		path = resolve_path(c->path, file);
-		e = wc_read_bounded(path, &buf, &len);
-		if (e) {
-			wc_fail_at(c, file_mark, "%s \"%s\": %s", what, wc_esc(eb, path, strlen(path)),
-				wc_errstr(e, sb, sizeof sb));
+		if (file_read(path, WC_MAX_FILE, FILE_SECRET, &t, sb, sizeof sb) < 0) {
+			wc_fail_at(c, file_mark, "%s \"%s\": %s", what, wc_esc(eb, path, strlen(path)), sb);
 			goto out;
 		}
+		buf = t.data; /* ours now: wiped by wc_free_secret */
+		len = t.len;
 		why = pem_problem(buf, len, want_key);
 		if (why) {
 			wc_fail_at(c, file_mark, "%s \"%s\" %s", what, wc_esc(eb, path, strlen(path)), why);

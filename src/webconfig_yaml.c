@@ -1,17 +1,15 @@
 /* webconfig_yaml.c: the YAML layer of the web config loader (see webconfig_int.h): errors with
  * positions, scalars decoded like go-yaml v2 does for the toolkit's Go types (a plain empty, "~" or
  * "null" scalar is null, any other scalar is accepted as a string, booleans are the YAML 1.1 plain
- * words), strict mappings, the bounded file reader. */
+ * words), strict mappings, libyaml's errors, the bounds a document is checked against before it is
+ * composed (nesting depth, anchors, aliases and what they expand to). */
 #include "webconfig_int.h"
 
-#include <errno.h>
-#include <fcntl.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 #include <yaml.h>
 
 #include "xmalloc.h"
@@ -236,71 +234,7 @@ int wc_expect_mapping(struct wc_ctx *c, const yaml_node_t *n, const char *what)
 }
 
 
-/* --- files ------------------------------------------------------------------------------------- */
-
-/* Read at most WC_MAX_FILE bytes of path into a NUL-terminated buffer. Returns 0 or an errno value
- * (EFBIG: larger than the limit). Growing copies and wipes, so secrets do not linger in freed
- * memory. */
-int wc_read_bounded(const char *path, char **out, size_t *outlen)
-{
-	char *buf = NULL, *nbuf;
-	size_t len = 0, cap = 0;
-	struct stat st;
-	ssize_t r;
-	int fd, e = 0;
-
-	*out = NULL;
-	*outlen = 0;
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
-	if (fd < 0)
-		return errno;
-	if (fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
-		e = EISDIR;
-		goto out;
-	}
-	for (;;) {
-		if (cap - len < 2) {
-			size_t ncap = cap ? cap * 2 : 8192;
-			if (ncap > WC_MAX_FILE + 2)
-				ncap = WC_MAX_FILE + 2;
-			nbuf = xmalloc(ncap);
-			if (buf)
-				memcpy(nbuf, buf, len);
-			wc_free_secret(buf, cap);
-			buf = nbuf;
-			cap = ncap;
-		}
-		r = read(fd, buf + len, cap - len - 1);
-		if (r < 0) {
-			if (errno == EINTR)
-				continue;
-			e = errno;
-			goto out;
-		}
-		if (r == 0)
-			break;
-		len += (size_t)r;
-		if (len > WC_MAX_FILE) {
-			e = EFBIG;
-			goto out;
-		}
-	}
-	buf[len] = '\0'; /* buf was allocated before the first read */
-	*out = buf;
-	*outlen = len;
-	buf = NULL;
-out:
-	wc_free_secret(buf, cap);
-	close(fd);
-	return e;
-}
-
-const char *wc_errstr(int e, char *buf, size_t n)
-{
-	if (e == EFBIG)
-		return "file is larger than 1 MiB";
-	return strerror_r(e, buf, n);
-}
+/* --- the parser ------------------------------------------------------------------------------ */
 
 void wc_yaml_fail(struct wc_ctx *c, const yaml_parser_t *p, const char *buf, size_t len)
 {
@@ -335,35 +269,147 @@ void wc_yaml_fail(struct wc_ctx *c, const yaml_parser_t *p, const char *buf, siz
 	}
 }
 
-/* libyaml's scanner is quadratic in flow nesting depth (a 1 MiB line of '[' takes an hour), so
- * before composing the document, stream its events and stop at the first node nested deeper than
- * any valid web config needs. Returns -1 (error set) when too deep or out of memory; syntax
- * errors are left for yaml_parser_load to report. */
+/* --- bounds ------------------------------------------------------------------------------------ */
+
+/* Before a document is composed, its events are streamed once and checked against bounds no web
+ * config or targets file comes near:
+ *  - nesting: libyaml's scanner is quadratic in flow nesting depth (a 1 MiB line of '[' takes an
+ *    hour);
+ *  - anchors and aliases: libyaml's composer looks every alias up, and every new anchor, in a list
+ *    of the anchors so far (quadratic in their count);
+ *  - what aliases expand to: a node is stored once whatever the number of aliases to it, but every
+ *    walk of the document (probe.c's join of a URL sequence) visits it once per alias, so a few
+ *    KiB of nested aliases ("billion laughs") are gigabytes once walked. The expanded size of the
+ *    document counts one per node plus its scalar's bytes, each alias as the whole node it names;
+ *    a document without aliases counts at most about 1.5 times its bytes.
+ * The first bound passed is the error, at the event that passes it. */
 #define WC_MAX_DEPTH 32
-int wc_check_depth(struct wc_ctx *c, const char *buf, size_t len)
+#define WC_MAX_ANCHORS 1024
+#define WC_MAX_ALIASES 16384
+#define WC_MAX_EXPANDED ((size_t)4 * WC_MAX_FILE)
+#define ANCHOR_SLOTS (2 * WC_MAX_ANCHORS) /* open addressing, at most half full */
+#define SIZE_OPEN SIZE_MAX                /* an anchored node not ended yet */
+
+struct anchor {
+	char *name;      /* NULL: a free slot */
+	size_t size;     /* its node's expanded size, or SIZE_OPEN */
+};
+
+struct bounds {
+	struct anchor slot[ANCHOR_SLOTS];
+	size_t nanchors, naliases;
+	size_t total;                     /* the expanded size so far */
+	struct { size_t start; struct anchor *a; } open[WC_MAX_DEPTH + 1]; /* the containers not ended */
+	int depth;
+};
+
+static struct anchor *anchor_slot(struct bounds *b, const char *name)
 {
+	uint32_t h = 2166136261u; /* FNV-1a */
+	for (const unsigned char *p = (const unsigned char *)name; *p; p++)
+		h = (h ^ *p) * 16777619u;
+	for (size_t i = h % ANCHOR_SLOTS;; i = (i + 1) % ANCHOR_SLOTS)
+		if (!b->slot[i].name || !strcmp(b->slot[i].name, name))
+			return &b->slot[i];
+}
+
+/* Node ev (a scalar or a container's start) is anchored: its slot, or NULL when one too many. */
+static struct anchor *anchor_new(struct wc_ctx *c, struct bounds *b, const yaml_event_t *ev, const yaml_char_t *name)
+{
+	struct anchor *a = anchor_slot(b, (const char *)name);
+	if (!a->name) { /* a repeated anchor is libyaml's to refuse */
+		if (++b->nanchors > WC_MAX_ANCHORS) {
+			wc_fail_at(c, ev->start_mark, "more than %d YAML anchors", WC_MAX_ANCHORS);
+			return NULL;
+		}
+		a->name = xstrdup((const char *)name);
+	}
+	a->size = SIZE_OPEN;
+	return a;
+}
+
+/* Add n to the expanded size: 0, or -1 (error set at ev) past the bound. */
+static int expand(struct wc_ctx *c, struct bounds *b, const yaml_event_t *ev, size_t n)
+{
+	if (n > WC_MAX_EXPANDED - b->total)
+		return wc_fail_at(c, ev->start_mark, "YAML aliases expand the document to more than %zu bytes",
+				  WC_MAX_EXPANDED);
+	b->total += n;
+	return 0;
+}
+
+/* One event. 0, or -1 with the error set. */
+static int bound_event(struct wc_ctx *c, struct bounds *b, const yaml_event_t *ev)
+{
+	const yaml_char_t *anchor = NULL;
+	struct anchor *a;
+	char eb[ESC_SIZE];
+	switch (ev->type) {
+	case YAML_SCALAR_EVENT:
+		if (expand(c, b, ev, 1 + ev->data.scalar.length) < 0)
+			return -1;
+		if (ev->data.scalar.anchor) {
+			if (!(a = anchor_new(c, b, ev, ev->data.scalar.anchor)))
+				return -1;
+			a->size = 1 + ev->data.scalar.length;
+		}
+		return 0;
+	case YAML_SEQUENCE_START_EVENT:
+	case YAML_MAPPING_START_EVENT:
+		anchor = ev->type == YAML_SEQUENCE_START_EVENT ? ev->data.sequence_start.anchor
+								: ev->data.mapping_start.anchor;
+		if (b->depth == WC_MAX_DEPTH)
+			return wc_fail_at(c, ev->start_mark, "YAML nesting is deeper than %d levels", WC_MAX_DEPTH);
+		a = NULL;
+		if (anchor && !(a = anchor_new(c, b, ev, anchor)))
+			return -1;
+		b->open[b->depth].start = b->total;
+		b->open[b->depth++].a = a;
+		return expand(c, b, ev, 1);
+	case YAML_SEQUENCE_END_EVENT:
+	case YAML_MAPPING_END_EVENT:
+		if (b->depth > 0 && (a = b->open[--b->depth].a) != NULL)
+			a->size = b->total - b->open[b->depth].start;
+		return 0;
+	case YAML_ALIAS_EVENT:
+		if (++b->naliases > WC_MAX_ALIASES)
+			return wc_fail_at(c, ev->start_mark, "more than %d YAML aliases", WC_MAX_ALIASES);
+		a = anchor_slot(b, (const char *)ev->data.alias.anchor);
+		if (!a->name)
+			return 0; /* an undefined alias: libyaml says so, with its position */
+		if (a->size == SIZE_OPEN)
+			return wc_fail_at(c, ev->start_mark, "YAML alias *%s is inside the node it names",
+					  wc_esc(eb, (const char *)ev->data.alias.anchor,
+						 strlen((const char *)ev->data.alias.anchor)));
+		return expand(c, b, ev, a->size);
+	default:
+		return 0;
+	}
+}
+
+int wc_check_bounds(struct wc_ctx *c, const char *buf, size_t len)
+{
+	struct bounds *b = xcalloc(1, sizeof(*b));
 	yaml_parser_t p;
 	yaml_event_t ev;
-	int depth = 0, rc = 0, done = 0;
+	int rc = 0, done = 0;
 
-	if (!yaml_parser_initialize(&p))
+	if (!yaml_parser_initialize(&p)) {
+		free(b);
 		return wc_fail_nopos(c, "out of memory");
+	}
 	yaml_parser_set_input_string(&p, (const unsigned char *)buf, len);
 	while (!done && yaml_parser_parse(&p, &ev)) {
-		if (ev.type == YAML_SEQUENCE_START_EVENT || ev.type == YAML_MAPPING_START_EVENT) {
-			if (++depth > WC_MAX_DEPTH) {
-				rc = wc_fail_at(c, ev.start_mark, "YAML nesting is deeper than %d levels", WC_MAX_DEPTH);
-				done = 1;
-			}
-		} else if (ev.type == YAML_SEQUENCE_END_EVENT || ev.type == YAML_MAPPING_END_EVENT) {
-			depth--;
-		} else if (ev.type == YAML_STREAM_END_EVENT) {
-			done = 1;
-		}
+		if (bound_event(c, b, &ev) < 0)
+			rc = -1;
+		done = rc < 0 || ev.type == YAML_STREAM_END_EVENT;
 		yaml_event_delete(&ev);
 	}
 	if (!done && p.error == YAML_MEMORY_ERROR)
 		rc = wc_fail_nopos(c, "out of memory while parsing YAML");
 	yaml_parser_delete(&p);
+	for (size_t i = 0; i < ANCHOR_SLOTS; i++)
+		free(b->slot[i].name);
+	free(b);
 	return rc;
 }

@@ -53,8 +53,9 @@ static char *put_value(char *p, double v)
 
 /* Label values escape \ " and newline; HELP text (quote = 0) only \ and newline. Invalid UTF-8 is
  * repaired (each maximal invalid subpart becomes U+FFFD, see utf8.h): Prometheus refuses a whole
- * scrape for one invalid label value. mapping.c repairs row results before their duplicate check,
- * so this is the last line of defence. At most 3n bytes. */
+ * scrape for one invalid label value. Other control bytes become U+FFFD too (utf8_is_control: the
+ * format has no escape for them). mapping.c cleans row results before their duplicate check, so
+ * this is the last line of defence. At most 3n bytes. */
 static char *put_escaped(char *p, const char *s, size_t n, int quote)
 {
 	for (size_t i = 0; i < n;) {
@@ -65,6 +66,12 @@ static char *put_escaped(char *p, const char *s, size_t n, int quote)
 			memcpy(p, ok ? s + i : "\xEF\xBF\xBD", ok ? len : 3);
 			p += ok ? len : 3;
 			i += len;
+			continue;
+		}
+		if (utf8_is_control((unsigned char)c)) {
+			memcpy(p, "\xEF\xBF\xBD", 3);
+			p += 3;
+			i++;
 			continue;
 		}
 		if (c == '\\' || c == '\n' || (quote && c == '"')) {

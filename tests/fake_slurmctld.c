@@ -39,6 +39,10 @@
  *   /_last_request        -> raw header block of the last request (fake only)
  *   /_delay-ms/N          -> sets --delay-ms to N from now on (fake only)
  *   /_fault/MODE          -> sets --fault to MODE from now on (fake only)
+ *   /_hostile-redirect/<path> -> 303 whose Location is no http(s) URL and holds
+ *          a quote, a backslash, ESC [31m and DEL (a hostile upstream reason; fake only)
+ *   /_header-bytes/N/<path> -> 200, empty, with one X-Padding header of N bytes
+ *          (N <= 16 MiB: a head over the client's limit; fake only)
  *   /_role/standby, /_role/primary -> from now on, answer as a standby backup
  *          controller (25.11.7: every /metrics* request, counted, gets 303
  *          REDIRECT SEE OTHER with Location: http://127.0.0.1:<--redirect-port>
@@ -971,6 +975,19 @@ static bool handle_request(int fd, const struct request *r)
 		return ok;
 	}
 
+	if (get && !strncmp(p, "/_hostile-redirect/", 19)) /* --slurmctld.url http://...:P/_hostile-redirect */
+		return respond(fd, r, 303, "ftp://evil/\"\\\x1b[31mred\x7f", NULL, 0);
+	if (get && !strncmp(p, "/_header-bytes/", 15)) { /* --slurmctld.url http://...:P/_header-bytes/N */
+		struct buf b = { 0 };
+		long n = strtol(p + 15, NULL, 10);
+		buf_fmt(&b, "HTTP/1.%d 200 OK\r\nConnection: Close\r\nX-Padding: ", r->minor);
+		for (long i = 0; i < n && i < (16L << 20); i++)
+			buf_add(&b, "x", 1);
+		buf_str(&b, "\r\nContent-Length: 0\r\n\r\n");
+		bool ok = send_all(fd, b.p, b.len);
+		buf_free(&b);
+		return ok;
+	}
 	if (get && (!strcmp(p, "/_role/standby") || !strcmp(p, "/_role/primary"))) {
 		pthread_mutex_lock(&lock);
 		opt.standby = !strcmp(p, "/_role/standby");

@@ -3,8 +3,8 @@
  * only on one side, label sets with escapes, ignored Go client families, the bound on printed
  * series, the JSON form. Then the mode end to end: the old exporter's captured page served by
  * tests/fake_slurmctld --legacy, the shim on the same captured state (--replay-dir), for every state:
- * exit 0; a page with one exact family's value changed: exit 1 naming it; an unreachable URL, a 404
- * and an unparsable page: exit 2. */
+ * exit 0; a page with one exact family's value changed: exit 1 naming it; an unreachable URL, a 404,
+ * an unparsable page, an empty 200 and a page without a sample: exit 2. */
 #include "testutil.h"
 
 #include <jansson.h>
@@ -366,6 +366,31 @@ static void test_unreadable(void **state)
 	free(out);
 }
 
+/* An empty 200 and a page of comments only are no exporter's page: exit 2 (the URL is wrong), not
+ * 1 (every family "differs"). */
+static void test_empty_page(void **state)
+{
+	(void)state;
+	const char *dir = "tests/fixtures/slurm-25.11/01-idle";
+	static const char *const pages[] = { "", "# HELP is no family without a TYPE or a sample\n\n" };
+	for (size_t i = 0; i < sizeof(pages) / sizeof(pages[0]); i++) {
+		char path[] = "/tmp/shimtest-cmp-empty-XXXXXX";
+		int fd = mkstemp(path);
+		size_t n = strlen(pages[i]);
+		assert_true(fd >= 0 && write(fd, pages[i], n) == (ssize_t)n);
+		close(fd);
+		struct fake f;
+		fake_start(&f, dir, path);
+		char *out = NULL;
+		int rc = compare(f.port, dir, &out, NULL);
+		fake_stop(&f);
+		unlink(path);
+		if (rc != 2)
+			fail_msg("page %zu: exit %d, want 2\n%s", i, rc, out ? out : "");
+		free(out);
+	}
+}
+
 int main(void)
 {
 	signal(SIGPIPE, SIG_IGN);
@@ -381,6 +406,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_states_agree, stop_fake),
 		cmocka_unit_test_teardown(test_altered_page, stop_fake),
 		cmocka_unit_test_teardown(test_unreadable, stop_fake),
+		cmocka_unit_test_teardown(test_empty_page, stop_fake),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -330,11 +330,29 @@ else
   user_existed=0
 fi
 installed_by_us=1
+# The old exporter's defaults file, as a site that ran it with -gpus-acct has it: the postinst
+# carries the flag over (packaging/migrate-legacy-args) and says so. Only when the machine has none.
+OLD_DEFAULTS=/etc/default/prometheus-slurm-exporter
+planted_old=0
+if [ ! -e "$OLD_DEFAULTS" ] && [ ! -L "$OLD_DEFAULTS" ]; then
+  echo 'ARGS="-gpus-acct"' >"$OLD_DEFAULTS" && planted_old=1
+fi
 if dpkg_locked -i "$deb"; then
   ok "dpkg -i ${deb##*/}"
 else
   bad "dpkg -i ${deb##*/}"
   show "$tmp/dpkg.log"
+fi
+if [ "$planted_old" = 1 ]; then
+  rm -f "$OLD_DEFAULTS"
+  if grep -qx 'ARGS="--gpus-acct"' "$DEFAULTS" &&
+     grep -q 'carried over into /etc/default/slurm-exporter-shim: ARGS="--gpus-acct"' "$tmp/dpkg.log"; then
+    ok "postinst carried $OLD_DEFAULTS's -gpus-acct into $DEFAULTS and said so"
+  else
+    bad "postinst did not carry $OLD_DEFAULTS's ARGS=\"-gpus-acct\" into $DEFAULTS (or did not say so)"
+    grep -n '^ARGS=' "$DEFAULTS" | sed 's/^/       | /'
+    show "$tmp/dpkg.log"
+  fi
 fi
 status=$(dpkg-query -W -f='${Status}' "$PKG" 2>/dev/null)
 if [ "$status" = "install ok installed" ]; then

@@ -5,10 +5,21 @@
  * set). The HTTP side (/probe?target=) is in test_http.c. Fixtures: tests/fixtures/probe/. */
 #include "testutil.h"
 
+#include <sys/resource.h>
+
 #include "probe.h"
 #include "scrape.h"
 
 #define DIR "tests/fixtures/probe/"
+
+/* ASan reserves terabytes of address space: no RLIMIT_AS under it */
+#if defined(__SANITIZE_ADDRESS__)
+#define TU_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define TU_ASAN 1
+#endif
+#endif
 
 /* Load path; return the problems text (new), and the table through *out (NULL: not wanted). */
 static char *load(const char *path, struct probe_targets **out)
@@ -221,6 +232,169 @@ static void test_yaml_level(void **state)
 	free(got);
 }
 
+/* Hardening A: the targets file is read with src/file_read.c. A FIFO used to block the start for
+ * ever (alarm() makes a regression fail, not hang); a directory was "empty"; over 1 MiB is refused. */
+static void test_not_regular(void **state)
+{
+	(void)state;
+	char dir[] = "/tmp/shimtest-probe-XXXXXX", path[300], want[400];
+	assert_non_null(mkdtemp(dir));
+	alarm(20);
+	snprintf(path, sizeof(path), "%s/fifo.yml", dir);
+	assert_int_equal(mkfifo(path, 0600), 0);
+	char *got = load(path, NULL);
+	snprintf(want, sizeof(want), "%s: cannot read the targets file: is a FIFO, not a regular file\n", path);
+	assert_string_equal(got, want);
+	free(got);
+	unlink(path);
+	got = load(dir, NULL);
+	snprintf(want, sizeof(want), "%s: cannot read the targets file: is a directory\n", dir);
+	assert_string_equal(got, want);
+	free(got);
+	snprintf(path, sizeof(path), "%s/big.yml", dir);
+	tu_write(path, "targets: {a: {slurmctld_url: http://a:6817}}\n");
+	assert_int_equal(truncate(path, (1 << 20) + 1), 0);
+	got = load(path, NULL);
+	snprintf(want, sizeof(want), "%s: cannot read the targets file: is over 1048576 bytes\n", path);
+	assert_string_equal(got, want);
+	free(got);
+	alarm(0);
+	unlink(path);
+	rmdir(dir);
+}
+
+/* The issue's file: 150,000 aliases of a 250 KB slurmctld_url in 850 KB. probe.c joined the sequence
+ * whole (37 GB; an out-of-memory abort). Loaded in a child with its address space capped (not under
+ * ASan, which reserves terabytes), under alarm(): refused at the alias that passes the YAML layer's
+ * bound, in well under a second, with little memory. */
+static void test_alias_bomb(void **state)
+{
+	(void)state;
+	const char *path = "/tmp/shimtest-probe-bomb.yml";
+	FILE *f = fopen(path, "w");
+	assert_non_null(f);
+	fputs("targets:\n  a:\n    slurmctld_url: &u \"http://h/", f);
+	for (int i = 0; i < 250000; i++)
+		fputc('y', f);
+	fputs("\"\n  b:\n    slurmctld_url: [*u", f);
+	for (int i = 1; i < 150000; i++)
+		fputs(", *u", f);
+	fputs("]\n", f);
+	fclose(f);
+	int fd[2];
+	assert_int_equal(pipe(fd), 0);
+	struct timespec a, b;
+	clock_gettime(CLOCK_MONOTONIC, &a);
+	pid_t pid = fork();
+	if (pid == 0) {
+		close(fd[0]);
+#ifndef TU_ASAN
+		struct rlimit rl = { 2ul << 30, 2ul << 30 }; /* the fixed load needs a few MB (valgrind: some 100) */
+		setrlimit(RLIMIT_AS, &rl);
+#endif
+		alarm(60);
+		char *got = load(path, NULL);
+		ssize_t n = write(fd[1], got, strlen(got));
+		_exit(n == (ssize_t)strlen(got) ? 0 : 1);
+	}
+	close(fd[1]);
+	char got[1000] = "";
+	size_t len = 0;
+	ssize_t n;
+	while (len < sizeof(got) - 1 && (n = read(fd[0], got + len, sizeof(got) - 1 - len)) > 0)
+		len += (size_t)n;
+	got[len] = '\0';
+	close(fd[0]);
+	int st;
+	struct rusage ru;
+	assert_int_equal(wait4(pid, &st, 0, &ru), pid);
+	clock_gettime(CLOCK_MONOTONIC, &b);
+	double secs = (double)(b.tv_sec - a.tv_sec) + (double)(b.tv_nsec - a.tv_nsec) / 1e9;
+	if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
+		fail_msg("the load did not finish (status %d): killed or out of memory", st);
+	assert_string_equal(got, "/tmp/shimtest-probe-bomb.yml:5:81: YAML aliases expand the document to more than 4194304 bytes\n");
+	assert_true(secs < 10);             /* about 10 ms; 10 s under valgrind */
+	assert_true(ru.ru_maxrss < 256 * 1024); /* KiB: the 850 KB file and libyaml's events */
+	unlink(path);
+}
+
+/* slurmctld_url's join is bounded as --slurmctld.url is: 8 controllers, 4095 bytes (a sequence of
+ * aliases or one comma list); within the bounds the YAML layer passes, probe.c's walk stops there. */
+static void test_url_bounds(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *text, *want;
+	} cases[] = {
+		{ "targets:\n  a: {slurmctld_url: &u http://a:6817}\n  b: {slurmctld_url: [*u, *u, *u, *u, *u, *u, *u, *u, *u, *u]}\n",
+		  ":3:22: slurmctld_url: more than 8 controllers\n" },
+		{ "targets:\n  b: {slurmctld_url: \"http://1,http://2,http://3,http://4,http://5,http://6,http://7,http://8,http://9\"}\n",
+		  ":2:22: slurmctld_url: more than 8 controllers\n" },
+	};
+	const char *path = "/tmp/shimtest-probe-urls.yml";
+	char want[600];
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		tu_write(path, cases[i].text);
+		char *got = load(path, NULL);
+		snprintf(want, sizeof(want), "%s%s", path, cases[i].want);
+		if (strcmp(got, want))
+			fail_msg("case %zu:\n got: %s\n want: %s", i, got, want);
+		free(got);
+	}
+	/* eight controllers and 4095 bytes: accepted; one byte more is not */
+	for (int extra = 0; extra < 2; extra++) {
+		struct buf b;
+		buf_init(&b, 0);
+		buf_puts(&b, "targets:\n  a:\n    slurmctld_url:\n      - http://");
+		for (int i = 0; i < 4095 - 7 * 9 - 7 + extra; i++) /* the first URL, then 7 of ",http://N" */
+			buf_putc(&b, 'h');
+		for (int i = 2; i <= 8; i++)
+			buf_printf(&b, "\n      - http://%d", i);
+		buf_puts(&b, "\n");
+		buf_putc(&b, '\0');
+		tu_write(path, b.data);
+		buf_free(&b);
+		struct probe_targets *t;
+		char *got = load(path, &t);
+		if (extra) {
+			snprintf(want, sizeof(want), "%s:4:7: slurmctld_url: the controller list is longer than 4095 bytes\n", path);
+			assert_string_equal(got, want);
+			assert_null(t);
+		} else {
+			assert_string_equal(got, "");
+			assert_non_null(t);
+			assert_int_equal(strlen(t->t[0].slurmctld_url), 4095);
+			probe_targets_free(t);
+		}
+		free(got);
+	}
+}
+
+/* Hardening B: a target's user goes into a request header as is: a CR, LF or other control byte
+ * (header injection) or more than 255 bytes is refused at its position. */
+static void test_user_header(void **state)
+{
+	(void)state;
+	struct buf b;
+	buf_init(&b, 0);
+	buf_puts(&b, "targets:\n  a: {slurmctld_url: http://a, user: \"slurm\\r\\nX-Injected: 1\"}\n"
+		     "  b: {slurmctld_url: http://b, slurmrestd_user: \"s\\tx\"}\n"
+		     "  c: {slurmctld_url: http://c, user: ");
+	for (int i = 0; i < 256; i++)
+		buf_putc(&b, 'u');
+	buf_puts(&b, "}\n  d: {slurmctld_url: http://d, user: \"ok-user\", slurmrestd_user: \"\\x7f\"}\n");
+	buf_putc(&b, '\0');
+	tu_write("/tmp/shimtest-probe-user.yml", b.data);
+	buf_free(&b);
+	char *got = load("/tmp/shimtest-probe-user.yml", NULL);
+	assert_string_equal(got,
+			    "/tmp/shimtest-probe-user.yml:2:38: user holds a control character (byte 6)\n"
+			    "/tmp/shimtest-probe-user.yml:3:49: slurmrestd_user holds a control character (byte 2)\n"
+			    "/tmp/shimtest-probe-user.yml:4:38: user is longer than 255 bytes\n"
+			    "/tmp/shimtest-probe-user.yml:5:66: slurmrestd_user holds a control character (byte 1)\n");
+	free(got);
+}
+
 /* The set: names looked up with their length ("a\0b" is not "a"); a bad mapping refuses it. */
 static void test_set(void **state)
 {
@@ -297,6 +471,10 @@ int main(void)
 		cmocka_unit_test(test_error_cap),
 		cmocka_unit_test(test_hostile_bytes),
 		cmocka_unit_test(test_yaml_level),
+		cmocka_unit_test(test_not_regular),
+		cmocka_unit_test(test_alias_bomb),
+		cmocka_unit_test(test_url_bounds),
+		cmocka_unit_test(test_user_header),
 		cmocka_unit_test(test_set),
 		cmocka_unit_test(test_startup),
 	};

@@ -133,12 +133,54 @@ start_prom() {
 start_shim() {
 	for _ in 1 2 3; do
 		PORT=$($HELPER ports 1)
+		# shellcheck disable=SC2086
 		start_bg "$sd/shim.log" "$SHIM" --gpus-acct --mapping.file "$map" --slurmctld.url "$1" \
-			--web.listen-address "127.0.0.1:$PORT"
+			--web.listen-address "127.0.0.1:$PORT" $SHIM_EXTRA
 		$HELPER wait-http "http://127.0.0.1:$PORT/metrics" 30 "${PIDS##* }"
 		case $? in 1) return 1 ;; 0) sleep 0.2; alive "${PIDS##* }" && return 0 ;; esac
 	done
 	return 1
+}
+# compressed answers: Prometheus asks for gzip on every scrape (Accept-Encoding: gzip); Debian 12's
+# Prometheus 2.42 has no scrape option to stop it (enable_compression: false came with 2.49), so
+# "off" is the shim's --web.compression=false. SHIM_EXTRA: more shim flags; CODING: what Prometheus A
+# must have been sent, read from the shim's own counters as Prometheus scraped them (gzip: gzip bytes
+# above 0; identity: no compression families at all, the shim up).
+SHIM_EXTRA=""
+CODING=gzip
+# prom_value URL QUERY: the first sample's value of an instant query, or "none"
+prom_value() {
+	q=$(python3 -c 'import sys, urllib.parse; print(urllib.parse.quote(sys.argv[1]))' "$2")
+	$HELPER get "$1/api/v1/query?query=$q" | python3 -c 'import json, sys
+r = json.load(sys.stdin)["data"]["result"]
+print(r[0]["value"][1] if r else "none")' 2>/dev/null || echo none
+}
+# check_coding NAME PROM: the shim's answers to Prometheus were of coding $CODING; a counter shows in
+# an answer rendered after the sends (one every --slurmctld.min-interval, 5 s): wait up to 20 s
+check_coding() {
+	gz=$(prom_value "$2" 'slurm_exporter_shim_response_body_bytes_total{encoding="gzip"}')
+	if [ "$CODING" = gzip ]; then
+		i=0
+		while { [ "$gz" = none ] || [ "$gz" = 0 ]; } && [ $i -lt 40 ]; do
+			sleep 0.5
+			i=$((i + 1))
+			gz=$(prom_value "$2" 'slurm_exporter_shim_response_body_bytes_total{encoding="gzip"}')
+		done
+		n=$(prom_value "$2" 'slurm_exporter_shim_compressed_answers_total')
+		if [ "$gz" != none ] && [ "$gz" != 0 ] && [ "$n" != none ] && [ "$n" != 0 ]; then
+			ok "[$1] Prometheus scraped gzip answers: $gz bytes in $n compressed answers"
+		else
+			bad "[$1] Prometheus was not sent gzip answers (gzip bytes $gz, compressed answers $n)"
+		fi
+	else
+		up=$(prom_value "$2" 'up{job="shim"}')
+		n=$(prom_value "$2" 'count({__name__=~"slurm_exporter_shim_(compressed_answers|compression_cpu_seconds|response_body_bytes)_total"})')
+		if [ "$up" = 1 ] && [ "$gz" = none ] && [ "$n" = none ]; then
+			ok "[$1] compression off: Prometheus scraped identity answers (up 1, no compression counters)"
+		else
+			bad "[$1] compression off: up $up, gzip bytes $gz, compression series $n"
+		fi
+	fi
 }
 wait_file() { i=0; while [ ! -s "$1" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done; [ -s "$1" ]; }
 show_log() { echo "       --- $1 (last lines)"; tail -n 8 "$1" 2>/dev/null | sed 's/^/       /'; }
@@ -336,12 +378,17 @@ run_state() {
 	if grep -q 'not all scraped\|not evaluated' "$sd/check.txt"; then
 		for l in shim prom-shim prom-rules; do show_log "$sd/$l.log"; done
 	fi
+	check_coding "$name" "http://127.0.0.1:$PA"
 	stop_all
 }
 
 for s in $STATES; do
 	run_state "$s" "$MAP" "$DASHBOARDS"
 done
+# the same with the shim's compression off (the old exporter's answers with DisableCompression)
+SHIM_EXTRA=--web.compression=false CODING=identity
+run_state tests/fixtures/slurm-25.11/03-drain-down-cancel "$MAP" "$DASHBOARDS" " (compression off)"
+SHIM_EXTRA="" CODING=gzip
 # the direct path (scrape-direct.yml): where Prometheus parses every endpoint, and where it cannot
 if [ -n "$FULL" ]; then
 	run_state tests/fixtures/slurm-26.05/02-busy-gpu "$MAP" "$DASHBOARDS" " (direct)" "" "" direct

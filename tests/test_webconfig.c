@@ -6,12 +6,17 @@
 #include <setjmp.h>
 #include <cmocka.h>
 #include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "webconfig.h"
 
 #define DIR "tests/webconfig/"
 
-/* Only cmocka's prerequisites (and pthread.h) are included, so the few string helpers are local. */
+/* Only cmocka's prerequisites (and pthread.h, stdio.h and what makes FIFOs and files) are included,
+ * so the few string helpers are local. */
 static size_t len_of(const char *s)
 {
 	size_t n = 0;
@@ -344,10 +349,11 @@ EC(ec_curve, "bad_curve.yml", ":4:34: ", "curve_preferences: unknown name \"Curv
 /* cert and key files */
 EC(ec_cert_missing, "bad_cert_missing.yml", ":2:14: ",
    "cert_file \"tests/webconfig/does-not-exist.pem\": No such file or directory", NULL);
-EC(ec_cert_dir, "bad_cert_dir.yml", ":3:14: ", "cert_file \"tests/webconfig/.\": Is a directory", NULL);
+EC(ec_cert_dir, "bad_cert_dir.yml", ":3:14: ", "cert_file \"tests/webconfig/.\": is a directory", NULL);
 EC(ec_cert_notpem, "bad_cert_notpem.yml", ":2:14: ", "cert_file \"tests/webconfig/notpem.txt\" is not PEM", NULL);
-EC(ec_cert_devnull, "bad_cert_devnull.yml", ":2:14: ", "cert_file \"/dev/null\" is not PEM", NULL);
-EC(ec_cert_toolarge, "bad_cert_toolarge.yml", ":3:13: ", "key_file \"/dev/zero\": file is larger than 1 MiB", NULL);
+/* devices: regular files only (src/file_read.c); an over-large regular file: test_config_not_regular */
+EC(ec_cert_devnull, "bad_cert_devnull.yml", ":2:14: ", "cert_file \"/dev/null\": is a character device, not a regular file", NULL);
+EC(ec_cert_toolarge, "bad_cert_toolarge.yml", ":3:13: ", "key_file \"/dev/zero\": is a character device, not a regular file", NULL);
 EC(ec_key_swapped, "bad_key_swapped.yml", ":2:14: ",
    "cert_file \"tests/webconfig/key.pem\" does not contain a PEM certificate", NULL);
 EC(ec_key_is_cert, "bad_key_is_cert.yml", ":3:13: ",
@@ -376,6 +382,9 @@ EC(ec_utf8, "bad_utf8.yml", ":2:5: ", "invalid YAML input", "UTF-8");
 EC(ec_alias, "bad_alias.yml", ":1:19: ", "YAML syntax error: found undefined alias", NULL);
 EC(ec_multi_doc, "bad_multi_doc.yml", ":3:1: ", "multiple YAML documents are not supported", NULL);
 EC(ec_deep, "bad_deep.yml", ":1:50: ", "YAML nesting is deeper than 32 levels", NULL);
+/* aliases: bounded before the document is composed (src/webconfig_yaml.c) */
+EC(ec_alias_bomb, "bad_alias_bomb.yml", ":8:8: ", "YAML aliases expand the document to more than 4194304 bytes", NULL);
+EC(ec_alias_cycle, "bad_alias_cycle.yml", ":2:10: ", "YAML alias *users is inside the node it names", NULL);
 
 /* Named after the case, so a failure says which fixture broke. */
 #define ERR_TEST(ec) { #ec, test_error_case, NULL, NULL, (void *)&(ec) }
@@ -385,8 +394,130 @@ static void test_config_unreadable(void **state)
 	(void)state;
 	check_error(DIR "does-not-exist.yml", DIR "does-not-exist.yml: ",
 		    "cannot read web config: No such file or directory", NULL);
-	check_error(DIR "sub", DIR "sub: ", "cannot read web config: Is a directory", NULL);
-	check_error("/dev/zero", "/dev/zero: ", "file is larger than 1 MiB", NULL);
+	check_error(DIR "sub", DIR "sub: ", "cannot read web config: is a directory", NULL);
+	check_error("/dev/zero", "/dev/zero: ", "cannot read web config: is a character device, not a regular file", NULL);
+}
+
+/* A temporary directory for the files a test makes; tmp_path names one in it. */
+static char tmp_dir[sizeof "/tmp/shimtest-wc-XXXXXX"];
+
+static void make_tmp_dir(void)
+{
+	snprintf(tmp_dir, sizeof tmp_dir, "/tmp/shimtest-wc-XXXXXX");
+	assert_non_null(mkdtemp(tmp_dir));
+}
+
+static const char *tmp_path(char *out, size_t n, const char *name)
+{
+	snprintf(out, n, "%s/%s", tmp_dir, name);
+	return out;
+}
+
+static void write_text(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+	assert_non_null(f);
+	fputs(text, f);
+	fclose(f);
+}
+
+/* Hardening A: the web config and its PEM files are read with src/file_read.c: a FIFO used to block
+ * webconfig_load (and the daemon's start) for ever; alarm() makes that a failure, not a hang. A
+ * regular file over 1 MiB is refused, one of exactly 1 MiB is read. */
+static void test_config_not_regular(void **state)
+{
+	char fifo[300], big[300], cfg[300], prefix[320], text[900];
+	struct webconfig *wc = NULL;
+	char err[512];
+
+	(void)state;
+	make_tmp_dir();
+	alarm(20);
+	assert_int_equal(mkfifo(tmp_path(fifo, sizeof fifo, "fifo.yml"), 0600), 0);
+	snprintf(prefix, sizeof prefix, "%s: ", fifo);
+	check_error(fifo, prefix, "cannot read web config: is a FIFO, not a regular file", NULL);
+	/* the certificate and the key */
+	snprintf(text, sizeof text, "tls_server_config:\n  cert_file: %s\n  key_file: %s/tests/webconfig/key.pem\n", fifo,
+		 getcwd(big, sizeof big));
+	write_text(tmp_path(cfg, sizeof cfg, "fifo-cert.yml"), text);
+	snprintf(prefix, sizeof prefix, "%s:2:14: ", cfg);
+	check_error(cfg, prefix, "cert_file \"", "\": is a FIFO, not a regular file");
+	snprintf(text, sizeof text, "tls_server_config:\n  cert_file: %s/tests/webconfig/cert.pem\n  key_file: %s\n",
+		 getcwd(big, sizeof big), fifo);
+	write_text(cfg, text);
+	snprintf(prefix, sizeof prefix, "%s:3:13: ", cfg);
+	check_error(cfg, prefix, "key_file \"", "\": is a FIFO, not a regular file");
+	/* 1 MiB of comments loads (an empty config); one byte more does not */
+	FILE *f = fopen(tmp_path(big, sizeof big, "big.yml"), "w");
+	assert_non_null(f);
+	for (size_t i = 0; i < ((size_t)1 << 20) - 1; i++)
+		fputc(i % 64 == 63 ? '\n' : '#', f);
+	fputc('\n', f);
+	fclose(f);
+	assert_int_equal(webconfig_load(big, &wc, err, sizeof err), 0);
+	webconfig_free(wc);
+	f = fopen(big, "a");
+	fputc('#', f);
+	fclose(f);
+	snprintf(prefix, sizeof prefix, "%s: ", big);
+	check_error(big, prefix, "cannot read web config: is over 1048576 bytes", NULL);
+	alarm(0);
+	unlink(fifo);
+	unlink(big);
+	unlink(cfg);
+	rmdir(tmp_dir);
+}
+
+/* The YAML layer's bounds on anchors and aliases (src/webconfig_yaml.c), each at the event that
+ * passes it; just under each bound the document is composed (and refused for what it is: the web
+ * config has no such keys). Each file is under the 1 MiB cap. */
+enum bound_kind { ANCHORS, ALIASES, EXPANSION };
+
+static void write_bound_case(const char *path, enum bound_kind k, int n)
+{
+	FILE *f = fopen(path, "w");
+	assert_non_null(f);
+	fputs(k == ANCHORS ? "x: [" : k == ALIASES ? "x: &a 1\ny: [" : "x: &a \"", f);
+	for (int i = 0; i < n; i++)
+		if (k == ANCHORS)
+			fprintf(f, "&a%d 1, ", i);
+		else if (k == ALIASES)
+			fputs("*a, ", f);
+		else
+			fputs("yyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyy", f);
+	/* EXPANSION: a scalar of n * 100 bytes, then 12 aliases to it: 400 KB passes the bound at the 10th */
+	fputs(k == EXPANSION ? "\"\ny: [*a, *a, *a, *a, *a, *a, *a, *a, *a, *a, *a, *a]\n" : "]\n", f);
+	fclose(f);
+}
+
+static void test_alias_bounds(void **state)
+{
+	static const struct {
+		enum bound_kind kind;
+		int n;
+		const char *pos, *reason;
+	} cases[] = {
+		{ ANCHORS, 1025, ":1:9135: ", "more than 1024 YAML anchors" },
+		{ ANCHORS, 1024, ":1:1: ", "unknown key \"x\"" },
+		{ ALIASES, 16385, ":2:65541: ", "more than 16384 YAML aliases" },
+		{ ALIASES, 16384, ":1:1: ", "unknown key \"x\"" },
+		{ EXPANSION, 4000, ":2:41: ", "YAML aliases expand the document to more than 4194304 bytes" },
+		{ EXPANSION, 1000, ":1:1: ", "unknown key \"x\"" },
+	};
+	char path[300], prefix[400];
+
+	(void)state;
+	make_tmp_dir();
+	tmp_path(path, sizeof path, "alias.yml");
+	for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+		write_bound_case(path, cases[c].kind, cases[c].n);
+		snprintf(prefix, sizeof prefix, "%s%s", path, cases[c].pos);
+		alarm(20);
+		check_error(path, prefix, cases[c].reason, NULL);
+		alarm(0);
+	}
+	unlink(path);
+	rmdir(tmp_dir);
 }
 
 static void test_error_buffer(void **state)
@@ -571,6 +702,8 @@ int main(void)
 		cmocka_unit_test(test_relative_paths),
 		cmocka_unit_test(test_null_getters),
 		cmocka_unit_test(test_config_unreadable),
+		cmocka_unit_test(test_config_not_regular),
+		cmocka_unit_test(test_alias_bounds),
 		cmocka_unit_test(test_error_buffer),
 		cmocka_unit_test(test_auth_lengths),
 		cmocka_unit_test(test_auth_cost_independent_of_user),
@@ -621,6 +754,8 @@ int main(void)
 		ERR_TEST(ec_alias),
 		ERR_TEST(ec_multi_doc),
 		ERR_TEST(ec_deep),
+		ERR_TEST(ec_alias_bomb),
+		ERR_TEST(ec_alias_cycle),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -19,6 +19,7 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #include "buf.h"
 #include "xmalloc.h"
@@ -95,6 +96,35 @@ static inline int tu_run(char *const argv[], const char *in, char **out, size_t 
 	unlink(ofile);
 	unlink(efile);
 	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+/* zlib's inflate of one gzip member (RFC 1952; zlib, not the shim's libdeflate): a new buffer of
+ * *outlen bytes (NUL-terminated), or NULL unless in is exactly one whole valid member. */
+static inline char *tu_gunzip(const void *in, size_t len, size_t *outlen)
+{
+	z_stream z;
+	struct buf b;
+	unsigned char chunk[65536];
+	int rc;
+	memset(&z, 0, sizeof(z));
+	if (inflateInit2(&z, 16 + MAX_WBITS) != Z_OK)
+		return NULL;
+	buf_init(&b, 0);
+	z.next_in = (unsigned char *)in;
+	z.avail_in = (uInt)len;
+	do {
+		z.next_out = chunk;
+		z.avail_out = sizeof(chunk);
+		rc = inflate(&z, Z_NO_FLUSH);
+		buf_append(&b, chunk, sizeof(chunk) - z.avail_out);
+	} while (rc == Z_OK);
+	int whole = rc == Z_STREAM_END && z.avail_in == 0;
+	inflateEnd(&z);
+	if (!whole) {
+		buf_free(&b);
+		return NULL;
+	}
+	return buf_steal(&b, outlen);
 }
 
 static inline const char *tu_shim_bin(void)

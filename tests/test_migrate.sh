@@ -1,0 +1,109 @@
+#!/bin/sh
+# packaging/migrate-legacy-args (what the .deb's postinst and the RPM's %post run): the old
+# exporter's flags carried into the shim's defaults file, in a temporary root (ROOT=...).
+# One behaviour per case. The last line is "N passed, M failed".
+set -u
+cd "$(dirname "$0")/.." || exit 1
+SCRIPT=packaging/migrate-legacy-args
+passed=0
+failed=0
+ok() { passed=$((passed + 1)); echo "ok   - $*"; }
+bad() { failed=$((failed + 1)); echo "FAIL - $*"; }
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/test_migrate.XXXXXX") || exit 1
+trap 'rm -rf "$tmp"' EXIT
+
+# fresh: a new root with the shim's defaults file as the package ships it
+fresh() {
+	r=$tmp/root
+	rm -rf "$r"
+	mkdir -p "$r/etc/default" "$r/etc/sysconfig" "$r/etc/systemd/system" "$r/usr/share/slurm-exporter-shim"
+	cp packaging/default/slurm-exporter-shim "$r/etc/default/slurm-exporter-shim"
+	cp packaging/default/slurm-exporter-shim "$r/usr/share/slurm-exporter-shim/default.dist"
+}
+run() { ROOT=$tmp/root sh "$SCRIPT" "$@" >"$tmp/out" 2>&1; }
+args() { sed -n 's/^ARGS=//p' "$tmp/root/etc/default/slurm-exporter-shim"; }
+# expect NAME WANT: the defaults file's ARGS= value is WANT (with its quotes)
+expect() {
+	got=$(args)
+	if [ "$got" = "$2" ]; then ok "$1: ARGS=$2"; else bad "$1: ARGS=$got, want $2"; sed 's/^/       | /' "$tmp/out"; fi
+}
+said() {
+	if grep -q -- "$2" "$tmp/out"; then ok "$1: says '$2'"; else bad "$1: does not say '$2'"; sed 's/^/       | /' "$tmp/out"; fi
+}
+
+fresh
+echo 'ARGS="-gpus-acct"' >"$tmp/root/etc/default/prometheus-slurm-exporter"
+run
+expect "vpenso ARGS -gpus-acct" '"--gpus-acct"'
+said "vpenso ARGS -gpus-acct" 'carried over into /etc/default/slurm-exporter-shim: ARGS="--gpus-acct"'
+grep -q '^# Carried over by the package on .* from /etc/default/prometheus-slurm-exporter (ARGS)' \
+	"$tmp/root/etc/default/slurm-exporter-shim" && ok "the defaults file says where ARGS came from" ||
+	bad "no comment naming the old file above ARGS="
+[ "$(grep -c '^ARGS=' "$tmp/root/etc/default/slurm-exporter-shim")" = 1 ] && ok "one ARGS= line" || bad "not one ARGS= line"
+"${SHIM_BIN:-./slurm-exporter-shim}" $(args | tr -d '"') --version >/dev/null 2>&1 && ok "the shim accepts the carried flags" ||
+	bad "the shim refuses the carried ARGS $(args)"
+
+fresh
+echo 'ARGS="-listen-address :9341 -gpus-acct"' >"$tmp/root/etc/default/prometheus-slurm-exporter"
+run
+expect "listen address and gpus" '"--web.listen-address=:9341 --gpus-acct"'
+
+fresh
+echo 'OPTIONS="-listen-address=0.0.0.0:9120 -gpus-acct=false"' >"$tmp/root/etc/default/prometheus-slurm-exporter"
+run
+expect "charm OPTIONS, -gpus-acct=false" '"--web.listen-address=0.0.0.0:9120"'
+
+fresh
+echo 'ARGS="-gpus-acct"' >"$tmp/root/etc/default/prometheus-slurm-exporter"
+sed -i 's/^ARGS=""$/ARGS="--log.level debug"/' "$tmp/root/etc/default/slurm-exporter-shim"
+cp "$tmp/root/etc/default/slurm-exporter-shim" "$tmp/edited"
+run
+cmp -s "$tmp/edited" "$tmp/root/etc/default/slurm-exporter-shim" && ok "an edited defaults file is left as it is" ||
+	bad "an edited defaults file was changed"
+said "edited file" 'was edited'
+said "edited file" 'ARGS="--gpus-acct"'
+
+fresh
+cat >"$tmp/root/etc/systemd/system/slurm_exporter.service" <<'EOF'
+[Service]
+User=prometheus
+ExecStart=/usr/local/bin/slurm_exporter \
+  --web.listen-address=":9341" \
+  --command.timeout=10s --log.format=json --no-collector.scheduler
+EOF
+run
+expect "the fork's unit (GPU collector on by default)" '"--web.listen-address=:9341 --gpus-acct"'
+said "the fork's unit" "not carried: --command.timeout=10s (the shim runs no Slurm command"
+said "the fork's unit" "--log.format=json"
+
+fresh
+cat >"$tmp/root/etc/systemd/system/slurm_exporter.service" <<'EOF'
+[Service]
+ExecStart=/usr/local/bin/slurm_exporter --web.listen-address=:9341
+EOF
+mkdir -p "$tmp/root/etc/systemd/system/slurm_exporter.service.d"
+printf '[Service]\nExecStart=\nExecStart=/usr/local/bin/slurm_exporter --web.listen-address=:9400 --no-collector.gpus\n' \
+	>"$tmp/root/etc/systemd/system/slurm_exporter.service.d/override.conf"
+run
+expect "a drop-in's ExecStart replaces the unit's; --no-collector.gpus" '"--web.listen-address=:9400"'
+
+fresh
+touch "$tmp/pwned-not"
+printf 'ARGS="$(touch %s/pwned) -listen-address `id` -gpus-acct"\n' "$tmp" >"$tmp/root/etc/default/prometheus-slurm-exporter"
+run
+[ ! -e "$tmp/pwned" ] && ok "the old file is never run" || bad "the old file's command substitution ran"
+expect "hostile words are not carried" '"--gpus-acct"'
+
+fresh
+run
+[ ! -s "$tmp/out" ] && cmp -s packaging/default/slurm-exporter-shim "$tmp/root/etc/default/slurm-exporter-shim" &&
+	ok "no old exporter: nothing said, nothing changed" || bad "no old exporter: output or change"
+
+fresh
+echo 'ARGS="-gpus-acct"' >"$tmp/root/etc/default/prometheus-slurm-exporter"
+run --dry-run
+cmp -s packaging/default/slurm-exporter-shim "$tmp/root/etc/default/slurm-exporter-shim" && ok "--dry-run changes nothing" ||
+	bad "--dry-run changed the file"
+
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]
