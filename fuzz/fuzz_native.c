@@ -175,7 +175,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				bad += !utf8_is_clean(f->samples[s].labels[j].value, f->samples[s].labels[j].vlen);
 	}
 	const char *text_out = b.len ? b.data : ""; /* nothing written: no buffer */
-	if (rep != bad || !utf8_valid(text_out, b.len))
+	if (rep != bad || !utf8_is_valid(text_out, b.len))
 		abort();
 	for (size_t i = 0; i < b.len; i++)
 		if (utf8_is_control((unsigned char)text_out[i]))

@@ -1,10 +1,7 @@
 /* compare.h: --compare-legacy, the migration check. The old exporter's families against the shim's
  * own, family by family, as Prometheus would see them: label sets compared exactly, values
  * exactly (NaN equals NaN). compare_families is pure (two parsed expositions in, a report out, no
- * network: tests/test_compare.c); compare_get is the one HTTP GET of the old exporter's page.
- *
- * Ownership: compare_families borrows everything and appends the report to out. compare_get
- * appends the body to out (a buf the caller owns) and writes a reason into err when it fails. */
+ * network: tests/test_compare.c); compare_get is the one HTTP GET of the old exporter's page. */
 #ifndef SHIM_COMPARE_H
 #define SHIM_COMPARE_H
 
@@ -19,12 +16,12 @@
 
 enum compare_format { COMPARE_TABLE, COMPARE_JSON };
 
-/* Report every row of m (enabled under flags or not) and every family of legacy that no row
+/* Report every row of m (enabled under flags, enum row_flag bits, or not) and every family of legacy that no row
  * serves; go_*, process_* and promhttp_* families are ignored. shim is the shim's parsed answer,
  * self metrics included: slurm_exporter_shim_row_fidelity says which form (slurmctld's or
  * slurmrestd's) and fidelity each served row had this scrape. Returns 0 when every family whose
  * form is exact agrees (same series, same values), 1 when one does not. */
-int compare_families(const struct mapping *m, const char *flags, const struct expo *legacy,
+int compare_families(const struct mapping *m, unsigned flags, const struct expo *legacy,
 		     const struct expo *shim, enum compare_format fmt, struct buf *out);
 
 /* 1 if legacy, the old exporter's page parsed, is an exporter's page at all: it has one sample or

@@ -15,9 +15,8 @@
  * controller is asked only when the configured one points at it in the same fetch.
  *
  * Thread-safe: every function takes the object's own lock (never held while calling out).
- * Ownership: controllers_new returns a new object (controllers_free frees it) holding copies of
- * the URLs; controllers_url and controllers_shown return strings owned by the object, valid until
- * it is freed. Every label, page string and log line shows controllers_shown (cred.h). */
+ * Ownership: controllers_url and controllers_shown return strings owned by the object, valid until
+ * controllers_free. Every label, page string and log line shows controllers_shown (cred.h). */
 #ifndef SHIM_CONTROLLERS_H
 #define SHIM_CONTROLLERS_H
 

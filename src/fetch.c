@@ -6,6 +6,7 @@
 #include "fetch_int.h"
 #include "file_read.h"
 #include "log.h"
+#include "monotime.h"
 #include "restapi.h"
 
 #include <errno.h>
@@ -85,7 +86,7 @@ static char *read_token(const char *path, char *err, size_t errlen)
 	char *tok = NULL;
 	if (file_read(path, TOKEN_FILE_MAX, FILE_SECRET, &f, why, sizeof(why)) < 0) {
 		/* raw: a reason is escaped where it is shown (log, status page, 503 body) */
-		snprintf(err, errlen, "cannot read token file %.200s: %s", path, why);
+		snprintf(err, errlen, "cannot read token file %.120s: %s", path, why);
 		return NULL;
 	}
 	const char *line = f.data;
@@ -101,9 +102,9 @@ static char *read_token(const char *path, char *err, size_t errlen)
 		s += 10;
 	const char *bad = cred_value_problem(line + s, n - s, TOKEN_FILE_MAX, why, sizeof(why));
 	if (n == s || nul)
-		snprintf(err, errlen, "token file %.200s %s", path, nul ? "holds a NUL byte" : "is empty");
+		snprintf(err, errlen, "token file %.120s %s", path, nul ? "holds a NUL byte" : "is empty");
 	else if (bad)
-		snprintf(err, errlen, "token file %.200s: the token %s", path, bad);
+		snprintf(err, errlen, "token file %.120s: the token %s", path, bad);
 	else
 		tok = xstrndup(line + s, n - s);
 	file_text_free(&f);
@@ -349,7 +350,7 @@ static void look_up_version(struct cred *c)
 	double t0 = mono_now();
 
 	c->api = -1;
-	if (restapi_get(c->cfg->api, c->version)) {
+	if (restapi_version(c->cfg->api, c->version) == 0) {
 		c->api = 1;
 		return;
 	}
@@ -372,7 +373,7 @@ static void look_up_version(struct cred *c)
 	else if (code != 200)
 		snprintf(c->api_why, sizeof(c->api_why), "API version discovery: /openapi/v3: HTTP status %ld", code);
 	else if (restapi_learn(c->cfg->api, doc.data ? doc.data : "", doc.len, c->api_why, sizeof(c->api_why)) == 0 &&
-		 restapi_get(c->cfg->api, c->version)) {
+		 restapi_version(c->cfg->api, c->version) == 0) {
 		c->api = 1;
 		log_info("%s: API version %s (newest in /openapi/v3 this shim reads)", c->up->name, c->version);
 	}

@@ -13,8 +13,8 @@
  * controller makes it the next tried; with a single URL, a 303's origin is learnt as a controller
  * and tried next, without the credentials; no other Location is requested. Each payload records
  * its controller.
- * Ownership: upstream_rt_new returns a new object borrowing cfg (upstream_rt_free frees it);
- * fetch_sources returns new payload references in out; everything else is borrowed. */
+ * Ownership: upstream_rt_new borrows cfg (it must outlive the object); fetch_sources returns new
+ * payload references in out. */
 #ifndef SHIM_FETCH_H
 #define SHIM_FETCH_H
 

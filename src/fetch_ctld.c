@@ -13,6 +13,7 @@
 #include "controllers.h"
 #include "fetch_int.h"
 #include "log.h"
+#include "monotime.h"
 
 #include <stdio.h>
 #include <stdlib.h>

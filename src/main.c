@@ -34,7 +34,7 @@ static int check_mapping(const char *path)
 	}
 	size_t counts[3] = { 0 };
 	for (size_t i = 0; i < m->nrows; i++)
-		counts[m->rows[i].fidelity]++;
+		counts[row_native(&m->rows[i])->fidelity]++;
 	printf("%s: OK, %zu rows (%zu exact, %zu approximate, %zu unavailable)\n", path, m->nrows, counts[0], counts[1], counts[2]);
 	mapping_free(m);
 	buf_free(&problems);
@@ -155,11 +155,9 @@ out:
 }
 
 /* The row flags (enabled_by) the command line turns on. */
-static const char *row_flags(const struct options *opt)
+static unsigned row_flags(const struct options *opt)
 {
-	if (opt->gpus && opt->rest_jobs)
-		return "gpus-acct,slurmrestd-jobs";
-	return opt->gpus ? "gpus-acct" : opt->rest_jobs ? "slurmrestd-jobs" : "";
+	return (opt->gpus ? ROW_FLAG_GPUS_ACCT : 0u) | (opt->rest_jobs ? ROW_FLAG_REST_JOBS : 0u);
 }
 
 /* How long source id's answer is reused: by its upstream and its cost class (source.h's walks_jobs:
@@ -298,7 +296,7 @@ int main(int argc, char **argv)
 		printf("slurm-exporter-shim %s\n", SHIM_VERSION);
 		return 0;
 	}
-	if (opt.rest_api_version && !restapi_known(opt.rest_api_version)) {
+	if (opt.rest_api_version && !restapi_is_known(opt.rest_api_version)) {
 		fprintf(stderr, "slurm-exporter-shim: flag --slurmrestd.api-version: value \"%.40s\" is not a version this shim reads (%s)\n",
 			opt.rest_api_version, restapi_known_text());
 		return 2;

@@ -6,7 +6,7 @@
  * a backslash in an account name round-trips instead of failing the whole scrape.
  * The families are those of a payload parsed without a keep filter (scrape.h, scrape_native),
  * written in the order slurmctld sent them, each sample's labels sorted by name; timestamps,
- * which slurmctld does not send, are not kept. Pure functions: everything is borrowed. */
+ * which slurmctld does not send, are not kept. Pure functions. */
 #ifndef SHIM_NATIVE_H
 #define SHIM_NATIVE_H
 

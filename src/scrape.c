@@ -2,6 +2,7 @@
 #include "scrape.h"
 #include "controllers.h"
 #include "log.h"
+#include "monotime.h"
 #include "schedule.h"
 #include "native.h"
 #include "writer.h"
@@ -218,7 +219,7 @@ static void job_run(struct fetch_job *j)
 	struct scraper *s = j->s;
 	struct payload *got[SRC_COUNT] = { 0 };
 	void *m = j->map->m;
-	expo_keep_fn keep = j->all ? NULL : mapping_reads;
+	expo_keep_fn keep = j->all ? NULL : mapping_has_input;
 
 	if (s->cfg.replay_dir) {
 		for (int id = 0; id < SRC_COUNT; id++)
@@ -435,16 +436,11 @@ static void self_sample(struct buf *b, const char *name, const char *lname, cons
 	write_sample(b, name, &l, lname ? 1 : 0, v);
 }
 
-static const char *const status_reason[] = {
-	[ROW_INPUT_DOWN] = "input_down", [ROW_ERROR] = "error", [ROW_NO_INPUT] = "no_input",
-	[ROW_INPUT_MISSING] = "input_missing",
-};
-
 /* Why row result res was left out ("output_full" when it did not fit), or NULL: served, disabled or
  * unavailable. */
 static const char *left_out_reason(const struct row_result *res, const char *overflowed)
 {
-	return overflowed ? overflowed : res->status >= ROW_INPUT_DOWN ? status_reason[res->status] : NULL;
+	return overflowed ? overflowed : row_status_is_left_out(res->status) ? row_status_name(res->status) : NULL;
 }
 
 /* Which form and fidelity each served row was evaluated with this scrape: its own expression
@@ -506,14 +502,12 @@ static void write_self(const struct fetch_counts fc[SRC_COUNT], struct buf *b, c
 			self_sample(b, fam[f].name, "endpoint", sources[id].name, v);
 		}
 	}
-	size_t counts[7] = { 0 };
+	size_t counts[ROW_STATUS_COUNT] = { 0 };
 	for (size_t i = 0; i < m->nrows; i++)
 		counts[res[i].status]++;
 	write_header(b, "slurm_exporter_shim_mapping_rows", "Rows of the loaded mapping by what they gave this scrape.", "gauge");
-	static const char *const st[] = { "served", "disabled", "unavailable", "input_down", "no_input", "error",
-					  "input_missing" };
-	for (int i = 0; i < 7; i++)
-		self_sample(b, "slurm_exporter_shim_mapping_rows", "status", st[i], (double)counts[i]);
+	for (int i = 0; i < ROW_STATUS_COUNT; i++)
+		self_sample(b, "slurm_exporter_shim_mapping_rows", "status", row_status_name((enum row_status)i), (double)counts[i]);
 	write_header(b, "slurm_exporter_shim_family_left_out",
 		    "Legacy families this scrape could not serve, by reason (input_down, input_missing, error, no_input, output_full).", "gauge");
 	for (size_t i = 0; i < m->nrows; i++) {

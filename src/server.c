@@ -150,7 +150,7 @@ static int authorized(struct server *srv, struct MHD_Connection *c)
 					  strlen(MHD_HTTP_HEADER_AUTHORIZATION), &h, &hlen) != MHD_YES ||
 	    webconfig_parse_basic(h, hlen, &cred) < 0)
 		return 0;
-	ok = webconfig_check_basic_auth(wc, cred.user, cred.ulen, cred.pass, cred.plen, NULL);
+	ok = webconfig_auth_is_valid(wc, cred.user, cred.ulen, cred.pass, cred.plen, NULL);
 	webconfig_basic_free(&cred);
 	return ok;
 }

@@ -9,15 +9,14 @@
  *
  * fetch.c and payload.c only record facts about an answer (struct source_facts: transport error,
  * HTTP status, framing, size, redirect refused, deadline passed, malformed items); source_verdict() alone
- * turns them into usable / not usable and the reason, and source_usable() applies the rules across
- * the sources of one scrape. Everything here is constant or borrows its arguments. */
+ * turns them into usable / not usable and the reason (payload.h's source_usable() applies the
+ * rules across the answers of one scrape). */
 #ifndef SHIM_SOURCE_H
 #define SHIM_SOURCE_H
 
 #include <stddef.h>
 
 struct expo;
-struct payload;
 
 /* slurmctld's five OpenMetrics endpoints, then slurmrestd's JSON documents (optional upstream). */
 enum source_id {
@@ -77,15 +76,15 @@ struct source {
 	enum upstream_id upstream;
 	const struct source_parser *parser;
 	int empty_ok;             /* an empty 200 is normal (no jobs in memory) */
-	int empty_vouched_by;     /* with empty_ok: an empty answer counts only when this source (a
-				     source_id) is usable too; -1: always */
+	int empty_vouched_by;     /* read only with empty_ok: an empty answer counts only when this
+				     source (a source_id) is usable too; -1: always */
 	const char *const *prefixes; /* the metric names it serves, by prefix; NULL-terminated */
 	int catch_all;            /* serves the names no source's prefixes claim */
 	int names_optional;       /* a well-formed answer may name no family (JSON: no jobs, no
 				     shares); slurmctld's text always names some when it has bytes */
 	int walks_jobs;           /* the cost class: the upstream walks every job record to answer
-				     (about 16 us each in slurmctld 25.11: 80 ms at 5,000 records), so
-				     the answer is reused for the upstream's jobs interval
+				     (docs/performance.md has what a record costs), so the answer is
+				     reused for the upstream's jobs interval
 				     (--slurmctld.jobs.min-interval, --slurmrestd.jobs.min-interval);
 				     0: cheap (nodes, scheduler), reused for --*.min-interval */
 };
@@ -155,12 +154,5 @@ enum source_verdict {
 /* Is src's answer with facts f usable? When not, why goes into why (one line for logs and the 503
  * body, starting with the source's path). */
 enum source_verdict source_verdict(const struct source *src, const struct source_facts *f, char *why, size_t whylen);
-
-/* The rule across one scrape's answers (p[id] NULL: not fetched): up[id] is whether rows may read
- * source id (its answer usable, and an empty answer vouched for, see empty_vouched_by). Returns
- * whether any is up. */
-int source_usable(const struct payload *const p[SRC_COUNT], int up[SRC_COUNT]);
-/* Why source id is not up (for the 503 body), into why; returns why. */
-const char *source_down_reason(const struct payload *const p[SRC_COUNT], enum source_id id, char *why, size_t whylen);
 
 #endif

@@ -39,7 +39,7 @@ size_t utf8_next(const unsigned char *s, size_t n, int *ok)
 	return len;
 }
 
-int utf8_valid(const char *s, size_t n)
+int utf8_is_valid(const char *s, size_t n)
 {
 	const unsigned char *p = (const unsigned char *)s;
 	for (size_t i = 0; i < n;) {

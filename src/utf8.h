@@ -14,15 +14,14 @@
  * control byte would reach Prometheus (which takes it) and every terminal, log and page that shows a
  * label value, raw: ESC starts a terminal escape sequence, CR rewrites a line. Each such byte is
  * served as U+FFFD, like an invalid byte, and counted with them. Newline is escaped (\n), not
- * replaced; tab is a control like the others.
- * Ownership: every function borrows its input; utf8_repair and utf8_clean write into the caller's dst. */
+ * replaced; tab is a control like the others. utf8_repair and utf8_clean write into the caller's dst. */
 #ifndef SHIM_UTF8_H
 #define SHIM_UTF8_H
 
 #include <stddef.h>
 
 /* 1 if s[0..n) is well-formed UTF-8. */
-int utf8_valid(const char *s, size_t n);
+int utf8_is_valid(const char *s, size_t n);
 /* Copy s[0..n) into dst, which has room for 3 * n bytes, with every maximal subpart of an invalid
  * sequence replaced by U+FFFD. Returns the bytes written. */
 size_t utf8_repair(char *dst, const char *s, size_t n);

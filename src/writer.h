@@ -10,7 +10,7 @@
 #include <stddef.h>
 
 #include "buf.h"
-#include "expr.h"
+#include "labels.h"
 
 #define TEXT_CONTENT_TYPE "text/plain; version=0.0.4; charset=utf-8"
 

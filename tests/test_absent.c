@@ -28,7 +28,7 @@ static const char *const states[] = {
 static struct payload *answer(const struct mapping *m, enum source_id ep, const char *body, size_t len)
 {
 	enum { PIECE = 16384 };
-	struct payload *p = payload_new(ep, 0, m ? mapping_reads : NULL, (void *)m);
+	struct payload *p = payload_new(ep, 0, m ? mapping_has_input : NULL, (void *)m);
 	for (size_t off = 0; off < len; off += PIECE)
 		assert_int_equal(payload_feed(p, body + off, len - off < PIECE ? len - off : PIECE, 0), 0);
 	payload_finish(p);
@@ -39,7 +39,7 @@ struct rows_text {
 	const struct mapping *m;
 	char **out;
 	enum row_status *st;
-	int *form;                /* per row: the form used (row_result.form), or NULL */
+	size_t *form;             /* per row: the form used (row_result.form), or NULL */
 };
 
 /* mapping_run's emit: the row's family as the daemon writes it, or why it is left out. */
@@ -60,8 +60,8 @@ static void row_text(void *ctx, size_t i, const struct row_result *res)
 }
 
 /* Each row's output text ("" when left out) and status. */
-static char **run_forms(const struct mapping *m, const char *flags, struct payload *const p[SRC_COUNT], enum row_status *st,
-			int *form)
+static char **run_forms(const struct mapping *m, unsigned flags, struct payload *const p[SRC_COUNT], enum row_status *st,
+			size_t *form)
 {
 	const struct expo *ex[SRC_COUNT];
 	int up[SRC_COUNT];
@@ -73,7 +73,7 @@ static char **run_forms(const struct mapping *m, const char *flags, struct paylo
 	return t.out;
 }
 
-static char **run(const struct mapping *m, const char *flags, struct payload *const p[SRC_COUNT], enum row_status *st)
+static char **run(const struct mapping *m, unsigned flags, struct payload *const p[SRC_COUNT], enum row_status *st)
 {
 	return run_forms(m, flags, p, st, NULL);
 }
@@ -107,7 +107,7 @@ static char *drop_family(const char *body, size_t len, const char *name, size_t 
 
 /* Drop every family of endpoint ep in turn; returns the number of rows that served something
  * other than the unmodified run's output without saying why. */
-static size_t drop_each(const struct mapping *m, const char *state, const char *flags, char *bodies[SRC_COUNT],
+static size_t drop_each(const struct mapping *m, const char *state, unsigned flags, char *bodies[SRC_COUNT],
 			size_t lens[SRC_COUNT], struct payload *p[SRC_COUNT], char **base, const enum row_status *bst,
 			enum source_id ep, size_t *ndropped)
 {
@@ -139,7 +139,7 @@ static size_t drop_each(const struct mapping *m, const char *state, const char *
 				continue; /* left out either way */
 			if (bst[i] == ROW_OK && st[i] == ROW_INPUT_MISSING && strstr(out[i], fam))
 				continue;
-			print_message("%s%s%s: without %s, %s gives\n%s\ninstead of\n%s\n", state, *flags ? " --" : "", flags,
+			print_message("%s%s: without %s, %s gives\n%s\ninstead of\n%s\n", state, flags ? " --gpus-acct" : "",
 				      fam, r->name, out[i], base[i]);
 			bad++;
 		}
@@ -187,7 +187,7 @@ static void test_drop_each_family(void **state)
 		struct payload *p[SRC_COUNT] = { 0 }; /* slurmctld's captures: no slurmrestd answer */
 		read_answers(m, states[s], SRC_NATIVE_COUNT, bodies, lens, p);
 		for (int g = 0; g < 2; g++) {
-			const char *flags = g ? "gpus-acct" : "";
+			unsigned flags = g ? ROW_FLAG_GPUS_ACCT : 0;
 			enum row_status *bst = xcalloc(m->nrows, sizeof(*bst));
 			char **base = run(m, flags, p, bst);
 			for (int ep = 0; ep < SRC_NATIVE_COUNT; ep++)
@@ -217,13 +217,13 @@ static int keep_but_one(const char *name, size_t len, void *ctx)
 	const struct but_one *b = ctx;
 	if (strlen(b->name) == len && !memcmp(name, b->name, len))
 		return 0;
-	return mapping_reads(name, len, (void *)b->m);
+	return mapping_has_input(name, len, (void *)b->m);
 }
 
-/* Does the row's preferred form read fam (1), and say its absence is normal (2)? */
-static int form_reads(const struct row *r, int form, const char *fam)
+/* Does the row's form read fam (1), and say its absence is normal (2)? */
+static int form_reads(const struct row *r, size_t form, const char *fam)
 {
-	const struct row_form *f = &r->prefer[form];
+	const struct row_form *f = &r->forms[form];
 	for (size_t k = 0; k < f->ninputs; k++)
 		if (!strcmp(f->inputs[k].name, fam))
 			return f->inputs[k].absent_ok ? 2 : 1;
@@ -237,8 +237,8 @@ static size_t drop_each_rest(const struct mapping *m, const char *state, char *b
 {
 	size_t bad = 0;
 	enum row_status *bst = xcalloc(m->nrows, sizeof(*bst)), *st = xcalloc(m->nrows, sizeof(*st));
-	int *bform = xcalloc(m->nrows, sizeof(int)), *form = xcalloc(m->nrows, sizeof(int));
-	char **base = run_forms(m, "gpus-acct", p, bst, bform);
+	size_t *bform = xcalloc(m->nrows, sizeof(size_t)), *form = xcalloc(m->nrows, sizeof(size_t));
+	char **base = run_forms(m, ROW_FLAG_GPUS_ACCT, p, bst, bform);
 	for (size_t j = 0; j < m->ninputs; j++) {
 		enum source_id ep = source_for_metric(m->inputs[j]);
 		if (ep < SRC_NATIVE_COUNT)
@@ -249,15 +249,16 @@ static size_t drop_each_rest(const struct mapping *m, const char *state, char *b
 		q[ep] = payload_new(ep, 0, keep_but_one, &keep);
 		assert_int_equal(payload_feed(q[ep], bodies[ep], lens[ep], 0), 0);
 		payload_finish(q[ep]);
-		char **out = run_forms(m, "gpus-acct", q, st, form);
+		char **out = run_forms(m, ROW_FLAG_GPUS_ACCT, q, st, form);
 		(*ndropped)++;
 		for (size_t i = 0; i < m->nrows; i++) {
 			const struct row *r = &m->rows[i];
 			if (!strcmp(out[i], base[i]) || (bst[i] != ROW_OK && st[i] != ROW_OK))
 				continue;
-			if (bform[i] >= 0 && form[i] != bform[i] && form_reads(r, bform[i], keep.name))
+			int preferred = bform[i] + 1 < r->nforms;
+			if (preferred && form[i] != bform[i] && form_reads(r, bform[i], keep.name))
 				continue; /* fell back from the form that reads it */
-			print_message("%s: without %s, %s gives (form %d)\n%s\ninstead of (form %d)\n%s\n", state, keep.name, r->name,
+			print_message("%s: without %s, %s gives (form %zu)\n%s\ninstead of (form %zu)\n%s\n", state, keep.name, r->name,
 				      form[i], out[i], bform[i], base[i]);
 			bad++;
 		}
@@ -337,12 +338,13 @@ static void test_absent_ok_only_when_empty(void **state)
 		snprintf(path, sizeof(path), "tests/fixtures/%s/legacy_exporter_metrics.txt", idle[s]);
 		char *legacy = tu_slurp(path, NULL);
 		assert_non_null(legacy);
-		char **out = run(m, "", p, st);
+		char **out = run(m, 0, p, st);
 		for (size_t i = 0; i < m->nrows; i++) {
 			const struct row *r = &m->rows[i];
 			int reads = 0;
-			for (size_t k = 0; k < r->ninputs; k++)
-				reads |= r->inputs[k].absent_ok;
+			const struct row_form *nf = row_native(r);
+			for (size_t k = 0; k < nf->ninputs; k++)
+				reads |= nf->inputs[k].absent_ok;
 			if (!reads)
 				continue;
 			assert_int_equal(st[i], ROW_OK);
@@ -370,13 +372,13 @@ static void test_absent_ok_only_when_empty(void **state)
 	while (row < m->nrows && strcmp(m->rows[row].name, "slurm_queue_running"))
 		row++;
 	assert_true(row < m->nrows);
-	char **out = run(m, "", p, st);
+	char **out = run(m, 0, p, st);
 	assert_non_null(strstr(out[row], "\nslurm_queue_running 13\n"));
 	free_run(out, m->nrows);
 	char *body = drop_family(bodies[SRC_UA], lens[SRC_UA], "slurm_account_jobs_configuring", &len);
 	struct payload *ua = p[SRC_UA];
 	p[SRC_UA] = answer(m, SRC_UA, body, len);
-	out = run(m, "", p, st);
+	out = run(m, 0, p, st);
 	assert_int_equal(st[row], ROW_INPUT_MISSING);
 	assert_non_null(strstr(out[row], "slurm_account_jobs_configuring is absent from /metrics/jobs-users-accts"));
 	free_run(out, m->nrows);

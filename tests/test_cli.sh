@@ -85,7 +85,7 @@ has "--help shows ranges and defaults" 'address to serve on (default ":9341")'
 has "--help lists the log levels" "debug, info, warn or error (default info)"
 check "-h" 0 "$BIN" -h
 has "-h is listed in --help" "--help, -h"
-# values the daemon cannot use are refused at start (issue 12 item 13)
+# values the daemon cannot use are refused at start
 check "--slurmctld.timeout 0" 2 "$BIN" --slurmctld.timeout 0 --once --replay-dir "$STATE" --mapping.file "$MAP"
 has "--slurmctld.timeout 0" 'flag --slurmctld.timeout: value "0" is not a valid number of seconds (expected 0.001 to 86400)'
 check "--web.connection-timeout 0" 2 "$BIN" --web.connection-timeout 0 --once --replay-dir "$STATE" --mapping.file "$MAP"
@@ -155,7 +155,7 @@ has "--check-mapping broken: second problem" "$T/broken.json:5:5: row 'slurm_cpu
 check "start with a broken mapping" 1 "$BIN" --once --replay-dir "$STATE" --mapping.file "$T/broken.json"
 has "start with a broken mapping" "mapping: $T/broken.json:4:40"
 
-# issue 12: nesting deeper than the parser allows is a positioned error, not a stack overflow
+# nesting deeper than the parser allows is a positioned error, not a stack overflow
 # (100,000 parentheses; 5,000 nested sum() once passed the check and crashed the first scrape)
 deep() { # deep FILE OPEN LEAF CLOSE N
 	awk -v o="$2" -v l="$3" -v c="$4" -v n="$5" 'BEGIN {

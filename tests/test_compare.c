@@ -34,7 +34,7 @@ static int run(const char *legacy, const char *shim, enum compare_format fmt, ch
 	buf_init(&out, 0);
 	assert_int_equal(expo_parse(&le, legacy, strlen(legacy), EXPO_STRICT), 0);
 	assert_int_equal(expo_parse(&se, shim, strlen(shim), EXPO_STRICT), 0);
-	int rc = compare_families(m, "", &le, &se, fmt, &out);
+	int rc = compare_families(m, 0, &le, &se, fmt, &out);
 	*report = buf_steal(&out, NULL);
 	expo_free(&le);
 	expo_free(&se);

@@ -517,7 +517,7 @@ static void test_one_fetch_per_window(void **state)
 		pthread_join(t[i], NULL);
 		assert_int_equal(a[i].status, 200);
 	}
-	/* /metrics/jobs is not read by the shipped table (issue 15): never fetched */
+	/* /metrics/jobs is not read by the shipped table (its job rows are derived): never fetched */
 	static const char *const eps[] = { "jobs", "nodes", "partitions", "scheduler", "jobs-users-accts" };
 	for (int i = 0; i < 5; i++)
 		assert_int_equal(stat_count(f.port, eps[i]), i > 0);
@@ -618,7 +618,7 @@ static void test_reload(void **state)
 	assert_non_null(strstr(r.body.data, "\nonly_row 4\n"));
 	assert_non_null(strstr(r.body.data, "slurm_exporter_shim_mapping_reload_success 0\n"));
 	buf_free(&r.body);
-	/* issue 12: 100,000 parentheses overflowed the parser's stack and killed the daemon */
+	/* 100,000 parentheses once overflowed the parser's stack and killed the daemon */
 	char *deep = tu_deep_expr(0, 100000, "slurm_nodes");
 	struct buf j;
 	buf_init(&j, 0);
@@ -670,7 +670,7 @@ static void *bg_scrape_run(void *p)
 	return NULL;
 }
 
-/* Issue 12 item 3: a client with an absurd deadline (X-Prometheus-Scrape-Timeout-Seconds: 0.001)
+/* A client with an absurd deadline (X-Prometheus-Scrape-Timeout-Seconds: 0.001)
  * neither shortens nor fails the fetch the others share, and its failure is not cached for them. It
  * waits the documented floor (0.25 s), answers without the endpoints still in flight ("scrape
  * deadline passed"), and the fetch goes on: a scrape arriving meanwhile gets the full answer from
@@ -694,7 +694,7 @@ static void test_short_deadline_does_not_poison(void **state)
 		fail_msg("the next scrape got the impatient one's failure: status %ld, body:\n%s", r.status, r.body.data);
 	assert_null(strstr(r.body.data, "scrape deadline passed"));
 	buf_free(&r.body);
-	/* /metrics/jobs is not read by the shipped table (issue 15): never fetched */
+	/* /metrics/jobs is not read by the shipped table (its job rows are derived): never fetched */
 	static const char *const eps[] = { "jobs", "nodes", "partitions", "scheduler", "jobs-users-accts" };
 	for (int i = 0; i < 5; i++)
 		assert_int_equal(stat_count(f.port, eps[i]), i > 0);
@@ -702,7 +702,7 @@ static void test_short_deadline_does_not_poison(void **state)
 	stop(&f);
 }
 
-/* Issue 12 item 7: a scrape that starts after SIGHUP, while a fetch made for the old table is in
+/* A scrape that starts after SIGHUP, while a fetch made for the old table is in
  * flight, is served the new table over payloads parsed for the new table: a row reading a family
  * the old table did not read is served, not left out. */
 static void test_reload_during_fetch(void **state)
@@ -777,9 +777,9 @@ static int slow_reader(unsigned port)
 	return fd;
 }
 
-/* Issue 12 item 4: N clients that do not read one large answer hold one body between them, not N.
- * Memory, not time: the shim's VmRSS grows by less than 5 answers for 20 such clients (measured
- * +0.7 MB, +3.4 MB under ASan); when each held its own copy it grew by 67 MB, about 40 answers.
+/* N clients that do not read one large answer hold one body between them, not N. Memory, not
+ * time: the shim's VmRSS grows by less than 5 answers for 20 such clients (docs/reliability.md has
+ * the figures, and what each client's own copy cost).
  * Under TSan the figure is printed only. */
 static void test_slow_readers_share_one_body(void **state)
 {
@@ -824,7 +824,7 @@ static void test_slow_readers_share_one_body(void **state)
 	stop(&f);
 }
 
-/* Issue 12 item 9: a redirect to another origin (here another port) is followed without the token
+/* A redirect to another origin (here another port) is followed without the token
  * and user headers; curl alone would send them to any host. */
 static void test_redirect_keeps_credentials_home(void **state)
 {
@@ -925,15 +925,49 @@ static void test_source_table(void **state)
 	assert_int_equal(source_for_metric("slurmrestd_share_fairshare"), SRC_REST_SHARES);
 	assert_int_equal(source_for_metric("slurmrestd_jobs_cpus"), SRC_REST_JOBS);
 	assert_int_equal(source_for_metric("slurmrestd_diag_server_thread_count"), SRC_REST_DIAG);
+	/* the table's conventions: each fails on a row with a typo or a field left out */
+	int catch_all = -1;
 	for (int id = 0; id < SRC_COUNT; id++) {
 		const struct source *src = &sources[id];
-		assert_non_null(src->name);
-		assert_true(src->path[0] == '/');
-		assert_non_null(src->file);
-		assert_true(src->upstream < UPSTREAM_COUNT);
+		int native = id < SRC_NATIVE_COUNT;
+		char want[128];
+		/* slurmctld's sources first, all read by one parser (the OpenMetrics text) */
+		assert_int_equal(src->upstream, native ? UPSTREAM_SLURMCTLD : UPSTREAM_SLURMRESTD);
 		assert_non_null(src->parser);
-		assert_true(src->empty_vouched_by < SRC_COUNT);
+		assert_int_equal(src->parser == sources[SRC_JOBS].parser, native);
+		assert_true(source_of_upstream(src->upstream) & (1u << id));
+		/* its name, path and replay file name the same endpoint */
+		const char *leaf = strrchr(src->path, '/') + 1;
+		snprintf(want, sizeof(want), native ? "/metrics/%s" : "/slurm/{version}/%s", leaf);
+		assert_string_equal(src->path, want);
+		snprintf(want, sizeof(want), native ? "%s" : "slurmrestd-%s", leaf);
+		assert_string_equal(src->name, want);
+		snprintf(want, sizeof(want), native ? "metrics_%s.txt" : "rest_%s.json", leaf);
+		assert_string_equal(src->file, want);
+		/* and a capture holds that file */
+		snprintf(want, sizeof(want), "tests/fixtures/slurm-25.11-rest/R1-idle-drained/%s", src->file);
+		if (access(want, R_OK))
+			fail_msg("source %s: no replay file %s", src->name, want);
+		for (int j = 0; j < id; j++)
+			assert_string_not_equal(src->name, sources[j].name);
+		/* the names it serves route to it */
+		for (const char *const *pre = src->prefixes; pre && *pre; pre++) {
+			snprintf(want, sizeof(want), "%sx", *pre);
+			assert_int_equal(source_for_metric(want), id);
+		}
+		/* an empty answer's voucher is another source of its upstream, which needs no voucher */
+		if (src->empty_ok && src->empty_vouched_by >= 0) {
+			const struct source *v = &sources[src->empty_vouched_by];
+			assert_true(src->empty_vouched_by < SRC_COUNT && src->empty_vouched_by != id);
+			assert_int_equal(v->upstream, src->upstream);
+			assert_false(v->empty_ok);
+		}
+		if (src->catch_all) {
+			assert_int_equal(catch_all, -1); /* one catch-all */
+			catch_all = id;
+		}
 	}
+	assert_int_equal(source_for_metric("anything"), catch_all);
 }
 
 /* One verdict: every fault, status and body case gives its reason, and a missing token matters
@@ -1069,7 +1103,7 @@ static void test_payload_facts(void **state)
 	payload_unref(p);
 }
 
-/* ---- slurmrestd as a second upstream (issue 11) ---- */
+/* ---- slurmrestd as a second upstream ---- */
 
 #define REST_STATE "tests/fixtures/slurm-25.11-rest/R2-busy-mix-draining"
 #define REST_MAPPING "/tmp/shimtest-rest.json"
@@ -1178,7 +1212,7 @@ static void test_rest_faults(void **state)
 	expect_rest_down("huge-nolength", "--slurmrestd.max-body", "--slurmrestd.max-body=100000");
 }
 
-/* An answer is usable only if its framing says it is whole (issue 19.6): a response cut inside
+/* An answer is usable only if its framing says it is whole: a response cut inside
  * its headers (slurmctld closing after the status line) was the empty "no jobs" answer, vouched
  * for by nodes: queue 0. Now: unusable with the reason, its families left out; a slurmctld 200
  * with a body and no Content-Length, or a body shorter than it, likewise. slurmrestd is not held to
@@ -1484,27 +1518,27 @@ static void test_restapi_learn(void **state)
 	(void)state;
 	char v[RESTAPI_VERSION_MAX], why[300];
 	struct restapi *ra = restapi_new(NULL);
-	assert_int_equal(restapi_get(ra, v), 0);
+	assert_int_equal(restapi_version(ra, v), -1);
 	const char *bad[] = { "", "not json", "[]", "{\"paths\": []}", "{\"paths\": {\"/slurm/v0.0.40/nodes/\": {}}}",
 			      "{\"paths\": {\"/slurmdb/v0.0.44/jobs/\": {}, \"/slurm/v0.0.440/x\": {}}}" };
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		why[0] = '\0';
 		assert_int_equal(restapi_learn(ra, bad[i], strlen(bad[i]), why, sizeof(why)), -1);
 		assert_true(has(why, "/openapi/v3: "));
-		assert_int_equal(restapi_get(ra, v), 0);
+		assert_int_equal(restapi_version(ra, v), -1);
 	}
 	const char *doc = "{\"paths\": {\"/slurm/v0.0.45/nodes/\": {}, \"/slurm/v0.0.43/nodes/\": {},"
 			  " \"/slurm/v0.0.44/diag/\": {}, \"/slurm/v0.0.42/jobs/\": {}}}";
 	assert_int_equal(restapi_learn(ra, doc, strlen(doc), why, sizeof(why)), 0);
-	assert_int_equal(restapi_get(ra, v), 1);
+	assert_int_equal(restapi_version(ra, v), 0);
 	assert_string_equal(v, "v0.0.44");
 	restapi_free(ra);
 	ra = restapi_new("v0.0.42");
-	assert_int_equal(restapi_get(ra, v), 1);
+	assert_int_equal(restapi_version(ra, v), 0);
 	assert_string_equal(v, "v0.0.42");
 	restapi_free(ra);
-	assert_true(restapi_known("v0.0.41") && restapi_known("v0.0.44"));
-	assert_false(restapi_known("v0.0.45") || restapi_known("v0.0.4") || restapi_known(""));
+	assert_true(restapi_is_known("v0.0.41") && restapi_is_known("v0.0.44"));
+	assert_false(restapi_is_known("v0.0.45") || restapi_is_known("v0.0.4") || restapi_is_known(""));
 }
 
 /* A self metric's value for one endpoint in an exposition; -1 when absent. */
@@ -1525,9 +1559,9 @@ static int help_line_has(const char *help, const char *flag, const char *text)
 	return eol && (size_t)(eol - line) >= n && !strncmp(eol - n, text, n);
 }
 
-/* Issue 15's acceptance: with the default flags, three scrapes 6 s apart fetch the job-walking
- * endpoints at most three times in all (before session 3: nine) and /metrics/jobs never (the queue
- * rows sum jobs-users-accts). Scaled: three scrapes 1.2 s apart with the jobs interval at its default
+/* The cost classes: with the default flags, three scrapes 6 s apart fetch the job-walking
+ * endpoints at most three times in all (nine when every endpoint had one interval) and
+ * /metrics/jobs never (the queue rows sum jobs-users-accts). Scaled: three scrapes 1.2 s apart with the jobs interval at its default
  * (60 s) and the cheap one at 1 s (as 6 s apart with the defaults 60 and 5): each walk once, each
  * cheap endpoint three times, and the age of the reused answers served. The defaults themselves are
  * checked in --help. */
@@ -1584,7 +1618,7 @@ static int count_of(const char *text, const char *needle)
 	return n;
 }
 
-/* Issue 15: a fetch longer than --log.slow-fetch (default 1 s) is counted per endpoint, and the log
+/* A fetch longer than --log.slow-fetch (default 1 s) is counted per endpoint, and the log
  * says so once when an endpoint becomes slow and once when it is fast again, not every scrape. */
 static void test_slow_fetch_logged_once(void **state)
 {
@@ -1669,7 +1703,7 @@ static void test_html_escape(void **state)
 /* A page is safe: no tag from data, valid UTF-8. */
 static void assert_page_safe(const char *page, size_t len)
 {
-	assert_true(utf8_valid(page, len));
+	assert_true(utf8_is_valid(page, len));
 	assert_int_equal(strlen(page), len); /* no NUL */
 	const char *p = page;
 	size_t scripts = 0;
@@ -1927,7 +1961,7 @@ static void test_header_too_large(void **state)
 	stop(&f);
 }
 
-/* --- /probe?target=NAME (issue 14, capability 4) ----------------------------------------------- */
+/* --- /probe?target=NAME: several clusters, one scraper each ------------------------------------ */
 
 #define IDLE "tests/fixtures/slurm-25.11/01-idle"
 #define BUSY "tests/fixtures/slurm-25.11/02-busy-mix"
@@ -2210,7 +2244,7 @@ static void test_probe_basic_auth(void **state)
 	probe_stop(&e);
 }
 
-/* ---- Issue 14.1: several controllers (--slurmctld.url repeated or a comma list). The fakes play
+/* ---- Several controllers (--slurmctld.url repeated or a comma list). The fakes play
  * slurmctld's primary and standby (/_role/standby: a 25.11.7 standby's 303 to --redirect-port). */
 
 /* Start the fake on a given port (a controller restarted where it was). */
@@ -2498,7 +2532,7 @@ static void test_ha_no_mixing(void **state)
 	stop(&b);
 }
 
-/* A controller is the primary only when some of its answers are usable (issue 19.9): a first
+/* A controller is the primary only when some of its answers are usable: a first
  * controller answering 500, 404, 401, or a 200 of which nothing is usable (empty, cut in its
  * headers) is passed over (role unusable, with its first reason) and the healthy second one is
  * asked and read, and first from then on. Before: the first was taken as the primary, 503. */
@@ -2539,7 +2573,7 @@ static void test_ha_unusable_first(void **state)
 	}
 }
 
-/* A single --slurmctld.url gives the one-controller guarantee of a list (issue 19.9): one endpoint
+/* A single --slurmctld.url gives the one-controller guarantee of a list: one endpoint
  * answering 303 elsewhere while the others answer is not followed (that endpoint fails, the other
  * host gets nothing); a standby's 303s on every endpoint are followed to the origin they point at,
  * learnt as a controller of its own (no token), and a job walk cached from the URL is not served
@@ -2608,7 +2642,7 @@ static void test_ha_single_url_no_mixing(void **state)
 	stop(&p);
 }
 
-/* A failback keeps the scrape inside its deadline (issue 19.9): B, read after a failover, hangs
+/* A failback keeps the scrape inside its deadline: B, read after a failover, hangs
  * as it returns to standby while A is the primary again. B, tried first, has sent nothing by its
  * share of the scrape's time (X-Prometheus-Scrape-Timeout-Seconds 4: 3.5 s), so A is asked
  * alongside and answers: 200 within the deadline, although --slurmctld.timeout is 10 s. Before: B
@@ -2761,7 +2795,7 @@ static void test_ha_url_checks(void **state)
 	free(err);
 }
 
-/* ---- issue 15: at most one job walk per scrape (src/schedule.c), session 5 ---- */
+/* ---- At most one job walk per scrape (src/schedule.c) ---- */
 
 /* The two job walks take turns: scaled by 10 (a 6 s jobs interval, scrapes 2 s apart; the cheap
  * interval 0), the first scrape fetches both, the second neither (4.5 s < 6 s by the next), the
@@ -2833,7 +2867,7 @@ static void test_empty_ua_vouched_by_nodes(void **state)
 	}
 }
 
-/* ---- issue 14.2: the native passthrough, /native/metrics/<endpoint> ---------------------------- */
+/* ---- The native passthrough, /native/metrics/<endpoint> ------------------------------------------ */
 
 /* Every family and sample of want (slurmctld's text, read tolerantly) is in got (the passthrough's,
  * read strictly), with the same type, HELP, label values and value, in the same order. */
@@ -2876,7 +2910,7 @@ static void test_native_render(void **state)
 	buf_init(&b, 0);
 	assert_int_equal(native_render(&in, &b), 2); /* the HELP and one label value repaired */
 	buf_putc(&b, '\0');
-	assert_true(utf8_valid(b.data, b.len - 1));
+	assert_true(utf8_is_valid(b.data, b.len - 1));
 	assert_string_equal(b.data,
 			    "# HELP a_jobs Jobs with a \\\\ and \xEF\xBF\xBD in the help\n# TYPE a_jobs gauge\n"
 			    "a_jobs{account=\"odd\\\"acct\\\\\\\\x y\",user=\"bad\xEF\xBF\xBD\xEF\xBF\xBDname\"} 3\n"
@@ -3057,7 +3091,7 @@ static void test_native_hostile(void **state)
 	shim_start(&s, f.port, NULL);
 	http("GET", s.port, "/native/metrics/jobs-users-accts", &r, 10000);
 	assert_int_equal(r.status, 200);
-	assert_true(utf8_valid(r.body.data, r.body.len - 1));
+	assert_true(utf8_is_valid(r.body.data, r.body.len - 1));
 	assert_non_null(strstr(r.body.data, "# HELP slurm_account_hostile A \\\\ and \xEF\xBF\xBD\n"));
 	assert_non_null(strstr(r.body.data, "\nslurm_account_hostile{account=\"bad\xEF\xBF\xBD\xEF\xBF\xBDname\",user=\"q\\\"u\\\\o\"} 7\n"));
 	struct expo got;
@@ -3654,7 +3688,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_ha_failback_hang_deadline, kill_children),
 		cmocka_unit_test(test_ha_url_list),
 		cmocka_unit_test(test_ha_url_checks),
-		/* issue 15, session 5 */
+		/* at most one job walk per scrape; an empty jobs-users-accts answer vouched */
 		cmocka_unit_test_teardown(test_job_walks_take_turns, kill_children),
 		cmocka_unit_test_teardown(test_empty_ua_vouched_by_nodes, kill_children),
 		cmocka_unit_test(test_native_render),

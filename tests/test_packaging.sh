@@ -1,5 +1,5 @@
 #!/bin/sh
-# Acceptance test of the Debian package (issue 5). Run from the repository
+# Acceptance test of the Debian package. Run from the repository
 # root (make test does):
 #
 #   sh tests/test_packaging.sh

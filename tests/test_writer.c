@@ -87,8 +87,8 @@ static void test_invalid_utf8_repaired(void **state)
 		buf_putc(&want, '\0');
 		if (strcmp(b.data, want.data))
 			fail_msg("case %zu: got %s want %s", i, b.data, want.data);
-		assert_int_equal(utf8_valid(cases[i].out, strlen(cases[i].out)), 1);
-		assert_int_equal(utf8_valid(cases[i].in, strlen(cases[i].in)), i == 8);
+		assert_int_equal(utf8_is_valid(cases[i].out, strlen(cases[i].out)), 1);
+		assert_int_equal(utf8_is_valid(cases[i].in, strlen(cases[i].in)), i == 8);
 		buf_free(&b);
 		buf_free(&want);
 	}
@@ -122,7 +122,7 @@ static void test_control_bytes_replaced(void **state)
 		if (strcmp(b.data, want.data))
 			fail_msg("case %zu: got %s want %s", i, b.data, want.data);
 		assert_int_equal(utf8_is_clean(cases[i].in, n), i == 4);
-		assert_int_equal(utf8_valid(cases[i].in, n), 1); /* valid UTF-8 all the same */
+		assert_int_equal(utf8_is_valid(cases[i].in, n), 1); /* valid UTF-8 all the same */
 		char fixed[64];
 		size_t m = utf8_clean(fixed, cases[i].in, n);
 		assert_true(utf8_is_clean(fixed, m));
