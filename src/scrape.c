@@ -4,7 +4,7 @@
 #include "log.h"
 #include "schedule.h"
 #include "native.h"
-#include "writer.h"
+#include "render.h"
 
 #include <errno.h>
 #include <math.h>
@@ -109,6 +109,8 @@ void answer_unref(struct answer *a)
 		return;
 	for (int id = 0; id < SRC_COUNT; id++)
 		payload_unref(a->in[id]);
+	render_result_free(a->result);
+	free(a->result);
 	free(a->body);
 	free(a);
 }
@@ -412,7 +414,7 @@ static unsigned get_payloads(struct scraper *s, struct mapref *mr, unsigned gen,
 
 /* Log why a family is left out (or what was done to it, left_out 0), once per family and reason
  * for the life of the scraper (a persistent problem would otherwise log on every scrape). Called
- * by render() only, under s->render_mu. */
+ * after a render only, under s->render_mu. */
 static void log_family_once(struct scraper *s, const char *family, const char *why, int left_out)
 {
 	char key[160];
@@ -425,116 +427,16 @@ static void log_family_once(struct scraper *s, const char *family, const char *w
 	log_info("family %s %s: %s", family, left_out ? "left out" : "served", why);
 }
 
-static void self_sample(struct buf *b, const char *name, const char *lname, const char *lvalue, double v)
+/* What the rows of a render did that the log says (once per family and reason). */
+static void log_rows(struct scraper *s, const struct mapping *m, const struct render_result *res)
 {
-	struct label l = { lname, lvalue, lname ? (uint32_t)strlen(lname) : 0, lvalue ? (uint32_t)strlen(lvalue) : 0 };
-	write_sample(b, name, &l, lname ? 1 : 0, v);
-}
-
-static const char *const status_reason[] = {
-	[ROW_INPUT_DOWN] = "input_down", [ROW_ERROR] = "error", [ROW_NO_INPUT] = "no_input",
-	[ROW_INPUT_MISSING] = "input_missing",
-};
-
-/* Why row result res was left out ("output_full" when it did not fit), or NULL: served, disabled or
- * unavailable. */
-static const char *left_out_reason(const struct row_result *res, const char *overflowed)
-{
-	return overflowed ? overflowed : res->status >= ROW_INPUT_DOWN ? status_reason[res->status] : NULL;
-}
-
-/* Which form and fidelity each served row was evaluated with this scrape: its own expression
- * (slurmctld) or a preferred form (slurmrestd while it is up). */
-static void write_row_fidelity(struct buf *b, const struct mapping *m, const struct row_result *res,
-			       const char *const *overflowed)
-{
-	write_header(b, "slurm_exporter_shim_row_fidelity",
-		     "Legacy families this scrape served, by the fidelity and upstream of the form they were computed with.", "gauge");
-	for (size_t i = 0; i < m->nrows; i++) {
-		if (res[i].status != ROW_OK || overflowed[i])
-			continue;
-		const struct row *r = &m->rows[i];
-		const char *up = upstreams[row_upstream(r, res[i].form)].name;
-		const char *f = fidelity_name(res[i].fidelity);
-		struct label l[3] = { { "family", r->name, 6, (uint32_t)strlen(r->name) },
-				      { "fidelity", f, 8, (uint32_t)strlen(f) },
-				      { "upstream", up, 8, (uint32_t)strlen(up) } };
-		write_sample(b, "slurm_exporter_shim_row_fidelity", l, 3, 1);
+	for (size_t i = 0; i < res->nrows; i++) {
+		const struct render_row *o = &res->rows[i];
+		if (o->status == ROW_OK && !o->output_full && o->repaired)
+			log_family_once(s, m->rows[i].name, "label values with invalid UTF-8 from slurmctld repaired (U+FFFD)", 0);
+		else if (o->status == ROW_ERROR || o->status == ROW_NO_INPUT || o->status == ROW_INPUT_MISSING)
+			log_family_once(s, m->rows[i].name, o->err, 1); /* names the missing input family */
 	}
-}
-
-static void write_self(const struct fetch_counts fc[SRC_COUNT], struct buf *b, const struct payload *const p[SRC_COUNT],
-		       const int up[SRC_COUNT], unsigned need,
-		       const struct mapping *m, const struct row_result *res, const char *const *overflowed,
-		       double started, int reload_ok, double reload_time)
-{
-	double now = mono_now();
-	static const struct {
-		const char *name, *help, *type;
-	} fam[] = {
-		{ "slurm_exporter_shim_up", "Whether the endpoint's last answer was usable (1) or not (0).", "gauge" },
-		{ "slurm_exporter_shim_fetch_duration_seconds", "How long the endpoint's last fetch took.", "gauge" },
-		{ "slurm_exporter_shim_response_bytes", "Size of the endpoint's last answer body.", "gauge" },
-		{ "slurm_exporter_shim_http_status", "HTTP status of the endpoint's last answer (0: no HTTP answer).", "gauge" },
-		{ "slurm_exporter_shim_parse_errors", "Malformed lines in the endpoint's last answer.", "gauge" },
-		{ "slurm_exporter_shim_payload_age_seconds", "Age of the endpoint's answer when this exposition was rendered (reused within its --*.min-interval).", "gauge" },
-		{ "slurm_exporter_shim_upstream_fetches_total", "Fetches of the endpoint since start.", "counter" },
-		{ "slurm_exporter_shim_slow_fetches_total", "Fetches of the endpoint since start that took longer than --log.slow-fetch.", "counter" },
-		{ "slurm_exporter_shim_native_repaired_total", "Label values and HELP texts with invalid UTF-8 that /native/metrics/<endpoint> answers since start served repaired (U+FFFD).", "counter" },
-	};
-	for (size_t f = 0; f < sizeof(fam) / sizeof(fam[0]); f++) {
-		write_header(b, fam[f].name, fam[f].help, fam[f].type);
-		for (int id = 0; id < SRC_COUNT; id++) {
-			if (!(need & (1u << id)) || !p[id] || (f == 8 && id >= SRC_NATIVE_COUNT))
-				continue;
-			double v = 0;
-			switch (f) {
-			case 0: v = up[id]; break;
-			case 1: v = p[id]->seconds; break;
-			case 2: v = (double)p[id]->len; break;
-			case 3: v = (double)p[id]->http_status; break;
-			case 4: v = (double)p[id]->parse_errors; break;
-			case 5: v = p[id]->at ? now - p[id]->at : 0; break;
-			case 6: v = (double)fc[id].fetches; break;
-			case 7: v = (double)fc[id].slow; break;
-			case 8: v = (double)fc[id].repaired; break;
-			}
-			self_sample(b, fam[f].name, "endpoint", sources[id].name, v);
-		}
-	}
-	size_t counts[7] = { 0 };
-	for (size_t i = 0; i < m->nrows; i++)
-		counts[res[i].status]++;
-	write_header(b, "slurm_exporter_shim_mapping_rows", "Rows of the loaded mapping by what they gave this scrape.", "gauge");
-	static const char *const st[] = { "served", "disabled", "unavailable", "input_down", "no_input", "error",
-					  "input_missing" };
-	for (int i = 0; i < 7; i++)
-		self_sample(b, "slurm_exporter_shim_mapping_rows", "status", st[i], (double)counts[i]);
-	write_header(b, "slurm_exporter_shim_family_left_out",
-		    "Legacy families this scrape could not serve, by reason (input_down, input_missing, error, no_input, output_full).", "gauge");
-	for (size_t i = 0; i < m->nrows; i++) {
-		const char *why = left_out_reason(&res[i], overflowed[i]);
-		if (!why)
-			continue;
-		struct label l[2] = { { "family", m->rows[i].name, 6, (uint32_t)strlen(m->rows[i].name) },
-				      { "reason", why, 6, (uint32_t)strlen(why) } };
-		write_sample(b, "slurm_exporter_shim_family_left_out", l, 2, 1);
-	}
-	write_row_fidelity(b, m, res, overflowed);
-	size_t repaired = 0;
-	for (size_t i = 0; i < m->nrows; i++)
-		repaired += res[i].status == ROW_OK && !overflowed[i] ? res[i].repaired : 0;
-	write_header(b, "slurm_exporter_shim_invalid_utf8_repaired",
-		     "Label values from slurmctld with invalid UTF-8 that this scrape served repaired (U+FFFD).", "gauge");
-	self_sample(b, "slurm_exporter_shim_invalid_utf8_repaired", NULL, NULL, (double)repaired);
-	write_header(b, "slurm_exporter_shim_mapping_reload_success", "Whether the last mapping (re)load succeeded.", "gauge");
-	self_sample(b, "slurm_exporter_shim_mapping_reload_success", NULL, NULL, reload_ok);
-	write_header(b, "slurm_exporter_shim_mapping_reload_timestamp_seconds", "Unix time of the last mapping (re)load attempt.", "gauge");
-	self_sample(b, "slurm_exporter_shim_mapping_reload_timestamp_seconds", NULL, NULL, reload_time);
-	write_header(b, "slurm_exporter_shim_build_info", "Build information.", "gauge");
-	self_sample(b, "slurm_exporter_shim_build_info", "version", SHIM_VERSION, 1);
-	write_header(b, "slurm_exporter_shim_scrape_duration_seconds", "How long the scrape that rendered this exposition took (scrapes of the same inputs share it).", "gauge");
-	self_sample(b, "slurm_exporter_shim_scrape_duration_seconds", NULL, NULL, mono_now() - started);
 }
 
 /* What a scrape knows besides its payloads: the table and the values of its self metrics. */
@@ -547,69 +449,27 @@ struct scrape_ctx {
 	size_t last_output;
 };
 
-/* The 503 body: why no source the mapping needs is usable. */
-static void write_unusable(struct buf *out, const struct payload *const p[SRC_COUNT])
+/* The status page's snapshot of this render's rows (none on a 503). */
+static void status_rows(struct scrape_status *st, const struct mapping *m, const struct render_result *res)
 {
-	buf_puts(out, "slurm-exporter-shim: no slurmctld metrics endpoint answered usably:\n");
-	for (int id = 0; id < SRC_COUNT; id++)
-		if (p[id]) {
-			char why[400], safe[600];
-			source_down_reason(p, (enum source_id)id, why, sizeof(why));
-			buf_printf(out, "%s\n", log_escape(safe, sizeof(safe), why, strlen(why)));
-		}
-}
-
-/* The rows as they are evaluated (mapping_run): each written to out, its status kept (without its
- * series, which go with the row) for the self metrics. */
-struct rows_out {
-	struct scraper *s;
-	const struct mapping *m;
-	struct buf *out;
-	struct row_result *res;     /* per row */
-	const char **overflowed;    /* per row: "output_full" when it did not fit */
-};
-
-static void write_row(void *ctx, size_t i, const struct row_result *res)
-{
-	struct rows_out *w = ctx;
-	const struct row *r = &w->m->rows[i];
-	if (res->status == ROW_OK) {
-		/* a family with no series (no jobs) keeps its HELP/TYPE, so every legacy name the
-		 * table serves is visible whatever the cluster state */
-		if (write_family(w->out, r->name, r->help, r->type, &res->v) < 0)
-			w->overflowed[i] = "output_full";
-		else if (res->repaired)
-			log_family_once(w->s, r->name, "label values with invalid UTF-8 from slurmctld repaired (U+FFFD)", 0);
-	} else if (res->status == ROW_ERROR || res->status == ROW_NO_INPUT || res->status == ROW_INPUT_MISSING) {
-		log_family_once(w->s, r->name, res->err, 1); /* names the missing input family */
-	}
-	w->res[i] = *res;
-	w->res[i].v = (struct vec){ NULL, 0 }; /* gone with the row */
-}
-
-/* The status page's snapshot of this render (s->mu held): res and overflowed NULL when no row
- * was evaluated (503). */
-static void status_rows(struct scrape_status *st, const struct mapping *m, const struct row_result *res,
-			const char *const *overflowed)
-{
-	for (size_t i = 0; res && i < m->nrows; i++) {
+	for (size_t i = 0; i < res->nrows; i++) {
 		const struct row *r = &m->rows[i];
-		const char *why = left_out_reason(&res[i], overflowed[i]);
-		st->rows[res[i].status]++;
-		if (res[i].status == ROW_OK && !overflowed[i])
-			st->fidelity[res[i].fidelity][row_upstream(r, res[i].form)]++;
-		st->output_full += overflowed[i] != NULL;
+		const struct render_row *o = &res->rows[i];
+		const char *why = render_left_out(o);
+		st->rows[o->status]++;
+		if (o->status == ROW_OK && !o->output_full)
+			st->fidelity[o->fidelity][row_upstream(r, o->form)]++;
+		st->output_full += (size_t)o->output_full;
 		if (!why || st->nleft++ >= SCRAPE_STATUS_LEFT_MAX)
 			continue;
 		snprintf(st->left[st->nleft - 1].family, sizeof(st->left[0].family), "%s", r->name);
 		snprintf(st->left[st->nleft - 1].why, sizeof(st->left[0].why), "%s%s%s", why,
-			 res[i].err[0] && !overflowed[i] ? ": " : "", overflowed[i] ? "" : res[i].err);
+			 o->err[0] && !o->output_full ? ": " : "", o->output_full ? "" : o->err);
 	}
 }
 
-static void status_record(struct scraper *s, const struct scrape_ctx *c, const struct payload *const p[SRC_COUNT],
-			  const int up[SRC_COUNT], const struct row_result *res, const char *const *overflowed,
-			  int http_status)
+/* The status page's snapshot of a render, from its result record. */
+static void status_record(struct scraper *s, const struct scrape_ctx *c, const struct render_result *res)
 {
 	unsigned configured = source_configured(s->cfg.upstream) & ~s->cfg.sources_off;
 	pthread_mutex_lock(&s->mu);
@@ -617,28 +477,28 @@ static void status_record(struct scraper *s, const struct scrape_ctx *c, const s
 	memset(st, 0, sizeof(*st));
 	st->rendered = 1;
 	st->mono_at = mono_now();
-	st->http_status = http_status;
+	st->http_status = res->status;
 	st->reload_ok = c->reload_ok;
 	st->reload_time = c->reload_time;
 	st->slow_fetch = s->cfg.slow_fetch;
 	for (int id = 0; id < SRC_COUNT; id++) {
 		struct scrape_status_source *o = &st->src[id];
+		const struct render_source *r = &res->src[id];
 		o->configured = (configured >> id) & 1;
-		if (!p[id] || !(c->need & (1u << id)))
+		if (!r->given)
 			continue;
 		o->fetched = 1;
-		o->up = up[id];
-		o->seconds = p[id]->seconds;
-		o->len = p[id]->len;
-		o->http_status = p[id]->http_status;
-		o->parse_errors = p[id]->parse_errors;
-		o->slow = s->cfg.slow_fetch > 0 && !s->cfg.replay_dir && p[id]->seconds > s->cfg.slow_fetch;
+		o->up = r->up;
+		o->seconds = r->seconds;
+		o->len = r->len;
+		o->http_status = r->http_status;
+		o->parse_errors = r->parse_errors;
+		o->slow = s->cfg.slow_fetch > 0 && !s->cfg.replay_dir && r->seconds > s->cfg.slow_fetch;
 		o->slow_total = s->slot[id].n.slow;
-		st->src_at[id] = p[id]->at;
-		if (!up[id])
-			source_down_reason(p, (enum source_id)id, o->reason, sizeof(o->reason));
+		st->src_at[id] = r->at;
+		snprintf(o->reason, sizeof(o->reason), "%s", r->reason);
 	}
-	status_rows(st, c->m, res, overflowed);
+	status_rows(st, c->m, res);
 	if (s->cfg.upstream[UPSTREAM_SLURMCTLD].ctl)
 		st->ncontrollers = controllers_view(s->cfg.upstream[UPSTREAM_SLURMCTLD].ctl, st->controller);
 	pthread_mutex_unlock(&s->mu);
@@ -657,41 +517,39 @@ void scrape_status(struct scraper *s, struct scrape_status *out)
 		out->src[id].age = out->src_at[id] > 0 ? now - out->src_at[id] : -1;
 }
 
-/* Evaluate the table over the payloads into out (or the 503 reasons); returns the HTTP status. */
-static int render(struct scraper *s, const struct scrape_ctx *c, const struct payload *const p[SRC_COUNT], struct buf *out)
+/* Render the table over the payloads into a new answer (render.h), then log and take the status
+ * page's snapshot from what it was made of. */
+static struct answer *render(struct scraper *s, const struct scrape_ctx *c, const struct payload *const p[SRC_COUNT])
 {
-	const struct mapping *m = c->m;
-	const struct expo *ex[SRC_COUNT];
-	int up[SRC_COUNT];
-	int any_ok = source_usable(p, up); /* a source's answer, and the rules across sources */
-
+	struct render_counts counts[SRC_COUNT];
+	struct answer *a = xcalloc(1, sizeof(*a));
+	struct render_result *res = xcalloc(1, sizeof(*res));
+	struct buf out, tail;
+	struct controllers *ctl = s->cfg.upstream[UPSTREAM_SLURMCTLD].ctl;
 	for (int id = 0; id < SRC_COUNT; id++)
-		ex[id] = up[id] ? &p[id]->expo : NULL;
-	if (c->need && !any_ok) {
-		/* every needed source failed: like the old exporter dying, Prometheus' up goes to 0 */
-		write_unusable(out, p);
-		status_record(s, c, p, up, NULL, NULL, 503);
-		return 503;
+		counts[id] = (struct render_counts){ c->counts[id].fetches, c->counts[id].slow, c->counts[id].repaired };
+	buf_init(&out, 0);
+	buf_init(&tail, 0);
+	if (ctl)
+		controllers_write_metrics(ctl, &tail);
+	const struct render_in in = {
+		.m = c->m, .flags = s->cfg.flags, .p = p, .counts = counts, .max_output = s->cfg.max_output,
+		.size_hint = c->last_output, .reload_ok = c->reload_ok, .reload_time = c->reload_time,
+		.clock = mono_now, .started = c->started, .tail = tail.data, .tail_len = tail.len,
+	};
+	atomic_init(&a->refs, 1);
+	a->status = render_run(&in, &out, res);
+	a->body = buf_steal(&out, &a->len);
+	a->result = res;
+	buf_free(&tail);
+	log_rows(s, c->m, res);
+	status_record(s, c, res);
+	if (a->status == 200) {
+		pthread_mutex_lock(&s->mu);
+		s->last_output = a->len;
+		pthread_mutex_unlock(&s->mu);
 	}
-
-	/* rows are evaluated and written one at a time (mapping_run), so memory holds one row's
-	 * series at a time (plus shared subexpressions) */
-	struct rows_out w = { s, m, out, xcalloc(m->nrows + 1, sizeof(*w.res)), xcalloc(m->nrows + 1, sizeof(*w.overflowed)) };
-	out->max = s->cfg.max_output ? out->len + s->cfg.max_output : 0;
-	buf_reserve(out, c->last_output + c->last_output / 8); /* about last scrape's size, in one go */
-	mapping_run(m, s->cfg.flags, ex, up, write_row, &w);
-	/* self metrics are small and always fit: no cap for them */
-	out->max = 0;
-	write_self(c->counts, out, p, up, c->need, m, w.res, w.overflowed, c->started, c->reload_ok, c->reload_time);
-	if (s->cfg.upstream[UPSTREAM_SLURMCTLD].ctl)
-		controllers_write_metrics(s->cfg.upstream[UPSTREAM_SLURMCTLD].ctl, out);
-	status_record(s, c, p, up, w.res, w.overflowed, 200);
-	pthread_mutex_lock(&s->mu);
-	s->last_output = out->len;
-	pthread_mutex_unlock(&s->mu);
-	free(w.overflowed);
-	free(w.res);
-	return 200;
+	return a;
 }
 
 /* How long a scrape waits for its payloads: its own timeout; one whose timeout is not below the
@@ -754,12 +612,7 @@ struct answer *scrape_answer(struct scraper *s, double timeout_s)
 	pthread_mutex_lock(&s->render_mu);
 	a = own ? NULL : shared_answer(s, reloads, p);
 	if (!a) {
-		struct buf out;
-		buf_init(&out, 0);
-		a = xcalloc(1, sizeof(*a));
-		atomic_init(&a->refs, 1);
-		a->status = render(s, &c, p, &out);
-		a->body = buf_steal(&out, &a->len);
+		a = render(s, &c, p);
 		a->reloads = reloads;
 		memcpy(a->in, p, sizeof(a->in)); /* the answer takes this scrape's payload references */
 		memset(p, 0, sizeof(p));

@@ -26,6 +26,8 @@
 #include "fetch.h"
 #include "mapping.h"
 
+struct render_result;
+
 struct scraper_config {
 	struct upstream_config upstream[UPSTREAM_COUNT];
 	const char *replay_dir;   /* read files instead of HTTP */
@@ -44,6 +46,8 @@ struct answer {
 	int status;                    /* 200, or 503 when every source the mapping needs failed */
 	char *body;                    /* len bytes, NUL-terminated */
 	size_t len;
+	struct render_result *result;  /* what it was rendered from and what each row gave (render.h);
+					  NULL for the native passthrough's */
 	unsigned reloads;              /* the scraper's reload count it was rendered under */
 	const struct payload *in[SRC_COUNT]; /* the payloads it was rendered from (references) */
 };

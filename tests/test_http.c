@@ -24,6 +24,7 @@
 #include "fetch.h"
 #include "html.h"
 #include "native.h"
+#include "render.h"
 #include "restapi.h"
 #include "scrape.h"
 #include "status.h"
@@ -962,6 +963,19 @@ static void test_source_verdict(void **state)
 	assert_string_equal(why, "/metrics/jobs-users-accts: 2 malformed line(s), first at line 3: missing value");
 }
 
+/* The verdicts of one set of payloads, as a render takes them (a table of no row). */
+static int verdicts(const struct payload *const in[SRC_COUNT], struct render_result *res)
+{
+	static const struct mapping none;
+	const struct render_in ri = { .m = &none, .flags = "", .p = in };
+	struct buf out;
+	buf_init(&out, 0);
+	int status = render_run(&ri, &out, res);
+	render_result_free(res);
+	buf_free(&out);
+	return status;
+}
+
 /* Payloads record facts (the first fault wins) and payload_finish judges them; an empty
  * jobs-users-accts answer counts only while /metrics/nodes is usable (the shipped table does not
  * fetch /metrics/jobs), and a scrape needing it fetches its voucher too. */
@@ -990,27 +1004,27 @@ static void test_payload_facts(void **state)
 	assert_int_equal(p->parse_errors, 0);
 	assert_non_null(expo_find(&p->expo, "x", 1));
 
+	/* the rule across sources, as a render applies it (render_run's result record) */
 	const struct payload *in[SRC_COUNT] = { 0 };
-	int up[SRC_COUNT];
 	struct payload *ua = payload_new(SRC_UA, 0, NULL, NULL);
 	payload_finish(ua);
 	struct payload *nodes = payload_new(SRC_NODES, 0, NULL, NULL);
 	payload_finish(nodes); /* empty: /metrics/nodes failed */
 	in[SRC_UA] = ua;
-	assert_true(source_usable(in, up));
-	assert_true(up[SRC_UA]); /* nothing says otherwise */
+	struct render_result res;
+	assert_int_equal(verdicts(in, &res), 200);
+	assert_true(res.src[SRC_UA].up); /* nothing says otherwise */
 	in[SRC_NODES] = nodes;
-	assert_false(source_usable(in, up));
-	assert_false(up[SRC_UA]);
-	char why[400];
-	assert_string_equal(source_down_reason(in, SRC_UA, why, sizeof(why)),
+	assert_int_equal(verdicts(in, &res), 503);
+	assert_false(res.src[SRC_UA].up);
+	assert_string_equal(res.src[SRC_UA].reason,
 			    "/metrics/jobs-users-accts: empty answer, and /metrics/nodes failed: cannot tell \"no jobs\" from \"no metrics\"");
 	in[SRC_SCHEDULER] = p;
-	assert_true(source_usable(in, up));
-	assert_true(up[SRC_SCHEDULER] && !up[SRC_UA] && !up[SRC_NODES]);
+	assert_int_equal(verdicts(in, &res), 200);
+	assert_true(res.src[SRC_SCHEDULER].up && !res.src[SRC_UA].up && !res.src[SRC_NODES].up);
 	in[SRC_NODES] = p; /* nodes answered: the empty answer means no jobs */
-	assert_true(source_usable(in, up));
-	assert_true(up[SRC_UA]);
+	assert_int_equal(verdicts(in, &res), 200);
+	assert_true(res.src[SRC_UA].up);
 	/* the voucher is fetched with what it vouches for */
 	assert_int_equal(source_with_vouchers(1u << SRC_UA), 1u << SRC_UA | 1u << SRC_NODES);
 	assert_int_equal(source_with_vouchers(1u << SRC_PARTITIONS), 1u << SRC_PARTITIONS);

@@ -1,13 +1,14 @@
 /* test_mapping.c: the mapping loader's checks (file:line:column and row, all problems at once) and
- * the row pipeline (rename, fill, drop_zero, default, input down, duplicate output). */
+ * the row pipeline as the daemon renders it (render_run: rename, fill, drop_zero, default, input down,
+ * duplicate output). */
 #include "testutil.h"
 
 #include "expo.h"
 #include "mapping.h"
 #include "payload.h"
 #include "rules.h"
+#include "render.h"
 #include "series_sort.h"
-#include "writer.h"
 
 static char *problems_of(const char *json)
 {
@@ -137,7 +138,7 @@ static void test_shape_errors(void **state)
 	buf_free(&b);
 }
 
-/* What a row gave: its status, and its series as text (write_sample). */
+/* What a row gave: its status, and its series as the body has them (its family's sample lines). */
 struct row_out {
 	enum row_status status;
 	int form;
@@ -148,32 +149,14 @@ struct row_out {
 };
 
 /* One scrape of a table, through the daemon's path: each endpoint's answer parsed as it arrives
- * (in small pieces, keeping only what the table reads), the rows run by mapping_run. */
+ * (in small pieces, keeping only what the table reads), then rendered (render_run). */
 struct run {
 	const struct mapping *m;
 	struct payload *p[SRC_COUNT];
 	struct row_out *rows;
 	size_t nrows;
-	size_t emitted;           /* rows emitted, each once and in order */
-	int out_of_order;
+	int out_of_order;         /* a row's family not after the previous one's in the body */
 };
-
-static void keep_row(void *ctx, size_t i, const struct row_result *res)
-{
-	struct run *r = ctx;
-	struct row_out *o = &r->rows[i];
-	struct buf b;
-	r->out_of_order |= i != r->emitted++;
-	buf_init(&b, 0);
-	for (size_t k = 0; k < res->v.n; k++)
-		write_sample(&b, r->m->rows[i].name, res->v.e[k].labels, res->v.e[k].nlabels, res->v.e[k].v);
-	o->status = res->status;
-	o->form = res->form;
-	o->fidelity = res->fidelity;
-	o->repaired = res->repaired;
-	snprintf(o->err, sizeof(o->err), "%s", res->err);
-	o->text = buf_steal(&b, NULL);
-}
 
 #define PIECE 7 /* bytes fed at a time: lines are split across pieces */
 
@@ -189,26 +172,71 @@ static struct payload *answer(const struct mapping *m, enum source_id ep, const 
 	return p;
 }
 
-/* Run m over the answers (every endpoint answers payload, or its file in replay_dir) with every
- * usable answer up, or none. */
-static void run_table(struct run *r, const struct mapping *m, const char *payload, const char *replay_dir, int up_all,
-		      const char *flags)
+/* An answer of endpoint ep that failed. */
+static struct payload *down_answer(enum source_id ep)
 {
-	const struct expo *ex[SRC_COUNT] = { 0 };
-	int up[SRC_COUNT] = { 0 };
-	memset(r->p, 0, sizeof(r->p));
-	for (int ep = 0; ep < SRC_NATIVE_COUNT; ep++) { /* slurmctld's answers; no slurmrestd */
-		r->p[ep] = answer(m, (enum source_id)ep, payload, replay_dir);
-		up[ep] = up_all && r->p[ep]->ok;
-		ex[ep] = up_all ? &r->p[ep]->expo : NULL;
+	struct payload *p = payload_new(ep, 0, NULL, NULL);
+	payload_fault(p, FAULT_TRANSPORT, "Connection refused");
+	payload_finish(p);
+	return p;
+}
+
+/* A family's lines in the served body but its HELP and TYPE: its samples. */
+static char *samples_of(const char *text, size_t n)
+{
+	struct buf b;
+	buf_init(&b, 0);
+	for (const char *p = text, *end = text + n; p < end;) {
+		const char *e = memchr(p, '\n', (size_t)(end - p));
+		e = e ? e + 1 : end;
+		if (*p != '#')
+			buf_append(&b, p, (size_t)(e - p));
+		p = e;
 	}
+	buf_putc(&b, '\0');
+	return buf_steal(&b, NULL);
+}
+
+/* Render m over r->p, as the daemon does, into r->rows. */
+static void run_payloads(struct run *r, const struct mapping *m, const char *flags)
+{
+	const struct render_in in = { .m = m, .flags = flags, .p = (const struct payload *const *)r->p };
+	struct render_result res;
+	struct buf body;
+	size_t end = 0;
+	buf_init(&body, 0);
+	int status = render_run(&in, &body, &res);
 	r->m = m;
 	r->nrows = m->nrows;
 	r->rows = xcalloc(m->nrows + 1, sizeof(*r->rows));
-	r->emitted = 0;
-	r->out_of_order = 0;
-	mapping_run(m, flags, ex, up, keep_row, r);
-	r->out_of_order |= r->emitted != m->nrows; /* checked by the caller: this may run on a thread */
+	r->out_of_order = status != 200 || res.nrows != m->nrows; /* checked by the caller: this may run on a thread */
+	for (size_t i = 0; i < res.nrows; i++) {
+		const struct render_row *o = &res.rows[i];
+		struct row_out *w = &r->rows[i];
+		w->status = o->status;
+		w->form = o->form;
+		w->fidelity = o->fidelity;
+		w->repaired = o->repaired;
+		snprintf(w->err, sizeof(w->err), "%s", o->err);
+		w->text = samples_of(body.data + o->off, o->len);
+		if (o->len) {
+			r->out_of_order |= o->off < end;
+			end = o->off + o->len;
+		}
+	}
+	render_result_free(&res);
+	buf_free(&body);
+}
+
+/* Run m over the answers (every endpoint answers payload, or its file in replay_dir) with every
+ * answer there (up_all), or none given (every row's input down). */
+static void run_table(struct run *r, const struct mapping *m, const char *payload, const char *replay_dir, int up_all,
+		      const char *flags)
+{
+	memset(r->p, 0, sizeof(r->p));
+	for (int ep = 0; ep < SRC_NATIVE_COUNT && up_all; ep++) /* slurmctld's answers; no slurmrestd */
+		r->p[ep] = answer(m, (enum source_id)ep, payload, replay_dir);
+	run_payloads(r, m, flags);
 }
 
 static void run_free(struct run *r)
@@ -375,20 +403,12 @@ static void test_prefer_fallback(void **state)
 	assert_true(mapping_reads("slurmrestd_share_fairshare", 26, m));
 	for (int rest = 0; rest < 2; rest++) {
 		struct run r;
-		const struct expo *ex[SRC_COUNT] = { 0 };
-		int up[SRC_COUNT] = { 0 };
 		memset(r.p, 0, sizeof(r.p));
 		r.p[SRC_JOBS] = answer(m, SRC_JOBS, "slurm_jobs 3\n", NULL);
-		r.p[SRC_REST_SHARES] = answer(m, SRC_REST_SHARES, shares, NULL);
-		up[SRC_JOBS] = up[SRC_REST_SHARES] = 1;
-		up[SRC_REST_SHARES] = rest; /* slurmrestd down: both rows fall back */
-		for (int ep = 0; ep < SRC_COUNT; ep++)
-			ex[ep] = up[ep] ? &r.p[ep]->expo : NULL;
-		r.m = m;
-		r.nrows = m->nrows;
-		r.rows = xcalloc(m->nrows, sizeof(*r.rows));
-		r.emitted = 0;
-		mapping_run(m, "", ex, up, keep_row, &r);
+		/* slurmrestd down: both rows fall back */
+		r.p[SRC_REST_SHARES] = rest ? answer(m, SRC_REST_SHARES, shares, NULL) : down_answer(SRC_REST_SHARES);
+		run_payloads(&r, m, "");
+		assert_false(r.out_of_order);
 		assert_int_equal(r.rows[0].status, rest ? ROW_OK : ROW_UNAVAILABLE);
 		assert_string_equal(r.rows[0].text, rest ? "fair 0.25\n" : "");
 		assert_int_equal(r.rows[0].form, rest ? 0 : -1);
