@@ -1,100 +1,45 @@
 /* scrape.c: see scrape.h. */
 #include "scrape.h"
+#include "cache.h"
 #include "controllers.h"
 #include "log.h"
-#include "schedule.h"
 #include "native.h"
 #include "render.h"
 
-#include <errno.h>
-#include <math.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
-
-/* A source's fetches since start, for the self metrics. */
-struct fetch_counts {
-	unsigned long fetches;
-	unsigned long slow;       /* longer than cfg.slow_fetch */
-	unsigned long repaired;   /* label values and HELP texts the native passthrough served repaired */
-};
-
-struct mapref {
-	struct mapping *m;
-	int refs;
-};
 
 #define LOGGED_MAX 256   /* family|reason pairs logged once (log_family_once); later ones log every time */
 
 struct scraper {
 	struct scraper_config cfg;
-	pthread_mutex_t mu;
-	pthread_cond_t cv;
+	struct cache *cache;      /* the payloads: fetches, intervals, deadlines, the table (cache.h) */
+	pthread_mutex_t mu;       /* the answers, the snapshot and the counters below */
 	pthread_mutex_t render_mu;  /* one render at a time, so scrapes of the same inputs share one */
-	struct {
-		const struct payload *p;
-		struct fetch_job *job;  /* the fetch in flight, or NULL */
-		int logged_ok;          /* last state logged: -1 none, 0 failed, 1 ok */
-		int logged_slow;        /* last speed logged: 0 fast (or none), 1 slow */
-		struct fetch_counts n;
-	} slot[SRC_COUNT];
-	struct mapref *map;
-	unsigned gen;             /* bumped when the mapping changes */
-	unsigned reloads;         /* bumped by every reload attempt (a failed one changes self metrics) */
-	unsigned workers;         /* fetch threads running; scraper_free waits for them */
 	struct answer *answer;    /* the last shareable answer, reused while its inputs are current */
 	size_t last_output;       /* bytes of the last scrape's output (to size the next one) */
-	int reload_ok;
-	double reload_time;       /* unix time of the last reload attempt */
+	unsigned long repaired[SRC_NATIVE_COUNT]; /* values the native passthrough served repaired */
 	char logged[LOGGED_MAX][160]; /* log_family_once's, under render_mu */
 	size_t nlogged;
 	struct scrape_status status; /* the status page's snapshot of the last render, under mu */
-	struct controllers *ctl;  /* slurmctld's, made by scraper_new (NULL: replay, or the caller's) */
-	double last_scrape, gap;  /* monotonic start of the last scrape, and the time between the last
-				     two (0: unknown): schedule.h's forecast of the next one, under mu */
-	/* The native passthrough (scrape_native), under mu: once it has been asked for, every fetch of
-	 * slurmctld keeps every family (the mapping reads them from the same payloads); its last
-	 * answer per endpoint is shared by the requests that get the same payload. */
-	int native_all;
+	/* The native passthrough's last answer per endpoint (scrape_native), shared by the requests
+	 * that get the same payload. */
 	struct answer *native[SRC_NATIVE_COUNT];
 };
-
-/* A caller whose deadline is not below the fetch's own timeout waits this much longer, so that it
- * reports the fetch's own failure (e.g. curl's "Operation timed out") rather than its deadline. */
-#define FETCH_REPORT_GRACE_S 1.0
 
 struct scraper *scraper_new(const struct scraper_config *cfg, struct mapping *m)
 {
 	struct scraper *s = xcalloc(1, sizeof(*s));
+	struct cache_config cc = { .replay_dir = cfg->replay_dir, .slow_fetch = cfg->slow_fetch };
 	s->cfg = *cfg;
-	/* the controllers are split once, and which one answers is remembered across fetches */
-	if (!cfg->replay_dir && cfg->upstream[UPSTREAM_SLURMCTLD].base_url && !cfg->upstream[UPSTREAM_SLURMCTLD].ctl)
-		s->cfg.upstream[UPSTREAM_SLURMCTLD].ctl = s->ctl = controllers_new(cfg->upstream[UPSTREAM_SLURMCTLD].base_url);
+	memcpy(cc.upstream, cfg->upstream, sizeof(cc.upstream));
+	memcpy(cc.min_interval, cfg->min_interval, sizeof(cc.min_interval));
+	s->cache = cache_new(&cc, m);
 	pthread_mutex_init(&s->mu, NULL);
 	pthread_mutex_init(&s->render_mu, NULL);
-	pthread_condattr_t ca;
-	pthread_condattr_init(&ca);
-	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-	pthread_cond_init(&s->cv, &ca);
-	pthread_condattr_destroy(&ca);
-	for (int id = 0; id < SRC_COUNT; id++)
-		s->slot[id].logged_ok = -1;
-	s->map = xcalloc(1, sizeof(*s->map));
-	s->map->m = m;
-	s->map->refs = 1;
-	s->reload_ok = 1;
-	s->reload_time = (double)time(NULL);
 	return s;
-}
-
-static void mapref_put(struct mapref *r)
-{
-	if (--r->refs == 0) {
-		mapping_free(r->m);
-		free(r);
-	}
 }
 
 static struct answer *answer_ref(struct answer *a)
@@ -119,20 +64,10 @@ void scraper_free(struct scraper *s)
 {
 	if (!s)
 		return;
-	/* a fetch worker borrows the scraper: let the ones still running finish (each is bounded by
-	 * the fetch timeout) */
-	pthread_mutex_lock(&s->mu);
-	while (s->workers)
-		pthread_cond_wait(&s->cv, &s->mu);
-	pthread_mutex_unlock(&s->mu);
-	for (int id = 0; id < SRC_COUNT; id++)
-		payload_unref(s->slot[id].p);
+	cache_free(s->cache); /* after the fetches still running, which borrow it */
 	for (int id = 0; id < SRC_NATIVE_COUNT; id++)
 		answer_unref(s->native[id]);
 	answer_unref(s->answer);
-	mapref_put(s->map);
-	controllers_free(s->ctl);
-	pthread_cond_destroy(&s->cv);
 	pthread_mutex_destroy(&s->render_mu);
 	pthread_mutex_destroy(&s->mu);
 	free(s);
@@ -140,276 +75,13 @@ void scraper_free(struct scraper *s)
 
 void scrape_set_mapping(struct scraper *s, struct mapping *m)
 {
-	pthread_mutex_lock(&s->mu);
-	s->reload_time = (double)time(NULL);
-	s->reload_ok = m != NULL;
-	s->reloads++; /* the self metrics change: a rendered answer is not reused */
-	if (m) {
-		struct mapref *r = xcalloc(1, sizeof(*r));
-		r->m = m;
-		r->refs = 1;
-		mapref_put(s->map);
-		s->map = r;
-		s->gen++; /* answers parsed for the old table are not reused: it may read other families */
-	}
-	pthread_mutex_unlock(&s->mu);
+	cache_set_mapping(s->cache, m); /* the reload count changes: a rendered answer is not reused */
 }
 
-static void log_transition(struct scraper *s, const struct payload *p)
+/* slurmctld's controllers, as the cache fetches them (NULL: one URL, or a replay). */
+static struct controllers *controllers_of(const struct scraper *s)
 {
-	int *last = &s->slot[p->src].logged_ok;
-	int first = *last < 0;
-	if (*last == p->ok)
-		return;
-	*last = p->ok;
-	if (p->ok && first)
-		log_debug("endpoint %s is up", sources[p->src].path);
-	else if (p->ok)
-		log_info("endpoint %s is up again", sources[p->src].path);
-	else {
-		char safe[600];
-		log_warn("endpoint %s failed: %s", sources[p->src].path, log_escape(safe, sizeof(safe), p->reason, strlen(p->reason)));
-	}
-}
-
-/* A fetch slower than cfg.slow_fetch is counted; the log says when a source's fetches become slow
- * and when they are fast again, not on every scrape. A replay is not a fetch. s->mu held. */
-static void note_speed(struct scraper *s, const struct payload *p)
-{
-	int slow = s->cfg.slow_fetch > 0 && !s->cfg.replay_dir && p->seconds > s->cfg.slow_fetch;
-	int *last = &s->slot[p->src].logged_slow;
-	s->slot[p->src].n.slow += (unsigned long)slow;
-	if (*last == slow)
-		return;
-	*last = slow;
-	if (slow)
-		log_warn("endpoint %s is slow: one fetch took %.3f s (over --log.slow-fetch %g s), a load on %s "
-			 "(how often each endpoint is fetched, and what it costs: docs/operations.md)",
-			 sources[p->src].path, p->seconds, s->cfg.slow_fetch, upstreams[sources[p->src].upstream].name);
-	else
-		log_info("endpoint %s is fast again: %.3f s", sources[p->src].path, p->seconds);
-}
-
-/* One fetch of some sources for one table, run by a worker thread. Every scrape waiting for it
- * holds a reference and takes its payloads from it, whatever the slots hold by then (a scrape of
- * another table may already have replaced them). Reference count and fields under s->mu. */
-struct fetch_job {
-	int refs;             /* the worker's, plus one per source a scrape waits for */
-	int done;
-	struct scraper *s;
-	struct mapref *map;   /* the table the payloads are filtered for: held until they are finished */
-	unsigned gen, mask;
-	int all;              /* keep every family (the native passthrough), not only the table's */
-	const struct payload *got[SRC_COUNT]; /* published: shared, immutable */
-};
-
-static void job_put(struct fetch_job *j)
-{
-	if (--j->refs)
-		return;
-	for (int id = 0; id < SRC_COUNT; id++)
-		payload_unref(j->got[id]);
-	free(j);
-}
-
-/* Fetch (or replay) with the configured timeout, whoever waits, then publish the payloads. */
-static void job_run(struct fetch_job *j)
-{
-	struct scraper *s = j->s;
-	struct payload *got[SRC_COUNT] = { 0 };
-	void *m = j->map->m;
-	expo_keep_fn keep = j->all ? NULL : mapping_reads;
-
-	if (s->cfg.replay_dir) {
-		for (int id = 0; id < SRC_COUNT; id++)
-			if (j->mask & (1u << id))
-				got[id] = payload_replay(s->cfg.replay_dir, (enum source_id)id,
-							 s->cfg.upstream[sources[id].upstream].max_body, j->gen, keep, m);
-	} else {
-		fetch_sources(s->cfg.upstream, j->mask, j->gen, keep, m, got);
-	}
-	pthread_mutex_lock(&s->mu);
-	for (int id = 0; id < SRC_COUNT; id++) {
-		if (!(j->mask & (1u << id)))
-			continue;
-		j->got[id] = got[id];
-		payload_unref(s->slot[id].p);
-		s->slot[id].p = payload_ref(got[id]);
-		s->slot[id].job = NULL;
-		s->slot[id].n.fetches++;
-		log_transition(s, got[id]);
-		note_speed(s, got[id]);
-	}
-	j->done = 1;
-	mapref_put(j->map);
-	s->workers--;
-	job_put(j);
-	pthread_cond_broadcast(&s->cv);
-	pthread_mutex_unlock(&s->mu);
-}
-
-static void *job_thread(void *arg)
-{
-	job_run(arg);
-	return NULL;
-}
-
-/* Start fetching mask for table mr on a detached worker; s->mu is held. wait_on[id] receives a
- * reference for every source in mask. Without a thread (none can be created) the caller runs the
- * fetch itself. */
-static void start_fetch(struct scraper *s, struct mapref *mr, unsigned gen, unsigned mask, struct fetch_job *wait_on[SRC_COUNT])
-{
-	struct fetch_job *j = xcalloc(1, sizeof(*j));
-	pthread_attr_t attr;
-	pthread_t t;
-	int rc;
-
-	j->refs = 1;
-	j->s = s;
-	j->map = mr;
-	mr->refs++;
-	j->gen = gen;
-	j->mask = mask;
-	j->all = s->native_all && (mask & ((1u << SRC_NATIVE_COUNT) - 1));
-	for (int id = 0; id < SRC_COUNT; id++)
-		if (mask & (1u << id)) {
-			s->slot[id].job = wait_on[id] = j;
-			j->refs++;
-		}
-	s->workers++;
-	pthread_attr_init(&attr);
-	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-	rc = pthread_create(&t, &attr, job_thread, j);
-	pthread_attr_destroy(&attr);
-	if (rc != 0) {
-		log_warn("cannot start a fetch thread (%s): fetching in the scrape's own thread", strerror(rc));
-		pthread_mutex_unlock(&s->mu);
-		job_run(j);
-		pthread_mutex_lock(&s->mu);
-	}
-}
-
-/* One pass over the sources still wanted (s->mu held): take the result of the fetch waited for,
- * wait for a fetch in flight for gen (or, for another table, until it ends: one fetch of a source at
- * a time); for the others schedule_fetch decides (schedule.h): a fresh payload of generation gen is
- * taken, or the source is marked for a new fetch (due, or a job walk refreshed early). The sources
- * in all need a payload that kept every family: one filtered for the table counts as none.
- * Returns the sources to fetch; clears from *want the ones taken. */
-static unsigned collect(struct scraper *s, unsigned gen, unsigned all, unsigned *want,
-			const struct payload *mine[SRC_COUNT], struct fetch_job *wait_on[SRC_COUNT])
-{
-	struct sched_source in[SRC_COUNT];
-	double now = mono_now();
-	for (int id = 0; id < SRC_COUNT; id++) {
-		const struct payload *p = s->slot[id].p;
-		unsigned bit = 1u << id;
-		int fits = p && p->gen == gen && (p->all || !(all & bit)); /* else: as if there were none */
-		in[id] = (struct sched_source){ .walks = sources[id].walks_jobs, .upstream = (int)sources[id].upstream,
-						.age = fits ? now - p->at : -1,
-						.interval = s->cfg.min_interval[id] };
-		in[id].busy = s->slot[id].job != NULL;
-		if (!(*want & bit))
-			continue;
-		if (wait_on[id]) {
-			if (wait_on[id]->done) {
-				mine[id] = payload_ref(wait_on[id]->got[id]);
-				*want &= ~bit;
-				job_put(wait_on[id]);
-				wait_on[id] = NULL;
-			}
-		} else if (s->slot[id].job) {
-			if (s->slot[id].job->gen == gen && (s->slot[id].job->all || !(all & bit))) {
-				wait_on[id] = s->slot[id].job;
-				wait_on[id]->refs++;
-			}
-		} else {
-			in[id].wanted = 1;
-		}
-	}
-	unsigned fetch = schedule_fetch(in, SRC_COUNT, s->gap);
-	for (int id = 0; id < SRC_COUNT; id++) {
-		if (!in[id].wanted)
-			continue;
-		if (fetch & (1u << id)) {
-			/* the old answer is not served again: let it go now, not after the new one is in */
-			payload_unref(s->slot[id].p);
-			s->slot[id].p = NULL;
-		} else {
-			mine[id] = payload_ref(s->slot[id].p);
-			*want &= ~(1u << id);
-		}
-	}
-	return fetch;
-}
-
-/* One rendered answer reads one controller: an answer taken from another controller than the
- * current one (the primary changed since it was fetched) is put back into *want and its slot let
- * go, so that the next pass fetches it from the current one. s->mu held. Returns whether any was. */
-static int drop_other_controller(struct scraper *s, unsigned *want, const struct payload *mine[SRC_COUNT])
-{
-	struct controllers *ctl = s->cfg.upstream[UPSTREAM_SLURMCTLD].ctl;
-	int cur = ctl ? controllers_current(ctl) : -1, dropped = 0;
-	for (int id = 0; id < SRC_COUNT && cur >= 0; id++) {
-		const struct payload *p = mine[id];
-		if (!p || p->controller < 0 || p->controller == cur)
-			continue;
-		if (s->slot[id].p == p) {
-			payload_unref(p);
-			s->slot[id].p = NULL;
-		}
-		payload_unref(p);
-		mine[id] = NULL;
-		*want |= 1u << id;
-		dropped = 1;
-	}
-	return dropped;
-}
-
-/* Get a payload parsed for generation gen for every source in need (keeping every family for the
- * sources in all): a fresh one, the one in flight for gen, or a new fetch (see collect). Waits
- * until deadline (monotonic); a source still missing then gets a payload of this scrape's own
- * saying so. Returns the mask of those. */
-static unsigned get_payloads(struct scraper *s, struct mapref *mr, unsigned gen, unsigned need, unsigned all,
-			     double deadline, const struct payload *mine[SRC_COUNT], struct fetch_counts counts[SRC_COUNT])
-{
-	unsigned want = need & ((1u << SRC_COUNT) - 1);
-	struct fetch_job *wait_on[SRC_COUNT] = { 0 };
-
-	pthread_mutex_lock(&s->mu);
-	for (int id = 0; id < SRC_COUNT; id++)
-		mine[id] = NULL;
-	for (;;) {
-		unsigned fetch = collect(s, gen, all, &want, mine, wait_on);
-		/* one fetch per upstream: a slow slurmrestd does not hold back slurmctld's answers */
-		for (int u = 0; u < UPSTREAM_COUNT; u++) {
-			unsigned mask = fetch & source_of_upstream((enum upstream_id)u);
-			if (mask)
-				start_fetch(s, mr, gen, mask, wait_on);
-		}
-		if (fetch || drop_other_controller(s, &want, mine))
-			continue;
-		if (!want || mono_now() >= deadline)
-			break;
-		struct timespec ts;
-		ts.tv_sec = (time_t)deadline;
-		ts.tv_nsec = (long)((deadline - floor(deadline)) * 1e9);
-		pthread_cond_timedwait(&s->cv, &s->mu, &ts);
-	}
-	for (int id = 0; id < SRC_COUNT; id++) {
-		counts[id] = s->slot[id].n;
-		if (wait_on[id])
-			job_put(wait_on[id]);
-	}
-	pthread_mutex_unlock(&s->mu);
-	/* the fetch goes on and is published for the others; this scrape answers without it */
-	for (int id = 0; id < SRC_COUNT; id++)
-		if (want & (1u << id)) {
-			struct payload *late = payload_new((enum source_id)id, gen, NULL, NULL);
-			payload_fault(late, FAULT_DEADLINE, NULL);
-			payload_finish(late);
-			mine[id] = late;
-		}
-	return want;
+	return cache_upstreams(s->cache)[UPSTREAM_SLURMCTLD].ctl;
 }
 
 /* Log why a family is left out (or what was done to it, left_out 0), once per family and reason
@@ -442,8 +114,7 @@ static void log_rows(struct scraper *s, const struct mapping *m, const struct re
 /* What a scrape knows besides its payloads: the table and the values of its self metrics. */
 struct scrape_ctx {
 	const struct mapping *m;
-	unsigned need;
-	struct fetch_counts counts[SRC_COUNT];
+	struct render_counts counts[SRC_COUNT];
 	double started, reload_time;
 	int reload_ok;
 	size_t last_output;
@@ -494,13 +165,13 @@ static void status_record(struct scraper *s, const struct scrape_ctx *c, const s
 		o->http_status = r->http_status;
 		o->parse_errors = r->parse_errors;
 		o->slow = s->cfg.slow_fetch > 0 && !s->cfg.replay_dir && r->seconds > s->cfg.slow_fetch;
-		o->slow_total = s->slot[id].n.slow;
+		o->slow_total = c->counts[id].slow;
 		st->src_at[id] = r->at;
 		snprintf(o->reason, sizeof(o->reason), "%s", r->reason);
 	}
 	status_rows(st, c->m, res);
-	if (s->cfg.upstream[UPSTREAM_SLURMCTLD].ctl)
-		st->ncontrollers = controllers_view(s->cfg.upstream[UPSTREAM_SLURMCTLD].ctl, st->controller);
+	if (controllers_of(s))
+		st->ncontrollers = controllers_view(controllers_of(s), st->controller);
 	pthread_mutex_unlock(&s->mu);
 }
 
@@ -521,19 +192,16 @@ void scrape_status(struct scraper *s, struct scrape_status *out)
  * page's snapshot from what it was made of. */
 static struct answer *render(struct scraper *s, const struct scrape_ctx *c, const struct payload *const p[SRC_COUNT])
 {
-	struct render_counts counts[SRC_COUNT];
 	struct answer *a = xcalloc(1, sizeof(*a));
 	struct render_result *res = xcalloc(1, sizeof(*res));
 	struct buf out, tail;
-	struct controllers *ctl = s->cfg.upstream[UPSTREAM_SLURMCTLD].ctl;
-	for (int id = 0; id < SRC_COUNT; id++)
-		counts[id] = (struct render_counts){ c->counts[id].fetches, c->counts[id].slow, c->counts[id].repaired };
+	struct controllers *ctl = controllers_of(s);
 	buf_init(&out, 0);
 	buf_init(&tail, 0);
 	if (ctl)
 		controllers_write_metrics(ctl, &tail);
 	const struct render_in in = {
-		.m = c->m, .flags = s->cfg.flags, .p = p, .counts = counts, .max_output = s->cfg.max_output,
+		.m = c->m, .flags = s->cfg.flags, .p = p, .counts = c->counts, .max_output = s->cfg.max_output,
 		.size_hint = c->last_output, .reload_ok = c->reload_ok, .reload_time = c->reload_time,
 		.clock = mono_now, .started = c->started, .tail = tail.data, .tail_len = tail.len,
 	};
@@ -550,19 +218,6 @@ static struct answer *render(struct scraper *s, const struct scrape_ctx *c, cons
 		pthread_mutex_unlock(&s->mu);
 	}
 	return a;
-}
-
-/* How long a scrape waits for its payloads: its own timeout; one whose timeout is not below the
- * fetch's own waits for the fetch to report its own failure. A replay has no timeout of its own. */
-static double wait_limit(const struct scraper *s, double timeout_s)
-{
-	double fetch_timeout = 0;
-	for (int u = 0; u < UPSTREAM_COUNT; u++)
-		if (!upstreams[u].optional || s->cfg.upstream[u].base_url) /* one not used is never waited for */
-			fetch_timeout = fmax(fetch_timeout, s->cfg.upstream[u].timeout);
-	if (s->cfg.replay_dir || timeout_s < fetch_timeout)
-		return timeout_s;
-	return fetch_timeout + FETCH_REPORT_GRACE_S;
 }
 
 /* The last answer, when it was rendered from exactly these payloads under the same reload count
@@ -583,40 +238,45 @@ static struct answer *shared_answer(struct scraper *s, unsigned reloads, const s
 	return a;
 }
 
+/* The counters a render writes: the cache's fetches, the passthrough's repairs. */
+static void counts_of(struct scraper *s, const struct cache_got *g, struct render_counts counts[SRC_COUNT])
+{
+	pthread_mutex_lock(&s->mu);
+	for (int id = 0; id < SRC_COUNT; id++)
+		counts[id] = (struct render_counts){ g->n[id].fetches, g->n[id].slow,
+						     id < SRC_NATIVE_COUNT ? s->repaired[id] : 0 };
+	pthread_mutex_unlock(&s->mu);
+}
+
 struct answer *scrape_answer(struct scraper *s, double timeout_s)
 {
 	struct scrape_ctx c = { .started = mono_now() };
-	const struct payload *p[SRC_COUNT];
+	struct cache_table t;
+	struct cache_got g;
 	struct answer *a;
-	unsigned gen, reloads, own;
 
+	cache_table_get(s->cache, &t);
+	c.m = t.m;
+	c.reload_ok = t.reload_ok;
+	c.reload_time = t.reload_time;
 	pthread_mutex_lock(&s->mu);
-	struct mapref *mr = s->map;
-	mr->refs++;
-	gen = s->gen;
-	reloads = s->reloads;
-	c.m = mr->m;
 	c.last_output = s->last_output;
-	c.reload_ok = s->reload_ok;
-	c.reload_time = s->reload_time;
-	s->gap = s->last_scrape > 0 ? c.started - s->last_scrape : 0;
-	s->last_scrape = c.started;
 	pthread_mutex_unlock(&s->mu);
-
 	/* a row's preferred form counts only when its sources can be fetched: a table preferring
 	 * slurmrestd makes a site without --slurmrestd.url fetch nothing more */
 	unsigned usable = source_configured(s->cfg.upstream) & ~s->cfg.sources_off;
-	c.need = source_with_vouchers(mapping_sources(c.m, s->cfg.flags, usable)) & usable;
-	own = get_payloads(s, mr, gen, c.need, 0, c.started + wait_limit(s, timeout_s), p, c.counts);
+	unsigned need = source_with_vouchers(mapping_sources(c.m, s->cfg.flags, usable)) & usable;
+	cache_get(s->cache, &t, need, 0, cache_deadline(s->cache, c.started, timeout_s), 1, &g);
+	counts_of(s, &g, c.counts);
 	/* one render at a time: the scrapes that got the same payloads meanwhile share its body */
 	pthread_mutex_lock(&s->render_mu);
-	a = own ? NULL : shared_answer(s, reloads, p);
+	a = g.own ? NULL : shared_answer(s, t.reloads, g.p);
 	if (!a) {
-		a = render(s, &c, p);
-		a->reloads = reloads;
-		memcpy(a->in, p, sizeof(a->in)); /* the answer takes this scrape's payload references */
-		memset(p, 0, sizeof(p));
-		if (!own) { /* an answer with payloads of this scrape's own (deadline passed) is its own */
+		a = render(s, &c, g.p);
+		a->reloads = t.reloads;
+		memcpy(a->in, g.p, sizeof(a->in)); /* the answer takes this scrape's payload references */
+		memset(g.p, 0, sizeof(g.p));
+		if (!g.own) { /* an answer with payloads of this scrape's own (deadline passed) is its own */
 			pthread_mutex_lock(&s->mu);
 			answer_unref(s->answer);
 			s->answer = answer_ref(a);
@@ -624,11 +284,8 @@ struct answer *scrape_answer(struct scraper *s, double timeout_s)
 		}
 	}
 	pthread_mutex_unlock(&s->render_mu);
-	for (int id = 0; id < SRC_COUNT; id++)
-		payload_unref(p[id]);
-	pthread_mutex_lock(&s->mu);
-	mapref_put(mr);
-	pthread_mutex_unlock(&s->mu);
+	cache_got_release(&g);
+	cache_table_put(s->cache, &t);
 	return a;
 }
 
@@ -657,38 +314,33 @@ static struct answer *native_answer(const struct payload *p, enum source_id id, 
 
 struct answer *scrape_native(struct scraper *s, enum source_id id, double timeout_s)
 {
-	const struct payload *p[SRC_COUNT];
-	struct fetch_counts counts[SRC_COUNT];
-	unsigned bit = 1u << id, gen, own;
+	unsigned bit = 1u << id;
 	struct answer *a = NULL;
+	struct cache_table t;
+	struct cache_got g;
 	size_t repaired = 0;
 
+	cache_table_get(s->cache, &t);
+	cache_get(s->cache, &t, bit, bit, cache_deadline(s->cache, mono_now(), timeout_s), 0, &g);
 	pthread_mutex_lock(&s->mu);
-	struct mapref *mr = s->map;
-	mr->refs++;
-	gen = s->gen;
-	s->native_all = 1; /* every fetch of slurmctld from now on keeps every family */
-	pthread_mutex_unlock(&s->mu);
-	own = get_payloads(s, mr, gen, bit, bit, mono_now() + wait_limit(s, timeout_s), p, counts);
-	pthread_mutex_lock(&s->mu);
-	if (!own && s->native[id] && s->native[id]->in[id] == p[id])
+	if (!g.own && s->native[id] && s->native[id]->in[id] == g.p[id])
 		a = answer_ref(s->native[id]);
 	pthread_mutex_unlock(&s->mu);
 	if (!a) {
-		a = native_answer(p[id], id, &repaired); /* outside the lock: it can be megabytes */
-		p[id] = NULL;                            /* the answer took the reference */
+		a = native_answer(g.p[id], id, &repaired); /* outside the lock: it can be megabytes */
+		g.p[id] = NULL;                            /* the answer took the reference */
 	}
 	pthread_mutex_lock(&s->mu);
-	if (!p[id]) {
-		s->slot[id].n.repaired += repaired;
-		if (!own) { /* an answer of this request's own (deadline passed) is not shared */
+	if (!g.p[id]) {
+		s->repaired[id] += repaired;
+		if (!g.own) { /* an answer of this request's own (deadline passed) is not shared */
 			answer_unref(s->native[id]);
 			s->native[id] = answer_ref(a);
 		}
 	}
-	mapref_put(mr);
 	pthread_mutex_unlock(&s->mu);
-	payload_unref(p[id]);
+	cache_got_release(&g);
+	cache_table_put(s->cache, &t);
 	return a;
 }
 

@@ -1,21 +1,21 @@
-/* scrape.h: one scrape, from request to text. Data flows one way:
- *   needed sources (mapping) -> payloads (shared fetch or replay, source.h's verdict) ->
- *   mapping_run (the row driver), row by row -> writer.
+/* scrape.h: one scrape, from request to answer: the payload cache (cache.h: the fetches, their
+ * intervals and deadlines, the table's generations) gives one set of finished payloads, the render
+ * (render.h) makes the body and its result record from them, and the scraper shares the answer,
+ * logs what the rows did (once per family and reason) and keeps the status page's snapshot.
  *
  * Concurrent scrapes share one in-flight fetch per source, and a finished answer (good or bad) is
- * reused for its source's min_interval seconds; nothing older is ever served. A fetch runs on a
- * detached worker thread of its own with its upstream's timeout, on behalf of every scrape that
- * waits for it: a scrape only waits, until its own deadline, so one client's short deadline
- * neither shortens nor fails the fetch the others get. The mapping can be swapped at any time
- * (SIGHUP): a scrape keeps the table it started with and only uses payloads parsed for that table
- * (its generation, fixed when the payload is created).
+ * reused for its source's min_interval seconds; nothing older is ever served. A scrape only waits,
+ * until its own deadline, so one client's short deadline neither shortens nor fails the fetch the
+ * others get. The mapping can be swapped at any time (SIGHUP): a scrape keeps the table it started
+ * with and only uses payloads parsed for that table.
  * The rendered answer is shared too: scrapes that get the same payloads under the same table get
  * one immutable, reference-counted body (its self metrics are those of the scrape that rendered it).
  * Ownership: scraper_new returns a new scraper (scraper_free frees it, after the fetches still
- * running end) that owns its payloads, mapping and last answer; it copies cfg but borrows the
- * strings it points to, and splits slurmctld's base_url into its controllers once (controllers.h;
- * unless cfg gives them, or replays), which it owns: no rendered answer mixes two controllers. scraper_new and scrape_set_mapping take ownership of the mapping;
- * scrape_answer returns a new reference; scrape_status copies into the caller's struct. */
+ * running end) that owns its cache, mapping and last answer; it copies cfg but borrows the
+ * strings it points to; slurmctld's base_url is split into its controllers once by the cache
+ * (unless cfg gives them, or replays): no rendered answer mixes two controllers. scraper_new and
+ * scrape_set_mapping take ownership of the mapping; scrape_answer returns a new reference;
+ * scrape_status copies into the caller's struct. */
 #ifndef SHIM_SCRAPE_H
 #define SHIM_SCRAPE_H
 
