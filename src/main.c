@@ -225,7 +225,8 @@ static int parse_page(struct expo *e, const struct buf *b, const char *what)
 	return -1;
 }
 
-/* --compare-legacy: the old exporter and one scrape of the shim at the same moment, compared.
+/* --compare-legacy: the old exporter and one scrape of the shim at the same moment, compared: the
+ * shim's answer as served, and its render's result record for the form each row was served with.
  * 0 every exact family agrees, 1 one differs (or the shim could not scrape), 2 the old exporter's
  * page could not be read. table borrows the scraper's mapping. */
 static int compare_legacy(const struct options *opt, struct scraper *scraper, const struct mapping *table)
@@ -243,7 +244,7 @@ static int compare_legacy(const struct options *opt, struct scraper *scraper, co
 	int started = pthread_create(&t, NULL, get_legacy, &page) == 0;
 	if (!started)
 		get_legacy(&page);
-	int status = scrape_run(scraper, opt->timeout, &shim);
+	struct answer *a = scrape_answer(scraper, opt->timeout);
 	if (started)
 		pthread_join(t, NULL);
 	if (page.rc < 0) {
@@ -252,15 +253,16 @@ static int compare_legacy(const struct options *opt, struct scraper *scraper, co
 	}
 	if (parse_page(&le, &page.body, opt->compare_legacy) < 0)
 		goto out;
-	if (status != 200) {
-		fwrite(shim.data, 1, shim.len, stderr);
-		shim.len = 0; /* nothing of the shim's: every family the old exporter has differs */
-	}
+	if (a->status != 200)
+		fwrite(a->body, 1, a->len, stderr); /* nothing of the shim's: every family the old exporter has differs */
+	else
+		buf_append(&shim, a->body, a->len);
 	if (parse_page(&se, &shim, "the shim's own answer") < 0)
 		goto out;
-	rc = compare_families(table, row_flags(opt), &le, &se, (enum compare_format)opt->compare_format, &report);
+	rc = compare_families(table, row_flags(opt), &le, &se, a->result, (enum compare_format)opt->compare_format, &report);
 	fwrite(report.data, 1, report.len, stdout);
 out:
+	answer_unref(a);
 	expo_free(&le);
 	expo_free(&se);
 	buf_free(&page.body);
