@@ -37,8 +37,6 @@ struct cache {
 	struct controllers *ctl;  /* slurmctld's, made by cache_new (NULL: replay, or the caller's) */
 	double last_scrape, gap;  /* monotonic start of the last scrape, and the time between the last
 				     two (0: unknown): schedule.h's forecast of the next one */
-	int native_all;           /* the native passthrough asked: every fetch of slurmctld keeps every
-				     family from now on */
 };
 
 /* A caller whose deadline is not below the fetch's own timeout waits this much longer, so that it
@@ -248,10 +246,11 @@ static void *job_thread(void *arg)
 	return NULL;
 }
 
-/* Start fetching mask for table mr on a detached worker; c->mu is held. wait_on[id] receives a
+/* Start fetching mask for table mr (every family kept: all, or a source of keep_all) on a detached
+ * worker; c->mu is held. wait_on[id] receives a
  * reference for every source in mask. Without a thread (none can be created) the caller runs the
  * fetch itself. */
-static void start_fetch(struct cache *c, struct cache_mapref *mr, unsigned gen, unsigned mask,
+static void start_fetch(struct cache *c, struct cache_mapref *mr, unsigned gen, unsigned mask, int all,
 			struct fetch_job *wait_on[SRC_COUNT])
 {
 	struct fetch_job *j = xcalloc(1, sizeof(*j));
@@ -265,7 +264,7 @@ static void start_fetch(struct cache *c, struct cache_mapref *mr, unsigned gen, 
 	mr->refs++;
 	j->gen = gen;
 	j->mask = mask;
-	j->all = c->native_all && (mask & ((1u << SRC_NATIVE_COUNT) - 1));
+	j->all = all || (c->cfg.keep_all & mask) != 0;
 	for (int id = 0; id < SRC_COUNT; id++)
 		if (mask & (1u << id)) {
 			c->slot[id].job = wait_on[id] = j;
@@ -393,15 +392,13 @@ void cache_get(struct cache *c, const struct cache_table *t, unsigned need, unsi
 		c->gap = c->last_scrape > 0 ? now - c->last_scrape : 0;
 		c->last_scrape = now;
 	}
-	if (all)
-		c->native_all = 1; /* every fetch of slurmctld from now on keeps every family */
 	for (;;) {
 		unsigned fetch = collect(c, t->gen, all, &want, g->p, wait_on);
 		/* one fetch per upstream: a slow slurmrestd does not hold back slurmctld's answers */
 		for (int u = 0; u < UPSTREAM_COUNT; u++) {
 			unsigned mask = fetch & source_of_upstream((enum upstream_id)u);
 			if (mask)
-				start_fetch(c, t->ref, t->gen, mask, wait_on);
+				start_fetch(c, t->ref, t->gen, mask, (mask & all) != 0, wait_on);
 		}
 		if (fetch || drop_other_controller(c, &want, g->p))
 			continue;

@@ -41,6 +41,9 @@ struct cache_config {
 	double min_interval[SRC_COUNT]; /* seconds a source's payload is handed out */
 	double slow_fetch;        /* seconds: a longer fetch is counted and logged (on the way from fast
 				     to slow and back); 0: never */
+	unsigned keep_all;        /* sources whose payloads keep every family from the first fetch on
+				     (bit 1 << id: the native passthrough's), not only the table's; fixed
+				     for the life of the cache */
 	cache_fetch_fn fetch;     /* NULL: fetch.c over upstream, or replay_dir */
 	void *fetch_ctx;
 };
@@ -84,8 +87,9 @@ struct cache_got {
  * failure. A replay has no timeout of its own. */
 double cache_deadline(const struct cache *c, double now, double timeout_s);
 /* A payload parsed for table t for every source in need (keeping every family for the sources in
- * all): the slot's while it is fresh, the fetch in flight for t, or a new fetch (schedule.h), waited
- * for until deadline. scrape: the call is a scrape (its start feeds the schedule's forecast of
+ * all; a source in all but not in keep_all is then fetched for this call, and its slot holds the
+ * unfiltered payload until the next fetch: nothing else changes): the slot's while it is fresh,
+ * the fetch in flight for t, or a new fetch (schedule.h), waited for until deadline. scrape: the call is a scrape (its start feeds the schedule's forecast of
  * the time between scrapes); the native passthrough's are not. */
 void cache_get(struct cache *c, const struct cache_table *t, unsigned need, unsigned all, double deadline, int scrape,
 	       struct cache_got *g);

@@ -339,7 +339,10 @@ int main(int argc, char **argv)
 	for (int id = 0; id < SRC_COUNT; id++)
 		sc.min_interval[id] = opt.once ? 0 : min_interval(&opt, (enum source_id)id);
 	const struct mapping *table = m; /* the scraper's from here on; no reload in the one-shot modes */
-	scraper = scraper_new(&sc, m);
+	struct scraper_config own = sc; /* the targets' scrapers serve no passthrough */
+	if (opt.native && !opt.once && !opt.compare_legacy)
+		own.keep_all = (1u << SRC_NATIVE_COUNT) - 1; /* /native/metrics/<endpoint> shares every fetch */
+	scraper = scraper_new(&own, m);
 	m = NULL;
 	if (opt.compare_legacy) {
 		rc = compare_legacy(&opt, scraper, table);

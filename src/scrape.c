@@ -32,7 +32,7 @@ struct scraper {
 struct scraper *scraper_new(const struct scraper_config *cfg, struct mapping *m)
 {
 	struct scraper *s = xcalloc(1, sizeof(*s));
-	struct cache_config cc = { .replay_dir = cfg->replay_dir, .slow_fetch = cfg->slow_fetch };
+	struct cache_config cc = { .replay_dir = cfg->replay_dir, .slow_fetch = cfg->slow_fetch, .keep_all = cfg->keep_all };
 	s->cfg = *cfg;
 	memcpy(cc.upstream, cfg->upstream, sizeof(cc.upstream));
 	memcpy(cc.min_interval, cfg->min_interval, sizeof(cc.min_interval));

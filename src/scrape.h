@@ -36,6 +36,8 @@ struct scraper_config {
 	unsigned sources_off;     /* sources never fetched whatever the rows read (bit 1 << id); an
 				     upstream without base_url is never fetched either */
 	size_t max_output;        /* bytes */
+	unsigned keep_all;        /* sources whose payloads keep every family, not only the ones the
+				     table reads (bit 1 << id): the native passthrough's, decided at start */
 	double slow_fetch;        /* seconds: a fetch that takes longer is counted and logged (on the
 				     way from fast to slow and back); 0: never */
 };
@@ -68,11 +70,11 @@ int scrape_run(struct scraper *s, double timeout_s, struct buf *out);
 
 /* The native passthrough's answer for slurmctld source id (< SRC_NATIVE_COUNT), a new reference:
  * 200 with every family of that endpoint's answer re-escaped (native.h), or 503 with the reason it
- * is not usable. It shares the fetches, payloads and intervals of scrape_answer. The payloads the
- * table reads are filtered (only the families its rows read are stored), so the first call
- * switches the scraper to unfiltered fetches of slurmctld for good (a fresh filtered answer is
- * fetched again once, for this call); from then on scrapes and the passthrough share every fetch.
- * The memory of a payload is then bounded by its upstream's max_body instead of by the table. */
+ * is not usable. It shares the fetches, payloads and intervals of scrape_answer when id is in
+ * cfg.keep_all (every fetch of it keeps every family from the first: the memory of its payload is
+ * then bounded by its upstream's max_body instead of by the table); for another source the call
+ * fetches an unfiltered payload of its own when the one cached is filtered. No request changes
+ * how later ones fetch. */
 struct answer *scrape_native(struct scraper *s, enum source_id id, double timeout_s);
 
 /* The status page's view of the last render (status.h): a small snapshot the scraper writes at the

@@ -4,7 +4,8 @@
  * them); a scrape's deadline bounds its own wait, never the fetch, whose result then serves the next
  * scrape; one upstream's hung fetch does not hold back the other's; a payload of another
  * controller than the current one is fetched again; the table's filter reaches the fetcher, and a
- * payload that keeps every family is fetched for the sources that need one; the deadline rule. */
+ * payload that keeps every family is fetched for the sources that need one, from the first fetch
+ * for the sources configured so (keep_all); the deadline rule. */
 #include "testutil.h"
 
 #include <pthread.h>
@@ -320,6 +321,32 @@ static void test_filter_and_all(void **state)
 	cache_free(c);
 }
 
+/* keep_all, fixed at the start: every fetch of those sources keeps every family from the first
+ * on, so a request that needs them unfiltered shares the table's fetch; the others stay filtered. */
+static void test_keep_all_from_start(void **state)
+{
+	(void)state;
+	struct fake k;
+	struct cache_got a, b;
+	fake_init(&k);
+	struct cache_config cfg = { .fetch = fake_fetch, .fetch_ctx = &k, .keep_all = NODES };
+	cfg.upstream[UPSTREAM_SLURMCTLD] = (struct upstream_config){ .base_url = "http://ctl.invalid", .timeout = 5 };
+	for (int id = 0; id < SRC_COUNT; id++)
+		cfg.min_interval[id] = 10;
+	struct cache *c = cache_new(&cfg, table(0));
+	get(c, NODES, 0, 5, &a);
+	assert_true(k.unfiltered[SRC_NODES] && a.p[SRC_NODES]->all);
+	get(c, NODES, NODES, 5, &b);
+	assert_true(b.p[SRC_NODES] == a.p[SRC_NODES]);
+	assert_int_equal(calls(&k, SRC_NODES), 1);
+	cache_got_release(&a);
+	cache_got_release(&b);
+	get(c, 1u << SRC_UA, 0, 5, &a); /* not in keep_all: filtered */
+	assert_false(k.unfiltered[SRC_UA]);
+	cache_got_release(&a);
+	cache_free(c);
+}
+
 /* A scrape waits its own timeout, or, when that is not below the fetch's, the fetch's and a
  * second to report its failure; a replay only its own; an upstream not used is never waited for. */
 static void test_deadline_rule(void **state)
@@ -352,6 +379,7 @@ int main(void)
 		cmocka_unit_test(test_one_fetch_per_upstream),
 		cmocka_unit_test(test_other_controller_dropped),
 		cmocka_unit_test(test_filter_and_all),
+		cmocka_unit_test(test_keep_all_from_start),
 		cmocka_unit_test(test_deadline_rule),
 	};
 	return cmocka_run_group_tests_name("cache", tests, NULL, NULL);
