@@ -23,6 +23,7 @@ struct cache {
 	pthread_cond_t cv;        /* a fetch was published, or a worker ended */
 	struct {
 		const struct payload *p;
+		unsigned long long serial; /* p's (cache_got.serial) */
 		struct fetch_job *job;  /* the fetch in flight, or NULL */
 		int logged_ok;          /* last state logged: -1 none, 0 failed, 1 ok */
 		int logged_slow;        /* last speed logged: 0 fast (or none), 1 slow */
@@ -34,6 +35,7 @@ struct cache {
 	int reload_ok;
 	double reload_time;       /* unix time of the last reload attempt */
 	unsigned workers;         /* fetch threads running; cache_free waits for them */
+	unsigned long long serials; /* payloads published so far */
 	struct controllers *ctl;  /* slurmctld's, made by cache_new (NULL: replay, or the caller's) */
 	double last_scrape, gap;  /* monotonic start of the last scrape, and the time between the last
 				     two (0: unknown): schedule.h's forecast of the next one */
@@ -200,6 +202,7 @@ struct fetch_job {
 	unsigned gen, mask;
 	int all;              /* keep every family (the native passthrough), not only the table's */
 	const struct payload *got[SRC_COUNT]; /* published: shared, immutable */
+	unsigned long long serial[SRC_COUNT];
 };
 
 static void job_put(struct fetch_job *j)
@@ -225,8 +228,10 @@ static void job_run(struct fetch_job *j)
 		if (!(j->mask & (1u << id)))
 			continue;
 		j->got[id] = got[id];
+		j->serial[id] = ++c->serials;
 		payload_unref(c->slot[id].p);
 		c->slot[id].p = payload_ref(got[id]);
+		c->slot[id].serial = j->serial[id];
 		c->slot[id].job = NULL;
 		c->slot[id].n.fetches++;
 		log_transition(c, got[id]);
@@ -289,7 +294,7 @@ static void start_fetch(struct cache *c, struct cache_mapref *mr, unsigned gen, 
  * taken, or the source is marked for a new fetch (due, or a job walk refreshed early). The sources
  * in all need a payload that kept every family: one filtered for the table counts as none.
  * Returns the sources to fetch; clears from *want the ones taken. */
-static unsigned collect(struct cache *c, unsigned gen, unsigned all, unsigned *want, const struct payload *mine[SRC_COUNT],
+static unsigned collect(struct cache *c, unsigned gen, unsigned all, unsigned *want, struct cache_got *g,
 			struct fetch_job *wait_on[SRC_COUNT])
 {
 	struct sched_source in[SRC_COUNT];
@@ -306,7 +311,8 @@ static unsigned collect(struct cache *c, unsigned gen, unsigned all, unsigned *w
 			continue;
 		if (wait_on[id]) {
 			if (wait_on[id]->done) {
-				mine[id] = payload_ref(wait_on[id]->got[id]);
+				g->p[id] = payload_ref(wait_on[id]->got[id]);
+				g->serial[id] = wait_on[id]->serial[id];
 				*want &= ~bit;
 				job_put(wait_on[id]);
 				wait_on[id] = NULL;
@@ -329,7 +335,8 @@ static unsigned collect(struct cache *c, unsigned gen, unsigned all, unsigned *w
 			payload_unref(c->slot[id].p);
 			c->slot[id].p = NULL;
 		} else {
-			mine[id] = payload_ref(c->slot[id].p);
+			g->p[id] = payload_ref(c->slot[id].p);
+			g->serial[id] = c->slot[id].serial;
 			*want &= ~(1u << id);
 		}
 	}
@@ -339,12 +346,12 @@ static unsigned collect(struct cache *c, unsigned gen, unsigned all, unsigned *w
 /* One set of payloads reads one controller: a payload taken from another controller than the
  * current one (the primary changed since it was fetched) is put back into *want and its slot let
  * go, so that the next pass fetches it from the current one. c->mu held. Returns whether any was. */
-static int drop_other_controller(struct cache *c, unsigned *want, const struct payload *mine[SRC_COUNT])
+static int drop_other_controller(struct cache *c, unsigned *want, struct cache_got *g)
 {
 	struct controllers *ctl = c->cfg.upstream[UPSTREAM_SLURMCTLD].ctl;
 	int cur = ctl ? controllers_current(ctl) : -1, dropped = 0;
 	for (int id = 0; id < SRC_COUNT && cur >= 0; id++) {
-		const struct payload *p = mine[id];
+		const struct payload *p = g->p[id];
 		if (!p || p->controller < 0 || p->controller == cur)
 			continue;
 		if (c->slot[id].p == p) {
@@ -352,7 +359,8 @@ static int drop_other_controller(struct cache *c, unsigned *want, const struct p
 			c->slot[id].p = NULL;
 		}
 		payload_unref(p);
-		mine[id] = NULL;
+		g->p[id] = NULL;
+		g->serial[id] = 0;
 		*want |= 1u << id;
 		dropped = 1;
 	}
@@ -393,14 +401,14 @@ void cache_get(struct cache *c, const struct cache_table *t, unsigned need, unsi
 		c->last_scrape = now;
 	}
 	for (;;) {
-		unsigned fetch = collect(c, t->gen, all, &want, g->p, wait_on);
+		unsigned fetch = collect(c, t->gen, all, &want, g, wait_on);
 		/* one fetch per upstream: a slow slurmrestd does not hold back slurmctld's answers */
 		for (int u = 0; u < UPSTREAM_COUNT; u++) {
 			unsigned mask = fetch & source_of_upstream((enum upstream_id)u);
 			if (mask)
 				start_fetch(c, t->ref, t->gen, mask, (mask & all) != 0, wait_on);
 		}
-		if (fetch || drop_other_controller(c, &want, g->p))
+		if (fetch || drop_other_controller(c, &want, g))
 			continue;
 		if (!want || mono_now() >= deadline)
 			break;

@@ -77,6 +77,8 @@ void cache_table_put(struct cache *c, struct cache_table *t);
 /* What one scrape got. */
 struct cache_got {
 	const struct payload *p[SRC_COUNT]; /* a reference for every source asked for, NULL for others */
+	unsigned long long serial[SRC_COUNT]; /* which fetch each came from: the same serial, the same
+					       payload (never reused, unlike an address); 0: own */
 	struct cache_counts n[SRC_COUNT];
 	unsigned own;             /* the sources whose payload is this scrape's own: the deadline
 				     passed while its fetch was in flight (it goes on for the others) */

@@ -334,6 +334,7 @@ int main(int argc, char **argv)
 		/* /jobs is the full job RPC: only on request, whatever the rows read */
 		.sources_off = opt.rest_jobs ? 0 : 1u << SRC_REST_JOBS,
 		.max_output = 1u << 30, /* legacy families; a family that does not fit is left out whole */
+		.max_held = (size_t)opt.max_held,
 		.slow_fetch = opt.slow_fetch,
 	};
 	for (int id = 0; id < SRC_COUNT; id++)

@@ -80,6 +80,10 @@ static const struct flag flags[] = {
 	/* libmicrohttpd counts whole seconds and takes 0 as "never": an idle client would hold a slot forever */
 	{ "web.connection-timeout", NULL, T_WSECONDS, OFF(conn_timeout), "30", 1, 86400, NULL, "SECONDS",
 	  "idle HTTP connection timeout" },
+	/* clients that do not read keep answers alive: 256 MiB is a dozen answers of a 50,000-node
+	 * cluster (docs/reliability.md) */
+	{ "web.max-held-bytes", NULL, T_BYTES, OFF(max_held), "268435456", 1048576, 1099511627776.0, NULL, "BYTES",
+	  "bytes of earlier answers that connections still sending them may hold; beyond it a scrape that needs a new answer gets 503" },
 	/* without a scheme curl would guess, and "ctl1:6817" reads as scheme "ctl1" */
 	{ "slurmctld.url", NULL, T_URLS, OFF(url), "http://localhost:6817", ANY, NULL, "URL",
 	  "base URL of slurmctld's HTTP listener; repeat it (or give a comma list) for every controller of a "

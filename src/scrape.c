@@ -13,6 +13,11 @@
 
 #define LOGGED_MAX 256   /* family|reason pairs logged once (log_family_once); later ones log every time */
 
+/* Why a scrape is refused before it renders (scrape.h: cfg.max_held). */
+#define HELD_WHY "slurm-exporter-shim: earlier answers that clients have not read yet hold %zu bytes, over " \
+		 "--web.max-held-bytes %zu: no new answer is rendered until they are read or their connections " \
+		 "time out (--web.connection-timeout)\n"
+
 struct scraper {
 	struct scraper_config cfg;
 	struct cache *cache;      /* the payloads: fetches, intervals, deadlines, the table (cache.h) */
@@ -27,6 +32,8 @@ struct scraper {
 	/* The native passthrough's last answer per endpoint (scrape_native), shared by the requests
 	 * that get the same payload. */
 	struct answer *native[SRC_NATIVE_COUNT];
+	struct answer_held *held; /* the bytes of answers only connections hold (cfg.max_held) */
+	int refusing;             /* the last scrape was refused for them (logged once per change) */
 };
 
 struct scraper *scraper_new(const struct scraper_config *cfg, struct mapping *m)
@@ -37,27 +44,10 @@ struct scraper *scraper_new(const struct scraper_config *cfg, struct mapping *m)
 	memcpy(cc.upstream, cfg->upstream, sizeof(cc.upstream));
 	memcpy(cc.min_interval, cfg->min_interval, sizeof(cc.min_interval));
 	s->cache = cache_new(&cc, m);
+	s->held = answer_held_new();
 	pthread_mutex_init(&s->mu, NULL);
 	pthread_mutex_init(&s->render_mu, NULL);
 	return s;
-}
-
-static struct answer *answer_ref(struct answer *a)
-{
-	atomic_fetch_add(&a->refs, 1);
-	return a;
-}
-
-void answer_unref(struct answer *a)
-{
-	if (!a || atomic_fetch_sub(&a->refs, 1) != 1)
-		return;
-	for (int id = 0; id < SRC_COUNT; id++)
-		payload_unref(a->in[id]);
-	render_result_free(a->result);
-	free(a->result);
-	free(a->body);
-	free(a);
 }
 
 void scraper_free(struct scraper *s)
@@ -68,6 +58,7 @@ void scraper_free(struct scraper *s)
 	for (int id = 0; id < SRC_NATIVE_COUNT; id++)
 		answer_unref(s->native[id]);
 	answer_unref(s->answer);
+	answer_held_put(s->held);
 	pthread_mutex_destroy(&s->render_mu);
 	pthread_mutex_destroy(&s->mu);
 	free(s);
@@ -192,7 +183,6 @@ void scrape_status(struct scraper *s, struct scrape_status *out)
  * page's snapshot from what it was made of. */
 static struct answer *render(struct scraper *s, const struct scrape_ctx *c, const struct payload *const p[SRC_COUNT])
 {
-	struct answer *a = xcalloc(1, sizeof(*a));
 	struct render_result *res = xcalloc(1, sizeof(*res));
 	struct buf out, tail;
 	struct controllers *ctl = controllers_of(s);
@@ -205,36 +195,69 @@ static struct answer *render(struct scraper *s, const struct scrape_ctx *c, cons
 		.size_hint = c->last_output, .reload_ok = c->reload_ok, .reload_time = c->reload_time,
 		.clock = mono_now, .started = c->started, .tail = tail.data, .tail_len = tail.len,
 	};
-	atomic_init(&a->refs, 1);
-	a->status = render_run(&in, &out, res);
-	a->body = buf_steal(&out, &a->len);
-	a->result = res;
+	int status = render_run(&in, &out, res);
+	size_t len;
+	char *body = buf_steal(&out, &len);
 	buf_free(&tail);
 	log_rows(s, c->m, res);
 	status_record(s, c, res);
-	if (a->status == 200) {
+	if (status == 200) {
 		pthread_mutex_lock(&s->mu);
-		s->last_output = a->len;
+		s->last_output = len;
 		pthread_mutex_unlock(&s->mu);
 	}
-	return a;
+	return answer_new(status, body, len, res);
 }
 
-/* The last answer, when it was rendered from exactly these payloads under the same reload count
- * (a payload is only current within min-interval, so neither is the answer); otherwise it is let
- * go now, as a new one is about to be rendered (responses still sending it keep their reference). */
-static struct answer *shared_answer(struct scraper *s, unsigned reloads, const struct payload *const p[SRC_COUNT])
+/* An answer that a connection may hold while it is no longer the scraper's (or never was) counts
+ * as held; it is let go here (responses still sending it keep their reference). */
+static void let_go(struct scraper *s, struct answer *a)
 {
-	struct answer *a;
+	answer_count_held(a, s->held);
+	answer_unref(a);
+}
+
+/* NULL, or the 503 a scrape gets instead of a new answer while the answers only connections hold
+ * are over cfg.max_held; logged once when that starts and once when it ends. */
+static struct answer *refusal(struct scraper *s)
+{
+	size_t held = answer_held_bytes(s->held);
+	int refuse = s->cfg.max_held && held > s->cfg.max_held;
+	pthread_mutex_lock(&s->mu);
+	int was = s->refusing;
+	s->refusing = refuse;
+	pthread_mutex_unlock(&s->mu);
+	if (refuse != was && refuse)
+		log_warn("answers that clients have not read yet hold %zu bytes, over --web.max-held-bytes %zu: "
+			 "scrapes get 503 until they are read or their connections time out", held, s->cfg.max_held);
+	else if (refuse != was)
+		log_info("answers held by clients are under --web.max-held-bytes again (%zu bytes): rendering", held);
+	if (!refuse)
+		return NULL;
+	struct buf out;
+	buf_init(&out, 0);
+	buf_printf(&out, HELD_WHY, held, s->cfg.max_held);
+	size_t len;
+	char *body = buf_steal(&out, &len);
+	return answer_new(503, body, len, NULL);
+}
+
+/* The last answer, when it was rendered from exactly these payloads (their serials) under the same
+ * reload count (a payload is only current within min-interval, so neither is the answer);
+ * otherwise it is let go now, as a new one is about to be rendered. */
+static struct answer *shared_answer(struct scraper *s, unsigned reloads, const unsigned long long serial[SRC_COUNT])
+{
+	struct answer *a, *old = NULL;
 	pthread_mutex_lock(&s->mu);
 	a = s->answer;
-	if (a && a->reloads == reloads && memcmp(a->in, p, sizeof(a->in)) == 0) {
+	if (a && a->reloads == reloads && memcmp(a->in, serial, sizeof(a->in)) == 0) {
 		answer_ref(a);
 	} else {
-		answer_unref(s->answer);
+		old = s->answer;
 		s->answer = a = NULL;
 	}
 	pthread_mutex_unlock(&s->mu);
+	let_go(s, old);
 	return a;
 }
 
@@ -270,17 +293,19 @@ struct answer *scrape_answer(struct scraper *s, double timeout_s)
 	counts_of(s, &g, c.counts);
 	/* one render at a time: the scrapes that got the same payloads meanwhile share its body */
 	pthread_mutex_lock(&s->render_mu);
-	a = g.own ? NULL : shared_answer(s, t.reloads, g.p);
-	if (!a) {
+	a = g.own ? NULL : shared_answer(s, t.reloads, g.serial);
+	if (!a && !(a = refusal(s))) {
 		a = render(s, &c, g.p);
 		a->reloads = t.reloads;
-		memcpy(a->in, g.p, sizeof(a->in)); /* the answer takes this scrape's payload references */
-		memset(g.p, 0, sizeof(g.p));
-		if (!g.own) { /* an answer with payloads of this scrape's own (deadline passed) is its own */
+		memcpy(a->in, g.serial, sizeof(a->in)); /* the payloads themselves are let go below */
+		if (g.own) { /* an answer with payloads of this scrape's own (deadline passed) is its own */
+			answer_count_held(a, s->held);
+		} else {
 			pthread_mutex_lock(&s->mu);
-			answer_unref(s->answer);
+			struct answer *old = s->answer;
 			s->answer = answer_ref(a);
 			pthread_mutex_unlock(&s->mu);
+			let_go(s, old);
 		}
 	}
 	pthread_mutex_unlock(&s->render_mu);
@@ -293,29 +318,27 @@ struct answer *scrape_answer(struct scraper *s, double timeout_s)
  * answer); *repaired gets the values it repaired. */
 static struct answer *native_answer(const struct payload *p, enum source_id id, size_t *repaired)
 {
-	struct answer *a = xcalloc(1, sizeof(*a));
 	struct buf out;
+	int status = 200;
 	buf_init(&out, 0);
-	atomic_init(&a->refs, 1);
 	*repaired = 0;
 	if (p->ok) {
-		a->status = 200;
 		*repaired = native_render(&p->expo, &out);
 	} else {
 		char safe[600];
-		a->status = 503;
+		status = 503;
 		buf_printf(&out, "slurm-exporter-shim: slurmctld's %s answered nothing usable:\n%s\n", sources[id].path,
 			   log_escape(safe, sizeof(safe), p->reason, strlen(p->reason)));
 	}
-	a->body = buf_steal(&out, &a->len);
-	a->in[id] = p; /* takes the caller's reference */
-	return a;
+	size_t len;
+	char *body = buf_steal(&out, &len);
+	return answer_new(status, body, len, NULL);
 }
 
 struct answer *scrape_native(struct scraper *s, enum source_id id, double timeout_s)
 {
 	unsigned bit = 1u << id;
-	struct answer *a = NULL;
+	struct answer *a = NULL, *old = NULL;
 	struct cache_table t;
 	struct cache_got g;
 	size_t repaired = 0;
@@ -323,22 +346,23 @@ struct answer *scrape_native(struct scraper *s, enum source_id id, double timeou
 	cache_table_get(s->cache, &t);
 	cache_get(s->cache, &t, bit, bit, cache_deadline(s->cache, mono_now(), timeout_s), 0, &g);
 	pthread_mutex_lock(&s->mu);
-	if (!g.own && s->native[id] && s->native[id]->in[id] == g.p[id])
+	if (!g.own && s->native[id] && s->native[id]->in[id] == g.serial[id])
 		a = answer_ref(s->native[id]);
 	pthread_mutex_unlock(&s->mu);
-	if (!a) {
+	if (!a && !(a = refusal(s))) {
 		a = native_answer(g.p[id], id, &repaired); /* outside the lock: it can be megabytes */
-		g.p[id] = NULL;                            /* the answer took the reference */
-	}
-	pthread_mutex_lock(&s->mu);
-	if (!g.p[id]) {
+		a->in[id] = g.serial[id];
+		pthread_mutex_lock(&s->mu);
 		s->repaired[id] += repaired;
 		if (!g.own) { /* an answer of this request's own (deadline passed) is not shared */
-			answer_unref(s->native[id]);
+			old = s->native[id];
 			s->native[id] = answer_ref(a);
 		}
+		pthread_mutex_unlock(&s->mu);
+		if (g.own)
+			answer_count_held(a, s->held);
+		let_go(s, old);
 	}
-	pthread_mutex_unlock(&s->mu);
 	cache_got_release(&g);
 	cache_table_put(s->cache, &t);
 	return a;

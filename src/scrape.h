@@ -25,8 +25,7 @@
 #include "controllers.h"
 #include "fetch.h"
 #include "mapping.h"
-
-struct render_result;
+#include "answer.h"
 
 struct scraper_config {
 	struct upstream_config upstream[UPSTREAM_COUNT];
@@ -40,18 +39,9 @@ struct scraper_config {
 				     table reads (bit 1 << id): the native passthrough's, decided at start */
 	double slow_fetch;        /* seconds: a fetch that takes longer is counted and logged (on the
 				     way from fast to slow and back); 0: never */
-};
-
-/* One rendered answer, immutable once scrape_answer returns it. */
-struct answer {
-	atomic_int refs;
-	int status;                    /* 200, or 503 when every source the mapping needs failed */
-	char *body;                    /* len bytes, NUL-terminated */
-	size_t len;
-	struct render_result *result;  /* what it was rendered from and what each row gave (render.h);
-					  NULL for the native passthrough's */
-	unsigned reloads;              /* the scraper's reload count it was rendered under */
-	const struct payload *in[SRC_COUNT]; /* the payloads it was rendered from (references) */
+	size_t max_held;          /* bytes of earlier answers that only connections still hold (clients
+				     that do not read); beyond it a scrape that needs a new answer gets
+				     503 instead (answer.h); 0: no bound */
 };
 
 struct scraper;
@@ -62,9 +52,10 @@ void scrape_set_mapping(struct scraper *s, struct mapping *m);   /* NULL: a relo
 
 /* Run one scrape: the exposition (or, on 503, the reasons) as a new reference. timeout_s bounds how
  * long this scrape waits for payloads (never the shared fetch); a source still in flight then is
- * left out of this answer with the reason "scrape deadline passed". */
+ * left out of this answer with the reason "scrape deadline passed". A scrape that needs a new
+ * answer while earlier ones that only connections hold take more than cfg.max_held bytes gets a
+ * 503 saying so instead (nothing is rendered). */
 struct answer *scrape_answer(struct scraper *s, double timeout_s);
-void answer_unref(struct answer *a); /* NULL: nothing */
 /* scrape_answer, with the body appended to out; returns the HTTP status (200 or 503). */
 int scrape_run(struct scraper *s, double timeout_s, struct buf *out);
 

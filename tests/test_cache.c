@@ -166,7 +166,9 @@ static void test_concurrent_share_one_fetch(void **state)
 	cache_free(c);
 }
 
-/* Within its min-interval a payload is handed out again; after it, fetched anew. */
+/* Within its min-interval a payload is handed out again (the same serial); after it, fetched anew
+ * (a new serial: answers are shared by serial, never by a payload's address, which a new one may
+ * reuse). */
 static void test_reuse_within_interval(void **state)
 {
 	(void)state;
@@ -177,10 +179,12 @@ static void test_reuse_within_interval(void **state)
 	get(c, NODES, 0, 5, &a);
 	get(c, NODES, 0, 5, &b);
 	assert_true(a.p[SRC_NODES] == b.p[SRC_NODES]);
+	assert_true(a.serial[SRC_NODES] != 0 && a.serial[SRC_NODES] == b.serial[SRC_NODES]);
 	assert_int_equal(calls(&k, SRC_NODES), 1);
 	tu_sleep_ms(350);
 	get(c, NODES, 0, 5, &d);
 	assert_true(d.p[SRC_NODES] != a.p[SRC_NODES]);
+	assert_true(d.serial[SRC_NODES] > a.serial[SRC_NODES]); /* a new fetch, whatever its address */
 	assert_int_equal(calls(&k, SRC_NODES), 2);
 	assert_int_equal(d.n[SRC_NODES].fetches, 2);
 	cache_got_release(&a);
@@ -239,6 +243,7 @@ static void test_deadline_leaves_fetch_running(void **state)
 	double took = mono_now() - t0;
 	assert_true(took >= 0.19 && took < 2);
 	assert_int_equal(a.own, NODES);
+	assert_int_equal(a.serial[SRC_NODES], 0);
 	assert_false(a.p[SRC_NODES]->ok);
 	assert_string_equal(a.p[SRC_NODES]->reason, "/metrics/nodes: scrape deadline passed while waiting for the fetch in flight");
 	fake_release(&k);

@@ -760,6 +760,34 @@ static int slow_reader(unsigned port)
 	return fd;
 }
 
+/* A payload of bench/gen_payload.py with this many nodes, made once: /tmp/shimtest-bigN. 4,000
+ * nodes give a 1.6 MB answer; 10,000 a 4.2 MB one, more than the 4 MB a socket's send buffer takes,
+ * so that a client that does not read keeps the shim's answer. */
+static const char *big_payload(int nodes)
+{
+	static char dir[64];
+	char n[16];
+	snprintf(dir, sizeof(dir), "/tmp/shimtest-big%d", nodes);
+	snprintf(n, sizeof(n), "%d", nodes);
+	if (!tu_is_dir(dir)) {
+		char *argv[] = { "/usr/bin/env", "python3", "bench/gen_payload.py", "--nodes", n, "--out", dir, NULL };
+		assert_int_equal(tu_run(argv, NULL, NULL, NULL, NULL), 0);
+	}
+	return dir;
+}
+
+/* Whether the shim under test was built with symbol sym in it: "__tsan_init" (ThreadSanitizer
+ * gives every thread about 1 MB of its own) or "__asan_init" (AddressSanitizer keeps freed memory
+ * in its quarantine): memory figures that depend on it are reported, not asserted there. */
+static int shim_has(const char *sym)
+{
+	size_t binlen = 0;
+	char *bin = tu_slurp(tu_shim_bin(), &binlen);
+	int has = bin && memmem(bin, binlen, sym, strlen(sym));
+	free(bin);
+	return has;
+}
+
 /* Issue 12 item 4: N clients that do not read one large answer hold one body between them, not N.
  * Memory, not time: the shim's VmRSS grows by less than 5 answers for 20 such clients (measured
  * +0.7 MB, +3.4 MB under ASan); when each held its own copy it grew by 67 MB, about 40 answers.
@@ -770,12 +798,7 @@ static void test_slow_readers_share_one_body(void **state)
 	struct proc f, s;
 	struct resp r;
 	int fds[20];
-	const char *dir = "/tmp/shimtest-big4000";
-	if (!tu_is_dir(dir)) {
-		char *argv[] = { "/usr/bin/env", "python3", "bench/gen_payload.py", "--nodes", "4000", "--out", (char *)dir, NULL };
-		assert_int_equal(tu_run(argv, NULL, NULL, NULL, NULL), 0);
-	}
-	fake_start(&f, dir, NULL);
+	fake_start(&f, big_payload(4000), NULL);
 	shim_start(&s, f.port, "--slurmctld.min-interval", "60", NULL);
 	http("GET", s.port, "/metrics", &r, 30000); /* warm up: every allocation of a render made once */
 	assert_int_equal(r.status, 200);
@@ -794,15 +817,112 @@ static void test_slow_readers_share_one_body(void **state)
 	print_message("figures: answer %ld kB, shim VmRSS %ld kB before, %ld kB with 20 clients not reading (+%ld kB)\n",
 		      answer_kb, rss0, rss1, rss1 - rss0);
 	assert_true(rss0 > 0 && rss1 > 0);
-	/* ThreadSanitizer gives every thread about 1 MB of its own: reported, not asserted there */
-	size_t binlen = 0;
-	char *bin = tu_slurp(tu_shim_bin(), &binlen);
-	int tsan = bin && memmem(bin, binlen, "__tsan_init", 11);
-	free(bin);
-	if (!tsan)
+	if (!shim_has("__tsan_init"))
 		assert_true(rss1 - rss0 < 5 * answer_kb);
 	for (int i = 0; i < 20; i++)
 		close(fds[i]);
+	stop(&s);
+	stop(&f);
+}
+
+/* n slow readers, one min-interval (0.4 s) apart: each gets an answer of its own (the payloads
+ * were fetched again in between). Their status codes go to st; returns the shim's VmRSS growth
+ * in kB, answer_kb the answer's size. The passthrough is asked once first, so that slurmctld's
+ * payloads keep every family (they did from then on before it was decided at start-up; they do
+ * from the start now): payloads several times an answer's size. */
+static long readers_apart(const struct proc *s, int n, int fds[], int st[], long *answer_kb)
+{
+	struct resp r;
+	http("GET", s->port, "/native/metrics/nodes", &r, 30000);
+	assert_int_equal(r.status, 200);
+	buf_free(&r.body);
+	http("GET", s->port, "/metrics", &r, 30000); /* warm up: every allocation of a render made once */
+	assert_int_equal(r.status, 200);
+	*answer_kb = (long)r.body.len / 1024;
+	buf_free(&r.body);
+	tu_sleep_ms(500);
+	http("GET", s->port, "/metrics", &r, 30000);
+	buf_free(&r.body);
+	long rss0 = vmrss_kb(s->pid);
+	for (int i = 0; i < n; i++) {
+		tu_sleep_ms(500); /* past the interval: the next reader gets new payloads, a new answer */
+		fds[i] = slow_reader(s->port);
+		char head[13] = "";
+		assert_int_equal(recv(fds[i], head, 12, MSG_WAITALL), 12);
+		st[i] = atoi(head + 9);
+	}
+	long rss1 = vmrss_kb(s->pid);
+	assert_true(rss0 > 0 && rss1 > 0);
+	return rss1 - rss0;
+}
+
+/* Slow readers arriving one min-interval apart keep only the answers' bodies, not the payloads
+ * they were rendered from (every family of every endpoint with the passthrough on). Memory, not
+ * time: the shim's VmRSS grows by less than 12 answers and 32 MB (measured +64 MB with 12 answers
+ * of 4.1 MB; +130 MB when each answer held its payloads). */
+static void test_slow_readers_apart_hold_bodies_only(void **state)
+{
+	(void)state;
+	struct proc f, s;
+	int fds[12], st[12];
+	long answer_kb;
+	fake_start(&f, big_payload(10000), NULL);
+	shim_start(&s, f.port, "--slurmctld.min-interval", "0.4", "--slurmctld.jobs.min-interval", "0.4", NULL);
+	long grew = readers_apart(&s, 12, fds, st, &answer_kb);
+	print_message("figures: answer %ld kB, shim VmRSS +%ld kB with 12 readers one interval apart\n", answer_kb, grew);
+	for (int i = 0; i < 12; i++)
+		assert_int_equal(st[i], 200);
+	if (!shim_has("__tsan_init") && !shim_has("__asan_init"))
+		assert_true(grew < 12 * answer_kb + 32768);
+	for (int i = 0; i < 12; i++)
+		close(fds[i]);
+	stop(&s);
+	stop(&f);
+}
+
+/* --web.max-held-bytes: beyond it, a scrape that needs a new answer gets 503 saying why, so what
+ * such readers hold stays bounded; once they are gone, scrapes are served again. */
+static void test_slow_readers_held_bytes_bounded(void **state)
+{
+	(void)state;
+	struct proc f, s;
+	struct resp r;
+	int fds[12], st[12], refused = 0;
+	long answer_kb;
+	fake_start(&f, big_payload(10000), NULL);
+	shim_start(&s, f.port, "--slurmctld.min-interval", "0.4", "--slurmctld.jobs.min-interval", "0.4",
+		   "--web.max-held-bytes", "12000000", NULL);
+	long grew = readers_apart(&s, 12, fds, st, &answer_kb);
+	for (int i = 0; i < 12; i++) {
+		assert_true(st[i] == 200 || (st[i] == 503 && i >= 2));
+		refused += st[i] == 503;
+	}
+	print_message("figures: answer %ld kB, shim VmRSS +%ld kB with 12 readers one interval apart, %d refused\n",
+		      answer_kb, grew, refused);
+	assert_true(refused >= 6);
+	if (!shim_has("__tsan_init") && !shim_has("__asan_init"))
+		assert_true(grew < 12000 + 3 * answer_kb + 16384);
+	http("GET", s.port, "/metrics", &r, 10000);
+	assert_int_equal(r.status, 503);
+	assert_non_null(strstr(r.body.data, "over --web.max-held-bytes 12000000: no new answer is rendered until"));
+	buf_free(&r.body);
+	for (int i = 0; i < 12; i++)
+		close(fds[i]);
+	for (int i = 0; i < 100; i++) { /* libmicrohttpd lets the closed connections' answers go */
+		tu_sleep_ms(100);
+		http("GET", s.port, "/metrics", &r, 10000);
+		int ok = r.status == 200;
+		buf_free(&r.body);
+		if (ok)
+			break;
+	}
+	http("GET", s.port, "/metrics", &r, 10000);
+	assert_int_equal(r.status, 200);
+	buf_free(&r.body);
+	char *log = tu_slurp(s.log, NULL);
+	assert_non_null(strstr(log, "over --web.max-held-bytes 12000000: scrapes get 503 until"));
+	assert_non_null(strstr(log, "under --web.max-held-bytes again"));
+	free(log);
 	stop(&s);
 	stop(&f);
 }
@@ -2746,6 +2866,8 @@ int main(void)
 		cmocka_unit_test_teardown(test_short_deadline_does_not_poison, kill_children),
 		cmocka_unit_test_teardown(test_reload_during_fetch, kill_children),
 		cmocka_unit_test_teardown(test_slow_readers_share_one_body, kill_children),
+		cmocka_unit_test_teardown(test_slow_readers_apart_hold_bodies_only, kill_children),
+		cmocka_unit_test_teardown(test_slow_readers_held_bytes_bounded, kill_children),
 		cmocka_unit_test(test_redirect_origin),
 		cmocka_unit_test(test_source_table),
 		cmocka_unit_test(test_source_verdict),
