@@ -8,6 +8,7 @@
 #include <math.h>
 #include <pthread.h>
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
 #include <time.h>
 
@@ -24,6 +25,7 @@ struct cache {
 	struct {
 		const struct payload *p;
 		unsigned long long serial; /* p's (cache_got.serial) */
+		double ok_seconds;      /* how long its last usable fetch took (0: none yet) */
 		struct fetch_job *job;  /* the fetch in flight, or NULL */
 		int logged_ok;          /* last state logged: -1 none, 0 failed, 1 ok */
 		int logged_slow;        /* last speed logged: 0 fast (or none), 1 slow */
@@ -232,6 +234,8 @@ static void job_run(struct fetch_job *j)
 		payload_unref(c->slot[id].p);
 		c->slot[id].p = payload_ref(got[id]);
 		c->slot[id].serial = j->serial[id];
+		if (got[id]->ok)
+			c->slot[id].ok_seconds = got[id]->seconds;
 		c->slot[id].job = NULL;
 		c->slot[id].n.fetches++;
 		log_transition(c, got[id]);
@@ -387,11 +391,44 @@ static void wait_until(struct cache *c, double deadline)
 	pthread_cond_timedwait(&c->cv, &c->mu, &ts);
 }
 
+/* How long a scrape waits for the slurmrestd sources in mask once slurmctld's are in (cache.h's
+ * CACHE_REST_WAIT_S). c->mu held. */
+static double rest_wait(const struct cache *c, unsigned mask)
+{
+	double w = CACHE_REST_WAIT_S;
+	for (int id = 0; id < SRC_COUNT; id++)
+		if (mask & (1u << id))
+			w = fmax(w, 2 * c->slot[id].ok_seconds);
+	return w;
+}
+
+/* The payloads of the sources still wanted when the scrape stops waiting: its own, saying why
+ * (not_waited: the slurmrestd sources were not waited for, slurmctld's being in after waited s). */
+static void own_payloads(unsigned want, unsigned gen, unsigned not_waited, double waited, struct cache_got *g)
+{
+	for (int id = 0; id < SRC_COUNT; id++) {
+		if (!(want & (1u << id)))
+			continue;
+		char why[200];
+		struct payload *late = payload_new((enum source_id)id, gen, NULL, NULL);
+		snprintf(why, sizeof(why), "slurmctld's answers were in and this fetch was still in flight %.1f s later "
+			 "(it goes on for the next scrapes)", waited);
+		if (not_waited & (1u << id))
+			payload_fault(late, FAULT_NOT_WAITED, why);
+		else
+			payload_fault(late, FAULT_DEADLINE, NULL);
+		payload_finish(late);
+		g->p[id] = late;
+	}
+	g->own = want;
+}
+
 void cache_get(struct cache *c, const struct cache_table *t, unsigned need, unsigned all, double deadline, int scrape,
 	       struct cache_got *g)
 {
-	unsigned want = need & ((1u << SRC_COUNT) - 1);
+	unsigned want = need & ((1u << SRC_COUNT) - 1), ctl = source_of_upstream(UPSTREAM_SLURMCTLD), not_waited = 0;
 	struct fetch_job *wait_on[SRC_COUNT] = { 0 };
+	double ctl_in = 0, wait = 0; /* when every slurmctld source was in, and how long slurmrestd gets then */
 
 	memset(g, 0, sizeof(*g));
 	pthread_mutex_lock(&c->mu);
@@ -410,9 +447,19 @@ void cache_get(struct cache *c, const struct cache_table *t, unsigned need, unsi
 		}
 		if (fetch || drop_other_controller(c, &want, g))
 			continue;
-		if (!want || mono_now() >= deadline)
+		/* slurmctld's answers are in, slurmrestd's not: wait for them a bounded time only */
+		int ctl_ready = !c->cfg.replay_dir && (need & ctl) && !(want & ctl) && (want & ~ctl);
+		if (ctl_ready && !ctl_in) {
+			ctl_in = mono_now();
+			wait = rest_wait(c, want & ~ctl);
+		}
+		ctl_in = ctl_ready ? ctl_in : 0;
+		double limit = ctl_ready ? fmin(deadline, ctl_in + wait) : deadline, now = mono_now();
+		if (!want || now >= limit) {
+			not_waited = ctl_ready && now < deadline ? want & ~ctl : 0;
 			break;
-		wait_until(c, deadline);
+		}
+		wait_until(c, limit);
 	}
 	for (int id = 0; id < SRC_COUNT; id++) {
 		g->n[id] = c->slot[id].n;
@@ -421,14 +468,7 @@ void cache_get(struct cache *c, const struct cache_table *t, unsigned need, unsi
 	}
 	pthread_mutex_unlock(&c->mu);
 	/* the fetch goes on and is published for the others; this scrape answers without it */
-	for (int id = 0; id < SRC_COUNT; id++)
-		if (want & (1u << id)) {
-			struct payload *late = payload_new((enum source_id)id, t->gen, NULL, NULL);
-			payload_fault(late, FAULT_DEADLINE, NULL);
-			payload_finish(late);
-			g->p[id] = late;
-		}
-	g->own = want;
+	own_payloads(want, t->gen, not_waited, wait, g);
 }
 
 void cache_got_release(struct cache_got *g)

@@ -81,13 +81,21 @@ struct cache_got {
 					       payload (never reused, unlike an address); 0: own */
 	struct cache_counts n[SRC_COUNT];
 	unsigned own;             /* the sources whose payload is this scrape's own: the deadline
-				     passed while its fetch was in flight (it goes on for the others) */
+				     passed while its fetch was in flight, or it was not waited for
+				     (CACHE_REST_WAIT_S); the fetch goes on for the others */
 };
 
 /* The deadline (monotonic) of a scrape that starts at `now` and may take timeout_s: its own
  * timeout; one whose timeout is not below the fetch's own waits for the fetch to report its own
  * failure. A replay has no timeout of its own. */
 double cache_deadline(const struct cache *c, double now, double timeout_s);
+/* How long a scrape waits for slurmrestd once every slurmctld source it needs is in (whatever
+ * slurmrestd's own timeout): this, or twice the document's last usable fetch if that is longer,
+ * never past the scrape's deadline. A document still in flight then gets a payload of the scrape's
+ * own saying it was not waited for (FAULT_NOT_WAITED: its rows fall back to their native forms); its
+ * fetch goes on for the next scrapes. Not in a replay. */
+#define CACHE_REST_WAIT_S 2.0
+
 /* A payload parsed for table t for every source in need (keeping every family for the sources in
  * all; a source in all but not in keep_all is then fetched for this call, and its slot holds the
  * unfiltered payload until the next fetch: nothing else changes): the slot's while it is fresh,

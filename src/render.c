@@ -131,11 +131,29 @@ static void write_sources(const struct render_in *in, const struct render_result
 	}
 }
 
+/* The sources this answer did not wait for (slurmctld's answers were in: cache.h), a family
+ * written only when there is one. */
+static void write_not_waited(const struct render_result *res, struct buf *b)
+{
+	int any = 0;
+	for (int id = 0; id < SRC_COUNT; id++) {
+		if (!res->src[id].given || res->src[id].fault != FAULT_NOT_WAITED)
+			continue;
+		if (!any++)
+			write_header(b, "slurm_exporter_shim_not_waited_for",
+				     "Endpoints this scrape answered without: slurmctld's answers were in and this fetch was still "
+				     "in flight past the bound (docs/operations.md); their rows fell back to their native forms.",
+				     "gauge");
+		self_sample(b, "slurm_exporter_shim_not_waited_for", "endpoint", sources[id].name, 1);
+	}
+}
+
 /* The slurm_exporter_shim_* families, from the result record. */
 static void write_self(const struct render_in *in, const struct render_result *res, struct buf *b)
 {
 	const struct mapping *m = in->m;
 	write_sources(in, res, b, clock_of(in));
+	write_not_waited(res, b);
 	size_t counts[ROW_INPUT_MISSING + 1] = { 0 };
 	for (size_t i = 0; i < res->nrows; i++)
 		counts[res->rows[i].status]++;

@@ -2,7 +2,9 @@
  * scrapes share one fetch per source; a payload is handed out within its min-interval and fetched
  * again after it; a new table's scrapes never get the old table's payloads (a failed reload keeps
  * them); a scrape's deadline bounds its own wait, never the fetch, whose result then serves the next
- * scrape; one upstream's hung fetch does not hold back the other's; a payload of another
+ * scrape; one upstream's hung fetch does not hold back the other's, and a hung slurmrestd is waited
+ * for a bounded time once slurmctld's payloads are in (longer for a slurmrestd that is slow but
+ * answers); a payload of another
  * controller than the current one is fetched again; the table's filter reaches the fetcher, and a
  * payload that keeps every family is fetched for the sources that need one, from the first fetch
  * for the sources configured so (keep_all); the deadline rule. */
@@ -21,7 +23,7 @@ struct fake {
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
 	const char *body[SRC_COUNT];
-	double delay;
+	double delay, rest_delay;  /* seconds each fetch takes (slurmrestd's: rest_delay) */
 	unsigned hang;
 	int released;
 	int controller;           /* what the payloads record (controllers.h's index), -1: none */
@@ -43,8 +45,9 @@ static void fake_fetch(void *ctx, const struct cache_fetch *f, struct payload *g
 		pthread_cond_wait(&k->cv, &k->mu);
 	int controller = k->controller;
 	pthread_mutex_unlock(&k->mu);
-	if (k->delay > 0)
-		tu_sleep_ms((long)(k->delay * 1000));
+	double delay = f->mask & source_of_upstream(UPSTREAM_SLURMRESTD) ? k->rest_delay : k->delay;
+	if (delay > 0)
+		tu_sleep_ms((long)(delay * 1000));
 	for (int id = 0; id < SRC_COUNT; id++) {
 		if (!(f->mask & (1u << id)))
 			continue;
@@ -273,6 +276,54 @@ static void test_one_fetch_per_upstream(void **state)
 	cache_free(c); /* waits for the released worker */
 }
 
+/* A hung slurmrestd is waited for CACHE_REST_WAIT_S once slurmctld's payloads are in, not until the
+ * scrape's deadline: its payload says it was not waited for, and its fetch goes on. */
+static void test_rest_not_waited_for(void **state)
+{
+	(void)state;
+	struct fake k;
+	struct cache_got a;
+	fake_init(&k);
+	k.hang = RNODES;
+	struct cache *c = cache_with(&k, 10);
+	double t0 = mono_now();
+	get(c, NODES | RNODES, 0, 20, &a);
+	double took = mono_now() - t0;
+	print_message("figures: answered without the hung slurmrestd after %.2f s\n", took);
+	assert_true(took >= CACHE_REST_WAIT_S - 0.05 && took < CACHE_REST_WAIT_S + 2);
+	assert_true(a.p[SRC_NODES]->ok);
+	assert_int_equal(a.own, RNODES);
+	assert_int_equal(a.p[SRC_REST_NODES]->facts.fault, FAULT_NOT_WAITED);
+	assert_non_null(strstr(a.p[SRC_REST_NODES]->reason, ": not waited for: slurmctld's answers were in and this fetch "
+							    "was still in flight 2.0 s later"));
+	cache_got_release(&a);
+	fake_release(&k);
+	cache_free(c);
+}
+
+/* The wait for slurmrestd follows its own pace: twice its last usable fetch when that is longer
+ * than CACHE_REST_WAIT_S, so a slow but healthy slurmrestd is waited for. */
+static void test_rest_wait_follows_its_pace(void **state)
+{
+	(void)state;
+	struct fake k;
+	struct cache_got a, b;
+	fake_init(&k);
+	k.rest_delay = 1.5; /* within the first bound */
+	struct cache *c = cache_with(&k, 0.1);
+	get(c, NODES | RNODES, 0, 20, &a);
+	assert_int_equal(a.own, 0);
+	assert_true(a.p[SRC_REST_NODES]->seconds >= 1.45);
+	k.rest_delay = CACHE_REST_WAIT_S + 0.5; /* over the first bound, under twice the last fetch */
+	tu_sleep_ms(150);
+	get(c, NODES | RNODES, 0, 20, &b);
+	assert_int_equal(b.own, 0);
+	assert_true(b.p[SRC_REST_NODES] != a.p[SRC_REST_NODES]);
+	cache_got_release(&a);
+	cache_got_release(&b);
+	cache_free(c);
+}
+
 /* A payload of another controller than the current one is fetched again from the current one. */
 static void test_other_controller_dropped(void **state)
 {
@@ -382,6 +433,8 @@ int main(void)
 		cmocka_unit_test(test_table_generations),
 		cmocka_unit_test(test_deadline_leaves_fetch_running),
 		cmocka_unit_test(test_one_fetch_per_upstream),
+		cmocka_unit_test(test_rest_not_waited_for),
+		cmocka_unit_test(test_rest_wait_follows_its_pace),
 		cmocka_unit_test(test_other_controller_dropped),
 		cmocka_unit_test(test_filter_and_all),
 		cmocka_unit_test(test_keep_all_from_start),

@@ -1484,6 +1484,43 @@ static void test_rest_slow_does_not_hold_native(void **state)
 	stop(&f);
 }
 
+/* A hung slurmrestd does not delay /metrics to its deadline: once slurmctld's answers are in,
+ * slurmrestd's are waited for 2 s (src/cache.h's CACHE_REST_WAIT_S; twice its last usable fetch
+ * if longer), then the scrape is served with the native forms; the self metrics and the status
+ * page say slurmrestd was not waited for. (It used to wait until the deadline, 8.5 s here.) */
+static void test_rest_hung_not_waited_for(void **state)
+{
+	(void)state;
+	struct proc f, rf, s;
+	char url[64];
+	struct resp r;
+	fake_start(&f, STATE, NULL);
+	fake_start(&rf, REST_STATE, "--fault", "hang", NULL);
+	rest_url(url, sizeof(url), rf.port);
+	write_rest_mapping();
+	shim_start(&s, f.port, "--mapping.file", REST_MAPPING, "--slurmrestd.url", url, "--slurmrestd.timeout", "30",
+		   "--slurmrestd.api-version", "v0.0.44", NULL);
+	double t0 = mono_now();
+	http_hdr("GET", s.port, "/metrics", "X-Prometheus-Scrape-Timeout-Seconds: 9", &r, 15000);
+	double took = mono_now() - t0;
+	print_message("figures: /metrics answered in %.2f s with slurmrestd hung\n", took);
+	if (r.status != 200 || !has(r.body.data, "\nslurm_scheduler_threads ") || !has(r.body.data, REST_UP("nodes", "0")) ||
+	    !has(r.body.data, FIDELITY("fallback_row", "approximate", "slurmctld")) ||
+	    !has(r.body.data, "\nslurm_exporter_shim_not_waited_for{endpoint=\"slurmrestd-nodes\"} 1\n"))
+		fail_msg("status %ld, body:\n%s", r.status, r.body.data ? r.body.data : "");
+	assert_true(took < 4.5);
+	buf_free(&r.body);
+	http("GET", s.port, "/", &r, 5000);
+	assert_int_equal(r.status, 200);
+	if (!has(r.body.data, "not waited for: slurmctld&#39;s answers were in") &&
+	    !has(r.body.data, "not waited for: slurmctld's answers were in"))
+		fail_msg("the status page does not say slurmrestd was not waited for:\n%s", r.body.data);
+	buf_free(&r.body);
+	stop(&rf); /* ends the hanging fetch, which the shim waits for on exit */
+	stop(&s);
+	stop(&f);
+}
+
 /* Discovery's choice from an /openapi/v3 document. */
 static void test_restapi_learn(void **state)
 {
@@ -2883,6 +2920,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_rest_refused, kill_children),
 		cmocka_unit_test_teardown(test_rest_faults, kill_children),
 		cmocka_unit_test_teardown(test_rest_slow_does_not_hold_native, kill_children),
+		cmocka_unit_test_teardown(test_rest_hung_not_waited_for, kill_children),
 		cmocka_unit_test_teardown(test_job_walks_per_interval, kill_children),
 		cmocka_unit_test_teardown(test_slow_fetch_logged_once, kill_children),
 		cmocka_unit_test(test_html_escape),
