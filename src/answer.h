@@ -39,7 +39,9 @@ struct answer {
 struct answer *answer_new(int status, char *body, size_t len, struct render_result *result);
 struct answer *answer_ref(struct answer *a);
 void answer_unref(struct answer *a); /* NULL: nothing */
-/* The bytes a holds (its body and its result record): what a connection holding it keeps alive. */
+/* The bytes a holds (its body and its result record): what a connection holding it keeps alive.
+ * A field added to the answer (a compressed body, say) adds its bytes here; one made after
+ * answer_count_held was called adds them to a->held too. */
 size_t answer_bytes(const struct answer *a);
 /* From now until it is freed, a's bytes count in h: the scraper calls it when a is no longer its
  * current answer (or never was: an answer of one request's own), so that h counts what only
