@@ -13,7 +13,7 @@
 int rest_keep_str(struct rest *st, struct str *s, const unsigned char *p, size_t n)
 {
 	if (n > REC_MAX - st->slen)
-		return rest_fail(st, 1, "a record of \"%s\" holds more than %u bytes of strings", docs[st->doc].what,
+		return rest_fail(st, 1, "a record of '%s' holds more than %u bytes of strings", docs[st->doc].what,
 				 REC_MAX);
 	memcpy(st->scratch + st->slen, p, n);
 	s->off = (uint32_t)st->slen;
@@ -187,9 +187,9 @@ static int node_end(struct rest *st)
 		return rest_fail(st, 1, "a node without a name");
 	rest_esc(esc, sizeof(esc), sp(st, &r->name), r->name.len);
 	if (isnan(r->cpus))
-		return rest_fail(st, 1, "node \"%s\" without cpus", esc);
+		return rest_fail(st, 1, "node '%s' without cpus", esc);
 	if (seen_before(st, sp(st, &r->name), r->name.len)) /* a node must be named to be told apart */
-		return rest_fail(st, 1, "node \"%s\" listed twice", esc);
+		return rest_fail(st, 1, "node '%s' listed twice", esc);
 	st->nodes++;
 	char state[32];
 	size_t slen = node_state_sinfo(&r->state, state, sizeof(state));
@@ -220,7 +220,7 @@ static int node_end(struct rest *st)
 		struct agg *a = agg_slot(st, &p[1], 1);
 		if (a->node == st->nodes) {
 			char pesc[48];
-			return rest_fail(st, 1, "node \"%s\" lists partition \"%s\" twice", esc,
+			return rest_fail(st, 1, "node '%s' lists partition '%s' twice", esc,
 					 rest_esc(pesc, sizeof(pesc), sp(st, part), part->len));
 		}
 		a->node = st->nodes;
@@ -268,7 +268,7 @@ static int share_end(struct rest *st)
 	free(key);
 	if (twice) {
 		char a[48], u[48];
-		return rest_fail(st, 1, "share row of account \"%s\" user \"%s\" listed twice",
+		return rest_fail(st, 1, "share row of account '%s' user '%s' listed twice",
 				 rest_esc(a, sizeof(a), l[0].value, l[0].vlen),
 				 user ? rest_esc(u, sizeof(u), l[1].value, l[1].vlen) : "");
 	}
@@ -356,7 +356,7 @@ static int job_end(struct rest *st)
 		tasks = (double)rest_array_tasks(sp(st, &r->tasks), r->tasks.len);
 		if (tasks == 0) {
 			char esc[48];
-			return rest_fail(st, 1, "job %.0f: array_task_string \"%s\" not understood", r->id,
+			return rest_fail(st, 1, "job %.0f: array_task_string '%s' not understood", r->id,
 					 rest_esc(esc, sizeof(esc), sp(st, &r->tasks), r->tasks.len));
 		}
 	}
@@ -387,7 +387,7 @@ int rest_diag_num(struct rest *st, const char *path, double v)
 			return 1; /* lists ("[]") and odd keys are not families */
 	}
 	if (seen_before(st, path, strlen(path)))
-		return rest_fail(st, 1, "\"statistics.%s\" given twice", path);
+		return rest_fail(st, 1, "'statistics.%s' given twice", path);
 	expo_add(st->e, name, n, NULL, 0, v);
 	return 1;
 }

@@ -119,7 +119,9 @@ extern const struct doc_info docs[4];
 /* The document is unusable (count problems): the first reason is kept with its offset; the parse
  * stops. Returns 0. */
 int rest_fail(struct rest *st, size_t count, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-/* Untrusted bytes for a reason: escaped, bounded by len. Returns out. */
+/* Untrusted bytes (valid UTF-8: yajl checks) for a reason: at most len - 1 of them, cut at a
+ * character's start, control characters as '?'; each place the reason goes to escapes it (the log,
+ * the status page, the 503 body). Returns out. */
 const char *rest_esc(char *out, size_t len, const char *s, size_t n);
 
 void rest_record_reset(struct rest *st);

@@ -5,7 +5,6 @@
  * their path inside it ("cpus", "free_mem" for free_mem's {set, infinite, number} object, "state[]"
  * for an item of the state array), and turned into samples when it closes (restrec.c). */
 #include "restrec.h"
-#include "log.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -39,7 +38,13 @@ int rest_fail(struct rest *st, size_t count, const char *fmt, ...)
 
 const char *rest_esc(char *out, size_t len, const char *s, size_t n)
 {
-	return log_escape(out, len, s, n);
+	size_t k = n < len - 1 ? n : len - 1;
+	while (k < n && k && ((unsigned char)s[k] & 0xc0) == 0x80) /* cut at a character's start */
+		k--;
+	for (size_t i = 0; i < k; i++)
+		out[i] = (unsigned char)s[i] < 0x20 || s[i] == 0x7f ? '?' : s[i];
+	out[k] = '\0';
+	return out;
 }
 
 /* ---- the walk ---- */
@@ -130,11 +135,11 @@ static void errors_add(struct rest *st, const char *s, size_t n)
 	size_t used = strlen(st->errs);
 	if (used + 8 >= sizeof(st->errs))
 		return;
-	if (used)
-		memcpy(st->errs + used, "; ", 3), used += 2;
-	char tmp[REST_ERRS_MAX];
-	rest_esc(tmp, sizeof(tmp) - used, s, n);
-	memcpy(st->errs + used, tmp, strlen(tmp) + 1);
+	if (used) {
+		memcpy(st->errs + used, "; ", 3);
+		used += 2;
+	}
+	rest_esc(st->errs + used, sizeof(st->errs) - used, s, n);
 }
 
 /* Is the value about to be read at depth d inside the top-level "errors" array's entry? */
@@ -155,9 +160,9 @@ static int shape_check(struct rest *st, enum jkind k)
 		return k == J_MAP ? 1 : rest_fail(st, 1, "the document is %s, not an object", kind_name[k]);
 	if (depth == 1 && KEY_IS(&st->lv[0], "errors")) {
 		if (st->top & TOP_ERRORS)
-			return rest_fail(st, 1, "\"errors\" given twice");
+			return rest_fail(st, 1, "'errors' given twice");
 		st->top |= TOP_ERRORS;
-		return k == J_ARRAY ? 1 : rest_fail(st, 1, "\"errors\" is %s, not an array", kind_name[k]);
+		return k == J_ARRAY ? 1 : rest_fail(st, 1, "'errors' is %s, not an array", kind_name[k]);
 	}
 	if (depth == 2 && in_errors(st, 2)) { /* an entry of slurmrestd's own report */
 		st->nerrs++;
@@ -173,16 +178,16 @@ static int shape_check(struct rest *st, enum jkind k)
 		if (st->lv[depth - 1].array || !key_is(&st->lv[depth - 1], d->prefix[depth - 1]))
 			return 1;
 		if (st->top & (1u << depth))
-			return rest_fail(st, 1, "\"%s\" given twice", d->what);
+			return rest_fail(st, 1, "'%s' given twice", d->what);
 		st->top |= 1u << depth;
 		enum jkind want = depth == d->nprefix && d->array ? J_ARRAY : J_MAP;
 		if (k != want)
-			return rest_fail(st, 1, "\"%s\" is %s, not %s", depth == d->nprefix ? d->what : d->prefix[0],
+			return rest_fail(st, 1, "'%s' is %s, not %s", depth == d->nprefix ? d->what : d->prefix[0],
 					 kind_name[k], kind_name[want]);
 		return 1;
 	}
 	if (d->array && k != J_MAP)
-		return rest_fail(st, 1, "item %zu of \"%s\" is %s, not an object", st->nitems, d->what, kind_name[k]);
+		return rest_fail(st, 1, "item %zu of '%s' is %s, not an object", st->nitems, d->what, kind_name[k]);
 	st->nitems++;
 	return 1;
 }
@@ -212,7 +217,7 @@ static int on_number(struct rest *st, double v, int is_bool)
 		}
 		if (KEY_IS(top, "number")) {
 			if (top->nv_has)
-				return rest_fail(st, 1, "\"%s\" given twice", path);
+				return rest_fail(st, 1, "'%s' given twice", path);
 			top->nv_has = 1;
 			top->nv_num = v;
 			return 1;
@@ -265,14 +270,14 @@ static int cb_string(void *ctx, const unsigned char *s, size_t n)
 	if (st->depth == 3 && in_errors(st, 3) && !st->lv[2].array) { /* {"error": ..., "description": ...} */
 		int i = KEY_IS(&st->lv[2], "error") ? 0 : KEY_IS(&st->lv[2], "description") ? 1 : -1;
 		if (i >= 0)
-			snprintf(st->err_text[i], sizeof(st->err_text[i]), "%.*s", (int)(n < 64 ? n : 64), (const char *)s);
+			rest_esc(st->err_text[i], sizeof(st->err_text[i]), (const char *)s, n);
 		return 1;
 	}
 	const char *path = path_of(st, buf, st->depth);
 	if (!path)
 		return 1;
 	if (cut)
-		return rest_fail(st, 1, "\"%s\" is longer than %u bytes", path, REST_MAX_STRING);
+		return rest_fail(st, 1, "'%s' is longer than %u bytes", path, REST_MAX_STRING);
 	return on_value(st, path, 1, s, n, 0);
 }
 
@@ -295,7 +300,7 @@ static int cb_key(void *ctx, const unsigned char *k, size_t n)
 	if (w && docs[st->doc].slots) {
 		unsigned bit = 1u << (w - 1);
 		if (st->rec_keys & bit)
-			return rest_fail(st, 1, "\"%.*s\" given twice in a record of \"%s\"", (int)n, (const char *)k,
+			return rest_fail(st, 1, "'%.*s' given twice in a record of '%s'", (int)n, (const char *)k,
 					 docs[st->doc].what);
 		st->rec_keys |= bit;
 	}
@@ -374,7 +379,7 @@ static int close_container(struct rest *st)
 		const struct doc_info *d = &docs[st->doc];
 		st->done = 1;
 		if (!(st->top & (1u << d->nprefix)))
-			return rest_fail(st, 1, "no \"%s\" %s", d->what, d->array ? "array" : "object");
+			return rest_fail(st, 1, "no '%s' %s", d->what, d->array ? "array" : "object");
 	}
 	st->depth--;
 	return 1;

@@ -681,13 +681,13 @@ static void test_uid_not_a_uid(void **state)
 static void test_shapeless(void **state)
 {
 	(void)state;
-	PROBLEM(REST_JOBS, "{}", 1, 2, "no \"jobs\" array");
-	PROBLEM(REST_JOBS, "{\"jobs\": null}", 1, 13, "\"jobs\" is null, not an array");
-	PROBLEM(REST_JOBS, "{\"jobs\": {}}", 1, 10, "\"jobs\" is an object, not an array");
-	PROBLEM(REST_JOBS, "{\"jobs\": [{\"job_state\": \"RUNNING\"}, 3]}", 1, 37, "item 1 of \"jobs\" is a number, not an object");
-	PROBLEM(REST_JOBS, "{\"jobs\": [\"x\"]}", 1, 13, "item 0 of \"jobs\" is a string, not an object");
-	PROBLEM(REST_JOBS, "{\"jobs\": [[]]}", 1, 11, "item 0 of \"jobs\" is an array, not an object");
-	PROBLEM(REST_JOBS, "{\"jobs\": [], \"jobs\": []}", 1, 22, "\"jobs\" given twice");
+	PROBLEM(REST_JOBS, "{}", 1, 2, "no 'jobs' array");
+	PROBLEM(REST_JOBS, "{\"jobs\": null}", 1, 13, "'jobs' is null, not an array");
+	PROBLEM(REST_JOBS, "{\"jobs\": {}}", 1, 10, "'jobs' is an object, not an array");
+	PROBLEM(REST_JOBS, "{\"jobs\": [{\"job_state\": \"RUNNING\"}, 3]}", 1, 37, "item 1 of 'jobs' is a number, not an object");
+	PROBLEM(REST_JOBS, "{\"jobs\": [\"x\"]}", 1, 13, "item 0 of 'jobs' is a string, not an object");
+	PROBLEM(REST_JOBS, "{\"jobs\": [[]]}", 1, 11, "item 0 of 'jobs' is an array, not an object");
+	PROBLEM(REST_JOBS, "{\"jobs\": [], \"jobs\": []}", 1, 22, "'jobs' given twice");
 	PROBLEM(REST_JOBS, "[]", 1, 1, "the document is an array, not an object");
 	PROBLEM(REST_JOBS, "3", 1, 1, "the document is a number, not an object");
 	PROBLEM(REST_JOBS, "", 1, 0, "not JSON: premature EOF");
@@ -695,19 +695,19 @@ static void test_shapeless(void **state)
 	PROBLEM(REST_JOBS, "{\"errors\": [\"boom\"]}", 1, 19, "slurmrestd reported 1 error(s): boom");
 	PROBLEM(REST_JOBS, "{\"jobs\": [], \"errors\": [{\"error\": \"Invalid auth\", \"description\": \"say \\\"no\\\"\\n\","
 		"\"error_number\": 1}, 7]}", 2, 102,
-		"slurmrestd reported 2 error(s): Invalid auth: say \\x22no\\x22\\x0a; a number");
-	PROBLEM(REST_JOBS, "{\"jobs\": [], \"errors\": {}}", 1, 24, "\"errors\" is an object, not an array");
-	PROBLEM(REST_JOBS, "{\"jobs\": [], \"errors\": [], \"errors\": []}", 1, 38, "\"errors\" given twice");
+		"slurmrestd reported 2 error(s): Invalid auth: say \"no\"?; a number");
+	PROBLEM(REST_JOBS, "{\"jobs\": [], \"errors\": {}}", 1, 24, "'errors' is an object, not an array");
+	PROBLEM(REST_JOBS, "{\"jobs\": [], \"errors\": [], \"errors\": []}", 1, 38, "'errors' given twice");
 	PROBLEM(REST_JOBS, "{\"jobs\": [}", 1, 11, "not JSON: unallowed token at this point in JSON text");
 	PROBLEM(REST_JOBS, "{\"jobs\": []", 1, 11, "not JSON: premature EOF");
-	PROBLEM(REST_NODES, "{\"nodes\": {}}", 1, 11, "\"nodes\" is an object, not an array");
-	PROBLEM(REST_SHARES, "{}", 1, 2, "no \"shares.shares\" array");
-	PROBLEM(REST_SHARES, "{\"shares\": {}}", 1, 14, "no \"shares.shares\" array");
-	PROBLEM(REST_SHARES, "{\"shares\": []}", 1, 12, "\"shares\" is an array, not an object");
-	PROBLEM(REST_SHARES, "{\"shares\": {\"shares\": null}}", 1, 26, "\"shares.shares\" is null, not an array");
-	PROBLEM(REST_SHARES, "{\"shares\": {\"shares\": [], \"shares\": []}}", 1, 37, "\"shares.shares\" given twice");
-	PROBLEM(REST_DIAG, "{\"statistics\": []}", 1, 16, "\"statistics\" is an array, not an object");
-	PROBLEM(REST_DIAG, "{\"meta\": {}}", 1, 12, "no \"statistics\" object");
+	PROBLEM(REST_NODES, "{\"nodes\": {}}", 1, 11, "'nodes' is an object, not an array");
+	PROBLEM(REST_SHARES, "{}", 1, 2, "no 'shares.shares' array");
+	PROBLEM(REST_SHARES, "{\"shares\": {}}", 1, 14, "no 'shares.shares' array");
+	PROBLEM(REST_SHARES, "{\"shares\": []}", 1, 12, "'shares' is an array, not an object");
+	PROBLEM(REST_SHARES, "{\"shares\": {\"shares\": null}}", 1, 26, "'shares.shares' is null, not an array");
+	PROBLEM(REST_SHARES, "{\"shares\": {\"shares\": [], \"shares\": []}}", 1, 37, "'shares.shares' given twice");
+	PROBLEM(REST_DIAG, "{\"statistics\": []}", 1, 16, "'statistics' is an array, not an object");
+	PROBLEM(REST_DIAG, "{\"meta\": {}}", 1, 12, "no 'statistics' object");
 	/* what is still a good document: no records, other keys of any shape, an empty errors array */
 	PROBLEM(REST_JOBS, "{\"jobs\": [], \"meta\": [1, {\"jobs\": 3}], \"errors\": [], \"warnings\": [\"w\"]}", 0, 0, "");
 	PROBLEM(REST_SHARES, "{\"shares\": {\"shares\": [], \"x\": 1}}", 0, 0, "");
@@ -726,23 +726,23 @@ static void test_listed_twice(void **state)
 {
 	(void)state;
 	PROBLEM(REST_NODES, "{\"nodes\": [{\"name\": \"n1\", \"cpus\": 1}, {\"name\": \"n1\", \"cpus\": 2}]}", 1, 63,
-		"node \"n1\" listed twice");
+		"node 'n1' listed twice");
 	PROBLEM(REST_NODES, "{\"nodes\": [{\"name\": \"n1\", \"cpus\": 1}], \"nodes\": [{\"name\": \"n2\", \"cpus\": 2}]}", 1, 49,
-		"\"nodes\" given twice");
+		"'nodes' given twice");
 	PROBLEM(REST_NODES, "{\"nodes\": [{\"name\": \"n1\", \"cpus\": 1, \"name\": \"n2\"}]}", 1, 43,
-		"\"name\" given twice in a record of \"nodes\"");
+		"'name' given twice in a record of 'nodes'");
 	PROBLEM(REST_NODES, "{\"nodes\": [{\"name\": \"n1\", \"cpus\": 1, \"partitions\": [\"a\", \"b\", \"a\"]}]}", 1, 67,
-		"node \"n1\" lists partition \"a\" twice");
+		"node 'n1' lists partition 'a' twice");
 	PROBLEM(REST_NODES, "{\"nodes\": [{\"name\": \"n1\", \"cpus\": {\"number\": 1, \"number\": 2}}]}", 1, 59,
-		"\"cpus.number\" given twice");
+		"'cpus.number' given twice");
 	PROBLEM(REST_DIAG, "{\"statistics\": {\"jobs_submitted\": 1, \"jobs_submitted\": 2}}", 1, 56,
-		"\"statistics.jobs_submitted\" given twice");
-	PROBLEM(REST_DIAG, "{\"statistics\": {\"a\": {\"b\": 1}, \"a\": {\"b\": 1}}}", 1, 43, "\"statistics.a.b\" given twice");
+		"'statistics.jobs_submitted' given twice");
+	PROBLEM(REST_DIAG, "{\"statistics\": {\"a\": {\"b\": 1}, \"a\": {\"b\": 1}}}", 1, 43, "'statistics.a.b' given twice");
 	PROBLEM(REST_JOBS, "{\"jobs\": [{\"job_id\": 5, \"job_state\": \"RUNNING\"}, {\"job_id\": 5, \"job_state\": \"PENDING\"}]}",
 		1, 86, "job 5 listed twice");
 	PROBLEM(REST_SHARES, "{\"shares\": {\"shares\": [{\"name\": \"u\", \"parent\": \"a\", \"type\": [\"USER\"]}, "
 		"{\"type\": [\"USER\"], \"parent\": \"a\", \"name\": \"u\"}]}}", 1, 117,
-		"share row of account \"a\" user \"u\" listed twice");
+		"share row of account 'a' user 'u' listed twice");
 	/* the same names in other places are not twice: a user row and its account's row, two nodes'
 	 * partitions, a key of two records */
 	PROBLEM(REST_SHARES, "{\"shares\": {\"shares\": [{\"name\": \"a\"}, {\"name\": \"a\", \"parent\": \"a\", \"type\": [\"USER\"]},"
@@ -881,7 +881,7 @@ static void test_huge_unread_string(void **state)
 	char why[200];
 	size_t at;
 	assert_int_equal(problem_of(REST_JOBS, b.data, why, &at), 1);
-	assert_string_equal(why, "\"user_name\" is longer than 65536 bytes");
+	assert_string_equal(why, "'user_name' is longer than 65536 bytes");
 	assert_int_equal(at, 25 + REST_MAX_STRING + 1 + 1); /* just after its closing quote */
 	buf_free(&b);
 	free(doc);
