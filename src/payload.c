@@ -67,9 +67,11 @@ int payload_feed(struct payload *p, const char *data, size_t n, size_t max_body)
 		return -1;
 	}
 	p->len += n;
-	if (p->http_status == 0 || p->http_status == 200)
-		sources[p->src].parser->feed(p->parse_state, &p->expo, data, n);
-	return 0;
+	if (p->http_status != 0 && p->http_status != 200)
+		return 0;
+	const struct source_parser *sp = sources[p->src].parser;
+	sp->feed(p->parse_state, &p->expo, data, n);
+	return sp->stopped && sp->stopped(p->parse_state) ? 1 : 0;
 }
 
 void payload_fault(struct payload *p, enum source_fault fault, const char *detail)
@@ -132,7 +134,6 @@ struct payload *payload_replay(const char *dir, enum source_id src, size_t max_b
 	char chunk[65536], why[300];
 	size_t n;
 	double t0 = mono_now();
-	int too_big = 0;
 
 	p->facts.from_file = 1;
 	snprintf(path, sizeof(path), "%s/%s", dir, sources[src].file);
@@ -142,14 +143,15 @@ struct payload *payload_replay(const char *dir, enum source_id src, size_t max_b
 		payload_finish(p);
 		return p;
 	}
-	while (!too_big && (n = fread(chunk, 1, sizeof(chunk), f)) > 0)
-		too_big = payload_feed(p, chunk, n, max_body) < 0;
+	int rc = 0;
+	while (rc == 0 && (n = fread(chunk, 1, sizeof(chunk), f)) > 0)
+		rc = payload_feed(p, chunk, n, max_body); /* -1: too big (recorded); 1: the parser has seen enough */
 	int bad = ferror(f);
 	fclose(f);
 	p->seconds = mono_now() - t0;
 	p->at = mono_now();
 	if (bad)
-		payload_fault(p, FAULT_TRANSPORT, "file unreadable"); /* too_big: payload_feed recorded it */
+		payload_fault(p, FAULT_TRANSPORT, "file unreadable");
 	payload_finish(p);
 	return p;
 }

@@ -45,7 +45,9 @@ void payload_unref(const struct payload *p);
 /* A new HTTP response begins (a redirect was followed): forget what the previous one sent. */
 void payload_restart(struct payload *p, long http_status);
 /* Body bytes as they arrive, after http_status is set (0 for a file). They are counted, and parsed
- * when the status is 200 or 0. Returns -1, and takes nothing, when the body would pass max_body. */
+ * when the status is 200 or 0. Returns -1, and takes nothing, when the body would pass max_body; 1
+ * when the parser knows the answer unusable already (source_parser.stopped): the rest need not
+ * come; else 0. */
 int payload_feed(struct payload *p, const char *data, size_t n, size_t max_body);
 /* Record what went wrong (detail: text for the fault, or NULL); only the first fault is kept. */
 void payload_fault(struct payload *p, enum source_fault fault, const char *detail);

@@ -463,6 +463,23 @@ static void write_row_fidelity(struct buf *b, const struct mapping *m, const str
 	}
 }
 
+/* Per upstream with a token file: whether its answers of this scrape accepted the token (source.h's
+ * source_token_state; docs/operations.md, "Tokens"). */
+static void write_token_ok(struct buf *b, const struct payload *const p[SRC_COUNT], unsigned need)
+{
+	static const char name[] = "slurm_exporter_shim_upstream_token_ok";
+	int header = 0, which;
+	for (int u = 0; u < UPSTREAM_COUNT; u++) {
+		int st = source_token_state(p, need, (enum upstream_id)u, &which);
+		if (st == TOKEN_NOT_CONFIGURED)
+			continue;
+		if (!header++)
+			write_header(b, name, "Whether the upstream accepted the token of its --*.auth.token-file in this scrape's "
+					      "answers (1), or refused it or the file could not be read (0).", "gauge");
+		self_sample(b, name, "upstream", upstreams[u].name, st == TOKEN_SENT);
+	}
+}
+
 static void write_self(const struct fetch_counts fc[SRC_COUNT], struct buf *b, const struct payload *const p[SRC_COUNT],
 		       const int up[SRC_COUNT], unsigned need,
 		       const struct mapping *m, const struct row_result *res, const char *const *overflowed,
@@ -502,6 +519,7 @@ static void write_self(const struct fetch_counts fc[SRC_COUNT], struct buf *b, c
 			self_sample(b, fam[f].name, "endpoint", sources[id].name, v);
 		}
 	}
+	write_token_ok(b, p, need);
 	size_t counts[7] = { 0 };
 	for (size_t i = 0; i < m->nrows; i++)
 		counts[res[i].status]++;
@@ -637,6 +655,12 @@ static void status_record(struct scraper *s, const struct scrape_ctx *c, const s
 		st->src_at[id] = p[id]->at;
 		if (!up[id])
 			source_down_reason(p, (enum source_id)id, o->reason, sizeof(o->reason));
+	}
+	for (int u = 0; u < UPSTREAM_COUNT; u++) {
+		int which = -1;
+		st->token[u].state = source_token_state(p, c->need, (enum upstream_id)u, &which);
+		st->token[u].source = which;
+		st->token[u].http_status = which >= 0 ? p[which]->http_status : 0;
 	}
 	status_rows(st, c->m, res, overflowed);
 	if (s->cfg.upstream[UPSTREAM_SLURMCTLD].ctl)

@@ -27,15 +27,20 @@ static const char *slurmctld_status_hint(long code)
 	}
 }
 
-/* What an HTTP status from slurmrestd means, for the operator. */
+/* What an HTTP status from slurmrestd means, for the operator, when no token went with the request
+ * (a refused token: token_text). */
 static const char *slurmrestd_status_hint(long code)
 {
 	switch (code) {
 	case 401:
+		return "401 Unauthorized and no token sent: set --slurmrestd.auth.token-file (and --slurmrestd.auth.user)";
 	case 403:
-		return "token expired or not accepted: renew --slurmrestd.auth.token-file (scontrol token ...)";
-	case 404:
-		return "404 Not Found: does this slurmrestd serve --slurmrestd.api-version (slurmrestd -d list)?";
+		return "403 Forbidden and no token sent: set --slurmrestd.auth.token-file (and --slurmrestd.auth.user)";
+	case 511:
+		return "511 Network Authentication Required and no token sent: set --slurmrestd.auth.token-file";
+	case 404: /* a discovered version is looked up again on the next fetch (fetch.c) */
+		return "404 Not Found: does this slurmrestd serve --slurmrestd.api-version (slurmrestd -d list)? "
+		       "A discovered version is looked up again";
 	default:
 		return NULL;
 	}
@@ -43,9 +48,9 @@ static const char *slurmrestd_status_hint(long code)
 
 const struct upstream upstreams[UPSTREAM_COUNT] = {
 	[UPSTREAM_SLURMCTLD] = { "slurmctld", "--slurmctld", "Accept: text/plain", slurmctld_status_hint,
-				 "is MetricsType=metrics/openmetrics set in slurm.conf?", 0 },
+				 "is MetricsType=metrics/openmetrics set in slurm.conf?", NULL, 0 },
 	[UPSTREAM_SLURMRESTD] = { "slurmrestd", "--slurmrestd", "Accept: application/json", slurmrestd_status_hint,
-				  "slurmrestd answers every document with JSON", 1 },
+				  "slurmrestd answers every document with JSON", "application/json", 1 },
 };
 
 /* slurmctld's OpenMetrics text: the expo is the whole parser state. */
@@ -72,13 +77,15 @@ static void om_discard(void *st)
 	(void)st;
 }
 
-static const struct source_parser openmetrics_parser = { om_begin, om_feed, om_end, om_discard };
+static const struct source_parser openmetrics_parser = { om_begin, om_feed, om_end, om_discard, NULL, "line" };
 
-/* slurmrestd's JSON documents: the streaming converter of slurmrestd.h, one begin per document. */
-static const struct source_parser rest_nodes_parser = { rest_begin_nodes, rest_feed, rest_end, rest_discard };
-static const struct source_parser rest_shares_parser = { rest_begin_shares, rest_feed, rest_end, rest_discard };
-static const struct source_parser rest_jobs_parser = { rest_begin_jobs, rest_feed, rest_end, rest_discard };
-static const struct source_parser rest_diag_parser = { rest_begin_diag, rest_feed, rest_end, rest_discard };
+/* slurmrestd's JSON documents: the streaming converter of slurmrestd.h, one begin per document; its
+ * first problem stops it, and the transfer. */
+#define REST_PARSER(begin) { begin, rest_feed, rest_end, rest_discard, rest_stopped, "byte" }
+static const struct source_parser rest_nodes_parser = REST_PARSER(rest_begin_nodes);
+static const struct source_parser rest_shares_parser = REST_PARSER(rest_begin_shares);
+static const struct source_parser rest_jobs_parser = REST_PARSER(rest_begin_jobs);
+static const struct source_parser rest_diag_parser = REST_PARSER(rest_begin_diag);
 
 static const char *const partitions_names[] = { "slurm_partition", NULL };
 static const char *const nodes_names[] = { "slurm_node_", "slurm_nodes", NULL };
@@ -196,8 +203,55 @@ static const char *fault_text(const struct source *src, const struct source_fact
 		return buf;
 	case FAULT_DEADLINE:
 		return "scrape deadline passed while waiting for the fetch in flight";
+	case FAULT_CONTENT_TYPE:
+		snprintf(buf, len, "the answer is %s, not %s (a proxy's page?)", f->detail,
+			 upstreams[src->upstream].media_type);
+		return buf;
 	}
 	return NULL;
+}
+
+int source_token_refused(const struct source *src, const struct source_facts *f)
+{
+	long code = f->http_status;
+	if (f->token != TOKEN_SENT)
+		return 0;
+	if (code == 401 || code == 403)
+		return 1;
+	return src->upstream == UPSTREAM_SLURMRESTD && (code == 511 || (code == 500 && src == &sources[SRC_REST_SHARES]));
+}
+
+/* A refused token, for the operator (the token itself is never written anywhere). */
+static const char *token_text(const struct source *src, const struct source_facts *f, char *buf, size_t len)
+{
+	const char *flag = upstreams[src->upstream].flag;
+	if (f->http_status == 500)
+		snprintf(buf, len, "HTTP 500 with the token of %s.auth.token-file: token expired or not accepted? (so slurmrestd "
+			 "25.11 answers /shares to an expired or forged one): renew it (scontrol token)", flag);
+	else if (f->http_status == 403)
+		snprintf(buf, len, "HTTP 403 with the token of %s.auth.token-file: the token's user is not allowed (%s), or the "
+			 "token is not accepted", flag, src->upstream == UPSTREAM_SLURMCTLD ?
+			 "26.05: add it to MetricsAuthUsers, or use root/SlurmUser" : "--slurmrestd.auth.user?");
+	else
+		snprintf(buf, len, "HTTP %ld with the token of %s.auth.token-file: token expired or not accepted: renew it "
+			 "(scontrol token)", f->http_status, flag);
+	return buf;
+}
+
+int source_token_state(const struct payload *const p[SRC_COUNT], unsigned need, enum upstream_id u, int *which)
+{
+	int state = TOKEN_NOT_CONFIGURED;
+	for (int id = 0; id < SRC_COUNT; id++) {
+		if (!p[id] || !(need & (1u << id)) || sources[id].upstream != u)
+			continue;
+		if (source_token_refused(&sources[id], &p[id]->facts)) {
+			*which = id;
+			return -1;
+		}
+		if (p[id]->facts.token == TOKEN_UNREADABLE || (p[id]->facts.token == TOKEN_SENT && state == TOKEN_NOT_CONFIGURED))
+			state = (int)p[id]->facts.token;
+	}
+	return state;
 }
 
 enum source_verdict source_verdict(const struct source *src, const struct source_facts *f, char *why, size_t whylen)
@@ -211,7 +265,9 @@ enum source_verdict source_verdict(const struct source *src, const struct source
 	if (f->http_status && f->http_status != 200) {
 		const struct upstream *up = &upstreams[src->upstream];
 		const char *hint = up->status_hint ? up->status_hint(f->http_status) : NULL;
-		if (hint)
+		if (source_token_refused(src, f))
+			snprintf(why, whylen, "%s: %s", src->path, token_text(src, f, buf, sizeof(buf)));
+		else if (hint)
 			snprintf(why, whylen, "%s: %s", src->path, hint);
 		else
 			snprintf(why, whylen, "%s: HTTP status %ld", src->path, f->http_status);
@@ -220,6 +276,11 @@ enum source_verdict source_verdict(const struct source *src, const struct source
 	if (f->len == 0 && !src->empty_ok) {
 		snprintf(why, whylen, "%s: empty answer (%s)", src->path, upstreams[src->upstream].empty_hint);
 		return VERDICT_EMPTY;
+	}
+	if (f->malformed && !strcmp(src->parser->at, "byte")) { /* JSON: a document not what it should be */
+		snprintf(why, whylen, "%s: unusable JSON, %zu malformed item(s), first at byte %zu: %s", src->path, f->malformed,
+			 f->first_line, f->first_reason ? f->first_reason : "");
+		return VERDICT_MALFORMED;
 	}
 	if (f->malformed) {
 		snprintf(why, whylen, "%s: %zu malformed line(s), first at line %zu: %s", src->path, f->malformed,

@@ -53,6 +53,8 @@ struct upstream {
 	const char *accept;       /* the Accept header */
 	const char *(*status_hint)(long code); /* what an HTTP status means, for the operator, or NULL */
 	const char *empty_hint;   /* what an empty answer suggests */
+	const char *media_type;   /* the Content-Type of a usable answer (parameters aside), or NULL: any;
+				     an answer of another type is refused at its headers (fetch.c) */
 	int optional;             /* used only when its base_url is set (in a replay too: its files are
 				     read only then); slurmctld is always used */
 };
@@ -69,6 +71,9 @@ struct source_parser {
 	void (*feed)(void *st, struct expo *e, const char *data, size_t n);
 	size_t (*end)(void *st, struct expo *e);
 	void (*discard)(void *st);                    /* frees the state; the expo is reset by the caller */
+	int (*stopped)(const void *st);               /* the answer is known unusable already: the rest
+							 of its bytes need not come (NULL: never) */
+	const char *at;                               /* what the errors' "line" counts: "line", "byte" */
 };
 
 struct source {
@@ -118,6 +123,15 @@ enum source_fault {
 	FAULT_REDIRECT_REFUSED,  /* detail: the target, escaped */
 	FAULT_NO_TOKEN,          /* detail: why no token was sent; a fault only if the answer is 401 */
 	FAULT_DEADLINE,          /* the scrape's deadline passed while the fetch was in flight */
+	FAULT_CONTENT_TYPE,      /* detail: the answer's Content-Type (not its upstream's media_type), escaped */
+};
+
+/* Whether a token went with the request (fetch.c): the token is never recorded, only this. */
+enum source_token_use {
+	TOKEN_NOT_CONFIGURED,    /* no --*.auth.token-file (or a replay) */
+	TOKEN_UNREADABLE,        /* configured, but the file could not be read: none sent */
+	TOKEN_SENT,
+	TOKEN_WITHHELD,          /* configured, not sent: the answer came from another origin (redirect) */
 };
 
 /* The facts about one answer. */
@@ -132,6 +146,7 @@ struct source_facts {
 	size_t first_line;       /* the first malformed item's line */
 	const char *first_reason;
 	size_t nnamed;           /* families the answer named (kept or not) */
+	enum source_token_use token;
 };
 
 /* How far an answer got before it was found unusable; VERDICT_OK: usable. */
@@ -147,6 +162,15 @@ enum source_verdict {
 /* Is src's answer with facts f usable? When not, why goes into why (one line for logs and the 503
  * body, starting with the source's path). */
 enum source_verdict source_verdict(const struct source *src, const struct source_facts *f, char *why, size_t whylen);
+
+/* Whether an answer with facts f refused the token that was sent: 401 or 403; slurmrestd 25.11 with
+ * rest_auth/jwt also answers 511 to an expired or forged token, and 500 on /shares. */
+int source_token_refused(const struct source *src, const struct source_facts *f);
+
+/* What upstream u's token did in one scrape's answers (p[id] NULL: not fetched), for the self metric
+ * and the status page: TOKEN_NOT_CONFIGURED (or no answer over HTTP), TOKEN_UNREADABLE, TOKEN_SENT
+ * (accepted by every answer that got it), or -1: refused by source *which. */
+int source_token_state(const struct payload *const p[SRC_COUNT], unsigned need, enum upstream_id u, int *which);
 
 /* The rule across one scrape's answers (p[id] NULL: not fetched): up[id] is whether rows may read
  * source id (its answer usable, and an empty answer vouched for, see empty_vouched_by). Returns
