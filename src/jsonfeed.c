@@ -4,11 +4,12 @@
  * next chunk's head until the token in progress ends: every other byte goes to yajl unread. */
 #include "jsonfeed.h"
 
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-enum { L_OUT, L_WORD, L_STR, L_ESC, L_HEX, L_DROP, L_DROP_ESC }; /* the dropping ones last */
+enum { L_OUT, L_WORD, L_STR, L_ESC, L_HEX, L_DROP, L_DROP_ESC, L_DROP_HEX }; /* the dropping ones last */
 
 #define NO_SEG ((size_t)-1)
 
@@ -189,6 +190,40 @@ static int cut_before(struct jsonfeed *j, const char *data, size_t i, size_t *se
 
 #define LEX_STOP ((size_t)-1)
 
+/* The dropped part of a cut string from data[i], checked as yajl checks a string (no control
+ * character; UTF-8 lead bytes followed by as many continuation bytes as they say; hex > 0: that
+ * many continuations still to come), up to its closing quote (yajl gets it: *seg), a backslash
+ * (L_DROP_ESC) or n. The index reached, or LEX_STOP. */
+static size_t drop(struct jsonfeed *j, const char *data, size_t i, size_t n, size_t *seg, int *st, int *hex)
+{
+	for (; i < n; i++) {
+		unsigned char c = (unsigned char)data[i];
+		if (*hex) {
+			if ((c & 0xc0) != 0x80)
+				break;
+			--*hex;
+		} else if (c == '"') {
+			*seg = i; /* the string ends */
+			*st = L_OUT;
+			return i + 1;
+		} else if (c == '\\') {
+			*st = L_DROP_ESC;
+			return i + 1;
+		} else if (c >= 0x80) {
+			*hex = (c >> 5) == 0x6 ? 1 : (c >> 4) == 0xe ? 2 : (c >> 3) == 0x1e ? 3 : -1;
+			if (*hex < 0)
+				break;
+		} else if (c < 0x20) {
+			stop_at(j, j->off + i, "not JSON: control character in a string");
+			return LEX_STOP;
+		}
+	}
+	if (i == n)
+		return n;
+	stop_at(j, j->off + i, "not JSON: invalid UTF-8 in a string");
+	return LEX_STOP;
+}
+
 /* Lex data[i..n) on from the state in j. head: the token in progress at the chunk's start, until it
  * ends (the index after it is returned, state L_OUT), a long string cut (yajl's bytes are given
  * through *seg) and a long word refused; else the chunk's tail, whose bytes yajl has: to n, only the
@@ -206,6 +241,7 @@ static size_t lex(struct jsonfeed *j, const char *data, size_t i, size_t n, size
 				st = (CLS(i) & B_QUOTE) ? L_STR : L_WORD;
 				i += st == L_STR;
 				run = 0;
+				hex = 0;
 			}
 			break;
 		case L_WORD:
@@ -238,7 +274,8 @@ static size_t lex(struct jsonfeed *j, const char *data, size_t i, size_t n, size
 			} else {
 				if (cut_before(j, data, i, seg) < 0)
 					return LEX_STOP;
-				st = c == '\\' ? L_DROP_ESC : L_DROP;
+				st = L_DROP; /* from c on, checked as yajl checks a string, and dropped */
+				break;
 			}
 			i++;
 			break;
@@ -254,22 +291,25 @@ static size_t lex(struct jsonfeed *j, const char *data, size_t i, size_t n, size
 			st = hex ? L_HEX : L_STR;
 			break;
 		case L_DROP:
-			for (; i < n && !(CLS(i) & B_STOP); i++)
-				if ((unsigned char)data[i] < 0x20) {
-					stop_at(j, j->off + i, "not JSON: control character in a string");
-					return LEX_STOP;
-				}
-			if (i < n && data[i] == '"') {
-				*seg = i; /* yajl gets the closing quote: the string ends */
-				st = L_OUT;
-			} else if (i < n) {
-				st = L_DROP_ESC;
-			}
-			i += i < n;
+			i = drop(j, data, i, n, seg, &st, &hex);
+			if (i == LEX_STOP)
+				return LEX_STOP;
 			break;
-		case L_DROP_ESC:
-			st = L_DROP;
+		case L_DROP_ESC: /* what yajl's lexer accepts after a backslash */
+			if (!strchr("\"\\/bfnrtu", data[i]) || !data[i]) {
+				stop_at(j, j->off + i, "not JSON: invalid escaped character in a string");
+				return LEX_STOP;
+			}
+			hex = data[i] == 'u' ? 4 : 0;
+			st = data[i++] == 'u' ? L_DROP_HEX : L_DROP;
+			break;
+		case L_DROP_HEX:
+			if (!isxdigit((unsigned char)data[i])) {
+				stop_at(j, j->off + i, "not JSON: invalid \\u escape in a string");
+				return LEX_STOP;
+			}
 			i++;
+			st = --hex ? L_DROP_HEX : L_DROP;
 			break;
 		}
 	}

@@ -887,6 +887,30 @@ static void test_huge_unread_string(void **state)
 	free(doc);
 }
 
+/* A string cut in pieces is still checked as yajl checks one (src/jsonfeed.c): an invalid escape,
+ * invalid UTF-8 or a control character past the cut refuses the document as it does whole. */
+static void test_cut_string_checked(void **state)
+{
+	(void)state;
+	static const char *const bad[] = { "\\x", "\\u12g4", "\xff", "\xc3(", "\x01" };
+	size_t len = 3 * REST_MAX_STRING * 6; /* past JSONFEED_CUT: cut when fed in pieces */
+	for (size_t b = 0; b <= sizeof(bad) / sizeof(bad[0]); b++) {
+		size_t n;
+		char *doc = job_with_comment(len, &n);
+		if (b < sizeof(bad) / sizeof(bad[0])) /* near the end of the comment, well past the cut */
+			memcpy(doc + 24 + len - 100, bad[b], strlen(bad[b]));
+		for (size_t chunk = 0; chunk <= 16384; chunk += 16384) {
+			struct expo e;
+			expo_init(&e);
+			size_t got = parse(&e, REST_JOBS, doc, n, chunk);
+			if (got != (b < sizeof(bad) / sizeof(bad[0])))
+				fail_msg("case %zu, pieces of %zu: %zu problem(s) %s", b, chunk, got, e.nerrors ? e.errors[0].reason : "");
+			expo_free(&e);
+		}
+		free(doc);
+	}
+}
+
 static int only_state(const char *name, size_t len, void *ctx)
 {
 	(void)ctx;
@@ -958,6 +982,7 @@ int main(void)
 		cmocka_unit_test(test_many_partitions),
 		cmocka_unit_test(test_novals_any_order),
 		cmocka_unit_test(test_huge_unread_string),
+		cmocka_unit_test(test_cut_string_checked),
 		cmocka_unit_test(test_keep_filter),
 		cmocka_unit_test(test_expo_add),
 	};
