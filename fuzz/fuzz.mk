@@ -14,7 +14,8 @@
 # tests/conformance/openmetrics-parsers/. fuzz/corpus/restjson/ is cut from
 # tests/fixtures/slurm-25.11-rest/*/rest_{nodes,shares,jobs,diag}.json: one selector byte (the
 # document, 0 nodes .. 3 diag, plus 4 x a piece size) and the answer, the jobs answers cut to their
-# first two jobs and the shares to their first four rows. fuzz_native (the passthrough: slurmctld's
+# first two jobs and the shares to their first four rows, with sorted keys and issue 19's shapes too
+# (see gen-seeds.sh); fuzz_restjson also runs src/jsonfeed.c alone with a small string limit. fuzz_native (the passthrough: slurmctld's
 # text through the tolerant reader, fed in pieces, and native_render, read back by the strict reader
 # label value for label value), fuzz_probe (--probe.targets-file, written to a file under TMPDIR)
 # and fuzz_accept (Accept-Encoding field lines, src/http_encoding.c) state their properties at the

@@ -1,14 +1,20 @@
-/* fuzz_restjson.c: libFuzzer target for the slurmrestd JSON converter (src/slurmrestd.c). The first
- * byte picks the document (nodes, shares, jobs, diag) and the piece size; the rest is the answer.
+/* fuzz_restjson.c: libFuzzer target for the slurmrestd JSON converter (src/slurmrestd.c) and the
+ * bounded feeder under it (src/jsonfeed.c). The first byte picks the document (nodes, shares, jobs,
+ * diag) and the piece size; the rest is the answer.
  * Checks the documented contracts: no crash, no leak; the answer fed in pieces gives exactly the
- * families and malformed count of the whole answer; every sample is in its family and found.
- * Ownership: each parse owns its struct expo and frees it before returning. */
+ * families, problem count and first reason of the whole answer, and one recorded error exactly when
+ * it has problems; every sample is in its family and found. Then jsonfeed alone with a small string
+ * limit (8 bytes: strings of the input are cut): the pieces give the events of the whole (a string
+ * past the limit reported "long" either way, its bytes not compared) and the same outcome.
+ * Ownership: each parse owns its struct expo (or buffer) and frees it before returning. */
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "buf.h"
 #include "fuzz_pieces.h"
+#include "jsonfeed.h"
 #include "slurmrestd.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -53,6 +59,103 @@ static int same(const struct expo *a, const struct expo *b)
 	return 1;
 }
 
+/* ---- jsonfeed alone: its events as text ---- */
+
+#define FEED_LIMIT 8
+
+struct feed_run {
+	struct jsonfeed jf;
+	struct buf out;
+};
+
+static int ev(void *ctx, const char *tag, const void *s, size_t n)
+{
+	struct feed_run *r = ctx;
+	buf_printf(&r->out, "%s%zu:", tag, n);
+	buf_append(&r->out, s, n);
+	return 1;
+}
+
+static int ev_null(void *ctx)
+{
+	return ev(ctx, "n", NULL, 0);
+}
+
+static int ev_bool(void *ctx, int b)
+{
+	return ev(ctx, b ? "t" : "f", NULL, 0);
+}
+
+static int ev_number(void *ctx, const char *s, size_t n)
+{
+	if (n > JSONFEED_MAX_TOKEN) /* as the converter refuses it (jsonfeed.h) */
+		return 0;
+	return ev(ctx, "#", s, n);
+}
+
+static int ev_text(void *ctx, const char *tag, const unsigned char *s, size_t n)
+{
+	struct feed_run *r = ctx;
+	return jsonfeed_long(&r->jf, n) ? ev(ctx, tag, "*", 1) : ev(ctx, tag, s, n);
+}
+
+static int ev_string(void *ctx, const unsigned char *s, size_t n)
+{
+	return ev_text(ctx, "s", s, n);
+}
+
+static int ev_key(void *ctx, const unsigned char *s, size_t n)
+{
+	return ev_text(ctx, "k", s, n);
+}
+
+static int ev_open_map(void *ctx)
+{
+	return ev(ctx, "{", NULL, 0);
+}
+
+static int ev_close_map(void *ctx)
+{
+	return ev(ctx, "}", NULL, 0);
+}
+
+static int ev_open_array(void *ctx)
+{
+	return ev(ctx, "[", NULL, 0);
+}
+
+static int ev_close_array(void *ctx)
+{
+	return ev(ctx, "]", NULL, 0);
+}
+
+static const yajl_callbacks feed_callbacks = {
+	ev_null, ev_bool, NULL, NULL, ev_number, ev_string, ev_open_map, ev_key, ev_close_map, ev_open_array,
+	ev_close_array,
+};
+
+static void feed_piece(void *ctx, const char *piece, size_t n)
+{
+	struct feed_run *r = ctx;
+	jsonfeed_feed(&r->jf, piece, n);
+}
+
+/* The events of text fed in pieces of chunk bytes, and the outcome as the last event. */
+static char *feed_events(const char *text, size_t size, size_t chunk, size_t *len)
+{
+	struct feed_run *r = malloc(sizeof(*r)); /* jsonfeed must not move: yajl holds a pointer to it */
+	if (!r)
+		abort();
+	buf_init(&r->out, 0);
+	jsonfeed_init(&r->jf, &feed_callbacks, r, FEED_LIMIT);
+	fuzz_pieces(text, size, chunk, feed_piece, r);
+	buf_printf(&r->out, "=%d", jsonfeed_end(&r->jf));
+	jsonfeed_free(&r->jf);
+	char *s = buf_steal(&r->out, len);
+	free(r);
+	return s;
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	if (size < 1)
@@ -65,9 +168,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	expo_init(&whole);
 	expo_init(&fed);
 	size_t bad = parse(&whole, doc, text, size, size ? size : 1);
-	/* pieces equal whole while no run of bytes without a token could pass the in-pieces limit */
+	/* pieces equal whole while no string could be cut (a cut's reason and offset are its own) */
 	size_t bad_fed = parse(&fed, doc, text, size, chunk);
 	if (size < REST_MAX_STRING && (bad != bad_fed || !same(&whole, &fed)))
+		abort();
+	if (whole.nerrors != (bad ? 1u : 0u) || fed.nerrors != (bad_fed ? 1u : 0u))
+		abort();
+	if (size < REST_MAX_STRING && bad && strcmp(whole.errors[0].reason, fed.errors[0].reason) &&
+	    !strstr(whole.errors[0].reason, "longer than"))
 		abort();
 	size_t n = 0;
 	for (size_t i = 0; i < whole.nfams; i++)
@@ -76,5 +184,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		abort();
 	expo_free(&whole);
 	expo_free(&fed);
+	size_t la, lb;
+	char *a = feed_events(text, size, size ? size : 1, &la), *b = feed_events(text, size, chunk, &lb);
+	if (la != lb || memcmp(a, b, la))
+		abort();
+	free(a);
+	free(b);
 	return 0;
 }

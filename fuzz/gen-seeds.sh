@@ -14,6 +14,14 @@
 #   fuzz/corpus/probe/      tests/fixtures/probe/*.yml
 #   fuzz/corpus/accept/     every Accept-Encoding field of tests/test_encoding.c's table, and a few
 #                           requests of several field lines ('\n' between them)
+#   fuzz/corpus/restjson/   each of slurmrestd's four documents of every slurm-25.11-rest state (the
+#                           jobs cut to their first two, the shares to their first four rows), the
+#                           nodes and jobs of R2 with their keys sorted ({set, infinite, number} in
+#                           any order), and hostile shapes: not objects, items that are not
+#                           objects, slurmrestd's errors, records and keys given twice, a node in 100
+#                           partitions, strings of 5,000 bytes (escapes, UTF-8) in fields nothing
+#                           reads and in one it reads, a uid that is no uid; each behind a selector
+#                           byte (the document, 0 nodes .. 3 diag, plus 4 x a piece size)
 #   fuzz/fuzz_payload.h     a small exposition per endpoint (the first three samples of every family
 #                           the mapping reads, from slurm-26.05/02-busy-gpu, plus a few short generic
 #                           families), that fuzz_expr and fuzz_mapping evaluate against
@@ -109,6 +117,47 @@ for lit in re.findall(r'^\t\{ "((?:[^"\\]|\\.)*)", [GI] \},$', open('tests/test_
     put('fuzz/corpus/accept', lit.encode('latin-1').decode('unicode_escape').encode('latin-1'))
 for lines in (['br', 'gzip'], ['gzip', 'gzip;q=0'], ['*;q=0', 'identity;q=0.5', 'x-gzip;q=0.4'], ['', 'gzip']):
     put('fuzz/corpus/accept', '\n'.join(lines).encode())
+# fuzz_restjson: the first byte picks the document (its value % 4) and the piece size
+reset('fuzz/corpus/restjson')
+REST = 'tests/fixtures/slurm-25.11-rest'
+DOCS = ['nodes', 'shares', 'jobs', 'diag']
+def rest_seed(doc, k, body):
+    put('fuzz/corpus/restjson', bytes([DOCS.index(doc) + 4 * (k % 61)]) + body.encode())
+for i, st in enumerate(sorted(glob.glob(REST + '/R[0-9]*'))):
+    for doc in DOCS:
+        text = open(f'{st}/rest_{doc}.json').read()
+        if doc in ('jobs', 'shares'):
+            j = json.loads(text)
+            if doc == 'jobs':
+                j['jobs'] = j['jobs'][:2]
+            else:
+                j['shares']['shares'] = j['shares']['shares'][:4]
+            text = json.dumps(j, indent=2)
+        rest_seed(doc, 7 * i + DOCS.index(doc), text)
+R2 = REST + '/R2-busy-mix-draining'
+rest_seed('nodes', 3, json.dumps(json.load(open(R2 + '/rest_nodes.json')), sort_keys=True))
+jobs = json.load(open(R2 + '/rest_jobs.json'))
+jobs['jobs'] = jobs['jobs'][:2]
+rest_seed('jobs', 5, json.dumps(jobs, sort_keys=True))
+node = '{"name": "n1", "cpus": 4, "partitions": ["a"]}'
+job = '{"job_id": 7, "job_state": ["PENDING"], "user_name": "u", "cpus": {"infinite": false, "number": 2, "set": true}}'
+long_text = (r'ab\n\u00e9\ud83d\ude00\"' + '\u00e9' + 'x' * 40) * 80  # 5,000 bytes: escapes, UTF-8
+shapes = [
+    ('jobs', '{}'), ('jobs', '{"jobs": null}'), ('jobs', '{"jobs": {}}'), ('jobs', '[]'), ('shares', '{"shares": {}}'),
+    ('jobs', '{"jobs": [%s, 3, "x", null, [], true]}' % job),
+    ('nodes', '{"nodes": [], "errors": [{"error": "Invalid", "description": "auth \\"x\\"\\n"}, "boom", 3]}'),
+    ('nodes', '{"nodes": [%s, %s]}' % (node, node)),
+    ('nodes', '{"nodes": [%s], "nodes": [%s]}' % (node, node)),
+    ('nodes', '{"nodes": [{"name": "n1", "cpus": 4, "name": "n2", "cpus": {"number": 1, "number": 2}}]}'),
+    ('nodes', '{"nodes": [{"name": "n1", "cpus": 4, "partitions": [%s]}]}' % ', '.join('"p%d"' % k for k in range(100))),
+    ('diag', '{"statistics": {"a": 1, "a": 2, "b": {"set": false, "number": 3}, "c": {"number": 4, "infinite": true}}}'),
+    ('jobs', '{"jobs": [{"comment": "%s", "job_state": "RUNNING", "user_name": "", "user_id": -1e300}]}' % long_text),
+    ('jobs', '{"jobs": [{"user_name": "%s", "job_state": "RUNNING", "job_id": 1}, {"job_id": 1, "job_state": "PENDING"}]}' % ('u' * 5000)),
+    ('shares', '{"shares": {"shares": [{"name": "a", "fairshare": {"level": {"number": 0, "set": true, "infinite": true}}},'
+               ' {"name": "a"}]}}'),
+]
+for k, (doc, body) in enumerate(shapes):
+    rest_seed(doc, 11 * k + 1, body)
 
 # the fixed payload
 names = set()

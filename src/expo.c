@@ -150,6 +150,11 @@ static void add_error(struct expo *e, size_t line, const char *reason)
 	e->nerrors++;
 }
 
+void expo_add_error(struct expo *e, size_t at, const char *reason)
+{
+	add_error(e, at, reason);
+}
+
 static const char *skip_ws(const char *p, const char *end)
 {
 	while (p < end && (*p == ' ' || *p == '\t'))

@@ -53,8 +53,8 @@ struct expo_family {
 #define EXPO_MAX_LINE (1u << 20)   /* expo_feed: a longer line is refused, not buffered */
 
 struct expo_error {
-	size_t line;
-	char reason[96];
+	size_t line;             /* a JSON document's (slurmrestd.h): the byte offset */
+	char reason[160];
 };
 
 /* Which families to store: called once per run of lines of one family and once per TYPE line; lines
@@ -111,5 +111,8 @@ const struct expo_family *expo_find(const struct expo *e, const char *name, size
 int expo_add(struct expo *e, const char *name, size_t nlen, struct label *labels, uint32_t nlabels,
 	     double value);
 void expo_add_end(struct expo *e);
+/* A problem of an input that is not exposition text, at position `at` (slurmrestd.h: a byte offset),
+ * as the parser records a malformed line: the first EXPO_MAX_ERRORS are kept. */
+void expo_add_error(struct expo *e, size_t at, const char *reason);
 
 #endif

@@ -55,7 +55,25 @@ static void note_framing(const struct xfer *t, struct payload *p)
 	p->facts.unframed = cl < 0 && !t->chunked;
 }
 
-/* The body goes straight to the parser (payload_feed): it is never held whole. */
+/* An answer known unusable from its status or its headers: a status other than 200 (but a
+ * redirect's, which done() follows), or a Content-Type not its upstream's media type (recorded). */
+static int known_unusable(struct xfer *x, long code)
+{
+	char *type = NULL, safe[100];
+	const char *want = upstreams[sources[x->p->src].upstream].media_type;
+	if (code != 200)
+		return code < 300 || code >= 400;
+	if (!want || curl_easy_getinfo(x->h, CURLINFO_CONTENT_TYPE, &type) != CURLE_OK || !type)
+		return 0;
+	size_t n = strcspn(type, "; \t");
+	if (strlen(want) == n && !strncasecmp(type, want, n))
+		return 0;
+	payload_fault(x->p, FAULT_CONTENT_TYPE, log_escape(safe, sizeof(safe), type, strlen(type)));
+	return 1;
+}
+
+/* The body goes straight to the parser (payload_feed): it is never held whole. An answer known
+ * unusable (status, type, the parser's first problem) is not downloaded further. */
 static size_t on_data(char *ptr, size_t size, size_t nmemb, void *ud)
 {
 	struct xfer *x = ud;
@@ -65,11 +83,10 @@ static size_t on_data(char *ptr, size_t size, size_t nmemb, void *ud)
 	if (code != x->p->http_status)
 		payload_restart(x->p, code); /* a new response (after a redirect): the bytes before are not its */
 	x->body_seen = 1;
-	if (payload_feed(x->p, ptr, n, x->max_body) < 0) {
-		x->too_big = 1;
-		return 0; /* aborts the transfer */
-	}
-	return n;
+	int rc = known_unusable(x, code) ? 1 : payload_feed(x->p, ptr, n, x->max_body);
+	x->too_big = rc < 0;
+	x->stopped = rc > 0;
+	return rc ? 0 : n; /* 0 aborts the transfer */
 }
 
 /* A token file holds one JWT line (`scontrol token` writes "SLURM_JWT=..."): a bigger file is not one */
@@ -179,6 +196,7 @@ static int follow(struct run *r, struct xfer *t)
 		payload_fault(t->p, FAULT_REDIRECT_UNFOLLOWED, shown);
 		return 0;
 	}
+	t->withheld = k == FETCH_REDIRECT_OTHER_ORIGIN;
 	if (k == FETCH_REDIRECT_OTHER_ORIGIN && (c->token || c->cfg->user))
 		log_warn("%s: redirected to another origin, %s: following without the token and user, which go only to %s.url",
 			 sources[t->p->src].name, shown, c->up->flag);
@@ -238,7 +256,7 @@ static int done(struct run *r, CURLMsg *msg)
 	if (t->too_big || rc == CURLE_FILESIZE_EXCEEDED) {
 		p->facts.limit = t->c->cfg->max_body;
 		payload_fault(p, FAULT_TOO_BIG, NULL);
-	} else if (rc != CURLE_OK) {
+	} else if (rc != CURLE_OK && !(t->stopped && rc == CURLE_WRITE_ERROR)) {
 		char why[300];
 		transport_error(t->base, t->h, rc, t->errbuf, t->body_seen, why, sizeof(why));
 		payload_fault(p, FAULT_TRANSPORT, why);
@@ -252,6 +270,13 @@ static int done(struct run *r, CURLMsg *msg)
 	/* a 401 without a token is explained by why there is none; the token itself is never logged */
 	if (!t->c->token && t->c->tokerr[0])
 		payload_fault(p, FAULT_NO_TOKEN, t->c->tokerr);
+	p->facts.token = !t->c->cfg->token_file ? TOKEN_NOT_CONFIGURED : !t->c->token ? TOKEN_UNREADABLE :
+			 t->withheld ? TOKEN_WITHHELD : TOKEN_SENT;
+	/* slurmrestd no longer serves the version it was discovered with: ask /openapi/v3 next time */
+	if (p->http_status == 404 && t->c->cfg->api && strstr(sources[p->src].path, "{version}") &&
+	    restapi_forget(t->c->cfg->api, t->c->version))
+		log_warn("%s: %s answered 404 with API version %s: looking the version up again on the next fetch",
+			 t->c->up->name, sources[p->src].name, t->c->version);
 	payload_finish(p);
 	if (t->pending)
 		--*t->pending;
@@ -332,52 +357,82 @@ static CURL *base_handle(const struct cred *c, const char *base, const char *url
 	return h;
 }
 
+/* /openapi/v3 as it arrives: read streaming (restapi.h), stopped once its outcome is known. */
+struct doc_xfer {
+	CURL *h;
+	struct restapi_doc *d;
+	size_t len, max;         /* max: --slurmrestd.max-body; 0: no limit */
+	int stopped, too_big;
+};
+
 static size_t on_doc(char *ptr, size_t size, size_t nmemb, void *ud)
 {
-	return buf_append(ud, ptr, size * nmemb) < 0 ? 0 : size * nmemb;
+	struct doc_xfer *x = ud;
+	size_t n = size * nmemb;
+	long code = 0;
+	curl_easy_getinfo(x->h, CURLINFO_RESPONSE_CODE, &code);
+	x->too_big = code == 200 && x->max && n > x->max - x->len;
+	x->stopped = code != 200 || x->too_big || restapi_doc_feed(x->d, ptr, n);
+	x->len += n;
+	return x->stopped ? 0 : n;
 }
-
-#define OPENAPI_MAX (64u << 20) /* slurmrestd's /openapi/v3 is a few MB */
 
 /* Look up c's API version (slurmrestd): the remembered one, or learnt now from /openapi/v3 with a
  * blocking request that takes its time out of the upstream's timeout (this call's fetches get what
- * is left). A failure is kept in c for this call's other sources and retried on the next call. */
+ * is left), read streaming and stopped once its outcome is known. A failure is kept in c for this
+ * call's other sources, and asked again after restapi's back-off. */
 static void look_up_version(struct cred *c)
 {
 	char errbuf[CURL_ERROR_SIZE] = "", url[4096], why[250];
-	struct buf doc;
 	long code = 0;
 	double t0 = mono_now();
+	const char *what = "API version discovery: /openapi/v3";
 
 	c->api = -1;
 	if (restapi_version(c->cfg->api, c->version) == 0) {
 		c->api = 1;
 		return;
 	}
+	if (!restapi_due(c->cfg->api, t0, c->api_why, sizeof(c->api_why), &c->api_refused))
+		return;
 	make_url(c, c->cfg->base_url, "/openapi/v3", url, sizeof(url));
-	buf_init(&doc, OPENAPI_MAX);
-	CURL *h = base_handle(c, c->cfg->base_url, url, c->timeout_ms, c->connect_ms, errbuf);
-	curl_easy_setopt(h, CURLOPT_HTTPHEADER, c->hdrs);
-	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_doc);
-	curl_easy_setopt(h, CURLOPT_WRITEDATA, &doc);
-	CURLcode rc = curl_easy_perform(h);
-	curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &code);
-	if (rc != CURLE_OK)
-		transport_error(c->cfg->base_url, h, rc, errbuf, doc.len > 0, why, sizeof(why));
-	curl_easy_cleanup(h);
+	struct doc_xfer x = { .d = restapi_doc_new(), .max = c->cfg->max_body };
+	x.h = base_handle(c, c->cfg->base_url, url, c->timeout_ms, c->connect_ms, errbuf);
+	curl_easy_setopt(x.h, CURLOPT_HTTPHEADER, c->hdrs);
+	curl_easy_setopt(x.h, CURLOPT_WRITEFUNCTION, on_doc);
+	curl_easy_setopt(x.h, CURLOPT_WRITEDATA, &x);
+	CURLcode rc = curl_easy_perform(x.h);
+	curl_easy_getinfo(x.h, CURLINFO_RESPONSE_CODE, &code);
+	int failed = rc != CURLE_OK && !(x.stopped && rc == CURLE_WRITE_ERROR);
+	if (failed)
+		transport_error(c->cfg->base_url, x.h, rc, errbuf, x.len > 0, why, sizeof(why));
+	curl_easy_cleanup(x.h);
 	const char *hint = c->up->status_hint ? c->up->status_hint(code) : NULL;
-	if (rc != CURLE_OK)
-		snprintf(c->api_why, sizeof(c->api_why), "API version discovery: /openapi/v3: %s", why);
+	if (failed)
+		snprintf(c->api_why, sizeof(c->api_why), "%s: %s", what, why);
+	else if (c->token && (code == 401 || code == 403 || code == 511))
+		snprintf(c->api_why, sizeof(c->api_why), "%s: HTTP %ld with the token of %s.auth.token-file: token expired or "
+			 "not accepted: renew it (scontrol token)", what, code, c->up->flag);
 	else if (code != 200 && hint)
-		snprintf(c->api_why, sizeof(c->api_why), "API version discovery: /openapi/v3: %s", hint);
+		snprintf(c->api_why, sizeof(c->api_why), "%s: %s", what, hint);
 	else if (code != 200)
-		snprintf(c->api_why, sizeof(c->api_why), "API version discovery: /openapi/v3: HTTP status %ld", code);
-	else if (restapi_learn(c->cfg->api, doc.data ? doc.data : "", doc.len, c->api_why, sizeof(c->api_why)) == 0 &&
-		 restapi_version(c->cfg->api, c->version) == 0) {
-		c->api = 1;
-		log_info("%s: API version %s (newest in /openapi/v3 this shim reads)", c->up->name, c->version);
+		snprintf(c->api_why, sizeof(c->api_why), "%s: HTTP status %ld", what, code);
+	else if (x.too_big)
+		snprintf(c->api_why, sizeof(c->api_why), "%s: larger than %zu bytes (--slurmrestd.max-body)", what, x.max);
+	else {
+		int learnt = restapi_doc_learn(c->cfg->api, x.d, why, sizeof(why)) == 0;
+		x.d = NULL; /* freed */
+		if (!learnt)
+			snprintf(c->api_why, sizeof(c->api_why), "API version discovery: %s", why);
+		else if (restapi_version(c->cfg->api, c->version) == 0)
+			c->api = 1;
 	}
-	buf_free(&doc);
+	restapi_doc_free(x.d);
+	c->api_refused = c->api < 0 && c->token && (code == 401 || code == 403 || code == 511) ? code : 0;
+	if (c->api > 0)
+		log_info("%s: API version %s (newest in /openapi/v3 this shim reads)", c->up->name, c->version);
+	else
+		restapi_failed(c->cfg->api, mono_now(), c->api_why, c->api_refused);
 	long left_ms = c->timeout_ms - (long)((mono_now() - t0) * 1000);
 	c->timeout_ms = left_ms > 1 ? left_ms : 1;
 }
@@ -434,6 +489,10 @@ void fetch_start(struct run *r, struct xfer *x, enum source_id id, const char *b
 	if (strstr(src->path, "{version}") && x->c->api == 0)
 		look_up_version(x->c); /* takes its time out of the upstream's */
 	if (strstr(src->path, "{version}") && x->c->api < 0) {
+		if (x->c->api_refused) { /* the discovery's answer to the token is this source's too */
+			x->p->http_status = x->c->api_refused;
+			x->p->facts.token = TOKEN_SENT;
+		}
 		fail_early(x, x->c->api_why[0] ? x->c->api_why : "no slurmrestd API version");
 		return;
 	}

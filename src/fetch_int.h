@@ -28,6 +28,7 @@ struct cred {
 	long connect_ms;              /* for each connection attempt; 0: timeout_ms */
 	int used;
 	int api;                      /* slurmrestd's API version: 0 not looked up, 1 in version, -1 failed (api_why) */
+	long api_refused;             /* the discovery's HTTP status when it refused the token sent, or 0 */
 	char version[RESTAPI_VERSION_MAX];
 	char api_why[300];
 };
@@ -48,6 +49,8 @@ struct xfer {
 	char errbuf[CURL_ERROR_SIZE];
 	CURLcode rc;             /* how the transfer ended */
 	int too_big;
+	int stopped;             /* the answer was known unusable: the transfer was stopped on purpose */
+	int withheld;            /* followed to another origin: without the token */
 	int body_seen;           /* a body byte arrived: the head was read whole */
 	int redirected;          /* the one redirect allowed was followed */
 	int headers_done;        /* the last response's header block ended (its blank line came) */

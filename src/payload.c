@@ -62,9 +62,11 @@ int payload_feed(struct payload *p, const char *data, size_t n, size_t max_body)
 		return -1;
 	}
 	p->len += n;
-	if (p->http_status == 0 || p->http_status == 200)
-		sources[p->src].parser->feed(p->parse_state, &p->expo, data, n);
-	return 0;
+	if (p->http_status != 0 && p->http_status != 200)
+		return 0;
+	const struct source_parser *sp = sources[p->src].parser;
+	sp->feed(p->parse_state, &p->expo, data, n);
+	return sp->stopped && sp->stopped(p->parse_state) ? 1 : 0;
 }
 
 void payload_fault(struct payload *p, enum source_fault fault, const char *detail)
@@ -103,7 +105,6 @@ struct payload *payload_replay(const char *dir, enum source_id src, size_t max_b
 	char chunk[65536], why[80];
 	size_t n;
 	double t0 = mono_now();
-	int too_big = 0;
 
 	p->facts.from_file = 1;
 	snprintf(path, sizeof(path), "%s/%s", dir, sources[src].file);
@@ -122,14 +123,15 @@ struct payload *payload_replay(const char *dir, enum source_id src, size_t max_b
 		payload_finish(p);
 		return p;
 	}
-	while (!too_big && (n = fread(chunk, 1, sizeof(chunk), f)) > 0)
-		too_big = payload_feed(p, chunk, n, max_body) < 0;
+	int rc = 0;
+	while (rc == 0 && (n = fread(chunk, 1, sizeof(chunk), f)) > 0)
+		rc = payload_feed(p, chunk, n, max_body); /* -1: too big (recorded); 1: the parser has seen enough */
 	int bad = ferror(f);
 	fclose(f);
 	p->seconds = mono_now() - t0;
 	p->at = mono_now();
 	if (bad)
-		payload_fault(p, FAULT_TRANSPORT, "file unreadable"); /* too_big: payload_feed recorded it */
+		payload_fault(p, FAULT_TRANSPORT, "file unreadable");
 	payload_finish(p);
 	return p;
 }
@@ -159,4 +161,20 @@ const char *source_down_reason(const struct payload *const p[SRC_COUNT], enum so
 		snprintf(why, whylen, "%s: empty answer, and %s failed: cannot tell \"no jobs\" from \"no metrics\"",
 			 sources[id].path, sources[sources[id].empty_vouched_by].path);
 	return why;
+}
+
+int source_token_state(const struct payload *const p[SRC_COUNT], unsigned need, enum upstream_id u, int *which)
+{
+	int state = TOKEN_NOT_CONFIGURED;
+	for (int id = 0; id < SRC_COUNT; id++) {
+		if (!p[id] || !(need & (1u << id)) || sources[id].upstream != u)
+			continue;
+		if (source_token_refused(&sources[id], &p[id]->facts)) {
+			*which = id;
+			return -1;
+		}
+		if (p[id]->facts.token == TOKEN_UNREADABLE || (p[id]->facts.token == TOKEN_SENT && state == TOKEN_NOT_CONFIGURED))
+			state = (int)p[id]->facts.token;
+	}
+	return state;
 }

@@ -46,7 +46,9 @@ void payload_unref(const struct payload *p);
 /* A new HTTP response begins (a redirect was followed): forget what the previous one sent. */
 void payload_restart(struct payload *p, long http_status);
 /* Body bytes as they arrive, after http_status is set (0 for a file). They are counted, and parsed
- * when the status is 200 or 0. Returns -1, and takes nothing, when the body would pass max_body. */
+ * when the status is 200 or 0. Returns -1, and takes nothing, when the body would pass max_body; 1
+ * when the parser knows the answer unusable already (source_parser.stopped): the rest need not
+ * come; else 0. */
 int payload_feed(struct payload *p, const char *data, size_t n, size_t max_body);
 /* Record what went wrong (detail: text for the fault, or NULL); only the first fault is kept. */
 void payload_fault(struct payload *p, enum source_fault fault, const char *detail);
@@ -60,6 +62,10 @@ struct payload *payload_replay(const char *dir, enum source_id src, size_t max_b
  * source id (its answer usable, and an empty answer vouched for, see empty_vouched_by). Returns
  * whether any is up. */
 int source_usable(const struct payload *const p[SRC_COUNT], int up[SRC_COUNT]);
+/* What upstream u's token did in one scrape's answers (p[id] NULL: not fetched), for the self metric
+ * and the status page: TOKEN_NOT_CONFIGURED (or no answer over HTTP), TOKEN_UNREADABLE, TOKEN_SENT
+ * (accepted by every answer that got it), or -1: refused by source *which. */
+int source_token_state(const struct payload *const p[SRC_COUNT], unsigned need, enum upstream_id u, int *which);
 /* Why source id is not up (for the 503 body), into why; returns why. */
 const char *source_down_reason(const struct payload *const p[SRC_COUNT], enum source_id id, char *why, size_t whylen);
 

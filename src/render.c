@@ -143,11 +143,29 @@ static void write_not_waited(const struct render_result *res, struct buf *b)
 	}
 }
 
+/* Per upstream with a token file: whether its answers of this scrape accepted the token
+ * (payload.h's source_token_state; docs/operations.md, "Tokens"). */
+static void write_token_ok(struct buf *b, const struct payload *const p[SRC_COUNT])
+{
+	static const char name[] = "slurm_exporter_shim_upstream_token_ok";
+	int header = 0, which;
+	for (int u = 0; u < UPSTREAM_COUNT; u++) {
+		int st = source_token_state(p, ~0u, (enum upstream_id)u, &which);
+		if (st == TOKEN_NOT_CONFIGURED)
+			continue;
+		if (!header++)
+			write_header(b, name, "Whether the upstream accepted the token of its --*.auth.token-file in this scrape's "
+					      "answers (1), or refused it or the file could not be read (0).", "gauge");
+		self_sample(b, name, "upstream", upstreams[u].name, st == TOKEN_SENT);
+	}
+}
+
 /* The slurm_exporter_shim_* families, from the result record. */
 static void write_self(const struct render_in *in, const struct render_result *res, struct buf *b)
 {
 	const struct mapping *m = in->m;
 	write_sources(in, res, b, clock_of(in));
+	write_token_ok(b, in->p);
 	write_not_waited(res, b);
 	size_t counts[ROW_STATUS_COUNT] = { 0 };
 	for (size_t i = 0; i < res->nrows; i++)

@@ -1,8 +1,8 @@
 /* restapi.c: see restapi.h. */
 #include "restapi.h"
+#include "jsonfeed.h"
 #include "xmalloc.h"
 
-#include <jansson.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,10 +11,16 @@
 /* The data_parser versions slurmrestd.c reads, oldest first. */
 static const char *const known[] = { "v0.0.41", "v0.0.42", "v0.0.43", "v0.0.44" };
 #define NKNOWN (sizeof(known) / sizeof(known[0]))
+#define PATH_KEY_MAX 256 /* longer keys of "paths" are cut (jsonfeed.h): no version path is that long */
 
 struct restapi {
 	pthread_mutex_t mu;
 	char version[RESTAPI_VERSION_MAX]; /* "": not known yet */
+	int fixed;
+	int failures;                      /* discoveries failed in a row */
+	double next_try;                   /* monotonic: not before */
+	char why[300];                     /* the last failure */
+	long refused;                      /* its HTTP status when it refused the token sent, or 0 */
 };
 
 struct restapi *restapi_new(const char *fixed)
@@ -23,6 +29,7 @@ struct restapi *restapi_new(const char *fixed)
 	pthread_mutex_init(&ra->mu, NULL);
 	if (fixed)
 		snprintf(ra->version, sizeof(ra->version), "%s", fixed);
+	ra->fixed = fixed != NULL;
 	return ra;
 }
 
@@ -61,44 +68,197 @@ int restapi_version(struct restapi *ra, char *out)
 	return out[0] ? 0 : -1;
 }
 
+int restapi_due(struct restapi *ra, double now, char *why, size_t whylen, long *refused_status)
+{
+	pthread_mutex_lock(&ra->mu);
+	int due = !ra->failures || now >= ra->next_try;
+	*refused_status = due ? 0 : ra->refused;
+	if (!due)
+		snprintf(why, whylen, "%s (asked again in %.0f s)", ra->why, ra->next_try - now + 0.5);
+	pthread_mutex_unlock(&ra->mu);
+	return due;
+}
+
+void restapi_failed(struct restapi *ra, double now, const char *why, long refused_status)
+{
+	pthread_mutex_lock(&ra->mu);
+	double wait = RESTAPI_BACKOFF_MIN;
+	for (int i = 0; i < ra->failures && wait < RESTAPI_BACKOFF_MAX; i++)
+		wait *= 2;
+	ra->failures++;
+	ra->next_try = now + (wait < RESTAPI_BACKOFF_MAX ? wait : RESTAPI_BACKOFF_MAX);
+	snprintf(ra->why, sizeof(ra->why), "%s", why);
+	ra->refused = refused_status;
+	pthread_mutex_unlock(&ra->mu);
+}
+
+int restapi_forget(struct restapi *ra, const char *v)
+{
+	pthread_mutex_lock(&ra->mu);
+	int forget = !ra->fixed && !strcmp(ra->version, v);
+	if (forget)
+		ra->version[0] = '\0';
+	pthread_mutex_unlock(&ra->mu);
+	return forget;
+}
+
+/* ---- the /openapi/v3 document, streaming ---- */
+
+struct restapi_doc {
+	struct jsonfeed jf;
+	int depth;
+	int key_paths;   /* the top-level key being read is "paths" */
+	int in_paths;    /* depth 2 is the "paths" object */
+	int done;        /* it closed: every key of it was seen */
+	int best;        /* index into known[], -1: none */
+};
+
 /* The known version a path names ("/slurm/v0.0.44/..." -> its index), or -1. */
-static int path_version(const char *path)
+static int path_version(const unsigned char *k, size_t n)
 {
 	static const char pre[] = "/slurm/";
-	if (strncmp(path, pre, sizeof(pre) - 1))
+	if (n < sizeof(pre) - 1 || memcmp(k, pre, sizeof(pre) - 1))
 		return -1;
-	const char *v = path + sizeof(pre) - 1;
-	return known_index(v, strcspn(v, "/"));
+	const char *v = (const char *)k + sizeof(pre) - 1;
+	size_t vn = 0;
+	while (vn < n - (sizeof(pre) - 1) && v[vn] != '/')
+		vn++;
+	return known_index(v, vn);
+}
+
+/* A value begins at the current depth: "paths" must hold an object. */
+static int doc_value(struct restapi_doc *d, int is_map)
+{
+	if (d->depth == 1 && d->key_paths) {
+		if (!is_map) {
+			jsonfeed_fail(&d->jf, "\"paths\" is not an object");
+			return 0;
+		}
+		d->in_paths = 1;
+	}
+	return 1;
+}
+
+static int doc_scalar(void *ctx)
+{
+	return doc_value(ctx, 0);
+}
+
+static int doc_bool(void *ctx, int b)
+{
+	(void)b;
+	return doc_value(ctx, 0);
+}
+
+static int doc_number(void *ctx, const char *s, size_t n)
+{
+	(void)s;
+	(void)n;
+	return doc_value(ctx, 0);
+}
+
+static int doc_string(void *ctx, const unsigned char *s, size_t n)
+{
+	struct restapi_doc *d = ctx;
+	(void)s;
+	(void)n;
+	return doc_value(d, 0);
+}
+
+static int doc_key(void *ctx, const unsigned char *k, size_t n)
+{
+	struct restapi_doc *d = ctx;
+	int cut = jsonfeed_long(&d->jf, n);
+	if (d->depth == 1)
+		d->key_paths = !cut && n == 5 && !memcmp(k, "paths", 5);
+	if (d->depth == 2 && d->in_paths && !cut) {
+		int v = path_version(k, n);
+		if (v > d->best)
+			d->best = v;
+	}
+	return 1;
+}
+
+static int doc_open(struct restapi_doc *d, int is_map)
+{
+	if (!doc_value(d, is_map))
+		return 0;
+	d->depth++;
+	return 1;
+}
+
+static int doc_start_map(void *ctx)
+{
+	return doc_open(ctx, 1);
+}
+
+static int doc_start_array(void *ctx)
+{
+	return doc_open(ctx, 0);
+}
+
+static int doc_end(void *ctx)
+{
+	struct restapi_doc *d = ctx;
+	if (d->depth-- == 2 && d->in_paths) {
+		d->done = 1; /* every version is known: the rest of the document is not needed */
+		jsonfeed_fail(&d->jf, "done");
+		return 0;
+	}
+	return 1;
+}
+
+static const yajl_callbacks doc_callbacks = {
+	doc_scalar, doc_bool, NULL, NULL, doc_number, doc_string,
+	doc_start_map, doc_key, doc_end, doc_start_array, doc_end,
+};
+
+struct restapi_doc *restapi_doc_new(void)
+{
+	struct restapi_doc *d = xcalloc(1, sizeof(*d));
+	d->best = -1;
+	jsonfeed_init(&d->jf, &doc_callbacks, d, PATH_KEY_MAX);
+	return d;
+}
+
+int restapi_doc_feed(struct restapi_doc *d, const char *data, size_t n)
+{
+	return jsonfeed_feed(&d->jf, data, n) < 0 ? 1 : 0;
+}
+
+int restapi_doc_learn(struct restapi *ra, struct restapi_doc *d, char *why, size_t whylen)
+{
+	int rc = -1;
+	if (!d->done && jsonfeed_end(&d->jf) < 0)
+		snprintf(why, whylen, "/openapi/v3: %s (at byte %zu)", d->jf.why, d->jf.why_at);
+	else if (!d->done)
+		snprintf(why, whylen, "/openapi/v3: no \"paths\" object");
+	else if (d->best < 0)
+		snprintf(why, whylen, "/openapi/v3: no /slurm/ version this shim reads (%s); set --slurmrestd.api-version",
+			 restapi_known_text());
+	else
+		rc = 0;
+	if (rc == 0) {
+		pthread_mutex_lock(&ra->mu);
+		snprintf(ra->version, sizeof(ra->version), "%s", known[d->best]);
+		ra->failures = 0;
+		pthread_mutex_unlock(&ra->mu);
+	}
+	restapi_doc_free(d);
+	return rc;
+}
+
+void restapi_doc_free(struct restapi_doc *d)
+{
+	if (!d)
+		return;
+	jsonfeed_free(&d->jf);
+	free(d);
 }
 
 int restapi_learn(struct restapi *ra, const char *doc, size_t len, char *why, size_t whylen)
 {
-	json_error_t err;
-	json_t *root = json_loadb(doc, len, 0, &err);
-	json_t *paths = json_object_get(root, "paths");
-	const char *key;
-	json_t *val;
-	int best = -1, rc = -1;
-
-	if (!json_is_object(paths)) {
-		snprintf(why, whylen, "/openapi/v3: %s", root ? "no \"paths\" object" : "not a JSON document");
-		goto out;
-	}
-	json_object_foreach(paths, key, val) {
-		int v = path_version(key);
-		if (v > best)
-			best = v;
-	}
-	if (best < 0) {
-		snprintf(why, whylen, "/openapi/v3: no /slurm/ version this shim reads (%s); set --slurmrestd.api-version",
-			 restapi_known_text());
-		goto out;
-	}
-	pthread_mutex_lock(&ra->mu);
-	snprintf(ra->version, sizeof(ra->version), "%s", known[best]);
-	pthread_mutex_unlock(&ra->mu);
-	rc = 0;
-out:
-	json_decref(root);
-	return rc;
+	struct restapi_doc *d = restapi_doc_new();
+	restapi_doc_feed(d, doc, len);
+	return restapi_doc_learn(ra, d, why, whylen);
 }

@@ -132,8 +132,10 @@ static void status_rows(struct scrape_status *st, const struct mapping *m, const
 	}
 }
 
-/* The status page's snapshot of a render, from its result record. */
-static void status_record(struct scraper *s, const struct scrape_ctx *c, const struct render_result *res)
+/* The status page's snapshot of a render, from its result record (and, for the tokens, the
+ * payloads it was rendered from). */
+static void status_record(struct scraper *s, const struct scrape_ctx *c, const struct render_result *res,
+			  const struct payload *const p[SRC_COUNT])
 {
 	unsigned configured = source_configured(s->cfg.upstream) & ~s->cfg.sources_off;
 	pthread_mutex_lock(&s->mu);
@@ -161,6 +163,12 @@ static void status_record(struct scraper *s, const struct scrape_ctx *c, const s
 		o->slow_total = c->counts[id].slow;
 		st->src_at[id] = r->at;
 		snprintf(o->reason, sizeof(o->reason), "%s", r->reason);
+	}
+	for (int u = 0; u < UPSTREAM_COUNT; u++) {
+		int which = -1;
+		st->token[u].state = source_token_state(p, ~0u, (enum upstream_id)u, &which);
+		st->token[u].source = which;
+		st->token[u].http_status = which >= 0 ? p[which]->http_status : 0;
 	}
 	status_rows(st, c->m, res);
 	if (controllers_of(s))
@@ -204,7 +212,7 @@ static struct answer *render(struct scraper *s, const struct scrape_ctx *c, cons
 	char *body = buf_steal(&out, &len);
 	buf_free(&tail);
 	log_rows(s, c->m, res);
-	status_record(s, c, res);
+	status_record(s, c, res, p);
 	if (status == 200) {
 		pthread_mutex_lock(&s->mu);
 		s->last_output = len;

@@ -105,6 +105,11 @@ struct scrape_status {
 		char why[200];   /* the self metric's reason, then the row's error when it has one */
 	} left[SCRAPE_STATUS_LEFT_MAX];
 	struct scrape_status_source src[SRC_COUNT];
+	struct {
+		int state;       /* source_token_state(): TOKEN_NOT_CONFIGURED, _UNREADABLE, _SENT, -1: refused */
+		int source;      /* refused: by this source */
+		long http_status;
+	} token[UPSTREAM_COUNT];
 	size_t ncontrollers;     /* slurmctld's controllers (controllers.h), as last seen */
 	struct controller_view controller[CONTROLLERS_MAX];
 	double mono_at;          /* internal: when rendered (monotonic) */

@@ -8,15 +8,28 @@
  * Interface (one parser per document, as a source's parser calls it, one call per chunk):
  *   st = rest_begin_nodes(e);   (or _shares, _jobs, _diag)
  *   rest_feed(st, e, data, n);  for every chunk, in order; the chunk may go away after the call
- *   bad = rest_end(st, e);      frees st; returns the malformed-item count (0 for a good document)
+ *   rest_stopped(st);           1 once the document is known unusable: the rest of it need not come
+ *   bad = rest_end(st, e);      frees st; returns the problem count (0: a good document)
  *   rest_discard(st);           instead of rest_end: a restarted or failed transfer; frees st
  * Families go into e only in rest_end (a discarded transfer leaves e untouched), through
- * expo_add(), so e->keep applies: families nobody reads cost nothing.
- * Malformed: a JSON syntax error, a truncated body, nesting deeper than REST_MAX_DEPTH or a string
- * longer than REST_MAX_STRING counts 1 and ends the document (records complete before it are
- * kept); a record with a wrong-typed or missing field it needs counts 1 and is skipped; each entry
- * of the answer's top-level "errors" array counts 1 (slurmrestd's own report of a failure).
- * Ownership: the state is the caller's between begin and end/discard. */
+ * expo_add(), so e->keep applies: families nobody reads cost nothing. With problems, rest_end also
+ * records the first one in e->errors[0]: its reason, and as its "line" the byte offset of the raw
+ * document just after the token where it was seen.
+ * A document that is not what it should be is unusable, never an empty answer (docs/reliability.md),
+ * and its first problem stops the parse (rest_stopped: the transfer can stop too; records complete
+ * before it are kept, for the tests' sake: the source's verdict refuses the document). Problems:
+ * - not JSON, truncated, nesting deeper than REST_MAX_DEPTH, a number longer than JSONFEED_MAX_TOKEN;
+ * - its shape: not an object; no records container ("nodes", "jobs", "shares"."shares" arrays,
+ *   "statistics" object), one of another type or given twice, a record that is not an object,
+ *   "errors" that is not an array or given twice;
+ * - slurmrestd's own report, its top-level "errors" array, not empty: read to its end, it counts 1
+ *   per entry and the reason quotes their messages (escaped, bounded);
+ * - a record missing or mistyping a field it needs, a field it reads given twice, a string it reads
+ *   longer than REST_MAX_STRING, a uid that is not one, a node, share row or job listed twice, a
+ *   node listing a partition twice or more than REST_MAX_PARTS, a diag number given twice.
+ * Strings longer than REST_MAX_STRING in fields nothing reads are skipped whatever their length,
+ * without being held (jsonfeed.h); {set, infinite, number} objects are read whatever their key order.
+ * Ownership: the state is the caller's between begin and end/discard; e is borrowed. */
 #ifndef SHIM_SLURMRESTD_H
 #define SHIM_SLURMRESTD_H
 
@@ -25,7 +38,8 @@
 #include "expo.h"
 
 #define REST_MAX_DEPTH 64
-#define REST_MAX_STRING (64u * 1024)   /* a longer string or key is refused */
+#define REST_MAX_STRING (64u * 1024)   /* a longer string is cut (jsonfeed.h): refused where it is read */
+#define REST_MAX_PARTS 4096            /* partitions of one node */
 
 enum rest_doc { REST_NODES, REST_SHARES, REST_JOBS, REST_DIAG };
 
@@ -35,6 +49,7 @@ void *rest_begin_shares(struct expo *e);
 void *rest_begin_jobs(struct expo *e);
 void *rest_begin_diag(struct expo *e);
 void rest_feed(void *st, struct expo *e, const char *data, size_t n);
+int rest_stopped(const void *st);
 size_t rest_end(void *st, struct expo *e);
 void rest_discard(void *st);
 

@@ -26,15 +26,20 @@ static const char *slurmctld_status_hint(long code)
 	}
 }
 
-/* What an HTTP status from slurmrestd means, for the operator. */
+/* What an HTTP status from slurmrestd means, for the operator, when no token went with the request
+ * (a refused token: token_text). */
 static const char *slurmrestd_status_hint(long code)
 {
 	switch (code) {
 	case 401:
+		return "401 Unauthorized and no token sent: set --slurmrestd.auth.token-file (and --slurmrestd.auth.user)";
 	case 403:
-		return "token expired or not accepted: renew --slurmrestd.auth.token-file (scontrol token ...)";
-	case 404:
-		return "404 Not Found: does this slurmrestd serve --slurmrestd.api-version (slurmrestd -d list)?";
+		return "403 Forbidden and no token sent: set --slurmrestd.auth.token-file (and --slurmrestd.auth.user)";
+	case 511:
+		return "511 Network Authentication Required and no token sent: set --slurmrestd.auth.token-file";
+	case 404: /* a discovered version is looked up again on the next fetch (fetch.c) */
+		return "404 Not Found: does this slurmrestd serve --slurmrestd.api-version (slurmrestd -d list)? "
+		       "A discovered version is looked up again";
 	default:
 		return NULL;
 	}
@@ -51,7 +56,8 @@ const struct upstream upstreams[UPSTREAM_COUNT] = {
 				 .empty_hint = "is MetricsType=metrics/openmetrics set in slurm.conf?", .length_required = 1 },
 	[UPSTREAM_SLURMRESTD] = { .name = "slurmrestd", .flag = "--slurmrestd", .accept = "Accept: application/json",
 				  .status_hint = slurmrestd_status_hint,
-				  .empty_hint = "slurmrestd answers every document with JSON", .optional = 1 },
+				  .empty_hint = "slurmrestd answers every document with JSON", .media_type = "application/json",
+				  .optional = 1 },
 };
 
 /* slurmctld's OpenMetrics text: the expo is the whole parser state. */
@@ -79,22 +85,17 @@ static void om_discard(void *st)
 }
 
 static const struct source_parser openmetrics_parser = {
-	.begin = om_begin, .feed = om_feed, .end = om_end, .discard = om_discard
+	.begin = om_begin, .feed = om_feed, .end = om_end, .discard = om_discard, .at = "line"
 };
 
-/* slurmrestd's JSON documents: the streaming converter of slurmrestd.h, one begin per document. */
-static const struct source_parser rest_nodes_parser = {
-	.begin = rest_begin_nodes, .feed = rest_feed, .end = rest_end, .discard = rest_discard
-};
-static const struct source_parser rest_shares_parser = {
-	.begin = rest_begin_shares, .feed = rest_feed, .end = rest_end, .discard = rest_discard
-};
-static const struct source_parser rest_jobs_parser = {
-	.begin = rest_begin_jobs, .feed = rest_feed, .end = rest_end, .discard = rest_discard
-};
-static const struct source_parser rest_diag_parser = {
-	.begin = rest_begin_diag, .feed = rest_feed, .end = rest_end, .discard = rest_discard
-};
+/* slurmrestd's JSON documents: the streaming converter of slurmrestd.h, one begin per document; its
+ * first problem stops it, and the transfer. */
+#define REST_PARSER(b) { .begin = b, .feed = rest_feed, .end = rest_end, .discard = rest_discard, \
+			 .stopped = rest_stopped, .at = "byte" }
+static const struct source_parser rest_nodes_parser = REST_PARSER(rest_begin_nodes);
+static const struct source_parser rest_shares_parser = REST_PARSER(rest_begin_shares);
+static const struct source_parser rest_jobs_parser = REST_PARSER(rest_begin_jobs);
+static const struct source_parser rest_diag_parser = REST_PARSER(rest_begin_diag);
 
 static const char *const partitions_names[] = { "slurm_partition", NULL };
 static const char *const nodes_names[] = { "slurm_node_", "slurm_nodes", NULL };
@@ -222,6 +223,10 @@ static const char *fault_text(const struct source *src, const struct source_fact
 		return buf;
 	case FAULT_DEADLINE:
 		return "scrape deadline passed while waiting for the fetch in flight";
+	case FAULT_CONTENT_TYPE:
+		snprintf(buf, len, "the answer is %s, not %s (a proxy's page?)", f->detail,
+			 upstreams[src->upstream].media_type);
+		return buf;
 	case FAULT_NOT_WAITED:
 		snprintf(buf, len, "not waited for: %s", f->detail);
 		return buf;
@@ -253,6 +258,34 @@ static const char *framing_text(const struct source *src, const struct source_fa
 	return NULL;
 }
 
+int source_token_refused(const struct source *src, const struct source_facts *f)
+{
+	long code = f->http_status;
+	if (f->token != TOKEN_SENT)
+		return 0;
+	if (code == 401 || code == 403)
+		return 1;
+	return src->upstream == UPSTREAM_SLURMRESTD && (code == 511 || (code == 500 && src == &sources[SRC_REST_SHARES]));
+}
+
+/* A refused token, for the operator (the token itself is never written anywhere). */
+static const char *token_text(const struct source *src, const struct source_facts *f, char *buf, size_t len)
+{
+	const char *flag = upstreams[src->upstream].flag;
+	if (f->http_status == 500)
+		snprintf(buf, len, "HTTP 500 with the token of %s.auth.token-file: token expired or not accepted? (so slurmrestd "
+			 "25.11 answers /shares to an expired or forged one): renew it (scontrol token)", flag);
+	else if (f->http_status == 403)
+		snprintf(buf, len, "HTTP 403 with the token of %s.auth.token-file: the token's user is not allowed (%s), or the "
+			 "token is not accepted", flag, src->upstream == UPSTREAM_SLURMCTLD ?
+			 "26.05: add it to MetricsAuthUsers, or use root/SlurmUser" : "--slurmrestd.auth.user?");
+	else
+		snprintf(buf, len, "HTTP %ld with the token of %s.auth.token-file: token expired or not accepted: renew it "
+			 "(scontrol token)", f->http_status, flag);
+	return buf;
+}
+
+
 enum source_verdict source_verdict(const struct source *src, const struct source_facts *f, char *why, size_t whylen)
 {
 	char buf[400];
@@ -269,7 +302,9 @@ enum source_verdict source_verdict(const struct source *src, const struct source
 	if (f->http_status && f->http_status != 200) {
 		const struct upstream *up = &upstreams[src->upstream];
 		const char *hint = up->status_hint ? up->status_hint(f->http_status) : NULL;
-		if (hint)
+		if (source_token_refused(src, f))
+			snprintf(why, whylen, "%s: %s", src->path, token_text(src, f, buf, sizeof(buf)));
+		else if (hint)
 			snprintf(why, whylen, "%s: %s", src->path, hint);
 		else
 			snprintf(why, whylen, "%s: HTTP status %ld", src->path, f->http_status);
@@ -278,6 +313,11 @@ enum source_verdict source_verdict(const struct source *src, const struct source
 	if (f->len == 0 && !src->empty_ok) {
 		snprintf(why, whylen, "%s: empty answer (%s)", src->path, upstreams[src->upstream].empty_hint);
 		return VERDICT_EMPTY;
+	}
+	if (f->malformed && !strcmp(src->parser->at, "byte")) { /* JSON: a document not what it should be */
+		snprintf(why, whylen, "%s: unusable JSON, %zu malformed item(s), first at byte %zu: %s", src->path, f->malformed,
+			 f->first_line, f->first_reason ? f->first_reason : "");
+		return VERDICT_MALFORMED;
 	}
 	if (f->malformed) {
 		snprintf(why, whylen, "%s: %zu malformed line(s), first at line %zu: %s", src->path, f->malformed,

@@ -48,6 +48,8 @@ struct upstream {
 	const char *accept;       /* the Accept header */
 	const char *(*status_hint)(long code); /* what an HTTP status means, for the operator, or NULL */
 	const char *empty_hint;   /* what an empty answer suggests */
+	const char *media_type;   /* the Content-Type of a usable answer (parameters aside), or NULL: any;
+				     an answer of another type is refused at its headers (fetch.c) */
 	int optional;             /* used only when its base_url is set (in a replay too: its files are
 				     read only then); slurmctld is always used */
 	int length_required;      /* a 200 with a body must say its length (Content-Length, or chunked):
@@ -67,6 +69,9 @@ struct source_parser {
 	void (*feed)(void *st, struct expo *e, const char *data, size_t n);
 	size_t (*end)(void *st, struct expo *e);
 	void (*discard)(void *st);                    /* frees the state; the expo is reset by the caller */
+	int (*stopped)(const void *st);               /* the answer is known unusable already: the rest
+							 of its bytes need not come (NULL: never) */
+	const char *at;                               /* what the errors' "line" counts: "line", "byte" */
 };
 
 struct source {
@@ -120,6 +125,15 @@ enum source_fault {
 	FAULT_DEADLINE,          /* the scrape's deadline passed while the fetch was in flight */
 	FAULT_NOT_WAITED,        /* detail: why the scrape answered without this fetch in flight
 				    (slurmctld's answers were in: cache.h) */
+	FAULT_CONTENT_TYPE,      /* detail: the answer's Content-Type (not its upstream's media_type), escaped */
+};
+
+/* Whether a token went with the request (fetch.c): the token is never recorded, only this. */
+enum source_token_use {
+	TOKEN_NOT_CONFIGURED,    /* no --*.auth.token-file (or a replay) */
+	TOKEN_UNREADABLE,        /* configured, but the file could not be read: none sent */
+	TOKEN_SENT,
+	TOKEN_WITHHELD,          /* configured, not sent: the answer came from another origin (redirect) */
 };
 
 /* The facts about one answer. */
@@ -139,6 +153,7 @@ struct source_facts {
 	int unframed;            /* an HTTP answer with neither Content-Length nor a chunked body: its
 				     end is where the connection closed */
 	long long content_length; /* its Content-Length; 0: none given, or not an HTTP answer */
+	enum source_token_use token;
 };
 
 /* How far an answer got before it was found unusable; VERDICT_OK: usable. */
@@ -156,5 +171,9 @@ enum source_verdict {
 /* Is src's answer with facts f usable? When not, why goes into why (one line for logs and the 503
  * body, starting with the source's path). */
 enum source_verdict source_verdict(const struct source *src, const struct source_facts *f, char *why, size_t whylen);
+
+/* Whether an answer with facts f refused the token that was sent: 401 or 403; slurmrestd 25.11 with
+ * rest_auth/jwt also answers 511 to an expired or forged token, and 500 on /shares. */
+int source_token_refused(const struct source *src, const struct source_facts *f);
 
 #endif

@@ -91,6 +91,30 @@ static void write_sources(struct buf *out, const struct scrape_status *st)
 	}
 }
 
+/* Each upstream with a token file: whether its token was accepted (docs/operations.md, "Tokens"). */
+static void write_tokens(struct buf *out, const struct scrape_status *st)
+{
+	for (int u = 0; u < UPSTREAM_COUNT; u++) {
+		int state = st->token[u].state;
+		if (state == TOKEN_NOT_CONFIGURED)
+			continue;
+		buf_printf(out, "<p class=\"%s\">Token of <code>%s.auth.token-file</code>: ", state == TOKEN_SENT ? "up" : "down",
+			   upstreams[u].flag);
+		if (state == TOKEN_SENT) {
+			buf_puts(out, "accepted.</p>\n");
+			continue;
+		}
+		if (state == TOKEN_UNREADABLE) {
+			buf_puts(out, "the file could not be read, so no token was sent (see the sources' errors).</p>\n");
+			continue;
+		}
+		esc(out, upstreams[u].name);
+		buf_printf(out, " refused it (HTTP %ld from ", st->token[u].http_status);
+		esc(out, sources[st->token[u].source].name);
+		buf_puts(out, "): it has expired or is not accepted; renew it (<code>scontrol token</code>).</p>\n");
+	}
+}
+
 /* Several slurmctld controllers: each one's role as last seen (docs/operations.md, High availability). */
 static void write_controllers(struct buf *out, const struct scrape_status *st)
 {
@@ -227,6 +251,7 @@ void status_page(struct buf *out, const struct status_page_info *info, const str
 	buf_printf(out, "), answered <span class=\"%s\">HTTP %d</span>.</p>\n", st->http_status == 200 ? "up" : "down",
 		   st->http_status);
 	write_sources(out, st);
+	write_tokens(out, st);
 	write_controllers(out, st);
 	write_mapping(out, info, st);
 	write_rows(out, st);

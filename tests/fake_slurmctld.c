@@ -27,10 +27,12 @@
  *          serves "200, empty body", like a slurmctld without MetricsType)
  *   /slurm/v0.0.44/{nodes,shares,jobs,diag}   (slurmrestd, endpoint names
  *       rest_nodes ... rest_diag) -> DIR/rest_<name>.json, the same way; the
- *       framing stays slurmctld's (the shim does not depend on it)
+ *       framing stays slurmctld's but for Content-Type: application/json, as
+ *       slurmrestd's (--content-type TYPE: every 200 data answer's type)
  *   /openapi/v3 (endpoint name openapi) -> a small document whose "paths"
- *       list /slurm/v0.0.42 to v0.0.45 (v0.0.45: one the shim does not read),
- *       as slurmrestd's lists its plugins' versions
+ *       list /slurm/v0.0.42 to the version served and v0.0.45 (one the shim
+ *       does not read, never served), as slurmrestd's lists its plugins'
+ *       versions; --openapi-pad N puts N more paths first (a big document)
  *   /metrics, /           -> the index texts; with --legacy FILE, /metrics serves
  *          FILE instead (re-read every request; 404 if it is missing): the old
  *          prometheus-slurm-exporter's page, for --compare-legacy
@@ -43,6 +45,8 @@
  *          a quote, a backslash, ESC [31m and DEL (a hostile upstream reason; fake only)
  *   /_header-bytes/N/<path> -> 200, empty, with one X-Padding header of N bytes
  *          (N <= 16 MiB: a head over the client's limit; fake only)
+ *   /_rest-version/V      -> slurmrestd's paths are /slurm/V/... from now on
+ *          (default v0.0.44; a slurmrestd upgrade that drops a version)
  *   /_role/standby, /_role/primary -> from now on, answer as a standby backup
  *          controller (25.11.7: every /metrics* request, counted, gets 303
  *          REDIRECT SEE OTHER with Location: http://127.0.0.1:<--redirect-port>
@@ -62,7 +66,9 @@
  *   redirect   303 REDIRECT SEE OTHER, Location: http://127.0.0.1:<P><path>
  *   empty      200 with an empty body (no Content-Length/Content-Type)
  *   huge       200, Content-Length 300000000, that many bytes of sample lines
+ *              (slurmrestd's: a JSON text that never ends, {"x":[ and strings)
  *   huge-nolength  the same, close-delimited (no Content-Length)
+ *   huge-error 500 INTERNAL ERROR with the huge body
  *   close      read the request, close with no bytes (like disable_http)
  *   badquote   the file plus: slurm_node_cpus{node="we"ird"} 3 (for a JSON
  *              document: trailing garbage, a parse error)
@@ -77,7 +83,9 @@
  *
  * Order for a data request: count it, sleep --delay-ms, then the transport
  * faults (close, hang, garbage), then redirect, then the --token/--user check
- * (401/403, empty body), then the other faults.
+ * (401/403, empty body; with --rest-jwt, slurmrestd's answer to a wrong token
+ * is 511, 500 on /shares, as 25.11.7's rest_auth/jwt: 401 only without one),
+ * then the other faults.
  *
  * Listens on 127.0.0.1 only, or with --unix PATH on that unix socket only
  * (as slurmrestd -s ... unix:/path). One thread per connection (at most 512), request
@@ -119,13 +127,13 @@ enum fault {
 	F_NONE, F_HANG, F_DRIP, F_GARBAGE, F_CUT, F_CUTLINE, F_401, F_403,
 	F_500, F_503, F_REDIRECT, F_EMPTY, F_HUGE, F_HUGE_NOLENGTH, F_CLOSE,
 	F_BADQUOTE, F_DUPLICATE, F_NAN, F_REDIRECT_SELF, F_CUTHEAD, F_NOLENGTH,
-	F_404, F_COUNT
+	F_404, F_HUGE_ERROR, F_COUNT
 };
 static const char *const fault_names[F_COUNT] = {
 	"none", "hang", "drip", "garbage", "cut", "cutline", "401", "403",
 	"500", "503", "redirect", "empty", "huge", "huge-nolength", "close",
 	"badquote", "duplicate", "nan", "redirect-self", "cuthead", "nolength",
-	"404",
+	"404", "huge-error",
 };
 
 enum endpoint {
@@ -139,10 +147,7 @@ static const char *const ep_names[EP_COUNT] = {
 };
 #define IS_REST(ep) ((ep) >= EP_RNODES && (ep) <= EP_RDIAG)
 
-static const char openapi_doc[] =
-	"{\"openapi\": \"3.0.3\", \"paths\": {\"/slurm/v0.0.42/nodes/\": {}, \"/slurm/v0.0.43/nodes/\": {},"
-	" \"/slurm/v0.0.44/nodes/\": {}, \"/slurm/v0.0.44/jobs/\": {}, \"/slurm/v0.0.45/nodes/\": {},"
-	" \"/slurmdb/v0.0.44/accounts/\": {}}}\n";
+#define REST_VERSION_MAX 16
 
 static const char index_metrics[] =
 	"slurmctld index of metrics endpoints:\n"
@@ -165,7 +170,11 @@ static struct {
 	unsigned port, redirect_port;
 	long delay_ms;
 	bool standby; /* /_role/standby: every /metrics* gets a standby's 303 */
-} opt = { .fault = F_NONE, .fault_ep = -1 };
+	const char *content_type; /* of 200 data answers; NULL: text/plain, slurmrestd's application/json */
+	bool rest_jwt; /* slurmrestd's answers to a bad token: 511, /shares 500; 401 only without one */
+	long openapi_pad; /* extra "paths" in /openapi/v3 */
+	char rest_version[REST_VERSION_MAX]; /* the API version slurmrestd's paths are served under */
+} opt = { .fault = F_NONE, .fault_ep = -1, .rest_version = "v0.0.44" };
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t slot_freed = PTHREAD_COND_INITIALIZER;
@@ -478,6 +487,7 @@ static const char *reason(int code)
 	case 403: return "FORBIDDEN";
 	case 404: return "NOT FOUND";
 	case 405: return "NOT ALLOWED";
+	case 511: return "NETWORK AUTHENTICATION REQUIRED";
 	case 500: return "INTERNAL ERROR";
 	case 503: return "SERVICE UNAVAILABLE";
 	default:  return "default";
@@ -490,7 +500,7 @@ static const char *reason(int code)
  * Content-Length only (close-delimited body).
  */
 static void head_into(struct buf *b, int minor, int code, const char *location,
-		      bool close_hdr, bool has_body, long long content_length)
+		      bool close_hdr, bool has_body, long long content_length, const char *ctype)
 {
 	buf_fmt(b, "HTTP/1.%d %d %s\r\n", minor, code, reason(code));
 	if (location)
@@ -502,16 +512,16 @@ static void head_into(struct buf *b, int minor, int code, const char *location,
 		if (content_length >= 0 && !(code > 100 && code < 200) &&
 		    !(code > 200 && code < 300))
 			buf_fmt(b, "Content-Length: %lld\r\n", content_length);
-		buf_str(b, "Content-Type: text/plain\r\n");
+		buf_fmt(b, "Content-Type: %s\r\n", ctype ? ctype : "text/plain");
 	}
 	buf_str(b, "\r\n");
 }
 
 /* A complete routed response (plus the stray trailer slurmctld sends). */
 static void response_into(struct buf *b, const struct request *r, int code,
-			  const char *location, const char *body, size_t len)
+			  const char *location, const char *body, size_t len, const char *ctype)
 {
-	head_into(b, r->minor, code, location, true, len > 0, (long long)len);
+	head_into(b, r->minor, code, location, true, len > 0, (long long)len, ctype);
 	buf_add(b, body, len);
 	if (r->conn_close)
 		buf_str(b, "Connection: Close\r\n");
@@ -522,7 +532,7 @@ static bool respond(int fd, const struct request *r, int code,
 {
 	struct buf b = { 0 };
 
-	response_into(&b, r, code, location, body, len);
+	response_into(&b, r, code, location, body, len, NULL);
 	bool ok = send_all(fd, b.p, b.len);
 	buf_free(&b);
 	return ok;
@@ -547,7 +557,7 @@ static void reject_method(int fd, int minor, bool conn_close)
 	struct buf b = { 0 };
 
 	head_into(&b, minor < 0 ? 1 : minor, 405, NULL, conn_close, true,
-		  (long long)strlen(body));
+		  (long long)strlen(body), NULL);
 	buf_str(&b, body);
 	(void)send_all(fd, b.p, b.len);
 	buf_free(&b);
@@ -719,21 +729,30 @@ static void send_drip(int fd, const char *p, size_t n)
 	}
 }
 
-/* HUGE_BYTES of `slurm_x{node="nNNN"} 1\n`, padded with a comment line. */
-static void send_huge(int fd, const struct request *r, bool with_length)
+/* HUGE_BYTES of `slurm_x{node="nNNN"} 1\n`, padded with a comment line; for slurmrestd (json)
+ * `{"x":[` and strings of the same length, padded with blanks: a JSON text that never ends. */
+static void send_huge(int fd, const struct request *r, bool with_length, int code, bool json,
+		      const char *ctype)
 {
 	struct buf b = { 0 };
 
-	head_into(&b, r->minor, 200, NULL, true, true, with_length ? (long long)HUGE_BYTES : -1);
+	head_into(&b, r->minor, code, NULL, true, true, with_length ? (long long)HUGE_BYTES : -1, ctype);
+	size_t head = b.len;
+	if (json)
+		buf_str(&b, "{\"x\":[");
+	size_t pre = b.len - head;
+	head = b.len;
 	for (int i = 0; i < HUGE_NODES; i++)
-		buf_fmt(&b, "slurm_x{node=\"n%03d\"} 1\n", i);
-	size_t head = b.len - (size_t)HUGE_NODES * HUGE_LINE_LEN;
+		if (json)
+			buf_fmt(&b, "\"0123456789abcdef%03d\",\n", i);
+		else
+			buf_fmt(&b, "slurm_x{node=\"n%03d\"} 1\n", i);
 	const char *chunk = b.p + head;
 	const size_t chunk_len = (size_t)HUGE_NODES * HUGE_LINE_LEN;
 
 	if (!send_all(fd, b.p, head))
 		goto out;
-	unsigned long long left = HUGE_BYTES;
+	unsigned long long left = HUGE_BYTES - pre;
 	while (left >= chunk_len) {
 		if (!send_all(fd, chunk, chunk_len))
 			goto out;
@@ -746,7 +765,7 @@ static void send_huge(int fd, const struct request *r, bool with_length)
 	if (left) {
 		char pad[HUGE_LINE_LEN];
 		memset(pad, ' ', sizeof(pad));
-		pad[0] = '#';
+		pad[0] = json ? ' ' : '#';
 		pad[left - 1] = '\n';
 		(void)send_all(fd, pad, (size_t)left);
 	}
@@ -754,9 +773,26 @@ out:
 	buf_free(&b);
 }
 
+/* /openapi/v3: "paths" from /slurm/v0.0.42 to the version served, v0.0.45 (one the shim does not
+ * read, never served) and slurmdb's; --openapi-pad more before them. */
+static void openapi_into(struct buf *b, const char *served)
+{
+	buf_str(b, "{\"openapi\": \"3.0.3\", \"paths\": {");
+	for (long i = 0; i < opt.openapi_pad; i++)
+		buf_fmt(b, "\"/slurm/%s/pad%07ld/\": {\"get\": {\"summary\": \"a padding path\"}}, ", served, i);
+	for (int v = 42; v <= 44 && strcmp(served, "v0.0.41"); v++) {
+		char name[16];
+		snprintf(name, sizeof(name), "v0.0.%d", v);
+		buf_fmt(b, "\"/slurm/%s/nodes/\": {}, ", name);
+		if (!strcmp(name, served))
+			break;
+	}
+	buf_str(b, "\"/slurm/v0.0.45/nodes/\": {}, \"/slurmdb/v0.0.44/accounts/\": {}}}\n");
+}
+
 /* ------------------------------------------------------------- routing */
 
-static int data_endpoint(const char *path)
+static int data_endpoint(const char *path, const char *served)
 {
 	static const char *const paths[] = {
 		[EP_JOBS] = "/metrics/jobs",
@@ -770,9 +806,16 @@ static int data_endpoint(const char *path)
 		[EP_RDIAG] = "/slurm/v0.0.44/diag",
 		[EP_OPENAPI] = "/openapi/v3",
 	};
-	for (int i = 0; i < EP_OTHER; i++)
-		if (!strcmp(path, paths[i]))
+	char rest[64];
+	for (int i = 0; i < EP_OTHER; i++) {
+		const char *want = paths[i];
+		if (IS_REST(i)) { /* "/slurm/v0.0.44/x" under the version served */
+			snprintf(rest, sizeof(rest), "/slurm/%s%s", served, paths[i] + strlen("/slurm/v0.0.44"));
+			want = rest;
+		}
+		if (!strcmp(path, want))
 			return i;
+	}
 	return -1;
 }
 
@@ -806,7 +849,7 @@ static bool redirect(int fd, const struct request *r, unsigned port, const char 
 }
 
 /* Serve one data endpoint. Returns true if the connection may go on. */
-static bool serve_data(int fd, const struct request *r, int ep)
+static bool serve_data(int fd, const struct request *r, int ep, const char *served)
 {
 	pthread_mutex_lock(&lock); /* /_delay-ms/N and /_fault/MODE change them */
 	long delay_ms = opt.delay_ms;
@@ -836,9 +879,13 @@ static bool serve_data(int fd, const struct request *r, int ep)
 	}
 
 	int denied = auth_status(r);
+	if (denied && opt.rest_jwt && (IS_REST(ep) || ep == EP_OPENAPI) && (r->x_token || r->authorization))
+		denied = ep == EP_RSHARES ? 500 : 511; /* slurmrestd 25.11.7, rest_auth/jwt, a bad token */
 	if (denied)
 		return respond(fd, r, denied, NULL, NULL, 0);
 
+	const char *ctype = opt.content_type ? opt.content_type :
+			    IS_REST(ep) || ep == EP_OPENAPI ? "application/json" : NULL;
 	switch (f) {
 	case F_401:
 		return respond(fd, r, 401, NULL, NULL, 0);
@@ -864,7 +911,8 @@ static bool serve_data(int fd, const struct request *r, int ep)
 		return respond(fd, r, 200, NULL, NULL, 0);
 	case F_HUGE:
 	case F_HUGE_NOLENGTH:
-		send_huge(fd, r, f == F_HUGE);
+	case F_HUGE_ERROR:
+		send_huge(fd, r, f != F_HUGE_NOLENGTH, f == F_HUGE_ERROR ? 500 : 200, IS_REST(ep), ctype);
 		return false;
 	default:
 		break;
@@ -877,7 +925,7 @@ static bool serve_data(int fd, const struct request *r, int ep)
 	else
 		snprintf(path, sizeof(path), "%s/metrics_%s.txt", opt.dir, ep_names[ep]);
 	if (ep == EP_OPENAPI)
-		buf_str(&body, openapi_doc);
+		openapi_into(&body, served);
 	else
 		(void)read_file(path, &body);
 
@@ -909,17 +957,17 @@ static bool serve_data(int fd, const struct request *r, int ep)
 	bool go_on = true;
 	struct buf out = { 0 };
 	if (f == F_CUT) {
-		head_into(&out, r->minor, 200, NULL, true, body.len > 0, (long long)body.len);
+		head_into(&out, r->minor, 200, NULL, true, body.len > 0, (long long)body.len, ctype);
 		buf_add(&out, body.p, body.len / 2);
 		(void)send_all(fd, out.p, out.len);
 		go_on = false;
 	} else if (f == F_NOLENGTH) {
-		head_into(&out, r->minor, 200, NULL, true, body.len > 0, -1);
+		head_into(&out, r->minor, 200, NULL, true, body.len > 0, -1, ctype);
 		buf_add(&out, body.p, body.len);
 		(void)send_all(fd, out.p, out.len);
 		go_on = false;
 	} else {
-		response_into(&out, r, 200, NULL, body.p, body.len);
+		response_into(&out, r, 200, NULL, body.p, body.len, ctype);
 		if (f == F_DRIP) {
 			send_drip(fd, out.p, out.len);
 			go_on = false;
@@ -988,6 +1036,12 @@ static bool handle_request(int fd, const struct request *r)
 		buf_free(&b);
 		return ok;
 	}
+	if (get && !strncmp(p, "/_rest-version/", 15) && strlen(p + 15) < REST_VERSION_MAX) {
+		pthread_mutex_lock(&lock); /* slurmrestd's paths from now on: /slurm/<version>/... */
+		snprintf(opt.rest_version, sizeof(opt.rest_version), "%s", p + 15);
+		pthread_mutex_unlock(&lock);
+		return respond(fd, r, 200, NULL, "ok\n", 3);
+	}
 	if (get && (!strcmp(p, "/_role/standby") || !strcmp(p, "/_role/primary"))) {
 		pthread_mutex_lock(&lock);
 		opt.standby = !strcmp(p, "/_role/standby");
@@ -995,7 +1049,11 @@ static bool handle_request(int fd, const struct request *r)
 		return respond(fd, r, 200, NULL, "ok\n", 3);
 	}
 
-	int ep = get ? data_endpoint(p) : -1;
+	char served[REST_VERSION_MAX];
+	pthread_mutex_lock(&lock);
+	memcpy(served, opt.rest_version, sizeof(served));
+	pthread_mutex_unlock(&lock);
+	int ep = get ? data_endpoint(p, served) : -1;
 	record(ep < 0 ? EP_OTHER : (enum endpoint)ep, r->raw, r->raw_len);
 	pthread_mutex_lock(&lock);
 	bool standby = opt.standby;
@@ -1003,7 +1061,7 @@ static bool handle_request(int fd, const struct request *r)
 	if (standby && !strncmp(p, "/metrics", 8)) /* slurmctld's _reply_standby(): to SlurmctldHost[0] */
 		return redirect(fd, r, opt.redirect_port, r->query);
 	if (ep >= 0)
-		return serve_data(fd, r, ep);
+		return serve_data(fd, r, ep, served);
 
 	if (get && !strcmp(p, "/metrics") && opt.legacy) {
 		struct buf b = { 0 };
@@ -1124,9 +1182,10 @@ static void usage(void)
 		"         [--fault MODE] [--fault-endpoint NAME] [--token TOKEN]\n"
 		"         [--user NAME] [--redirect-port P] [--delay-ms MS]\n"
 		"         [--stats-file F] [--unix PATH] [--legacy FILE]\n"
+		"         [--content-type TYPE] [--rest-jwt] [--openapi-pad N]\n"
 		"  MODE: none hang drip garbage cut cutline 401 403 500 503 redirect\n"
 		"        empty huge huge-nolength close badquote duplicate nan\n"
-		"        redirect-self cuthead nolength 404\n"
+		"        redirect-self cuthead nolength 404 huge-error\n"
 		"  NAME: jobs nodes partitions scheduler jobs-users-accts rest_nodes\n"
 		"        rest_shares rest_jobs rest_diag openapi\n"
 		"  Listens on 127.0.0.1:N (0: any free port, written to --port-file),\n"
@@ -1161,6 +1220,9 @@ static void parse_args(int argc, char **argv)
 		{ "stats-file", required_argument, NULL, 's' },
 		{ "unix", required_argument, NULL, 'U' },
 		{ "legacy", required_argument, NULL, 'L' },
+		{ "content-type", required_argument, NULL, 'C' },
+		{ "rest-jwt", no_argument, NULL, 'J' },
+		{ "openapi-pad", required_argument, NULL, 'O' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -1180,6 +1242,9 @@ static void parse_args(int argc, char **argv)
 		case 's': opt.stats_file = optarg; break;
 		case 'U': opt.unix_path = optarg; break;
 		case 'L': opt.legacy = optarg; break;
+		case 'C': opt.content_type = optarg; break;
+		case 'J': opt.rest_jwt = true; break;
+		case 'O': opt.openapi_pad = parse_num(optarg, 10000000); break;
 		case 'f': {
 			int i = 0;
 			while (i < F_COUNT && strcmp(optarg, fault_names[i]))
@@ -1208,6 +1273,10 @@ static void parse_args(int argc, char **argv)
 	}
 	if (optind != argc || !have_port || !opt.dir)
 		usage();
+	if (opt.rest_jwt && !opt.token) {
+		fprintf(stderr, "fake_slurmctld: --rest-jwt needs --token\n");
+		usage();
+	}
 	if (opt.user && !opt.token) {
 		fprintf(stderr, "fake_slurmctld: --user needs --token\n");
 		usage();

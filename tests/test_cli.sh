@@ -41,7 +41,7 @@ has "--web.max-connections 0" 'flag --web.max-connections: value "0" is not a va
 check "--web.max-connections 65536" 2 "$BIN" --web.max-connections=65536 --version
 check "--web.max-connections 1.5" 2 "$BIN" --web.max-connections 1.5 --version
 check "--web.max-connections 65535" 0 "$BIN" --web.max-connections 65535 --version
-# integer flags take decimal digits only: strtod read 1e3 as 1000 and 0x10 as 16 (issue 19)
+# integer flags take decimal digits only: strtod read 1e3 as 1000 and 0x10 as 16
 check "--web.max-connections 1e3" 2 "$BIN" --web.max-connections 1e3 --version
 has "--web.max-connections 1e3" 'flag --web.max-connections: value "1e3" is not a valid whole number in decimal digits (expected 1 to 65535)'
 check "--web.max-connections 0x10" 2 "$BIN" --web.max-connections 0x10 --version

@@ -1332,8 +1332,8 @@ static void expect_rest_down(const char *fault, const char *reason, const char *
 static void test_rest_faults(void **state)
 {
 	(void)state;
-	expect_rest_down("401", "token expired or not accepted: renew --slurmrestd.auth.token-file", NULL);
-	expect_rest_down("403", "token expired or not accepted", NULL);
+	expect_rest_down("401", "401 Unauthorized and no token sent: set --slurmrestd.auth.token-file", NULL);
+	expect_rest_down("403", "403 Forbidden and no token sent", NULL);
 	expect_rest_down("500", "HTTP status 500", NULL);
 	expect_rest_down("503", "HTTP status 503", NULL);
 	expect_rest_down("hang", "imeout", NULL);
@@ -1496,7 +1496,9 @@ static void test_rest_sources_and_discovery(void **state)
 	stop(&f);
 }
 
-/* A failed discovery is retried at the next scrape; a fixed --slurmrestd.api-version is used as is. */
+/* A failed discovery is asked again after its back-off (RESTAPI_BACKOFF_MIN after the first failure),
+ * not at every scrape (/openapi/v3 is tens of MB); a fixed --slurmrestd.api-version is
+ * used as is. */
 static void test_rest_discovery_retry_and_fixed(void **state)
 {
 	(void)state;
@@ -1505,12 +1507,20 @@ static void test_rest_discovery_retry_and_fixed(void **state)
 	fake_start(&f, REST_STATE, "--fault", "500", "--fault-endpoint", "openapi", NULL);
 	rest_url(url, sizeof(url), f.port);
 	rest_shim_start(&s, f.port, url, NULL, NULL, NULL, NULL, NULL, NULL);
-	for (int i = 0; i < 2; i++) {
+	for (int i = 0; i < 3; i++) {
+		if (i == 2)
+			tu_sleep_ms((long)(RESTAPI_BACKOFF_MIN * 1000) + 300);
 		char *body = scrape_ok(s.port);
 		assert_true(has(body, REST_UP("nodes", "0")));
 		free(body);
+		assert_int_equal(stat_count(f.port, "openapi"), i < 2 ? 1 : 2);
+		if (i == 1) { /* the status page says when it is asked again */
+			struct resp r;
+			http("GET", s.port, "/", &r, 5000);
+			assert_true(has(r.body.data, "HTTP status 500 (asked again in 1 s)"));
+			buf_free(&r.body);
+		}
 	}
-	assert_int_equal(stat_count(f.port, "openapi"), 2);
 	assert_int_equal(stat_count(f.port, "rest_nodes"), 0);
 	stop(&s);
 	char *log = tu_slurp(s.log, NULL);
@@ -1707,6 +1717,318 @@ static int help_line_has(const char *help, const char *flag, const char *text)
 	const char *eol = line ? strchr(line, '\n') : NULL;
 	size_t n = strlen(text);
 	return eol && (size_t)(eol - line) >= n && !strncmp(eol - n, text, n);
+}
+
+/* ---- slurmrestd's answers that are not what they should be ---- */
+
+#define REST_SHAPE_DIR "/tmp/shimtest-rest-shape"
+#define REST_MAPPING2 "/tmp/shimtest-rest2.json"
+
+/* REST_STATE's documents in REST_SHAPE_DIR, file (NULL: none) replaced by text. */
+static void rest_dir_with(const char *file, const char *text)
+{
+	static const char *const docs[] = { "rest_nodes.json", "rest_shares.json", "rest_jobs.json", "rest_diag.json" };
+	char path[256];
+	mkdir(REST_SHAPE_DIR, 0755);
+	for (size_t i = 0; i < sizeof(docs) / sizeof(docs[0]); i++) {
+		snprintf(path, sizeof(path), "%s/%s", REST_STATE, docs[i]);
+		char *orig = tu_slurp(path, NULL);
+		assert_non_null(orig);
+		snprintf(path, sizeof(path), "%s/%s", REST_SHAPE_DIR, docs[i]);
+		tu_write(path, file && !strcmp(file, docs[i]) ? text : orig);
+		free(orig);
+	}
+}
+
+/* Rows on slurmrestd's /nodes and /shares, each falling back to a native form. */
+static void write_rest_mapping2(void)
+{
+	tu_write(REST_MAPPING2,
+		 "{\"metrics\": [{\"name\": \"slurm_scheduler_threads\", \"help\": \"h\", \"type\": \"gauge\","
+		 " \"expr\": \"slurm_server_thread_cnt + 1\", \"fidelity\": \"exact\"},"
+		 " {\"name\": \"nodes_row\", \"help\": \"h\", \"type\": \"gauge\", \"expr\": \"slurm_server_thread_cnt\","
+		 " \"fidelity\": \"approximate\", \"note\": \"n\", \"prefer\": [{\"expr\": \"sum(slurmrestd_node_cpus)\", \"fidelity\": \"exact\"}]},"
+		 " {\"name\": \"shares_row\", \"help\": \"h\", \"type\": \"gauge\", \"expr\": \"slurm_server_thread_cnt\","
+		 " \"fidelity\": \"approximate\", \"note\": \"n\", \"prefer\": [{\"expr\": \"count(slurmrestd_share_fairshare)\","
+		 " \"fidelity\": \"exact\"}]}]}\n");
+}
+
+static void rest2_shim_start(struct proc *s, unsigned ctl, unsigned rest, const char *a1, const char *a2,
+			     const char *a3, const char *a4)
+{
+	char url[64];
+	rest_url(url, sizeof(url), rest);
+	write_rest_mapping2();
+	shim_start(s, ctl, "--mapping.file", REST_MAPPING2, "--slurmrestd.url", url, "--slurmrestd.timeout", "5",
+		   "--slurmrestd.min-interval", "0", a1, a2, a3, a4, NULL);
+}
+
+/* The verdict names the token whenever one was sent and refused; without one, says so. */
+static void test_source_verdict_token(void **state)
+{
+	(void)state;
+	static const struct { enum source_id src; long code; enum source_token_use tok; const char *why; } cases[] = {
+		{ SRC_REST_NODES, 511, TOKEN_SENT, "/slurm/{version}/nodes: HTTP 511 with the token of --slurmrestd.auth.token-file: "
+						   "token expired or not accepted: renew it (scontrol token)" },
+		{ SRC_REST_JOBS, 401, TOKEN_SENT, "/slurm/{version}/jobs: HTTP 401 with the token of --slurmrestd.auth.token-file: "
+						  "token expired or not accepted: renew it (scontrol token)" },
+		{ SRC_REST_SHARES, 500, TOKEN_SENT, "/slurm/{version}/shares: HTTP 500 with the token of --slurmrestd.auth.token-file: "
+						    "token expired or not accepted? (so slurmrestd 25.11 answers /shares to an "
+						    "expired or forged one): renew it (scontrol token)" },
+		{ SRC_REST_NODES, 500, TOKEN_SENT, "/slurm/{version}/nodes: HTTP status 500" },
+		{ SRC_REST_SHARES, 500, TOKEN_NOT_CONFIGURED, "/slurm/{version}/shares: HTTP status 500" },
+		{ SRC_REST_NODES, 511, TOKEN_NOT_CONFIGURED, "/slurm/{version}/nodes: 511 Network Authentication Required and no "
+							     "token sent: set --slurmrestd.auth.token-file" },
+		{ SRC_REST_NODES, 401, TOKEN_WITHHELD, "/slurm/{version}/nodes: 401 Unauthorized and no token sent: set "
+						       "--slurmrestd.auth.token-file (and --slurmrestd.auth.user)" },
+		{ SRC_JOBS, 401, TOKEN_SENT, "/metrics/jobs: HTTP 401 with the token of --slurmctld.auth.token-file: token expired "
+					     "or not accepted: renew it (scontrol token)" },
+		{ SRC_JOBS, 403, TOKEN_SENT, "/metrics/jobs: HTTP 403 with the token of --slurmctld.auth.token-file: the token's "
+					     "user is not allowed (26.05: add it to MetricsAuthUsers, or use root/SlurmUser), "
+					     "or the token is not accepted" },
+		{ SRC_JOBS, 511, TOKEN_SENT, "/metrics/jobs: HTTP status 511" },
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char why[240];
+		struct source_facts f = { .http_status = cases[i].code, .token = cases[i].tok };
+		assert_int_equal(source_verdict(&sources[cases[i].src], &f, why, sizeof(why)), VERDICT_STATUS);
+		assert_string_equal(why, cases[i].why);
+		assert_int_equal(source_token_refused(&sources[cases[i].src], &f), strstr(why, "with the token") != NULL);
+	}
+	char why[240];
+	struct source_facts f = { .http_status = 200, .len = 10, .fault = FAULT_CONTENT_TYPE };
+	snprintf(f.detail, sizeof(f.detail), "text/html");
+	assert_int_equal(source_verdict(&sources[SRC_REST_DIAG], &f, why, sizeof(why)), VERDICT_FAULT);
+	assert_string_equal(why, "/slurm/{version}/diag: the answer is text/html, not application/json (a proxy's page?)");
+}
+
+/* A shapeless answer is not "no nodes" or "no shares": its source is down with the reason
+ * and its byte offset (log, status page), and the rows fall back to their native forms. */
+static void test_rest_shapeless_falls_back(void **state)
+{
+	(void)state;
+	static const struct { const char *file, *text, *why; } cases[] = {
+		{ "rest_nodes.json", "{}", "first at byte 2: no 'nodes' array" },
+		{ "rest_nodes.json", "{\"nodes\": null}", "first at byte 14: 'nodes' is null, not an array" },
+		{ "rest_nodes.json", "{\"nodes\": {}}", "first at byte 11: 'nodes' is an object, not an array" },
+		{ "rest_nodes.json", "{\"nodes\": [3]}", "first at byte 12: item 0 of 'nodes' is a number, not an object" },
+		{ "rest_nodes.json", "{\"nodes\": [], \"errors\": [\"boom\"]}", "slurmrestd reported 1 error(s): boom" },
+		{ "rest_shares.json", "{}", "first at byte 2: no 'shares.shares' array" },
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct proc f, rf, s;
+		struct resp r;
+		int nodes = !strcmp(cases[i].file, "rest_nodes.json");
+		const char *row = nodes ? "nodes_row" : "shares_row";
+		char up[96], fid[160];
+		rest_dir_with(cases[i].file, cases[i].text);
+		fake_start(&f, STATE, NULL);
+		fake_start(&rf, REST_SHAPE_DIR, NULL);
+		rest2_shim_start(&s, f.port, rf.port, "--slurmrestd.api-version", "v0.0.44", NULL, NULL);
+		char *body = scrape_ok(s.port);
+		snprintf(up, sizeof(up), "slurm_exporter_shim_up{endpoint=\"slurmrestd-%s\"} 0\n", nodes ? "nodes" : "shares");
+		snprintf(fid, sizeof(fid), "slurm_exporter_shim_row_fidelity{family=\"%s\",fidelity=\"approximate\","
+			 "upstream=\"slurmctld\"} 1\n", row);
+		if (!has(body, up) || !has(body, fid))
+			fail_msg("%s %s: not down, or %s not served by its native form:\n%s", cases[i].file, cases[i].text, row, body);
+		free(body);
+		http("GET", s.port, "/", &r, 5000);
+		char *page = xstrdup(r.body.data ? r.body.data : "");
+		buf_free(&r.body);
+		stop(&s);
+		char *log = tu_slurp(s.log, NULL);
+		char want[200], *q = want;
+		for (const char *c = cases[i].why; *c && q < want + sizeof(want) - 8; c++) /* As the page escapes it */
+			if (*c == '\'')
+				q += snprintf(q, 6, "&#39;");
+			else
+				*q++ = *c;
+		*q = '\0';
+		if (!has(log, "unusable JSON, ") || !has(log, cases[i].why) || !has(page, want))
+			fail_msg("%s %s: no \"%s\" in the log or the page:\n%s", cases[i].file, cases[i].text, cases[i].why, log);
+		free(log);
+		free(page);
+		stop(&rf);
+		stop(&f);
+	}
+}
+
+/* An answer known unusable is not downloaded further: a 500 with a 300 MB body, a 200 of
+ * another Content-Type; the parser's first problem stops the feed too (payload_feed says so). */
+static void test_rest_stops_unusable_transfer(void **state)
+{
+	(void)state;
+	static const struct { const char *a1, *a2, *a3, *why; } cases[] = {
+		{ "--fault", "huge-error", NULL, "HTTP status 500" },
+		{ "--fault", "huge", "--content-type=text/html; charset=utf-8",
+		  "the answer is text/html; charset=utf-8, not application/json" },
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct proc f, rf, s;
+		fake_start(&f, STATE, NULL);
+		fake_start(&rf, REST_STATE, cases[i].a1, cases[i].a2, cases[i].a3, NULL);
+		rest2_shim_start(&s, f.port, rf.port, "--slurmrestd.api-version", "v0.0.44", NULL, NULL);
+		char *body = scrape_ok(s.port);
+		double bytes = self_value(body, "slurm_exporter_shim_response_bytes", "slurmrestd-nodes");
+		if (!has(body, REST_UP("nodes", "0")) || bytes < 0 || bytes > 1e6)
+			fail_msg("%s %s: slurmrestd-nodes up, or %g bytes read:\n%s", cases[i].a2, cases[i].a3 ? cases[i].a3 : "",
+				 bytes, body);
+		free(body);
+		stop(&s);
+		char *log = tu_slurp(s.log, NULL);
+		if (!has(log, cases[i].why))
+			fail_msg("no \"%s\" in the log:\n%s", cases[i].why, log);
+		free(log);
+		stop(&rf);
+		stop(&f);
+	}
+	struct payload *p = payload_new(SRC_REST_NODES, 0, NULL, NULL);
+	payload_restart(p, 200);
+	assert_int_equal(payload_feed(p, "{\"nodes\": [", 11, 0), 0);
+	assert_int_equal(payload_feed(p, "7", 1, 0), 0); /* A number ends at the next byte */
+	assert_int_equal(payload_feed(p, "]", 1, 0), 1);
+	payload_finish(p);
+	assert_false(p->ok);
+	assert_string_equal(p->reason, "/slurm/{version}/nodes: unusable JSON, 1 malformed item(s), first at byte 12: "
+					"item 0 of 'nodes' is a number, not an object");
+	payload_unref(p);
+}
+
+/* Slurmrestd 25.11.7 with rest_auth/jwt answers 511 (/nodes, /jobs, /diag) and 500
+ * (/shares) to an expired or forged token, 401 only when none is sent. A refused token is named in
+ * the log, on the status page and by slurm_exporter_shim_upstream_token_ok; the token never is. */
+static void test_rest_token_refused(void **state)
+{
+	(void)state;
+	struct proc f, rf, s;
+	struct resp r;
+	const char *tok = "/tmp/shimtest-rest-token2";
+	fake_start(&f, STATE, NULL);
+	fake_start(&rf, REST_STATE, "--token", "rest-GOOD-1", "--rest-jwt", NULL);
+	tu_write(tok, "rest-SECRET-expired\n");
+	rest2_shim_start(&s, f.port, rf.port, "--slurmrestd.api-version", "v0.0.44", "--slurmrestd.auth.token-file", tok);
+	char *body = scrape_ok(s.port);
+	if (!has(body, REST_UP("nodes", "0")) || !has(body, REST_UP("shares", "0")) ||
+	    !has(body, "\nslurm_exporter_shim_upstream_token_ok{upstream=\"slurmrestd\"} 0\n") ||
+	    self_value(body, "slurm_exporter_shim_http_status", "slurmrestd-nodes") != 511 ||
+	    self_value(body, "slurm_exporter_shim_http_status", "slurmrestd-shares") != 500)
+		fail_msg("the refused token is not told:\n%s", body);
+	assert_false(has(body, "SECRET"));
+	free(body);
+	http("GET", s.port, "/", &r, 5000);
+	if (!has(r.body.data, "auth.token-file</code>: slurmrestd refused it (HTTP 511 from slurmrestd-nodes)") ||
+	    has(r.body.data, "SECRET"))
+		fail_msg("no token line on the status page:\n%s", r.body.data);
+	buf_free(&r.body);
+	tu_write(tok, "rest-GOOD-1\n");
+	body = scrape_ok(s.port);
+	assert_true(has(body, REST_UP("nodes", "1")) && has(body, REST_UP("shares", "1")));
+	assert_true(has(body, "\nslurm_exporter_shim_upstream_token_ok{upstream=\"slurmrestd\"} 1\n"));
+	free(body);
+	http("GET", s.port, "/", &r, 5000);
+	assert_true(has(r.body.data, "auth.token-file</code>: accepted."));
+	buf_free(&r.body);
+	stop(&s);
+	char *log = tu_slurp(s.log, NULL);
+	assert_true(has(log, "/slurm/{version}/nodes: HTTP 511 with the token of --slurmrestd.auth.token-file: token "
+			     "expired or not accepted: renew it"));
+	assert_true(has(log, "/slurm/{version}/shares: HTTP 500 with the token of --slurmrestd.auth.token-file: token "
+			     "expired or not accepted?"));
+	assert_false(has(log, "SECRET") || has(log, "GOOD"));
+	free(log);
+	/* The version discovered with the expired token: /openapi/v3's 511 is each source's */
+	tu_write(tok, "rest-SECRET-expired\n");
+	rest2_shim_start(&s, f.port, rf.port, "--slurmrestd.auth.token-file", tok, NULL, NULL);
+	for (int i = 0; i < 2; i++) { /* The second within the discovery's back-off: not asked, told the same */
+		body = scrape_ok(s.port);
+		if (!has(body, REST_UP("nodes", "0")) ||
+		    !has(body, "\nslurm_exporter_shim_upstream_token_ok{upstream=\"slurmrestd\"} 0\n"))
+			fail_msg("discovery's refused token not told:\n%s", body);
+		free(body);
+	}
+	assert_int_equal(stat_count(rf.port, "openapi"), 1);
+	stop(&s);
+	log = tu_slurp(s.log, NULL);
+	assert_true(has(log, "API version discovery: /openapi/v3: HTTP 511 with the token of --slurmrestd.auth.token-file: "
+			     "token expired or not accepted"));
+	free(log);
+	/* No token configured: slurmrestd's 401 says so, and there is no token metric */
+	rest2_shim_start(&s, f.port, rf.port, "--slurmrestd.api-version", "v0.0.44", NULL, NULL);
+	body = scrape_ok(s.port);
+	assert_true(has(body, REST_UP("nodes", "0")));
+	assert_false(has(body, "token_ok"));
+	free(body);
+	stop(&s);
+	log = tu_slurp(s.log, NULL);
+	assert_true(has(log, "401 Unauthorized and no token sent: set --slurmrestd.auth.token-file"));
+	assert_false(has(log, "renew"));
+	free(log);
+	stop(&rf);
+	stop(&f);
+}
+
+/* A discovered API version that slurmrestd no longer serves (404) is looked up again. */
+static void test_rest_version_rediscovered(void **state)
+{
+	(void)state;
+	struct proc f, s;
+	struct resp r;
+	fake_start(&f, REST_STATE, NULL);
+	rest2_shim_start(&s, f.port, f.port, NULL, NULL, NULL, NULL);
+	char *body = scrape_ok(s.port);
+	assert_true(has(body, REST_UP("nodes", "1")));
+	free(body);
+	http("GET", f.port, "/_rest-version/v0.0.43", &r, 5000); /* An upgrade: v0.0.44 is gone */
+	buf_free(&r.body);
+	body = scrape_ok(s.port);
+	assert_true(has(body, REST_UP("nodes", "0")));
+	free(body);
+	assert_int_equal(stat_count(f.port, "openapi"), 1);
+	body = scrape_ok(s.port);
+	assert_true(has(body, REST_UP("nodes", "1")));
+	free(body);
+	assert_int_equal(stat_count(f.port, "openapi"), 2);
+	http("GET", f.port, "/_last_request", &r, 5000);
+	assert_true(has(r.body.data, "GET /slurm/v0.0.43/"));
+	buf_free(&r.body);
+	stop(&s);
+	char *log = tu_slurp(s.log, NULL);
+	assert_true(has(log, "answered 404 with API version v0.0.44: looking the version up again"));
+	assert_true(has(log, "slurmrestd: API version v0.0.43"));
+	free(log);
+	stop(&f);
+}
+
+static long vmhwm_kb(pid_t pid)
+{
+	char path[64], *st, *p;
+	long kb = -1;
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	st = tu_slurp(path, NULL);
+	if (st && (p = strstr(st, "VmHWM:")))
+		kb = strtol(p + 6, NULL, 10);
+	free(st);
+	return kb;
+}
+
+/* A 30 MB /openapi/v3 (a Slurm with every plugin has 63 MB) cost the shim ten times its
+ * size (loaded whole by jansson); read streaming, the shim's peak memory does not follow it. */
+static void test_rest_openapi_streamed(void **state)
+{
+	(void)state;
+	struct proc f, s;
+	fake_start(&f, REST_STATE, "--openapi-pad", "400000", NULL);
+	rest2_shim_start(&s, f.port, f.port, "--slurmrestd.timeout", "30", NULL, NULL);
+	struct resp r;
+	http_hdr("GET", s.port, "/metrics", "X-Prometheus-Scrape-Timeout-Seconds: 30", &r, 40000);
+	long hwm = vmhwm_kb(s.pid);
+	print_message("figures: /openapi/v3 of about 30 MB, shim VmHWM %ld kB\n", hwm);
+	if (r.status != 200 || !has(r.body.data, REST_UP("nodes", "1")) || hwm > 40 * 1024)
+		fail_msg("status %ld, VmHWM %ld kB:\n%s", r.status, hwm, r.body.data ? r.body.data : "");
+	buf_free(&r.body);
+	assert_int_equal(stat_count(f.port, "openapi"), 1);
+	stop(&s);
+	stop(&f);
 }
 
 /* The cost classes: with the default flags, three scrapes 6 s apart fetch the job-walking
@@ -3816,6 +4138,12 @@ int main(void)
 		cmocka_unit_test_teardown(test_rest_faults, kill_children),
 		cmocka_unit_test_teardown(test_framing_faults, kill_children),
 		cmocka_unit_test_teardown(test_rest_hung_not_waited_for, kill_children),
+		cmocka_unit_test(test_source_verdict_token),
+		cmocka_unit_test_teardown(test_rest_shapeless_falls_back, kill_children),
+		cmocka_unit_test_teardown(test_rest_stops_unusable_transfer, kill_children),
+		cmocka_unit_test_teardown(test_rest_token_refused, kill_children),
+		cmocka_unit_test_teardown(test_rest_version_rediscovered, kill_children),
+		cmocka_unit_test_teardown(test_rest_openapi_streamed, kill_children),
 		cmocka_unit_test_teardown(test_job_walks_per_interval, kill_children),
 		cmocka_unit_test_teardown(test_slow_fetch_logged_once, kill_children),
 		cmocka_unit_test(test_html_escape),

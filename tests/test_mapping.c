@@ -478,6 +478,39 @@ static void test_prefer_fallback(void **state)
 	free(p);
 }
 
+/* The shipped table's GPU utilization from slurmrestd on a cluster without GPUs was
+ * 0/0 served as NaN, where the native form leaves the family out; now left out too (no series). */
+static void test_rest_gpu_utilization_without_gpus(void **state)
+{
+	(void)state;
+	struct buf b;
+	buf_init(&b, 0);
+	struct mapping *m = mapping_load("mappings/prometheus-slurm-exporter.json", &b);
+	buf_free(&b);
+	assert_non_null(m);
+	size_t row = 0;
+	while (row < m->nrows && strcmp(m->rows[row].name, "slurm_gpus_utilization"))
+		row++;
+	assert_true(row < m->nrows);
+	static const char *const docs[] = {
+		"{\"nodes\": [{\"name\": \"n1\", \"cpus\": 4, \"gres\": \"\", \"gres_used\": \"\"}]}",
+		"{\"nodes\": [{\"name\": \"n1\", \"cpus\": 4, \"gres\": \"gpu:2\", \"gres_used\": \"gpu:1(IDX:0)\"}]}",
+	};
+	for (int gpus = 0; gpus < 2; gpus++) {
+		struct run r;
+		memset(r.p, 0, sizeof(r.p));
+		r.p[SRC_REST_NODES] = answer(m, SRC_REST_NODES, docs[gpus], NULL);
+		assert_true(r.p[SRC_REST_NODES]->ok);
+		run_payloads(&r, m, ROW_FLAG_GPUS_ACCT);
+		assert_false(r.out_of_order);
+		assert_int_equal(r.rows[row].form, 0); /* the slurmrestd form */
+		assert_int_equal(r.rows[row].status, gpus ? ROW_OK : ROW_NO_INPUT);
+		assert_string_equal(r.rows[row].text, gpus ? "slurm_gpus_utilization 0.5\n" : "");
+		run_free(&r);
+	}
+	mapping_free(m);
+}
+
 /* A label value with invalid UTF-8 (slurmctld copies names verbatim) is served repaired and
  * counted; two names that repair to the same bytes would be two identical series, so that row is
  * left out (error) while a sum over the same family is still right. */
@@ -737,6 +770,7 @@ int main(void)
 		cmocka_unit_test(test_shape_errors),
 		cmocka_unit_test(test_row_pipeline),
 		cmocka_unit_test(test_prefer_fallback),
+		cmocka_unit_test(test_rest_gpu_utilization_without_gpus),
 		cmocka_unit_test(test_invalid_utf8_labels),
 		cmocka_unit_test(test_output_sorted),
 		cmocka_unit_test(test_series_sort),

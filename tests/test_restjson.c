@@ -528,19 +528,25 @@ static void test_malformed(void **state)
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
 		for (int d = 0; d < 4; d++)
 			assert_true(bad_of((enum rest_doc)d, bad[i], strlen(bad[i]), 0) >= 1);
-	/* wrong types: a record missing what it needs is counted and skipped; others are ignored */
-	static const char wrong[] =
-		"{\"nodes\":[{\"name\":5,\"cpus\":\"x\",\"state\":\"IDLE\"},{\"name\":\"n2\",\"cpus\":8,"
-		"\"partitions\":{\"a\":1},\"state\":[1,{\"x\":[]}],\"free_mem\":{\"number\":\"y\"}}],"
-		"\"jobs\":7}";
+	/* wrong types: a record missing what it needs is a problem; others are ignored */
+	static const char wrong[] = "{\"nodes\":[{\"name\":5,\"cpus\":\"x\",\"state\":\"IDLE\"}]}";
 	expo_init(&e);
 	assert_int_equal(parse(&e, REST_NODES, wrong, sizeof(wrong) - 1, 0), 1);
+	assert_string_equal(e.errors[0].reason, "a node without a name");
+	expo_free(&e);
+	static const char ignored[] =
+		"{\"nodes\":[{\"name\":\"n2\",\"cpus\":8,\"partitions\":{\"a\":1},\"state\":[1,{\"x\":[]}],"
+		"\"free_mem\":{\"number\":\"y\"}}],\"jobs\":7}";
+	expo_init(&e);
+	assert_int_equal(parse(&e, REST_NODES, ignored, sizeof(ignored) - 1, 0), 0);
 	assert_int_equal(expo_find(&e, "slurmrestd_node_state", 21)->n, 1);
+	assert_null(expo_find(&e, "slurmrestd_node_memory_free", 27));
 	expo_free(&e);
 	assert_int_equal(bad_of(REST_JOBS, "{\"jobs\":[{}, 3, \"x\"]}", 21, 0), 1);
-	/* a node or share row with an empty name cannot be told apart from another one */
-	static const char unnamed[] = "{\"nodes\":[{\"name\":\"\",\"cpus\":4,\"partitions\":[\"\"]},"
-				      "{\"name\":\"n1\",\"cpus\":4,\"partitions\":[\"\",\"p\"]}]}";
+	/* a node or share row with an empty name cannot be told apart from another one; the records
+	 * before the problem are kept (the document is refused all the same, see source.c) */
+	static const char unnamed[] = "{\"nodes\":[{\"name\":\"n1\",\"cpus\":4,\"partitions\":[\"\",\"p\"]},"
+				      "{\"name\":\"\",\"cpus\":4,\"partitions\":[\"\"]}]}";
 	expo_init(&e);
 	assert_int_equal(parse(&e, REST_NODES, unnamed, sizeof(unnamed) - 1, 0), 1);
 	assert_int_equal(expo_find(&e, "slurmrestd_node_state", 21)->n, 1);
@@ -549,7 +555,7 @@ static void test_malformed(void **state)
 	static const char noname[] = "{\"shares\":{\"shares\":[{\"name\":\"\"}]}}";
 	assert_int_equal(bad_of(REST_SHARES, noname, sizeof(noname) - 1, 0), 1);
 	assert_int_equal(bad_of(REST_SHARES, "{\"shares\":{\"shares\":[{\"type\":[\"USER\"]}]}}", 41, 0), 1);
-	assert_int_equal(bad_of(REST_DIAG, "{\"statistics\":[1,2]}", 20, 0), 0);
+	assert_int_equal(bad_of(REST_DIAG, "{\"statistics\":[1,2]}", 20, 0), 1);
 	/* slurmrestd's own errors (the captures have an empty array) */
 	static const char errs[] = "{\"nodes\":[],\"errors\":[{\"error\":\"x\",\"error_number\":1},"
 				   "{\"error\":\"y\"}],\"warnings\":[{\"x\":1}],\"meta\":{\"errors\":[{}]}}";
@@ -621,6 +627,290 @@ static void test_long_paths(void **state)
 	expo_free(&e);
 }
 
+/* The first problem of a document: its count, reason and byte offset, from a parse in pieces of 7
+ * bytes (the same as the whole: the offsets are of the raw text). */
+static size_t problem_of(enum rest_doc doc, const char *text, char *why, size_t *at)
+{
+	struct expo e, w;
+	expo_init(&e);
+	expo_init(&w);
+	size_t bad = parse(&e, doc, text, strlen(text), 7), whole = parse(&w, doc, text, strlen(text), 0);
+	assert_int_equal(bad, whole);
+	assert_int_equal(e.nerrors, bad ? 1 : 0);
+	snprintf(why, 200, "%s", bad ? e.errors[0].reason : "");
+	*at = bad ? e.errors[0].line : 0;
+	assert_string_equal(why, bad ? w.errors[0].reason : "");
+	assert_int_equal(*at, bad ? w.errors[0].line : 0);
+	expo_free(&e);
+	expo_free(&w);
+	return bad;
+}
+
+#define PROBLEM(doc, text, count, want_at, want) do { \
+		char why_[200]; \
+		size_t at_; \
+		size_t n_ = problem_of(doc, text, why_, &at_); \
+		if (n_ != (count) || strcmp(why_, want) || at_ != (size_t)(want_at)) \
+			fail_msg("%s: %zu problem(s) at byte %zu: \"%s\"; want %d at %d: \"%s\"", text, n_, at_, \
+				 why_, (int)(count), (int)(want_at), want); \
+	} while (0)
+
+/* A job with an empty user_name and a user_id that is no uid (-1e300) wrote its uid
+ * into char uid[24] and passed snprintf's untruncated length: ASan aborted, a release build served
+ * about 300 bytes of stack in a user label. No uid: the job is a problem; the largest uid is one. */
+static void test_uid_not_a_uid(void **state)
+{
+	(void)state;
+	PROBLEM(REST_JOBS, "{\"jobs\":[{\"job_id\":7,\"job_state\":[\"PENDING\"],\"user_name\":\"\",\"user_id\":-1e300}]}", 1,
+		77, "job 7: user_id -1e+300 is not a uid");
+	PROBLEM(REST_JOBS, "{\"jobs\":[{\"job_state\":\"RUNNING\",\"user_id\":1.5}]}", 1, 46, "job nan: user_id 1.5 is not a uid");
+	PROBLEM(REST_JOBS, "{\"jobs\":[{\"job_state\":\"RUNNING\",\"user_id\":4294967295}]}", 1, 53,
+		"job nan: user_id 4.29497e+09 is not a uid");
+	static const char big[] = "{\"jobs\":[{\"job_state\":\"RUNNING\",\"user_id\":4294967294}]}";
+	struct expo e;
+	size_t n;
+	expo_init(&e);
+	assert_int_equal(parse(&e, REST_JOBS, big, sizeof(big) - 1, 0), 0);
+	const char *pairs[] = { "user", "4294967294" };
+	assert_true(sum_where(&e, "slurmrestd_jobs", &n, pairs, 1) == 1);
+	expo_free(&e);
+}
+
+/* A document that is not what it should be is unusable (not "no jobs", not "no shares"),
+ * with its reason and the byte offset after the token where it was seen. */
+static void test_shapeless(void **state)
+{
+	(void)state;
+	PROBLEM(REST_JOBS, "{}", 1, 2, "no 'jobs' array");
+	PROBLEM(REST_JOBS, "{\"jobs\": null}", 1, 13, "'jobs' is null, not an array");
+	PROBLEM(REST_JOBS, "{\"jobs\": {}}", 1, 10, "'jobs' is an object, not an array");
+	PROBLEM(REST_JOBS, "{\"jobs\": [{\"job_state\": \"RUNNING\"}, 3]}", 1, 37, "item 1 of 'jobs' is a number, not an object");
+	PROBLEM(REST_JOBS, "{\"jobs\": [\"x\"]}", 1, 13, "item 0 of 'jobs' is a string, not an object");
+	PROBLEM(REST_JOBS, "{\"jobs\": [[]]}", 1, 11, "item 0 of 'jobs' is an array, not an object");
+	PROBLEM(REST_JOBS, "{\"jobs\": [], \"jobs\": []}", 1, 22, "'jobs' given twice");
+	PROBLEM(REST_JOBS, "[]", 1, 1, "the document is an array, not an object");
+	PROBLEM(REST_JOBS, "3", 1, 1, "the document is a number, not an object");
+	PROBLEM(REST_JOBS, "", 1, 0, "not JSON: premature EOF");
+	PROBLEM(REST_JOBS, "  \n", 1, 3, "not JSON: premature EOF");
+	PROBLEM(REST_JOBS, "{\"errors\": [\"boom\"]}", 1, 19, "slurmrestd reported 1 error(s): boom");
+	PROBLEM(REST_JOBS, "{\"jobs\": [], \"errors\": [{\"error\": \"Invalid auth\", \"description\": \"say \\\"no\\\"\\n\","
+		"\"error_number\": 1}, 7]}", 2, 102,
+		"slurmrestd reported 2 error(s): Invalid auth: say \"no\"?; a number");
+	PROBLEM(REST_JOBS, "{\"jobs\": [], \"errors\": {}}", 1, 24, "'errors' is an object, not an array");
+	PROBLEM(REST_JOBS, "{\"jobs\": [], \"errors\": [], \"errors\": []}", 1, 38, "'errors' given twice");
+	PROBLEM(REST_JOBS, "{\"jobs\": [}", 1, 11, "not JSON: unallowed token at this point in JSON text");
+	PROBLEM(REST_JOBS, "{\"jobs\": []", 1, 11, "not JSON: premature EOF");
+	PROBLEM(REST_NODES, "{\"nodes\": {}}", 1, 11, "'nodes' is an object, not an array");
+	PROBLEM(REST_SHARES, "{}", 1, 2, "no 'shares.shares' array");
+	PROBLEM(REST_SHARES, "{\"shares\": {}}", 1, 14, "no 'shares.shares' array");
+	PROBLEM(REST_SHARES, "{\"shares\": []}", 1, 12, "'shares' is an array, not an object");
+	PROBLEM(REST_SHARES, "{\"shares\": {\"shares\": null}}", 1, 26, "'shares.shares' is null, not an array");
+	PROBLEM(REST_SHARES, "{\"shares\": {\"shares\": [], \"shares\": []}}", 1, 37, "'shares.shares' given twice");
+	PROBLEM(REST_DIAG, "{\"statistics\": []}", 1, 16, "'statistics' is an array, not an object");
+	PROBLEM(REST_DIAG, "{\"meta\": {}}", 1, 12, "no 'statistics' object");
+	/* what is still a good document: no records, other keys of any shape, an empty errors array */
+	PROBLEM(REST_JOBS, "{\"jobs\": [], \"meta\": [1, {\"jobs\": 3}], \"errors\": [], \"warnings\": [\"w\"]}", 0, 0, "");
+	PROBLEM(REST_SHARES, "{\"shares\": {\"shares\": [], \"x\": 1}}", 0, 0, "");
+	PROBLEM(REST_DIAG, "{\"statistics\": {}}", 0, 0, "");
+}
+
+static size_t family_n(const struct expo *e, const char *name)
+{
+	const struct expo_family *f = expo_find(e, name, strlen(name));
+	return f ? f->n : 0;
+}
+
+/* Nothing listed twice is summed or dropped silently: a duplicate record, key or
+ * container makes the document unusable (and so its rows fall back to their native forms). */
+static void test_listed_twice(void **state)
+{
+	(void)state;
+	PROBLEM(REST_NODES, "{\"nodes\": [{\"name\": \"n1\", \"cpus\": 1}, {\"name\": \"n1\", \"cpus\": 2}]}", 1, 63,
+		"node 'n1' listed twice");
+	PROBLEM(REST_NODES, "{\"nodes\": [{\"name\": \"n1\", \"cpus\": 1}], \"nodes\": [{\"name\": \"n2\", \"cpus\": 2}]}", 1, 49,
+		"'nodes' given twice");
+	PROBLEM(REST_NODES, "{\"nodes\": [{\"name\": \"n1\", \"cpus\": 1, \"name\": \"n2\"}]}", 1, 43,
+		"'name' given twice in a record of 'nodes'");
+	PROBLEM(REST_NODES, "{\"nodes\": [{\"name\": \"n1\", \"cpus\": 1, \"partitions\": [\"a\", \"b\", \"a\"]}]}", 1, 67,
+		"node 'n1' lists partition 'a' twice");
+	PROBLEM(REST_NODES, "{\"nodes\": [{\"name\": \"n1\", \"cpus\": {\"number\": 1, \"number\": 2}}]}", 1, 59,
+		"'cpus.number' given twice");
+	PROBLEM(REST_DIAG, "{\"statistics\": {\"jobs_submitted\": 1, \"jobs_submitted\": 2}}", 1, 56,
+		"'statistics.jobs_submitted' given twice");
+	PROBLEM(REST_DIAG, "{\"statistics\": {\"a\": {\"b\": 1}, \"a\": {\"b\": 1}}}", 1, 43, "'statistics.a.b' given twice");
+	PROBLEM(REST_JOBS, "{\"jobs\": [{\"job_id\": 5, \"job_state\": \"RUNNING\"}, {\"job_id\": 5, \"job_state\": \"PENDING\"}]}",
+		1, 86, "job 5 listed twice");
+	PROBLEM(REST_SHARES, "{\"shares\": {\"shares\": [{\"name\": \"u\", \"parent\": \"a\", \"type\": [\"USER\"]}, "
+		"{\"type\": [\"USER\"], \"parent\": \"a\", \"name\": \"u\"}]}}", 1, 117,
+		"share row of account 'a' user 'u' listed twice");
+	/* the same names in other places are not twice: a user row and its account's row, two nodes'
+	 * partitions, a key of two records */
+	PROBLEM(REST_SHARES, "{\"shares\": {\"shares\": [{\"name\": \"a\"}, {\"name\": \"a\", \"parent\": \"a\", \"type\": [\"USER\"]},"
+		" {\"name\": \"a\", \"partition\": \"p\"}]}}", 0, 0, "");
+	PROBLEM(REST_NODES, "{\"nodes\": [{\"name\": \"n1\", \"cpus\": 1, \"partitions\": [\"a\"]}, {\"name\": \"n2\", \"cpus\": 1,"
+		" \"partitions\": [\"a\"]}]}", 0, 0, "");
+}
+
+/* A node in more than 64 partitions lost the rest (served as exact, no problem). */
+static void test_many_partitions(void **state)
+{
+	(void)state;
+	for (int parts = 100; parts <= REST_MAX_PARTS + 1; parts += REST_MAX_PARTS + 1 - 100) {
+		struct buf b;
+		buf_init(&b, 0);
+		buf_printf(&b, "{\"nodes\": [{\"name\": \"n1\", \"cpus\": 2, \"partitions\": [");
+		for (int i = 0; i < parts; i++)
+			buf_printf(&b, "%s\"p%d\"", i ? ", " : "", i);
+		buf_printf(&b, "]}]}");
+		struct expo e;
+		expo_init(&e);
+		size_t bad = parse(&e, REST_NODES, b.data, b.len, 0);
+		if (parts <= REST_MAX_PARTS) {
+			assert_int_equal(bad, 0);
+			assert_int_equal(family_n(&e, "slurmrestd_node_partition"), parts);
+			assert_int_equal(family_n(&e, "slurmrestd_partition_cpus"), parts);
+		} else {
+			assert_int_equal(bad, 1);
+			assert_string_equal(e.errors[0].reason, "a node in more than 4096 partitions");
+		}
+		expo_free(&e);
+		buf_free(&b);
+	}
+}
+
+static double value_of(const struct expo *e, const char *fam)
+{
+	const struct expo_family *f = expo_find(e, fam, strlen(fam));
+	assert_non_null(f);
+	assert_int_equal(f->n, 1);
+	return f->samples[0].value;
+}
+
+/* Data_parser's {set, infinite, number} objects, whatever the order of their keys (a
+ * proxy or jq -S sorts them): set false means not set, even when "number" came first. */
+static void test_novals_any_order(void **state)
+{
+	(void)state;
+	for (int o = 0; o < 3; o++) {
+		char unset[96], inf[96], five[96], doc[512];
+		const char *a[3][3] = { { "false", "false", "0" }, { "true", "true", "0" }, { "true", "false", "5" } };
+		char *out[3] = { unset, inf, five };
+		for (int k = 0; k < 3; k++) { /* the same members, in three orders */
+			const char *set = a[k][0], *infinite = a[k][1], *num = a[k][2];
+			if (o == 0)
+				snprintf(out[k], 96, "{\"set\": %s, \"infinite\": %s, \"number\": %s}", set, infinite, num);
+			else if (o == 1) /* sorted */
+				snprintf(out[k], 96, "{\"infinite\": %s, \"number\": %s, \"set\": %s}", infinite, num, set);
+			else
+				snprintf(out[k], 96, "{\"number\": %s, \"set\": %s, \"infinite\": %s}", num, set, infinite);
+		}
+		snprintf(doc, sizeof(doc), "{\"nodes\": [{\"name\": \"n1\", \"cpus\": %s, \"free_mem\": %s, \"real_memory\": %s,"
+			 " \"alloc_memory\": 3}]}", five, unset, inf);
+		struct expo e;
+		expo_init(&e);
+		assert_int_equal(parse(&e, REST_NODES, doc, strlen(doc), 0), 0);
+		assert_true(value_of(&e, "slurmrestd_node_cpus") == 5);
+		assert_null(expo_find(&e, "slurmrestd_node_memory_free", 27));
+		assert_true(isinf(value_of(&e, "slurmrestd_node_memory")));
+		assert_true(value_of(&e, "slurmrestd_node_memory_alloc") == 3);
+		expo_free(&e);
+		snprintf(doc, sizeof(doc), "{\"statistics\": {\"a\": %s, \"b\": %s, \"c\": %s}}", unset, inf, five);
+		expo_init(&e);
+		assert_int_equal(parse(&e, REST_DIAG, doc, strlen(doc), 0), 0);
+		assert_true(isnan(value_of(&e, "slurmrestd_diag_a")));
+		assert_true(isinf(value_of(&e, "slurmrestd_diag_b")));
+		assert_true(value_of(&e, "slurmrestd_diag_c") == 5);
+		expo_free(&e);
+	}
+}
+
+/* A job whose field nothing reads (its --comment) holds a string of `len` bytes. */
+static char *job_with_comment(size_t len, size_t *n)
+{
+	static const char head[] = "{\"jobs\": [{\"comment\": \"", tail[] =
+		"\", \"job_state\": [\"PENDING\"], \"user_name\": \"u\", \"cpus\": 2}, {\"job_state\": \"RUNNING\"}]}";
+	*n = sizeof(head) - 1 + len + sizeof(tail) - 1;
+	char *doc = xmalloc(*n + 1);
+	memcpy(doc, head, sizeof(head) - 1);
+	for (size_t i = 0; i < len; i++) /* escapes and UTF-8 all along: a cut keeps neither broken */
+		doc[sizeof(head) - 1 + i] = "ab\\n\xc3\xa9z"[i % 7];
+	if (len && (doc[sizeof(head) - 2 + len] == '\\' || doc[sizeof(head) - 2 + len] == '\xc3'))
+		doc[sizeof(head) - 2 + len] = 'x'; /* the text ends whole */
+	memcpy(doc + sizeof(head) - 1 + len, tail, sizeof(tail));
+	return doc;
+}
+
+/* One job with a 70 KB --comment (any user can submit one) made the whole /jobs answer
+ * unusable; strings in fields nothing reads are skipped whatever their length, without being held. */
+static void test_huge_unread_string(void **state)
+{
+	(void)state;
+	static const size_t lens[] = { REST_MAX_STRING - 1, REST_MAX_STRING, REST_MAX_STRING + 1, 70000, 8u << 20 };
+	for (size_t i = 0; i < sizeof(lens) / sizeof(lens[0]); i++)
+		for (size_t chunk = 0; chunk <= 16384; chunk += 16384) {
+			size_t n, m;
+			char *doc = job_with_comment(lens[i], &n);
+			struct expo e;
+			expo_init(&e);
+			struct mallinfo2 before = mallinfo2();
+			void *st = rest_begin(&e, REST_JOBS);
+			size_t step = chunk ? chunk : n;
+			for (size_t off = 0; off < n; off += step)
+				rest_feed(st, &e, doc + off, n - off < step ? n - off : step);
+			struct mallinfo2 after = mallinfo2(); /* yajl may hold what one chunk holds, not more */
+			if (chunk && after.uordblks > before.uordblks && after.uordblks - before.uordblks > (2u << 20))
+				fail_msg("%zu bytes held for one string", after.uordblks - before.uordblks);
+			size_t bad = rest_end(st, &e);
+			if (bad)
+				fail_msg("comment of %zu bytes: %s", lens[i], e.errors[0].reason);
+			const char *pairs[] = { "user", "u", "state", "PENDING" };
+			assert_true(sum_where(&e, "slurmrestd_jobs_cpus", &m, pairs, 2) == 2);
+			assert_true(sum_where(&e, "slurmrestd_jobs", &m, NULL, 0) == 2);
+			expo_free(&e);
+			free(doc);
+		}
+	/* a string a record reads is refused past REST_MAX_STRING, wherever it stands */
+	size_t n;
+	char *doc = job_with_comment(10, &n);
+	struct buf b;
+	buf_init(&b, 0);
+	buf_printf(&b, "{\"jobs\": [{\"user_name\": \"");
+	for (size_t i = 0; i <= REST_MAX_STRING; i++)
+		buf_append(&b, "u", 1);
+	buf_printf(&b, "\", \"job_state\": \"RUNNING\"}]}");
+	char why[200];
+	size_t at;
+	assert_int_equal(problem_of(REST_JOBS, b.data, why, &at), 1);
+	assert_string_equal(why, "'user_name' is longer than 65536 bytes");
+	assert_int_equal(at, 25 + REST_MAX_STRING + 1 + 1); /* just after its closing quote */
+	buf_free(&b);
+	free(doc);
+}
+
+/* A string cut in pieces is still checked as yajl checks one (src/jsonfeed.c): an invalid escape,
+ * invalid UTF-8 or a control character past the cut refuses the document as it does whole. */
+static void test_cut_string_checked(void **state)
+{
+	(void)state;
+	static const char *const bad[] = { "\\x", "\\u12g4", "\xff", "\xc3(", "\x01" };
+	size_t len = 3 * REST_MAX_STRING * 6; /* past JSONFEED_CUT: cut when fed in pieces */
+	for (size_t b = 0; b <= sizeof(bad) / sizeof(bad[0]); b++) {
+		size_t n;
+		char *doc = job_with_comment(len, &n);
+		if (b < sizeof(bad) / sizeof(bad[0])) /* near the end of the comment, well past the cut */
+			memcpy(doc + 24 + len - 100, bad[b], strlen(bad[b]));
+		for (size_t chunk = 0; chunk <= 16384; chunk += 16384) {
+			struct expo e;
+			expo_init(&e);
+			size_t got = parse(&e, REST_JOBS, doc, n, chunk);
+			if (got != (b < sizeof(bad) / sizeof(bad[0])))
+				fail_msg("case %zu, pieces of %zu: %zu problem(s) %s", b, chunk, got, e.nerrors ? e.errors[0].reason : "");
+			expo_free(&e);
+		}
+		free(doc);
+	}
+}
+
 static int only_state(const char *name, size_t len, void *ctx)
 {
 	(void)ctx;
@@ -686,6 +976,13 @@ int main(void)
 		cmocka_unit_test(test_malformed),
 		cmocka_unit_test(test_bounds),
 		cmocka_unit_test(test_long_paths),
+		cmocka_unit_test(test_uid_not_a_uid),
+		cmocka_unit_test(test_shapeless),
+		cmocka_unit_test(test_listed_twice),
+		cmocka_unit_test(test_many_partitions),
+		cmocka_unit_test(test_novals_any_order),
+		cmocka_unit_test(test_huge_unread_string),
+		cmocka_unit_test(test_cut_string_checked),
 		cmocka_unit_test(test_keep_filter),
 		cmocka_unit_test(test_expo_add),
 	};

@@ -1,0 +1,433 @@
+/* slurmrestd_rec.c: see slurmrestd_int.h. The records of slurmrestd's documents into samples: a node's state,
+ * CPUs, memory, GPUs and partitions; a share row's FairShare; a job into the aggregates by label set;
+ * every number of diag's statistics. What is listed twice is refused, not summed or dropped. */
+#include "slurmrestd_int.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- strings of the record ---- */
+
+int rest_keep_str(struct rest *st, struct str *s, const unsigned char *p, size_t n)
+{
+	if (n > REC_MAX - st->slen)
+		return rest_fail(st, 1, "a record of '%s' holds more than %u bytes of strings", docs[st->doc].what,
+				 REC_MAX);
+	memcpy(st->scratch + st->slen, p, n);
+	s->off = (uint32_t)st->slen;
+	s->len = (uint32_t)n;
+	s->set = 1;
+	st->slen += n;
+	return 1;
+}
+
+static const char *sp(const struct rest *st, const struct str *s)
+{
+	return st->scratch + s->off;
+}
+
+int rest_add_part(struct rest *st, const unsigned char *p, size_t n)
+{
+	struct node_rec *r = &st->r.node;
+	if (r->nparts >= REST_MAX_PARTS)
+		return rest_fail(st, 1, "a node in more than %d partitions", REST_MAX_PARTS);
+	st->parts = xgrow(st->parts, &st->partcap, r->nparts + 1, sizeof(*st->parts));
+	return rest_keep_str(st, &st->parts[r->nparts++], p, n);
+}
+
+void rest_record_reset(struct rest *st)
+{
+	st->slen = 0;
+	memset(&st->r, 0, sizeof(st->r));
+	struct node_rec *nr = &st->r.node;
+	struct job_rec *jr = &st->r.job;
+	struct share_rec *sr = &st->r.share;
+	if (st->doc == REST_NODES)
+		nr->cpus = nr->alloc_cpus = nr->real_memory = nr->alloc_memory = nr->free_mem = NAN;
+	else if (st->doc == REST_JOBS)
+		jr->cpus = jr->uid = jr->id = NAN;
+	else if (st->doc == REST_SHARES)
+		sr->factor = sr->level = NAN;
+}
+
+static struct label lab(const char *name, const char *v, size_t n)
+{
+	struct label l = { name, v, (uint32_t)strlen(name), (uint32_t)n };
+	return l;
+}
+
+/* One sample; labels with an empty value are left out, as Prometheus does. */
+static void add(struct rest *st, const char *fam, const struct label *l, uint32_t n, double v)
+{
+	struct label set[AGG_N];
+	uint32_t k = 0;
+	for (uint32_t i = 0; i < n && k < AGG_N; i++)
+		if (l[i].vlen)
+			set[k++] = l[i];
+	expo_add(st->e, fam, strlen(fam), set, k, v);
+}
+
+/* ---- what was listed: node names, share rows, job ids, diag paths ---- */
+
+/* 1 when the bytes were listed before in this document, else 0 (and they are now). */
+static int seen_before(struct rest *st, const void *s, size_t n)
+{
+	uint32_t h = 2166136261u;
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ ((const unsigned char *)s)[i]) * 16777619u;
+	if ((st->nseen + 1) * 2 > st->seencap) {
+		size_t cap = st->seencap ? st->seencap * 2 : 64;
+		struct seen_ent *t = xcalloc(cap, sizeof(*t));
+		for (size_t i = 0; i < st->seencap; i++) {
+			if (!st->seen[i].s)
+				continue;
+			size_t j = st->seen[i].h & (cap - 1);
+			while (t[j].s)
+				j = (j + 1) & (cap - 1);
+			t[j] = st->seen[i];
+		}
+		free(st->seen);
+		st->seen = t;
+		st->seencap = cap;
+	}
+	size_t j = h & (st->seencap - 1);
+	for (; st->seen[j].s; j = (j + 1) & (st->seencap - 1))
+		if (st->seen[j].h == h && st->seen[j].n == n && !memcmp(st->seen[j].s, s, n))
+			return 1;
+	st->seen[j] = (struct seen_ent){ arena_strndup(&st->arena, s, n), (uint32_t)n, h };
+	st->nseen++;
+	return 0;
+}
+
+/* The entry of label set l (n labels, sorted by name) in the document's aggregate, made on first
+ * sight with copies of the values. */
+static struct agg *agg_slot(struct rest *st, const struct label *l, uint32_t n)
+{
+	uint32_t h = labels_hash(l, n);
+	if ((st->nagg + 1) * 2 > st->acap) {
+		size_t cap = st->acap ? st->acap * 2 : 64;
+		struct agg *t = xcalloc(cap, sizeof(*t));
+		for (size_t i = 0; i < st->acap; i++) {
+			if (!st->aggs[i].nl)
+				continue;
+			size_t j = st->aggs[i].hash & (cap - 1);
+			while (t[j].nl)
+				j = (j + 1) & (cap - 1);
+			t[j] = st->aggs[i];
+		}
+		free(st->aggs);
+		st->aggs = t;
+		st->acap = cap;
+	}
+	size_t j = h & (st->acap - 1);
+	for (; st->aggs[j].nl; j = (j + 1) & (st->acap - 1))
+		if (st->aggs[j].hash == h && labels_equal(st->aggs[j].l, st->aggs[j].nl, l, n))
+			return &st->aggs[j];
+	struct agg *a = &st->aggs[j];
+	for (uint32_t k = 0; k < n; k++) {
+		a->l[k] = l[k];
+		a->l[k].value = l[k].vlen ? arena_strndup(&st->arena, l[k].value, l[k].vlen) : "";
+	}
+	a->nl = n;
+	a->hash = h;
+	st->nagg++;
+	return a;
+}
+
+void rest_add_aggregates(struct rest *st)
+{
+	for (int f = 0; f < 4 && docs[st->doc].agg_fams[f]; f++)
+		for (size_t i = 0; i < st->acap; i++)
+			if (st->aggs[i].nl)
+				add(st, docs[st->doc].agg_fams[f], st->aggs[i].l, st->aggs[i].nl, st->aggs[i].v[f]);
+}
+
+/* ---- nodes ---- */
+
+/* GPUs in a GRES string: "gpu:2", "gpu:a100:2(S:0-1),gpu:v100:1", "gpu:1(IDX:0,3)". */
+static double gres_gpus(const char *s, size_t n)
+{
+	double sum = 0;
+	size_t i = 0;
+	while (i < n) {
+		size_t j = i, paren = 0, item_end = n;
+		for (; j < n; j++) {      /* the item ends at a ',' outside parentheses */
+			if (s[j] == '(' && item_end == n)
+				item_end = j;
+			paren += s[j] == '(';
+			paren -= paren && s[j] == ')';
+			if (s[j] == ',' && !paren)
+				break;
+		}
+		if (item_end > j)
+			item_end = j;
+		if (item_end - i > 4 && memcmp(s + i, "gpu:", 4) == 0) {
+			size_t k = item_end;
+			while (k > i && s[k - 1] != ':')
+				k--;
+			double v = 0;
+			int digits = 0;
+			for (size_t d = k; d < item_end && s[d] >= '0' && s[d] <= '9'; d++, digits++)
+				v = v * 10 + (s[d] - '0');
+			if (digits && k + (size_t)digits == item_end)
+				sum += v;
+		}
+		i = j + 1;
+	}
+	return sum;
+}
+
+static int node_end(struct rest *st)
+{
+	struct node_rec *r = &st->r.node;
+	char esc[48];
+	if (!r->name.len)
+		return rest_fail(st, 1, "a node without a name");
+	rest_esc(esc, sizeof(esc), sp(st, &r->name), r->name.len);
+	if (isnan(r->cpus))
+		return rest_fail(st, 1, "node '%s' without cpus", esc);
+	if (seen_before(st, sp(st, &r->name), r->name.len)) /* a node must be named to be told apart */
+		return rest_fail(st, 1, "node '%s' listed twice", esc);
+	st->nodes++;
+	char state[32];
+	size_t slen = node_state_sinfo(&r->state, state, sizeof(state));
+	double alloc = isnan(r->alloc_cpus) ? 0 : r->alloc_cpus, rest = r->cpus - alloc;
+	int other = node_state_is_cpus_other(&r->state);
+	struct label l[2] = { lab("node", sp(st, &r->name), r->name.len), lab("state", state, slen) };
+	add(st, "slurmrestd_node_state", l, 2, 1);
+	add(st, "slurmrestd_node_cpus", l, 2, r->cpus);
+	add(st, "slurmrestd_node_cpus_alloc", l, 2, alloc);
+	add(st, "slurmrestd_node_cpus_idle", l, 2, other ? 0 : rest);
+	add(st, "slurmrestd_node_cpus_other", l, 2, other ? rest : 0);
+	if (!isnan(r->real_memory))
+		add(st, "slurmrestd_node_memory", l, 2, r->real_memory);
+	if (!isnan(r->alloc_memory))
+		add(st, "slurmrestd_node_memory_alloc", l, 2, r->alloc_memory);
+	if (!isnan(r->free_mem))
+		add(st, "slurmrestd_node_memory_free", l, 2, r->free_mem);
+	add(st, "slurmrestd_node_gpus", l, 2, r->gres.set ? gres_gpus(sp(st, &r->gres), r->gres.len) : 0);
+	add(st, "slurmrestd_node_gpus_used", l, 2,
+	    r->gres_used.set ? gres_gpus(sp(st, &r->gres_used), r->gres_used.len) : 0);
+	for (size_t i = 0; i < r->nparts; i++) {
+		const struct str *part = &st->parts[i];
+		if (!part->len)
+			continue;
+		struct label p[2] = { lab("node", sp(st, &r->name), r->name.len),
+				      lab("partition", sp(st, part), part->len) };
+		/* sinfo -o %R,%C: a partition's CPUs are its nodes' (rows cannot join on node) */
+		struct agg *a = agg_slot(st, &p[1], 1);
+		if (a->node == st->nodes) {
+			char pesc[48];
+			return rest_fail(st, 1, "node '%s' lists partition '%s' twice", esc,
+					 rest_esc(pesc, sizeof(pesc), sp(st, part), part->len));
+		}
+		a->node = st->nodes;
+		add(st, "slurmrestd_node_partition", p, 2, 1);
+		a->v[0] += r->cpus;
+		a->v[1] += alloc;
+		a->v[2] += other ? 0 : rest;
+		a->v[3] += other ? rest : 0;
+	}
+	return 1;
+}
+
+/* ---- shares ---- */
+
+static int share_end(struct rest *st)
+{
+	struct share_rec *r = &st->r.share;
+	if (!r->name.len)
+		return rest_fail(st, 1, "a share row without a name");
+	/* a user row sits under its account (parent); an account row is its own account */
+	int user = r->type.set && r->type.len == 4 && memcmp(sp(st, &r->type), "USER", 4) == 0;
+	struct label l[3];
+	uint32_t n = 0;
+	if (user) {
+		l[n++] = lab("account", sp(st, &r->parent), r->parent.set ? r->parent.len : 0);
+		l[n++] = lab("user", sp(st, &r->name), r->name.len);
+	} else {
+		l[n++] = lab("account", sp(st, &r->name), r->name.len);
+	}
+	if (r->partition.set && r->partition.len)
+		l[n++] = lab("partition", sp(st, &r->partition), r->partition.len);
+	/* the row's series: its label values, each behind its name's first letter */
+	size_t whole = 1, k = 0;
+	for (uint32_t i = 0; i < n; i++)
+		whole += 2 + l[i].vlen;
+	char *key = xmalloc(whole);
+	for (uint32_t i = 0; i < n; i++)
+		if (l[i].vlen) {
+			key[k++] = l[i].name[0];
+			memcpy(key + k, l[i].value, l[i].vlen);
+			k += l[i].vlen;
+			key[k++] = '\0';
+		}
+	int twice = seen_before(st, key, k);
+	free(key);
+	if (twice) {
+		char a[48], u[48];
+		return rest_fail(st, 1, "share row of account '%s' user '%s' listed twice",
+				 rest_esc(a, sizeof(a), l[0].value, l[0].vlen),
+				 user ? rest_esc(u, sizeof(u), l[1].value, l[1].vlen) : "");
+	}
+	if (!isnan(r->factor))
+		add(st, "slurmrestd_share_fairshare", l, n, r->factor);
+	if (!isnan(r->level))
+		add(st, "slurmrestd_share_level", l, n, r->level);
+	return 1;
+}
+
+/* ---- jobs: aggregated by label set while streaming ---- */
+
+unsigned long rest_array_tasks(const char *s, size_t n)
+{
+	unsigned long total = 0;
+	size_t i = 0;
+	while (i < n && s[i] != '%') {
+		unsigned long a = 0, b, step = 1;
+		size_t d = i;
+		while (i < n && s[i] >= '0' && s[i] <= '9' && a < 1000000000UL)
+			a = a * 10 + (unsigned long)(s[i++] - '0');
+		if (i == d)
+			return 0;
+		b = a;
+		if (i < n && s[i] == '-') {
+			size_t e = ++i;
+			for (b = 0; i < n && s[i] >= '0' && s[i] <= '9' && b < 1000000000UL; i++)
+				b = b * 10 + (unsigned long)(s[i] - '0');
+			if (i == e || b < a)
+				return 0;
+			if (i < n && s[i] == ':') {
+				size_t f = ++i;
+				for (step = 0; i < n && s[i] >= '0' && s[i] <= '9' && step < 1000000000UL; i++)
+					step = step * 10 + (unsigned long)(s[i] - '0');
+				if (i == f || step == 0)
+					return 0;
+			}
+		}
+		total += (b - a) / step + 1;
+		if (i < n && s[i] == ',')
+			i++;
+		else if (i < n && s[i] != '%')
+			return 0;
+	}
+	return total;
+}
+
+/* A uid as squeue prints one that no longer resolves, into buf (at least 11 bytes); its length,
+ * or 0 when v is no uid (uid_t: 0 to 4294967294). */
+static size_t uid_text(double v, char *buf, size_t cap)
+{
+	if (!(v >= 0 && v <= 4294967294.0) || v != floor(v))
+		return 0;
+	int n = snprintf(buf, cap, "%.0f", v);
+	return n > 0 && (size_t)n < cap ? (size_t)n : 0;
+}
+
+static int job_end(struct rest *st)
+{
+	struct job_rec *r = &st->r.job;
+	if (!r->state.base && !r->state.flag)
+		return rest_fail(st, 1, "a job without a state");
+	if (!isnan(r->id) && seen_before(st, &r->id, sizeof(r->id)))
+		return rest_fail(st, 1, "job %.0f listed twice", r->id);
+	char uid[24];
+	struct label l[AGG_N];
+	const char *state = job_state_squeue(&r->state);
+	l[AGG_STATE] = lab("state", state, strlen(state));
+	/* squeue's %r: the description when slurmctld wrote one, else the reason's name */
+	const struct str *why = r->desc.set && r->desc.len ? &r->desc : &r->reason;
+	l[AGG_REASON] = lab("reason", sp(st, why), why->set ? why->len : 0);
+	if (r->user.set && r->user.len) {
+		l[AGG_USER] = lab("user", sp(st, &r->user), r->user.len);
+	} else { /* squeue prints the uid of a user that no longer resolves */
+		size_t n = isnan(r->uid) ? 0 : uid_text(r->uid, uid, sizeof(uid));
+		if (!n && !isnan(r->uid))
+			return rest_fail(st, 1, "job %.0f: user_id %g is not a uid", r->id, r->uid);
+		l[AGG_USER] = lab("user", uid, n);
+	}
+	l[AGG_ACCOUNT] = lab("account", sp(st, &r->account), r->account.set ? r->account.len : 0);
+	l[AGG_PARTITION] = lab("partition", sp(st, &r->partition), r->partition.set ? r->partition.len : 0);
+	/* squeue -r prints one line per task of a pending array record */
+	double tasks = 1;
+	if (r->tasks.set && r->tasks.len) {
+		tasks = (double)rest_array_tasks(sp(st, &r->tasks), r->tasks.len);
+		if (tasks == 0) {
+			char esc[48];
+			return rest_fail(st, 1, "job %.0f: array_task_string '%s' not understood", r->id,
+					 rest_esc(esc, sizeof(esc), sp(st, &r->tasks), r->tasks.len));
+		}
+	}
+	/* the label names of labels_hash are sorted: account, partition, reason, state, user */
+	struct label sorted[AGG_N];
+	memcpy(sorted, l, sizeof(l));
+	labels_sort(sorted, AGG_N);
+	struct agg *a = agg_slot(st, sorted, AGG_N);
+	a->v[0] += tasks;
+	a->v[1] += tasks * (isnan(r->cpus) ? 0 : r->cpus);
+	return 1;
+}
+
+/* ---- diag: every number of "statistics" (and of its objects), named by its path ---- */
+
+int rest_diag_num(struct rest *st, const char *path, double v)
+{
+	char name[sizeof("slurmrestd_diag_") + PATH_MAX_LEN];
+	int len = snprintf(name, sizeof(name), "slurmrestd_diag_%s", path);
+	if (len < 0 || (size_t)len >= sizeof(name))
+		return 1;
+	size_t n = (size_t)len;
+	for (size_t i = sizeof("slurmrestd_diag_") - 1; i < n; i++) {
+		char c = name[i];
+		if (c == '.')
+			name[i] = '_';
+		else if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_'))
+			return 1; /* lists ("[]") and odd keys are not families */
+	}
+	if (seen_before(st, path, strlen(path)))
+		return rest_fail(st, 1, "'statistics.%s' given twice", path);
+	expo_add(st->e, name, n, NULL, 0, v);
+	return 1;
+}
+
+/* ---- the documents ---- */
+
+#define NODE(p, k, f) { p, k, offsetof(struct node_rec, f) }
+#define JOB(p, k, f) { p, k, offsetof(struct job_rec, f) }
+#define SHARE(p, k, f) { p, k, offsetof(struct share_rec, f) }
+
+static const struct slot node_slots[] = {
+	NODE("name", S_STR, name), NODE("state[]", S_NODE_STATE, state), NODE("cpus", S_NUM, cpus),
+	NODE("alloc_cpus", S_NUM, alloc_cpus), NODE("real_memory", S_NUM, real_memory),
+	NODE("alloc_memory", S_NUM, alloc_memory), NODE("free_mem", S_NUM, free_mem),
+	NODE("gres", S_STR, gres), NODE("gres_used", S_STR, gres_used),
+	NODE("partitions[]", S_PART, nparts), { NULL, S_NUM, 0 },
+};
+
+static const struct slot job_slots[] = {
+	JOB("job_state[]", S_JOB_STATE, state), JOB("job_state", S_JOB_STATE, state), /* v0.0.41: a string */
+	JOB("state_reason", S_STR, reason), JOB("state_description", S_STR, desc),
+	JOB("user_name", S_STR, user), JOB("user_id", S_NUM, uid), JOB("account", S_STR, account),
+	JOB("partition", S_STR, partition), JOB("cpus", S_NUM, cpus),
+	JOB("array_task_string", S_STR, tasks), JOB("job_id", S_NUM, id), { NULL, S_NUM, 0 },
+};
+
+static const struct slot share_slots[] = {
+	SHARE("name", S_STR, name), SHARE("parent", S_STR, parent), SHARE("partition", S_STR, partition),
+	SHARE("type[]", S_STR, type), SHARE("fairshare.factor", S_NUM, factor),
+	SHARE("fairshare.level", S_NUM, level), { NULL, S_NUM, 0 },
+};
+
+const struct doc_info docs[4] = {
+	[REST_NODES] = { .prefix = { "nodes" }, .nprefix = 1, .array = 1, .what = "nodes", .slots = node_slots,
+			 .end = node_end,
+			 .agg_fams = { "slurmrestd_partition_cpus", "slurmrestd_partition_cpus_alloc",
+				       "slurmrestd_partition_cpus_idle", "slurmrestd_partition_cpus_other" } },
+	[REST_SHARES] = { .prefix = { "shares", "shares" }, .nprefix = 2, .array = 1, .what = "shares.shares",
+			  .slots = share_slots, .end = share_end },
+	[REST_JOBS] = { .prefix = { "jobs" }, .nprefix = 1, .array = 1, .what = "jobs", .slots = job_slots,
+			.end = job_end, .agg_fams = { "slurmrestd_jobs", "slurmrestd_jobs_cpus" } },
+	[REST_DIAG] = { .prefix = { "statistics" }, .nprefix = 1, .what = "statistics" },
+};
