@@ -211,13 +211,19 @@ static void job_put(struct fetch_job *j)
 	free(j);
 }
 
+/* The families a payload keeps: the table's, and the status page's node view (nodeview.h). */
+static int keep_input(const char *name, size_t len, void *m)
+{
+	return mapping_has_input(name, len, m) || nodeview_has_input(name, len);
+}
+
 /* Fetch (or replay) with the configured timeout, whoever waits, then publish the payloads. */
 static void job_run(struct fetch_job *j)
 {
 	struct scraper *s = j->s;
 	struct payload *got[SRC_COUNT] = { 0 };
 	void *m = j->map->m;
-	expo_keep_fn keep = j->all ? NULL : mapping_has_input;
+	expo_keep_fn keep = j->all ? NULL : keep_input;
 
 	if (s->cfg.replay_dir) {
 		for (int id = 0; id < SRC_COUNT; id++)
@@ -633,6 +639,12 @@ static void status_record(struct scraper *s, const struct scrape_ctx *c, const s
 			source_down_reason(p, (enum source_id)id, o->reason, sizeof(o->reason));
 	}
 	status_rows(st, c->m, res, overflowed);
+	/* the node view (nodeview.h), from the payloads this render read */
+	const struct expo *ex[SRC_COUNT];
+	for (int id = 0; id < SRC_COUNT; id++)
+		ex[id] = p[id] && up[id] && (c->need & (1u << id)) ? &p[id]->expo : NULL;
+	if (http_status == 200)
+		nodeview_build(&st->nodes, ex);
 	if (s->cfg.upstream[UPSTREAM_SLURMCTLD].ctl)
 		st->ncontrollers = controllers_view(s->cfg.upstream[UPSTREAM_SLURMCTLD].ctl, st->controller);
 	pthread_mutex_unlock(&s->mu);
@@ -642,6 +654,8 @@ void scrape_status(struct scraper *s, struct scrape_status *out)
 {
 	pthread_mutex_lock(&s->mu);
 	*out = s->status;
+	out->reload_ok = s->reload_ok;     /* live: a reload since the last render shows at once */
+	out->reload_time = s->reload_time;
 	pthread_mutex_unlock(&s->mu);
 	if (!out->rendered)
 		return;
@@ -681,6 +695,11 @@ static int render(struct scraper *s, const struct scrape_ctx *c, const struct pa
 		controllers_write_metrics(s->cfg.upstream[UPSTREAM_SLURMCTLD].ctl, out);
 	if (s->cfg.compression)
 		compress_write_self(out, &s->gz);
+	if (c->need & (1u << SRC_NODES | 1u << SRC_REST_NODES)) { /* which source the node states came from */
+		write_header(out, NODEVIEW_SOURCE_METRIC, NODEVIEW_SOURCE_HELP, "gauge");
+		self_sample(out, NODEVIEW_SOURCE_METRIC, "source", "slurmrestd", up[SRC_REST_NODES]);
+		self_sample(out, NODEVIEW_SOURCE_METRIC, "source", "slurmctld-guess", !up[SRC_REST_NODES]);
+	}
 	status_record(s, c, p, up, w.res, w.overflowed, 200);
 	pthread_mutex_lock(&s->mu);
 	s->last_output = out->len;
