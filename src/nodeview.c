@@ -144,14 +144,15 @@ static void count_state(struct nodeview *v, const char *name, size_t n, double c
 	v->state[v->nstates++].n = count;
 }
 
-/* The entry of partition name (made on first sight; NULL past NODEVIEW_PARTS_MAX). */
-static struct nodeview_part *part(struct nodeview *v, const char *name, size_t n)
+/* The entry of partition name (made on first sight; NULL past NODEVIEW_PARTS_MAX, counted in
+ * parts_more when `count`: for the one family that names each partition once). */
+static struct nodeview_part *part(struct nodeview *v, const char *name, size_t n, int count)
 {
 	for (size_t i = 0; i < v->nparts; i++)
 		if (strlen(v->part[i].name) == n && !memcmp(v->part[i].name, name, n))
 			return &v->part[i];
 	if (v->nparts == NODEVIEW_PARTS_MAX || n >= sizeof(v->part[0].name)) {
-		v->parts_more++;
+		v->parts_more += count;
 		return NULL;
 	}
 	struct nodeview_part *p = &v->part[v->nparts++];
@@ -219,7 +220,7 @@ static void build_rest(struct nodeview *v, const struct expo *e)
 		for (; pf && pi < pf->n && same_label(&pf->samples[pi], s, "node"); pi++) {
 			size_t n;
 			const char *name = label(&pf->samples[pi], "partition", &n);
-			struct nodeview_part *p = part(v, name, n);
+			struct nodeview_part *p = part(v, name, n, 0);
 			if (p)
 				add_class(&p->a, &p->i, &p->o, c);
 		}
@@ -249,7 +250,7 @@ static void build_partitions(struct nodeview *v, const struct expo *e)
 		for (size_t k = 0; f && k < f->n; k++) {
 			size_t n;
 			const char *name = label(&f->samples[k], "partition", &n);
-			struct nodeview_part *p = n ? part(v, name, n) : NULL;
+			struct nodeview_part *p = n ? part(v, name, n, i == 0) : NULL;
 			if (p)
 				*(double *)(void *)((char *)p + part_fams[i].off) = f->samples[k].value;
 		}

@@ -59,7 +59,7 @@ struct nodeview {
 	double states_more;      /* nodes (or counter sum) in states past the list */
 	size_t nbad;             /* not-OK nodes, all of them; the first NODEVIEW_BAD_MAX are in bad[] */
 	struct nodeview_node bad[NODEVIEW_BAD_MAX];
-	size_t nparts, parts_more;
+	size_t nparts, parts_more; /* parts_more: partitions of /metrics/partitions past the list */
 	struct nodeview_part part[NODEVIEW_PARTS_MAX];
 	int has_queue;
 	double queue[NV_Q_COUNT];
