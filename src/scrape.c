@@ -612,6 +612,14 @@ static void status_record(struct scraper *s, const struct scrape_ctx *c, const s
 			  int http_status)
 {
 	unsigned configured = source_configured(s->cfg.upstream) & ~s->cfg.sources_off;
+	/* the node view (nodeview.h) of the payloads this render read: built before the lock (O(nodes)),
+	 * copied into the snapshot under it */
+	const struct expo *ex[SRC_COUNT];
+	for (int id = 0; id < SRC_COUNT; id++)
+		ex[id] = p[id] && up[id] && (c->need & (1u << id)) ? &p[id]->expo : NULL;
+	struct nodeview *nv = xcalloc(1, sizeof(*nv));
+	if (http_status == 200)
+		nodeview_build(nv, ex);
 	pthread_mutex_lock(&s->mu);
 	struct scrape_status *st = &s->status;
 	memset(st, 0, sizeof(*st));
@@ -639,15 +647,11 @@ static void status_record(struct scraper *s, const struct scrape_ctx *c, const s
 			source_down_reason(p, (enum source_id)id, o->reason, sizeof(o->reason));
 	}
 	status_rows(st, c->m, res, overflowed);
-	/* the node view (nodeview.h), from the payloads this render read */
-	const struct expo *ex[SRC_COUNT];
-	for (int id = 0; id < SRC_COUNT; id++)
-		ex[id] = p[id] && up[id] && (c->need & (1u << id)) ? &p[id]->expo : NULL;
-	if (http_status == 200)
-		nodeview_build(&st->nodes, ex);
+	st->nodes = *nv;
 	if (s->cfg.upstream[UPSTREAM_SLURMCTLD].ctl)
 		st->ncontrollers = controllers_view(s->cfg.upstream[UPSTREAM_SLURMCTLD].ctl, st->controller);
 	pthread_mutex_unlock(&s->mu);
+	free(nv);
 }
 
 void scrape_status(struct scraper *s, struct scrape_status *out)
