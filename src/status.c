@@ -241,7 +241,7 @@ static void write_nodes(struct buf *out, const struct nodeview *v)
 {
 	buf_puts(out, "<h2>Nodes</h2>\n");
 	if (v->source == NV_SRC_NONE) {
-		buf_puts(out, "<p class=\"off\">No node source was usable this scrape (see Sources).</p>\n");
+		buf_puts(out, "<p class=\"off\">No node source was read or usable this scrape (see Sources).</p>\n");
 		return;
 	}
 	buf_puts(out, "<p>Nodes: ");
