@@ -32,7 +32,8 @@ struct kv {
 	char *key, *value;
 };
 
-/* A family a form reads, and whether the form says its absence is normal ("absent_ok"). */
+/* A family a form reads, and whether its absence is normal when its endpoint's answer names no
+ * family at all ("absent_ok"; from an answer naming others it is missing all the same). */
 struct row_input {
 	char *name;
 	int absent_ok;
@@ -131,7 +132,7 @@ enum upstream_id row_upstream(const struct row *r, size_t form);
 	X(ROW_INPUT_DOWN, "input_down")   /* an endpoint it reads failed: family left out */ \
 	X(ROW_NO_INPUT, "no_input")       /* endpoints fine, but nothing to compute from and no default */ \
 	X(ROW_ERROR, "error")             /* evaluation or output error (duplicate series...): left out */ \
-	X(ROW_INPUT_MISSING, "input_missing") /* a family it reads is absent from a usable answer, not absent_ok */
+	X(ROW_INPUT_MISSING, "input_missing") /* a family it reads is absent from a usable answer (absent_ok: one naming others) */
 
 enum row_status {
 #define ROW_STATUS_ID(id, name) id,

@@ -390,10 +390,11 @@ static void load_expr(struct loader *L, const struct field *f, json_t *v)
 		     f->key);
 }
 
-/* "absent_ok": families the expression reads whose absence from a usable answer is normal
- * (slurmctld omits them in some state): they then read as no series, and the row is served. Any
- * other absent input leaves the row out (input_missing), whatever "default" says. Not checked
- * against an expression that did not compile. */
+/* "absent_ok": families the expression reads that may be absent when their endpoint's answer names
+ * no family at all (no job in memory): they then read as no series, and the row is served. Any other
+ * absence, these families' from an answer naming others included, leaves the row out
+ * (input_missing, mapping.c), whatever "default" says. Not checked against an expression that did
+ * not compile. */
 static void load_absent_ok(struct loader *L, const struct field *f, json_t *v)
 {
 	struct row_form *form = L->form;

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "controllers.h"
 #include "cred.h"
 #include "log.h"
 
@@ -273,28 +274,37 @@ static int bad_value(const struct flag *f, const char *v, FILE *err)
 	return -1;
 }
 
-static int url_ok(const char *v, size_t n)
+/* The elements of comma list v, every one checked (upstream_url_ok; the error names the one that
+ * is not a URL); -1 with the error written. */
+static int count_urls(const struct flag *f, const char *v, FILE *err)
 {
-	return (n > 7 && !strncasecmp(v, "http://", 7)) || (n > 8 && !strncasecmp(v, "https://", 8));
-}
-
-/* A comma list of URLs, every element checked (the error names the one that is not a URL); a
- * second occurrence of the flag is appended to the first into o->url_list. */
-static int set_urls(struct options *o, const struct flag *f, const char *v, FILE *err)
-{
-	const char **dst = (const char **)((char *)o + f->off);
-	for (const char *s = v;; s++) {
+	int count = 0;
+	for (const char *s = v;; s++, count++) {
 		size_t n = strcspn(s, ",");
-		if (!url_ok(s, n)) {
+		if (!upstream_url_ok(s, n, 0)) {
 			char el[300];
 			snprintf(el, sizeof(el), "%.*s", (int)(n < 299 ? n : 299), s);
 			return bad_value(f, el, err);
 		}
 		s += n;
 		if (!*s)
-			break;
+			return count + 1;
 	}
-	if (!*dst || *dst == f->def) { /* the default, or not set yet */
+}
+
+/* A comma list of URLs, at most CONTROLLERS_MAX in all; a second occurrence of the flag is
+ * appended to the first into o->url_list. */
+static int set_urls(struct options *o, const struct flag *f, const char *v, FILE *err)
+{
+	const char **dst = (const char **)((char *)o + f->off);
+	int n = count_urls(f, v, err), before = *dst && *dst != f->def ? count_urls(f, *dst, err) : 0;
+	if (n < 0)
+		return -1;
+	if (n + before > CONTROLLERS_MAX) {
+		fprintf(err, "slurm-exporter-shim: flag --%s: more than %d controllers\n", f->name, CONTROLLERS_MAX);
+		return -1;
+	}
+	if (!before) { /* the default, or not set yet */
 		*dst = v;
 		return 0;
 	}
@@ -329,8 +339,7 @@ static int set_value(struct options *o, const struct flag *f, const char *v, FIL
 		return 0;
 	case T_RURL:
 	case T_URL:
-		if (strncasecmp(v, "http://", 7) && strncasecmp(v, "https://", 8) &&
-		    (f->type == T_URL || strncmp(v, "unix:/", 6)))
+		if (!upstream_url_ok(v, strlen(v), f->type == T_RURL))
 			return bad_value(f, v, err);
 		/* fall through */
 	case T_STRING:

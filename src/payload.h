@@ -27,7 +27,9 @@ struct payload {
 	int ok;                  /* usable: rows may read it */
 	long http_status;        /* 0: no HTTP answer (connection failed, replay) */
 	size_t len;              /* body bytes received */
-	struct expo expo;        /* the families kept, when ok */
+	struct expo expo;        /* the families kept, when ok; expo.nnamed counts the families the
+				    answer named, kept or not: 0 when it named none (mapping.c's
+				    absent_ok holds only then) */
 	size_t parse_errors;
 	double seconds;          /* fetch duration */
 	double at;               /* monotonic time the fetch finished */

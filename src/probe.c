@@ -81,23 +81,6 @@ static int get_string(struct pctx *p, const yaml_node_t *n, const char *what, ch
 	return 0;
 }
 
-/* One URL: http:// or https:// (any case), or unix:/path when rest (slurmrestd), as the flags
- * --slurmctld.url and --slurmrestd.url take them; something after the scheme, and printable ASCII
- * without spaces (it goes into log lines and HTTP requests). */
-static int url_ok(const char *s, size_t n, int rest)
-{
-	size_t pre = n >= 7 && !strncasecmp(s, "http://", 7)  ? 7
-		     : n >= 8 && !strncasecmp(s, "https://", 8) ? 8
-		     : rest && n >= 6 && !strncmp(s, "unix:/", 6) ? 5
-								  : 0;
-	if (!pre || pre == n)
-		return 0;
-	for (size_t i = 0; i < n; i++)
-		if ((unsigned char)s[i] <= 0x20 || (unsigned char)s[i] >= 0x7f)
-			return 0;
-	return 1;
-}
-
 /* slurmctld_url's join: what --slurmctld.url takes (options.h's url_list, controllers.h's count). A
  * sequence of aliases to one long scalar would otherwise be joined whole, once per alias. */
 #define PROBE_URLS_MAX 4095
@@ -131,7 +114,7 @@ static int add_urls(struct pctx *p, const yaml_node_t *n, const yaml_node_t *lis
 			u->bad = 1;
 			return -1;
 		}
-		if (!url_ok(s, (size_t)(e - s), 0)) {
+		if (!upstream_url_ok(s, (size_t)(e - s), 0)) {
 			perr(p, &n->start_mark, "slurmctld_url \"%s\" is not an http:// or https:// URL",
 			     yf_esc(eb, s, (size_t)(e - s)));
 			u->bad = 1;
@@ -183,7 +166,7 @@ enum { K_URL, K_TOKEN, K_USER, K_MAPPING, K_REST_URL, K_REST_TOKEN, K_REST_USER,
 static void check_value(struct pctx *p, int i, const yaml_node_t *vv, const char *v)
 {
 	char eb[YF_ESC_SIZE], why[80];
-	if (v && i == K_REST_URL && !url_ok(v, strlen(v), 1))
+	if (v && i == K_REST_URL && !upstream_url_ok(v, strlen(v), 1))
 		perr(p, &vv->start_mark, "slurmrestd_url \"%s\" is not an http:// or https:// URL or unix:/path/to/socket",
 		     yf_esc(eb, yf_sval(vv), yf_slen(vv)));
 	/* a user name goes into a request header as is: a CR or LF in it would add header lines */

@@ -13,8 +13,9 @@
  * one immutable, reference-counted body (its self metrics are those of the scrape that rendered it).
  * Ownership: scraper_new returns a new scraper (scraper_free frees it, after the fetches still
  * running end) that owns its payloads, mapping and last answer; it copies cfg but borrows the
- * strings it points to, and splits slurmctld's base_url into its controllers once (controllers.h;
- * unless cfg gives them, or replays), which it owns: no rendered answer mixes two controllers. scraper_new and scrape_set_mapping take ownership of the mapping;
+ * strings it points to (its copy is never changed), and owns the upstreams' runtime state
+ * (fetch.h's upstream_rt: slurmctld's base_url split into its controllers once, controllers.h;
+ * none when it replays): no rendered answer mixes two controllers. scraper_new and scrape_set_mapping take ownership of the mapping;
  * scrape_answer returns a new reference; scrape_status copies into the caller's struct. */
 #ifndef SHIM_SCRAPE_H
 #define SHIM_SCRAPE_H

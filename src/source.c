@@ -41,9 +41,14 @@ static const char *slurmrestd_status_hint(long code)
 }
 
 const struct upstream upstreams[UPSTREAM_COUNT] = {
+	/* slurmctld's http_con_send_response() writes Content-Length whenever there is a body (and
+	 * none for its empty "no jobs" answer): tests/fixtures/slurm-25.11/http-behaviour, the
+	 * captures' *.headers.txt. slurmrestd sends one too in every capture, but is not held to it: a
+	 * JSON document cut short does not parse anyway, and a proxy in front of slurmrestd (TLS) may
+	 * answer close-delimited */
 	[UPSTREAM_SLURMCTLD] = { .name = "slurmctld", .flag = "--slurmctld", .accept = "Accept: text/plain",
 				 .status_hint = slurmctld_status_hint,
-				 .empty_hint = "is MetricsType=metrics/openmetrics set in slurm.conf?" },
+				 .empty_hint = "is MetricsType=metrics/openmetrics set in slurm.conf?", .length_required = 1 },
 	[UPSTREAM_SLURMRESTD] = { .name = "slurmrestd", .flag = "--slurmrestd", .accept = "Accept: application/json",
 				  .status_hint = slurmrestd_status_hint,
 				  .empty_hint = "slurmrestd answers every document with JSON", .optional = 1 },
@@ -206,6 +211,10 @@ static const char *fault_text(const struct source *src, const struct source_fact
 	case FAULT_REDIRECT_REFUSED:
 		snprintf(buf, len, "redirect to %s refused (not http(s), https to http, or from a unix socket)", f->detail);
 		return buf;
+	case FAULT_REDIRECT_UNFOLLOWED:
+		snprintf(buf, len, "redirected to %s: not followed, every endpoint of one answer is read from one controller",
+			 f->detail);
+		return buf;
 	case FAULT_NO_TOKEN:
 		if (f->http_status != 401)
 			return NULL;
@@ -217,6 +226,30 @@ static const char *fault_text(const struct source *src, const struct source_fact
 	return NULL;
 }
 
+/* Why an HTTP answer's framing makes it no answer (into buf), or NULL: headers that never ended
+ * (any status), then, for a 200, a body shorter than its Content-Length, or a body without a
+ * length from an upstream that always sends one. */
+static const char *framing_text(const struct source *src, const struct source_facts *f, char *buf, size_t len)
+{
+	if (f->headers_cut) {
+		snprintf(buf, len, "the answer ended inside its headers (HTTP %ld, then the connection closed): not an answer",
+			 f->http_status);
+		return buf;
+	}
+	if (f->http_status != 200)
+		return NULL;
+	if (f->content_length > 0 && f->len < (size_t)f->content_length) {
+		snprintf(buf, len, "body cut short: %zu of %lld bytes (Content-Length)", f->len, f->content_length);
+		return buf;
+	}
+	if (f->unframed && f->len && upstreams[src->upstream].length_required) {
+		snprintf(buf, len, "200 with a body but no Content-Length (%s always sends one): cannot tell it from an answer cut short",
+			 upstreams[src->upstream].name);
+		return buf;
+	}
+	return NULL;
+}
+
 enum source_verdict source_verdict(const struct source *src, const struct source_facts *f, char *why, size_t whylen)
 {
 	char buf[400];
@@ -224,6 +257,11 @@ enum source_verdict source_verdict(const struct source *src, const struct source
 	if (fault) {
 		snprintf(why, whylen, "%s: %s", src->path, fault);
 		return VERDICT_FAULT;
+	}
+	const char *cut = framing_text(src, f, buf, sizeof(buf));
+	if (cut) {
+		snprintf(why, whylen, "%s: %s", src->path, cut);
+		return VERDICT_CUT;
 	}
 	if (f->http_status && f->http_status != 200) {
 		const struct upstream *up = &upstreams[src->upstream];

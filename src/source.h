@@ -8,7 +8,7 @@
  * scrape loop, fetch.c and payload.c do not change.
  *
  * fetch.c and payload.c only record facts about an answer (struct source_facts: transport error,
- * HTTP status, size, redirect refused, deadline passed, malformed items); source_verdict() alone
+ * HTTP status, framing, size, redirect refused, deadline passed, malformed items); source_verdict() alone
  * turns them into usable / not usable and the reason (payload.h's source_usable() applies the
  * rules across the answers of one scrape). */
 #ifndef SHIM_SOURCE_H
@@ -28,7 +28,6 @@ enum source_id {
 enum upstream_id { UPSTREAM_SLURMCTLD, UPSTREAM_SLURMRESTD, UPSTREAM_COUNT };
 
 struct restapi;
-struct controllers;
 
 /* Where an upstream is and how to reach it; one per upstream (a scraper_config holds them). */
 struct upstream_config {
@@ -41,9 +40,6 @@ struct upstream_config {
 	const char *user;         /* X-SLURM-USER-NAME, or NULL */
 	struct restapi *api;      /* slurmrestd: the API version for "{version}" in paths (restapi.h),
 				     borrowed; NULL for slurmctld */
-	struct controllers *ctl;  /* slurmctld: base_url split into its controllers (controllers.h),
-				     borrowed (scraper_new makes it); NULL: base_url is one URL */
-	double connect_timeout;   /* seconds per connection attempt; 0: timeout */
 };
 
 struct upstream {
@@ -54,6 +50,9 @@ struct upstream {
 	const char *empty_hint;   /* what an empty answer suggests */
 	int optional;             /* used only when its base_url is set (in a replay too: its files are
 				     read only then); slurmctld is always used */
+	int length_required;      /* a 200 with a body must say its length (Content-Length, or chunked):
+				     slurmctld always sends Content-Length with a body, so one without
+				     cannot be told from an answer cut short */
 };
 
 extern const struct upstream upstreams[UPSTREAM_COUNT];
@@ -115,6 +114,8 @@ enum source_fault {
 	FAULT_TOO_BIG,           /* limit: the body limit */
 	FAULT_REDIRECT_LOOP,     /* a second redirect */
 	FAULT_REDIRECT_REFUSED,  /* detail: the target (its first 159 bytes, raw: escaped where shown) */
+	FAULT_REDIRECT_UNFOLLOWED, /* detail: the target (raw, as REFUSED's): a controller's 303 elsewhere
+				     (the sources of one fetch are read from one controller) */
 	FAULT_NO_TOKEN,          /* detail: why no token was sent; a fault only if the answer is 401 */
 	FAULT_DEADLINE,          /* the scrape's deadline passed while the fetch was in flight */
 };
@@ -131,12 +132,19 @@ struct source_facts {
 	size_t first_line;       /* the first malformed item's line */
 	const char *first_reason;
 	size_t nnamed;           /* families the answer named (kept or not) */
+	int headers_cut;         /* an HTTP answer whose header block never ended (the connection
+				     closed after the status line): not an answer, whatever its status */
+	int unframed;            /* an HTTP answer with neither Content-Length nor a chunked body: its
+				     end is where the connection closed */
+	long long content_length; /* its Content-Length; 0: none given, or not an HTTP answer */
 };
 
 /* How far an answer got before it was found unusable; VERDICT_OK: usable. */
 enum source_verdict {
 	VERDICT_OK,
 	VERDICT_FAULT,           /* transport, size, redirect, token, deadline */
+	VERDICT_CUT,             /* headers that never ended, a body shorter than its length, or a
+				     body without a length where the upstream always sends one */
 	VERDICT_STATUS,          /* an HTTP status other than 200 */
 	VERDICT_EMPTY,
 	VERDICT_MALFORMED,

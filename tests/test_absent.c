@@ -3,10 +3,12 @@
  * each native family in turn is dropped (its HELP, TYPE and sample lines) from a copy of its
  * endpoint's answer, and the shipped table is evaluated through the payload path the daemon uses.
  * Every legacy family must then be byte-identical to the unmodified run, or left out with reason
- * input_missing naming the dropped family, or read that family under "absent_ok" (the row says
- * its absence is normal). The same for slurmrestd's families on the six slurmrestd states, each
- * kept out of its answer in turn: a row whose preferred form reads it falls back to its next form
- * (or the native one) instead, unless the form lists it under "absent_ok". Also: an answer that names no family at all is not usable. */
+ * input_missing naming the dropped family: "absent_ok" excuses an absent family only when its
+ * answer names no family at all, so it is no exemption here. The same for slurmrestd's families on
+ * the six slurmrestd states, each kept out of its answer in turn: a row whose preferred form reads
+ * it falls back to its next form (or the native one) instead. Also: the captures without jobs (an
+ * empty jobs-users-accts answer) serve the absent_ok rows as the old exporter did, and an answer
+ * that names no family at all is not usable. */
 #include "testutil.h"
 
 #include "expo.h"
@@ -103,16 +105,6 @@ static char *drop_family(const char *body, size_t len, const char *name, size_t 
 	return buf_steal(&b, outlen);
 }
 
-/* Does the row's native form say the absence of fam is normal? */
-static int row_absent_ok(const struct row *r, const char *fam)
-{
-	const struct row_form *f = row_native(r);
-	for (size_t k = 0; k < f->ninputs; k++)
-		if (!strcmp(f->inputs[k].name, fam))
-			return f->inputs[k].absent_ok;
-	return 0;
-}
-
 /* Drop every family of endpoint ep in turn; returns the number of rows that served something
  * other than the unmodified run's output without saying why. */
 static size_t drop_each(const struct mapping *m, const char *state, unsigned flags, char *bodies[SRC_COUNT],
@@ -146,8 +138,6 @@ static size_t drop_each(const struct mapping *m, const char *state, unsigned fla
 			if (bst[i] != ROW_OK && st[i] != ROW_OK)
 				continue; /* left out either way */
 			if (bst[i] == ROW_OK && st[i] == ROW_INPUT_MISSING && strstr(out[i], fam))
-				continue;
-			if (bst[i] == ROW_OK && row_absent_ok(r, fam))
 				continue;
 			print_message("%s%s: without %s, %s gives\n%s\ninstead of\n%s\n", state, flags ? " --gpus-acct" : "",
 				      fam, r->name, out[i], base[i]);
@@ -268,8 +258,6 @@ static size_t drop_each_rest(const struct mapping *m, const char *state, char *b
 			int preferred = bform[i] + 1 < r->nforms;
 			if (preferred && form[i] != bform[i] && form_reads(r, bform[i], keep.name))
 				continue; /* fell back from the form that reads it */
-			if (preferred && form[i] == bform[i] && form_reads(r, bform[i], keep.name) == 2)
-				continue; /* absent_ok: no jobs at all */
 			print_message("%s: without %s, %s gives (form %zu)\n%s\ninstead of (form %zu)\n%s\n", state, keep.name, r->name,
 				      form[i], out[i], bform[i], base[i]);
 			bad++;
@@ -312,6 +300,99 @@ static void test_drop_each_rest_family(void **state)
 	assert_int_equal(bad, 0);
 }
 
+/* The sample lines of family name in an exposition, sorted, one string. */
+static char *family_lines(const char *text, const char *name)
+{
+	struct buf b;
+	size_t n = strlen(name);
+	buf_init(&b, 0);
+	for (const char *l = text; *l;) {
+		const char *e = strchr(l, '\n');
+		e = e ? e + 1 : l + strlen(l);
+		if (!strncmp(l, name, n) && (l[n] == ' ' || l[n] == '{'))
+			buf_append(&b, l, (size_t)(e - l));
+		l = e;
+	}
+	buf_putc(&b, '\0');
+	return buf_steal(&b, NULL);
+}
+
+/* absent_ok means "the answer is empty": on the real captures without a job in memory (an empty
+ * jobs-users-accts answer, vouched for by nodes) every row reading an absent_ok family is served,
+ * with the old exporter's own lines (slurm_queue_running 0; no per-account series). A non-empty
+ * answer lacking one absent_ok family leaves the rows reading it out instead (before: 0 instead of
+ * 13 running jobs on 25.11/02-busy-mix). */
+static void test_absent_ok_only_when_empty(void **state)
+{
+	(void)state;
+	static const char *const idle[] = { "slurm-25.11/01-idle", "slurm-26.05/01-idle", "slurm-26.05/01-idle-slurmdbd" };
+	struct mapping *m = load_shipped();
+	enum row_status *st = xcalloc(m->nrows, sizeof(*st));
+	size_t checked = 0;
+	for (size_t s = 0; s < sizeof(idle) / sizeof(idle[0]); s++) {
+		char *bodies[SRC_COUNT] = { 0 }, path[600];
+		size_t lens[SRC_COUNT] = { 0 };
+		struct payload *p[SRC_COUNT] = { 0 };
+		read_answers(m, idle[s], SRC_NATIVE_COUNT, bodies, lens, p);
+		assert_int_equal(lens[SRC_UA], 0);
+		snprintf(path, sizeof(path), "tests/fixtures/%s/legacy_exporter_metrics.txt", idle[s]);
+		char *legacy = tu_slurp(path, NULL);
+		assert_non_null(legacy);
+		char **out = run(m, 0, p, st);
+		for (size_t i = 0; i < m->nrows; i++) {
+			const struct row *r = &m->rows[i];
+			int reads = 0;
+			const struct row_form *nf = row_native(r);
+			for (size_t k = 0; k < nf->ninputs; k++)
+				reads |= nf->inputs[k].absent_ok;
+			if (!reads)
+				continue;
+			assert_int_equal(st[i], ROW_OK);
+			char *want = family_lines(legacy, r->name), *got = family_lines(out[i], r->name);
+			if (strcmp(want, got))
+				fail_msg("%s: %s gives\n%s\nthe old exporter\n%s", idle[s], r->name, got, want);
+			checked += *want != '\0';
+			free(want);
+			free(got);
+		}
+		free_run(out, m->nrows);
+		free(legacy);
+		for (int ep = 0; ep < SRC_COUNT; ep++) {
+			payload_unref(p[ep]);
+			free(bodies[ep]);
+		}
+	}
+	assert_int_equal(checked, 3 * 11); /* the eleven slurm_queue_* zeros; the per-user and per-account rows: none */
+
+	char *bodies[SRC_COUNT] = { 0 };
+	size_t lens[SRC_COUNT] = { 0 }, len;
+	struct payload *p[SRC_COUNT] = { 0 };
+	read_answers(m, "slurm-25.11/02-busy-mix", SRC_NATIVE_COUNT, bodies, lens, p);
+	size_t row = 0;
+	while (row < m->nrows && strcmp(m->rows[row].name, "slurm_queue_running"))
+		row++;
+	assert_true(row < m->nrows);
+	char **out = run(m, 0, p, st);
+	assert_non_null(strstr(out[row], "\nslurm_queue_running 13\n"));
+	free_run(out, m->nrows);
+	char *body = drop_family(bodies[SRC_UA], lens[SRC_UA], "slurm_account_jobs_configuring", &len);
+	struct payload *ua = p[SRC_UA];
+	p[SRC_UA] = answer(m, SRC_UA, body, len);
+	out = run(m, 0, p, st);
+	assert_int_equal(st[row], ROW_INPUT_MISSING);
+	assert_non_null(strstr(out[row], "slurm_account_jobs_configuring is absent from /metrics/jobs-users-accts"));
+	free_run(out, m->nrows);
+	payload_unref(p[SRC_UA]);
+	p[SRC_UA] = ua;
+	free(body);
+	for (int ep = 0; ep < SRC_COUNT; ep++) {
+		payload_unref(p[ep]);
+		free(bodies[ep]);
+	}
+	free(st);
+	mapping_free(m);
+}
+
 /* A body that is not empty but names no family is not an answer, on any endpoint; an empty body is
  * one only where slurmctld sends it normally (jobs-users-accts with no jobs in memory). */
 static void test_answer_naming_no_family(void **state)
@@ -338,6 +419,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_answer_naming_no_family),
+		cmocka_unit_test(test_absent_ok_only_when_empty),
 		cmocka_unit_test(test_drop_each_family),
 		cmocka_unit_test(test_drop_each_rest_family),
 	};

@@ -1019,6 +1019,38 @@ static void test_source_verdict(void **state)
 	assert_string_equal(why, "/metrics/jobs-users-accts: 2 malformed line(s), first at line 3: missing value");
 }
 
+/* The framing facts: headers that never ended make any answer unusable (the empty "no jobs"
+ * jobs-users-accts answer included); a slurmctld 200 body needs a length and all of it; an empty
+ * 200 without a length is slurmctld's own "no jobs" answer; slurmrestd needs no length. */
+static void test_source_verdict_framing(void **state)
+{
+	(void)state;
+	char why[240];
+	const struct source *ua = &sources[SRC_UA], *nodes = &sources[SRC_NODES], *rest = &sources[SRC_REST_NODES];
+	struct source_facts f = { .http_status = 200, .unframed = 1 };
+	assert_int_equal(source_verdict(ua, &f, why, sizeof(why)), VERDICT_OK);
+	f.headers_cut = 1;
+	assert_int_equal(source_verdict(ua, &f, why, sizeof(why)), VERDICT_CUT);
+	assert_string_equal(why, "/metrics/jobs-users-accts: the answer ended inside its headers (HTTP 200, then the "
+				 "connection closed): not an answer");
+	f.http_status = 503;
+	assert_int_equal(source_verdict(ua, &f, why, sizeof(why)), VERDICT_CUT);
+	f = (struct source_facts){ .http_status = 200, .len = 10, .nnamed = 1, .unframed = 1 };
+	assert_int_equal(source_verdict(nodes, &f, why, sizeof(why)), VERDICT_CUT);
+	assert_string_equal(why, "/metrics/nodes: 200 with a body but no Content-Length (slurmctld always sends one): "
+				 "cannot tell it from an answer cut short");
+	assert_int_equal(source_verdict(rest, &f, why, sizeof(why)), VERDICT_OK);
+	f.unframed = 0;
+	f.content_length = 11;
+	assert_int_equal(source_verdict(rest, &f, why, sizeof(why)), VERDICT_CUT);
+	assert_string_equal(why, "/slurm/{version}/nodes: body cut short: 10 of 11 bytes (Content-Length)");
+	f.content_length = 10;
+	assert_int_equal(source_verdict(nodes, &f, why, sizeof(why)), VERDICT_OK);
+	f.http_status = 500; /* a status other than 200 is judged by its status */
+	f.content_length = 11;
+	assert_int_equal(source_verdict(nodes, &f, why, sizeof(why)), VERDICT_STATUS);
+}
+
 /* Payloads record facts (the first fault wins) and payload_finish judges them; an empty
  * jobs-users-accts answer counts only while /metrics/nodes is usable (the shipped table does not
  * fetch /metrics/jobs), and a scrape needing it fetches its voucher too. */
@@ -1183,6 +1215,55 @@ static void test_rest_faults(void **state)
 	expect_rest_down("empty", "empty answer", NULL);
 	expect_rest_down("huge", "--slurmrestd.max-body", "--slurmrestd.max-body=100000");
 	expect_rest_down("huge-nolength", "--slurmrestd.max-body", "--slurmrestd.max-body=100000");
+}
+
+/* An answer is usable only if its framing says it is whole: a response cut inside
+ * its headers (slurmctld closing after the status line) was the empty "no jobs" answer, vouched
+ * for by nodes: queue 0. Now: unusable with the reason, its families left out; a slurmctld 200
+ * with a body and no Content-Length, or a body shorter than it, likewise. slurmrestd is not held to
+ * the length (a JSON document cut short does not parse): its close-delimited answer is used. */
+static void test_framing_faults(void **state)
+{
+	(void)state;
+	struct proc f, rf, s;
+	struct resp r;
+	fake_start(&f, STATE, "--fault", "cuthead", "--fault-endpoint", "jobs-users-accts", NULL);
+	shim_start(&s, f.port, NULL);
+	http("GET", s.port, "/metrics", &r, 10000);
+	assert_int_equal(r.status, 200);
+	assert_non_null(strstr(r.body.data, "slurm_exporter_shim_up{endpoint=\"jobs-users-accts\"} 0\n"));
+	assert_non_null(strstr(r.body.data, "slurm_exporter_shim_up{endpoint=\"nodes\"} 1\n"));
+	if (strstr(r.body.data, "\nslurm_queue_running "))
+		fail_msg("a response cut in its headers served as no jobs:\n%s", r.body.data);
+	assert_non_null(strstr(r.body.data,
+			       "slurm_exporter_shim_family_left_out{family=\"slurm_queue_running\",reason=\"input_down\"} 1\n"));
+	assert_non_null(strstr(r.body.data, "\nslurm_cpus_total 44\n"));
+	buf_free(&r.body);
+	stop(&s);
+	stop(&f);
+	char *log = tu_slurp(s.log, NULL);
+	assert_non_null(strstr(log, "endpoint /metrics/jobs-users-accts failed: /metrics/jobs-users-accts: the answer ended "
+				    "inside its headers (HTTP 200, then the connection closed): not an answer"));
+	free(log);
+	expect_503("cuthead", "/metrics/nodes: the answer ended inside its headers", NULL);
+	expect_503("nolength", "/metrics/nodes: 200 with a body but no Content-Length (slurmctld always sends one)", NULL);
+	expect_503("cut", "/metrics/nodes: transfer closed with", NULL);
+
+	fake_start(&f, STATE, NULL);
+	char url[64];
+	for (int k = 0; k < 2; k++) {
+		fake_start(&rf, REST_STATE, "--fault", k ? "cuthead" : "nolength", "--fault-endpoint", "rest_nodes", NULL);
+		rest_url(url, sizeof(url), rf.port);
+		rest_shim_start(&s, f.port, url, "--slurmrestd.api-version", "v0.0.44", NULL, NULL, NULL, NULL);
+		char *body = scrape_ok(s.port);
+		if (!has(body, k ? REST_UP("nodes", "0") : REST_UP("nodes", "1")))
+			fail_msg("slurmrestd %s: slurmrestd-nodes %s:\n%s", k ? "cut in its headers" : "without Content-Length",
+				 k ? "up" : "down", body);
+		free(body);
+		stop(&s);
+		stop(&rf);
+	}
+	stop(&f);
 }
 
 /* Nobody listens on --slurmrestd.url: the same. */
@@ -2360,31 +2441,40 @@ static void test_ha_redirect_to_configured(void **state)
 	stop(&a);
 }
 
-/* A primary that accepts connections and never answers takes the whole timeout of one fetch
- * (503 then); the next fetch tries the others first and fails over. */
+/* A primary that accepts connections and never answers no longer takes the whole timeout of the
+ * fetch: having sent nothing by its share of the scrape's time (half of it, with two controllers),
+ * it has the next controller asked alongside, and the scrape fails over within itself (before:
+ * 503 "down (Timeout was reached)", and only the next scrape failed over). */
 static void test_ha_hung_controller(void **state)
 {
 	(void)state;
 	struct proc a, b, s;
 	struct resp r;
-	char burl[64];
+	char burl[64], want[200];
 	fake_start(&a, STATE, "--fault", "hang", NULL);
 	fake_start(&b, STATE, NULL);
 	snprintf(burl, sizeof(burl), "http://127.0.0.1:%u", b.port);
 	shim_start(&s, a.port, "--slurmctld.url", burl, "--slurmctld.timeout", "1", "--slurmctld.min-interval", "0",
 		   "--slurmctld.jobs.min-interval", "0", NULL);
+	double t0 = now_s();
 	http("GET", s.port, "/metrics", &r, 10000);
-	assert_int_equal(r.status, 503);
-	assert_non_null(strstr(r.body.data, "down (Timeout was reached)"));
-	buf_free(&r.body);
-	/* A's hang left B a sliver of the timeout: B is not tried with it (it would fail, be seen
-	 * down, and the next fetch would start with A again) */
-	assert_int_equal(fake_requests(b.port), 0);
-	http("GET", s.port, "/metrics", &r, 10000);
+	double took = now_s() - t0;
 	assert_int_equal(r.status, 200);
+	assert_non_null(strstr(r.body.data, "\nslurm_cpus_total 44\n"));
 	assert_true(has_role(r.body.data, a.port, "down"));
 	assert_true(has_role(r.body.data, b.port, "primary"));
 	buf_free(&r.body);
+	if (took >= 1.0) /* half of it, and B's answer */
+		fail_msg("the scrape took %.2f s: the hung controller used the whole timeout", took);
+	http("GET", s.port, "/", &r, 5000);
+	snprintf(want, sizeof(want), "down (no answer within 0.");
+	assert_non_null(strstr(r.body.data, want));
+	buf_free(&r.body);
+	http("GET", s.port, "/metrics", &r, 10000); /* B, current, first: A is not asked */
+	assert_int_equal(r.status, 200);
+	buf_free(&r.body);
+	assert_int_equal(stat_count(b.port, "nodes"), 2);
+	assert_int_equal(stat_count(a.port, "nodes"), 1);
 	stop(&s);
 	stop(&b);
 	stop(&a);
@@ -2447,6 +2537,158 @@ static void test_ha_no_mixing(void **state)
 	stop(&b);
 }
 
+/* A controller is the primary only when some of its answers are usable: a first
+ * controller answering 500, 404, 401, or a 200 of which nothing is usable (empty, cut in its
+ * headers) is passed over (role unusable, with its first reason) and the healthy second one is
+ * asked and read, and first from then on. Before: the first was taken as the primary, 503. */
+static void test_ha_unusable_first(void **state)
+{
+	(void)state;
+	static const char *const faults[] = { "500", "404", "401", "empty", "cuthead" };
+	static const char *const why[] = { "HTTP status 500", "404 Not Found", "401 Unauthorized", "empty answer",
+					   "ended inside its headers" };
+	for (size_t i = 0; i < sizeof(faults) / sizeof(faults[0]); i++) {
+		struct proc a, b, s;
+		struct resp r;
+		char burl[64], want[300];
+		fake_start(&a, STATE, "--fault", faults[i], NULL);
+		fake_start(&b, STATE, NULL);
+		snprintf(burl, sizeof(burl), "http://127.0.0.1:%u", b.port);
+		shim_start(&s, a.port, "--slurmctld.url", burl, "--slurmctld.min-interval", "0",
+			   "--slurmctld.jobs.min-interval", "0", NULL);
+		http("GET", s.port, "/metrics", &r, 10000);
+		if (r.status != 200 || !strstr(r.body.data, "\nslurm_cpus_total 44\n") || !has_role(r.body.data, b.port, "primary") ||
+		    !has_role(r.body.data, a.port, "unusable"))
+			fail_msg("first controller answering %s: status %ld, body:\n%s", faults[i], r.status, r.body.data);
+		buf_free(&r.body);
+		http("GET", s.port, "/", &r, 5000);
+		snprintf(want, sizeof(want), "<tr><td><code>http://127.0.0.1:%u</code></td><td class=\"off\">unusable</td>"
+			 "<td class=\"err\">unusable (/metrics/", a.port);
+		if (!strstr(r.body.data, want) || !strstr(r.body.data, why[i]))
+			fail_msg("%s: the status page does not say why:\n%s", faults[i], r.body.data);
+		buf_free(&r.body);
+		http("GET", s.port, "/metrics", &r, 10000); /* B, the primary, first: A not asked again */
+		assert_int_equal(r.status, 200);
+		buf_free(&r.body);
+		assert_int_equal(stat_count(a.port, "nodes"), 1);
+		assert_int_equal(stat_count(b.port, "nodes"), 2);
+		stop(&s);
+		stop(&b);
+		stop(&a);
+	}
+}
+
+/* A single --slurmctld.url gives the one-controller guarantee of a list: one endpoint
+ * answering 303 elsewhere while the others answer is not followed (that endpoint fails, the other
+ * host gets nothing); a standby's 303s on every endpoint are followed to the origin they point at,
+ * learnt as a controller of its own (no token), and a job walk cached from the URL is not served
+ * with that host's answers, nor the host's after the URL is the primary again. Before: each
+ * endpoint followed its own 303, and answers of both hosts were served as one. */
+static void test_ha_single_url_no_mixing(void **state)
+{
+	(void)state;
+	struct proc p, u, s;
+	struct resp r;
+	char pport[16], want[200];
+	tu_write("/tmp/shimtest-token-single", "tok-SECRET-19\n");
+	fake_start(&p, STATE, NULL);
+	snprintf(pport, sizeof(pport), "%u", p.port);
+	fake_start(&u, STATE, "--fault", "redirect", "--fault-endpoint", "partitions", "--redirect-port", pport, NULL);
+	shim_start(&s, u.port, NULL);
+	http("GET", s.port, "/metrics", &r, 10000);
+	assert_int_equal(r.status, 200);
+	assert_non_null(strstr(r.body.data, "\nslurm_cpus_total 44\n"));
+	assert_non_null(strstr(r.body.data, "slurm_exporter_shim_up{endpoint=\"partitions\"} 0\n"));
+	buf_free(&r.body);
+	assert_int_equal(stat_count(p.port, "partitions"), 0);
+	assert_int_equal(fake_requests(p.port), 0);
+	stop(&s);
+	char *log = tu_slurp(s.log, NULL);
+	snprintf(want, sizeof(want), "/metrics/partitions: redirected to http://127.0.0.1:%u/metrics/partitions: not followed",
+		 p.port);
+	assert_non_null(strstr(log, want));
+	free(log);
+	stop(&u);
+
+	fake_start(&u, STATE, "--redirect-port", pport, NULL);
+	shim_start(&s, u.port, "--slurmctld.min-interval", "0", "--slurmctld.jobs.min-interval", "60",
+		   "--slurmctld.auth.token-file", "/tmp/shimtest-token-single", NULL);
+	http("GET", s.port, "/metrics", &r, 10000);
+	assert_int_equal(r.status, 200);
+	buf_free(&r.body);
+	assert_int_equal(stat_count(u.port, "jobs-users-accts"), 1);
+	set_role(&u, "standby"); /* every endpoint: 303 to P */
+	http("GET", s.port, "/metrics", &r, 10000);
+	assert_int_equal(r.status, 200);
+	assert_int_equal(stat_count(p.port, "jobs-users-accts"), 1); /* not U's cached walk */
+	assert_int_equal(stat_count(p.port, "partitions"), 1);
+	assert_true(has_role(r.body.data, u.port, "standby"));
+	assert_true(has_role(r.body.data, p.port, "primary"));
+	assert_true(has_line(r.body.data, "slurm_exporter_shim_up{endpoint=\"jobs-users-accts\"} 1"));
+	buf_free(&r.body);
+	http("GET", p.port, "/_last_request", &r, 5000);
+	assert_null(strstr(r.body.data, "SECRET"));
+	buf_free(&r.body);
+	http("GET", s.port, "/metrics", &r, 10000); /* P's walk reused; P reached through U's 303 only */
+	assert_int_equal(r.status, 200);
+	buf_free(&r.body);
+	assert_int_equal(stat_count(p.port, "jobs-users-accts"), 1);
+	assert_int_equal(stat_count(u.port, "nodes"), 3);
+	set_role(&u, "primary"); /* back: U's answers only, P's walks fetched again from U */
+	http("GET", s.port, "/metrics", &r, 10000);
+	assert_int_equal(r.status, 200);
+	assert_true(has_role(r.body.data, u.port, "primary"));
+	assert_true(has_line(r.body.data, "slurm_exporter_shim_controller_switches_total 2"));
+	buf_free(&r.body);
+	assert_int_equal(stat_count(u.port, "jobs-users-accts"), 3); /* 1, its 303 when P's was fetched, 1 */
+	assert_int_equal(stat_count(p.port, "nodes"), 2);
+	stop(&s);
+	stop(&u);
+	stop(&p);
+}
+
+/* A failback keeps the scrape inside its deadline: B, read after a failover, hangs
+ * as it returns to standby while A is the primary again. B, tried first, has sent nothing by its
+ * share of the scrape's time (X-Prometheus-Scrape-Timeout-Seconds 4: 3.5 s), so A is asked
+ * alongside and answers: 200 within the deadline, although --slurmctld.timeout is 10 s. Before: B
+ * used the whole timeout, and the scrape answered 503 at its deadline (live: a 10.0 s scrape). */
+static void test_ha_failback_hang_deadline(void **state)
+{
+	(void)state;
+	struct proc a, b, s;
+	struct resp r;
+	char aport[16], burl[64];
+	fake_start(&a, STATE, NULL);
+	snprintf(aport, sizeof(aport), "%u", a.port);
+	fake_start(&b, STATE, "--redirect-port", aport, NULL);
+	set_role(&b, "standby");
+	snprintf(burl, sizeof(burl), "http://127.0.0.1:%u", b.port);
+	shim_start(&s, a.port, "--slurmctld.url", burl, "--slurmctld.min-interval", "0", "--slurmctld.jobs.min-interval",
+		   "0", NULL);
+	stop(&a); /* failover */
+	set_role(&b, "primary");
+	http("GET", s.port, "/metrics", &r, 10000);
+	assert_int_equal(r.status, 200);
+	assert_true(has_role(r.body.data, b.port, "primary"));
+	buf_free(&r.body);
+	fake_start_at(&a, a.port, STATE, aport); /* failback: A primary, B hangs on its way to standby */
+	http("GET", b.port, "/_fault/hang", &r, 5000);
+	assert_int_equal(r.status, 200);
+	buf_free(&r.body);
+	double t0 = now_s();
+	http_hdr("GET", s.port, "/metrics", "X-Prometheus-Scrape-Timeout-Seconds: 4", &r, 10000);
+	double took = now_s() - t0;
+	if (r.status != 200 || took > 3.6 || !has_role(r.body.data, a.port, "primary") || !has_role(r.body.data, b.port, "down"))
+		fail_msg("failback with a hung controller: status %ld after %.2f s, body:\n%s", r.status, took, r.body.data);
+	assert_true(has_line(r.body.data, "slurm_exporter_shim_controller_switches_total 1"));
+	buf_free(&r.body);
+	http("GET", b.port, "/_fault/none", &r, 5000);
+	buf_free(&r.body);
+	stop(&s);
+	stop(&b);
+	stop(&a);
+}
+
 /* The list is split once, every element checked; the error names the bad one. */
 static void test_ha_url_list(void **state)
 {
@@ -2464,10 +2706,11 @@ static void test_ha_url_list(void **state)
 	assert_int_not_equal(tu_run(twice, NULL, NULL, NULL, &err), 0);
 	assert_non_null(strstr(err, "flag --slurmctld.url: the controller list is longer than 4095 bytes"));
 	free(err);
-	struct controllers *c = controllers_new("http://a:6817, https://b:6817,unix:/run/s.sock");
+	struct controllers *c = controllers_new("http://a:6817,https://b:6817,HTTP://c");
 	assert_null(controllers_error(c));
 	assert_int_equal(controllers_count(c), 3);
 	assert_string_equal(controllers_url(c, 1), "https://b:6817");
+	assert_int_equal(controllers_learn(c, "http://d:6817"), -1); /* a list never learns */
 	size_t order[CONTROLLERS_MAX];
 	assert_int_equal(controllers_order(c, order), 3);
 	assert_int_equal(order[0], 0);
@@ -2498,6 +2741,63 @@ static void test_ha_url_list(void **state)
 	assert_non_null(controllers_error(c));
 	assert_non_null(strstr(controllers_error(c), "element 2 \"\""));
 	controllers_free(c);
+}
+
+/* One URL check for --slurmctld.url (each element), --slurmrestd.url, --compare-legacy, the targets
+ * file and controllers_new (upstream_url_ok); more than CONTROLLERS_MAX controllers are refused at
+ * start, by the flag and by the targets file (before: accepted, then every fetch failed). */
+static void test_ha_url_checks(void **state)
+{
+	(void)state;
+	static const struct { const char *url; int ok, unix_ok; } cases[] = {
+		{ "http://a:6817", 1, 1 }, { "HTTPS://a", 1, 1 }, { "http://", 0, 0 }, { "https://", 0, 0 },
+		{ "unix:/run/s.sock", 0, 1 }, { "unix:", 0, 0 }, { "ftp://a", 0, 0 }, { "http://a b", 0, 0 },
+		{ " http://a", 0, 0 }, { "http://a\x7f", 0, 0 }, { "http://\xc3\xa9", 0, 0 }, { "a:6817", 0, 0 },
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		const char *u = cases[i].url;
+		if (upstream_url_ok(u, strlen(u), 0) != cases[i].ok || upstream_url_ok(u, strlen(u), 1) != cases[i].unix_ok)
+			fail_msg("upstream_url_ok(\"%s\")", u);
+	}
+	struct controllers *c = controllers_new("http://a, http://b");
+	assert_non_null(strstr(controllers_error(c), "element 2 \" http://b\" is not an http:// or https:// URL"));
+	controllers_free(c);
+	c = controllers_new("unix:/run/slurmctld.sock");
+	assert_non_null(controllers_error(c));
+	controllers_free(c);
+
+	char *err = NULL, nine[400] = "";
+	for (int i = 0; i < CONTROLLERS_MAX + 1; i++)
+		snprintf(nine + strlen(nine), sizeof(nine) - strlen(nine), "%shttp://c%d:6817", i ? "," : "", i);
+	char *argv[] = { (char *)tu_shim_bin(), "--slurmctld.url", nine, "--once", NULL };
+	assert_int_equal(tu_run(argv, NULL, NULL, NULL, &err), 2);
+	assert_non_null(strstr(err, "flag --slurmctld.url: more than 8 controllers"));
+	free(err);
+	/* 8 given as 4 and 4 (the flag twice) are accepted, and a ninth given again is not */
+	const char *four = "http://c0,http://c1,http://c2,http://c3", *more = "http://c4,http://c5,http://c6,http://c7";
+	char *ok[] = { (char *)tu_shim_bin(), "--slurmctld.url", (char *)four, "--slurmctld.url", (char *)more,
+		       "--check-mapping", MAPPING, NULL };
+	assert_int_equal(tu_run(ok, NULL, NULL, NULL, &err), 0);
+	free(err);
+	char *again[] = { (char *)tu_shim_bin(), "--slurmctld.url", (char *)four, "--slurmctld.url", (char *)more,
+			  "--slurmctld.url", "http://c8", "--check-mapping", MAPPING, NULL };
+	assert_int_equal(tu_run(again, NULL, NULL, NULL, &err), 2);
+	assert_non_null(strstr(err, "flag --slurmctld.url: more than 8 controllers"));
+	free(err);
+	char *space[] = { (char *)tu_shim_bin(), "--slurmrestd.url", "http://a b", "--check-mapping", MAPPING, NULL };
+	assert_int_equal(tu_run(space, NULL, NULL, NULL, &err), 2);
+	assert_non_null(strstr(err, "flag --slurmrestd.url: value \"http://a b\""));
+	free(err);
+	char *bare[] = { (char *)tu_shim_bin(), "--compare-legacy", "http://", "--check-mapping", MAPPING, NULL };
+	assert_int_equal(tu_run(bare, NULL, NULL, NULL, &err), 2);
+	free(err);
+	tu_write("/tmp/shimtest-nine.yml", "targets:\n  big:\n    slurmctld_url: [http://c0, http://c1, http://c2, http://c3, "
+					   "http://c4, http://c5, http://c6, http://c7, http://c8]\n");
+	char *probe[] = { (char *)tu_shim_bin(), "--probe.targets-file", "/tmp/shimtest-nine.yml", "--mapping.file", MAPPING,
+			  "--once", NULL };
+	assert_int_equal(tu_run(probe, NULL, NULL, NULL, &err), 2);
+	assert_non_null(strstr(err, "slurmctld_url: more than 8 controllers"));
+	free(err);
 }
 
 /* ---- At most one job walk per scrape (src/schedule.c) ---- */
@@ -3351,6 +3651,7 @@ int main(void)
 		cmocka_unit_test(test_redirect_origin),
 		cmocka_unit_test(test_source_table),
 		cmocka_unit_test(test_source_verdict),
+		cmocka_unit_test(test_source_verdict_framing),
 		cmocka_unit_test(test_payload_facts),
 		cmocka_unit_test_teardown(test_redirect_keeps_credentials_home, kill_children),
 		cmocka_unit_test_teardown(test_redirect_same_origin, kill_children),
@@ -3363,6 +3664,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_rest_refused, kill_children),
 		cmocka_unit_test_teardown(test_rest_unix_socket_error, kill_children),
 		cmocka_unit_test_teardown(test_rest_faults, kill_children),
+		cmocka_unit_test_teardown(test_framing_faults, kill_children),
 		cmocka_unit_test_teardown(test_rest_slow_does_not_hold_native, kill_children),
 		cmocka_unit_test_teardown(test_job_walks_per_interval, kill_children),
 		cmocka_unit_test_teardown(test_slow_fetch_logged_once, kill_children),
@@ -3386,7 +3688,11 @@ int main(void)
 		cmocka_unit_test_teardown(test_ha_hung_controller, kill_children),
 		cmocka_unit_test_teardown(test_ha_all_down, kill_children),
 		cmocka_unit_test_teardown(test_ha_no_mixing, kill_children),
+		cmocka_unit_test_teardown(test_ha_unusable_first, kill_children),
+		cmocka_unit_test_teardown(test_ha_single_url_no_mixing, kill_children),
+		cmocka_unit_test_teardown(test_ha_failback_hang_deadline, kill_children),
 		cmocka_unit_test(test_ha_url_list),
+		cmocka_unit_test(test_ha_url_checks),
 		/* at most one job walk per scrape; an empty jobs-users-accts answer vouched */
 		cmocka_unit_test_teardown(test_job_walks_take_turns, kill_children),
 		cmocka_unit_test_teardown(test_empty_ua_vouched_by_nodes, kill_children),

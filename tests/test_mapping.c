@@ -280,13 +280,27 @@ static void test_row_pipeline(void **state)
 		"slurm_account_jobs_running{account=\"(null)\"} 1\n"
 		"slurm_account_jobs_running{account=\"physics\"} 0\n"
 		"with_default:input_missing\n" /* a default never hides a missing family */
-		"absent_ok_default:served\n"
-		"absent_ok_default 7\n"
-		"absent_ok_empty:served\n"
+		/* absent_ok: absent only from an answer that names no family, not from this one */
+		"absent_ok_default:input_missing\n"
+		"absent_ok_empty:input_missing\n"
 		"gpu_only:disabled\n"
 		"clash:error\n"
 		"dup:error\n"
 		"no_input:input_missing\n";
+	if (strcmp(got, want))
+		fail_msg("got:\n%s\nwant:\n%s", got, want);
+	free(got);
+
+	/* an empty answer (jobs-users-accts, no job in memory; the other endpoints are down with it
+	 * here): its absent_ok families read as no series, then default and "or vector(0)" decide */
+	const char *empty = "{\"metrics\": ["
+		ROW("ua_default", "\"expr\": \"slurm_account_x\", \"default\": 7, \"absent_ok\": [\"slurm_account_x\"]") ","
+		ROW("ua_zero", "\"expr\": \"sum(slurm_user_x) or vector(0)\", \"absent_ok\": [\"slurm_user_x\"]") ","
+		ROW("ua_none", "\"expr\": \"slurm_user_x\", \"absent_ok\": [\"slurm_user_x\"]") ","
+		ROW("ua_not_ok", "\"expr\": \"slurm_user_x\", \"default\": 7")
+		"]}";
+	got = run_rows(empty, "", 1, 0);
+	want = "ua_default:served\nua_default 7\nua_zero:served\nua_zero 0\nua_none:served\nua_not_ok:input_missing\n";
 	if (strcmp(got, want))
 		fail_msg("got:\n%s\nwant:\n%s", got, want);
 	free(got);
