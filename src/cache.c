@@ -223,7 +223,7 @@ static void job_run(struct fetch_job *j)
 {
 	struct cache *c = j->c;
 	struct payload *got[SRC_COUNT] = { 0 };
-	const struct cache_fetch f = { .mask = j->mask, .gen = j->gen, .keep = j->all ? NULL : mapping_has_input,
+	const struct cache_fetch f = { .mask = j->mask, .gen = j->gen, .keep = j->all ? NULL : c->cfg.keep ? c->cfg.keep : mapping_has_input,
 				       .keep_ctx = j->map->m, .hint = j->hint };
 
 	c->cfg.fetch(c->cfg.fetch_ctx, &f, got);

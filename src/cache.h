@@ -43,6 +43,8 @@ struct cache_config {
 	double min_interval[SRC_COUNT]; /* seconds a source's payload is handed out */
 	double slow_fetch;        /* seconds: a longer fetch is counted and logged (on the way from fast
 				     to slow and back); 0: never */
+	expo_keep_fn keep;        /* the families a payload keeps (with the table as its context); NULL:
+				     the table's (mapping_has_input). The scraper adds the status page's. */
 	unsigned keep_all;        /* sources whose payloads keep every family from the first fetch on
 				     (bit 1 << id: the native passthrough's), not only the table's; fixed
 				     for the life of the cache */

@@ -6,6 +6,7 @@
 #include "fetch.h"
 #include "log.h"
 #include "mapping.h"
+#include "nodeview.h"
 #include "openmetrics.h"
 #include "options.h"
 #include "probe.h"
@@ -347,6 +348,9 @@ int main(int argc, char **argv)
 	};
 	for (int id = 0; id < SRC_COUNT; id++)
 		sc.min_interval[id] = opt.once ? 0 : min_interval(&opt, (enum source_id)id);
+	if (!opt.rest_url && !opt.once && !opt.compare_legacy && nodeview_table_has_guess(m, sc.flags))
+		log_warn("without slurmrestd the per-node status labels are guessed from CPU counts (down, drained, "
+			 "failed and maint nodes read idle, allocated or mixed); the fix: " NODEVIEW_FIX);
 	const struct mapping *table = m; /* the scraper's from here on; no reload in the one-shot modes */
 	struct scraper_config own = sc; /* the targets' scrapers serve no passthrough */
 	if (opt.native && !opt.once && !opt.compare_legacy)

@@ -1,6 +1,7 @@
 /* render.c: see render.h. */
 #include "render.h"
 #include "log.h"
+#include "nodeview.h"
 #include "writer.h"
 #include "xmalloc.h"
 
@@ -166,6 +167,12 @@ static void write_self(const struct render_in *in, const struct render_result *r
 	const struct mapping *m = in->m;
 	write_sources(in, res, b, clock_of(in));
 	write_token_ok(b, in->p);
+	if (res->src[SRC_NODES].given || res->src[SRC_REST_NODES].given) { /* which source the node states came from */
+		int rest = res->src[SRC_REST_NODES].up;
+		write_header(b, NODEVIEW_SOURCE_METRIC, NODEVIEW_SOURCE_HELP, "gauge");
+		self_sample(b, NODEVIEW_SOURCE_METRIC, "source", "slurmrestd", rest);
+		self_sample(b, NODEVIEW_SOURCE_METRIC, "source", "slurmctld-guess", !rest);
+	}
 	write_not_waited(res, b);
 	size_t counts[ROW_STATUS_COUNT] = { 0 };
 	for (size_t i = 0; i < res->nrows; i++)

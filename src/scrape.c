@@ -38,10 +38,17 @@ struct scraper {
 	struct compress_stats gz; /* its answers' gzip forms and bytes sent (server.c counts) */
 };
 
+/* The families a payload keeps: the table's, and the status page's node view (nodeview.h). */
+static int keep_input(const char *name, size_t len, void *m)
+{
+	return mapping_has_input(name, len, m) || nodeview_has_input(name, len);
+}
+
 struct scraper *scraper_new(const struct scraper_config *cfg, struct mapping *m)
 {
 	struct scraper *s = xcalloc(1, sizeof(*s));
-	struct cache_config cc = { .replay_dir = cfg->replay_dir, .slow_fetch = cfg->slow_fetch, .keep_all = cfg->keep_all };
+	struct cache_config cc = { .replay_dir = cfg->replay_dir, .slow_fetch = cfg->slow_fetch, .keep_all = cfg->keep_all,
+				   .keep = keep_input };
 	s->cfg = *cfg;
 	memcpy(cc.upstream, cfg->upstream, sizeof(cc.upstream));
 	memcpy(cc.min_interval, cfg->min_interval, sizeof(cc.min_interval));
@@ -138,6 +145,14 @@ static void status_record(struct scraper *s, const struct scrape_ctx *c, const s
 			  const struct payload *const p[SRC_COUNT])
 {
 	unsigned configured = source_configured(s->cfg.upstream) & ~s->cfg.sources_off;
+	/* the node view (nodeview.h) of the payloads this render read: built before the lock (O(nodes)),
+	 * copied into the snapshot under it */
+	const struct expo *ex[SRC_COUNT];
+	for (int id = 0; id < SRC_COUNT; id++)
+		ex[id] = p[id] && res->src[id].given && res->src[id].up ? &p[id]->expo : NULL;
+	struct nodeview *nv = xcalloc(1, sizeof(*nv));
+	if (res->status == 200)
+		nodeview_build(nv, ex);
 	pthread_mutex_lock(&s->mu);
 	struct scrape_status *st = &s->status;
 	memset(st, 0, sizeof(*st));
@@ -171,16 +186,23 @@ static void status_record(struct scraper *s, const struct scrape_ctx *c, const s
 		st->token[u].http_status = which >= 0 ? p[which]->http_status : 0;
 	}
 	status_rows(st, c->m, res);
+	st->nodes = *nv;
 	if (controllers_of(s))
 		st->ncontrollers = controllers_view(controllers_of(s), st->controller);
 	pthread_mutex_unlock(&s->mu);
+	free(nv);
 }
 
 void scrape_status(struct scraper *s, struct scrape_status *out)
 {
+	struct cache_table t;
 	pthread_mutex_lock(&s->mu);
 	*out = s->status;
 	pthread_mutex_unlock(&s->mu);
+	cache_table_get(s->cache, &t); /* live: a reload since the last render shows at once */
+	out->reload_ok = t.reload_ok;
+	out->reload_time = t.reload_time;
+	cache_table_put(s->cache, &t);
 	if (!out->rendered)
 		return;
 	double now = mono_now();

@@ -25,6 +25,7 @@
 #include "controllers.h"
 #include "fetch.h"
 #include "mapping.h"
+#include "nodeview.h"
 #include "answer.h"
 
 struct scraper_config {
@@ -112,10 +113,13 @@ struct scrape_status {
 	} token[UPSTREAM_COUNT];
 	size_t ncontrollers;     /* slurmctld's controllers (controllers.h), as last seen */
 	struct controller_view controller[CONTROLLERS_MAX];
+	struct nodeview nodes;   /* the nodes, partitions and queue of this render's payloads
+				    (nodeview.h; source NV_SRC_NONE on a 503) */
 	double mono_at;          /* internal: when rendered (monotonic) */
 	double src_at[SRC_COUNT]; /* internal: when each answer finished (monotonic), 0: none */
 };
-/* Copy the last render's snapshot into out (ages computed now). */
+/* Copy the last render's snapshot into out (ages computed now). reload_ok and reload_time are the
+ * scraper's own, as of now (a reload since the last render shows at once), not the render's. */
 void scrape_status(struct scraper *s, struct scrape_status *out);
 
 #endif

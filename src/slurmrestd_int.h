@@ -36,8 +36,8 @@ struct str { uint32_t off, len; int set; };
 
 struct node_rec {
 	struct node_state state;
-	struct str name, gres, gres_used;
-	double cpus, alloc_cpus, real_memory, alloc_memory, free_mem;
+	struct str name, gres, gres_used, reason, reason_user;
+	double cpus, alloc_cpus, real_memory, alloc_memory, free_mem, reason_at;
 	size_t nparts;            /* in rest.parts */
 };
 

@@ -45,7 +45,7 @@ void rest_record_reset(struct rest *st)
 	struct job_rec *jr = &st->r.job;
 	struct share_rec *sr = &st->r.share;
 	if (st->doc == REST_NODES)
-		nr->cpus = nr->alloc_cpus = nr->real_memory = nr->alloc_memory = nr->free_mem = NAN;
+		nr->cpus = nr->alloc_cpus = nr->real_memory = nr->alloc_memory = nr->free_mem = nr->reason_at = NAN;
 	else if (st->doc == REST_JOBS)
 		jr->cpus = jr->uid = jr->id = NAN;
 	else if (st->doc == REST_SHARES)
@@ -210,6 +210,12 @@ static int node_end(struct rest *st)
 	add(st, "slurmrestd_node_gpus", l, 2, r->gres.set ? gres_gpus(sp(st, &r->gres), r->gres.len) : 0);
 	add(st, "slurmrestd_node_gpus_used", l, 2,
 	    r->gres_used.set ? gres_gpus(sp(st, &r->gres_used), r->gres_used.len) : 0);
+	if (r->reason.len) { /* scontrol's Reason=... [user@time]: the status page's "who, since when" */
+		struct label w[3] = { lab("node", sp(st, &r->name), r->name.len),
+				      lab("reason", sp(st, &r->reason), r->reason.len),
+				      lab("user", sp(st, &r->reason_user), r->reason_user.len) };
+		add(st, "slurmrestd_node_reason_info", w, 3, isnan(r->reason_at) || isinf(r->reason_at) ? 0 : r->reason_at);
+	}
 	for (size_t i = 0; i < r->nparts; i++) {
 		const struct str *part = &st->parts[i];
 		if (!part->len)
@@ -403,7 +409,9 @@ static const struct slot node_slots[] = {
 	NODE("alloc_cpus", S_NUM, alloc_cpus), NODE("real_memory", S_NUM, real_memory),
 	NODE("alloc_memory", S_NUM, alloc_memory), NODE("free_mem", S_NUM, free_mem),
 	NODE("gres", S_STR, gres), NODE("gres_used", S_STR, gres_used),
-	NODE("partitions[]", S_PART, nparts), { NULL, S_NUM, 0 },
+	NODE("partitions[]", S_PART, nparts), NODE("reason", S_STR, reason),
+	NODE("reason_set_by_user", S_STR, reason_user), NODE("reason_changed_at", S_NUM, reason_at),
+	{ NULL, S_NUM, 0 },
 };
 
 static const struct slot job_slots[] = {

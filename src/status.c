@@ -4,7 +4,10 @@
 #include "html.h"
 #include "probe.h"
 #include "native.h"
+#include "nodeview.h"
 #include "scrape.h"
+
+#include <math.h>
 
 #include <stdio.h>
 #include <string.h>
@@ -20,6 +23,7 @@ static const char page_head[] =
 	"th{background:#f2f2f2}td.n{text-align:right;font-variant-numeric:tabular-nums}\n"
 	".up{color:#070;font-weight:bold}.down{color:#b00;font-weight:bold}.off{color:#777}\n"
 	".slow{color:#a60;font-weight:bold}\n"
+	".banner{border:2px solid #a60;background:#fff6e0;padding:.5em .8em}\n"
 	"code,.err,.fam{font-family:monospace,monospace;font-size:.95em}.err{word-break:break-all}\n"
 	"</style></head><body>\n";
 
@@ -184,6 +188,157 @@ static void write_rows(struct buf *out, const struct scrape_status *st)
 			   st->nleft - SCRAPE_STATUS_LEFT_MAX);
 }
 
+/* ---- the nodes, partitions and queue (nodeview.h) ---- */
+
+static void put_num(struct buf *out, double v)
+{
+	if (isnan(v))
+		buf_puts(out, "-");
+	else
+		buf_printf(out, "%.15g", v);
+}
+
+static void num_cell(struct buf *out, double v)
+{
+	buf_puts(out, "<td class=\"n\">");
+	put_num(out, v);
+	buf_puts(out, "</td>");
+}
+
+/* sinfo -s's NODES(A/I/O/T) */
+static void put_aiot(struct buf *out, double a, double i, double o)
+{
+	if (isnan(a)) {
+		buf_puts(out, "-");
+		return;
+	}
+	buf_printf(out, "%.15g/%.15g/%.15g/%.15g", a, i, o, a + i + o);
+}
+
+/* Without slurmrestd's /nodes the legacy per-node status labels are guessed: say so, and the fix. */
+static void write_banner(struct buf *out, const struct scrape_status *st)
+{
+	if (st->nodes.source != NV_SRC_GUESS)
+		return;
+	buf_printf(out, "<p class=\"banner\" id=\"node-states-guessed\"><b>Per-node states are guessed.</b> %s, so "
+		   "the per-node <code>status</code> label of the legacy families is guessed from CPU counts: a down, "
+		   "drained, draining, failed or maint node reads <code>idle</code>, <code>allocated</code> or "
+		   "<code>mixed</code>, and a panel or alert that selects by <code>status</code> misses it. The node "
+		   "counts below are slurmctld's own (exact). Fix: add slurmrestd, <code>--slurmrestd.url</code> "
+		   "(the package's <code>/usr/share/slurm-exporter-shim/enable-slurmrestd</code> sets it up); "
+		   "<code>" NODEVIEW_SOURCE_METRIC "{source=\"slurmctld-guess\"}</code> is 1 meanwhile.</p>\n",
+		   st->src[SRC_REST_NODES].configured ? "slurmrestd's /nodes was not usable this scrape"
+						      : "slurmrestd is not configured");
+}
+
+static void write_not_ok(struct buf *out, const struct nodeview *v)
+{
+	buf_printf(out, "<h3>Nodes not OK: %zu</h3>\n", v->nbad);
+	if (!v->nbad) {
+		buf_puts(out, "<p>None: every node is idle, allocated, mixed, completing or reserved.</p>\n");
+		return;
+	}
+	buf_puts(out, "<table id=\"not-ok\">\n<tr><th>Node</th><th>State</th><th>Reason</th><th>Set by</th>"
+		      "<th>Since</th></tr>\n");
+	for (size_t i = 0; i < v->nbad && i < NODEVIEW_BAD_MAX; i++) {
+		const struct nodeview_node *b = &v->bad[i];
+		buf_puts(out, "<tr><td class=\"fam\">");
+		esc(out, b->node);
+		buf_puts(out, "</td><td class=\"down\">");
+		esc(out, b->state);
+		buf_puts(out, "</td><td class=\"err\">");
+		esc(out, b->reason);
+		buf_puts(out, "</td><td>");
+		esc(out, b->user);
+		buf_puts(out, "</td><td>");
+		if (b->since > 0)
+			put_time(out, b->since);
+		buf_puts(out, "</td></tr>\n");
+	}
+	buf_puts(out, "</table>\n");
+	if (v->nbad > NODEVIEW_BAD_MAX)
+		buf_printf(out, "<p>and %zu more (the first %d are listed; <code>sinfo -R</code> lists them all).</p>\n",
+			   v->nbad - NODEVIEW_BAD_MAX, NODEVIEW_BAD_MAX);
+}
+
+static void write_nodes(struct buf *out, const struct nodeview *v)
+{
+	buf_puts(out, "<h2>Nodes</h2>\n");
+	if (v->source == NV_SRC_NONE) {
+		buf_puts(out, "<p class=\"off\">No node source was read or usable this scrape (see Sources).</p>\n");
+		return;
+	}
+	buf_puts(out, "<p>Nodes: ");
+	put_num(out, v->nodes);
+	if (v->source == NV_SRC_SLURMRESTD) {
+		buf_puts(out, ", allocated/idle/other/total as <code>sinfo -s</code> sums them: ");
+		put_aiot(out, v->a, v->i, v->o);
+		buf_puts(out, ". States from slurmrestd's /nodes, as sinfo prints them.</p>\n");
+	} else {
+		buf_puts(out, ". slurmctld's node counters (/metrics/nodes): a node counts in its base state and in "
+			      "each flag it has (drained, not responding...), so they overlap.</p>\n");
+	}
+	buf_printf(out, "<table id=\"node-states\">\n<tr><th>%s</th><th>Nodes</th></tr>\n",
+		   v->source == NV_SRC_SLURMRESTD ? "State" : "Counter");
+	for (size_t i = 0; i < v->nstates; i++) {
+		buf_printf(out, "<tr><td%s>", v->source == NV_SRC_SLURMRESTD && !nodeview_state_is_ok(v->state[i].name)
+						   ? " class=\"down\"" : "");
+		esc(out, v->state[i].name);
+		buf_puts(out, "</td>");
+		num_cell(out, v->state[i].n);
+		buf_puts(out, "</tr>\n");
+	}
+	if (v->states_more > 0) {
+		buf_puts(out, "<tr><td>other states</td>");
+		num_cell(out, v->states_more);
+		buf_puts(out, "</tr>\n");
+	}
+	buf_puts(out, "</table>\n");
+	if (v->source == NV_SRC_SLURMRESTD)
+		write_not_ok(out, v);
+}
+
+static void write_partitions(struct buf *out, const struct nodeview *v)
+{
+	if (!v->nparts)
+		return;
+	buf_puts(out, "<h2>Partitions</h2>\n<table id=\"partitions\">\n<tr><th>Partition</th><th>Nodes</th>"
+		      "<th>Nodes A/I/O/T</th><th>CPUs</th><th>CPUs allocated</th><th>CPUs idle</th>"
+		      "<th>Jobs pending</th><th>Jobs running</th></tr>\n");
+	for (size_t i = 0; i < v->nparts; i++) {
+		const struct nodeview_part *p = &v->part[i];
+		buf_puts(out, "<tr><td>");
+		esc(out, p->name);
+		buf_puts(out, "</td>");
+		num_cell(out, p->nodes);
+		buf_puts(out, "<td class=\"n\">");
+		put_aiot(out, p->a, p->i, p->o);
+		buf_puts(out, "</td>");
+		num_cell(out, p->cpus);
+		num_cell(out, p->cpus_alloc);
+		num_cell(out, p->cpus_idle);
+		num_cell(out, p->jobs_pending);
+		num_cell(out, p->jobs_running);
+		buf_puts(out, "</tr>\n");
+	}
+	buf_puts(out, "</table>\n");
+	if (v->parts_more)
+		buf_printf(out, "<p>and %zu more partitions.</p>\n", v->parts_more);
+}
+
+static void write_queue(struct buf *out, const struct nodeview *v)
+{
+	if (!v->has_queue)
+		return;
+	buf_puts(out, "<h2>Queue</h2>\n<table id=\"queue\">\n<tr>");
+	for (int q = 0; q < NV_Q_COUNT; q++)
+		buf_printf(out, "<th>%s</th>", nodeview_queue_names[q]);
+	buf_puts(out, "</tr>\n<tr>");
+	for (int q = 0; q < NV_Q_COUNT; q++)
+		num_cell(out, v->queue[q]);
+	buf_puts(out, "</tr>\n</table>\n");
+}
+
 static void write_mapping(struct buf *out, const struct status_page_info *info, const struct scrape_status *st)
 {
 	buf_puts(out, "<h2>Mapping</h2>\n<p>File: <code>");
@@ -240,6 +395,7 @@ void status_page(struct buf *out, const struct status_page_info *info, const str
 	buf_puts(out, "</p>\n");
 	write_probes(out, info->probes);
 	if (!st->rendered) {
+		write_mapping(out, info, st);
 		buf_puts(out, "<p>No scrape has happened yet: this page shows the state of the last scrape and never "
 			      "fetches by itself. Open ");
 		metrics_link(out, info->metrics_path);
@@ -250,6 +406,10 @@ void status_page(struct buf *out, const struct status_page_info *info, const str
 	put_time(out, info->now - st->age);
 	buf_printf(out, "), answered <span class=\"%s\">HTTP %d</span>.</p>\n", st->http_status == 200 ? "up" : "down",
 		   st->http_status);
+	write_banner(out, st);
+	write_nodes(out, &st->nodes);
+	write_partitions(out, &st->nodes);
+	write_queue(out, &st->nodes);
 	write_sources(out, st);
 	write_tokens(out, st);
 	write_controllers(out, st);

@@ -616,6 +616,11 @@ static void test_reload(void **state)
 	tu_write(path, "{\"metrics\": [{\"name\": \"broken\", \"help\": \"h\", \"type\": \"gauge\", \"expr\": \"sum(\", \"fidelity\": \"exact\"}]}\n");
 	kill(s.pid, SIGHUP);
 	tu_sleep_ms(300);
+	/* the status page says so at once, before any scrape (it showed the last render's "succeeded") */
+	http("GET", s.port, "/", &r, 10000);
+	if (!strstr(r.body.data, "failed (the previous table is still in use)"))
+		fail_msg("the status page after a failed reload:\n%s", r.body.data);
+	buf_free(&r.body);
 	http("GET", s.port, "/metrics", &r, 10000);
 	assert_non_null(strstr(r.body.data, "\nonly_row 4\n"));
 	assert_non_null(strstr(r.body.data, "slurm_exporter_shim_mapping_reload_success 0\n"));

@@ -191,6 +191,26 @@ static void test_node_partitions_and_gpus(void **state)
 	expo_free(&e);
 }
 
+/* context_scontrol_nodes.txt: `Reason=R3 fail busy n4 [root@2026-12-01T10:42:32]` (the controller's
+ * local time is UTC): slurmrestd_node_reason_info carries the reason, who set it and when; a node
+ * without a reason has no sample. */
+static void test_node_reasons_equal_scontrol(void **state)
+{
+	(void)state;
+	struct expo e;
+	size_t n;
+	parse_file(&e, REST_NODES, "R4-downdrain-fail-maint-reserved", "rest_nodes.json");
+	const char *n4[] = { "node", "n4", "reason", "R3 fail busy n4", "user", "root" };
+	assert_true(sum_where(&e, "slurmrestd_node_reason_info", &n, n4, 3) == 1796121752.0); /* 10:42:32 */
+	assert_int_equal(n, 1);
+	const char *n5[] = { "node", "n5", "reason", "R4 down+drain n5", "user", "root" };
+	assert_true(sum_where(&e, "slurmrestd_node_reason_info", &n, n5, 3) == 1796121854.0); /* 10:44:14 */
+	assert_int_equal(n, 1);
+	sum_where(&e, "slurmrestd_node_reason_info", &n, NULL, 0);
+	assert_int_equal(n, 2); /* n1, n2, n3: reason "" */
+	expo_free(&e);
+}
+
 /* context_sshare_all.txt: `sshare -a -l`; user rows carry a User column and a FairShare. */
 static void test_fairshare_equals_sshare(void **state)
 {
@@ -928,7 +948,8 @@ static void test_keep_filter(void **state)
 	assert_int_equal(parse(&e, REST_NODES, text, len, 0), 0);
 	assert_int_equal(e.nfams, 1);
 	assert_int_equal(e.nsamples, 5);
-	assert_int_equal(e.nnamed, 75); /* the samples not kept still say the answer named families */
+	assert_int_equal(e.nnamed, 76); /* the samples not kept still say the answer named families
+					 (15 per node, 5 nodes, one reason) */
 	expo_free(&e);
 	free(text);
 }
@@ -966,6 +987,7 @@ int main(void)
 		cmocka_unit_test(test_nodes_equal_sinfo),
 		cmocka_unit_test(test_partitions_equal_sinfo),
 		cmocka_unit_test(test_node_partitions_and_gpus),
+		cmocka_unit_test(test_node_reasons_equal_scontrol),
 		cmocka_unit_test(test_fairshare_equals_sshare),
 		cmocka_unit_test(test_jobs_equal_squeue),
 		cmocka_unit_test(test_array_tasks),

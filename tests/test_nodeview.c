@@ -1,0 +1,267 @@
+/* test_nodeview.c: the status page's node view (src/nodeview.c) and its page (src/status.c) on the
+ * real captures and at 50,000 nodes: on R4 with slurmrestd the not-OK nodes are n2 maint, n4 fail
+ * and n5 drained* with the reasons, users and times scontrol shows, sinfo -s sums them 1/3/1/5, the
+ * partitions and the queue are sinfo's and squeue's; on 03 without slurmrestd the states are
+ * slurmctld's counters and the source says guess; at 50,000 nodes (more states, not-OK nodes and
+ * partitions than listed, hostile 1,000-byte reasons) the counts stay right, the lists stop at
+ * their bounds, a cut reason is still valid UTF-8, and the page stays under STATUS_PAGE_MAX. */
+#include "testutil.h"
+
+#include <math.h>
+
+#include "expo.h"
+#include "nodeview.h"
+#include "scrape.h"
+#include "slurmrestd.h"
+#include "status.h"
+#include "utf8.h"
+
+#define R4 "tests/fixtures/slurm-25.11-rest/R4-downdrain-fail-maint-reserved/"
+#define S03 "tests/fixtures/slurm-25.11/03-drain-down-cancel/"
+
+struct input {
+	struct expo e[SRC_COUNT];
+	char *body[SRC_COUNT];   /* expo_parse borrows the text */
+	const struct expo *ex[SRC_COUNT];
+};
+
+static void load_native(struct input *in, enum source_id id, const char *path)
+{
+	size_t len;
+	in->body[id] = tu_slurp(path, &len);
+	assert_non_null(in->body[id]);
+	expo_init(&in->e[id]);
+	assert_int_equal(expo_parse(&in->e[id], in->body[id], len, 0), 0);
+	in->ex[id] = &in->e[id];
+}
+
+static void load_rest(struct input *in, const char *path)
+{
+	size_t len;
+	char *text = tu_slurp(path, &len);
+	assert_non_null(text);
+	struct expo *e = &in->e[SRC_REST_NODES];
+	expo_init(e);
+	void *st = rest_begin_nodes(e);
+	rest_feed(st, e, text, len);
+	assert_int_equal(rest_end(st, e), 0);
+	free(text);
+	in->ex[SRC_REST_NODES] = e;
+}
+
+static void input_free(struct input *in)
+{
+	for (int id = 0; id < SRC_COUNT; id++) {
+		if (in->ex[id])
+			expo_free(&in->e[id]);
+		free(in->body[id]);
+	}
+}
+
+static void load_native_all(struct input *in, const char *dir)
+{
+	char path[256];
+	snprintf(path, sizeof(path), "%smetrics_nodes.txt", dir);
+	load_native(in, SRC_NODES, path);
+	snprintf(path, sizeof(path), "%smetrics_partitions.txt", dir);
+	load_native(in, SRC_PARTITIONS, path);
+	snprintf(path, sizeof(path), "%smetrics_jobs-users-accts.txt", dir);
+	load_native(in, SRC_UA, path);
+}
+
+static const struct nodeview_part *find_part(const struct nodeview *v, const char *name)
+{
+	for (size_t i = 0; i < v->nparts; i++)
+		if (!strcmp(v->part[i].name, name))
+			return &v->part[i];
+	fail_msg("no partition %s", name);
+	return NULL;
+}
+
+static double state_count(const struct nodeview *v, const char *name)
+{
+	for (size_t i = 0; i < v->nstates; i++)
+		if (!strcmp(v->state[i].name, name))
+			return v->state[i].n;
+	return 0;
+}
+
+/* context_sinfo_Nel.txt and context_scontrol_nodes.txt of R4; the legacy exporter's queue. */
+static void test_r4_with_slurmrestd(void **state)
+{
+	(void)state;
+	struct input in = { 0 };
+	load_native_all(&in, R4);
+	load_rest(&in, R4 "rest_nodes.json");
+	struct nodeview *v = xmalloc(sizeof(*v));
+	nodeview_build(v, in.ex);
+	assert_int_equal(v->source, NV_SRC_SLURMRESTD);
+	assert_true(v->nodes == 5);
+	assert_true(v->a == 1 && v->i == 3 && v->o == 1); /* n3 mixed; n1 resv, n2 maint, n4 fail; n5 drained* */
+	assert_int_equal(v->nbad, 3);
+	assert_string_equal(v->bad[0].node, "n2");
+	assert_string_equal(v->bad[0].state, "maint");
+	assert_string_equal(v->bad[0].reason, "");
+	assert_string_equal(v->bad[1].node, "n4");
+	assert_string_equal(v->bad[1].state, "fail");
+	assert_string_equal(v->bad[1].reason, "R3 fail busy n4");
+	assert_string_equal(v->bad[1].user, "root");
+	assert_true(v->bad[1].since == 1796121752); /* 2026-12-01T10:42:32 */
+	assert_string_equal(v->bad[2].node, "n5");
+	assert_string_equal(v->bad[2].state, "drained*");
+	assert_string_equal(v->bad[2].reason, "R4 down+drain n5");
+	assert_true(v->bad[2].since == 1796121854);
+	assert_true(state_count(v, "drained*") == 1 && state_count(v, "reserved") == 1);
+	assert_int_equal(v->nparts, 4);
+	const struct nodeview_part *p = find_part(v, "batch");
+	assert_true(p->nodes == 5 && p->cpus == 52 && p->cpus_alloc == 8 && p->a == 1 && p->i == 3 && p->o == 1);
+	p = find_part(v, "hidden"); /* n5 only */
+	assert_true(p->nodes == 1 && p->a == 0 && p->i == 0 && p->o == 1);
+	assert_true(v->has_queue);
+	assert_true(v->queue[NV_Q_pending] == 12 && v->queue[NV_Q_running] == 2); /* slurm_queue_pending 12 */
+	free(v);
+	input_free(&in);
+}
+
+/* 03 without slurmrestd: metrics_nodes.txt's counters, flags beside base states. */
+static void test_03_native_only(void **state)
+{
+	(void)state;
+	struct input in = { 0 };
+	load_native_all(&in, S03);
+	struct nodeview *v = xmalloc(sizeof(*v));
+	nodeview_build(v, in.ex);
+	assert_int_equal(v->source, NV_SRC_GUESS);
+	assert_true(v->nodes == 4);
+	assert_true(state_count(v, "down") == 1 && state_count(v, "draining") == 1);
+	assert_true(state_count(v, "alloc") == 2 && state_count(v, "mixed") == 1);
+	assert_true(state_count(v, "idle") == 0); /* zero counters are not listed */
+	assert_int_equal(v->nbad, 0);
+	assert_true(isnan(v->a));
+	assert_true(isnan(find_part(v, "batch")->a));
+	free(v);
+	input_free(&in);
+	/* no usable source at all */
+	const struct expo *none[SRC_COUNT] = { 0 };
+	struct nodeview *w = xmalloc(sizeof(*w));
+	nodeview_build(w, none);
+	assert_int_equal(w->source, NV_SRC_NONE);
+	assert_true(isnan(w->nodes) && !w->nparts && !w->has_queue);
+	free(w);
+}
+
+static void add_sample(struct expo *e, const char *fam, const char *const *kv, uint32_t n, double v)
+{
+	struct label l[4];
+	for (uint32_t i = 0; i < n; i++)
+		l[i] = (struct label){ kv[2 * i], kv[2 * i + 1], (uint32_t)strlen(kv[2 * i]), (uint32_t)strlen(kv[2 * i + 1]) };
+	expo_add(e, fam, strlen(fam), l, n, v);
+}
+
+#define BIG_NODES 50000
+#define BIG_WORDS 40      /* distinct state words: more than NODEVIEW_STATES_MAX */
+#define BIG_PARTS 100     /* more than NODEVIEW_PARTS_MAX */
+
+/* 50,000 nodes as slurmrestd.c adds them (node order), every fourth drained with a 1,000-byte
+ * reason of characters HTML escapes and multi-byte ones; the page over that view and 96 left-out
+ * families with hostile names is bounded. */
+static void test_50000_nodes_bounded(void **state)
+{
+	(void)state;
+	struct expo *e = xmalloc(sizeof(*e));
+	expo_init(e);
+	char reason[1001];
+	for (int i = 0; i < 1000; i += 2)
+		memcpy(reason + i, i % 4 ? "<&" : "\xc3\xa9", 2); /* "é" */
+	reason[1000] = '\0';
+	for (int i = 0; i < BIG_NODES; i++) {
+		char node[80], st[32], part[32]; /* node names of 63 bytes, most of them escaped 5-fold */
+		snprintf(node, sizeof(node), "node%05d%.54s", i, "&&&&&&&&&&&&&&&&&&&&&&&&&&&&&&&&&&&&&&&&&&&&&&&&&&&&&&&&&&&&");
+		if (i % 4 == 0)
+			snprintf(st, sizeof(st), "drained");
+		else if (i % 4 == 1)
+			snprintf(st, sizeof(st), "mixed");
+		else
+			snprintf(st, sizeof(st), "idle%c%d", "~*"[i % 2], (i / 4) % BIG_WORDS); /* idle~3...: not OK */
+		const char *s[] = { "node", node, "state", st };
+		add_sample(e, "slurmrestd_node_state", s, 2, 1);
+		snprintf(part, sizeof(part), "part%03d", i % BIG_PARTS);
+		const char *p[] = { "node", node, "partition", part };
+		add_sample(e, "slurmrestd_node_partition", p, 2, 1);
+		if (i % 4 == 0) {
+			const char *r[] = { "node", node, "reason", reason, "user", "root" };
+			add_sample(e, "slurmrestd_node_reason_info", r, 3, 1796121752);
+		}
+	}
+	expo_add_end(e);
+	struct expo *parts = xmalloc(sizeof(*parts)); /* /metrics/partitions: each partition once */
+	expo_init(parts);
+	for (int i = 0; i < BIG_PARTS; i++) {
+		char part[32];
+		snprintf(part, sizeof(part), "part%03d", i);
+		const char *p[] = { "partition", part };
+		add_sample(parts, "slurm_partition_nodes", p, 1, BIG_NODES / BIG_PARTS);
+	}
+	expo_add_end(parts);
+	const struct expo *ex[SRC_COUNT] = { [SRC_REST_NODES] = e, [SRC_PARTITIONS] = parts };
+	struct scrape_status *st = xcalloc(1, sizeof(*st));
+	nodeview_build(&st->nodes, ex);
+	struct nodeview *v = &st->nodes;
+	assert_true(v->nodes == BIG_NODES);
+	assert_true(v->a == BIG_NODES / 4 && v->o == BIG_NODES / 4 && v->i == BIG_NODES / 2);
+	assert_int_equal(v->nbad, BIG_NODES / 4 + BIG_NODES / 2); /* drained, idle~ and idle* */
+	assert_true(!strncmp(v->bad[0].node, "node00000&&", 11) && strlen(v->bad[0].node) == 63);
+	assert_true(!strncmp(v->bad[1].node, "node00002&", 10));
+	assert_true(!strncmp(v->bad[NODEVIEW_BAD_MAX - 1].node, "node00066&", 10)); /* 16 groups of 3, then 2 */
+	assert_string_equal(v->bad[NODEVIEW_BAD_MAX - 1].state, "idle~16");
+	assert_true(strlen(v->bad[0].reason) < sizeof(v->bad[0].reason) && strlen(v->bad[0].reason) > 190);
+	assert_true(utf8_is_valid(v->bad[0].reason, strlen(v->bad[0].reason)));
+	assert_string_equal(v->bad[1].reason, ""); /* node00002 has none: not node00004's */
+	assert_int_equal(v->nstates, NODEVIEW_STATES_MAX);
+	double listed = 0;
+	for (size_t i = 0; i < v->nstates; i++)
+		listed += v->state[i].n;
+	assert_true(listed + v->states_more == BIG_NODES && v->states_more > 0);
+	assert_int_equal(v->nparts, NODEVIEW_PARTS_MAX);
+	assert_int_equal(v->parts_more, BIG_PARTS - NODEVIEW_PARTS_MAX);
+	assert_true(v->part[0].a + v->part[0].i + v->part[0].o == BIG_NODES / BIG_PARTS);
+	assert_true(v->part[0].nodes == BIG_NODES / BIG_PARTS);
+	/* the page: this view, every left-out slot full of characters HTML escapes */
+	st->rendered = 1;
+	st->http_status = 200;
+	st->nleft = 5000;
+	for (size_t i = 0; i < SCRAPE_STATUS_LEFT_MAX; i++) {
+		memset(st->left[i].family, '"', sizeof(st->left[i].family) - 1);
+		memset(st->left[i].why, '<', sizeof(st->left[i].why) - 1);
+	}
+	struct status_page_info info = { "0", "/metrics", "/etc/m.json", 1796121752, NULL, 1 };
+	struct buf b;
+	buf_init(&b, 0);
+	status_page(&b, &info, st);
+	buf_putc(&b, '\0');
+	if (b.len > STATUS_PAGE_MAX)
+		fail_msg("the page is %zu bytes, over STATUS_PAGE_MAX %u", b.len, STATUS_PAGE_MAX);
+	assert_non_null(strstr(b.data, "Nodes not OK: 37500"));
+	assert_non_null(strstr(b.data, "and 37450 more"));
+	assert_non_null(strstr(b.data, "as <code>sinfo -s</code> sums them: 12500/25000/12500/50000"));
+	assert_non_null(strstr(b.data, "and 36 more partitions"));
+	assert_non_null(strstr(b.data, "node00066"));
+	assert_null(strstr(b.data, "node00067")); /* the 51st not-OK node */
+	print_message("status page at %d nodes: %zu bytes (bound %u)\n", BIG_NODES, b.len, STATUS_PAGE_MAX);
+	buf_free(&b);
+	free(st);
+	expo_free(e);
+	free(e);
+	expo_free(parts);
+	free(parts);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_r4_with_slurmrestd),
+		cmocka_unit_test(test_03_native_only),
+		cmocka_unit_test(test_50000_nodes_bounded),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
