@@ -63,94 +63,113 @@ struct flag {
 	enum opt_type type;
 	size_t off;               /* where in struct options */
 	const char *def;          /* default as text; NULL: unset (strings) or false (booleans) */
-	double lo, hi;            /* bounds of the numeric types */
+	double lo, hi;            /* bounds of the numeric types (unset: strings, booleans, choices) */
 	const struct choice *choices;
 	const char *metavar, *help; /* help NULL: the choices */
 };
 
-#define OFF(field) offsetof(struct options, field)
-#define ANY 0, 0 /* no bounds: strings and booleans */
+/* The flag's type and where its value goes, one macro per type: the field's offset in struct options,
+ * checked at compile time to have the type's C type (another type matches no _Generic association:
+ * a compile error, not a value written over the wrong bytes). */
+#define AT(ctype, field) _Generic(((struct options *)0)->field, ctype: offsetof(struct options, field))
+#define F_STRING(field)   .type = T_STRING, .off = AT(const char *, field)
+#define F_URL(field)      .type = T_URL, .off = AT(const char *, field)
+#define F_RURL(field)     .type = T_RURL, .off = AT(const char *, field)
+#define F_URLS(field)     .type = T_URLS, .off = AT(const char *, field)
+#define F_BOOL(field)     .type = T_BOOL, .off = AT(int, field)
+#define F_INT(field)      .type = T_INT, .off = AT(long long, field)
+#define F_BYTES(field)    .type = T_BYTES, .off = AT(long long, field)
+#define F_WSECONDS(field) .type = T_WSECONDS, .off = AT(long long, field)
+#define F_SECONDS(field)  .type = T_SECONDS, .off = AT(double, field)
+#define F_ENUM(field, list) .type = T_ENUM, .off = AT(int, field), .choices = list
+#define F_NAME(field)     .type = T_NAME, .off = AT(const char *, field)
 
 static const struct flag flags[] = {
-	{ "web.listen-address", "listen-address", T_STRING, OFF(listen), ":9341", ANY, NULL, "ADDR", "address to serve on" },
-	{ "web.telemetry-path", NULL, T_STRING, OFF(path), "/metrics", ANY, NULL, "PATH", "path of the metrics" },
-	{ "web.config.file", NULL, T_STRING, OFF(web_config), NULL, ANY, NULL, "FILE",
-	  "TLS and basic auth config (Prometheus exporter-toolkit format)" },
+	{ .name = "web.listen-address", .alias = "listen-address", F_STRING(listen), .def = ":9341", .metavar = "ADDR",
+	  .help = "address to serve on" },
+	{ .name = "web.telemetry-path", F_STRING(path), .def = "/metrics", .metavar = "PATH",
+	  .help = "path of the metrics" },
+	{ .name = "web.config.file", F_STRING(web_config), .metavar = "FILE",
+	  .help = "TLS and basic auth config (Prometheus exporter-toolkit format)" },
 	/* client_golang's handler compresses whenever the client accepts gzip (its DisableCompression) */
-	{ "web.compression", NULL, T_BOOL, OFF(compression), "true", ANY, NULL, NULL,
-	  "gzip-compress /metrics, /native/metrics/<endpoint> and /probe answers for clients that accept it (Accept-Encoding)" },
+	{ .name = "web.compression", F_BOOL(compression), .def = "true",
+	  .help = "gzip-compress /metrics, /native/metrics/<endpoint> and /probe answers for clients that accept it (Accept-Encoding)" },
+	{ .name = "web.native-passthrough", F_BOOL(native), .def = "true",
+	  .help = "serve slurmctld's own metrics, re-escaped, at /native/metrics/<endpoint> (jobs, nodes, partitions, scheduler, jobs-users-accts)" },
 	/* 0 would make libmicrohttpd refuse every connection */
-	{ "web.native-passthrough", NULL, T_BOOL, OFF(native), "true", ANY, NULL, NULL,
-	  "serve slurmctld's own metrics, re-escaped, at /native/metrics/<endpoint> (jobs, nodes, partitions, scheduler, jobs-users-accts)" },
-	{ "web.max-connections", NULL, T_INT, OFF(max_conn), "64", 1, 65535, NULL, "N", "simultaneous HTTP connections" },
+	{ .name = "web.max-connections", F_INT(max_conn), .def = "64", .lo = 1, .hi = 65535, .metavar = "N",
+	  .help = "simultaneous HTTP connections" },
 	/* libmicrohttpd counts whole seconds and takes 0 as "never": an idle client would hold a slot forever */
-	{ "web.connection-timeout", NULL, T_WSECONDS, OFF(conn_timeout), "30", 1, 86400, NULL, "SECONDS",
-	  "idle HTTP connection timeout" },
+	{ .name = "web.connection-timeout", F_WSECONDS(conn_timeout), .def = "30", .lo = 1, .hi = 86400,
+	  .metavar = "SECONDS", .help = "idle HTTP connection timeout" },
 	/* without a scheme curl would guess, and "ctl1:6817" reads as scheme "ctl1" */
-	{ "slurmctld.url", NULL, T_URLS, OFF(url), "http://localhost:6817", ANY, NULL, "URL",
-	  "base URL of slurmctld's HTTP listener; repeat it (or give a comma list) for every controller of a "
-	  "high-availability pair: the current primary is used" },
+	{ .name = "slurmctld.url", F_URLS(url), .def = "http://localhost:6817", .metavar = "URL",
+	  .help = "base URL of slurmctld's HTTP listener; repeat it (or give a comma list) for every controller of a "
+		  "high-availability pair: the current primary is used" },
 	/* 0 used to become a 1 ms timeout: every fetch failed */
-	{ "slurmctld.timeout", NULL, T_SECONDS, OFF(timeout), "10", 0.001, 86400, NULL, "SECONDS",
-	  "per-request timeout to slurmctld" },
+	{ .name = "slurmctld.timeout", F_SECONDS(timeout), .def = "10", .lo = 0.001, .hi = 86400, .metavar = "SECONDS",
+	  .help = "per-request timeout to slurmctld" },
 	/* the cheap endpoints: 5 s only shares one fetch among scrapes that come together */
-	{ "slurmctld.min-interval", NULL, T_SECONDS, OFF(min_interval), "5", 0, 86400, NULL, "SECONDS",
-	  "reuse a /metrics/nodes or /metrics/scheduler answer this long" },
+	{ .name = "slurmctld.min-interval", F_SECONDS(min_interval), .def = "5", .lo = 0, .hi = 86400,
+	  .metavar = "SECONDS", .help = "reuse a /metrics/nodes or /metrics/scheduler answer this long" },
 	/* each of these walks every job record (partitions under the node write lock): at 5,000
 	 * records, 70 to 80 ms of slurmctld CPU each. The shipped table reads two (partitions and
 	 * jobs-users-accts; /metrics/jobs is derived). They take turns (schedule.h refreshes one
 	 * early): 75 s makes a scrape every 10 to 60 s walk at most once, and one every 30 s two
 	 * times in three, below the old exporter's commands (60 s: every 30 s scrape walks once, about
 	 * their cost); an answer is at most 75 s old (docs/operations.md's table) */
-	{ "slurmctld.jobs.min-interval", NULL, T_SECONDS, OFF(jobs_min_interval), "75", 0, 86400, NULL, "SECONDS",
-	  "reuse a /metrics/jobs, /metrics/partitions or /metrics/jobs-users-accts answer this long" },
-	{ "slurmctld.max-body", NULL, T_BYTES, OFF(max_body), "268435456", 1, 1099511627776.0, NULL, "BYTES",
-	  "largest upstream body accepted" },
-	{ "slurmctld.auth.token-file", NULL, T_STRING, OFF(token_file), NULL, ANY, NULL, "FILE",
-	  "JWT sent as X-SLURM-USER-TOKEN (Slurm 26.05), re-read every fetch" },
-	{ "slurmctld.auth.user", NULL, T_NAME, OFF(user), NULL, ANY, NULL, "NAME", "user name sent as X-SLURM-USER-NAME" },
-	{ "slurmrestd.url", NULL, T_RURL, OFF(rest_url), NULL, ANY, NULL, "URL",
-	  "slurmrestd, for node states, FairShare and job detail (http(s)://host:6820 or unix:/path); unset: not used" },
-	{ "slurmrestd.auth.token-file", NULL, T_STRING, OFF(rest_token_file), NULL, ANY, NULL, "FILE",
-	  "JWT sent to slurmrestd as X-SLURM-USER-TOKEN, re-read every fetch" },
-	{ "slurmrestd.auth.user", NULL, T_NAME, OFF(rest_user), NULL, ANY, NULL, "NAME",
-	  "user name sent to slurmrestd as X-SLURM-USER-NAME" },
-	{ "slurmrestd.api-version", NULL, T_STRING, OFF(rest_api_version), NULL, ANY, NULL, "VERSION",
-	  "slurmrestd API version, v0.0.41 to v0.0.44; unset: the newest the server lists in /openapi/v3" },
-	{ "slurmrestd.timeout", NULL, T_SECONDS, OFF(rest_timeout), "10", 0.001, 86400, NULL, "SECONDS",
-	  "per-request timeout to slurmrestd" },
-	{ "slurmrestd.min-interval", NULL, T_SECONDS, OFF(rest_min_interval), "5", 0, 86400, NULL, "SECONDS",
-	  "reuse a slurmrestd /nodes, /shares or /diag answer this long" },
-	{ "slurmrestd.jobs", NULL, T_BOOL, OFF(rest_jobs), NULL, ANY, NULL, NULL,
-	  "fetch slurmrestd's /jobs (about 10 KB per job) for the rows enabled_by \"slurmrestd-jobs\"" },
-	{ "slurmrestd.jobs.min-interval", NULL, T_SECONDS, OFF(rest_jobs_min_interval), "30", 0, 86400, NULL, "SECONDS",
-	  "reuse a slurmrestd /jobs answer this long" },
-	{ "slurmrestd.max-body", NULL, T_BYTES, OFF(rest_max_body), "4294967296", 1, 1099511627776.0, NULL, "BYTES",
-	  "largest slurmrestd body accepted" },
-	{ "mapping.file", NULL, T_STRING, OFF(mapping), DEFAULT_MAPPING, ANY, NULL, "FILE", "mapping table" },
-	{ "mapping.to-rules", NULL, T_STRING, OFF(to_rules), NULL, ANY, NULL, "DIR",
-	  "write DIR/rules.yml, DIR/scrape.yml (through the shim) and DIR/scrape-direct.yml for Prometheus, then exit" },
-	{ "probe.targets-file", NULL, T_STRING, OFF(targets_file), NULL, ANY, NULL, "FILE",
-	  "YAML file of named clusters, each scraped at /probe?target=NAME (see docs/operations.md)" },
-	{ "gpus-acct", NULL, T_BOOL, OFF(gpus), NULL, ANY, NULL, NULL, "serve the legacy GPU families (old exporter: -gpus-acct)" },
-	{ "log.level", NULL, T_ENUM, OFF(log_level), "info", ANY, log_levels, "LEVEL", NULL /* the choices */ },
+	{ .name = "slurmctld.jobs.min-interval", F_SECONDS(jobs_min_interval), .def = "75", .lo = 0, .hi = 86400,
+	  .metavar = "SECONDS",
+	  .help = "reuse a /metrics/jobs, /metrics/partitions or /metrics/jobs-users-accts answer this long" },
+	{ .name = "slurmctld.max-body", F_BYTES(max_body), .def = "268435456", .lo = 1, .hi = 1099511627776.0,
+	  .metavar = "BYTES", .help = "largest upstream body accepted" },
+	{ .name = "slurmctld.auth.token-file", F_STRING(token_file), .metavar = "FILE",
+	  .help = "JWT sent as X-SLURM-USER-TOKEN (Slurm 26.05), re-read every fetch" },
+	{ .name = "slurmctld.auth.user", F_NAME(user), .metavar = "NAME",
+	  .help = "user name sent as X-SLURM-USER-NAME" },
+	{ .name = "slurmrestd.url", F_RURL(rest_url), .metavar = "URL",
+	  .help = "slurmrestd, for node states, FairShare and job detail (http(s)://host:6820 or unix:/path); unset: not used" },
+	{ .name = "slurmrestd.auth.token-file", F_STRING(rest_token_file), .metavar = "FILE",
+	  .help = "JWT sent to slurmrestd as X-SLURM-USER-TOKEN, re-read every fetch" },
+	{ .name = "slurmrestd.auth.user", F_NAME(rest_user), .metavar = "NAME",
+	  .help = "user name sent to slurmrestd as X-SLURM-USER-NAME" },
+	{ .name = "slurmrestd.api-version", F_STRING(rest_api_version), .metavar = "VERSION",
+	  .help = "slurmrestd API version, v0.0.41 to v0.0.44; unset: the newest the server lists in /openapi/v3" },
+	{ .name = "slurmrestd.timeout", F_SECONDS(rest_timeout), .def = "10", .lo = 0.001, .hi = 86400,
+	  .metavar = "SECONDS", .help = "per-request timeout to slurmrestd" },
+	{ .name = "slurmrestd.min-interval", F_SECONDS(rest_min_interval), .def = "5", .lo = 0, .hi = 86400,
+	  .metavar = "SECONDS", .help = "reuse a slurmrestd /nodes, /shares or /diag answer this long" },
+	{ .name = "slurmrestd.jobs", F_BOOL(rest_jobs),
+	  .help = "fetch slurmrestd's /jobs (about 10 KB per job) for the rows enabled_by \"slurmrestd-jobs\"" },
+	{ .name = "slurmrestd.jobs.min-interval", F_SECONDS(rest_jobs_min_interval), .def = "30", .lo = 0, .hi = 86400,
+	  .metavar = "SECONDS", .help = "reuse a slurmrestd /jobs answer this long" },
+	{ .name = "slurmrestd.max-body", F_BYTES(rest_max_body), .def = "4294967296", .lo = 1, .hi = 1099511627776.0,
+	  .metavar = "BYTES", .help = "largest slurmrestd body accepted" },
+	{ .name = "mapping.file", F_STRING(mapping), .def = DEFAULT_MAPPING, .metavar = "FILE",
+	  .help = "mapping table" },
+	{ .name = "mapping.to-rules", F_STRING(to_rules), .metavar = "DIR",
+	  .help = "write DIR/rules.yml, DIR/scrape.yml (through the shim) and DIR/scrape-direct.yml for Prometheus, then exit" },
+	{ .name = "probe.targets-file", F_STRING(targets_file), .metavar = "FILE",
+	  .help = "YAML file of named clusters, each scraped at /probe?target=NAME (see docs/operations.md)" },
+	{ .name = "gpus-acct", F_BOOL(gpus), .help = "serve the legacy GPU families (old exporter: -gpus-acct)" },
+	{ .name = "log.level", F_ENUM(log_level, log_levels), .def = "info", .metavar = "LEVEL" },
 	/* slurmctld's sdiag does not count its HTTP requests: this is where an admin sees their cost */
-	{ "log.slow-fetch", NULL, T_SECONDS, OFF(slow_fetch), "1", 0, 86400, NULL, "SECONDS",
-	  "warn once when an endpoint's fetches take longer than this, and count them; 0: never" },
-	{ "once", NULL, T_BOOL, OFF(once), NULL, ANY, NULL, NULL, "scrape once, print to stdout, exit (1 when every endpoint failed)" },
-	{ "replay-dir", NULL, T_STRING, OFF(replay_dir), NULL, ANY, NULL, "DIR",
-	  "read DIR/metrics_<endpoint>.txt instead of fetching over HTTP" },
-	{ "compare-legacy", NULL, T_URL, OFF(compare_legacy), NULL, ANY, NULL, "URL",
-	  "scrape the old exporter at URL and the shim at once, report per family, exit (0 agree, 1 an exact family differs, 2 URL unreadable)" },
-	{ "compare-legacy.format", NULL, T_ENUM, OFF(compare_format), "table", ANY, compare_formats, "FORMAT",
-	  "how --compare-legacy reports: table or json" },
-	{ "check-mapping", NULL, T_STRING, OFF(check_mapping), NULL, ANY, NULL, "FILE",
-	  "check a mapping file: print every problem, exit 1 if any" },
-	{ "check-exposition", NULL, T_BOOL, OFF(check_expo), NULL, ANY, NULL, NULL,
-	  "parse one exposition from stdin: exit 0 if valid, else 1 with the first error" },
-	{ "strict", NULL, T_BOOL, OFF(strict), NULL, ANY, NULL, NULL, "with --check-exposition: the strict OpenMetrics grammar" },
-	{ "version", NULL, T_BOOL, OFF(version), NULL, ANY, NULL, NULL, "print the version and exit" },
-	{ "help", "h", T_BOOL, OFF(help), NULL, ANY, NULL, NULL, "print this help and exit" },
+	{ .name = "log.slow-fetch", F_SECONDS(slow_fetch), .def = "1", .lo = 0, .hi = 86400, .metavar = "SECONDS",
+	  .help = "warn once when an endpoint's fetches take longer than this, and count them; 0: never" },
+	{ .name = "once", F_BOOL(once), .help = "scrape once, print to stdout, exit (1 when every endpoint failed)" },
+	{ .name = "replay-dir", F_STRING(replay_dir), .metavar = "DIR",
+	  .help = "read DIR/metrics_<endpoint>.txt instead of fetching over HTTP" },
+	{ .name = "compare-legacy", F_URL(compare_legacy), .metavar = "URL",
+	  .help = "scrape the old exporter at URL and the shim at once, report per family, exit (0 agree, 1 an exact family differs, 2 URL unreadable)" },
+	{ .name = "compare-legacy.format", F_ENUM(compare_format, compare_formats), .def = "table",
+	  .metavar = "FORMAT", .help = "how --compare-legacy reports: table or json" },
+	{ .name = "check-mapping", F_STRING(check_mapping), .metavar = "FILE",
+	  .help = "check a mapping file: print every problem, exit 1 if any" },
+	{ .name = "check-exposition", F_BOOL(check_expo),
+	  .help = "parse one exposition from stdin: exit 0 if valid, else 1 with the first error" },
+	{ .name = "strict", F_BOOL(strict), .help = "with --check-exposition: the strict OpenMetrics grammar" },
+	{ .name = "version", F_BOOL(version), .help = "print the version and exit" },
+	{ .name = "help", .alias = "h", F_BOOL(help), .help = "print this help and exit" },
 };
 #define NFLAGS (sizeof(flags) / sizeof(flags[0]))
 
