@@ -13,7 +13,8 @@ PREFIX    ?= /usr
 SYSCONFDIR ?= /etc
 DESTDIR   ?=
 CC        ?= cc
-PKGS      := libmicrohttpd jansson libcurl yaml-0.1 yajl libdeflate
+# gnutls: --version prints its version, and the web config checks its TLS priority string with it
+PKGS      := libmicrohttpd jansson libcurl yaml-0.1 yajl libdeflate gnutls
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lcrypt -lm -lpthread
 # the tests decompress the shim's gzip answers with zlib: another implementation than libdeflate's
@@ -22,6 +23,10 @@ CFLAGS    ?= -O2 -g
 WARN      := -std=c11 -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wformat=2 -Wvla
 CPPFLAGS  += -D_GNU_SOURCE -DSHIM_VERSION='"$(VERSION)"' -DSHIM_SYSCONFDIR='"$(SYSCONFDIR)"' -Isrc
 BUILD     ?= build
+# --version's revision: the commit built ("-dirty" with uncommitted changes); outside git, the
+# REVISION file that packaging/build-*.sh write into the tree they build; else "unknown"
+GIT_REV   := $(shell git rev-parse --short=12 HEAD 2>/dev/null)
+REVISION  ?= $(if $(GIT_REV),$(GIT_REV)$(shell git diff --quiet HEAD -- 2>/dev/null || echo -dirty),$(or $(shell cat REVISION 2>/dev/null),unknown))
 BIN       := slurm-exporter-shim
 
 SRCS      := $(sort $(wildcard src/*.c))
@@ -38,6 +43,16 @@ all: $(BIN) $(BUILD)/tests/fake_slurmctld
 $(BUILD)/%.o: src/%.c $(wildcard src/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(WARN) $(CFLAGS) $(CPPFLAGS) $(PKG_CFLAGS) -c -o $@ $<
+
+# version.o is rebuilt when the revision changes: the stamp is rewritten only then
+$(BUILD)/revision.stamp: FORCE
+	@mkdir -p $(dir $@)
+	@echo '$(REVISION) $(SOURCE_DATE_EPOCH)' | cmp -s - $@ || echo '$(REVISION) $(SOURCE_DATE_EPOCH)' >$@
+$(BUILD)/version.o: $(BUILD)/revision.stamp
+$(BUILD)/version.o: CPPFLAGS += -DSHIM_REVISION='"$(REVISION)"' \
+	$(if $(SOURCE_DATE_EPOCH),-DSHIM_BUILD_DATE='"$(shell date -u -d @$(SOURCE_DATE_EPOCH) +%Y-%m-%d 2>/dev/null)"')
+.PHONY: FORCE
+FORCE:
 
 $(BUILD)/libshim.a: $(LIB_OBJS)
 	rm -f $@ && ar rcs $@ $^

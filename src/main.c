@@ -13,6 +13,7 @@
 #include "rules.h"
 #include "scrape.h"
 #include "server.h"
+#include "version.h"
 #include "webconfig.h"
 
 #include <pthread.h>
@@ -292,7 +293,7 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	if (opt.version) {
-		printf("slurm-exporter-shim %s\n", SHIM_VERSION);
+		version_print(stdout);
 		return 0;
 	}
 	if (opt.rest_api_version && !restapi_known(opt.rest_api_version)) {

@@ -24,7 +24,17 @@ check() {
 has() { if grep -qF -- "$2" "$T/out"; then ok; else bad "$1: output lacks: $2"; sed 's/^/    /' "$T/out" | head -5; fi; }
 
 check "--version" 0 "$BIN" --version
-has "--version" "slurm-exporter-shim $(cat VERSION)"
+has "--version" "slurm-exporter-shim, version $(cat VERSION) (revision: "
+# the revision is the commit built (the Makefile's git rev-parse), unless built outside git
+rev=$(git rev-parse --short=12 HEAD 2>/dev/null)
+if [ -n "$rev" ] && ! grep -q "(revision: $rev" "$T/out"; then bad "--version: no revision $rev: $(head -1 "$T/out")"; else ok; fi
+# each library's version as the library reports it at run time (pkg-config: the installed ones)
+for lib in libmicrohttpd:libmicrohttpd libcurl:libcurl jansson:jansson yajl:yajl libyaml:yaml-0.1 gnutls:gnutls libdeflate:libdeflate; do
+	v=$(pkg-config --modversion "${lib#*:}" 2>/dev/null)
+	[ -n "$v" ] || continue
+	has "--version names ${lib%%:*} $v" "  ${lib%%:*}: "
+	if grep "^  ${lib%%:*}: " "$T/out" | grep -qF " $v"; then ok; else bad "--version: ${lib%%:*} is not $v: $(grep "^  ${lib%%:*}:" "$T/out")"; fi
+done
 check "--help" 0 "$BIN" --help
 has "--help" "--slurmctld.url URL"
 check "unknown flag" 2 "$BIN" --no-such-flag
