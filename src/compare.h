@@ -22,8 +22,11 @@ enum compare_format { COMPARE_TABLE, COMPARE_JSON };
 /* Report every row of m (enabled under flags or not) and every family of legacy that no row
  * serves; go_*, process_* and promhttp_* families are ignored. shim is the shim's parsed answer,
  * self metrics included: slurm_exporter_shim_row_fidelity says which form (slurmctld's or
- * slurmrestd's) and fidelity each served row had this scrape. Returns 0 when every family whose
- * form is exact agrees (same series, same values), 1 when one does not. */
+ * slurmrestd's) and fidelity each served row had this scrape. The report's last line (the JSON's
+ * top-level counts) counts the exact differences, the approximate ones and the families that
+ * disappear (the old exporter serves them, the shim serves none of their series). Returns 0 only
+ * when nothing disappears and every family whose form is exact agrees (same series, same values);
+ * 1 otherwise. */
 int compare_families(const struct mapping *m, const char *flags, const struct expo *legacy,
 		     const struct expo *shim, enum compare_format fmt, struct buf *out);
 

@@ -160,7 +160,7 @@ static const struct flag flags[] = {
 	{ .name = "replay-dir", F_STRING(replay_dir), .metavar = "DIR",
 	  .help = "read DIR/metrics_<endpoint>.txt instead of fetching over HTTP" },
 	{ .name = "compare-legacy", F_URL(compare_legacy), .metavar = "URL",
-	  .help = "scrape the old exporter at URL and the shim at once, report per family, exit (0 agree, 1 an exact family differs, 2 URL unreadable)" },
+	  .help = "scrape the old exporter at URL and the shim at once, report per family, exit (0 every exact family agrees and none disappears, 1 otherwise, 2 URL unreadable)" },
 	{ .name = "compare-legacy.format", F_ENUM(compare_format, compare_formats), .def = "table",
 	  .metavar = "FORMAT", .help = "how --compare-legacy reports: table or json" },
 	{ .name = "check-mapping", F_STRING(check_mapping), .metavar = "FILE",
