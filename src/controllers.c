@@ -51,6 +51,11 @@ static void add(struct controllers *c, const char *s, const char *e, size_t nth)
 		snprintf(c->error, sizeof(c->error),
 			 "--slurmctld.url: element %zu \"%s\" is not an http:// or https:// URL or unix:/path", nth,
 			 log_escape(safe, sizeof(safe), shown, strlen(shown)));
+	else if (strncmp(u, "unix:", 5) && controllers_metrics_path(u, strlen(u)) >= 0)
+		snprintf(c->error, sizeof(c->error),
+			 "--slurmctld.url: element %zu \"%s\" is slurmctld's metrics path, not its base URL: drop the "
+			 "/metrics (the shim asks for /metrics/<endpoint> itself)", nth,
+			 log_escape(safe, sizeof(safe), shown, strlen(shown)));
 	if (c->error[0]) {
 		free(u);
 		return;
@@ -85,6 +90,41 @@ void controllers_free(struct controllers *c)
 	}
 	pthread_mutex_destroy(&c->mu);
 	free(c);
+}
+
+/* Segment [s, e) is "metrics". */
+static int is_metrics(const char *s, const char *e)
+{
+	return e - s == 7 && !memcmp(s, "metrics", 7);
+}
+
+long controllers_metrics_path(const char *url, size_t n)
+{
+	const char *end = url + n, *p = NULL;
+	for (const char *q = url; q + 3 <= end && !p; q++)
+		if (!memcmp(q, "://", 3))
+			p = q + 3;
+	if (!p)
+		return -1;
+	while (p < end && *p != '/' && *p != '?' && *p != '#')
+		p++; /* the authority */
+	const char *pe = p;
+	while (pe < end && *pe != '?' && *pe != '#')
+		pe++;
+	while (pe > p && pe[-1] == '/')
+		pe--;
+	/* the last two segments: [s1, pe) and [s2, s1 - 1) */
+	const char *s1 = pe;
+	while (s1 > p && s1[-1] != '/')
+		s1--;
+	if (s1 > p && is_metrics(s1, pe))
+		return (long)(s1 - 1 - url);
+	const char *s2 = s1 > p ? s1 - 1 : p;
+	while (s2 > p && s2[-1] != '/')
+		s2--;
+	if (s2 > p && s1 > p && is_metrics(s2, s1 - 1))
+		return (long)(s2 - 1 - url);
+	return -1;
 }
 
 const char *controllers_error(const struct controllers *c)

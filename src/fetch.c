@@ -220,6 +220,24 @@ static void note_round(struct round *rd, const struct xfer *t, CURLcode rc)
 	}
 }
 
+/* What to check when up's transfer failed with rc: "" when curl's words say it all. */
+static const char *transport_hint(const struct upstream *up, CURLcode rc)
+{
+	int ctld = up == &upstreams[UPSTREAM_SLURMCTLD];
+	switch (rc) {
+	case CURLE_COULDNT_CONNECT:
+		return ctld ? "; is slurmctld up, and is the URL's port its SlurmctldPort (slurm.conf)?"
+			    : "; is slurmrestd up, and listening on that address?";
+	case CURLE_OPERATION_TIMEDOUT:
+		return ctld ? "; is slurmctld up and not stalled, does a firewall drop the port, or is --slurmctld.timeout too short?"
+			    : "; is slurmrestd up, does a firewall drop the port, or is --slurmrestd.timeout too short?";
+	case CURLE_COULDNT_RESOLVE_HOST:
+		return ctld ? "; is the host name in --slurmctld.url right?" : "; is the host name in --slurmrestd.url right?";
+	default:
+		return "";
+	}
+}
+
 /* A transfer finished: follow a redirect (returns 1) or record its facts and finish its payload
  * (returns 0). Whether it is usable is source_verdict's to say. */
 static int done(struct run *r, CURLMsg *msg)
@@ -233,9 +251,10 @@ static int done(struct run *r, CURLMsg *msg)
 		p->facts.limit = t->c->cfg->max_body;
 		payload_fault(p, FAULT_TOO_BIG, NULL);
 	} else if (rc != CURLE_OK) {
-		char why[300];
-		snprintf(why, sizeof(why), "%s (%s)", t->errbuf[0] ? t->errbuf : curl_easy_strerror(rc),
-			 curl_easy_strerror(rc));
+		char why[400]; /* cut to the facts' detail */
+		/* curl's words once (errbuf holds curl_easy_strerror's text already, or more) */
+		snprintf(why, sizeof(why), "%s%s", t->errbuf[0] ? t->errbuf : curl_easy_strerror(rc),
+			 transport_hint(t->c->up, rc));
 		payload_fault(p, FAULT_TRANSPORT, why);
 	} else if (p->http_status >= 300 && p->http_status < 400 && !r->ha && follow(r, t)) {
 		return 1;

@@ -179,7 +179,10 @@ static int once(const struct options *opt, struct scraper *scraper)
 	struct buf out;
 	buf_init(&out, 0);
 	int status = scrape_run(scraper, opt->timeout, &out);
-	fwrite(out.data, 1, out.len, status == 200 ? stdout : stderr);
+	if (status != 200 && log_min_level <= LOG_WARN) /* each failure was logged as it came: not twice */
+		log_error("no slurmctld metrics endpoint answered usably (each failure is logged above)");
+	else
+		fwrite(out.data, 1, out.len, status == 200 ? stdout : stderr);
 	buf_free(&out);
 	return status == 200 ? 0 : 1;
 }

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "controllers.h"
 #include "cred.h"
 #include "log.h"
 
@@ -248,6 +249,18 @@ static int set_urls(struct options *o, const struct flag *f, const char *v, FILE
 			char el[300];
 			snprintf(el, sizeof(el), "%.*s", (int)(n < 299 ? n : 299), s);
 			return bad_value(f, el, err);
+		}
+		long mp = controllers_metrics_path(s, n);
+		if (mp >= 0) { /* the old exporter's habit, or a copy of slurmctld's own URL: refused, not guessed */
+			char el[300], shown[CRED_SHOWN_MAX], safe[600], base[300], bshown[CRED_SHOWN_MAX];
+			snprintf(el, sizeof(el), "%.*s", (int)(n < 299 ? n : 299), s);
+			snprintf(base, sizeof(base), "%.*s", (int)(mp < 299 ? mp : 299), s);
+			cred_url_shown(shown, sizeof(shown), el);
+			cred_url_shown(bshown, sizeof(bshown), base);
+			fprintf(err, "slurm-exporter-shim: flag --%s: value \"%s\" is slurmctld's metrics path, not its base URL: "
+				"give %s (the shim asks for /metrics/nodes, /metrics/jobs... itself)\n",
+				f->name, log_escape(safe, sizeof(safe), shown, strlen(shown)), bshown);
+			return -1;
 		}
 		s += n;
 		if (!*s)

@@ -1,6 +1,7 @@
 /* scrape.c: see scrape.h. */
 #include "scrape.h"
 #include "controllers.h"
+#include "faillog.h"
 #include "log.h"
 #include "schedule.h"
 #include "native.h"
@@ -155,21 +156,24 @@ void scrape_set_mapping(struct scraper *s, struct mapping *m)
 	pthread_mutex_unlock(&s->mu);
 }
 
-static void log_transition(struct scraper *s, const struct payload *p)
+/* Log what changed in the sources of one fetch: one that is up (again), or the failures, one line
+ * per upstream failure (faillog.h). A state already logged is not logged again. s->mu held. */
+static void log_transitions(struct scraper *s, struct payload *const got[SRC_COUNT], unsigned mask)
 {
-	int *last = &s->slot[p->src].logged_ok;
-	int first = *last < 0;
-	if (*last == p->ok)
-		return;
-	*last = p->ok;
-	if (p->ok && first)
-		log_debug("endpoint %s is up", sources[p->src].path);
-	else if (p->ok)
-		log_info("endpoint %s is up again", sources[p->src].path);
-	else {
-		char safe[600];
-		log_warn("endpoint %s failed: %s", sources[p->src].path, log_escape(safe, sizeof(safe), p->reason, strlen(p->reason)));
+	unsigned failed = 0;
+	for (int id = 0; id < SRC_COUNT; id++) {
+		int *last = &s->slot[id].logged_ok, first = *last < 0;
+		if (!(mask & (1u << id)) || *last == got[id]->ok)
+			continue;
+		*last = got[id]->ok;
+		if (!got[id]->ok)
+			failed |= 1u << id;
+		else if (first)
+			log_debug("endpoint %s is up", sources[id].path);
+		else
+			log_info("endpoint %s is up again", sources[id].path);
 	}
+	faillog_report(failed, got, s->cfg.upstream, s->cfg.replay_dir);
 }
 
 /* A fetch slower than cfg.slow_fetch is counted; the log says when a source's fetches become slow
@@ -237,9 +241,9 @@ static void job_run(struct fetch_job *j)
 		s->slot[id].p = payload_ref(got[id]);
 		s->slot[id].job = NULL;
 		s->slot[id].n.fetches++;
-		log_transition(s, got[id]);
 		note_speed(s, got[id]);
 	}
+	log_transitions(s, got, j->mask);
 	j->done = 1;
 	mapref_put(j->map);
 	s->workers--;

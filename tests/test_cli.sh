@@ -118,6 +118,34 @@ check "prefer with slurmrestd /jobs" 0 "$BIN" --once --replay-dir "$REST" --mapp
 has "prefer with slurmrestd /jobs" 'slurm_exporter_shim_row_fidelity{family="q",fidelity="exact",upstream="slurmrestd"} 1'
 has "prefer with slurmrestd /jobs" 'slurm_exporter_shim_up{endpoint="slurmrestd-jobs"} 1'
 
+# the upstream is not slurmctld: its metrics path as --slurmctld.url is refused at start, naming the base URL
+check "--slurmctld.url .../metrics" 2 "$BIN" --slurmctld.url http://ctl:6817/metrics --once --mapping.file "$MAP"
+has "--slurmctld.url .../metrics" 'flag --slurmctld.url: value "http://ctl:6817/metrics" is slurmctld'"'"'s metrics path, not its base URL: give http://ctl:6817'
+check "--slurmctld.url .../metrics/nodes/" 2 "$BIN" --slurmctld.url http://a:6817,http://u:pw@ctl:6817/metrics/nodes/ --version
+has "--slurmctld.url .../metrics/nodes/: no password shown" 'value "http://***@ctl:6817/metrics/nodes/" is slurmctld'"'"'s metrics path, not its base URL: give http://***@ctl:6817 '
+check "--slurmctld.url with a path prefix" 0 "$BIN" --slurmctld.url http://proxy/slurm/ --version
+# ... and an exporter's page where slurmctld's answer should be is not served as slurmctld's
+cp -r "$STATE" "$T/exporter"
+cp "$STATE/legacy_exporter_metrics.txt" "$T/exporter/metrics_nodes.txt"
+check "--once, the old exporter's page as /metrics/nodes" 0 "$BIN" --once --replay-dir "$T/exporter" --mapping.file "$MAP"
+has "the old exporter's page: nodes down" 'slurm_exporter_shim_up{endpoint="nodes"} 0'
+has "the old exporter's page: why" "/metrics/nodes failed: replay of $T/exporter: an exporter's page, not slurmctld's (it has slurm_"
+printf '# HELP go_goroutines Number of goroutines.\n# TYPE go_goroutines gauge\ngo_goroutines 9\n' >"$T/exporter/metrics_scheduler.txt"
+cat "$STATE/metrics_scheduler.txt" >>"$T/exporter/metrics_scheduler.txt"
+check "--once, go_* families in /metrics/scheduler" 0 "$BIN" --once --replay-dir "$T/exporter" --mapping.file "$MAP"
+has "go_* families: why" "an exporter's page, not slurmctld's (it has go_goroutines)"
+
+# one upstream failure is one log line: the endpoints, the URL fetched (userinfo hidden), curl's words
+# once and a hint (it was a line per endpoint, each with curl's text twice, and the 503 body again)
+check "--once, slurmctld refuses" 1 "$BIN" --once --slurmctld.url http://u:secret@127.0.0.1:1 --mapping.file "$MAP"
+if [ "$(wc -l <"$T/out")" = 2 ] && grep -q '^level=warn msg="endpoints /metrics/nodes, /metrics/partitions, /metrics/scheduler and /metrics/jobs-users-accts failed: slurmctld http://\*\*\*@127.0.0.1:1: ' "$T/out" &&
+	grep -q "is slurmctld up, and is the URL's port its SlurmctldPort (slurm.conf)?\"$" "$T/out" &&
+	[ "$(grep -o "Couldn't connect to server" "$T/out" | wc -l)" = 1 ] && ! grep -q secret "$T/out"; then ok; else
+	bad "one failure, one line:"; sed 's/^/    /' "$T/out"; fi
+has "--once, slurmctld refuses: the last line" 'no slurmctld metrics endpoint answered usably (each failure is logged above)'
+check "--once, slurmctld refuses, --log.level error" 1 "$BIN" --once --slurmctld.url http://127.0.0.1:1 --mapping.file "$MAP" --log.level error
+has "--log.level error: the reasons in the 503 text" '/metrics/nodes: Failed to connect to 127.0.0.1 port 1'
+
 # the old exporter's spellings are accepted
 check "legacy flags" 0 "$BIN" -listen-address=127.0.0.1:1 -gpus-acct=false --once --replay-dir "$STATE" --mapping.file "$MAP"
 check "legacy flags 2" 0 "$BIN" -listen-address 127.0.0.1:1 -gpus-acct --once --replay-dir "$STATE" --mapping.file "$MAP"
@@ -179,7 +207,7 @@ has "slurm_nodes_mixed missing: the rest is served" 'slurm_cpus_alloc 42'
 printf '# nothing\n' >"$T/nomixed/metrics_nodes.txt"
 check "--once, nodes names no family" 0 "$BIN" --once --replay-dir "$T/nomixed" --mapping.file "$MAP"
 has "nodes names no family: down" 'slurm_exporter_shim_up{endpoint="nodes"} 0'
-has "nodes names no family: why" '/metrics/nodes: the answer (10 bytes) names no metric family'
+has "nodes names no family: why" "/metrics/nodes failed: replay of $T/nomixed: the answer (10 bytes) names no metric family"
 
 # invalid UTF-8 in a node name and an account name (slurmctld copies them verbatim): the output is
 # valid UTF-8 for Prometheus, the families are still served, and the repair is counted

@@ -1119,9 +1119,9 @@ static void test_rest_faults(void **state)
 	expect_rest_down("503", "HTTP status 503", NULL);
 	expect_rest_down("hang", "imeout", NULL);
 	expect_rest_down("drip", "imeout", NULL);
-	expect_rest_down("garbage", "/slurm/{version}/nodes: ", NULL);
-	expect_rest_down("cut", "/slurm/{version}/nodes: ", NULL);
-	expect_rest_down("close", "/slurm/{version}/nodes: ", NULL);
+	expect_rest_down("garbage", "failed: slurmrestd http://127.0.0.1:", NULL); /* the URL fetched */
+	expect_rest_down("cut", "failed: slurmrestd http://127.0.0.1:", NULL); /* the URL fetched */
+	expect_rest_down("close", "failed: slurmrestd http://127.0.0.1:", NULL); /* the URL fetched */
 	expect_rest_down("badquote", "malformed", NULL);
 	expect_rest_down("empty", "empty answer", NULL);
 	expect_rest_down("huge", "--slurmrestd.max-body", "--slurmrestd.max-body=100000");
