@@ -36,7 +36,7 @@ TEST_SRCS := $(sort $(wildcard tests/test_*.c))
 TEST_BINS := $(TEST_SRCS:tests/%.c=$(BUILD)/tests/%)
 TEST_SH   := $(sort $(wildcard tests/test_*.sh))
 # shell tests that exercise the binary itself, rerun with the sanitizer build
-TEST_SH_SAN := $(filter tests/test_cli.sh tests/test_tls.sh tests/test_conformance.sh tests/test_files.sh tests/test_secrets.sh,$(TEST_SH))
+TEST_SH_SAN := $(filter tests/test_cli.sh tests/test_tls.sh tests/test_conformance.sh tests/test_files.sh tests/test_secrets.sh tests/test_listen.sh,$(TEST_SH))
 
 all: $(BIN) $(BUILD)/tests/fake_slurmctld
 

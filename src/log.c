@@ -5,10 +5,47 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "utf8.h"
+
 /* Process-wide (see options.h): set once by main() before any thread starts, then only read. */
 enum log_level log_min_level = LOG_INFO;
+int log_json;
 
 static const char *const names[] = { "debug", "info", "warn", "error" };
+
+/* {"level":"info","msg":"..."}: the fields of the logfmt line, the text escaped as RFC 8259 says (" \
+ * and control characters; DEL too, so that no terminal control reaches a screen), invalid UTF-8
+ * replaced by U+FFFD (as Go's encoding/json does: a JSON text is UTF-8). One write. */
+static void json_line(enum log_level lvl, const char *text, size_t n)
+{
+	static const char hex[] = "0123456789abcdef";
+	char out[2048 * 6 + 64];
+	const unsigned char *u = (const unsigned char *)text;
+	size_t o = (size_t)snprintf(out, sizeof(out), "{\"level\":\"%s\",\"msg\":\"", names[lvl]);
+	for (size_t i = 0; i < n && o < sizeof(out) - 16;) {
+		int ok = 1;
+		size_t len = u[i] < 0x80 ? 1 : utf8_next(u + i, n - i, &ok);
+		if (!ok) {
+			memcpy(out + o, "\\ufffd", 6);
+			o += 6;
+		} else if (len > 1) {
+			memcpy(out + o, text + i, len);
+			o += len;
+		} else if (u[i] == '"' || u[i] == '\\') {
+			out[o++] = '\\';
+			out[o++] = (char)u[i];
+		} else if (u[i] < 0x20 || u[i] == 0x7f) {
+			const char *short_esc = u[i] == '\n' ? "n" : u[i] == '\t' ? "t" : u[i] == '\r' ? "r" : NULL;
+			o += short_esc ? (size_t)snprintf(out + o, sizeof(out) - o, "\\%s", short_esc)
+				       : (size_t)snprintf(out + o, sizeof(out) - o, "\\u00%c%c", hex[u[i] >> 4], hex[u[i] & 15]);
+		} else {
+			out[o++] = (char)u[i];
+		}
+		i += len;
+	}
+	memcpy(out + o, "\"}\n", 3);
+	fwrite(out, 1, o + 3, stderr);
+}
 
 /* logfmt: level=info msg="..." with \ " and control bytes escaped, one line per message */
 void log_msg(enum log_level lvl, const char *fmt, ...)
@@ -19,8 +56,12 @@ void log_msg(enum log_level lvl, const char *fmt, ...)
 	if (lvl < log_min_level)
 		return;
 	va_start(ap, fmt);
-	vsnprintf(line, sizeof(line), fmt, ap);
+	int len = vsnprintf(line, sizeof(line), fmt, ap);
 	va_end(ap);
+	if (log_json) {
+		json_line(lvl, line, len < 0 ? 0 : (size_t)len < sizeof(line) ? (size_t)len : sizeof(line) - 1);
+		return;
+	}
 	o = (size_t)snprintf(out, sizeof(out), "level=%s msg=\"", names[lvl]);
 	for (const char *p = line; *p && o < sizeof(out) - 8; p++) {
 		unsigned char c = (unsigned char)*p;

@@ -12,6 +12,7 @@
 #include "restapi.h"
 #include "rules.h"
 #include "scrape.h"
+#include "sdlisten.h"
 #include "server.h"
 #include "version.h"
 #include "webconfig.h"
@@ -99,10 +100,14 @@ static int serve(const struct options *opt, struct scraper *scraper, struct prob
 	struct webconfig *wc = NULL;
 	struct server *srv = NULL;
 	char err[512];
-	int rc = 1;
+	int rc = 1, fds[SDLISTEN_MAX], nfds = 0;
 
 	if (opt->web_config && webconfig_load(opt->web_config, &wc, err, sizeof(err)) < 0) {
 		log_error("invalid web config: %s", err);
+		goto out;
+	}
+	if (opt->systemd_socket && (nfds = sdlisten_fds(fds, SDLISTEN_MAX, err, sizeof(err))) < 0) {
+		log_error("%s", err);
 		goto out;
 	}
 	/* Block the signals we handle before any thread starts, then wait for them here. */
@@ -115,7 +120,8 @@ static int serve(const struct options *opt, struct scraper *scraper, struct prob
 	signal(SIGPIPE, SIG_IGN);
 
 	struct server_config srvc = {
-		.listen = opt->listen, .path = opt->path, .max_connections = (unsigned)opt->max_conn,
+		.listen = opt->listens, .nlisten = opt->nlisten, .listen_fds = nfds > 0 ? fds : NULL,
+		.nfds = nfds > 0 ? (size_t)nfds : 0, .path = opt->path, .max_connections = (unsigned)opt->max_conn,
 		.per_ip_connections = (unsigned)(opt->max_conn > 8 ? opt->max_conn / 2 : opt->max_conn),
 		.connection_timeout = (unsigned)opt->conn_timeout, .upstream_timeout = opt->timeout, .web = wc,
 		.mapping_file = opt->mapping, .probes = probes, .native_passthrough = opt->native,
@@ -127,8 +133,7 @@ static int serve(const struct options *opt, struct scraper *scraper, struct prob
 		goto out;
 	}
 	char ctld[CRED_SHOWN_MAX], rest[CRED_SHOWN_MAX];
-	log_info("listening on %s (port %u), path %s, slurmctld %s%s, slurmrestd %s, mapping %s", opt->listen,
-		 server_port(srv), opt->path, opt->replay_dir ? "replay from " : "",
+	log_info("listening on %s, path %s, slurmctld %s%s, slurmrestd %s, mapping %s", server_listening(srv), opt->path, opt->replay_dir ? "replay from " : "",
 		 opt->replay_dir ? opt->replay_dir : cred_url_shown(ctld, sizeof(ctld), opt->url),
 		 opt->rest_url ? cred_url_shown(rest, sizeof(rest), opt->rest_url) : "not used", opt->mapping);
 	for (;;) {
@@ -305,6 +310,8 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	log_min_level = (enum log_level)opt.log_level;
+	log_json = opt.log_format;
+	fork_flags_warn(opt.fork_given, opt.nfork_given, opt.nfork_more);
 	if (opt.check_mapping)
 		return check_mapping(opt.check_mapping);
 	if (opt.check_expo)

@@ -24,6 +24,7 @@ enum opt_type {
 	T_URL,      /* const char *, http:// or https:// */
 	T_RURL,     /* const char *, http://, https:// or unix:/path (a socket) */
 	T_URLS,     /* const char *, a comma list of T_URL; given again: appended (options.url_list) */
+	T_ADDRS,    /* const char *, an address; given again: one more (options.listens, the first here) */
 	T_BOOL,     /* int */
 	T_INT,      /* long long */
 	T_BYTES,    /* long long */
@@ -37,6 +38,7 @@ enum opt_type {
 static const char *const type_what[] = {
 	[T_STRING] = "a string", [T_URL] = "an http:// or https:// URL",
 	[T_RURL] = "an http:// or https:// URL or unix:/path/to/socket", [T_URLS] = "an http:// or https:// URL",
+	[T_ADDRS] = "an address",
 	[T_BOOL] = "a boolean",
 	[T_INT] = "a valid whole number", [T_BYTES] = "a valid whole number of bytes",
 	[T_WSECONDS] = "a valid whole number of seconds", [T_SECONDS] = "a valid number of seconds",
@@ -55,6 +57,9 @@ static const struct choice log_levels[] = {
 	{ "debug", LOG_DEBUG, 0 }, { "info", LOG_INFO, 0 }, { "warn", LOG_WARN, 0 }, { "error", LOG_ERROR, 0 },
 	{ "warning", LOG_WARN, 1 }, { NULL, 0, 0 },
 };
+
+/* --log.format: the order of log.h's log_json (0, 1); the SckyzO fork's two (promslog's). */
+static const struct choice log_formats[] = { { "logfmt", 0, 0 }, { "json", 1, 0 }, { NULL, 0, 0 } };
 
 /* The order of enum compare_format (compare.h). */
 static const struct choice compare_formats[] = { { "table", 0, 0 }, { "json", 1, 0 }, { NULL, 0, 0 } };
@@ -77,6 +82,7 @@ struct flag {
 #define F_URL(field)      .type = T_URL, .off = AT(const char *, field)
 #define F_RURL(field)     .type = T_RURL, .off = AT(const char *, field)
 #define F_URLS(field)     .type = T_URLS, .off = AT(const char *, field)
+#define F_ADDRS(field)    .type = T_ADDRS, .off = AT(const char *, field)
 #define F_BOOL(field)     .type = T_BOOL, .off = AT(int, field)
 #define F_INT(field)      .type = T_INT, .off = AT(long long, field)
 #define F_BYTES(field)    .type = T_BYTES, .off = AT(long long, field)
@@ -86,8 +92,12 @@ struct flag {
 #define F_NAME(field)     .type = T_NAME, .off = AT(const char *, field)
 
 static const struct flag flags[] = {
-	{ .name = "web.listen-address", .alias = "listen-address", F_STRING(listen), .def = ":9341", .metavar = "ADDR",
-	  .help = "address to serve on" },
+	/* exporter-toolkit's: repeated, one listener each (an IPv4 and an IPv6 address, say) */
+	{ .name = "web.listen-address", .alias = "listen-address", F_ADDRS(listen), .def = ":9341", .metavar = "ADDR",
+	  .help = "address to serve on; repeat it to serve on several" },
+	/* exporter-toolkit's: the unit's .socket holds the address (socket activation, sd_listen_fds) */
+	{ .name = "web.systemd-socket", F_BOOL(systemd_socket),
+	  .help = "serve on the sockets systemd passes (socket activation: LISTEN_FDS) instead of --web.listen-address" },
 	{ .name = "web.telemetry-path", F_STRING(path), .def = "/metrics", .metavar = "PATH",
 	  .help = "path of the metrics" },
 	{ .name = "web.config.file", F_STRING(web_config), .metavar = "FILE",
@@ -154,6 +164,8 @@ static const struct flag flags[] = {
 	  .help = "YAML file of named clusters, each scraped at /probe?target=NAME (see docs/operations.md)" },
 	{ .name = "gpus-acct", F_BOOL(gpus), .help = "serve the legacy GPU families (old exporter: -gpus-acct)" },
 	{ .name = "log.level", F_ENUM(log_level, log_levels), .def = "info", .metavar = "LEVEL" },
+	{ .name = "log.format", F_ENUM(log_format, log_formats), .def = "logfmt", .metavar = "FORMAT",
+	  .help = "log lines as logfmt (level=info msg=\"...\") or json (one object a line, the same fields)" },
 	/* slurmctld's sdiag does not count its HTTP requests: this is where an admin sees their cost */
 	{ .name = "log.slow-fetch", F_SECONDS(slow_fetch), .def = "1", .lo = 0, .hi = 86400, .metavar = "SECONDS",
 	  .help = "warn once when an endpoint's fetches take longer than this, and count them; 0: never" },
@@ -281,6 +293,21 @@ static int set_urls(struct options *o, const struct flag *f, const char *v, FILE
 	return 0;
 }
 
+/* One more listener: the first one given replaces the default. */
+static int set_addrs(struct options *o, const struct flag *f, const char *v, FILE *err)
+{
+	const char **dst = (const char **)((char *)o + f->off);
+	if (*dst == f->def)
+		o->nlisten = 0;
+	if (o->nlisten == OPTIONS_LISTEN_MAX) {
+		fprintf(err, "slurm-exporter-shim: flag --%s: given more than %d times\n", f->name, OPTIONS_LISTEN_MAX);
+		return -1;
+	}
+	o->listens[o->nlisten++] = v;
+	*dst = o->listens[0];
+	return 0;
+}
+
 /* Check value v for flag f and store it into *o. 0, or -1 with the error written. */
 static int set_value(struct options *o, const struct flag *f, const char *v, FILE *err)
 {
@@ -289,6 +316,8 @@ static int set_value(struct options *o, const struct flag *f, const char *v, FIL
 	switch (f->type) {
 	case T_URLS:
 		return set_urls(o, f, v, err);
+	case T_ADDRS:
+		return set_addrs(o, f, v, err);
 	case T_RURL:
 	case T_URL:
 		if (strncasecmp(v, "http://", 7) && strncasecmp(v, "https://", 8) &&
@@ -337,6 +366,74 @@ static const struct flag *find_flag(const char *a, size_t n)
 	return NULL;
 }
 
+/* [a, a + n) without a leading "no-". */
+static const char *fork_base(const char *a, size_t *n)
+{
+	if (*n > 3 && !memcmp(a, "no-", 3)) {
+		*n -= 3;
+		return a + 3;
+	}
+	return a;
+}
+
+/* Remember argv word w (a fork flag spelled [a, a + n)) for fork_flags_warn: one per flag, the last
+ * spelling given (--collector.gpus then --no-collector.gpus: the second). */
+static void fork_remember(struct options *o, const char *w, const char *a, size_t n)
+{
+	const char *base = fork_base(a, &n);
+	for (size_t k = 0; k < o->nfork_given; k++) {
+		const char *g = o->fork_given[k] + strspn(o->fork_given[k], "-");
+		size_t gn = strcspn(g, "=");
+		const char *gb = fork_base(g, &gn);
+		if (gn == n && !memcmp(gb, base, n)) {
+			o->fork_given[k] = w;
+			return;
+		}
+	}
+	if (o->nfork_given < FORK_GIVEN_MAX)
+		o->fork_given[o->nfork_given++] = w;
+	else
+		o->nfork_more++;
+}
+
+/* argv[*i], one of the SckyzO fork's flags (ff; spelled [a, a + n), eq its "=" or NULL): its value
+ * checked as the fork checks it, --[no-]collector.gpus applied to --gpus-acct. 0, or -1 written. */
+static int fork_take(struct options *o, const struct fork_flag *ff, int neg, const char *a, size_t n, const char *eq,
+		     int argc, char **argv, int *i, FILE *err)
+{
+	const char *w = argv[*i], *v = eq ? eq + 1 : NULL;
+	int on = !neg;
+	if (ff->kind == FORK_BOOL || ff->kind == FORK_GPUS) {
+		if (v && neg) {
+			fprintf(err, "slurm-exporter-shim: flag --%.*s (the SckyzO slurm_exporter's) takes no value\n", (int)n, a);
+			return -1;
+		}
+		if (v && parse_bool(v, &on) < 0) {
+			char safe[200];
+			fprintf(err, "slurm-exporter-shim: flag --%.*s (the SckyzO slurm_exporter's): value \"%s\" is not a boolean "
+				"(expected true or false)\n", (int)n, a, log_escape(safe, sizeof(safe), v, strlen(v)));
+			return -1;
+		}
+		if (ff->kind == FORK_GPUS)
+			o->gpus = on;
+	} else {
+		if (!v && *i + 1 < argc)
+			v = argv[++*i];
+		if (!v) {
+			fprintf(err, "slurm-exporter-shim: flag --%.*s: needs a value\n", (int)n, a);
+			return -1;
+		}
+		if (ff->kind == FORK_DURATION && !fork_is_duration(v)) {
+			char safe[200];
+			fprintf(err, "slurm-exporter-shim: flag --%.*s (the SckyzO slurm_exporter's): value \"%s\" is not a "
+				"duration (expected e.g. 5s, 1m30s)\n", (int)n, a, log_escape(safe, sizeof(safe), v, strlen(v)));
+			return -1;
+		}
+	}
+	fork_remember(o, w, a, n);
+	return 0;
+}
+
 int options_parse(struct options *o, int argc, char **argv, FILE *err)
 {
 	memset(o, 0, sizeof(*o));
@@ -351,7 +448,15 @@ int options_parse(struct options *o, int argc, char **argv, FILE *err)
 		}
 		a += a[1] == '-' ? 2 : 1;
 		const char *eq = strchr(a, '=');
-		const struct flag *f = find_flag(a, eq ? (size_t)(eq - a) : strlen(a));
+		size_t n = eq ? (size_t)(eq - a) : strlen(a);
+		const struct flag *f = find_flag(a, n);
+		int neg;
+		const struct fork_flag *ff = f || argv[i][1] != '-' ? NULL : fork_flag_find(a, n, &neg);
+		if (ff) { /* kingpin's double dash only */
+			if (fork_take(o, ff, neg, a, n, eq, argc, argv, &i, err) < 0)
+				return -1;
+			continue;
+		}
 		if (!f) {
 			fprintf(err, "slurm-exporter-shim: unknown flag \"%s\" (see --help)\n", argv[i]);
 			return -1;
@@ -380,7 +485,8 @@ void options_usage(FILE *f)
 		if (is_numeric(g->type))
 			snprintf(range, sizeof(range), "%.15g to %.15g, ", g->lo, g->hi);
 		if (g->def) {
-			int quote = g->type == T_STRING || g->type == T_URL || g->type == T_RURL || g->type == T_URLS;
+			int quote = g->type == T_STRING || g->type == T_URL || g->type == T_RURL || g->type == T_URLS ||
+				    g->type == T_ADDRS;
 			snprintf(def, sizeof(def), " (%sdefault %s%s%s)", range, quote ? "\"" : "", g->def, quote ? "\"" : "");
 		}
 		char choices[150] = "";
@@ -388,5 +494,8 @@ void options_usage(FILE *f)
 			choices_text(g->choices, choices, sizeof(choices));
 		fprintf(f, "  %-34s %s%s\n", left, g->help ? g->help : choices, def);
 	}
-	fprintf(f, "\nThe old exporter's -listen-address ADDR and -gpus-acct[=BOOL] are accepted too.\n");
+	fprintf(f, "\nThe old exporter's -listen-address ADDR and -gpus-acct[=BOOL] are accepted too, and so are the SckyzO\n"
+		   "slurm_exporter's flags: --[no-]collector.gpus turns the GPU families on or off, the others\n"
+		   "(--[no-]collector.NAME, --command.timeout, --slurm.bin-path, --web.disable-exporter-metrics...) are\n"
+		   "ignored with a warning at start (man slurm-exporter-shim, COMPATIBILITY).\n");
 }
