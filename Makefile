@@ -15,12 +15,22 @@ DESTDIR   ?=
 CC        ?= cc
 # gnutls: --version prints its version, and the web config checks its TLS priority string with it
 PKGS      := libmicrohttpd jansson libcurl yaml-0.1 yajl libdeflate gnutls
+# a missing package stops the build here, naming it (scripts/install-deps.sh installs them all);
+# (make clean needs none)
+ifeq ($(filter clean,$(MAKECMDGOALS)),)
+PKG_MISSING := $(strip $(foreach p,$(PKGS),$(if $(shell pkg-config --exists $(p) && echo y),,$(p))))
+ifneq ($(PKG_MISSING),)
+$(error pkg-config finds no package $(PKG_MISSING): run scripts/install-deps.sh (it installs pkg-config too))
+endif
+endif
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lcrypt -lm -lpthread
 # the tests decompress the shim's gzip answers with zlib: another implementation than libdeflate's
 TEST_LIBS  := $(shell pkg-config --libs zlib 2>/dev/null || echo -lz)
 CFLAGS    ?= -O2 -g
 WARN      := -std=c11 -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wformat=2 -Wvla
+# every object's header dependencies, written by the compiler beside it (build/x.d, -include below)
+DEPFLAGS  := -MMD -MP
 CPPFLAGS  += -D_GNU_SOURCE -DSHIM_VERSION='"$(VERSION)"' -DSHIM_SYSCONFDIR='"$(SYSCONFDIR)"' -Isrc
 BUILD     ?= build
 # --version's revision: the commit built ("-dirty" with uncommitted changes); outside git, the
@@ -40,9 +50,9 @@ TEST_SH_SAN := $(filter tests/test_cli.sh tests/test_tls.sh tests/test_conforman
 
 all: $(BIN) $(BUILD)/tests/fake_slurmctld
 
-$(BUILD)/%.o: src/%.c $(wildcard src/*.h)
+$(BUILD)/%.o: src/%.c
 	@mkdir -p $(dir $@)
-	$(CC) $(WARN) $(CFLAGS) $(CPPFLAGS) $(PKG_CFLAGS) -c -o $@ $<
+	$(CC) $(WARN) $(DEPFLAGS) $(CFLAGS) $(CPPFLAGS) $(PKG_CFLAGS) -c -o $@ $<
 
 # version.o is rebuilt when the revision changes: the stamp is rewritten only then
 $(BUILD)/revision.stamp: FORCE
@@ -62,11 +72,11 @@ $(BIN): $(BUILD)/main.o $(BUILD)/libshim.a
 
 $(BUILD)/tests/fake_slurmctld: tests/fake_slurmctld.c
 	@mkdir -p $(dir $@)
-	$(CC) $(WARN) $(CFLAGS) $(CPPFLAGS) -o $@ $< -lpthread
+	$(CC) $(WARN) $(DEPFLAGS) $(CFLAGS) $(CPPFLAGS) -o $@ $< -lpthread
 
-$(BUILD)/tests/%: tests/%.c tests/testutil.h $(BUILD)/libshim.a
+$(BUILD)/tests/%: tests/%.c $(BUILD)/libshim.a
 	@mkdir -p $(dir $@)
-	$(CC) $(WARN) -Wno-missing-prototypes $(CFLAGS) $(CPPFLAGS) $(PKG_CFLAGS) -Itests -o $@ $< $(BUILD)/libshim.a $(PKG_LIBS) -lcmocka $(TEST_LIBS)
+	$(CC) $(WARN) $(DEPFLAGS) -Wno-missing-prototypes $(CFLAGS) $(CPPFLAGS) $(PKG_CFLAGS) -Itests -o $@ $< $(BUILD)/libshim.a $(PKG_LIBS) -lcmocka $(TEST_LIBS)
 
 # Tests run from the repository root; each prints cmocka's summary.
 # TEST_WRAP runs each test binary under a wrapper (valgrind).
@@ -94,6 +104,10 @@ valgrind: $(BIN) $(BUILD)/tests/fake_slurmctld $(TEST_BINS)
 
 clean:
 	rm -rf build build-asan build-fuzz $(BIN)
+
+-include $(wildcard $(BUILD)/*.d $(BUILD)/tests/*.d $(BUILD)/bench/*.d)
+# an object or test built before its .d existed (an older tree) depends on every header once
+$(foreach o,$(LIB_OBJS) $(BUILD)/main.o $(TEST_BINS),$(if $(wildcard $(basename $(o)).d),,$(eval $(o): $(wildcard src/*.h tests/*.h))))
 
 include packaging/install.mk
 include fuzz/fuzz.mk

@@ -227,7 +227,7 @@ struct pipe_times {
  * hands over (at most CURL_MAX_WRITE_SIZE), every line checked, only the mapping's inputs kept. */
 static struct payload *parse_answer(const struct payload_set *ps, enum source_id ep, const struct mapping *m)
 {
-	struct payload *p = payload_new(ep, 0, mapping_reads, (void *)m);
+	struct payload *p = payload_new(ep, 0, mapping_has_input, (void *)m);
 	for (size_t off = 0; off < ps->len[ep]; off += CURL_MAX_WRITE_SIZE)
 		payload_feed(p, ps->body[ep] + off,
 			     ps->len[ep] - off < CURL_MAX_WRITE_SIZE ? ps->len[ep] - off : CURL_MAX_WRITE_SIZE, 0);
@@ -278,7 +278,7 @@ static void pipeline_once(const struct payload_set *ps, const struct mapping *m,
 	buf_init(&out, 0);
 	buf_reserve(&out, t->out_bytes + t->out_bytes / 8); /* as scrape_run does: about the last size */
 	struct pipe_rows w = { m, &out, now(), 0, 0 };
-	mapping_run(m, "", ex, up, pipe_row, &w);
+	mapping_run(m, 0, ex, up, pipe_row, &w);
 	t->out_bytes = out.len;
 	buf_free(&out);
 	for (int ep = 0; ep < SRC_NATIVE_COUNT; ep++)
@@ -328,7 +328,7 @@ static void scrape_series(const char *dir, struct mapping *m, double seconds, st
 {
 	struct scraper_config cfg = { 0 };
 	cfg.replay_dir = dir;
-	cfg.flags = "";
+	cfg.flags = 0;
 	cfg.upstream[UPSTREAM_SLURMCTLD].max_body = 268435456;
 	struct scraper *sc = scraper_new(&cfg, m);
 	struct buf out;
@@ -356,7 +356,7 @@ static int rss_child(const char *dir, const char *mapping)
 	long base = vm_kb(0, "VmHWM");
 	struct scraper_config cfg = { 0 };
 	cfg.replay_dir = dir;
-	cfg.flags = "";
+	cfg.flags = 0;
 	cfg.upstream[UPSTREAM_SLURMCTLD].max_body = 268435456;
 	struct scraper *sc = scraper_new(&cfg, m);
 	for (int i = 0; i < 3; i++) {
@@ -752,7 +752,7 @@ static int rows_profile(const char *dir, const char *mapping)
 		one.nrows = 1;
 		for (int k = 0; k < 9; k++) {
 			double t0 = now();
-			mapping_run(&one, "", ex, up, count_series, &rc[i].series);
+			mapping_run(&one, 0, ex, up, count_series, &rc[i].series);
 			add(&s, now() - t0);
 		}
 		rc[i].name = m->rows[i].name;

@@ -45,7 +45,7 @@ BENCH_REST := $(if $(BENCH_REST_JOBS),$(BENCH_OUT)/rest/jobs-$(BENCH_REST_JOBS).
 
 $(BUILD)/bench/bench_rest: bench/bench_rest.c $(BUILD)/libshim.a
 	@mkdir -p $(dir $@)
-	$(CC) $(WARN) $(CFLAGS) $(CPPFLAGS) $(PKG_CFLAGS) -o $@ $< $(BUILD)/libshim.a $(PKG_LIBS)
+	$(CC) $(WARN) $(DEPFLAGS) $(CFLAGS) $(CPPFLAGS) $(PKG_CFLAGS) -o $@ $< $(BUILD)/libshim.a $(PKG_LIBS)
 
 $(BUILD)/bench/bench_gzip: bench/bench_gzip.c $(BUILD)/libshim.a
 	@mkdir -p $(dir $@)
@@ -53,7 +53,7 @@ $(BUILD)/bench/bench_gzip: bench/bench_gzip.c $(BUILD)/libshim.a
 
 $(BUILD)/bench/bench: bench/bench.c $(BUILD)/libshim.a
 	@mkdir -p $(dir $@)
-	$(CC) $(WARN) $(CFLAGS) $(CPPFLAGS) $(PKG_CFLAGS) -o $@ $< $(BUILD)/libshim.a $(PKG_LIBS)
+	$(CC) $(WARN) $(DEPFLAGS) $(CFLAGS) $(CPPFLAGS) $(PKG_CFLAGS) -o $@ $< $(BUILD)/libshim.a $(PKG_LIBS)
 
 bench: $(BIN) $(BUILD)/tests/fake_slurmctld $(BUILD)/bench/bench $(BUILD)/bench/bench_rest $(BUILD)/bench/bench_gzip $(BENCH_REST) $(addsuffix /.stamp,$(BENCH_DIRS) $(BENCH_GZIP_DIRS)) $(BENCH_E2E_STAMPS)
 	$(BUILD)/bench/bench --mapping $(BENCH_MAPPING) --seconds $(BENCH_SECONDS) --out $(BENCH_OUT) \

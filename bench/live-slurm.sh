@@ -1,5 +1,5 @@
 #!/bin/sh
-# bench/live-slurm.sh: what a scrape costs a real slurmctld, measured (issue 15).
+# bench/live-slurm.sh: what a scrape costs a real slurmctld, measured.
 #
 # Reuses an installed Slurm 25.11 (it never downloads or builds one), starts a private cluster on
 # 127.0.0.1 only (its own munged, one slurmctld, four slurmd in multiple-slurmd mode, slurmrestd on

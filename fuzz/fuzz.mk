@@ -40,13 +40,13 @@ fuzz: $(FUZZ_BINS)
 .SECONDARY: $(FUZZ_LIB_OBJS)
 
 # the library: coverage instrumentation, no libFuzzer main
-$(FUZZ_BUILD)/obj/%.o: src/%.c $(wildcard src/*.h)
+$(FUZZ_BUILD)/obj/%.o: src/%.c
 	@mkdir -p $(dir $@)
-	$(FUZZ_CC) $(FUZZ_WARN) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link $(CPPFLAGS) $(PKG_CFLAGS) -c -o $@ $<
+	$(FUZZ_CC) $(FUZZ_WARN) $(DEPFLAGS) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link $(CPPFLAGS) $(PKG_CFLAGS) -c -o $@ $<
 
-$(FUZZ_BUILD)/fuzz_%: fuzz/fuzz_%.c fuzz/fuzz_payload.h fuzz/fuzz_pieces.h $(FUZZ_LIB_OBJS)
+$(FUZZ_BUILD)/fuzz_%: fuzz/fuzz_%.c $(FUZZ_LIB_OBJS)
 	@mkdir -p $(dir $@)
-	$(FUZZ_CC) $(FUZZ_WARN) $(FUZZ_CFLAGS) -fsanitize=fuzzer $(CPPFLAGS) -Ifuzz $(PKG_CFLAGS) -o $@ $< \
+	$(FUZZ_CC) $(FUZZ_WARN) $(DEPFLAGS) $(FUZZ_CFLAGS) -fsanitize=fuzzer $(CPPFLAGS) -Ifuzz $(PKG_CFLAGS) -o $@ $< \
 	  $(FUZZ_LIB_OBJS) $(PKG_LIBS)
 
 # One target after the other (the machine may be shared); stdin is /dev/null so that no input can
@@ -78,5 +78,7 @@ fuzz-run: $(FUZZ_BINS)
 	    done; \
 	  fi; \
 	done; exit $$fail
+
+-include $(wildcard $(FUZZ_BUILD)/obj/*.d $(FUZZ_BUILD)/*.d)
 
 .PHONY: fuzz fuzz-run

@@ -67,7 +67,7 @@ static void evaluate(const struct mapping *m, unsigned down)
 	int up[SRC_COUNT];
 	for (int i = 0; i < SRC_NATIVE_COUNT; i++) { /* slurmctld's answers; no slurmrestd */
 		size_t len = strlen(fuzz_payload[i]);
-		p[i] = payload_new((enum source_id)i, 0, mapping_reads, (void *)m);
+		p[i] = payload_new((enum source_id)i, 0, mapping_has_input, (void *)m);
 		for (size_t off = 0; off < len; off += 100) /* lines split across pieces */
 			if (payload_feed(p[i], fuzz_payload[i] + off, len - off < 100 ? len - off : 100, 0) < 0)
 				abort();
@@ -78,7 +78,7 @@ static void evaluate(const struct mapping *m, unsigned down)
 		up[i] = up[i] && !(down >> i & 1);
 		ex[i] = up[i] ? &p[i]->expo : NULL;
 	}
-	mapping_run(m, "gpus-acct", ex, up, check_row, NULL);
+	mapping_run(m, ROW_FLAG_GPUS_ACCT, ex, up, check_row, NULL);
 	for (int i = 0; i < SRC_COUNT; i++)
 		payload_unref(p[i]);
 }
@@ -96,8 +96,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (!m && !problems.len) /* a refused table always says why */
 		abort();
 	if (m) {
-		(void)mapping_sources(m, "gpus-acct", ~0u);
-		(void)mapping_sources(m, "", 0);
+		(void)mapping_sources(m, ROW_FLAG_GPUS_ACCT, ~0u);
+		(void)mapping_sources(m, 0, 0);
 		evaluate(m, 0);
 		evaluate(m, (unsigned)size % 32);
 	}

@@ -2,20 +2,22 @@
  * is a slurmctld answer, read with the tolerant reader as payload.c reads it (expo_feed in pieces,
  * no keep filter; the first byte picks one of 7 piece sizes), then written back by native_render. The
  * property, checked with abort():
- *  - the output is valid UTF-8, every line ends with a newline, and every metric name in it is
+ *  - the output is valid UTF-8 without a control byte but newline, every line ends with a newline,
+ *    and every metric name in it is
  *    [a-zA-Z_:][a-zA-Z0-9_:]*, as Prometheus requires (checked here too: the strict reader took a
  *    HELP or TYPE name that starts with a digit until fuzz_native found it, test_native_digit_name);
  *  - the strict reader (expo_parse with EXPO_STRICT: escapes decoded, a raw quote ends a value)
  *    reads it without an error;
  *  - round trip: it finds the families of the input that were written (those with a HELP, a type
  *    other than untyped, or a sample), in the same order, with the same names; the type (info,
- *    stateset and the other OpenMetrics-only types read back as untyped); the HELP text, repaired
- *    (utf8.h) and with its \\ and \n escapes decoded (but for one CR at its end: the strict reader
- *    takes CR LF for a line end, as the tolerant one does, where Prometheus keeps the CR in the
- *    text; the writer has no escape for CR); and the same samples in the same order: the
- *    same value (NaN as NaN, the sign of zero kept) and the same labels but those with an empty
- *    value (written as no label), every value repaired;
- *  - native_render returns the number of HELP texts and label values that were not valid UTF-8.
+ *    stateset and the other OpenMetrics-only types read back as untyped); the HELP text, cleaned
+ *    (utf8_clean: invalid UTF-8 and control bytes but newline become U+FFFD, so a CR is never
+ *    written, where the strict reader would take CR LF for a line end) and with its \\ and \n
+ *    escapes decoded; and the same samples in the same order: the same value (NaN as NaN, the sign
+ *    of zero kept) and the same labels but those with an empty value (written as no label), every
+ *    value cleaned;
+ *  - native_render returns the number of HELP texts and label values that were not clean (invalid
+ *    UTF-8 or a control byte: utf8_is_clean).
  * Ownership: each call owns its expos and buffer and frees them before returning. */
 #include <math.h>
 #include <stddef.h>
@@ -44,13 +46,13 @@ static void feed(struct expo *e, const char *text, size_t size, size_t chunk)
 	expo_feed_end(e, 0);
 }
 
-/* s[0..n) repaired, as the writer writes it, into a new buffer of 3n bytes; *len its length. */
+/* s[0..n) cleaned, as the writer writes it, into a new buffer of 3n bytes; *len its length. */
 static char *repaired(const char *s, size_t n, size_t *len)
 {
 	char *d = malloc(3 * n + 1);
 	if (!d)
 		abort();
-	*len = utf8_repair(d, s, n);
+	*len = utf8_clean(d, s, n);
 	return d;
 }
 
@@ -119,8 +121,6 @@ static void check_round_trip(const struct expo *in, const struct expo *out)
 		if (f->help) {
 			size_t len;
 			char *h = repaired(f->help, f->hlen, &len);
-			if (len && h[len - 1] == '\r')
-				len--; /* read back as CR LF, a line end (expo.c) */
 			int eq = help_is(g->help, g->hlen, h, len);
 			free(h);
 			if (!eq)
@@ -169,14 +169,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	size_t rep = native_render(&in, &b);
 	for (size_t i = 0; i < in.nfams; i++) {
 		const struct expo_family *f = &in.fams[i];
-		bad += f->help && !utf8_valid(f->help, f->hlen);
+		bad += f->help && !utf8_is_clean(f->help, f->hlen);
 		for (size_t s = 0; s < f->n; s++)
 			for (uint32_t j = 0; j < f->samples[s].nlabels; j++)
-				bad += !utf8_valid(f->samples[s].labels[j].value, f->samples[s].labels[j].vlen);
+				bad += !utf8_is_clean(f->samples[s].labels[j].value, f->samples[s].labels[j].vlen);
 	}
 	const char *text_out = b.len ? b.data : ""; /* nothing written: no buffer */
-	if (rep != bad || !utf8_valid(text_out, b.len))
+	if (rep != bad || !utf8_is_valid(text_out, b.len))
 		abort();
+	for (size_t i = 0; i < b.len; i++)
+		if (utf8_is_control((unsigned char)text_out[i]))
+			abort(); /* no raw control byte: newline only, as the line end */
 	check_names(text_out, text_out + b.len);
 	if (expo_parse(&out, text_out, b.len, EXPO_STRICT) != 0)
 		abort();

@@ -3,7 +3,7 @@
  * relative cert_file/key_file paths resolve inside it. At start the fixtures cert.pem, key.pem and
  * notpem.txt are copied into that directory from $FUZZ_WEBCONFIG_FIXTURES (default tests/webconfig)
  * when they exist, so configurations that name them can load. The directory is removed at exit.
- * webconfig_check_basic_auth is not called: it runs bcrypt, whose cost the input chooses (up to 31).
+ * webconfig_auth_is_valid is not called: it runs bcrypt, whose cost the input chooses (up to 31).
  * Ownership: the directory lives for the whole run; each loaded config is freed before returning. */
 #include <stddef.h>
 #include <stdint.h>

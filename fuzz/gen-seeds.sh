@@ -4,7 +4,7 @@
 #   fuzz/corpus/expo/       every distinct tests/fixtures/**/metrics_*.txt (named by SHA-1, as
 #                           libFuzzer names its corpus files)
 #   fuzz/corpus/mapping/    the shipped mapping, a few one-row mappings cut from it, and the deep and
-#                           long ones of issue 12 (at and past the depth limits, a long chain)
+#                           long ones (at and past the depth limits, a long chain)
 #   fuzz/corpus/expr/       every distinct expression of the shipped mapping, and deep ones
 #   fuzz/corpus/webconfig/  tests/webconfig/**/*.yml
 #   fuzz/corpus/native/     the first 40 lines of each endpoint of slurm-25.11/03-drain-down-cancel
@@ -49,7 +49,7 @@ for i in sorted(set(picks)):
     one = dict(table, metrics=[rows[i]])
     put('fuzz/corpus/mapping', (json.dumps(one, indent=2) + '\n').encode())
 
-# issue 12: expressions at and past the depth limits (src/expr.h: a tree 128 deep, parsing nested
+# expressions at and past the depth limits (src/expr.h: a tree 128 deep, parsing nested
 # 258 deep), long chains, many rows
 def J(exprs):
     return (json.dumps({'metrics': [{'name': 'a%d' % i, 'help': 'h', 'type': 'gauge', 'fidelity': 'approximate',
@@ -63,7 +63,7 @@ deep = [nest('(', ')', 257), nest('(', ')', 258), nest('-', '', 127), nest('-', 
         nest('clamp_min(', ', 1)', 127), 'x' + ' - (x' * 127 + ')' * 127]
 for e in deep:
     put('fuzz/corpus/mapping', J([e]))
-# (smaller than the issue's 100,000 levels and 8,000 terms, which fail the same way: libFuzzer's
+# (smaller than the 100,000 levels and 8,000 terms once reported, which fail the same way: libFuzzer's
 # inputs grow to the largest seed, and every execution would be slow)
 put('fuzz/corpus/mapping', J([nest('(', ')', 5000)]))
 put('fuzz/corpus/mapping', J([nest('sum(', ')', 2000)]))

@@ -16,6 +16,12 @@
 #   $(DATADIR)/migrate-legacy-args                    packaging/migrate-legacy-args (postinst, %post)
 #   $(DATADIR)/default.dist                           the defaults file as shipped (what
 #                                                     migrate-legacy-args compares with)
+# and the optional slurmrestd unit (installed, not enabled; see docs/operations.md):
+#   $(UNITDIR)/slurm-exporter-shim-slurmrestd.service packaging/systemd/slurm-exporter-shim-slurmrestd.service
+#   $(SYSCONFDIR)/default/slurm-exporter-shim-slurmrestd  packaging/default/slurm-exporter-shim-slurmrestd
+#   $(DATADIR)/run-slurmrestd                         packaging/run-slurmrestd (its ExecStart)
+#   $(DATADIR)/enable-slurmrestd                      packaging/enable-slurmrestd (enables it and
+#                                                     points the shim at it)
 #
 # UNITDIR defaults to $(PREFIX)/lib/systemd/system (/usr/lib/systemd/system,
 # as on RHEL and Debian 13). Debian 12 (bookworm) still keeps units in
@@ -23,8 +29,10 @@
 # and the RPM spec passes UNITDIR=%{_unitdir}.
 #
 # The unit runs /usr/bin/slurm-exporter-shim and reads
-# /etc/default/slurm-exporter-shim whatever PREFIX and SYSCONFDIR are; with
-# other values, adapt it with a drop-in (systemctl edit).
+# /etc/default/slurm-exporter-shim whatever PREFIX and SYSCONFDIR are (the
+# slurmrestd unit: /usr/share/slurm-exporter-shim/run-slurmrestd and
+# /etc/default/slurm-exporter-shim-slurmrestd); with other values, adapt them
+# with a drop-in (systemctl edit).
 
 # Keep the including Makefile's default goal: a rule below must not become it
 # when this file is included before the Makefile's first rule.
@@ -49,6 +57,9 @@ SHIM_MANPAGE  := docs/slurm-exporter-shim.1
 SHIM_UNIT     := packaging/systemd/slurm-exporter-shim.service
 SHIM_DEFAULTS := packaging/default/slurm-exporter-shim
 SHIM_MIGRATE  := packaging/migrate-legacy-args
+SHIM_REST_UNIT     := packaging/systemd/slurm-exporter-shim-slurmrestd.service
+SHIM_REST_DEFAULTS := packaging/default/slurm-exporter-shim-slurmrestd
+SHIM_REST_SCRIPTS  := packaging/run-slurmrestd packaging/enable-slurmrestd
 
 # gzip -n: no file name or time stamp in the header, so the result is
 # reproducible.
@@ -68,6 +79,12 @@ install: $(BIN) $(BUILD)/man/slurm-exporter-shim.1.gz
 	$(INSTALL) -D -m 0644 $(SHIM_DEFAULTS) $(DESTDIR)$(DATADIR)/default.dist
 	$(INSTALL) -D -m 0755 $(SHIM_MIGRATE) $(DESTDIR)$(DATADIR)/migrate-legacy-args
 	$(INSTALL) -D -m 0644 $(SHIM_UNIT) $(DESTDIR)$(UNITDIR)/slurm-exporter-shim.service
+	$(INSTALL) -D -m 0644 $(SHIM_REST_UNIT) $(DESTDIR)$(UNITDIR)/slurm-exporter-shim-slurmrestd.service
+	$(INSTALL) -D -m 0644 $(SHIM_REST_DEFAULTS) $(DESTDIR)$(SYSCONFDIR)/default/slurm-exporter-shim-slurmrestd
+	@set -e; for f in $(SHIM_REST_SCRIPTS); do \
+	  echo "$(INSTALL) -D -m 0755 $$f $(DESTDIR)$(DATADIR)/$${f##*/}"; \
+	  $(INSTALL) -D -m 0755 $$f $(DESTDIR)$(DATADIR)/$${f##*/}; \
+	done
 	$(INSTALL) -D -m 0644 $(BUILD)/man/slurm-exporter-shim.1.gz $(DESTDIR)$(MANDIR)/man1/slurm-exporter-shim.1.gz
 	@set -e; for f in $(SHIM_DOCS); do \
 	  echo "$(INSTALL) -D -m 0644 $$f $(DESTDIR)$(DOCDIR)/$${f##*/}"; \
@@ -82,6 +99,9 @@ uninstall:
 	rm -f $(DESTDIR)$(SYSCONFDIR)/default/slurm-exporter-shim
 	rm -f $(DESTDIR)$(DATADIR)/default.dist $(DESTDIR)$(DATADIR)/migrate-legacy-args
 	rm -f $(DESTDIR)$(UNITDIR)/slurm-exporter-shim.service
+	rm -f $(DESTDIR)$(UNITDIR)/slurm-exporter-shim-slurmrestd.service
+	rm -f $(DESTDIR)$(SYSCONFDIR)/default/slurm-exporter-shim-slurmrestd
+	rm -f $(foreach f,$(SHIM_REST_SCRIPTS),$(DESTDIR)$(DATADIR)/$(notdir $(f)))
 	rm -f $(DESTDIR)$(MANDIR)/man1/slurm-exporter-shim.1.gz
 	rm -f $(foreach f,$(SHIM_DOCS),$(DESTDIR)$(DOCDIR)/$(notdir $(f)))
 

@@ -36,7 +36,7 @@ def table_line(r, diffs):
     if r.get("fill_labels"): extra.append("fill " + ", ".join(f'{k}="{v}"' for k, v in r["fill_labels"].items()))
     if r.get("drop_zero"): extra.append("only when ≠ 0")
     if "default" in r: extra.append(f"default {r['default']}")
-    if r.get("absent_ok"): extra.append("no series when absent: " + ", ".join(f"`{n}`" for n in r["absent_ok"]))
+    if r.get("absent_ok"): extra.append("no series when its answer is empty: " + ", ".join(f"`{n}`" for n in r["absent_ok"]))
     if r.get("enabled_by"): extra.append(f"only with --{r['enabled_by']}")
     diff = diff_of(fid, r, diffs, "native")
     if fid == "approximate" and r.get("enabled_by"):

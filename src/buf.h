@@ -2,7 +2,7 @@
  *
  * A write that would pass the cap fails and sets `overflow`; callers take a mark before a unit of
  * output (a metric family) and roll back to it on overflow, so a reader never sees half a unit.
- * Ownership: the buffer owns `data`; buf_free() releases it, buf_steal() hands it to the caller. */
+ * Ownership: the buffer owns `data` (buf_free); buf_steal() hands it to the caller. */
 #ifndef SHIM_BUF_H
 #define SHIM_BUF_H
 

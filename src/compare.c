@@ -17,9 +17,34 @@ struct diff {
 	const struct expo_sample *legacy, *shim; /* NULL: absent on that side */
 };
 
+/* What the comparison found for one family, and its name in the report. */
+#define VERDICTS(X) \
+	X(V_EQUAL, "equal") \
+	X(V_DIFFERS, "differs") \
+	X(V_ONLY_LEGACY, "only-legacy") \
+	X(V_ONLY_SHIM, "only-shim") \
+	X(V_ABSENT, "absent")     /* enabled, not served, and not on the old exporter's page either */ \
+	X(V_DISABLED, "disabled") /* its flag not set, and not on the old exporter's page */
+
+enum verdict {
+#define VERDICT_ID(id, name) id,
+	VERDICTS(VERDICT_ID)
+#undef VERDICT_ID
+};
+
+static const char *const verdict_names[] = {
+#define VERDICT_NAME(id, name) [id] = name,
+	VERDICTS(VERDICT_NAME)
+#undef VERDICT_NAME
+};
+
+#define FID_NO_ROW FID_COUNT /* struct fam_result's fidelity when no row serves the family */
+
 /* What one family gave. Strings borrow the mapping, the expositions or literals. */
 struct fam_result {
-	const char *name, *verdict, *fidelity, *upstream, *note;
+	const char *name, *upstream, *note;
+	enum verdict verdict;
+	enum fidelity fidelity;           /* the served form's, else the native form's; FID_NO_ROW: no row */
 	size_t nlen;                      /* name is not NUL-terminated when it comes from the old exporter's text */
 	int bad;                          /* counts against exit 0: a family with an exact form that disagrees */
 	size_t nlegacy, nshim, ndiff;
@@ -31,6 +56,14 @@ static int ignored(const char *name, size_t n)
 {
 	return (n >= 3 && !memcmp(name, "go_", 3)) || (n >= 8 && !memcmp(name, "process_", 8)) ||
 	       (n >= 9 && !memcmp(name, "promhttp_", 9));
+}
+
+int compare_is_exporter_page(const struct expo *legacy)
+{
+	for (size_t i = 0; i < legacy->nfams; i++)
+		if (legacy->fams[i].n)
+			return 1;
+	return 0;
 }
 
 static int sample_cmp(const void *a, const void *b)
@@ -108,12 +141,12 @@ static int served_form(const struct row *r, const struct expo *shim, struct fam_
 		label_value(&f->samples[i], "upstream", up, sizeof(up));
 		int rest = !strcmp(up, upstreams[UPSTREAM_SLURMRESTD].name);
 		res->upstream = upstreams[rest ? UPSTREAM_SLURMRESTD : UPSTREAM_SLURMCTLD].name;
-		res->fidelity = !strcmp(fid, "exact") ? fidelity_name(FID_EXACT) : fidelity_name(FID_APPROXIMATE);
-		res->note = r->note;
-		/* slurmrestd's form: the first preferred form that reads slurmrestd (the one the driver tries first) */
-		for (size_t k = 0; rest && k < r->nprefer; k++)
-			if (row_upstream(r, (int)k) == UPSTREAM_SLURMRESTD) {
-				res->note = r->prefer[k].note;
+		res->fidelity = !strcmp(fid, fidelity_name(FID_EXACT)) ? FID_EXACT : FID_APPROXIMATE;
+		res->note = row_native(r)->note;
+		/* slurmrestd's form: the first form that reads slurmrestd (the one the driver tries first) */
+		for (size_t k = 0; rest && k < r->nforms; k++)
+			if (row_upstream(r, k) == UPSTREAM_SLURMRESTD) {
+				res->note = r->forms[k].note;
 				break;
 			}
 		return 1;
@@ -122,12 +155,12 @@ static int served_form(const struct row *r, const struct expo *shim, struct fam_
 }
 
 /* Compare one family: row r (NULL: no row serves it) against the old exporter's. */
-static void compare_one(const char *name, size_t nlen, const struct row *r, const char *flags,
+static void compare_one(const char *name, size_t nlen, const struct row *r, unsigned flags,
 			const struct expo *legacy, const struct expo *shim, struct fam_result *res)
 {
 	const struct expo_family *lf = expo_find(legacy, name, nlen);
 	const struct expo_family *sf = r ? expo_find(shim, name, nlen) : NULL;
-	int enabled = r && row_enabled(r, flags);
+	int enabled = r && row_is_enabled(r, flags);
 	int served = enabled && served_form(r, shim, res);
 	memset(res->diffs, 0, sizeof(res->diffs));
 	res->name = name;
@@ -136,25 +169,27 @@ static void compare_one(const char *name, size_t nlen, const struct row *r, cons
 	res->nshim = served && sf ? sf->n : 0;
 	res->ndiff = 0;
 	if (!served) {
-		res->fidelity = r ? fidelity_name(r->fidelity) : "none";
+		res->fidelity = r ? row_native(r)->fidelity : FID_NO_ROW;
 		res->upstream = "-";
-		res->note = r ? r->note : "no row of the mapping serves this family";
+		res->note = r ? row_native(r)->note : "no row of the mapping serves this family";
 	}
 	diff_series(res, lf, served ? sf : NULL);
 	if (!res->nlegacy && !res->nshim)
-		res->verdict = served ? "equal" : enabled ? "absent" : "disabled";
+		res->verdict = served ? V_EQUAL : enabled ? V_ABSENT : V_DISABLED;
 	else if (!res->nshim)
-		res->verdict = "only-legacy";
+		res->verdict = V_ONLY_LEGACY;
 	else if (!res->nlegacy)
-		res->verdict = "only-shim";
+		res->verdict = V_ONLY_SHIM;
 	else
-		res->verdict = res->ndiff ? "differs" : "equal";
+		res->verdict = res->ndiff ? V_DIFFERS : V_EQUAL;
 	/* an unavailable row or a family no row serves is expected to be missing: not a failure */
-	res->bad = res->ndiff && !strcmp(res->fidelity, "exact");
+	res->bad = res->ndiff && res->fidelity == FID_EXACT;
 }
 
-/* s escaped as in the text format (\\ \" \n), other control bytes as \xHH, invalid UTF-8 repaired. */
-static void put_escaped(struct buf *b, const char *s, size_t n)
+/* For the report people read (writer.c's text_escaped is for Prometheus): s escaped as in the text
+ * format (\\ \" \n), and also every other control byte, as \xHH, so that none reaches a terminal;
+ * invalid UTF-8 repaired. */
+static void report_escaped(struct buf *b, const char *s, size_t n)
 {
 	char *fixed = xmalloc(3 * n + 1);
 	size_t m = utf8_repair(fixed, s, n);
@@ -172,18 +207,19 @@ static void put_escaped(struct buf *b, const char *s, size_t n)
 	free(fixed);
 }
 
-static void put_labels(struct buf *b, const struct expo_sample *s)
+static void report_labels(struct buf *b, const struct expo_sample *s)
 {
 	buf_putc(b, '{');
 	for (uint32_t i = 0; i < s->nlabels; i++) {
 		buf_printf(b, "%s%.*s=\"", i ? "," : "", (int)s->labels[i].nlen, s->labels[i].name);
-		put_escaped(b, s->labels[i].value, s->labels[i].vlen);
+		report_escaped(b, s->labels[i].value, s->labels[i].vlen);
 		buf_putc(b, '"');
 	}
 	buf_putc(b, '}');
 }
 
-static void put_value(struct buf *b, const struct expo_sample *s)
+/* A series' value in the report: "-" when that side has no such series, else as read (%.17g). */
+static void report_value(struct buf *b, const struct expo_sample *s)
 {
 	if (!s)
 		buf_puts(b, "-");
@@ -195,23 +231,29 @@ static void put_value(struct buf *b, const struct expo_sample *s)
 		buf_printf(b, "%.17g", s->value);
 }
 
+/* The fidelity's name in the report. */
+static const char *fid_name(enum fidelity f)
+{
+	return f == FID_NO_ROW ? "none" : fidelity_name(f);
+}
+
 static void table_row(struct buf *b, const struct fam_result *r)
 {
-	int approx = !strcmp(r->verdict, "differs") && strcmp(r->fidelity, "exact");
-	buf_printf(b, "%-22s %-12s %-10s %.*s (legacy %zu series, shim %zu)\n", approx ? "differs (approximate)" : r->verdict,
-		   r->fidelity, r->upstream, (int)r->nlen, r->name, r->nlegacy, r->nshim);
+	int approx = r->verdict == V_DIFFERS && r->fidelity != FID_EXACT;
+	buf_printf(b, "%-22s %-12s %-10s %.*s (legacy %zu series, shim %zu)\n",
+		   approx ? "differs (approximate)" : verdict_names[r->verdict], fid_name(r->fidelity), r->upstream, (int)r->nlen, r->name, r->nlegacy, r->nshim);
 	for (size_t i = 0; i < r->ndiff && i < COMPARE_MAX_DIFFS; i++) {
 		buf_puts(b, "    ");
-		put_labels(b, r->diffs[i].legacy ? r->diffs[i].legacy : r->diffs[i].shim);
+		report_labels(b, r->diffs[i].legacy ? r->diffs[i].legacy : r->diffs[i].shim);
 		buf_puts(b, " legacy ");
-		put_value(b, r->diffs[i].legacy);
+		report_value(b, r->diffs[i].legacy);
 		buf_puts(b, " shim ");
-		put_value(b, r->diffs[i].shim);
+		report_value(b, r->diffs[i].shim);
 		buf_putc(b, '\n');
 	}
 	if (r->ndiff > COMPARE_MAX_DIFFS)
 		buf_printf(b, "    ... %zu more differing series\n", r->ndiff - COMPARE_MAX_DIFFS);
-	if (r->note && strcmp(r->verdict, "equal")) /* the JSON form has every note */
+	if (r->note && r->verdict != V_EQUAL) /* the JSON form has every note */
 		buf_printf(b, "    note: %s\n", r->note);
 }
 
@@ -238,8 +280,8 @@ static json_t *json_row(const struct fam_result *r)
 {
 	json_t *o = json_object(), *diffs = json_array();
 	json_object_set_new(o, "family", jstr(r->name, r->nlen));
-	json_object_set_new(o, "result", json_string(r->verdict));
-	json_object_set_new(o, "fidelity", json_string(r->fidelity));
+	json_object_set_new(o, "result", json_string(verdict_names[r->verdict]));
+	json_object_set_new(o, "fidelity", json_string(fid_name(r->fidelity)));
 	json_object_set_new(o, "upstream", json_string(r->upstream));
 	json_object_set_new(o, "note", r->note ? json_string(r->note) : json_null());
 	json_object_set_new(o, "legacy_series", json_integer((json_int_t)r->nlegacy));
@@ -325,7 +367,7 @@ static void render(const struct fam_result *res, size_t n, enum compare_format f
 		   t.disappear == 1 ? "it" : "them", rc ? "" : ": every exact family agrees and none disappears");
 }
 
-int compare_families(const struct mapping *m, const char *flags, const struct expo *legacy,
+int compare_families(const struct mapping *m, unsigned flags, const struct expo *legacy,
 		     const struct expo *shim, enum compare_format fmt, struct buf *out)
 {
 	struct fam_result *res = xcalloc(m->nrows + legacy->nfams + 1, sizeof(*res));

@@ -1,10 +1,7 @@
 /* compare.h: --compare-legacy, the migration check. The old exporter's families against the shim's
  * own, family by family, as Prometheus would see them: label sets compared exactly, values
  * exactly (NaN equals NaN). compare_families is pure (two parsed expositions in, a report out, no
- * network: tests/test_compare.c); compare_get is the one HTTP GET of the old exporter's page.
- *
- * Ownership: compare_families borrows everything and appends the report to out. compare_get
- * appends the body to out (a buf the caller owns) and writes a reason into err when it fails. */
+ * network: tests/test_compare.c); compare_get is the one HTTP GET of the old exporter's page. */
 #ifndef SHIM_COMPARE_H
 #define SHIM_COMPARE_H
 
@@ -19,7 +16,7 @@
 
 enum compare_format { COMPARE_TABLE, COMPARE_JSON };
 
-/* Report every row of m (enabled under flags or not) and every family of legacy that no row
+/* Report every row of m (enabled under flags, enum row_flag bits, or not) and every family of legacy that no row
  * serves; go_*, process_* and promhttp_* families are ignored. shim is the shim's parsed answer,
  * self metrics included: slurm_exporter_shim_row_fidelity says which form (slurmctld's or
  * slurmrestd's) and fidelity each served row had this scrape. The report's last line (the JSON's
@@ -27,11 +24,17 @@ enum compare_format { COMPARE_TABLE, COMPARE_JSON };
  * disappear (the old exporter serves them, the shim serves none of their series). Returns 0 only
  * when nothing disappears and every family whose form is exact agrees (same series, same values);
  * 1 otherwise. */
-int compare_families(const struct mapping *m, const char *flags, const struct expo *legacy,
+int compare_families(const struct mapping *m, unsigned flags, const struct expo *legacy,
 		     const struct expo *shim, enum compare_format fmt, struct buf *out);
 
+/* 1 if legacy, the old exporter's page parsed, is an exporter's page at all: it has one sample or
+ * more. An empty 200 or a page of comments is not (the URL points at something else): the caller
+ * exits 2 as for an unreadable page, not 1 as if every family differed. */
+int compare_is_exporter_page(const struct expo *legacy);
+
 /* GET url (http:// or https:// only; no redirect followed) into out, within timeout_s seconds and
- * out's cap. 0 on a 200 answer; -1 with the reason in err otherwise. */
+ * out's cap. 0 on a 200 answer; -1 with the reason in err otherwise: raw (for the log, which escapes
+ * it), naming url without its userinfo. */
 int compare_get(const char *url, double timeout_s, struct buf *out, char *err, size_t errsz);
 
 #endif

@@ -6,7 +6,6 @@
 #include <string.h>
 
 #include "cred.h"
-#include "log.h"
 
 static size_t on_body(char *p, size_t size, size_t n, void *ctx)
 {
@@ -16,7 +15,7 @@ static size_t on_body(char *p, size_t size, size_t n, void *ctx)
 
 int compare_get(const char *url, double timeout_s, struct buf *out, char *err, size_t errsz)
 {
-	char cerr[CURL_ERROR_SIZE] = "", safe[300], shown[CRED_SHOWN_MAX];
+	char cerr[CURL_ERROR_SIZE] = "", shown[CRED_SHOWN_MAX];
 	long status = 0, ms = (long)(timeout_s * 1000);
 	int rc = -1;
 	CURL *h = curl_easy_init();
@@ -35,13 +34,13 @@ int compare_get(const char *url, double timeout_s, struct buf *out, char *err, s
 	curl_easy_setopt(h, CURLOPT_WRITEDATA, out);
 	CURLcode cc = curl_easy_perform(h);
 	curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
-	cred_url_shown(shown, sizeof(shown), url); /* the old exporter's basic auth, if any, is never shown */
+	cred_url_shown(shown, sizeof(shown), url); /* the old exporter's basic auth, if any, is never shown; raw: the log escapes */
 	if (out->overflow)
-		snprintf(err, errsz, "%s: body larger than %zu bytes", log_escape(safe, sizeof(safe), shown, strlen(shown)), out->max);
+		snprintf(err, errsz, "%s: body larger than %zu bytes", shown, out->max);
 	else if (cc != CURLE_OK)
-		snprintf(err, errsz, "%s: %s", log_escape(safe, sizeof(safe), shown, strlen(shown)), cerr[0] ? cerr : curl_easy_strerror(cc)); /* curl's own words */
+		snprintf(err, errsz, "%s: %s", shown, cerr[0] ? cerr : curl_easy_strerror(cc)); /* curl's own words */
 	else if (status != 200)
-		snprintf(err, errsz, "%s: HTTP status %ld", log_escape(safe, sizeof(safe), shown, strlen(shown)), status);
+		snprintf(err, errsz, "%s: HTTP status %ld", shown, status);
 	else
 		rc = 0;
 	curl_easy_cleanup(h);

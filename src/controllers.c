@@ -13,7 +13,8 @@
 
 struct controllers {
 	pthread_mutex_t mu;
-	size_t n;
+	size_t n;                       /* configured */
+	size_t total;                   /* configured and learnt: set under mu, entries never change */
 	char *url[CONTROLLERS_MAX];
 	char *shown[CONTROLLERS_MAX];   /* url for labels, pages and logs: its userinfo hidden (cred.h) */
 	enum controller_role role[CONTROLLERS_MAX];
@@ -26,42 +27,55 @@ struct controllers {
 	char error[300];                /* the list is not usable: why */
 };
 
-static int url_ok(const char *u)
+int upstream_url_ok(const char *s, size_t n, int unix_ok)
 {
-	return !strncasecmp(u, "http://", 7) || !strncasecmp(u, "https://", 8) || !strncmp(u, "unix:/", 6);
+	size_t pre = n >= 7 && !strncasecmp(s, "http://", 7)	 ? 7
+		     : n >= 8 && !strncasecmp(s, "https://", 8)	 ? 8
+		     : unix_ok && n >= 6 && !strncmp(s, "unix:/", 6) ? 5
+								 : 0;
+	if (!pre || pre == n)
+		return 0;
+	for (size_t i = 0; i < n; i++)
+		if ((unsigned char)s[i] <= 0x20 || (unsigned char)s[i] >= 0x7f)
+			return 0;
+	return 1;
 }
 
-/* Add element [s, e) (spaces trimmed) or record why it cannot be. */
+/* Keep url as entry i (and its shown form). */
+static void keep(struct controllers *c, size_t i, char *url)
+{
+	char shown[CRED_SHOWN_MAX];
+	cred_url_shown(shown, sizeof(shown), url);
+	c->shown[i] = xstrdup(shown);
+	c->url[i] = url;
+}
+
+/* Add element [s, e), the nth, or record why it cannot be. */
 static void add(struct controllers *c, const char *s, const char *e, size_t nth)
 {
-	char safe[160], shown[CRED_SHOWN_MAX];
-	while (s < e && *s == ' ')
-		s++;
-	while (e > s && e[-1] == ' ')
-		e--;
 	char *u = xstrndup(s, (size_t)(e - s));
-	cred_url_shown(shown, sizeof(shown), u);
 	if (c->error[0]) {
 		free(u);
 		return;
 	}
-	if (c->n == CONTROLLERS_MAX)
+	if (c->n == CONTROLLERS_MAX) {
 		snprintf(c->error, sizeof(c->error), "--slurmctld.url: more than %d controllers", CONTROLLERS_MAX);
-	else if (!url_ok(u))
+	} else if (!upstream_url_ok(s, (size_t)(e - s), 0)) {
+		char shown[CRED_SHOWN_MAX];
+		cred_url_shown(shown, sizeof(shown), u);
+		snprintf(c->error, sizeof(c->error), /* raw: the log, the 503 body and the status page escape it */
+			 "--slurmctld.url: element %zu \"%.150s\" is not an http:// or https:// URL", nth, shown);
+	} else if (controllers_metrics_path(u, strlen(u)) >= 0) {
+		char shown[CRED_SHOWN_MAX];
+		cred_url_shown(shown, sizeof(shown), u);
 		snprintf(c->error, sizeof(c->error),
-			 "--slurmctld.url: element %zu \"%s\" is not an http:// or https:// URL or unix:/path", nth,
-			 log_escape(safe, sizeof(safe), shown, strlen(shown)));
-	else if (strncmp(u, "unix:", 5) && controllers_metrics_path(u, strlen(u)) >= 0)
-		snprintf(c->error, sizeof(c->error),
-			 "--slurmctld.url: element %zu \"%s\" is slurmctld's metrics path, not its base URL: drop the "
-			 "/metrics (the shim asks for /metrics/<endpoint> itself)", nth,
-			 log_escape(safe, sizeof(safe), shown, strlen(shown)));
-	if (c->error[0]) {
-		free(u);
+			 "--slurmctld.url: element %zu \"%.150s\" is slurmctld's metrics path, not its base URL: drop the "
+			 "/metrics (the shim asks for /metrics/<endpoint> itself)", nth, shown);
+	} else {
+		keep(c, c->n++, u);
 		return;
 	}
-	c->shown[c->n] = xstrdup(shown);
-	c->url[c->n++] = u;
+	free(u);
 }
 
 struct controllers *controllers_new(const char *list)
@@ -77,6 +91,7 @@ struct controllers *controllers_new(const char *list)
 			break;
 		s = e + 1;
 	}
+	c->total = c->n;
 	return c;
 }
 
@@ -84,7 +99,7 @@ void controllers_free(struct controllers *c)
 {
 	if (!c)
 		return;
-	for (size_t i = 0; i < c->n; i++) {
+	for (size_t i = 0; i < c->total; i++) {
 		free(c->url[i]);
 		free(c->shown[i]);
 	}
@@ -137,9 +152,17 @@ size_t controllers_count(const struct controllers *c)
 	return c->n; /* fixed by controllers_new */
 }
 
+size_t controllers_total(struct controllers *c)
+{
+	pthread_mutex_lock(&c->mu);
+	size_t n = c->total;
+	pthread_mutex_unlock(&c->mu);
+	return n;
+}
+
 const char *controllers_url(const struct controllers *c, size_t i)
 {
-	return c->url[i];
+	return c->url[i]; /* set before it was counted in total, never changed */
 }
 
 const char *controllers_shown(const struct controllers *c, size_t i)
@@ -147,15 +170,37 @@ const char *controllers_shown(const struct controllers *c, size_t i)
 	return c->shown[i];
 }
 
+int controllers_is_learnt(const struct controllers *c, size_t i)
+{
+	return i >= c->n;
+}
+
+int controllers_learn(struct controllers *c, const char *base)
+{
+	int i = -1;
+	if (c->n != 1)
+		return -1;
+	pthread_mutex_lock(&c->mu);
+	for (size_t k = 0; k < c->total && i < 0; k++)
+		if (!strcmp(c->url[k], base))
+			i = (int)k;
+	if (i < 0 && c->total < CONTROLLERS_MAX) {
+		keep(c, c->total, xstrdup(base));
+		i = (int)c->total++;
+	}
+	pthread_mutex_unlock(&c->mu);
+	return i;
+}
+
 size_t controllers_order(struct controllers *c, size_t order[CONTROLLERS_MAX])
 {
 	size_t k = 0;
 	int taken[CONTROLLERS_MAX] = { 0 };
 	pthread_mutex_lock(&c->mu);
-	/* the current one first while it is the primary; one seen down (refused, or accepting
-	 * connections and never answering, which takes the whole timeout) last, so that the others
-	 * get their turn on the next fetch */
-	if (c->current >= 0 && c->role[c->current] == ROLE_PRIMARY) {
+	/* the current one first while it is the primary (a learnt one is asked only through its
+	 * configured one's 303); one seen down (refused, or accepting connections and never answering)
+	 * last, so that the others get their turn on the next fetch */
+	if (c->current >= 0 && (size_t)c->current < c->n && c->role[c->current] == ROLE_PRIMARY) {
 		order[k++] = (size_t)c->current;
 		taken[c->current] = 1;
 	}
@@ -190,7 +235,7 @@ void controllers_seen(struct controllers *c, size_t i, enum controller_role role
 
 void controllers_answered(struct controllers *c, size_t i)
 {
-	char was[200], why[300];
+	char why[300];
 	int prev;
 	pthread_mutex_lock(&c->mu);
 	prev = c->current;
@@ -206,9 +251,8 @@ void controllers_answered(struct controllers *c, size_t i)
 		log_info("slurmctld: reading controller %s", c->shown[i]);
 		return;
 	}
-	log_escape(was, sizeof(was), why, strlen(why));
 	log_warn("slurmctld: switched from controller %s to %s: %s was %s", c->shown[prev], c->shown[i], c->shown[prev],
-		 was[0] ? was : "not tried");
+		 why[0] ? why : "not tried"); /* raw: escaped by the log */
 }
 
 int controllers_current(struct controllers *c)
@@ -221,35 +265,39 @@ int controllers_current(struct controllers *c)
 
 const char *controller_role_name(enum controller_role r)
 {
-	static const char *const names[] = { "unknown", "primary", "standby", "down" };
+	static const char *const names[] = { "unknown", "primary", "standby", "down", "unusable" };
 	return names[r];
 }
 
 size_t controllers_view(struct controllers *c, struct controller_view out[CONTROLLERS_MAX])
 {
 	pthread_mutex_lock(&c->mu);
-	for (size_t i = 0; i < c->n; i++) {
+	size_t n = c->total;
+	for (size_t i = 0; i < n; i++) {
 		snprintf(out[i].url, sizeof(out[i].url), "%s", c->shown[i]);
 		out[i].role = c->role[i];
 		out[i].current = c->current == (int)i;
 		snprintf(out[i].why, sizeof(out[i].why), "%s", c->why[i]);
 	}
 	pthread_mutex_unlock(&c->mu);
-	return c->n;
+	return n;
 }
 
 void controllers_write_metrics(struct controllers *c, struct buf *b)
 {
 	enum controller_role roles[CONTROLLERS_MAX];
 	unsigned long switches;
+	size_t n;
 	pthread_mutex_lock(&c->mu);
 	memcpy(roles, c->role, sizeof(roles));
 	switches = c->switches;
+	n = c->total;
 	pthread_mutex_unlock(&c->mu);
 	write_header(b, "slurm_exporter_shim_controller_info",
-		     "Each configured slurmctld controller (--slurmctld.url) as last seen: primary (answered), standby "
-		     "(303 or 503), down (no HTTP answer), unknown (not tried yet).", "gauge");
-	for (size_t i = 0; i < c->n; i++) {
+		     "Each slurmctld controller (--slurmctld.url, and one a single URL's 303 pointed at) as last seen: "
+		     "primary (answered usably), standby (303 or 503), unusable (answered, nothing usable), down (no HTTP "
+		     "answer), unknown (not tried yet).", "gauge");
+	for (size_t i = 0; i < n; i++) {
 		const char *role = controller_role_name(roles[i]);
 		struct label l[2] = { { "url", c->shown[i], 3, (uint32_t)strlen(c->shown[i]) },
 				      { "role", role, 4, (uint32_t)strlen(role) } };

@@ -486,7 +486,7 @@ static int parse_sample(struct expo *e, const char *p, const char *end, int flag
 			s->hash = ts->hash;
 		} else {
 			for (uint32_t k = 0; k < nls; k++) {
-				e->invalid_utf8 += !utf8_valid(ls[k].value, ls[k].vlen);
+				e->invalid_utf8 += !utf8_is_clean(ls[k].value, ls[k].vlen);
 				ls[k].name = own(e, ls[k].name, ls[k].nlen, line, end);
 				ls[k].value = own(e, ls[k].value, ls[k].vlen, line, end);
 			}
@@ -762,7 +762,7 @@ int expo_add(struct expo *e, const char *name, size_t nlen, struct label *labels
 				l.name = prev->labels[k].name;
 			else
 				l.name = arena_strndup(&e->arena, l.name, l.nlen);
-			e->invalid_utf8 += !utf8_valid(l.value, l.vlen);
+			e->invalid_utf8 += !utf8_is_clean(l.value, l.vlen);
 			l.value = l.vlen ? arena_strndup(&e->arena, l.value, l.vlen) : "";
 			s->labels[k] = l;
 		}

@@ -73,7 +73,8 @@ struct expo {
 	size_t hcap;
 	size_t nsamples, nlines, nerrors;
 	size_t nnamed;            /* TYPE lines and sample lines of any family, kept or not */
-	size_t invalid_utf8;      /* label values that are not valid UTF-8, counted where a label set
+	size_t invalid_utf8;      /* label values that are not served as they are (invalid UTF-8 or a
+				     control byte: utf8_is_clean), counted where a label set
 				     is stored (not for one shared with a twin): nonzero iff a kept
 				     sample has one. Kept as they are (sums over them stay right);
 				     mapping.c repairs what rows serve */

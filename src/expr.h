@@ -13,8 +13,8 @@
  * expr_parse.c (lexer, parser), expr_eval.c (evaluation), expr_memo.c (shared subexpressions),
  * expr_re.c (regexes), expr_print.c (printing back as PromQL); expr_int.h is what they share.
  *
- * Ownership: expr_compile returns a new tree owned by the caller (expr_free). Evaluation results
- * live in the arena passed in and borrow label bytes from the payloads and the tree. */
+ * Ownership: expr_compile returns a new tree (expr_free). Evaluation results live in the arena
+ * passed in and borrow label bytes from the payloads and the tree. */
 #ifndef SHIM_EXPR_H
 #define SHIM_EXPR_H
 
@@ -26,18 +26,6 @@
 
 struct expo;
 struct expr;
-
-struct velem {
-	struct label *labels;
-	uint32_t nlabels;
-	uint32_t hash;          /* labels_hash(labels) */
-	double v;
-};
-
-struct vec {
-	struct velem *e;
-	size_t n;
-};
 
 /* Every walk over a compiled tree recurses once per level, on the stacks of the HTTP server's
  * threads too, so expr_compile refuses a tree deeper than EXPR_MAX_DEPTH (leaves are 1 deep; a

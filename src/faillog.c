@@ -19,22 +19,22 @@ static const char *reason_text(const struct payload *p)
 /* Where p came from: the upstream and its URL (the controller it was fetched from when known), or
  * the replay directory. */
 static const char *fetched_from(const struct payload *p, const struct upstream_config cfg[UPSTREAM_COUNT],
-				const char *replay_dir, char *out, size_t len)
+				struct controllers *ctl, const char *replay_dir, char *out, size_t len)
 {
 	const struct upstream_config *u = &cfg[sources[p->src].upstream];
 	const char *name = upstreams[sources[p->src].upstream].name;
 	char shown[CRED_SHOWN_MAX];
 	if (replay_dir)
 		snprintf(out, len, "replay of %s", replay_dir);
-	else if (u->ctl && p->controller >= 0)
-		snprintf(out, len, "%s %s", name, controllers_shown(u->ctl, (size_t)p->controller));
+	else if (ctl && sources[p->src].upstream == UPSTREAM_SLURMCTLD && p->controller >= 0)
+		snprintf(out, len, "%s %s", name, controllers_shown(ctl, (size_t)p->controller));
 	else
 		snprintf(out, len, "%s %s", name, cred_url_shown(shown, sizeof(shown), u->base_url));
 	return out;
 }
 
 void faillog_report(unsigned failed, struct payload *const got[SRC_COUNT], const struct upstream_config cfg[UPSTREAM_COUNT],
-		    const char *replay_dir)
+		    struct controllers *ctl, const char *replay_dir)
 {
 	for (int id = 0; id < SRC_COUNT; id++) {
 		if (!(failed & (1u << id)))
@@ -57,6 +57,6 @@ void faillog_report(unsigned failed, struct payload *const got[SRC_COUNT], const
 				o += w > 0 ? (size_t)w : 0;
 			}
 		log_warn("endpoint%s %s failed: %s: %s", count > 1 ? "s" : "", list,
-			 fetched_from(got[id], cfg, replay_dir, where, sizeof(where)), reason_text(got[id]));
+			 fetched_from(got[id], cfg, ctl, replay_dir, where, sizeof(where)), reason_text(got[id]));
 	}
 }

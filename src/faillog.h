@@ -15,10 +15,13 @@
 #include "payload.h"
 #include "source.h"
 
+struct controllers;
+
 /* Log the sources in mask failed (got[id] finished and not ok) of one fetch: one warning per group
- * of the same upstream, controller and reason. cfg: the upstreams they were fetched from;
- * replay_dir: the directory they were read from instead, or NULL. */
+ * of the same upstream, controller and reason. cfg: the upstreams they were fetched from; ctl:
+ * slurmctld's controllers (a payload's controller indexes them), or NULL; replay_dir: the directory
+ * they were read from instead, or NULL. */
 void faillog_report(unsigned failed, struct payload *const got[SRC_COUNT], const struct upstream_config cfg[UPSTREAM_COUNT],
-		    const char *replay_dir);
+		    struct controllers *ctl, const char *replay_dir);
 
 #endif

@@ -3,11 +3,12 @@
 #include "buf.h"
 #include "controllers.h"
 #include "cred.h"
+#include "fetch_int.h"
 #include "file_read.h"
 #include "log.h"
+#include "monotime.h"
 #include "restapi.h"
 
-#include <curl/curl.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,17 +20,40 @@ void fetch_global_init(void)
 	curl_global_init(CURL_GLOBAL_DEFAULT);
 }
 
-/* One source's transfer. */
-struct xfer {
-	struct payload *p;
-	struct cred *c;          /* its upstream's */
-	size_t max_body;
-	CURL *h;
-	char errbuf[CURL_ERROR_SIZE];
-	int too_big;
-	int redirected;          /* the one redirect allowed was followed */
-	double t0;
-};
+/* Every header line of every response (an interim 1xx's, a redirect's, then the answer's), its
+ * status line first: whether the answer's header block ended, and whether its body is chunked
+ * (source_verdict judges these facts). */
+static size_t on_header(char *ptr, size_t size, size_t nmemb, void *ud)
+{
+	struct xfer *x = ud;
+	size_t n = size * nmemb;
+	static const char te[] = "transfer-encoding:";
+	if (n >= 5 && !memcmp(ptr, "HTTP/", 5)) {
+		x->headers_done = 0;
+		x->chunked = 0;
+		if (x->responded)
+			*x->responded = 1;
+	} else if ((n == 2 && ptr[0] == '\r' && ptr[1] == '\n') || (n == 1 && ptr[0] == '\n')) {
+		x->headers_done = 1;
+	} else if (n > sizeof(te) - 1 && !strncasecmp(ptr, te, sizeof(te) - 1)) {
+		for (size_t i = sizeof(te) - 1; i + 7 <= n && !x->chunked; i++)
+			x->chunked = !strncasecmp(ptr + i, "chunked", 7);
+	}
+	return n;
+}
+
+/* How the answer on t was framed, as facts: headers that never ended, its Content-Length, or
+ * neither a length nor chunks (its end is where the connection closed). */
+static void note_framing(const struct xfer *t, struct payload *p)
+{
+	curl_off_t cl = -1;
+	if (p->http_status <= 0)
+		return;
+	curl_easy_getinfo(t->h, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &cl);
+	p->facts.headers_cut = !t->headers_done;
+	p->facts.content_length = cl > 0 ? (long long)cl : 0;
+	p->facts.unframed = cl < 0 && !t->chunked;
+}
 
 /* The body goes straight to the parser (payload_feed): it is never held whole. */
 static size_t on_data(char *ptr, size_t size, size_t nmemb, void *ud)
@@ -40,6 +64,7 @@ static size_t on_data(char *ptr, size_t size, size_t nmemb, void *ud)
 	curl_easy_getinfo(x->h, CURLINFO_RESPONSE_CODE, &code);
 	if (code != x->p->http_status)
 		payload_restart(x->p, code); /* a new response (after a redirect): the bytes before are not its */
+	x->body_seen = 1;
 	if (payload_feed(x->p, ptr, n, x->max_body) < 0) {
 		x->too_big = 1;
 		return 0; /* aborts the transfer */
@@ -57,11 +82,11 @@ static size_t on_data(char *ptr, size_t size, size_t nmemb, void *ud)
 static char *read_token(const char *path, char *err, size_t errlen)
 {
 	struct file_text f;
-	char why[100], safe[120];
+	char why[100];
 	char *tok = NULL;
-	log_escape(safe, sizeof(safe), path, strlen(path));
 	if (file_read(path, TOKEN_FILE_MAX, FILE_SECRET, &f, why, sizeof(why)) < 0) {
-		snprintf(err, errlen, "cannot read token file %s: %s", safe, why);
+		/* raw: a reason is escaped where it is shown (log, status page, 503 body) */
+		snprintf(err, errlen, "cannot read token file %.120s: %s", path, why);
 		return NULL;
 	}
 	const char *line = f.data;
@@ -77,9 +102,9 @@ static char *read_token(const char *path, char *err, size_t errlen)
 		s += 10;
 	const char *bad = cred_value_problem(line + s, n - s, TOKEN_FILE_MAX, why, sizeof(why));
 	if (n == s || nul)
-		snprintf(err, errlen, "token file %s %s", safe, nul ? "holds a NUL byte" : "is empty");
+		snprintf(err, errlen, "token file %.120s %s", path, nul ? "holds a NUL byte" : "is empty");
 	else if (bad)
-		snprintf(err, errlen, "token file %s: the token %s", safe, bad);
+		snprintf(err, errlen, "token file %.120s: the token %s", path, bad);
 	else
 		tok = xstrndup(line + s, n - s);
 	file_text_free(&f);
@@ -127,96 +152,77 @@ out:
 	return r;
 }
 
-/* One upstream's configuration and credentials, for one fetch_sources call. */
-struct cred {
-	const struct upstream_config *cfg;
-	const struct upstream *up;
-	struct curl_slist *hdrs;      /* with the token and user: only for the configured origin */
-	struct curl_slist *anon_hdrs; /* without them: for any other origin */
-	char *token;
-	char tokerr[256];
-	long timeout_ms;              /* for each source, redirect included */
-	long connect_ms;              /* for each connection attempt */
-	int used;
-	int api;                      /* slurmrestd's API version: 0 not looked up, 1 in version, -1 failed (api_why) */
-	char version[RESTAPI_VERSION_MAX];
-	char api_why[300];
-};
-
-/* What one controller did in one round (fetch_ha): its sources' answers taken together. */
-struct round {
-	int answered;            /* HTTP answers other than 3xx and 503: it is the primary */
-	int standby;             /* 3xx or 503 (a standby's answers), or a followed redirect */
-	char why[200];           /* the first reason it is not the primary (raw upstream bytes) */
-	char location[512];      /* the first 3xx's Location */
-};
-
-/* One run_sources call. */
-struct run {
-	CURLM *m;
-	struct cred c[UPSTREAM_COUNT];
-	int ha;                  /* several controllers: a 303 is the controller's answer, not followed */
-	struct round rd;         /* slurmctld's transfers */
-};
-
-/* A 3xx just finished on t: follow it (1, the handle is back in the multi) or not (0; a refused
- * or second redirect is recorded as the payload's fault). Only one redirect is followed (a standby
- * controller points at the primary). Credentials go only to the upstream's origin (its base_url,
- * e.g. --slurmctld.url): curl would send our custom headers to any host it is sent to. */
+/* A 3xx just finished on t: follow it (1, the handle is back in the multi) or not (0; a refused,
+ * second or, for a controller, other origin's redirect is recorded as the payload's fault). Only one
+ * redirect is followed (a standby points at the primary). Credentials go only to the configured
+ * origin (t->base): curl would send our custom headers to any host it is sent to. A controller's
+ * 303 elsewhere is not followed here: every source of a fetch is read from one controller, and
+ * fetch_ctld.c decides which controller is asked next. */
 static int follow(struct run *r, struct xfer *t)
 {
-	char *loc = NULL, safe[160];
+	char *loc = NULL, shown[160]; /* raw: each sink (log, 503 body, status page) escapes it */
 	struct cred *c = t->c;
 	curl_easy_getinfo(t->h, CURLINFO_REDIRECT_URL, &loc);
 	if (!loc)
 		return 0; /* a 3xx without Location: classified as an HTTP error */
-	log_escape(safe, sizeof(safe), loc, strlen(loc));
+	snprintf(shown, sizeof(shown), "%s", loc);
 	if (t->redirected) {
 		payload_fault(t->p, FAULT_REDIRECT_LOOP, NULL);
 		return 0;
 	}
-	enum fetch_redirect k = fetch_redirect_check(c->cfg->base_url, loc);
+	enum fetch_redirect k = fetch_redirect_check(t->base, loc);
 	if (k == FETCH_REDIRECT_REFUSE) {
-		payload_fault(t->p, FAULT_REDIRECT_REFUSED, safe);
+		payload_fault(t->p, FAULT_REDIRECT_REFUSED, shown);
+		return 0;
+	}
+	if (k == FETCH_REDIRECT_OTHER_ORIGIN && !t->follow_any) {
+		payload_fault(t->p, FAULT_REDIRECT_UNFOLLOWED, shown);
 		return 0;
 	}
 	if (k == FETCH_REDIRECT_OTHER_ORIGIN && (c->token || c->cfg->user))
 		log_warn("%s: redirected to another origin, %s: following without the token and user, which go only to %s.url",
-			 sources[t->p->src].name, safe, c->up->flag);
+			 sources[t->p->src].name, shown, c->up->flag);
 	/* the second request gets what is left of the source's time, as when curl followed itself */
-	long left_ms = c->timeout_ms - (long)((mono_now() - t->t0) * 1000);
+	long left_ms = t->timeout_ms - (long)((mono_now() - t->t0) * 1000);
 	curl_multi_remove_handle(r->m, t->h);
 	curl_easy_setopt(t->h, CURLOPT_TIMEOUT_MS, left_ms > 1 ? left_ms : 1L);
 	curl_easy_setopt(t->h, CURLOPT_CONNECTTIMEOUT_MS, left_ms > 1 ? left_ms : 1L);
 	curl_easy_setopt(t->h, CURLOPT_URL, loc); /* copied by curl before loc is freed */
-	curl_easy_setopt(t->h, CURLOPT_HTTPHEADER, k == FETCH_REDIRECT_SAME_ORIGIN ? c->hdrs : c->anon_hdrs);
+	curl_easy_setopt(t->h, CURLOPT_HTTPHEADER, k == FETCH_REDIRECT_SAME_ORIGIN ? t->hdrs : c->anon_hdrs);
 	payload_restart(t->p, 0);
 	t->redirected = 1;
 	curl_multi_add_handle(r->m, t->h);
 	return 1;
 }
 
-/* What a finished slurmctld transfer says about its controller. */
-static void note_round(struct round *rd, const struct xfer *t, CURLcode rc)
+/* A unix: base URL's socket path, or NULL. */
+static const char *unix_socket(const char *base_url)
 {
-	long code = t->p->http_status;
-	char *loc = NULL;
-	if (t->c->up != &upstreams[UPSTREAM_SLURMCTLD])
-		return;
-	if (t->redirected || (code >= 300 && code < 400) || code == 503) {
-		rd->standby++;
-		curl_easy_getinfo(t->h, CURLINFO_REDIRECT_URL, &loc);
-		const char *host = loc && !t->redirected ? strstr(loc, "://") : NULL;
-		int olen = host ? (int)strcspn(host + 3, "/?#") + (int)(host + 3 - loc) : 0; /* its origin: short */
-		if (!rd->why[0])
-			snprintf(rd->why, sizeof(rd->why), "standby (HTTP %ld%s%.*s)", t->redirected ? 303 : code,
-				 host ? " to " : "", olen < 150 ? olen : 150, host ? loc : "");
-		if (loc && !rd->location[0] && !t->redirected)
-			snprintf(rd->location, sizeof(rd->location), "%s", loc);
-	} else if (code > 0) {
-		rd->answered++;
-	} else if (!rd->why[0]) {
-		snprintf(rd->why, sizeof(rd->why), "down (%s)", curl_easy_strerror(rc)); /* errbuf: too long for the 503 body */
+	return strncmp(base_url, "unix:", 5) ? NULL : base_url + 5;
+}
+
+/* Why transfer h at base failed (rc), into out: curl's words (errbuf, else its code's text),
+ * except where they mislead. Over a unix socket, curl names the URL's placeholder host ("Failed to
+ * connect to localhost port 80"): the socket is named instead, with the system's error. A header
+ * line over libcurl's limit (CURL_MAX_HTTP_HEADER) before any body byte is curl's "Out of memory"
+ * (CURLE_TOO_LARGE since libcurl 8.6). */
+static void transport_error(const char *base, CURL *h, CURLcode rc, const char *errbuf, int body_seen, char *out,
+			    size_t len)
+{
+	const char *sock = unix_socket(base);
+	long oserr = 0;
+	int too_large = rc == CURLE_OUT_OF_MEMORY;
+#if LIBCURL_VERSION_NUM >= 0x080600
+	too_large |= rc == CURLE_TOO_LARGE;
+#endif
+	if (sock && rc == CURLE_COULDNT_CONNECT) {
+		curl_easy_getinfo(h, CURLINFO_OS_ERRNO, &oserr);
+		snprintf(out, len, "cannot connect to unix socket %s: %s", sock,
+			 oserr ? strerror((int)oserr) : curl_easy_strerror(rc));
+	} else if (too_large && !body_seen) {
+		snprintf(out, len, "response header too large (a header line over %d bytes)", CURL_MAX_HTTP_HEADER);
+	} else { /* curl's words once: errbuf holds its code's text already, or more */
+		snprintf(out, len, "%s", errbuf[0] ? errbuf : curl_easy_strerror(rc));
 	}
 }
 
@@ -252,20 +258,23 @@ static int done(struct run *r, CURLMsg *msg)
 		payload_fault(p, FAULT_TOO_BIG, NULL);
 	} else if (rc != CURLE_OK) {
 		char why[400]; /* cut to the facts' detail */
-		/* curl's words once (errbuf holds curl_easy_strerror's text already, or more) */
-		snprintf(why, sizeof(why), "%s%s", t->errbuf[0] ? t->errbuf : curl_easy_strerror(rc),
-			 transport_hint(t->c->up, rc));
+		transport_error(t->base, t->h, rc, t->errbuf, t->body_seen, why, sizeof(why));
+		size_t n = strlen(why);
+		snprintf(why + n, sizeof(why) - n, "%s", transport_hint(t->c->up, rc));
 		payload_fault(p, FAULT_TRANSPORT, why);
-	} else if (p->http_status >= 300 && p->http_status < 400 && !r->ha && follow(r, t)) {
+	} else if (p->http_status >= 300 && p->http_status < 400 && follow(r, t)) {
 		return 1;
 	}
-	note_round(&r->rd, t, rc);
+	t->rc = rc;
+	note_framing(t, p);
 	p->seconds = mono_now() - t->t0;
 	p->at = mono_now();
 	/* a 401 without a token is explained by why there is none; the token itself is never logged */
 	if (!t->c->token && t->c->tokerr[0])
 		payload_fault(p, FAULT_NO_TOKEN, t->c->tokerr);
 	payload_finish(p);
+	if (t->pending)
+		--*t->pending;
 	return 0;
 }
 
@@ -304,17 +313,11 @@ static void free_credentials(struct cred *c)
 	}
 }
 
-/* A unix: base URL's socket path, or NULL. */
-static const char *unix_socket(const char *base_url)
+/* The URL of path at base (over a unix socket, http://localhost) into url, "{version}" replaced
+ * by c's API version. */
+static void make_url(const struct cred *c, const char *base_url, const char *path, char *url, size_t len)
 {
-	return strncmp(base_url, "unix:", 5) ? NULL : base_url + 5;
-}
-
-/* The URL of path on c's upstream into url: its base_url (over a unix socket, http://localhost)
- * and path, "{version}" replaced by c's API version. */
-static void make_url(const struct cred *c, const char *path, char *url, size_t len)
-{
-	const char *base = unix_socket(c->cfg->base_url) ? "http://localhost" : c->cfg->base_url;
+	const char *base = unix_socket(base_url) ? "http://localhost" : base_url;
 	const char *var = strstr(path, "{version}");
 	size_t blen = strlen(base);
 	while (blen && base[blen - 1] == '/')
@@ -325,11 +328,13 @@ static void make_url(const struct cred *c, const char *path, char *url, size_t l
 		snprintf(url, len, "%.*s%s", (int)blen, base, path);
 }
 
-/* A handle for url on c's upstream with its headers and the options every request has. */
-static CURL *base_handle(const struct cred *c, const char *url, long timeout_ms, char *errbuf)
+/* A handle for url at base on c's upstream with the options every request has (headers: the
+ * caller's). connect_ms 0: timeout_ms. */
+static CURL *base_handle(const struct cred *c, const char *base, const char *url, long timeout_ms, long connect_ms,
+			 char *errbuf)
 {
 	CURL *h = curl_easy_init();
-	const char *sock = unix_socket(c->cfg->base_url);
+	const char *sock = unix_socket(base);
 	if (sock)
 		curl_easy_setopt(h, CURLOPT_UNIX_SOCKET_PATH, sock);
 	curl_easy_setopt(h, CURLOPT_URL, url);
@@ -338,22 +343,12 @@ static CURL *base_handle(const struct cred *c, const char *url, long timeout_ms,
 	curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 0L);
 	curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
 	curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, timeout_ms);
-	curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, c->connect_ms && c->connect_ms < timeout_ms ? c->connect_ms : timeout_ms);
+	curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, connect_ms && connect_ms < timeout_ms ? connect_ms : timeout_ms);
 	curl_easy_setopt(h, CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_1_1);
 	curl_easy_setopt(h, CURLOPT_USERAGENT, "slurm-exporter-shim/" SHIM_VERSION);
-	curl_easy_setopt(h, CURLOPT_HTTPHEADER, c->hdrs);
 	curl_easy_setopt(h, CURLOPT_ERRORBUFFER, errbuf);
 	curl_easy_setopt(h, CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)c->cfg->max_body);
 	curl_easy_setopt(h, CURLOPT_FORBID_REUSE, 1L);
-	return h;
-}
-
-static CURL *new_handle(struct xfer *x, const char *url, long timeout_ms)
-{
-	CURL *h = base_handle(x->c, url, timeout_ms, x->errbuf);
-	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_data);
-	curl_easy_setopt(h, CURLOPT_WRITEDATA, x);
-	curl_easy_setopt(h, CURLOPT_PRIVATE, x);
 	return h;
 }
 
@@ -369,34 +364,36 @@ static size_t on_doc(char *ptr, size_t size, size_t nmemb, void *ud)
  * is left). A failure is kept in c for this call's other sources and retried on the next call. */
 static void look_up_version(struct cred *c)
 {
-	char errbuf[CURL_ERROR_SIZE] = "", url[4096];
+	char errbuf[CURL_ERROR_SIZE] = "", url[4096], why[250];
 	struct buf doc;
 	long code = 0;
 	double t0 = mono_now();
 
 	c->api = -1;
-	if (restapi_get(c->cfg->api, c->version)) {
+	if (restapi_version(c->cfg->api, c->version) == 0) {
 		c->api = 1;
 		return;
 	}
-	make_url(c, "/openapi/v3", url, sizeof(url));
+	make_url(c, c->cfg->base_url, "/openapi/v3", url, sizeof(url));
 	buf_init(&doc, OPENAPI_MAX);
-	CURL *h = base_handle(c, url, c->timeout_ms, errbuf);
+	CURL *h = base_handle(c, c->cfg->base_url, url, c->timeout_ms, c->connect_ms, errbuf);
+	curl_easy_setopt(h, CURLOPT_HTTPHEADER, c->hdrs);
 	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_doc);
 	curl_easy_setopt(h, CURLOPT_WRITEDATA, &doc);
 	CURLcode rc = curl_easy_perform(h);
 	curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &code);
+	if (rc != CURLE_OK)
+		transport_error(c->cfg->base_url, h, rc, errbuf, doc.len > 0, why, sizeof(why));
 	curl_easy_cleanup(h);
 	const char *hint = c->up->status_hint ? c->up->status_hint(code) : NULL;
 	if (rc != CURLE_OK)
-		snprintf(c->api_why, sizeof(c->api_why), "API version discovery: /openapi/v3: %s",
-			 errbuf[0] ? errbuf : curl_easy_strerror(rc));
+		snprintf(c->api_why, sizeof(c->api_why), "API version discovery: /openapi/v3: %s", why);
 	else if (code != 200 && hint)
 		snprintf(c->api_why, sizeof(c->api_why), "API version discovery: /openapi/v3: %s", hint);
 	else if (code != 200)
 		snprintf(c->api_why, sizeof(c->api_why), "API version discovery: /openapi/v3: HTTP status %ld", code);
 	else if (restapi_learn(c->cfg->api, doc.data ? doc.data : "", doc.len, c->api_why, sizeof(c->api_why)) == 0 &&
-		 restapi_get(c->cfg->api, c->version)) {
+		 restapi_version(c->cfg->api, c->version) == 0) {
 		c->api = 1;
 		log_info("%s: API version %s (newest in /openapi/v3 this shim reads)", c->up->name, c->version);
 	}
@@ -405,8 +402,20 @@ static void look_up_version(struct cred *c)
 	c->timeout_ms = left_ms > 1 ? left_ms : 1;
 }
 
+int fetch_origin_base(const char *url, char *out, size_t len)
+{
+	char *scheme, *host, *port;
+	int rc = origin_of(url, &scheme, &host, &port);
+	if (rc == 0 && (size_t)snprintf(out, len, "%s://%s:%s", scheme, host, port) >= len)
+		rc = -1;
+	curl_free(scheme);
+	curl_free(host);
+	curl_free(port);
+	return rc;
+}
+
 /* The credentials of upstream u, set up on its first source of this call. */
-static struct cred *cred_of(struct run *r, const struct upstream_config cfg[UPSTREAM_COUNT], enum upstream_id u)
+struct cred *fetch_cred(struct run *r, const struct upstream_config cfg[UPSTREAM_COUNT], enum upstream_id u)
 {
 	struct cred *c = &r->c[u];
 	if (c->used)
@@ -416,7 +425,6 @@ static struct cred *cred_of(struct run *r, const struct upstream_config cfg[UPST
 	c->cfg = &cfg[u];
 	c->up = &upstreams[u];
 	c->timeout_ms = timeout > 0.001 ? (long)(timeout * 1000) : 1;
-	c->connect_ms = cfg[u].connect_timeout > 0.001 ? (long)(cfg[u].connect_timeout * 1000) : 0;
 	add_credentials(c);
 	return c;
 }
@@ -427,81 +435,75 @@ static void fail_early(struct xfer *x, const char *why)
 	payload_fault(x->p, FAULT_TRANSPORT, why);
 	x->p->at = mono_now();
 	payload_finish(x->p);
+	if (x->pending)
+		--*x->pending;
 }
 
-/* Start source id's transfer. */
-static void start(struct run *r, struct xfer *x, const struct upstream_config cfg[UPSTREAM_COUNT], enum source_id id,
-		  unsigned gen, expo_keep_fn keep, void *ctx)
+void fetch_start(struct run *r, struct xfer *x, enum source_id id, const char *base, long timeout_ms, unsigned gen,
+		 expo_keep_fn keep, void *ctx)
 {
 	const struct source *src = &sources[id];
 	char url[4096];
 	x->p = payload_new(id, gen, keep, ctx);
-	if (!cfg[src->upstream].base_url) {
+	if (x->pending)
+		++*x->pending;
+	if (!base) {
 		fail_early(x, "upstream not configured");
 		return;
 	}
-	x->c = cred_of(r, cfg, src->upstream);
 	if (strstr(src->path, "{version}") && x->c->api == 0)
-		look_up_version(x->c);
+		look_up_version(x->c); /* takes its time out of the upstream's */
 	if (strstr(src->path, "{version}") && x->c->api < 0) {
 		fail_early(x, x->c->api_why[0] ? x->c->api_why : "no slurmrestd API version");
 		return;
 	}
-	make_url(x->c, src->path, url, sizeof(url));
+	if (timeout_ms > x->c->timeout_ms)
+		timeout_ms = x->c->timeout_ms;
+	make_url(x->c, base, src->path, url, sizeof(url));
+	x->base = base;
 	x->max_body = x->c->cfg->max_body;
+	x->timeout_ms = timeout_ms;
 	x->t0 = mono_now();
-	x->h = new_handle(x, url, x->c->timeout_ms);
+	x->h = base_handle(x->c, base, url, timeout_ms, x->c->connect_ms, x->errbuf);
+	curl_easy_setopt(x->h, CURLOPT_HTTPHEADER, x->hdrs);
+	curl_easy_setopt(x->h, CURLOPT_WRITEFUNCTION, on_data);
+	curl_easy_setopt(x->h, CURLOPT_WRITEDATA, x);
+	curl_easy_setopt(x->h, CURLOPT_HEADERFUNCTION, on_header);
+	curl_easy_setopt(x->h, CURLOPT_HEADERDATA, x);
+	curl_easy_setopt(x->h, CURLOPT_PRIVATE, x);
 	curl_multi_add_handle(r->m, x->h);
 }
 
-/* Fetch mask in parallel, each source from its upstream's base_url; rd: what slurmctld's
- * transfers said about the controller (ha: several controllers, a 3xx is not followed). */
-static void run_sources(const struct upstream_config cfg[UPSTREAM_COUNT], unsigned mask, unsigned gen,
-			expo_keep_fn keep, void *ctx, struct payload *out[SRC_COUNT], int ha, struct round *rd)
+int fetch_step(struct run *r, long wait_ms)
 {
-	struct xfer x[SRC_COUNT];
-	struct run r = { .m = curl_multi_init(), .ha = ha };
-
-	memset(x, 0, sizeof(x));
-	for (int id = 0; id < SRC_COUNT; id++) {
-		out[id] = NULL;
-		if (mask & (1u << id))
-			start(&r, &x[id], cfg, (enum source_id)id, gen, keep, ctx);
-	}
-	int running = 1;
-	while (running) {
-		CURLMsg *msg;
-		int left;
-		if (curl_multi_perform(r.m, &running) != CURLM_OK)
-			break;
-		while ((msg = curl_multi_info_read(r.m, &left)))
-			if (msg->msg == CURLMSG_DONE && done(&r, msg))
-				running = 1; /* a redirect: the handle is back in */
-		if (running)
-			curl_multi_poll(r.m, NULL, 0, 200, NULL);
-	}
-	for (int id = 0; id < SRC_COUNT; id++) {
-		if (!x[id].h) {
-			out[id] = x[id].p; /* failed before its transfer (or not asked for: NULL) */
-			continue;
-		}
-		if (!x[id].p->at) { /* never completed: multi failure */
-			payload_fault(x[id].p, FAULT_TRANSPORT, "transfer did not complete");
-			payload_finish(x[id].p);
-		}
-		curl_multi_remove_handle(r.m, x[id].h);
-		curl_easy_cleanup(x[id].h);
-		out[id] = x[id].p;
-	}
-	curl_multi_cleanup(r.m);
-	for (int u = 0; u < UPSTREAM_COUNT; u++)
-		if (r.c[u].used)
-			free_credentials(&r.c[u]);
-	*rd = r.rd;
+	CURLMsg *msg;
+	int running = 0, left;
+	if (curl_multi_perform(r->m, &running) != CURLM_OK)
+		return 0;
+	while ((msg = curl_multi_info_read(r->m, &left)))
+		if (msg->msg == CURLMSG_DONE && done(r, msg))
+			running++; /* a redirect: the handle is back in */
+	if (running)
+		curl_multi_poll(r->m, NULL, 0, (int)wait_ms, NULL);
+	return running;
 }
 
-/* A finished payload of source id that failed with why, for mapping generation gen. */
-static struct payload *failed(enum source_id id, unsigned gen, expo_keep_fn keep, void *ctx, const char *why, double t0)
+void fetch_end(struct run *r, struct xfer *x)
+{
+	if (!x->h)
+		return;
+	if (!x->p->at) { /* never completed: multi failure, or given up */
+		payload_fault(x->p, FAULT_TRANSPORT, "transfer did not complete");
+		payload_finish(x->p);
+		if (x->pending)
+			--*x->pending;
+	}
+	curl_multi_remove_handle(r->m, x->h);
+	curl_easy_cleanup(x->h);
+	x->h = NULL;
+}
+
+struct payload *fetch_failed(enum source_id id, unsigned gen, expo_keep_fn keep, void *ctx, const char *why, double t0)
 {
 	struct payload *p = payload_new(id, gen, keep, ctx);
 	payload_fault(p, FAULT_TRANSPORT, why);
@@ -511,123 +513,68 @@ static struct payload *failed(enum source_id id, unsigned gen, expo_keep_fn keep
 	return p;
 }
 
-/* After order[k] answered as a standby with a 303 to location: a configured controller of that
- * origin not tried yet is tried next (a Location anywhere else is never followed). Returns whether
- * one was. */
-static int prefer(const struct controllers *ctl, size_t order[], size_t n, size_t k, const char *location)
+/* An upstream with one server (slurmrestd): mask from its base_url in parallel, a redirect
+ * followed once (to another origin without the credentials). */
+static void fetch_one_server(struct run *r, const struct upstream_config cfg[UPSTREAM_COUNT], enum upstream_id u,
+			     unsigned mask, unsigned gen, expo_keep_fn keep, void *ctx, struct payload *out[SRC_COUNT])
 {
-	for (size_t j = k + 1; j < n; j++) {
-		const char *u = controllers_url(ctl, order[j]);
-		if (fetch_redirect_check(u, location) != FETCH_REDIRECT_SAME_ORIGIN)
-			continue;
-		size_t pick = order[j];
-		memmove(&order[k + 2], &order[k + 1], (j - k - 1) * sizeof(order[0]));
-		order[k + 1] = pick;
-		return 1;
-	}
-	return 0;
-}
-
-/* What controller order[k] did in rd, for the log and the 503 body. */
-static void note_controller(struct controllers *ctl, size_t i, struct round *rd, int followed, char *summary, size_t len)
-{
-	size_t used = strlen(summary);
-	int configured = 0;
-	for (size_t j = 0; rd->location[0] && !followed && j < controllers_count(ctl); j++)
-		configured |= fetch_redirect_check(controllers_url(ctl, j), rd->location) == FETCH_REDIRECT_SAME_ORIGIN;
-	if (rd->location[0] && !followed && !configured) /* (a configured one was tried already) */
-		snprintf(rd->why + strlen(rd->why), sizeof(rd->why) - strlen(rd->why), ", not configured: not followed");
-	if (!rd->why[0])
-		snprintf(rd->why, sizeof(rd->why), "no answer");
-	controllers_seen(ctl, i, rd->standby ? ROLE_STANDBY : ROLE_DOWN, rd->why);
-	snprintf(summary + used, len - used, "%s%s: %s", used ? "; " : "", controllers_shown(ctl, i), rd->why);
-}
-
-/* The least share of --slurmctld.timeout a controller is tried with. */
-#define FETCH_HA_MIN_TRY 0.25
-
-/* slurmctld's sources in mask from one of several controllers: each is tried in turn (the one
- * that answered last first, a 303's target next when it is configured), all of mask from one
- * controller; the first that answers as primary gives every source (a source it then fails is a
- * failed source: no mixing), so all controllers fit in the upstream's timeout, each connection
- * attempt gets a share of it. */
-static void fetch_ha(const struct upstream_config cfg[UPSTREAM_COUNT], struct controllers *ctl, unsigned mask,
-		     unsigned gen, expo_keep_fn keep, void *ctx, struct payload *out[SRC_COUNT])
-{
-	struct upstream_config one[UPSTREAM_COUNT];
-	struct payload *got[SRC_COUNT];
-	size_t order[CONTROLLERS_MAX], n = controllers_order(ctl, order);
-	double t0 = mono_now(), total = cfg[UPSTREAM_SLURMCTLD].timeout;
-	char summary[300] = "";
-
-	memcpy(one, cfg, sizeof(one));
-	one[UPSTREAM_SLURMCTLD].connect_timeout = total / (double)n;
-	for (size_t k = 0; k < n; k++) {
-		struct round rd = { 0 };
-		double left = total - (mono_now() - t0);
-		/* what is left of the upstream's timeout after a hung controller is a sliver: a controller
-		 * tried with it would fail and be seen down for no fault of its own (then both are down,
-		 * and the hung one is tried first again). Not tried, it is first on the next fetch. */
-		if (left < total * FETCH_HA_MIN_TRY)
-			break;
-		one[UPSTREAM_SLURMCTLD].base_url = controllers_url(ctl, order[k]);
-		one[UPSTREAM_SLURMCTLD].timeout = left;
-		run_sources(one, mask, gen, keep, ctx, got, 1, &rd);
-		if (rd.answered) {
-			controllers_seen(ctl, order[k], ROLE_PRIMARY, NULL);
-			controllers_answered(ctl, order[k]);
-			for (int id = 0; id < SRC_COUNT; id++)
-				if (mask & (1u << id)) {
-					got[id]->controller = (int)order[k];
-					out[id] = got[id];
-				}
-			return;
-		}
-		int followed = rd.location[0] && prefer(ctl, order, n, k, rd.location);
-		note_controller(ctl, order[k], &rd, followed, summary, sizeof(summary));
-		for (int id = 0; id < SRC_COUNT; id++)
-			payload_unref(got[id]);
-	}
-	char why[400];
-	snprintf(why, sizeof(why), "no slurmctld controller answered as primary: %s", summary);
+	struct xfer x[SRC_COUNT];
+	struct cred *c = fetch_cred(r, cfg, u);
+	memset(x, 0, sizeof(x));
 	for (int id = 0; id < SRC_COUNT; id++)
-		if (mask & (1u << id))
-			out[id] = failed((enum source_id)id, gen, keep, ctx, why, t0);
+		if (mask & (1u << id)) {
+			x[id].c = c;
+			x[id].hdrs = c->hdrs;
+			x[id].follow_any = 1;
+			fetch_start(r, &x[id], (enum source_id)id, cfg[u].base_url, c->timeout_ms, gen, keep, ctx);
+		}
+	while (fetch_step(r, 200))
+		;
+	for (int id = 0; id < SRC_COUNT; id++)
+		if (mask & (1u << id)) {
+			fetch_end(r, &x[id]);
+			out[id] = x[id].p;
+		}
 }
 
-void fetch_sources(const struct upstream_config cfg[UPSTREAM_COUNT], unsigned mask, unsigned gen, expo_keep_fn keep,
-		   void *ctx, struct payload *out[SRC_COUNT])
+struct upstream_rt *upstream_rt_new(const struct upstream_config cfg[UPSTREAM_COUNT])
 {
-	unsigned ctld = mask & source_of_upstream(UPSTREAM_SLURMCTLD);
-	struct controllers *ctl = cfg[UPSTREAM_SLURMCTLD].ctl;
-	struct round rd;
+	struct upstream_rt *u = xcalloc(1, sizeof(*u));
+	u->cfg = cfg;
+	if (cfg[UPSTREAM_SLURMCTLD].base_url)
+		u->ctl = controllers_new(cfg[UPSTREAM_SLURMCTLD].base_url);
+	return u;
+}
 
-	if (!ctl || !ctld) {
-		run_sources(cfg, mask, gen, keep, ctx, out, 0, &rd);
+void upstream_rt_free(struct upstream_rt *u)
+{
+	if (!u)
 		return;
+	controllers_free(u->ctl);
+	free(u);
+}
+
+struct controllers *upstream_rt_controllers(const struct upstream_rt *u)
+{
+	return u ? u->ctl : NULL;
+}
+
+void fetch_sources(struct upstream_rt *u, unsigned mask, unsigned gen, expo_keep_fn keep, void *ctx, double hint,
+		   struct payload *out[SRC_COUNT])
+{
+	struct run r = { .m = curl_multi_init() };
+	for (int id = 0; id < SRC_COUNT; id++)
+		out[id] = NULL;
+	/* the scraper fetches one upstream at a time: one after the other is no delay */
+	for (int up = 0; up < UPSTREAM_COUNT; up++) {
+		unsigned m = mask & source_of_upstream((enum upstream_id)up);
+		if (m && up == UPSTREAM_SLURMCTLD)
+			fetch_ctld(&r, u, m, gen, keep, ctx, hint, out);
+		else if (m)
+			fetch_one_server(&r, u->cfg, (enum upstream_id)up, m, gen, keep, ctx, out);
 	}
-	/* the scraper fetches one upstream at a time: the others' sources first is no delay */
-	run_sources(cfg, mask & ~ctld, gen, keep, ctx, out, 0, &rd);
-	if (controllers_error(ctl)) {
-		for (int id = 0; id < SRC_COUNT; id++)
-			if (ctld & (1u << id))
-				out[id] = failed((enum source_id)id, gen, keep, ctx, controllers_error(ctl), mono_now());
-	} else if (controllers_count(ctl) > 1) {
-		fetch_ha(cfg, ctl, ctld, gen, keep, ctx, out);
-	} else {
-		/* one controller: a standby's 303 is followed once, as always */
-		struct upstream_config one[UPSTREAM_COUNT];
-		struct payload *got[SRC_COUNT];
-		memcpy(one, cfg, sizeof(one));
-		one[UPSTREAM_SLURMCTLD].base_url = controllers_url(ctl, 0);
-		run_sources(one, ctld, gen, keep, ctx, got, 0, &rd);
-		controllers_seen(ctl, 0, rd.answered ? ROLE_PRIMARY : rd.standby ? ROLE_STANDBY : ROLE_DOWN, rd.why);
-		if (rd.answered || rd.standby)
-			controllers_answered(ctl, 0);
-		for (int id = 0; id < SRC_COUNT; id++)
-			if (ctld & (1u << id)) {
-				got[id]->controller = 0;
-				out[id] = got[id];
-			}
-	}
+	curl_multi_cleanup(r.m);
+	for (int up = 0; up < UPSTREAM_COUNT; up++)
+		if (r.c[up].used)
+			free_credentials(&r.c[up]);
 }

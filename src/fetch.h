@@ -1,17 +1,20 @@
 /* fetch.h: libcurl client for the sources' upstreams (source.h).
  * Fetches the requested sources in parallel (one curl multi, one connection each: slurmctld
- * closes after every answer), each from its upstream's base_url with that upstream's timeout, body
- * cap and credentials; follows a 303 from a standby controller once; records what went wrong in
- * the payload (payload_fault) and hands back finished payloads (source_verdict judges them). The
- * token and user headers of an upstream go only to the origin (scheme, host, port) of its
- * base_url: a redirect to another origin is followed without them, and a redirect from https to
- * http is refused.
- * slurmctld's base_url may list several controllers, split once into upstream_config.ctl
- * (controllers.h; scraper_new does it): then all of its sources of one call come from one
- * controller, tried in controllers_order() until one answers as primary (a transport failure, 303
- * or 503 moves on; a 303 to a configured controller makes it the next tried; no other Location is
- * requested), and each payload records its controller.
- * Ownership: fetch_sources returns new payload references in out; everything else is borrowed. */
+ * closes after every answer), each with its upstream's timeout, body cap and credentials, and
+ * records what went wrong in the payload (payload_fault) and how it was framed; finished payloads
+ * are judged by source_verdict. The token and user headers of an upstream go only to its
+ * configured origins: slurmrestd's base_url (a redirect elsewhere is followed without them, one
+ * from https to http is refused), slurmctld's configured controllers.
+ * slurmctld has one fetch path: its base_url is a list of controllers (a single URL is a list of
+ * one), held at run time by the scraper's struct upstream_rt (controllers.h). All its sources of
+ * one call come from one controller, tried in controllers_order() until one answers usably as
+ * primary (fetch_ctld.c): a transport failure, a standby's 303 or 503, or an answer of which
+ * nothing is usable (500, 404, 401, an empty or cut 200) moves on. A 303 to a configured
+ * controller makes it the next tried; with a single URL, a 303's origin is learnt as a controller
+ * and tried next, without the credentials; no other Location is requested. Each payload records
+ * its controller.
+ * Ownership: upstream_rt_new borrows cfg (it must outlive the object); fetch_sources returns new
+ * payload references in out. */
 #ifndef SHIM_FETCH_H
 #define SHIM_FETCH_H
 
@@ -20,12 +23,23 @@
 #include "payload.h"
 
 void fetch_global_init(void);   /* once, before any thread starts */
+
+/* A scraper's upstreams at run time: cfg[UPSTREAM_COUNT] (borrowed: it must outlive the object,
+ * and is never changed), slurmctld's base_url split into its controllers once. */
+struct upstream_rt;
+struct upstream_rt *upstream_rt_new(const struct upstream_config cfg[UPSTREAM_COUNT]);
+void upstream_rt_free(struct upstream_rt *u); /* NULL: nothing */
+/* slurmctld's controllers, or NULL (no base_url). */
+struct controllers *upstream_rt_controllers(const struct upstream_rt *u);
+
 /* out[id] receives a new reference for every source in mask (bit 1 << id), NULL for the others,
  * each parsed as it arrives and keeping the families keep() wants, for mapping generation gen (see
- * payload_new). cfg[u] configures upstream u (its timeout bounds each of its sources' transfers,
- * a redirect included). */
-void fetch_sources(const struct upstream_config cfg[UPSTREAM_COUNT], unsigned mask, unsigned gen, expo_keep_fn keep,
-		   void *ctx, struct payload *out[SRC_COUNT]);
+ * payload_new). Each upstream's timeout bounds each of its sources' transfers, a redirect and
+ * every controller tried included. hint: the monotonic time by which the caller that started the
+ * fetch wants its answer (0: none); a controller that has sent nothing by its share of it has the
+ * next one asked alongside, so that a hung controller does not use the caller's whole time. */
+void fetch_sources(struct upstream_rt *u, unsigned mask, unsigned gen, expo_keep_fn keep, void *ctx, double hint,
+		   struct payload *out[SRC_COUNT]);
 enum fetch_redirect {
 	FETCH_REDIRECT_SAME_ORIGIN,  /* follow with the credentials */
 	FETCH_REDIRECT_OTHER_ORIGIN, /* follow without them */

@@ -1,7 +1,6 @@
 /* html.h: text made safe for an HTML page. slurmctld copies node, user and account names verbatim
  * (they may hold '<', '&', quotes and invalid UTF-8), and configured strings (paths) are the
- * operator's: every one is escaped before it reaches the status page (status.h).
- * Ownership: html_escape borrows s and appends to the caller's buffer. */
+ * operator's: every one is escaped before it reaches the status page (status.h). */
 #ifndef SHIM_HTML_H
 #define SHIM_HTML_H
 

@@ -1,6 +1,6 @@
 /* jsonpos.h: where things are in a JSON text. jansson reports line:column only for syntax errors;
  * the mapping loader also wants them for each row and field, so this scans the raw text once.
- * Ownership: jsonpos_scan fills *out, which owns its arrays; jsonpos_free releases them. */
+ * Ownership: jsonpos_scan fills *out, which then owns its arrays (jsonpos_free). */
 #ifndef SHIM_JSONPOS_H
 #define SHIM_JSONPOS_H
 

@@ -1,4 +1,5 @@
-/* labels.h: label sets as arrays of (name, value) slices, sorted by name.
+/* labels.h: label sets as arrays of (name, value) slices, sorted by name, and series (a label set
+ * and a value) in vectors: what expressions compute, rows emit and the writer writes.
  * Slices borrow their bytes from whoever owns them (an upstream body, an arena, the mapping). */
 #ifndef SHIM_LABELS_H
 #define SHIM_LABELS_H
@@ -9,6 +10,20 @@
 struct label {
 	const char *name, *value;
 	uint32_t nlen, vlen;
+};
+
+/* One series. */
+struct velem {
+	struct label *labels;
+	uint32_t nlabels;
+	uint32_t hash;          /* labels_hash(labels) */
+	double v;
+};
+
+/* A vector of series (an instant vector). */
+struct vec {
+	struct velem *e;
+	size_t n;
 };
 
 /* FNV-1a over the sorted set, then mixed so that every bit depends on every byte; equal sets hash equal. */

@@ -7,11 +7,54 @@
 
 #include "utf8.h"
 
+/* The longest message, formatted; what does not fit is cut off. */
+#define LOG_LINE_MAX 2048
+
 /* Process-wide (see options.h): set once by main() before any thread starts, then only read. */
 enum log_level log_min_level = LOG_INFO;
 int log_json;
 
 static const char *const names[] = { "debug", "info", "warn", "error" };
+
+/* The one escape of a log line, at the sink (logfmt, msg="..."): '"' and '\\' get a '\\', control
+ * bytes (C0, DEL) and each byte of invalid UTF-8 become \xNN, valid UTF-8 is kept. pre: the text was
+ * escaped where it was written (a loader's problems: \xNN, \"), so a backslash and the printable
+ * byte after it are copied as they are, an escape already. Appends to out[o..cap) and returns the
+ * new o; stops, at a whole character, 8 bytes before cap. */
+static size_t quote_into(char *out, size_t o, size_t cap, const char *s, size_t n, int pre)
+{
+	static const char hex[] = "0123456789abcdef";
+	const unsigned char *u = (const unsigned char *)s;
+	for (size_t i = 0; i < n;) {
+		int ok = 1;
+		size_t len = u[i] < 0x80 ? 1 : utf8_next(u + i, n - i, &ok);
+		size_t need = ok && len > 1 ? len : 4 * len;
+		if (o + need >= cap - 8)
+			break;
+		if (pre && u[i] == '\\' && i + 1 < n && u[i + 1] > 0x20 && u[i + 1] < 0x7f) {
+			out[o++] = '\\';
+			out[o++] = (char)u[i + 1];
+			len = 2;
+		} else if (ok && len > 1) {
+			memcpy(out + o, s + i, len);
+			o += len;
+		} else if (ok && (u[i] == '"' || u[i] == '\\')) {
+			out[o++] = '\\';
+			out[o++] = (char)u[i];
+		} else if (ok && u[i] >= 0x20 && u[i] != 0x7f) {
+			out[o++] = (char)u[i];
+		} else {
+			for (size_t k = 0; k < len; k++) {
+				out[o++] = '\\';
+				out[o++] = 'x';
+				out[o++] = hex[u[i + k] >> 4];
+				out[o++] = hex[u[i + k] & 15];
+			}
+		}
+		i += len;
+	}
+	return o;
+}
 
 /* {"level":"info","msg":"..."}: the fields of the logfmt line, the text escaped as RFC 8259 says (" \
  * and control characters; DEL too, so that no terminal control reaches a screen), invalid UTF-8
@@ -19,7 +62,7 @@ static const char *const names[] = { "debug", "info", "warn", "error" };
 static void json_line(enum log_level lvl, const char *text, size_t n)
 {
 	static const char hex[] = "0123456789abcdef";
-	char out[2048 * 6 + 64];
+	char out[LOG_LINE_MAX * 6 + 64];
 	const unsigned char *u = (const unsigned char *)text;
 	size_t o = (size_t)snprintf(out, sizeof(out), "{\"level\":\"%s\",\"msg\":\"", names[lvl]);
 	for (size_t i = 0; i < n && o < sizeof(out) - 16;) {
@@ -47,37 +90,33 @@ static void json_line(enum log_level lvl, const char *text, size_t n)
 	fwrite(out, 1, o + 3, stderr);
 }
 
-/* logfmt: level=info msg="..." with \ " and control bytes escaped, one line per message */
+/* One line: level=LVL msg="TEXT" (or json_line's), in one write so that concurrent threads do not interleave. */
+static void log_line(enum log_level lvl, const char *text, size_t n, int pre)
+{
+	char out[LOG_LINE_MAX * 4 + 64];
+	if (log_json) {
+		json_line(lvl, text, n);
+		return;
+	}
+	size_t o = (size_t)snprintf(out, sizeof(out), "level=%s msg=\"", names[lvl]);
+	o = quote_into(out, o, sizeof(out), text, n, pre);
+	out[o++] = '"';
+	out[o++] = '\n';
+	fwrite(out, 1, o, stderr);
+}
+
 void log_msg(enum log_level lvl, const char *fmt, ...)
 {
-	char line[2048], out[2048 * 2 + 64];
+	char line[LOG_LINE_MAX];
 	va_list ap;
-	size_t o;
 	if (lvl < log_min_level)
 		return;
 	va_start(ap, fmt);
-	int len = vsnprintf(line, sizeof(line), fmt, ap);
+	int n = vsnprintf(line, sizeof(line), fmt, ap);
 	va_end(ap);
-	if (log_json) {
-		json_line(lvl, line, len < 0 ? 0 : (size_t)len < sizeof(line) ? (size_t)len : sizeof(line) - 1);
+	if (n < 0)
 		return;
-	}
-	o = (size_t)snprintf(out, sizeof(out), "level=%s msg=\"", names[lvl]);
-	for (const char *p = line; *p && o < sizeof(out) - 8; p++) {
-		unsigned char c = (unsigned char)*p;
-		if (c == '"' || c == '\\') {
-			out[o++] = '\\';
-			out[o++] = (char)c;
-		} else if (c < 0x20 || c == 0x7f) {
-			o += (size_t)snprintf(out + o, sizeof(out) - o, "\\x%02x", c);
-		} else {
-			out[o++] = (char)c;
-		}
-	}
-	out[o++] = '"';
-	out[o++] = '\n';
-	/* one write per line so concurrent threads do not interleave */
-	fwrite(out, 1, o, stderr);
+	log_line(lvl, line, strlen(line), 0);
 }
 
 char *log_escape(char *out, size_t outsz, const char *s, size_t n)
@@ -107,9 +146,14 @@ char *log_escape(char *out, size_t outsz, const char *s, size_t n)
 
 void log_error_lines(const char *prefix, const char *text, size_t len)
 {
+	char line[LOG_LINE_MAX];
+	if (LOG_ERROR < log_min_level)
+		return;
 	for (size_t i = 0, start = 0; text && i < len; i++)
 		if (text[i] == '\n') {
-			log_error("%s%.*s", prefix, (int)(i - start), text + start);
+			/* the prefix is ours, the line escaped where it was written: neither is escaped again */
+			int n = snprintf(line, sizeof(line), "%s%.*s", prefix, (int)(i - start), text + start);
+			log_line(LOG_ERROR, line, n < 0 ? 0 : (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1, 1);
 			start = i + 1;
 		}
 }

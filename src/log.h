@@ -1,6 +1,10 @@
-/* log.h: leveled logging to stderr (journald adds timestamps under systemd).
- * Untrusted bytes (upstream bodies, client input, file content) must go through log_escape()
- * before they are logged, so a hostile payload cannot forge log lines or terminal escapes.
+/* log.h: leveled logging to stderr (journald adds timestamps under systemd), one logfmt line per
+ * message: level=info msg="...".
+ * The sink escapes, once: in what log_msg formats, '"' and '\\' get a '\\', control bytes and
+ * invalid UTF-8 become \xNN, so untrusted bytes (upstream bodies and headers, client input, file
+ * content) are passed to log_* as they are: a hostile payload cannot forge log lines or terminal
+ * escapes, and nothing is escaped twice (a log_escape'd string logged again read \\x22 for a quote).
+ * log_escape is for the other sinks: HTTP bodies, stdout, stderr written with fprintf.
  * Ownership: nothing is kept; log_msg formats on its stack, log_escape writes into the caller's out. */
 #ifndef SHIM_LOG_H
 #define SHIM_LOG_H
@@ -21,8 +25,9 @@ void log_msg(enum log_level lvl, const char *fmt, ...) __attribute__((format(pri
  * outsz > 0): bytes outside printable ASCII, '"' and '\\' become \xNN; input that does not fit in
  * outsz is cut off at a whole byte's escape. Returns out. */
 char *log_escape(char *out, size_t outsz, const char *s, size_t n);
-/* Log each '\n'-terminated line of [text, text+len) as an error, after prefix: a loader's problems
- * (they are escaped where they were written), one log line each. */
+/* Log each '\n'-terminated line of [text, text+len) as an error, after prefix: a loader's problems,
+ * one log line each. They were escaped where they were written (--check-mapping prints them as
+ * they are: \xNN, \"), so each backslash escape in them is kept as it is, not escaped again. */
 void log_error_lines(const char *prefix, const char *text, size_t len);
 
 #define log_debug(...) log_msg(LOG_DEBUG, __VA_ARGS__)

@@ -36,7 +36,7 @@ static int check_mapping(const char *path)
 	}
 	size_t counts[3] = { 0 };
 	for (size_t i = 0; i < m->nrows; i++)
-		counts[m->rows[i].fidelity]++;
+		counts[row_native(&m->rows[i])->fidelity]++;
 	printf("%s: OK, %zu rows (%zu exact, %zu approximate, %zu unavailable)\n", path, m->nrows, counts[0], counts[1], counts[2]);
 	mapping_free(m);
 	buf_free(&problems);
@@ -161,11 +161,9 @@ out:
 }
 
 /* The row flags (enabled_by) the command line turns on. */
-static const char *row_flags(const struct options *opt)
+static unsigned row_flags(const struct options *opt)
 {
-	if (opt->gpus && opt->rest_jobs)
-		return "gpus-acct,slurmrestd-jobs";
-	return opt->gpus ? "gpus-acct" : opt->rest_jobs ? "slurmrestd-jobs" : "";
+	return (opt->gpus ? ROW_FLAG_GPUS_ACCT : 0u) | (opt->rest_jobs ? ROW_FLAG_REST_JOBS : 0u);
 }
 
 /* How long source id's answer is reused: by its upstream and its cost class (source.h's walks_jobs:
@@ -230,11 +228,9 @@ static void *get_legacy(void *arg)
 /* Parse a whole page strictly into e, an initialised expo (both sides escape as Prometheus does). 0, or -1 logged. */
 static int parse_page(struct expo *e, const struct buf *b, const char *what)
 {
-	char safe[200];
 	if (!expo_parse(e, b->data ? b->data : "", b->len, EXPO_STRICT))
 		return 0;
-	log_error("%s: line %zu: %s", what, e->errors[0].line,
-		  log_escape(safe, sizeof(safe), e->errors[0].reason, strlen(e->errors[0].reason)));
+	log_error("%s: line %zu: %s", what, e->errors[0].line, e->errors[0].reason);
 	return -1;
 }
 
@@ -266,6 +262,11 @@ static int compare_legacy(const struct options *opt, struct scraper *scraper, co
 	char shown[CRED_SHOWN_MAX];
 	if (parse_page(&le, &page.body, cred_url_shown(shown, sizeof(shown), opt->compare_legacy)) < 0)
 		goto out;
+	if (!compare_is_exporter_page(&le)) {
+		log_error("the old exporter cannot be read: its answer is no exporter's page (%zu bytes, no sample)",
+			  page.body.len);
+		goto out;
+	}
 	if (status != 200) {
 		fwrite(shim.data, 1, shim.len, stderr);
 		shim.len = 0; /* nothing of the shim's: every family the old exporter has differs */
@@ -304,7 +305,7 @@ int main(int argc, char **argv)
 		version_print(stdout);
 		return 0;
 	}
-	if (opt.rest_api_version && !restapi_known(opt.rest_api_version)) {
+	if (opt.rest_api_version && !restapi_is_known(opt.rest_api_version)) {
 		fprintf(stderr, "slurm-exporter-shim: flag --slurmrestd.api-version: value \"%.40s\" is not a version this shim reads (%s)\n",
 			opt.rest_api_version, restapi_known_text());
 		return 2;

@@ -1,4 +1,5 @@
-/* mapping.c: evaluate the mapping table's rows, one at a time (see mapping.h and docs/mapping.md). */
+/* mapping.c: evaluate the mapping table's rows, one at a time, and answer what a loaded table reads
+ * (see mapping.h and docs/mapping.md). */
 #include "mapping.h"
 #include "expo.h"
 #include "series_sort.h"
@@ -49,7 +50,8 @@ static int relabel(const struct row *r, struct vec *v, struct arena *a, char *er
 }
 
 /* slurmctld copies node, user and account names verbatim, so a label value may be invalid UTF-8,
- * which would make Prometheus refuse the whole scrape. Such values are repaired (U+FFFD) in the
+ * which would make Prometheus refuse the whole scrape, or hold control bytes, which the writer does
+ * not serve raw (utf8.h). Such values are repaired (U+FFFD, utf8_clean) in the
  * row's result before its duplicate check: two names that repair to the same bytes are then two
  * series with the same labels, and the row is left out rather than served with a duplicate.
  * Only when some answer holds such a value (expo.invalid_utf8). Returns the values repaired. */
@@ -62,7 +64,7 @@ static size_t repair_utf8(struct vec *v, const struct expr_source *src, struct a
 		struct label *ls = NULL;
 		for (uint32_t k = 0; k < v->e[i].nlabels; k++) {
 			const struct label *l = &v->e[i].labels[k];
-			if (utf8_valid(l->value, l->vlen))
+			if (utf8_is_clean(l->value, l->vlen))
 				continue;
 			if (!fixed) { /* the elements may be a payload's or a shared result: copy them */
 				struct velem *e = arena_alloc(a, v->n * sizeof(*e));
@@ -74,7 +76,7 @@ static size_t repair_utf8(struct vec *v, const struct expr_source *src, struct a
 				memcpy(ls, v->e[i].labels, v->e[i].nlabels * sizeof(*ls));
 			}
 			char *d = arena_alloc(a, 3 * (size_t)l->vlen);
-			ls[k].vlen = (uint32_t)utf8_repair(d, l->value, l->vlen);
+			ls[k].vlen = (uint32_t)utf8_clean(d, l->value, l->vlen);
 			ls[k].value = d;
 			fixed++;
 		}
@@ -88,8 +90,11 @@ static size_t repair_utf8(struct vec *v, const struct expr_source *src, struct a
 
 /* Is a family the form reads absent from its endpoint's answer (which was usable: the form's
  * sources are up)? Computing without it would serve a part of the data as the whole (a NaN, a 0,
- * a node's status label flipped), so the row is left out unless it says the absence is normal.
- * Returns the first such family, or NULL; *absent is set when an absent_ok family is absent. */
+ * a node's status label flipped), so the row is left out. "absent_ok" is no exception to that: it
+ * says that the family may be absent when its endpoint's answer named no family at all (slurmctld's
+ * empty jobs-users-accts answer, no jobs in memory; a slurmrestd document with no record), never
+ * that it may be missing from an answer that names others. Returns the first missing family, or
+ * NULL; *absent is set when an absent_ok family is absent from an empty answer. */
 static const char *missing_input(const struct row_form *f, const struct expr_source *src, int *absent)
 {
 	for (size_t i = 0; i < f->ninputs; i++) {
@@ -98,7 +103,7 @@ static const char *missing_input(const struct row_form *f, const struct expr_sou
 		const struct expo_family *fam = e ? expo_find(e, name, strlen(name)) : NULL;
 		if (fam && fam->n)
 			continue;
-		if (!f->inputs[i].absent_ok)
+		if (!f->inputs[i].absent_ok || !e || e->nnamed) /* nnamed: named, kept or not */
 			return name;
 		*absent = 1;
 	}
@@ -116,22 +121,18 @@ static int down_source(const struct row_form *f, const int up[SRC_COUNT])
 
 /* The form a row is evaluated with this scrape: its first preferred form whose sources are all up
  * and whose families are all there (a slurmrestd answer lacking one falls back too, rather than
- * leave out what native data can serve), else its own expression (a view of the row's fields in
- * *own); NULL when unavailable. */
+ * leave out what native data can serve), else its native form; *form is its index in r->forms.
+ * NULL when that is the native form and it is unavailable. */
 static const struct row_form *choose_form(const struct row *r, const struct expr_source *src, const int up[SRC_COUNT],
-					  struct row_form *own, int *form)
+					  size_t *form)
 {
 	int absent = 0;
-	for (size_t k = 0; k < r->nprefer; k++)
-		if (down_source(&r->prefer[k], up) < 0 && !missing_input(&r->prefer[k], src, &absent)) {
-			*form = (int)k;
-			return &r->prefer[k];
-		}
-	*form = -1;
-	if (r->fidelity == FID_UNAVAILABLE)
-		return NULL;
-	*own = (struct row_form){ r->expr_src, r->note, r->fidelity, r->expr, r->sources, r->inputs, r->ninputs };
-	return own;
+	for (*form = 0; *form + 1 < r->nforms; (*form)++) {
+		const struct row_form *f = &r->forms[*form];
+		if (down_source(f, up) < 0 && !missing_input(f, src, &absent))
+			return f;
+	}
+	return r->forms[*form].fidelity == FID_UNAVAILABLE ? NULL : &r->forms[*form];
 }
 
 /* The row's series from form f's expression, its labels and values as the row says; 0, or -1 with
@@ -176,10 +177,9 @@ static int eval_form(const struct row *r, const struct row_form *f, const struct
 static void eval_row(const struct row *r, const struct expr_source *src, const int up[SRC_COUNT], struct arena *a,
 		     struct row_result *res)
 {
-	struct row_form own;
 	int absent = 0;
 	memset(res, 0, sizeof(*res));
-	const struct row_form *f = choose_form(r, src, up, &own, &res->form);
+	const struct row_form *f = choose_form(r, src, up, &res->form);
 	if (!f) {
 		res->status = ROW_UNAVAILABLE;
 		res->fidelity = FID_UNAVAILABLE;
@@ -211,7 +211,7 @@ static void eval_row(const struct row *r, const struct expr_source *src, const i
 		snprintf(res->err, sizeof(res->err), "the expression gave no series");
 		return;
 	}
-	if (series_sort(&res->v, a)) {
+	if (series_sort(&res->v, a) < 0) {
 		res->status = ROW_ERROR;
 		snprintf(res->err, sizeof(res->err), "two series with the same labels%s",
 			 res->repaired ? " (once invalid UTF-8 in label values was repaired)" : "");
@@ -219,7 +219,7 @@ static void eval_row(const struct row *r, const struct expr_source *src, const i
 	}
 }
 
-void mapping_run(const struct mapping *m, const char *flags, const struct expo *const ex[SRC_COUNT],
+void mapping_run(const struct mapping *m, unsigned flags, const struct expo *const ex[SRC_COUNT],
 		 const int up[SRC_COUNT], mapping_emit_fn emit, void *ctx)
 {
 	struct arena scrape_a, row_a;
@@ -230,17 +230,70 @@ void mapping_run(const struct mapping *m, const char *flags, const struct expo *
 	 * last row; a row's own series only until it is emitted, so memory holds one row at a time */
 	const struct expr_source src = { ex, SRC_COUNT, expr_memo_alloc(&scrape_a, m->nmemo), m->nmemo, &scrape_a };
 	for (size_t i = 0; i < m->nrows; i++) {
-		if (row_enabled(&m->rows[i], flags)) {
+		if (row_is_enabled(&m->rows[i], flags)) {
 			eval_row(&m->rows[i], &src, up, &row_a, &res);
 		} else {
 			memset(&res, 0, sizeof(res));
 			res.status = ROW_DISABLED;
-			res.form = -1;
-			res.fidelity = m->rows[i].fidelity;
+			res.form = m->rows[i].nforms - 1;
+			res.fidelity = row_native(&m->rows[i])->fidelity;
 		}
 		emit(ctx, i, &res);
 		arena_rewind(&row_a); /* the next row reuses the same (cached) bytes */
 	}
 	arena_reset(&row_a);
 	arena_reset(&scrape_a);
+}
+
+const char *row_status_name(enum row_status s)
+{
+	static const char *const names[ROW_STATUS_COUNT] = {
+#define ROW_STATUS_NAME(id, name) [id] = name,
+		ROW_STATUSES(ROW_STATUS_NAME)
+#undef ROW_STATUS_NAME
+	};
+	return names[s];
+}
+
+/* ---- what the loaded table reads (asked per scrape) ---- */
+
+int mapping_has_input(const char *name, size_t len, void *ctx)
+{
+	const struct mapping *m = ctx;
+	size_t lo = 0, hi = m->ninputs;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		const char *s = m->inputs[mid];
+		int c = strncmp(s, name, len);
+		if (!c)
+			c = s[len] ? 1 : 0;
+		if (!c)
+			return 1;
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return 0;
+}
+
+enum upstream_id row_upstream(const struct row *r, size_t form)
+{
+	return r->forms[form].sources & source_of_upstream(UPSTREAM_SLURMRESTD) ? UPSTREAM_SLURMRESTD : UPSTREAM_SLURMCTLD;
+}
+
+unsigned mapping_sources(const struct mapping *m, unsigned flags, unsigned usable)
+{
+	unsigned eps = 0;
+	for (size_t i = 0; i < m->nrows; i++) {
+		const struct row *r = &m->rows[i];
+		if (!row_is_enabled(r, flags))
+			continue;
+		eps |= row_native(r)->sources;
+		/* a form that can never be used this way (slurmrestd not configured) fetches nothing */
+		for (size_t k = 0; k + 1 < r->nforms; k++)
+			if (!(r->forms[k].sources & ~usable))
+				eps |= r->forms[k].sources;
+	}
+	return eps;
 }

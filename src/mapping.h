@@ -5,16 +5,19 @@
  * fill_labels, drop_zero, default. Rows read source families only; they never see each other's
  * output, so a source's series can only leave the shim through a row.
  *
- * A row may also list preferred forms ("prefer", e.g. over slurmrestd's families): per scrape the
- * first form whose every source is up is evaluated instead of the row's own expression, which is
- * the fallback (the "native form": its expr, fidelity, note, sources and inputs).
+ * A row is a list of forms (struct row_form): its preferred forms ("prefer", e.g. over slurmrestd's
+ * families), then its native form (its own expr, fidelity, note and absent_ok). Per scrape the
+ * first preferred form whose every source is up and whose families are all there is evaluated,
+ * else the native form, the fallback.
  *
- * Code: mapping_load.c (loading and checks), mapping.c (the row driver and a row's steps),
- * series_sort.c (the output order and the duplicate check).
+ * Code: mapping_load.c (reading the file through the tables of row and form keys, the checks,
+ * mapping_free, mapping_row_index over its table of names, fidelity_name), mapping.c (what a scrape
+ * asks of a loaded table: the row driver and a row's steps, the sources and families it reads,
+ * row_upstream), series_sort.c (the output order and the duplicate check).
  *
- * Ownership: mapping_load returns a new mapping (mapping_free). mapping_run owns the memory of the
- * results it emits: a row's series (which also borrow from the mapping and the parsed answers) are
- * valid only during the emit call. */
+ * Ownership: mapping_load returns a new mapping (mapping_free). mapping_run owns the results it
+ * emits: a row's series (which also borrow from the mapping and the parsed answers) are valid only
+ * during the emit call. */
 #ifndef SHIM_MAPPING_H
 #define SHIM_MAPPING_H
 
@@ -23,48 +26,58 @@
 #include "source.h"
 #include "expr.h"
 
-enum fidelity { FID_EXACT, FID_APPROXIMATE, FID_UNAVAILABLE };
+enum fidelity { FID_EXACT, FID_APPROXIMATE, FID_UNAVAILABLE, FID_COUNT };
 
 struct kv {
 	char *key, *value;
 };
 
-/* A native family a row reads, and whether the row says its absence is normal ("absent_ok"). */
+/* A family a form reads, and whether its absence is normal when its endpoint's answer names no
+ * family at all ("absent_ok"; from an answer naming others it is missing all the same). */
 struct row_input {
 	char *name;
 	int absent_ok;
 };
 
-/* A preferred form: an expression used instead of the row's own while all its sources are up. */
+/* A form of a row: an expression and what it promises. The row's native form is its own "expr",
+ * "fidelity", "note" and "absent_ok"; a preferred form is an element of its "prefer". */
 struct row_form {
-	char *expr_src, *note;      /* note: NULL when exact */
-	enum fidelity fidelity;     /* exact or approximate */
-	struct expr *expr;
+	char *expr_src, *note;      /* note: NULL when exact; expr_src: NULL when unavailable */
+	enum fidelity fidelity;     /* unavailable: only a native form, which then has no expr */
+	struct expr *expr;          /* NULL when unavailable */
 	unsigned sources;           /* bit per enum source_id the expression reads */
-	struct row_input *inputs;   /* as struct row's */
+	struct row_input *inputs;   /* the families the expression reads, sorted, each once */
 	size_t ninputs;
 };
 
+/* The flags that enable rows ("enabled_by"), as bits: --gpus-acct, --slurmrestd.jobs. */
+enum row_flag {
+	ROW_FLAG_GPUS_ACCT = 1u << 0, /* "gpus-acct" */
+	ROW_FLAG_REST_JOBS = 1u << 1, /* "slurmrestd-jobs" */
+};
+
 struct row {
-	char *name, *help, *type, *note, *expr_src, *enabled_by;
-	enum fidelity fidelity;
-	struct expr *expr;          /* NULL when unavailable */
+	char *name, *help, *type;
+	unsigned enabled_by;        /* the enum row_flag that enables it; 0: always enabled */
 	struct kv *renames, *fills;
 	size_t nrenames, nfills;
 	int drop_zero, has_default;
 	double defval;
-	unsigned sources;           /* bit per enum source_id the expression reads */
-	struct row_input *inputs;   /* the families the expression reads, each once */
-	size_t ninputs;
-	struct row_form *prefer;    /* tried in order before the row's own expression */
-	size_t nprefer;
+	struct row_form *forms;     /* the preferred forms in the order they are tried, the native form last */
+	size_t nforms;              /* at least 1 */
 };
+
+/* The row's native form (its own expression: the fallback, and what --mapping.to-rules exports). */
+static inline const struct row_form *row_native(const struct row *r)
+{
+	return &r->forms[r->nforms - 1];
+}
 
 struct mapping {
 	char *path;
 	struct row *rows;
 	size_t nrows;
-	unsigned sources;           /* union over rows (enabled or not) and their preferred forms */
+	unsigned sources;           /* union over every form of every row (enabled or not) */
 	size_t nmemo;               /* shared subexpressions (expr_memo_assign_work) */
 	size_t load_work;           /* steps of the checks across rows and of expr_memo_assign_work: tests
 				       check that it grows linearly with the file */
@@ -77,47 +90,69 @@ struct mapping {
 /* The index of the row called name, or -1. */
 int mapping_row_index(const struct mapping *m, const char *name);
 /* expo_keep_fn over a mapping's inputs (ctx: the mapping): only these families need storing. */
-int mapping_reads(const char *name, size_t len, void *ctx);
+int mapping_has_input(const char *name, size_t len, void *ctx);
 
 /* Load and compile. Every problem is appended to `problems` (one per line, "file:line:col: row 'x':
  * message"); returns NULL if there was any. problems may be NULL. */
 struct buf;
 struct mapping *mapping_load(const char *path, struct buf *problems);
 void mapping_free(struct mapping *m);
-/* The keys a row may have, as the loader reads them (docs/mapping.md lists exactly these). */
+/* The keys a row may have, and a preferred form, as the loader reads them (docs/mapping.md lists
+ * exactly these). */
 struct mapping_field {
 	const char *key;
 	const char *type;       /* the JSON type: "string", "number", "boolean", "object" or "array" */
 	const char *required;   /* "yes", "no", "unless exact" or "unless unavailable" */
 	const char *doc;        /* one line */
 };
-/* Fill *out with the i-th key; 0 past the last. */
+/* Fill *out with the i-th key of a row, of a preferred form; 0 past the last. */
 int mapping_field(size_t i, struct mapping_field *out);
-/* Sources needed by the rows enabled under `flags` (a comma-separated list such as "gpus-acct"):
- * every row's own expression's, and a preferred form's only when all its sources are in `usable`
+int mapping_form_field(size_t i, struct mapping_field *out);
+/* Sources needed by the rows enabled under `flags` (enum row_flag bits):
+ * every row's native form's, and a preferred form's only when all its sources are in `usable`
  * (the sources that can be fetched: configured and not switched off). usable 0: native forms only. */
-unsigned mapping_sources(const struct mapping *m, const char *flags, unsigned usable);
-int row_enabled(const struct row *r, const char *flags);
+unsigned mapping_sources(const struct mapping *m, unsigned flags, unsigned usable);
+/* Whether r is enabled under flags (enum row_flag bits). */
+static inline int row_is_enabled(const struct row *r, unsigned flags)
+{
+	return !r->enabled_by || (r->enabled_by & flags);
+}
 /* "exact", "approximate" or "unavailable" (a literal). */
 const char *fidelity_name(enum fidelity f);
-/* The upstream row r's form (-1: its own expression, else an index into prefer) reads: slurmrestd
- * when any of its sources is slurmrestd's, else slurmctld. */
-enum upstream_id row_upstream(const struct row *r, int form);
+/* The upstream form r->forms[form] reads: slurmrestd when any of its sources is slurmrestd's, else
+ * slurmctld. */
+enum upstream_id row_upstream(const struct row *r, size_t form);
+
+/* What a row gave this scrape: its id, and its name in slurm_exporter_shim_mapping_rows{status}
+ * (and, from ROW_INPUT_DOWN on, in slurm_exporter_shim_family_left_out{reason}: the row was left out). */
+#define ROW_STATUSES(X) \
+	X(ROW_OK, "served")               /* v holds the series (possibly none, for labelled families) */ \
+	X(ROW_DISABLED, "disabled")       /* enabled_by flag not set */ \
+	X(ROW_UNAVAILABLE, "unavailable") /* fidelity unavailable: no source */ \
+	X(ROW_INPUT_DOWN, "input_down")   /* an endpoint it reads failed: family left out */ \
+	X(ROW_NO_INPUT, "no_input")       /* endpoints fine, but nothing to compute from and no default */ \
+	X(ROW_ERROR, "error")             /* evaluation or output error (duplicate series...): left out */ \
+	X(ROW_INPUT_MISSING, "input_missing") /* a family it reads is absent from a usable answer (absent_ok: one naming others) */
 
 enum row_status {
-	ROW_OK,            /* v holds the series (possibly none, for labelled families) */
-	ROW_DISABLED,      /* enabled_by flag not set */
-	ROW_UNAVAILABLE,   /* fidelity unavailable: no source */
-	ROW_INPUT_DOWN,    /* an endpoint it reads failed: family left out */
-	ROW_NO_INPUT,      /* endpoints fine, but nothing to compute from and no default */
-	ROW_ERROR,         /* evaluation or output error (duplicate series...): left out */
-	ROW_INPUT_MISSING, /* a family it reads is absent from a usable answer, and not absent_ok */
+#define ROW_STATUS_ID(id, name) id,
+	ROW_STATUSES(ROW_STATUS_ID)
+#undef ROW_STATUS_ID
+	ROW_STATUS_COUNT
 };
+
+/* The status's name (a literal), as above. */
+const char *row_status_name(enum row_status s);
+/* Whether a row with this status was left out (its family not served: input down, error...). */
+static inline int row_status_is_left_out(enum row_status s)
+{
+	return s >= ROW_INPUT_DOWN;
+}
 
 struct row_result {
 	enum row_status status;
-	int form;                  /* the preferred form evaluated (index in prefer), -1: the row's own */
-	enum fidelity fidelity;    /* the evaluated form's */
+	size_t form;               /* the form evaluated (index in forms; the native one when none was) */
+	enum fidelity fidelity;    /* that form's */
 	struct vec v;              /* sorted by label set */
 	size_t repaired;           /* label values whose invalid UTF-8 was repaired (U+FFFD) */
 	char err[160];
@@ -130,8 +165,8 @@ typedef void (*mapping_emit_fn)(void *ctx, size_t row, const struct row_result *
 /* The one row driver (the daemon, --once, tests, fuzzers and bench): evaluate every row enabled
  * under flags over one scrape's answers and emit it. up[ep] says whether endpoint ep delivered a
  * usable answer; ex[ep] is its parsed answer (NULL if down). A row is evaluated with its first
- * preferred form whose sources are all up, else with its own expression (unavailable if none). */
-void mapping_run(const struct mapping *m, const char *flags, const struct expo *const ex[SRC_COUNT],
+ * preferred form whose sources are all up, else with its native form (unavailable if that is). */
+void mapping_run(const struct mapping *m, unsigned flags, const struct expo *const ex[SRC_COUNT],
 		 const int up[SRC_COUNT], mapping_emit_fn emit, void *ctx);
 
 #endif

@@ -1,5 +1,5 @@
-/* mapping_load.c: read, check and compile the mapping table (docs/mapping.md); free it; answer
- * what a loaded table reads. See mapping.h. */
+/* mapping_load.c: read, check and compile the mapping table (docs/mapping.md); free it; find a row
+ * by name. What a scrape asks of the loaded table is in mapping.c. See mapping.h. */
 #include "names.h"
 #include "mapping.h"
 #include "buf.h"
@@ -27,10 +27,6 @@ static void row_clear(struct row *r)
 	free(r->name);
 	free(r->help);
 	free(r->type);
-	free(r->note);
-	free(r->expr_src);
-	free(r->enabled_by);
-	expr_free(r->expr);
 	for (size_t i = 0; i < r->nrenames; i++) {
 		free(r->renames[i].key);
 		free(r->renames[i].value);
@@ -41,14 +37,13 @@ static void row_clear(struct row *r)
 	}
 	free(r->renames);
 	free(r->fills);
-	inputs_free(r->inputs, r->ninputs);
-	for (size_t k = 0; k < r->nprefer; k++) {
-		free(r->prefer[k].expr_src);
-		free(r->prefer[k].note);
-		expr_free(r->prefer[k].expr);
-		inputs_free(r->prefer[k].inputs, r->prefer[k].ninputs);
+	for (size_t k = 0; k < r->nforms; k++) {
+		free(r->forms[k].expr_src);
+		free(r->forms[k].note);
+		expr_free(r->forms[k].expr);
+		inputs_free(r->forms[k].inputs, r->forms[k].ninputs);
 	}
-	free(r->prefer);
+	free(r->forms);
 }
 
 void mapping_free(struct mapping *m)
@@ -87,13 +82,17 @@ struct loader {
 	struct row *row;          /* the row being read (m->rows[m->nrows]) */
 	size_t ri;                /* its index in "metrics" */
 	const char *rname;        /* its name for messages ("#3" when "name" is not a string) */
-	struct row_form *form;    /* the form whose expression is being walked (note_input) */
+	struct row_form *form;    /* the form being read: the row's native form while its own keys are */
+	const char *form_key;     /* NULL while the row's own keys are read; in a preferred form the row's
+				     key ("prefer"), where its problems are reported */
+	char form_name[48];       /* the preferred form, for messages: "prefer[1]" */
 	size_t form_inputs_cap;   /* of form->inputs */
 };
 
-static void vproblem(struct loader *L, struct jpos at, const char *row, const char *fmt, va_list ap)
-	__attribute__((format(printf, 4, 0)));
-static void vproblem(struct loader *L, struct jpos at, const char *row, const char *fmt, va_list ap)
+/* "FILE:LINE:COLUMN: row 'NAME': FORM: message" (row and form NULL: not named). */
+static void vproblem(struct loader *L, struct jpos at, const char *row, const char *form, const char *fmt, va_list ap)
+	__attribute__((format(printf, 5, 0)));
+static void vproblem(struct loader *L, struct jpos at, const char *row, const char *form, const char *fmt, va_list ap)
 {
 	L->nproblems++;
 	if (!L->problems)
@@ -101,6 +100,8 @@ static void vproblem(struct loader *L, struct jpos at, const char *row, const ch
 	buf_printf(L->problems, "%s:%d:%d: ", L->path, at.line, at.col);
 	if (row)
 		buf_printf(L->problems, "row '%s': ", row);
+	if (form)
+		buf_printf(L->problems, "%s: ", form);
 	buf_vprintf(L->problems, fmt, ap);
 	buf_putc(L->problems, '\n');
 }
@@ -111,17 +112,29 @@ static void problem(struct loader *L, struct jpos at, const char *row, const cha
 {
 	va_list ap;
 	va_start(ap, fmt);
-	vproblem(L, at, row, fmt, ap);
+	vproblem(L, at, row, NULL, fmt, ap);
 	va_end(ap);
 }
 
-/* A problem of the current row, at its field key (or at the row: key NULL). */
+/* A problem of the current row (and form) at `at`. */
+static void problem_in(struct loader *L, struct jpos at, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void problem_in(struct loader *L, struct jpos at, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vproblem(L, at, L->rname, L->form_key ? L->form_name : NULL, fmt, ap);
+	va_end(ap);
+}
+
+/* A problem of the current row, at its field key (or at the row: key NULL); in a preferred form, at
+ * the row's key of the form, naming the form. */
 static void row_problem(struct loader *L, const char *key, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static void row_problem(struct loader *L, const char *key, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
-	vproblem(L, jsonpos_field(&L->pos, L->ri, key), L->rname, fmt, ap);
+	vproblem(L, jsonpos_field(&L->pos, L->ri, L->form_key ? L->form_key : key), L->rname,
+		 L->form_key ? L->form_name : NULL, fmt, ap);
 	va_end(ap);
 }
 
@@ -145,7 +158,7 @@ static int valid_label_name(const char *s)
 	return 1;
 }
 
-/* Comparing each row's name with every row before it was quadratic (36 s for 50,000 rows): rows
+/* Comparing each row's name with every row before it was quadratic (docs/performance.md): rows
  * are found by name in a table with room for all of them (m->names). Returns the slot of the row
  * of this name (its index + 1), or the empty slot where it goes (0); *work counts the probes. */
 static size_t *name_slot(const struct mapping *m, const char *name, size_t *work)
@@ -231,7 +244,7 @@ static int compile_form(struct loader *L, struct row_form *f, struct jpos at, in
 	char err[160];
 	f->expr = expr_compile(f->expr_src, &errpos, err, sizeof(err));
 	if (!f->expr) {
-		problem(L, at_string ? jsonpos_in_string(L->text, L->len, at, errpos) : at, L->rname, "%s: %s", what, err);
+		problem_in(L, at_string ? jsonpos_in_string(L->text, L->len, at, errpos) : at, "%s: %s", what, err);
 		return -1;
 	}
 	L->form = f;
@@ -242,22 +255,24 @@ static int compile_form(struct loader *L, struct row_form *f, struct jpos at, in
 	return 0;
 }
 
-/* ---- the row keys: one table (as tmux's options_table) for the loader, its messages and the
- * docs (docs/mapping.md lists exactly these keys; test_mapping checks it) ---- */
+/* ---- the keys of a row and of a preferred form: a table each (as tmux's options_table) for the
+ * loader, its messages and the docs (docs/mapping.md lists exactly these keys; test_mapping checks
+ * it) ---- */
 
 enum field_type { FT_STRING, FT_NUMBER, FT_BOOLEAN, FT_OBJECT, FT_ARRAY };
 enum field_presence {
 	FP_OPTIONAL,
 	FP_REQUIRED,
-	FP_UNLESS_EXACT,       /* needed by a row that is not exact (note) */
-	FP_UNLESS_UNAVAILABLE, /* needed by, and only allowed in, a row that is not unavailable (expr) */
+	FP_UNLESS_EXACT,       /* needed by a form that is not exact (note) */
+	FP_UNLESS_UNAVAILABLE, /* needed by, and only allowed in, a form that is not unavailable (expr) */
 };
 
-struct row_field;
-/* Check a value of the field's JSON type and store it in the row. */
-typedef void (*field_load_fn)(struct loader *L, const struct row_field *f, json_t *v);
+struct field;
+/* Check a value of the field's JSON type and store it in the row (L->row) or in the form being
+ * read (L->form: the row's native form while the row's own keys are read). */
+typedef void (*field_load_fn)(struct loader *L, const struct field *f, json_t *v);
 
-struct row_field {
+struct field {
 	const char *key;
 	enum field_type type;
 	enum field_presence presence;
@@ -268,12 +283,19 @@ struct row_field {
 	const char *doc;                 /* one line */
 };
 
-static void bad_value(struct loader *L, const struct row_field *f)
+/* The keys of an object, in the order they are read, and what the messages call such an object. */
+struct field_table {
+	const struct field *fields;
+	size_t n;
+	const char *noun;                /* "row", "form" */
+};
+
+static void bad_value(struct loader *L, const struct field *f)
 {
 	row_problem(L, f->key, "\"%s\" must be %s", f->key, f->what);
 }
 
-static int choice(const struct row_field *f, const char *s)
+static int choice(const struct field *f, const char *s)
 {
 	for (int i = 0; f->choices[i]; i++)
 		if (strcmp(f->choices[i], s) == 0)
@@ -281,12 +303,12 @@ static int choice(const struct row_field *f, const char *s)
 	return -1;
 }
 
-static void load_string(struct loader *L, const struct row_field *f, json_t *v)
+static void load_string(struct loader *L, const struct field *f, json_t *v)
 {
 	*(char **)((char *)L->row + f->offset) = xstrdup(json_string_value(v));
 }
 
-static void load_one_of(struct loader *L, const struct row_field *f, json_t *v)
+static void load_one_of(struct loader *L, const struct field *f, json_t *v)
 {
 	if (choice(f, json_string_value(v)) < 0)
 		bad_value(L, f);
@@ -294,17 +316,18 @@ static void load_one_of(struct loader *L, const struct row_field *f, json_t *v)
 		load_string(L, f, v);
 }
 
-static void load_fidelity(struct loader *L, const struct row_field *f, json_t *v)
+/* "enabled_by": the flag, as its bit (enum row_flag). */
+static void load_flag(struct loader *L, const struct field *f, json_t *v)
 {
 	int i = choice(f, json_string_value(v));
 	if (i < 0)
 		bad_value(L, f);
 	else
-		L->row->fidelity = (enum fidelity)i;
+		L->row->enabled_by = 1u << i;
 }
 
 /* A row's name: a valid metric name, not reserved, not already a row's. */
-static void load_name(struct loader *L, const struct row_field *f, json_t *v)
+static void load_name(struct loader *L, const struct field *f, json_t *v)
 {
 	const char *name = json_string_value(v);
 	size_t first;
@@ -318,136 +341,94 @@ static void load_name(struct loader *L, const struct row_field *f, json_t *v)
 		load_string(L, f, v);
 }
 
-/* Compile the row's expression; note the sources and metric names it reads. */
-static void load_expr(struct loader *L, const struct row_field *f, json_t *v)
-{
-	struct row *r = L->row;
-	struct row_form own = { .expr_src = xstrdup(json_string_value(v)) };
-	compile_form(L, &own, jsonpos_field(&L->pos, L->ri, f->key), 1, "expr");
-	r->expr_src = own.expr_src;
-	r->expr = own.expr;
-	r->sources = own.sources;
-	r->inputs = own.inputs;
-	r->ninputs = own.ninputs;
-}
-
-static void load_default(struct loader *L, const struct row_field *f, json_t *v)
+static void load_default(struct loader *L, const struct field *f, json_t *v)
 {
 	(void)f;
 	L->row->has_default = 1;
 	L->row->defval = json_number_value(v);
 }
 
-static void load_drop_zero(struct loader *L, const struct row_field *f, json_t *v)
+static void load_drop_zero(struct loader *L, const struct field *f, json_t *v)
 {
 	(void)f;
 	L->row->drop_zero = json_is_true(v);
 }
 
-static void load_renames(struct loader *L, const struct row_field *f, json_t *v)
+static void load_renames(struct loader *L, const struct field *f, json_t *v)
 {
 	load_kv(L, v, f->key, &L->row->renames, &L->row->nrenames, 1, 1);
 }
 
-static void load_fills(struct loader *L, const struct row_field *f, json_t *v)
+static void load_fills(struct loader *L, const struct field *f, json_t *v)
 {
 	load_kv(L, v, f->key, &L->row->fills, &L->row->nfills, 1, 0);
 }
 
-/* "absent_ok": native families the expression reads whose absence from a usable answer is normal
- * (slurmctld omits them in some state): they then read as no series, and the row is served. Any
- * other absent input leaves the row out (input_missing), whatever "default" says. */
-static void mark_absent_ok(struct loader *L, const char *key, const char *what, json_t *v, struct row_input *inputs,
-			   size_t ninputs)
+/* ---- a form's keys ---- */
+
+static void load_fidelity(struct loader *L, const struct field *f, json_t *v)
 {
+	int i = choice(f, json_string_value(v));
+	if (i < 0)
+		bad_value(L, f);
+	else
+		L->form->fidelity = (enum fidelity)i;
+}
+
+static void load_note(struct loader *L, const struct field *f, json_t *v)
+{
+	(void)f;
+	L->form->note = xstrdup(json_string_value(v));
+}
+
+/* Compile the form's expression; note the sources and metric names it reads. The native form's
+ * syntax errors are reported inside the string, a preferred form's at the row's key of the form. */
+static void load_expr(struct loader *L, const struct field *f, json_t *v)
+{
+	L->form->expr_src = xstrdup(json_string_value(v));
+	compile_form(L, L->form, jsonpos_field(&L->pos, L->ri, L->form_key ? L->form_key : f->key), !L->form_key,
+		     f->key);
+}
+
+/* "absent_ok": families the expression reads that may be absent when their endpoint's answer names
+ * no family at all (no job in memory): they then read as no series, and the row is served. Any other
+ * absence, these families' from an answer naming others included, leaves the row out
+ * (input_missing, mapping.c), whatever "default" says. Not checked against an expression that did
+ * not compile. */
+static void load_absent_ok(struct loader *L, const struct field *f, json_t *v)
+{
+	struct row_form *form = L->form;
 	size_t i;
 	json_t *e;
+	if (form->expr_src && !form->expr)
+		return;
 	json_array_foreach(v, i, e) {
 		struct row_input k, *in;
 		if (!json_is_string(e)) {
-			row_problem(L, key, "\"%s\"[%zu] must be a string", what, i);
+			row_problem(L, f->key, "\"%s\"[%zu] must be a string", f->key, i);
 			continue;
 		}
 		k.name = (char *)json_string_value(e);
-		in = ninputs ? bsearch(&k, inputs, ninputs, sizeof(*inputs), row_input_cmp) : NULL;
+		in = form->ninputs ? bsearch(&k, form->inputs, form->ninputs, sizeof(*form->inputs), row_input_cmp) : NULL;
 		if (!in)
-			row_problem(L, key, "\"%s\": the expression does not read \"%s\"", what, k.name);
+			row_problem(L, f->key, "\"%s\": the expression does not read \"%s\"", f->key, k.name);
 		else
 			in->absent_ok = 1;
 	}
 }
 
-static void load_absent_ok(struct loader *L, const struct row_field *f, json_t *v)
-{
-	mark_absent_ok(L, f->key, f->key, v, L->row->inputs, L->row->ninputs);
-}
-
-/* One element of "prefer": an object with "expr", "fidelity" (exact or approximate), "note" (unless
- * exact) and "absent_ok"; problems are reported at the row's "prefer" key, naming the element. */
-static void load_form(struct loader *L, const char *key, size_t k, json_t *o, struct row_form *f)
-{
-	static const char *const keys[] = { "expr", "fidelity", "note", "absent_ok", NULL };
-	json_t *expr = json_object_get(o, "expr"), *fid = json_object_get(o, "fidelity");
-	json_t *note = json_object_get(o, "note"), *abs = json_object_get(o, "absent_ok");
-	const char *fs = json_string_value(fid), *k2;
-	char what[48];
-	json_t *v;
-	snprintf(what, sizeof(what), "%s[%zu]", key, k);
-	json_object_foreach(o, k2, v) {
-		size_t i = 0;
-		while (keys[i] && strcmp(keys[i], k2))
-			i++;
-		if (!keys[i])
-			row_problem(L, key, "%s: unknown field \"%s\" (expected one of: expr, fidelity, note, absent_ok)", what, k2);
-	}
-	if (!fs || (strcmp(fs, "exact") && strcmp(fs, "approximate")))
-		row_problem(L, key, "%s: \"fidelity\" must be \"exact\" or \"approximate\"", what);
-	f->fidelity = fs && !strcmp(fs, "exact") ? FID_EXACT : FID_APPROXIMATE;
-	if (note && !json_is_string(note))
-		row_problem(L, key, "%s: \"note\" must be a string", what);
-	else if (note)
-		f->note = xstrdup(json_string_value(note));
-	else if (fs && !strcmp(fs, "approximate"))
-		row_problem(L, key, "%s: a form that is not exact needs a \"note\" saying why", what);
-	if (!json_is_string(expr)) {
-		row_problem(L, key, "%s: \"expr\" must be a string", what);
-		return;
-	}
-	f->expr_src = xstrdup(json_string_value(expr));
-	snprintf(what, sizeof(what), "%s[%zu].expr", key, k);
-	if (compile_form(L, f, jsonpos_field(&L->pos, L->ri, key), 0, what) < 0 || !abs)
-		return;
-	snprintf(what, sizeof(what), "%s[%zu].absent_ok", key, k);
-	if (!json_is_array(abs))
-		row_problem(L, key, "\"%s\" must be an array of family names", what);
-	else
-		mark_absent_ok(L, key, what, abs, f->inputs, f->ninputs);
-}
-
-/* "prefer": the forms tried, in order, before the row's own expression (mapping.h). */
-static void load_prefer(struct loader *L, const struct row_field *f, json_t *v)
-{
-	struct row *r = L->row;
-	size_t i;
-	json_t *e;
-	r->prefer = xcalloc(json_array_size(v) + 1, sizeof(*r->prefer));
-	json_array_foreach(v, i, e) {
-		if (!json_is_object(e)) {
-			row_problem(L, f->key, "\"%s\"[%zu] must be an object", f->key, i);
-			continue;
-		}
-		load_form(L, f->key, i, e, &r->prefer[r->nprefer++]);
-	}
-}
+static void load_prefer(struct loader *L, const struct field *f, json_t *v);
 
 static const char *const type_choices[] = { "gauge", "counter", "untyped", NULL };
 static const char *const fidelity_choices[] = { [FID_EXACT] = "exact", [FID_APPROXIMATE] = "approximate",
 						[FID_UNAVAILABLE] = "unavailable", NULL };
-static const char *const known_flags[] = { "gpus-acct", "slurmrestd-jobs", NULL };
+static const char *const form_fidelity_choices[] = { [FID_EXACT] = "exact", [FID_APPROXIMATE] = "approximate", NULL };
+static const char *const known_flags[] = { "gpus-acct", "slurmrestd-jobs", NULL }; /* bit i: enum row_flag 1u << i */
+_Static_assert(ROW_FLAG_REST_JOBS == 1u << 1, "known_flags[] is in the order of enum row_flag");
 
 /* In the order they are read: a key's checks may depend on the keys above it (note and expr on
- * fidelity, absent_ok on expr). */
-static const struct row_field row_fields[] = {
+ * fidelity, absent_ok on expr). fidelity, note, expr and absent_ok make the row's native form. */
+static const struct field row_fields[] = {
 	{ "name", FT_STRING, FP_REQUIRED, "a valid metric name", load_name, offsetof(struct row, name), NULL,
 	  "the output family's name, unique in the file" },
 	{ "help", FT_STRING, FP_REQUIRED, "a string", load_string, offsetof(struct row, help), NULL, "the HELP text" },
@@ -455,8 +436,7 @@ static const struct row_field row_fields[] = {
 	  type_choices, "the TYPE" },
 	{ "fidelity", FT_STRING, FP_REQUIRED, "\"exact\", \"approximate\" or \"unavailable\"", load_fidelity, 0,
 	  fidelity_choices, "how close to the old exporter's value it is" },
-	{ "note", FT_STRING, FP_UNLESS_EXACT, "a string", load_string, offsetof(struct row, note), NULL,
-	  "why the row is not exact" },
+	{ "note", FT_STRING, FP_UNLESS_EXACT, "a string", load_note, 0, NULL, "why the row is not exact" },
 	{ "expr", FT_STRING, FP_UNLESS_UNAVAILABLE, "a string", load_expr, 0, NULL, "the expression over native families" },
 	{ "default", FT_NUMBER, FP_OPTIONAL, "a number", load_default, 0, NULL, "the value when the expression gives nothing" },
 	{ "drop_zero", FT_BOOLEAN, FP_OPTIONAL, "true or false", load_drop_zero, 0, NULL, "leave out series whose value is 0" },
@@ -464,22 +444,45 @@ static const struct row_field row_fields[] = {
 	{ "fill_labels", FT_OBJECT, FP_OPTIONAL, "an object", load_fills, 0, NULL, "label -> value for series that lack it" },
 	{ "absent_ok", FT_ARRAY, FP_OPTIONAL, "an array of native family names", load_absent_ok, 0, NULL,
 	  "native families the expression reads that may be absent" },
-	{ "enabled_by", FT_STRING, FP_OPTIONAL, "one of: gpus-acct, slurmrestd-jobs", load_one_of, offsetof(struct row, enabled_by),
-	  known_flags, "the flag that enables the row" },
+	{ "enabled_by", FT_STRING, FP_OPTIONAL, "one of: gpus-acct, slurmrestd-jobs", load_flag, 0, known_flags,
+	  "the flag that enables the row" },
 	{ "prefer", FT_ARRAY, FP_OPTIONAL, "an array of forms", load_prefer, 0, NULL,
-	  "forms ({expr, fidelity, note, absent_ok}) tried first, each while its sources are up" },
+	  "preferred forms (below), tried first, each while its sources are up" },
 };
-#define NFIELDS (sizeof(row_fields) / sizeof(row_fields[0]))
 
-int mapping_field(size_t i, struct mapping_field *out)
+/* The keys of a preferred form (an element of "prefer"), in the order they are read. */
+static const struct field form_fields[] = {
+	{ "expr", FT_STRING, FP_REQUIRED, "a string", load_expr, 0, NULL, "the expression (over any source's families)" },
+	{ "fidelity", FT_STRING, FP_REQUIRED, "\"exact\" or \"approximate\"", load_fidelity, 0, form_fidelity_choices,
+	  "how close to the old exporter's value it is" },
+	{ "note", FT_STRING, FP_UNLESS_EXACT, "a string", load_note, 0, NULL, "why the form is not exact" },
+	{ "absent_ok", FT_ARRAY, FP_OPTIONAL, "an array of family names", load_absent_ok, 0, NULL,
+	  "families the expression reads that may be absent" },
+};
+
+#define TABLE(fields, noun) { fields, sizeof(fields) / sizeof(fields[0]), noun }
+static const struct field_table row_table = TABLE(row_fields, "row");
+static const struct field_table form_table = TABLE(form_fields, "form");
+
+static int field_doc(const struct field_table *t, size_t i, struct mapping_field *out)
 {
 	static const char *const types[] = { "string", "number", "boolean", "object", "array" };
 	static const char *const presence[] = { "no", "yes", "unless exact", "unless unavailable" };
-	if (i >= NFIELDS)
+	if (i >= t->n)
 		return 0;
-	*out = (struct mapping_field){ row_fields[i].key, types[row_fields[i].type], presence[row_fields[i].presence],
-				       row_fields[i].doc };
+	*out = (struct mapping_field){ t->fields[i].key, types[t->fields[i].type], presence[t->fields[i].presence],
+				       t->fields[i].doc };
 	return 1;
+}
+
+int mapping_field(size_t i, struct mapping_field *out)
+{
+	return field_doc(&row_table, i, out);
+}
+
+int mapping_form_field(size_t i, struct mapping_field *out)
+{
+	return field_doc(&form_table, i, out);
 }
 
 static int type_ok(enum field_type t, const json_t *v)
@@ -494,37 +497,69 @@ static int type_ok(enum field_type t, const json_t *v)
 	return 0;
 }
 
-/* One key of the current row: its presence rule, its JSON type, then its own checks. */
-static void load_field(struct loader *L, const struct row_field *f, json_t *jr)
+/* One key of the object being read: its presence rule, its JSON type, then its own checks. */
+static void load_field(struct loader *L, const struct field_table *t, const struct field *f, json_t *obj)
 {
-	json_t *v = json_object_get(jr, f->key);
-	enum fidelity fid = L->row->fidelity; /* read before (a row_fields order rule) */
+	json_t *v = json_object_get(obj, f->key);
+	enum fidelity fid = L->form->fidelity; /* read before (a field order rule) */
 	if (!v) {
 		if (f->presence == FP_REQUIRED)
 			bad_value(L, f);
 		else if (f->presence == FP_UNLESS_EXACT && fid != FID_EXACT)
-			row_problem(L, NULL, "a row that is not exact needs a \"%s\" saying why", f->key);
+			row_problem(L, NULL, "a %s that is not exact needs a \"%s\" saying why", t->noun, f->key);
 		else if (f->presence == FP_UNLESS_UNAVAILABLE && fid != FID_UNAVAILABLE)
-			row_problem(L, NULL, "missing \"%s\" (only an unavailable row has none)", f->key);
+			row_problem(L, NULL, "missing \"%s\" (only an unavailable %s has none)", f->key, t->noun);
 	} else if (!type_ok(f->type, v)) {
 		bad_value(L, f);
 	} else if (f->presence == FP_UNLESS_UNAVAILABLE && fid == FID_UNAVAILABLE) {
-		row_problem(L, f->key, "an unavailable row has no \"%s\"", f->key);
+		row_problem(L, f->key, "an unavailable %s has no \"%s\"", t->noun, f->key);
 	} else {
 		f->load(L, f, v);
 	}
 }
 
-/* A key no row has: the error lists the ones it may have. */
-static void unknown_key(struct loader *L, const char *k)
+/* Every key of obj through table t: a key it does not have is an error listing the ones it has. */
+static void load_object(struct loader *L, const struct field_table *t, json_t *obj)
 {
-	struct buf keys;
-	buf_init(&keys, 0);
-	for (size_t i = 0; i < NFIELDS; i++)
-		buf_printf(&keys, "%s%s", i ? ", " : "", row_fields[i].key);
-	buf_putc(&keys, '\0');
-	row_problem(L, k, "unknown field \"%s\" (expected one of: %s)", k, keys.data);
-	buf_free(&keys);
+	const char *k;
+	json_t *v;
+	json_object_foreach(obj, k, v) {
+		size_t i = 0;
+		while (i < t->n && strcmp(t->fields[i].key, k))
+			i++;
+		if (i < t->n)
+			continue;
+		struct buf keys;
+		buf_init(&keys, 0);
+		for (i = 0; i < t->n; i++)
+			buf_printf(&keys, "%s%s", i ? ", " : "", t->fields[i].key);
+		buf_putc(&keys, '\0');
+		row_problem(L, k, "unknown field \"%s\" (expected one of: %s)", k, keys.data);
+		buf_free(&keys);
+	}
+	for (size_t i = 0; i < t->n; i++)
+		load_field(L, t, &t->fields[i], obj);
+}
+
+/* "prefer": the forms tried, in order, before the native form (mapping.h), each read through
+ * form_fields; their problems are reported at the row's "prefer" key, naming the form. */
+static void load_prefer(struct loader *L, const struct field *f, json_t *v)
+{
+	struct row_form *native = L->form;
+	size_t i;
+	json_t *e;
+	json_array_foreach(v, i, e) {
+		if (!json_is_object(e)) {
+			row_problem(L, f->key, "\"%s\"[%zu] must be an object", f->key, i);
+			continue;
+		}
+		L->form = &L->row->forms[i];
+		L->form_key = f->key;
+		snprintf(L->form_name, sizeof(L->form_name), "%s[%zu]", f->key, i);
+		load_object(L, &form_table, e);
+	}
+	L->form = native;
+	L->form_key = NULL;
 }
 
 static void load_row(struct loader *L, struct mapping *m, size_t ri, json_t *jr)
@@ -532,7 +567,6 @@ static void load_row(struct loader *L, struct mapping *m, size_t ri, json_t *jr)
 	struct row *r = &m->rows[m->nrows];
 	char label[32];
 	json_t *v;
-	const char *k;
 	size_t before = L->nproblems;
 
 	memset(r, 0, sizeof(*r));
@@ -545,23 +579,18 @@ static void load_row(struct loader *L, struct mapping *m, size_t ri, json_t *jr)
 	L->row = r;
 	L->ri = ri;
 	L->rname = json_is_string(v) ? json_string_value(v) : label;
-	json_object_foreach(jr, k, v) {
-		int known = 0;
-		for (size_t i = 0; i < NFIELDS && !known; i++)
-			known = strcmp(row_fields[i].key, k) == 0;
-		if (!known)
-			unknown_key(L, k);
-	}
-	for (size_t i = 0; i < NFIELDS; i++)
-		load_field(L, &row_fields[i], jr);
+	v = json_object_get(jr, "prefer");
+	r->nforms = (json_is_array(v) ? json_array_size(v) : 0) + 1;
+	r->forms = xcalloc(r->nforms, sizeof(*r->forms));
+	L->form = &r->forms[r->nforms - 1];
+	load_object(L, &row_table, jr);
 	if (L->nproblems != before) {
 		row_clear(r);
 		return;
 	}
 	*name_slot(m, r->name, &L->work) = m->nrows + 1;
-	m->sources |= r->sources;
-	for (size_t j = 0; j < r->nprefer; j++)
-		m->sources |= r->prefer[j].sources;
+	for (size_t k = 0; k < r->nforms; k++)
+		m->sources |= r->forms[k].sources;
 	m->nrows++;
 }
 
@@ -583,26 +612,6 @@ static void collect_inputs(struct mapping *m, struct inputs in)
 			in.v[u++] = in.v[i];
 	m->inputs = in.v;
 	m->ninputs = u;
-}
-
-int mapping_reads(const char *name, size_t len, void *ctx)
-{
-	const struct mapping *m = ctx;
-	size_t lo = 0, hi = m->ninputs;
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-		const char *s = m->inputs[mid];
-		int c = strncmp(s, name, len);
-		if (!c)
-			c = s[len] ? 1 : 0;
-		if (!c)
-			return 1;
-		if (c < 0)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return 0;
 }
 
 struct mapping *mapping_load(const char *path, struct buf *problems)
@@ -655,16 +664,14 @@ struct mapping *mapping_load(const char *path, struct buf *problems)
 	for (size_t i = 0; i < json_array_size(rows); i++)
 		load_row(&L, m, i, json_array_get(rows, i));
 	if (!L.nproblems) {
-		size_t nroots = m->nrows;
+		size_t nroots = 0;
 		for (size_t i = 0; i < m->nrows; i++)
-			nroots += m->rows[i].nprefer;
+			nroots += m->rows[i].nforms;
 		struct expr **roots = xcalloc(nroots + 1, sizeof(*roots));
 		nroots = 0;
-		for (size_t i = 0; i < m->nrows; i++) {
-			roots[nroots++] = m->rows[i].expr;
-			for (size_t j = 0; j < m->rows[i].nprefer; j++)
-				roots[nroots++] = m->rows[i].prefer[j].expr;
-		}
+		for (size_t i = 0; i < m->nrows; i++) /* the native form first, as the rows were read */
+			for (size_t j = 0; j < m->rows[i].nforms; j++)
+				roots[nroots++] = m->rows[i].forms[(j + m->rows[i].nforms - 1) % m->rows[i].nforms].expr;
 		m->nmemo = expr_memo_assign_work(roots, nroots, &m->load_work);
 		m->load_work += L.work;
 		free(roots);
@@ -688,41 +695,4 @@ out:
 const char *fidelity_name(enum fidelity f)
 {
 	return fidelity_choices[f];
-}
-
-enum upstream_id row_upstream(const struct row *r, int form)
-{
-	unsigned srcs = form >= 0 ? r->prefer[form].sources : r->sources;
-	return srcs & source_of_upstream(UPSTREAM_SLURMRESTD) ? UPSTREAM_SLURMRESTD : UPSTREAM_SLURMCTLD;
-}
-
-int row_enabled(const struct row *r, const char *flags)
-{
-	if (!r->enabled_by)
-		return 1;
-	size_t n = strlen(r->enabled_by);
-	for (const char *p = flags; p && *p;) {
-		const char *e = strchr(p, ',');
-		size_t len = e ? (size_t)(e - p) : strlen(p);
-		if (len == n && memcmp(p, r->enabled_by, n) == 0)
-			return 1;
-		p = e ? e + 1 : NULL;
-	}
-	return 0;
-}
-
-unsigned mapping_sources(const struct mapping *m, const char *flags, unsigned usable)
-{
-	unsigned eps = 0;
-	for (size_t i = 0; i < m->nrows; i++) {
-		const struct row *r = &m->rows[i];
-		if (!row_enabled(r, flags))
-			continue;
-		eps |= r->sources;
-		/* a form that can never be used this way (slurmrestd not configured) fetches nothing */
-		for (size_t k = 0; k < r->nprefer; k++)
-			if (!(r->prefer[k].sources & ~usable))
-				eps |= r->prefer[k].sources;
-	}
-	return eps;
 }

@@ -1,9 +1,7 @@
 /* names.h: what the parsers and the tables share about names and hashes: the character classes
  * of metric and label names (expo.c, openmetrics.c, expr_parse.c), FNV-1a (labels.c, expo.c,
  * openmetrics.c, expr_memo.c), and the slots of the open-addressing tables that hold a 32-bit hash
- * beside an element's index (expo.c, expr_eval.c).
- *
- * Ownership: nothing is allocated; the class table is a constant of names.c. */
+ * beside an element's index (expo.c, expr_eval.c). */
 #ifndef SHIM_NAMES_H
 #define SHIM_NAMES_H
 

@@ -38,7 +38,7 @@ size_t native_render(const struct expo *e, struct buf *out)
 		const struct expo_family *f = &e->fams[k];
 		const char *type = type_name(f->type);
 		if (f->help) {
-			repaired += !utf8_valid(f->help, f->hlen);
+			repaired += !utf8_is_clean(f->help, f->hlen);
 			write_help(out, f->name, f->nlen, f->help, f->hlen);
 		}
 		if (type) {
@@ -51,7 +51,7 @@ size_t native_render(const struct expo *e, struct buf *out)
 		for (size_t i = 0; i < f->n; i++) {
 			const struct expo_sample *s = &f->samples[i];
 			for (uint32_t j = 0; j < s->nlabels; j++)
-				repaired += !utf8_valid(s->labels[j].value, s->labels[j].vlen);
+				repaired += !utf8_is_clean(s->labels[j].value, s->labels[j].vlen);
 			write_sample_n(out, f->name, f->nlen, s->labels, s->nlabels, s->value);
 		}
 	}

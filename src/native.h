@@ -6,7 +6,7 @@
  * a backslash in an account name round-trips instead of failing the whole scrape.
  * The families are those of a payload parsed without a keep filter (scrape.h, scrape_native),
  * written in the order slurmctld sent them, each sample's labels sorted by name; timestamps,
- * which slurmctld does not send, are not kept. Pure functions: everything is borrowed. */
+ * which slurmctld does not send, are not kept. Pure functions. */
 #ifndef SHIM_NATIVE_H
 #define SHIM_NATIVE_H
 
@@ -21,7 +21,7 @@
  * -1 for any other path. */
 int native_source(const char *url);
 /* Every family of e, re-escaped, appended to out. Returns the label values and HELP texts that
- * were not valid UTF-8 (written repaired). */
+ * were not clean, invalid UTF-8 or a control byte (utf8_is_clean; written repaired). */
 size_t native_render(const struct expo *e, struct buf *out);
 
 #endif

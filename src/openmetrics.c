@@ -58,9 +58,9 @@ struct hpoint {
 	int active;
 	size_t last_line;
 	int nbuckets, neg_bucket;
-	struct num le, bval; /* the last bucket's threshold and value */
+	struct om_num le, bval; /* the last bucket's threshold and value */
 	int have_count, have_sum, have_gsum, neg_gsum;
-	struct num count;
+	struct om_num count;
 	size_t count_line, sum_line, gsum_line;
 };
 
@@ -76,9 +76,9 @@ struct family {
 	int in_metric;
 	struct buf metric;
 	int metric_ts; /* its samples carry timestamps */
-	struct num ts; /* the last of them */
-	struct keyset metrics; /* every metric of the family so far */
-	struct keyset series;  /* series of the current metric (when it has no timestamps) */
+	struct om_num ts; /* the last of them */
+	struct om_keyset metrics; /* every metric of the family so far */
+	struct om_keyset series;  /* series of the current metric (when it has no timestamps) */
 	struct hpoint hp;
 };
 
@@ -87,8 +87,8 @@ struct om {
 	char *reason;
 	size_t reasonlen;
 	struct family fam;
-	struct keyset names; /* the sample names of every closed family */
-	struct labelset ls, xs; /* the sample's and the exemplar's labels */
+	struct om_keyset names; /* the sample names of every closed family */
+	struct om_labelset ls, xs; /* the sample's and the exemplar's labels */
 	struct buf key, skey, tmp;
 };
 
@@ -98,11 +98,11 @@ static void om_init(struct om *o, char *reason, size_t reasonlen)
 	o->reason = reason;
 	o->reasonlen = reasonlen;
 	buf_init(&o->fam.metric, 0);
-	keyset_init(&o->fam.metrics);
-	keyset_init(&o->fam.series);
-	keyset_init(&o->names);
-	labelset_init(&o->ls);
-	labelset_init(&o->xs);
+	om_keyset_init(&o->fam.metrics);
+	om_keyset_init(&o->fam.series);
+	om_keyset_init(&o->names);
+	om_labelset_init(&o->ls);
+	om_labelset_init(&o->xs);
 	buf_init(&o->key, 0);
 	buf_init(&o->skey, 0);
 	buf_init(&o->tmp, 0);
@@ -111,11 +111,11 @@ static void om_init(struct om *o, char *reason, size_t reasonlen)
 static void om_free(struct om *o)
 {
 	buf_free(&o->fam.metric);
-	keyset_free(&o->fam.metrics);
-	keyset_free(&o->fam.series);
-	keyset_free(&o->names);
-	labelset_free(&o->ls);
-	labelset_free(&o->xs);
+	om_keyset_free(&o->fam.metrics);
+	om_keyset_free(&o->fam.series);
+	om_keyset_free(&o->names);
+	om_labelset_free(&o->ls);
+	om_labelset_free(&o->xs);
 	buf_free(&o->key);
 	buf_free(&o->skey);
 	buf_free(&o->tmp);
@@ -139,28 +139,28 @@ static int shown(size_t n)
 }
 
 /* Parse a number token. special: also [sign] inf/infinity and nan. 0, or -1 when it is not one. */
-static int parse_num(struct om *o, const char *s, size_t n, int special, struct num *out)
+static int parse_num(struct om *o, const char *s, size_t n, int special, struct om_num *out)
 {
 	out->s = s;
 	out->n = n;
-	if (is_realnumber(s, n)) {
+	if (om_is_realnumber(s, n)) {
 		o->tmp.len = 0;
 		buf_append(&o->tmp, s, n);
 		buf_putc(&o->tmp, '\0');
-		out->kind = N_FINITE;
+		out->kind = OM_FINITE;
 		out->v = strtod(o->tmp.data, NULL);
 		return isinf(out->v) ? -1 : 0; /* must fit in a float64 */
 	}
 	if (!special)
 		return -1;
-	if (ascii_ieq(s, n, "nan")) {
-		out->kind = N_NAN;
+	if (om_ascii_ieq(s, n, "nan")) {
+		out->kind = OM_NAN;
 		out->v = NAN;
 		return 0;
 	}
 	size_t i = n && (s[0] == '+' || s[0] == '-');
-	if (ascii_ieq(s + i, n - i, "inf") || ascii_ieq(s + i, n - i, "infinity")) {
-		out->kind = s[0] == '-' ? N_NINF : N_PINF;
+	if (om_ascii_ieq(s + i, n - i, "inf") || om_ascii_ieq(s + i, n - i, "infinity")) {
+		out->kind = s[0] == '-' ? OM_NINF : OM_PINF;
 		out->v = s[0] == '-' ? -INFINITY : INFINITY;
 		return 0;
 	}
@@ -191,10 +191,10 @@ static int hist_finish(struct om *o)
 	const char *cnt = f->type == T_HISTOGRAM ? "_count" : "_gcount";
 	const char *sum = f->type == T_HISTOGRAM ? "_sum" : "_gsum";
 	int rc = -1;
-	if (!h->nbuckets || h->le.kind != N_PINF)
+	if (!h->nbuckets || h->le.kind != OM_PINF)
 		rc = fail(o, h->last_line, "%s '%.*s': a metric point has no +Inf bucket (it must be the last bucket)",
 			  type_name[f->type], shown(f->nlen), f->name);
-	else if (h->have_count && num_cmp(&h->count, &h->bval) != 0)
+	else if (h->have_count && om_num_cmp(&h->count, &h->bval) != 0)
 		rc = fail(o, h->count_line, "%s '%.*s': %s is not the value of the +Inf bucket", type_name[f->type],
 			  shown(f->nlen), f->name, cnt);
 	else if ((h->have_sum || h->have_gsum) && !h->have_count)
@@ -223,25 +223,25 @@ static int fam_close(struct om *o)
 		return 0;
 	if (is_histogram(f->type) && f->hp.active && hist_finish(o) < 0)
 		return -1;
-	keyset_add(&o->names, f->name, f->nlen); /* family names are unique too */
+	om_keyset_add(&o->names, f->name, f->nlen); /* family names are unique too */
 	for (const enum sfx *s = type_sfx[f->type]; *s != S_END; s++) {
 		o->key.len = 0;
 		buf_append(&o->key, f->name, f->nlen);
 		buf_puts(&o->key, sfx_text[*s]);
-		keyset_add(&o->names, o->key.data, o->key.len);
+		om_keyset_add(&o->names, o->key.data, o->key.len);
 	}
 	f->open = 0;
 	f->metric.len = 0;
 	f->in_metric = 0;
-	keyset_clear(&f->metrics);
-	keyset_clear(&f->series);
+	om_keyset_clear(&f->metrics);
+	om_keyset_clear(&f->series);
 	return 0;
 }
 
 static int fam_start(struct om *o, size_t line, const char *name, size_t nlen)
 {
 	struct family *f = &o->fam;
-	if (keyset_has(&o->names, name, nlen))
+	if (om_keyset_has(&o->names, name, nlen))
 		return fail(o, line, "metric family '%.*s' repeats or clashes with an earlier family's sample name "
 				     "(families must be contiguous and unique)",
 			    shown(nlen), name);
@@ -311,7 +311,7 @@ static int do_metadata(struct om *o, size_t line, const char *p, const char *end
 			o->key.len = 0;
 			buf_append(&o->key, name, nlen);
 			buf_puts(&o->key, sfx_text[*s]);
-			if (keyset_has(&o->names, o->key.data, o->key.len))
+			if (om_keyset_has(&o->names, o->key.data, o->key.len))
 				return fail(o, line, "%s '%.*s': sample name '%.*s' clashes with an earlier family",
 					    type_name[t], shown(nlen), name, shown(o->key.len), o->key.data);
 		}
@@ -355,15 +355,15 @@ static int bad_token(struct om *o, size_t line, const char *what, const char *p,
 }
 
 /* Label rules of the family's type. Sets *le for a histogram bucket. */
-static int check_labels(struct om *o, size_t line, enum sfx sfx, struct num *le)
+static int check_labels(struct om *o, size_t line, enum sfx sfx, struct om_num *le)
 {
 	struct family *f = &o->fam;
-	const struct olabel *l;
-	if (f->type == T_STATESET && !label_find(&o->ls, f->name, f->nlen))
+	const struct om_label *l;
+	if (f->type == T_STATESET && !om_label_find(&o->ls, f->name, f->nlen))
 		return fail(o, line, "stateset '%.*s': a sample without the label '%.*s'", shown(f->nlen), f->name,
 			    shown(f->nlen), f->name);
 	if (is_histogram(f->type)) {
-		l = label_find(&o->ls, "le", 2);
+		l = om_label_find(&o->ls, "le", 2);
 		if (sfx != S_BUCKET) {
 			if (l)
 				return fail(o, line, "%s '%.*s': only _bucket samples have an le label", type_name[f->type],
@@ -373,12 +373,12 @@ static int check_labels(struct om *o, size_t line, enum sfx sfx, struct num *le)
 		if (!l)
 			return fail(o, line, "%s '%.*s': a _bucket sample without le label", type_name[f->type],
 				    shown(f->nlen), f->name);
-		const char *v = label_value(&o->ls, l);
+		const char *v = om_label_value(&o->ls, l);
 		if (slice_eq(v, l->vlen, "+Inf", 4)) {
-			le->kind = N_PINF;
+			le->kind = OM_PINF;
 			le->v = INFINITY;
 		} else if (slice_eq(v, l->vlen, "-Inf", 4)) {
-			le->kind = N_NINF;
+			le->kind = OM_NINF;
 			le->v = -INFINITY;
 		} else if (parse_num(o, v, l->vlen, 0, le) < 0) {
 			return fail(o, line, "%s '%.*s': le value '%.*s' is not a number, +Inf or -Inf", type_name[f->type],
@@ -388,7 +388,7 @@ static int check_labels(struct om *o, size_t line, enum sfx sfx, struct num *le)
 		le->n = l->rawlen;
 	}
 	if (f->type == T_SUMMARY) {
-		l = label_find(&o->ls, "quantile", 8);
+		l = om_label_find(&o->ls, "quantile", 8);
 		if (sfx != S_NONE) {
 			if (l)
 				return fail(o, line, "summary '%.*s': only quantile samples have a quantile label",
@@ -398,11 +398,11 @@ static int check_labels(struct om *o, size_t line, enum sfx sfx, struct num *le)
 		if (!l)
 			return fail(o, line, "summary '%.*s': a quantile sample without quantile label", shown(f->nlen),
 				    f->name);
-		struct num q;
-		if (parse_num(o, label_value(&o->ls, l), l->vlen, 0, &q) < 0 || num_cmp(&q, &num_zero) < 0 ||
-		    num_cmp(&q, &num_one) > 0)
+		struct om_num q;
+		if (parse_num(o, om_label_value(&o->ls, l), l->vlen, 0, &q) < 0 || om_num_cmp(&q, &om_num_zero) < 0 ||
+		    om_num_cmp(&q, &om_num_one) > 0)
 			return fail(o, line, "summary '%.*s': quantile value '%.*s' is not a number from 0 to 1",
-				    shown(f->nlen), f->name, shown(l->vlen), label_value(&o->ls, l));
+				    shown(f->nlen), f->name, shown(l->vlen), om_label_value(&o->ls, l));
 	}
 	return 0;
 }
@@ -410,7 +410,7 @@ static int check_labels(struct om *o, size_t line, enum sfx sfx, struct num *le)
 /* Metrics (label sets) are contiguous; timestamps on all samples of one or on none, never backwards;
  * without timestamps a series appears once. Also ends histogram points. */
 static int check_metric(struct om *o, size_t line, const char *name, size_t nlen, enum sfx sfx, int has_ts,
-			const struct num *ts)
+			const struct om_num *ts)
 {
 	struct family *f = &o->fam;
 	const char *skip = NULL;
@@ -426,10 +426,10 @@ static int check_metric(struct om *o, size_t line, const char *name, size_t nlen
 		skiplen = f->nlen;
 	}
 	o->key.len = 0;
-	key_labels(&o->key, &o->ls, skip, skiplen);
+	om_key_labels(&o->key, &o->ls, skip, skiplen);
 	int same = f->in_metric && slice_eq(f->metric.data, f->metric.len, o->key.data, o->key.len);
 	if (!same) {
-		if (!keyset_add(&f->metrics, o->key.data, o->key.len))
+		if (!om_keyset_add(&f->metrics, o->key.data, o->key.len))
 			return fail(o, line, "'%.*s': the samples of one label set must be contiguous (metrics must not "
 					     "be interleaved)",
 				    shown(f->nlen), f->name);
@@ -439,12 +439,12 @@ static int check_metric(struct om *o, size_t line, const char *name, size_t nlen
 		buf_append(&f->metric, o->key.data, o->key.len);
 		f->in_metric = 1;
 		f->metric_ts = has_ts;
-		keyset_clear(&f->series);
+		om_keyset_clear(&f->series);
 	} else if (has_ts != f->metric_ts) {
 		return fail(o, line, "'%.*s': samples with and without timestamp in one metric", shown(f->nlen),
 			    f->name);
 	} else if (has_ts) {
-		int c = num_cmp(ts, &f->ts);
+		int c = om_num_cmp(ts, &f->ts);
 		if (c < 0)
 			return fail(o, line, "'%.*s': timestamp goes backwards within a metric", shown(f->nlen), f->name);
 		if (c > 0 && is_histogram(f->type) && f->hp.active && hist_finish(o) < 0)
@@ -457,31 +457,31 @@ static int check_metric(struct om *o, size_t line, const char *name, size_t nlen
 	o->skey.len = 0;
 	buf_append(&o->skey, name, nlen);
 	buf_putc(&o->skey, '\0');
-	key_labels(&o->skey, &o->ls, NULL, 0);
-	if (!keyset_add(&f->series, o->skey.data, o->skey.len))
+	om_key_labels(&o->skey, &o->ls, NULL, 0);
+	if (!om_keyset_add(&f->series, o->skey.data, o->skey.len))
 		return fail(o, line, "'%.*s': the same series twice without timestamps", shown(nlen), name);
 	return 0;
 }
 
-static int check_value(struct om *o, size_t line, const char *name, size_t nlen, enum sfx sfx, const struct num *v)
+static int check_value(struct om *o, size_t line, const char *name, size_t nlen, enum sfx sfx, const struct om_num *v)
 {
 	struct family *f = &o->fam;
 	int no_nan = sfx == S_TOTAL || sfx == S_SUM || sfx == S_COUNT || sfx == S_BUCKET || sfx == S_GCOUNT ||
 		     sfx == S_GSUM;
 	int no_neg = no_nan && sfx != S_GSUM;
 	int integer = sfx == S_BUCKET || sfx == S_COUNT || sfx == S_GCOUNT;
-	if (no_nan && v->kind == N_NAN)
+	if (no_nan && v->kind == OM_NAN)
 		return fail(o, line, "'%.*s': value must not be NaN", shown(nlen), name);
-	if (no_neg && num_negative(v))
+	if (no_neg && om_num_is_negative(v))
 		return fail(o, line, "'%.*s': value must not be negative", shown(nlen), name);
-	if (integer && (v->kind != N_FINITE || !dec_is_integer(v->s, v->n)))
+	if (integer && (v->kind != OM_FINITE || !om_dec_is_integer(v->s, v->n)))
 		return fail(o, line, "'%.*s': value must be an integer", shown(nlen), name);
 	if (f->type == T_STATESET &&
-	    (v->kind == N_NAN || (num_cmp(v, &num_zero) != 0 && num_cmp(v, &num_one) != 0)))
+	    (v->kind == OM_NAN || (om_num_cmp(v, &om_num_zero) != 0 && om_num_cmp(v, &om_num_one) != 0)))
 		return fail(o, line, "stateset '%.*s': value must be 0 or 1", shown(f->nlen), f->name);
-	if (f->type == T_INFO && (v->kind == N_NAN || num_cmp(v, &num_one) != 0))
+	if (f->type == T_INFO && (v->kind == OM_NAN || om_num_cmp(v, &om_num_one) != 0))
 		return fail(o, line, "info '%.*s': value must be 1", shown(f->nlen), f->name);
-	if (f->type == T_SUMMARY && sfx == S_NONE && num_negative(v))
+	if (f->type == T_SUMMARY && sfx == S_NONE && om_num_is_negative(v))
 		return fail(o, line, "summary '%.*s': quantile value must not be negative", shown(f->nlen), f->name);
 	return 0;
 }
@@ -500,7 +500,7 @@ static int check_exemplar(struct om *o, size_t line, enum sfx sfx)
 	return 0;
 }
 
-static int hist_add(struct om *o, size_t line, enum sfx sfx, const struct num *v, const struct num *le)
+static int hist_add(struct om *o, size_t line, enum sfx sfx, const struct om_num *v, const struct om_num *le)
 {
 	struct family *f = &o->fam;
 	struct hpoint *h = &f->hp;
@@ -508,13 +508,13 @@ static int hist_add(struct om *o, size_t line, enum sfx sfx, const struct num *v
 	h->last_line = line;
 	switch (sfx) {
 	case S_BUCKET:
-		if (h->nbuckets && num_cmp(le, &h->le) <= 0)
+		if (h->nbuckets && om_num_cmp(le, &h->le) <= 0)
 			return fail(o, line, "%s '%.*s': buckets must be in increasing order of le", type_name[f->type],
 				    shown(f->nlen), f->name);
-		if (h->nbuckets && num_cmp(v, &h->bval) < 0)
+		if (h->nbuckets && om_num_cmp(v, &h->bval) < 0)
 			return fail(o, line, "%s '%.*s': bucket values must be cumulative (never decrease)",
 				    type_name[f->type], shown(f->nlen), f->name);
-		if (num_negative(le))
+		if (om_num_is_negative(le))
 			h->neg_bucket = 1;
 		h->nbuckets++;
 		h->le = *le;
@@ -533,7 +533,7 @@ static int hist_add(struct om *o, size_t line, enum sfx sfx, const struct num *v
 	case S_GSUM:
 		h->have_gsum = 1;
 		h->gsum_line = line;
-		if (num_negative(v))
+		if (om_num_is_negative(v))
 			h->neg_gsum = 1;
 		break;
 	default:
@@ -546,7 +546,7 @@ static int do_sample(struct om *o, size_t line, const char *p, const char *end)
 {
 	struct family *f = &o->fam;
 	const char *err = NULL, *name = p, *t;
-	struct num val, ts, xval, xts, le = num_zero;
+	struct om_num val, ts, xval, xts, le = om_num_zero;
 	int has_ts = 0, has_ex = 0;
 
 	if (!is_name_start(*p))
@@ -556,7 +556,7 @@ static int do_sample(struct om *o, size_t line, const char *p, const char *end)
 	size_t nlen = (size_t)(p - name);
 	o->ls.n = 0;
 	o->ls.vals.len = 0;
-	if (p < end && *p == '{' && !(p = parse_labels(&o->ls, p, end, &err)))
+	if (p < end && *p == '{' && !(p = om_parse_labels(&o->ls, p, end, &err)))
 		return fail(o, line, "%s", err);
 	if (p >= end || *p != ' ')
 		return fail(o, line, p >= end ? "missing value" : "expected ' ' after the metric name or labels");
@@ -578,7 +578,7 @@ static int do_sample(struct om *o, size_t line, const char *p, const char *end)
 	if (p < end) { /* exemplar = SP HASH SP labels SP number [SP timestamp] */
 		if (end - p < 3 || p[1] != ' ' || p[2] != '{')
 			return fail(o, line, "invalid exemplar: expected '# {'");
-		if (!(p = parse_labels(&o->xs, p + 2, end, &err)))
+		if (!(p = om_parse_labels(&o->xs, p + 2, end, &err)))
 			return fail(o, line, "invalid exemplar: %s", err);
 		if (p >= end || *p != ' ')
 			return fail(o, line, "invalid exemplar: expected ' ' and a value after its labels");
@@ -635,7 +635,7 @@ int om_validate(const char *text, size_t len, size_t *err_line, char *reason, si
 		}
 		const char *nl = memchr(p, '\n', (size_t)(end - p));
 		const char *le = nl ? nl : end;
-		if (!utf8_valid(p, (size_t)(le - p))) {
+		if (!utf8_is_valid(p, (size_t)(le - p))) {
 			fail(&o, line, "invalid UTF-8");
 			goto out;
 		}

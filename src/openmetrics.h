@@ -24,9 +24,7 @@
  *               counter-like values (_total _sum _count _bucket _gcount, _gsum) never NaN, the first
  *               five never negative; counts and bucket values integers; exemplars only on counter _total
  *               and histogram/gaugehistogram _bucket samples, at most 128 code points of label names and
- *               values.
- *
- * Ownership: om_validate borrows text for the duration of the call and keeps nothing afterwards. */
+ *               values. */
 #ifndef SHIM_OPENMETRICS_H
 #define SHIM_OPENMETRICS_H
 

@@ -18,7 +18,7 @@ static int is_digit(char c)
 }
 
 /* realnumber = [SIGN] 1*DIGIT ["." *DIGIT] ["e" [SIGN] 1*DIGIT] / [SIGN] *DIGIT "." 1*DIGIT [...] */
-int is_realnumber(const char *s, size_t n)
+int om_is_realnumber(const char *s, size_t n)
 {
 	size_t i = 0, digits = 0, exp = 0;
 	if (i < n && (s[i] == '+' || s[i] == '-'))
@@ -42,7 +42,7 @@ int is_realnumber(const char *s, size_t n)
 	return i == n;
 }
 
-int ascii_ieq(const char *s, size_t n, const char *lower)
+int om_ascii_ieq(const char *s, size_t n, const char *lower)
 {
 	size_t k = strlen(lower);
 	if (n != k)
@@ -145,7 +145,7 @@ static int dec_cmp(const char *a, size_t an, const char *b, size_t bn)
 }
 
 /* 1 when the realnumber token is a whole number. */
-int dec_is_integer(const char *s, size_t n)
+int om_dec_is_integer(const char *s, size_t n)
 {
 	struct dec d;
 	dec_parse(s, n, &d);
@@ -163,44 +163,44 @@ int dec_is_integer(const char *s, size_t n)
 }
 
 /* Order of two numbers that are not NaN: -Inf < finite < +Inf, finite ones compared exactly. */
-int num_cmp(const struct num *a, const struct num *b)
+int om_num_cmp(const struct om_num *a, const struct om_num *b)
 {
-	static const int rank[] = { [N_NINF] = 0, [N_FINITE] = 1, [N_PINF] = 2, [N_NAN] = 3 };
+	static const int rank[] = { [OM_NINF] = 0, [OM_FINITE] = 1, [OM_PINF] = 2, [OM_NAN] = 3 };
 	if (a->kind != b->kind)
 		return rank[a->kind] < rank[b->kind] ? -1 : 1;
-	if (a->kind != N_FINITE)
+	if (a->kind != OM_FINITE)
 		return 0;
 	if (a->v != b->v) /* correctly rounded conversion is monotonic */
 		return a->v < b->v ? -1 : 1;
 	return dec_cmp(a->s, a->n, b->s, b->n);
 }
 
-const struct num num_zero = { N_FINITE, 0.0, "0", 1 };
-const struct num num_one = { N_FINITE, 1.0, "1", 1 };
+const struct om_num om_num_zero = { OM_FINITE, 0.0, "0", 1 };
+const struct om_num om_num_one = { OM_FINITE, 1.0, "1", 1 };
 
-int num_negative(const struct num *x)
+int om_num_is_negative(const struct om_num *x)
 {
-	return x->kind == N_NINF || (x->kind == N_FINITE && num_cmp(x, &num_zero) < 0);
+	return x->kind == OM_NINF || (x->kind == OM_FINITE && om_num_cmp(x, &om_num_zero) < 0);
 }
 
 /* ---- a set of byte strings -------------------------------------------------------------------- */
 
-void keyset_init(struct keyset *k)
+void om_keyset_init(struct om_keyset *k)
 {
 	buf_init(&k->store, 0);
 	k->slot = NULL;
 	k->cap = k->n = 0;
 }
 
-void keyset_free(struct keyset *k)
+void om_keyset_free(struct om_keyset *k)
 {
 	buf_free(&k->store);
 	free(k->slot);
-	keyset_init(k);
+	om_keyset_init(k);
 }
 
 /* Empty the set; a large table is dropped so that clearing stays cheap. */
-void keyset_clear(struct keyset *k)
+void om_keyset_clear(struct om_keyset *k)
 {
 	k->store.len = 0;
 	k->n = 0;
@@ -213,11 +213,11 @@ void keyset_clear(struct keyset *k)
 	}
 }
 
-static struct kslot *keyset_find(const struct keyset *k, const char *s, size_t n, uint64_t h)
+static struct om_kslot *keyset_find(const struct om_keyset *k, const char *s, size_t n, uint64_t h)
 {
 	size_t mask = k->cap - 1;
 	for (size_t i = h & mask;; i = (i + 1) & mask) {
-		struct kslot *sl = &k->slot[i];
+		struct om_kslot *sl = &k->slot[i];
 		if (!sl->used)
 			return sl;
 		if (sl->h == h && sl->len == n && (n == 0 || memcmp(k->store.data + sl->off, s, n) == 0))
@@ -225,18 +225,18 @@ static struct kslot *keyset_find(const struct keyset *k, const char *s, size_t n
 	}
 }
 
-int keyset_has(const struct keyset *k, const char *s, size_t n)
+int om_keyset_has(const struct om_keyset *k, const char *s, size_t n)
 {
 	return k->cap && keyset_find(k, s, n, fnv1a(s, n))->used;
 }
 
 /* Add a key: 1 if it was new, 0 if it was already there. */
-int keyset_add(struct keyset *k, const char *s, size_t n)
+int om_keyset_add(struct om_keyset *k, const char *s, size_t n)
 {
 	uint64_t h = fnv1a(s, n);
 	if ((k->n + 1) * 2 > k->cap) {
 		size_t cap = k->cap ? k->cap * 2 : 16;
-		struct kslot *old = k->slot;
+		struct om_kslot *old = k->slot;
 		size_t oldcap = k->cap;
 		k->slot = xcalloc(cap, sizeof(*k->slot));
 		k->cap = cap;
@@ -249,7 +249,7 @@ int keyset_add(struct keyset *k, const char *s, size_t n)
 			}
 		free(old);
 	}
-	struct kslot *sl = keyset_find(k, s, n, h);
+	struct om_kslot *sl = keyset_find(k, s, n, h);
 	if (sl->used)
 		return 0;
 	sl->used = 1;
@@ -263,28 +263,28 @@ int keyset_add(struct keyset *k, const char *s, size_t n)
 
 /* ---- labels ----------------------------------------------------------------------------------- */
 
-void labelset_init(struct labelset *ls)
+void om_labelset_init(struct om_labelset *ls)
 {
 	ls->l = NULL;
 	ls->n = ls->cap = 0;
 	buf_init(&ls->vals, 0);
 }
 
-void labelset_free(struct labelset *ls)
+void om_labelset_free(struct om_labelset *ls)
 {
 	free(ls->l);
 	buf_free(&ls->vals);
-	labelset_init(ls);
+	om_labelset_init(ls);
 }
 
-const char *label_value(const struct labelset *ls, const struct olabel *l)
+const char *om_label_value(const struct om_labelset *ls, const struct om_label *l)
 {
 	return l->vlen ? ls->vals.data + l->voff : "";
 }
 
 static int olabel_cmp(const void *a, const void *b)
 {
-	const struct olabel *x = a, *y = b;
+	const struct om_label *x = a, *y = b;
 	size_t n = x->nlen < y->nlen ? x->nlen : y->nlen;
 	int c = memcmp(x->name, y->name, n);
 	if (c)
@@ -292,7 +292,7 @@ static int olabel_cmp(const void *a, const void *b)
 	return x->nlen < y->nlen ? -1 : x->nlen > y->nlen;
 }
 
-const struct olabel *label_find(const struct labelset *ls, const char *name, size_t nlen)
+const struct om_label *om_label_find(const struct om_labelset *ls, const char *name, size_t nlen)
 {
 	for (size_t i = 0; i < ls->n; i++)
 		if (ls->l[i].nlen == nlen && memcmp(ls->l[i].name, name, nlen) == 0)
@@ -304,7 +304,7 @@ const struct olabel *label_find(const struct labelset *ls, const char *name, siz
 
 /* labels = "{" [label *("," label)] "}"; p is at '{'. Fills ls (sorted by name) and returns the byte
  * after '}', or NULL with *err set. */
-const char *parse_labels(struct labelset *ls, const char *p, const char *end, const char **err)
+const char *om_parse_labels(struct om_labelset *ls, const char *p, const char *end, const char **err)
 {
 	ls->n = 0;
 	ls->vals.len = 0;
@@ -317,7 +317,7 @@ const char *parse_labels(struct labelset *ls, const char *p, const char *end, co
 			return NULL;
 		}
 		ls->l = xgrow(ls->l, &ls->cap, ls->n + 1, sizeof(*ls->l));
-		struct olabel *l = &ls->l[ls->n];
+		struct om_label *l = &ls->l[ls->n];
 		l->name = p;
 		while (p < end && is_label_char(*p))
 			p++;
@@ -385,15 +385,15 @@ const char *parse_labels(struct labelset *ls, const char *p, const char *end, co
 }
 
 /* The canonical bytes of a label set, without the label `skip` (may be NULL). */
-void key_labels(struct buf *k, const struct labelset *ls, const char *skip, size_t skiplen)
+void om_key_labels(struct buf *k, const struct om_labelset *ls, const char *skip, size_t skiplen)
 {
 	for (size_t i = 0; i < ls->n; i++) {
-		const struct olabel *l = &ls->l[i];
+		const struct om_label *l = &ls->l[i];
 		if (skip && l->nlen == skiplen && memcmp(l->name, skip, skiplen) == 0)
 			continue;
 		buf_append(k, l->name, l->nlen);
 		buf_putc(k, '\0'); /* names never hold NUL */
 		buf_append(k, &l->vlen, sizeof(l->vlen));
-		buf_append(k, label_value(ls, l), l->vlen);
+		buf_append(k, om_label_value(ls, l), l->vlen);
 	}
 }

@@ -3,9 +3,9 @@
  * their text, a set of byte strings, label sets, the name character classes). Private to these two
  * files; nothing else includes it.
  *
- * Ownership: a struct num and a struct olabel borrow the exposition's bytes (and, for a decoded label
- * value, the labelset's vals); a keyset and a labelset own their memory, released by keyset_free and
- * labelset_free. */
+ * Every export is prefixed om_ (openmetrics.c's own names are static). A struct om_num and a
+ * struct om_label borrow the exposition's bytes (and, for a decoded label value, the labelset's
+ * vals); a keyset and a labelset own their memory (om_keyset_free, om_labelset_free). */
 #ifndef SHIM_OPENMETRICS_SYNTAX_H
 #define SHIM_OPENMETRICS_SYNTAX_H
 
@@ -14,28 +14,28 @@
 
 #include "buf.h"
 
-enum num_kind { N_FINITE, N_PINF, N_NINF, N_NAN };
+enum om_num_kind { OM_FINITE, OM_PINF, OM_NINF, OM_NAN };
 
-struct num {
-	enum num_kind kind;
+struct om_num {
+	enum om_num_kind kind;
 	double v;
-	const char *s; /* the token; a realnumber when kind == N_FINITE */
+	const char *s; /* the token; a realnumber when kind == OM_FINITE */
 	size_t n;
 };
 
-struct kslot {
+struct om_kslot {
 	uint64_t h;
 	size_t off, len;
 	int used;
 };
 
-struct keyset {
+struct om_keyset {
 	struct buf store; /* the keys' bytes */
-	struct kslot *slot;
+	struct om_kslot *slot;
 	size_t cap, n;
 };
 
-struct olabel {
+struct om_label {
 	const char *name;
 	size_t nlen;
 	const char *raw; /* the value as written, between the quotes */
@@ -44,29 +44,29 @@ struct olabel {
 	size_t cp;         /* its length in code points */
 };
 
-struct labelset {
-	struct olabel *l;
+struct om_labelset {
+	struct om_label *l;
 	size_t n, cap;
 	struct buf vals;
 };
 
-extern const struct num num_zero, num_one;
+extern const struct om_num om_num_zero, om_num_one;
 
-int is_realnumber(const char *s, size_t n);
-int ascii_ieq(const char *s, size_t n, const char *lower);
-int dec_is_integer(const char *s, size_t n);
-int num_cmp(const struct num *a, const struct num *b);
-int num_negative(const struct num *x);
-void keyset_init(struct keyset *k);
-void keyset_free(struct keyset *k);
-void keyset_clear(struct keyset *k);
-int keyset_has(const struct keyset *k, const char *s, size_t n);
-int keyset_add(struct keyset *k, const char *s, size_t n);
-void labelset_init(struct labelset *ls);
-void labelset_free(struct labelset *ls);
-const char *label_value(const struct labelset *ls, const struct olabel *l);
-const struct olabel *label_find(const struct labelset *ls, const char *name, size_t nlen);
-const char *parse_labels(struct labelset *ls, const char *p, const char *end, const char **err);
-void key_labels(struct buf *k, const struct labelset *ls, const char *skip, size_t skiplen);
+int om_is_realnumber(const char *s, size_t n);
+int om_ascii_ieq(const char *s, size_t n, const char *lower);
+int om_dec_is_integer(const char *s, size_t n);
+int om_num_cmp(const struct om_num *a, const struct om_num *b);
+int om_num_is_negative(const struct om_num *x);
+void om_keyset_init(struct om_keyset *k);
+void om_keyset_free(struct om_keyset *k);
+void om_keyset_clear(struct om_keyset *k);
+int om_keyset_has(const struct om_keyset *k, const char *s, size_t n);
+int om_keyset_add(struct om_keyset *k, const char *s, size_t n);
+void om_labelset_init(struct om_labelset *ls);
+void om_labelset_free(struct om_labelset *ls);
+const char *om_label_value(const struct om_labelset *ls, const struct om_label *l);
+const struct om_label *om_label_find(const struct om_labelset *ls, const char *name, size_t nlen);
+const char *om_parse_labels(struct om_labelset *ls, const char *p, const char *end, const char **err);
+void om_key_labels(struct buf *k, const struct om_labelset *ls, const char *skip, size_t skiplen);
 
 #endif

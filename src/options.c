@@ -21,10 +21,12 @@
 
 enum opt_type {
 	T_STRING,   /* const char * */
+	T_ADDR,     /* const char *, [host]:port with a decimal port of 0 to 65535 (addr_ok); given again: one
+		       more listener (options.listens, the first one here) */
+	T_PATH,     /* const char *, a URL path: starts with '/' */
 	T_URL,      /* const char *, http:// or https:// */
 	T_RURL,     /* const char *, http://, https:// or unix:/path (a socket) */
 	T_URLS,     /* const char *, a comma list of T_URL; given again: appended (options.url_list) */
-	T_ADDRS,    /* const char *, an address; given again: one more (options.listens, the first here) */
 	T_BOOL,     /* int */
 	T_INT,      /* long long */
 	T_BYTES,    /* long long */
@@ -36,12 +38,13 @@ enum opt_type {
 
 /* What a value of each type is, for "value "x" is not ...". */
 static const char *const type_what[] = {
-	[T_STRING] = "a string", [T_URL] = "an http:// or https:// URL",
+	[T_STRING] = "a string", [T_ADDR] = "a valid [host]:port address", [T_PATH] = "a URL path starting with \"/\"",
+	[T_URL] = "an http:// or https:// URL",
 	[T_RURL] = "an http:// or https:// URL or unix:/path/to/socket", [T_URLS] = "an http:// or https:// URL",
-	[T_ADDRS] = "an address",
 	[T_BOOL] = "a boolean",
-	[T_INT] = "a valid whole number", [T_BYTES] = "a valid whole number of bytes",
-	[T_WSECONDS] = "a valid whole number of seconds", [T_SECONDS] = "a valid number of seconds",
+	/* decimal digits only: strtod also read "1e3" and "0x10" as whole numbers */
+	[T_INT] = "a valid whole number in decimal digits", [T_BYTES] = "a valid whole number of bytes in decimal digits",
+	[T_WSECONDS] = "a valid whole number of seconds in decimal digits", [T_SECONDS] = "a valid number of seconds",
 	[T_ENUM] = "a valid choice",
 	[T_NAME] = "a user name (no control characters, at most " CRED_USER_MAX_TEXT " bytes)",
 };
@@ -79,26 +82,29 @@ struct flag {
  * a compile error, not a value written over the wrong bytes). */
 #define AT(ctype, field) _Generic(((struct options *)0)->field, ctype: offsetof(struct options, field))
 #define F_STRING(field)   .type = T_STRING, .off = AT(const char *, field)
+#define F_ADDR(field)     .type = T_ADDR, .off = AT(const char *, field)
+#define F_PATH(field)     .type = T_PATH, .off = AT(const char *, field)
+#define F_NAME(field)     .type = T_NAME, .off = AT(const char *, field)
 #define F_URL(field)      .type = T_URL, .off = AT(const char *, field)
 #define F_RURL(field)     .type = T_RURL, .off = AT(const char *, field)
 #define F_URLS(field)     .type = T_URLS, .off = AT(const char *, field)
-#define F_ADDRS(field)    .type = T_ADDRS, .off = AT(const char *, field)
 #define F_BOOL(field)     .type = T_BOOL, .off = AT(int, field)
 #define F_INT(field)      .type = T_INT, .off = AT(long long, field)
 #define F_BYTES(field)    .type = T_BYTES, .off = AT(long long, field)
 #define F_WSECONDS(field) .type = T_WSECONDS, .off = AT(long long, field)
 #define F_SECONDS(field)  .type = T_SECONDS, .off = AT(double, field)
 #define F_ENUM(field, list) .type = T_ENUM, .off = AT(int, field), .choices = list
-#define F_NAME(field)     .type = T_NAME, .off = AT(const char *, field)
 
 static const struct flag flags[] = {
-	/* exporter-toolkit's: repeated, one listener each (an IPv4 and an IPv6 address, say) */
-	{ .name = "web.listen-address", .alias = "listen-address", F_ADDRS(listen), .def = ":9341", .metavar = "ADDR",
+	/* checked here: the port was taken mod 65536 by the bind (":99999" listened on 34463); repeated,
+	 * as exporter-toolkit's: one listener each (an IPv4 and an IPv6 address, say) */
+	{ .name = "web.listen-address", .alias = "listen-address", F_ADDR(listen), .def = ":9341", .metavar = "ADDR",
 	  .help = "address to serve on; repeat it to serve on several" },
 	/* exporter-toolkit's: the unit's .socket holds the address (socket activation, sd_listen_fds) */
 	{ .name = "web.systemd-socket", F_BOOL(systemd_socket),
 	  .help = "serve on the sockets systemd passes (socket activation: LISTEN_FDS) instead of --web.listen-address" },
-	{ .name = "web.telemetry-path", F_STRING(path), .def = "/metrics", .metavar = "PATH",
+	/* a path without its '/' would be accepted, then never match a request */
+	{ .name = "web.telemetry-path", F_PATH(path), .def = "/metrics", .metavar = "PATH",
 	  .help = "path of the metrics" },
 	{ .name = "web.config.file", F_STRING(web_config), .metavar = "FILE",
 	  .help = "TLS and basic auth config (Prometheus exporter-toolkit format)" },
@@ -123,8 +129,8 @@ static const struct flag flags[] = {
 	/* the cheap endpoints: 5 s only shares one fetch among scrapes that come together */
 	{ .name = "slurmctld.min-interval", F_SECONDS(min_interval), .def = "5", .lo = 0, .hi = 86400,
 	  .metavar = "SECONDS", .help = "reuse a /metrics/nodes or /metrics/scheduler answer this long" },
-	/* each of these walks every job record (partitions under the node write lock): at 5,000
-	 * records, 70 to 80 ms of slurmctld CPU each. The shipped table reads two (partitions and
+	/* each of these walks every job record (partitions under the node write lock; what that costs
+	 * slurmctld: docs/performance.md). The shipped table reads two (partitions and
 	 * jobs-users-accts; /metrics/jobs is derived). They take turns (schedule.h refreshes one
 	 * early): 75 s makes a scrape every 10 to 60 s walk at most once, and one every 30 s two
 	 * times in three, below the old exporter's commands (60 s: every 30 s scrape walks once, about
@@ -202,18 +208,49 @@ static int parse_bool(const char *v, int *out)
 	return 0;
 }
 
-/* A number of type t within [lo, hi]: 0 and *out, or -1. */
+/* 1 if v is 1 to max decimal digits and nothing else. */
+static int is_digits(const char *v, size_t max)
+{
+	size_t n = strspn(v, "0123456789");
+	return n > 0 && n <= max && !v[n];
+}
+
+/* A number of type t within [lo, hi]: 0 and *out, or -1. The integer types take decimal digits
+ * only (at most 15: every bound is below 10^15, and each such number is exact in a double). */
 static int parse_number(const struct flag *f, const char *v, double *out)
 {
 	char *end;
+	if (f->type != T_SECONDS && !is_digits(v, 15))
+		return -1;
 	errno = 0;
 	double d = strtod(v, &end);
 	if (errno || end == v || *end || v[0] == ' ' || !isfinite(d) || d < f->lo || d > f->hi)
 		return -1;
-	if (f->type != T_SECONDS && d != floor(d)) /* the integer types: whole numbers only */
-		return -1;
 	*out = d;
 	return 0;
+}
+
+/* [host]:port as Go's net.SplitHostPort splits it (the old exporter's flag): the last ':' ends the
+ * host, which is empty (every address), "[v6]" or a name or IPv4 address without ':', '[', ']',
+ * spaces or control bytes; the port is decimal digits, 0 to 65535 (0: any free port). */
+static int addr_ok(const char *v)
+{
+	const char *colon = strrchr(v, ':');
+	if (!colon || !is_digits(colon + 1, 5) || atol(colon + 1) > 65535)
+		return 0;
+	size_t hl = (size_t)(colon - v);
+	if (hl && v[0] == '[') {
+		if (hl < 3 || v[hl - 1] != ']')
+			return 0;
+		v++;
+		hl -= 2;
+	} else if (memchr(v, ':', hl)) {
+		return 0; /* an IPv6 address needs its brackets */
+	}
+	for (size_t i = 0; i < hl; i++)
+		if ((unsigned char)v[i] <= ' ' || v[i] == 0x7f || v[i] == '[' || v[i] == ']')
+			return 0;
+	return 1;
 }
 
 /* "debug, info, warn or error": the choices that are not aliases. */
@@ -233,6 +270,8 @@ static int bad_value(const struct flag *f, const char *v, FILE *err)
 	char safe[200], expect[200] = "";
 	if (is_numeric(f->type)) {
 		snprintf(expect, sizeof(expect), " (expected %.15g to %.15g)", f->lo, f->hi);
+	} else if (f->type == T_ADDR) {
+		snprintf(expect, sizeof(expect), " (expected port 0 to 65535, an IPv6 host in brackets)");
 	} else if (f->type == T_BOOL) {
 		snprintf(expect, sizeof(expect), " (expected true or false)");
 	} else if (f->type == T_ENUM) {
@@ -245,19 +284,14 @@ static int bad_value(const struct flag *f, const char *v, FILE *err)
 	return -1;
 }
 
-static int url_ok(const char *v, size_t n)
+/* The elements of comma list v, every one checked (upstream_url_ok; the error names the one that
+ * is not a URL); -1 with the error written. */
+static int count_urls(const struct flag *f, const char *v, FILE *err)
 {
-	return (n > 7 && !strncasecmp(v, "http://", 7)) || (n > 8 && !strncasecmp(v, "https://", 8));
-}
-
-/* A comma list of URLs, every element checked (the error names the one that is not a URL); a
- * second occurrence of the flag is appended to the first into o->url_list. */
-static int set_urls(struct options *o, const struct flag *f, const char *v, FILE *err)
-{
-	const char **dst = (const char **)((char *)o + f->off);
-	for (const char *s = v;; s++) {
+	int count = 0;
+	for (const char *s = v;; s++, count++) {
 		size_t n = strcspn(s, ",");
-		if (!url_ok(s, n)) {
+		if (!upstream_url_ok(s, n, 0)) {
 			char el[300];
 			snprintf(el, sizeof(el), "%.*s", (int)(n < 299 ? n : 299), s);
 			return bad_value(f, el, err);
@@ -276,9 +310,23 @@ static int set_urls(struct options *o, const struct flag *f, const char *v, FILE
 		}
 		s += n;
 		if (!*s)
-			break;
+			return count + 1;
 	}
-	if (!*dst || *dst == f->def) { /* the default, or not set yet */
+}
+
+/* A comma list of URLs, at most CONTROLLERS_MAX in all; a second occurrence of the flag is
+ * appended to the first into o->url_list. */
+static int set_urls(struct options *o, const struct flag *f, const char *v, FILE *err)
+{
+	const char **dst = (const char **)((char *)o + f->off);
+	int n = count_urls(f, v, err), before = *dst && *dst != f->def ? count_urls(f, *dst, err) : 0;
+	if (n < 0)
+		return -1;
+	if (n + before > CONTROLLERS_MAX) {
+		fprintf(err, "slurm-exporter-shim: flag --%s: more than %d controllers\n", f->name, CONTROLLERS_MAX);
+		return -1;
+	}
+	if (!before) { /* the default, or not set yet */
 		*dst = v;
 		return 0;
 	}
@@ -316,12 +364,18 @@ static int set_value(struct options *o, const struct flag *f, const char *v, FIL
 	switch (f->type) {
 	case T_URLS:
 		return set_urls(o, f, v, err);
-	case T_ADDRS:
+	case T_ADDR:
+		if (!addr_ok(v))
+			return bad_value(f, v, err);
 		return set_addrs(o, f, v, err);
+	case T_PATH:
+		if (v[0] != '/')
+			return bad_value(f, v, err);
+		*(const char **)dst = v;
+		return 0;
 	case T_RURL:
 	case T_URL:
-		if (strncasecmp(v, "http://", 7) && strncasecmp(v, "https://", 8) &&
-		    (f->type == T_URL || strncmp(v, "unix:/", 6)))
+		if (!upstream_url_ok(v, strlen(v), f->type == T_RURL))
 			return bad_value(f, v, err);
 		/* fall through */
 	case T_STRING:
@@ -485,8 +539,7 @@ void options_usage(FILE *f)
 		if (is_numeric(g->type))
 			snprintf(range, sizeof(range), "%.15g to %.15g, ", g->lo, g->hi);
 		if (g->def) {
-			int quote = g->type == T_STRING || g->type == T_URL || g->type == T_RURL || g->type == T_URLS ||
-				    g->type == T_ADDRS;
+			int quote = g->type == T_STRING || g->type == T_ADDR || g->type == T_PATH || g->type == T_URL || g->type == T_RURL || g->type == T_URLS;
 			snprintf(def, sizeof(def), " (%sdefault %s%s%s)", range, quote ? "\"" : "", g->def, quote ? "\"" : "");
 		}
 		char choices[150] = "";

@@ -2,6 +2,7 @@
 #include "payload.h"
 #include "file_read.h"
 #include "log.h"
+#include "monotime.h"
 
 #include <errno.h>
 #include <stdint.h>
@@ -9,14 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/stat.h>
 #include <unistd.h>
-
-double mono_now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 /* slurmctld's answers: every family name the parser sees passes here, so that an exporter's page
  * given as slurmctld's is told (facts.exporter: the first such name), then the caller's filter. */
@@ -154,4 +149,31 @@ struct payload *payload_replay(const char *dir, enum source_id src, size_t max_b
 		payload_fault(p, FAULT_TRANSPORT, "file unreadable"); /* too_big: payload_feed recorded it */
 	payload_finish(p);
 	return p;
+}
+
+/* An empty answer that its voucher does not back: it proves nothing. */
+static int unvouched(const struct payload *const p[SRC_COUNT], int id)
+{
+	int v = sources[id].empty_vouched_by;
+	return p[id]->len == 0 && sources[id].empty_ok && v >= 0 && p[v] && !p[v]->ok;
+}
+
+int source_usable(const struct payload *const p[SRC_COUNT], int up[SRC_COUNT])
+{
+	int any = 0;
+	for (int id = 0; id < SRC_COUNT; id++) {
+		up[id] = p[id] && p[id]->ok && !unvouched(p, id);
+		any |= up[id];
+	}
+	return any;
+}
+
+const char *source_down_reason(const struct payload *const p[SRC_COUNT], enum source_id id, char *why, size_t whylen)
+{
+	if (!p[id]->ok)
+		snprintf(why, whylen, "%s", p[id]->reason);
+	else
+		snprintf(why, whylen, "%s: empty answer, and %s failed: cannot tell \"no jobs\" from \"no metrics\"",
+			 sources[id].path, sources[sources[id].empty_vouched_by].path);
+	return why;
 }

@@ -5,8 +5,7 @@
  * source_verdict() for the verdict. A payload is immutable after payload_finish() (shared
  * payloads are handed out as const) and shared by concurrent scrapes through an atomic reference
  * count; its source and mapping generation are fixed at creation.
- * Ownership: payload_new and payload_replay return a new reference; payload_ref adds one;
- * payload_unref drops one. */
+ * Ownership: payload_replay, like payload_new, returns a new reference. */
 #ifndef SHIM_PAYLOAD_H
 #define SHIM_PAYLOAD_H
 
@@ -28,7 +27,9 @@ struct payload {
 	int ok;                  /* usable: rows may read it */
 	long http_status;        /* 0: no HTTP answer (connection failed, replay) */
 	size_t len;              /* body bytes received */
-	struct expo expo;        /* the families kept, when ok */
+	struct expo expo;        /* the families kept, when ok; expo.nnamed counts the families the
+				    answer named, kept or not: 0 when it named none (mapping.c's
+				    absent_ok holds only then) */
 	size_t parse_errors;
 	double seconds;          /* fetch duration */
 	double at;               /* monotonic time the fetch finished */
@@ -57,6 +58,11 @@ void payload_finish(struct payload *p);
 /* Read DIR/<source file> into a finished payload. A missing file is a failed source. */
 struct payload *payload_replay(const char *dir, enum source_id src, size_t max_body, unsigned gen, expo_keep_fn keep,
 			       void *ctx);
-double mono_now(void);
+/* The rule across one scrape's answers (p[id] NULL: not fetched): up[id] is whether rows may read
+ * source id (its answer usable, and an empty answer vouched for, see empty_vouched_by). Returns
+ * whether any is up. */
+int source_usable(const struct payload *const p[SRC_COUNT], int up[SRC_COUNT]);
+/* Why source id is not up (for the 503 body), into why; returns why. */
+const char *source_down_reason(const struct payload *const p[SRC_COUNT], enum source_id id, char *why, size_t whylen);
 
 #endif

@@ -19,13 +19,13 @@
 #include "mapping.h"
 #include "restapi.h"
 #include "scrape.h"
-#include "webconfig_int.h"
+#include "yamlfile.h"
 #include "xmalloc.h"
 
 /* --- problems ---------------------------------------------------------------------------------- */
 
 struct pctx {
-	struct wc_ctx c;        /* the YAML layer's context: the path, the document, msg for its errors */
+	struct yf_ctx c;        /* the YAML layer's context: the path, the document, msg for its errors */
 	char msg[600];
 	struct buf *problems;
 	size_t nerr;
@@ -68,34 +68,17 @@ static void note(struct pctx *p)
 static int get_string(struct pctx *p, const yaml_node_t *n, const char *what, char **out)
 {
 	if (n->type != YAML_SCALAR_NODE) {
-		perr(p, &n->start_mark, "%s must be a string, not %s", what, wc_type_name(n));
+		perr(p, &n->start_mark, "%s must be a string, not %s", what, yf_type_name(n));
 		return -1;
 	}
-	if (is_null(n) || slen(n) == 0)
+	if (yf_is_null(n) || yf_slen(n) == 0)
 		return 0;
-	if (memchr(sval(n), '\0', slen(n))) {
+	if (memchr(yf_sval(n), '\0', yf_slen(n))) {
 		perr(p, &n->start_mark, "%s contains a NUL character", what);
 		return -1;
 	}
-	*out = wc_dup_scalar(n);
+	*out = yf_dup_scalar(n);
 	return 0;
-}
-
-/* One URL: http:// or https:// (any case), or unix:/path when rest (slurmrestd), as the flags
- * --slurmctld.url and --slurmrestd.url take them; something after the scheme, and printable ASCII
- * without spaces (it goes into log lines and HTTP requests). */
-static int url_ok(const char *s, size_t n, int rest)
-{
-	size_t pre = n >= 7 && !strncasecmp(s, "http://", 7)  ? 7
-		     : n >= 8 && !strncasecmp(s, "https://", 8) ? 8
-		     : rest && n >= 6 && !strncmp(s, "unix:/", 6) ? 5
-								  : 0;
-	if (!pre || pre == n)
-		return 0;
-	for (size_t i = 0; i < n; i++)
-		if ((unsigned char)s[i] <= 0x20 || (unsigned char)s[i] >= 0x7f)
-			return 0;
-	return 1;
 }
 
 /* slurmctld_url's join: what --slurmctld.url takes (options.h's url_list, controllers.h's count). A
@@ -112,14 +95,14 @@ struct urls {
  * item is the node it names, at its anchor's position): the rest is not looked at. */
 static int add_urls(struct pctx *p, const yaml_node_t *n, const yaml_node_t *list, struct urls *u)
 {
-	char eb[ESC_SIZE];
-	if (n->type != YAML_SCALAR_NODE || is_null(n)) {
-		perr(p, &n->start_mark, "slurmctld_url must be a URL, not %s", is_null(n) ? "null" : wc_type_name(n));
+	char eb[YF_ESC_SIZE];
+	if (n->type != YAML_SCALAR_NODE || yf_is_null(n)) {
+		perr(p, &n->start_mark, "slurmctld_url must be a URL, not %s", yf_is_null(n) ? "null" : yf_type_name(n));
 		u->bad = 1;
 		return 0;
 	}
-	const char *s = sval(n), *end = s + slen(n);
-	if (slen(n) + (u->b.len > 0) > PROBE_URLS_MAX - u->b.len) { /* (b.len is at most the bound) */
+	const char *s = yf_sval(n), *end = s + yf_slen(n);
+	if (yf_slen(n) + (u->b.len > 0) > PROBE_URLS_MAX - u->b.len) { /* (b.len is at most the bound) */
 		perr(p, &list->start_mark, "slurmctld_url: the controller list is longer than %d bytes", PROBE_URLS_MAX);
 		u->bad = 1;
 		return -1;
@@ -131,9 +114,9 @@ static int add_urls(struct pctx *p, const yaml_node_t *n, const yaml_node_t *lis
 			u->bad = 1;
 			return -1;
 		}
-		if (!url_ok(s, (size_t)(e - s), 0)) {
+		if (!upstream_url_ok(s, (size_t)(e - s), 0)) {
 			perr(p, &n->start_mark, "slurmctld_url \"%s\" is not an http:// or https:// URL",
-			     wc_esc(eb, s, (size_t)(e - s)));
+			     yf_esc(eb, s, (size_t)(e - s)));
 			u->bad = 1;
 		}
 		if (!comma)
@@ -142,7 +125,7 @@ static int add_urls(struct pctx *p, const yaml_node_t *n, const yaml_node_t *lis
 	}
 	if (u->b.len)
 		buf_putc(&u->b, ',');
-	buf_append(&u->b, sval(n), slen(n));
+	buf_append(&u->b, yf_sval(n), yf_slen(n));
 	return 0;
 }
 
@@ -155,7 +138,7 @@ static int get_ctld_url(struct pctx *p, const yaml_node_t *n, char **out)
 	buf_init(&u.b, 0);
 	if (n->type == YAML_SEQUENCE_NODE) {
 		for (yaml_node_item_t *it = n->data.sequence.items.start; it < n->data.sequence.items.top; it++)
-			if (add_urls(p, node_at(&p->c, *it), n, &u) < 0)
+			if (add_urls(p, yf_node(&p->c, *it), n, &u) < 0)
 				break;
 		if (n->data.sequence.items.top == n->data.sequence.items.start) {
 			perr(p, &n->start_mark, "slurmctld_url is an empty sequence");
@@ -164,7 +147,7 @@ static int get_ctld_url(struct pctx *p, const yaml_node_t *n, char **out)
 	} else if (n->type == YAML_SCALAR_NODE) {
 		add_urls(p, n, n, &u);
 	} else {
-		perr(p, &n->start_mark, "slurmctld_url must be a URL or a sequence of URLs, not %s", wc_type_name(n));
+		perr(p, &n->start_mark, "slurmctld_url must be a URL or a sequence of URLs, not %s", yf_type_name(n));
 		u.bad = 1;
 	}
 	if (!u.bad)
@@ -182,10 +165,10 @@ enum { K_URL, K_TOKEN, K_USER, K_MAPPING, K_REST_URL, K_REST_TOKEN, K_REST_USER,
 /* The checks of field i (a string: not the slurmctld_url) whose value v (NULL: not set) is at vv. */
 static void check_value(struct pctx *p, int i, const yaml_node_t *vv, const char *v)
 {
-	char eb[ESC_SIZE], why[80];
-	if (v && i == K_REST_URL && !url_ok(v, strlen(v), 1))
+	char eb[YF_ESC_SIZE], why[80];
+	if (v && i == K_REST_URL && !upstream_url_ok(v, strlen(v), 1))
 		perr(p, &vv->start_mark, "slurmrestd_url \"%s\" is not an http:// or https:// URL or unix:/path/to/socket",
-		     wc_esc(eb, sval(vv), slen(vv)));
+		     yf_esc(eb, yf_sval(vv), yf_slen(vv)));
 	/* a user name goes into a request header as is: a CR or LF in it would add header lines */
 	if (v && (i == K_USER || i == K_REST_USER) && cred_value_problem(v, strlen(v), CRED_USER_MAX, why, sizeof(why)))
 		perr(p, &vv->start_mark, "%s %s", target_keys[i], why);
@@ -197,22 +180,22 @@ static void parse_target(struct pctx *p, const yaml_node_t *k, const yaml_node_t
 	char **field[K_COUNT] = { &t->slurmctld_url, &t->token_file, &t->user, &t->mapping,
 				  &t->rest_url, &t->rest_token_file, &t->rest_user };
 	const yaml_node_t *kk, *vv;
-	char eb[ESC_SIZE];
+	char eb[YF_ESC_SIZE];
 	unsigned seen = 0;
-	if (v->type != YAML_MAPPING_NODE && !is_null(v)) {
-		perr(p, &v->start_mark, "target \"%s\" must be a mapping, not %s", t->name, wc_type_name(v));
+	if (v->type != YAML_MAPPING_NODE && !yf_is_null(v)) {
+		perr(p, &v->start_mark, "target \"%s\" must be a mapping, not %s", t->name, yf_type_name(v));
 		return;
 	}
 	if (v->type == YAML_MAPPING_NODE)
-		WC_FOR_PAIRS(&p->c, v, kk, vv) {
-			int i = wc_lookup(kk, target_keys, K_COUNT);
+		YF_FOR_PAIRS(&p->c, v, kk, vv) {
+			int i = yf_lookup(kk, target_keys, K_COUNT);
 			if (kk->type != YAML_SCALAR_NODE) {
 				perr(p, &kk->start_mark, "keys of target \"%s\" must be strings, not %s", t->name,
-				     wc_type_name(kk));
+				     yf_type_name(kk));
 			} else if (i < 0) {
 				perr(p, &kk->start_mark,
 				     "unknown key \"%s\" in target \"%s\" (expected slurmctld_url, token_file, user, mapping, slurmrestd_url, slurmrestd_token_file or slurmrestd_user)",
-				     wc_esc(eb, sval(kk), slen(kk)), t->name);
+				     yf_esc(eb, yf_sval(kk), yf_slen(kk)), t->name);
 			} else if (seen & 1u << i) {
 				perr(p, &kk->start_mark, "duplicate key \"%s\" in target \"%s\"", target_keys[i], t->name);
 			} else {
@@ -230,9 +213,9 @@ static void parse_target(struct pctx *p, const yaml_node_t *k, const yaml_node_t
 /* A target name: [A-Za-z0-9_.-]+, at most PROBE_NAME_MAX bytes (it goes into URLs and logs). */
 static int name_ok(const yaml_node_t *k)
 {
-	if (k->type != YAML_SCALAR_NODE || slen(k) == 0 || slen(k) > PROBE_NAME_MAX)
+	if (k->type != YAML_SCALAR_NODE || yf_slen(k) == 0 || yf_slen(k) > PROBE_NAME_MAX)
 		return 0;
-	return strspn(sval(k), "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-") == slen(k);
+	return strspn(yf_sval(k), "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-") == yf_slen(k);
 }
 
 struct name_at {
@@ -243,7 +226,7 @@ struct name_at {
 static int cmp_name(const void *a, const void *b)
 {
 	const struct name_at *x = a, *y = b;
-	int r = strcmp(sval(x->k), sval(y->k)); /* valid names: no NUL inside */
+	int r = strcmp(yf_sval(x->k), yf_sval(y->k)); /* valid names: no NUL inside */
 	return r ? r : x->i < y->i ? -1 : x->i > y->i;
 }
 
@@ -255,13 +238,13 @@ static const yaml_node_t **find_repeats(struct pctx *p, const yaml_node_t *n, si
 	struct name_at *keys = xcalloc(count ? count : 1, sizeof(*keys));
 	size_t nk = 0;
 	for (size_t i = 0; i < count; i++) {
-		const yaml_node_t *k = node_at(&p->c, n->data.mapping.pairs.start[i].key);
+		const yaml_node_t *k = yf_node(&p->c, n->data.mapping.pairs.start[i].key);
 		if (name_ok(k))
 			keys[nk++] = (struct name_at){ k, i };
 	}
 	qsort(keys, nk, sizeof(*keys), cmp_name);
 	for (size_t j = 1, run = 0; j < nk; j++) {
-		if (strcmp(sval(keys[j].k), sval(keys[run].k)))
+		if (strcmp(yf_sval(keys[j].k), yf_sval(keys[run].k)))
 			run = j;
 		else
 			first[keys[j].i] = keys[run].k;
@@ -275,23 +258,23 @@ static void parse_targets(struct pctx *p, const yaml_node_t *n, struct probe_tar
 {
 	size_t count = (size_t)(n->data.mapping.pairs.top - n->data.mapping.pairs.start), i = 0;
 	const yaml_node_t **first = find_repeats(p, n, count), *k, *v;
-	char eb[ESC_SIZE];
+	char eb[YF_ESC_SIZE];
 	if (!count)
 		perr(p, &n->start_mark, "targets is empty");
 	out->t = xcalloc(count ? count : 1, sizeof(*out->t));
-	WC_FOR_PAIRS(&p->c, n, k, v) {
+	YF_FOR_PAIRS(&p->c, n, k, v) {
 		if (!name_ok(k)) {
 			if (k->type != YAML_SCALAR_NODE)
-				perr(p, &k->start_mark, "a target name must be a string, not %s", wc_type_name(k));
+				perr(p, &k->start_mark, "a target name must be a string, not %s", yf_type_name(k));
 			else
 				perr(p, &k->start_mark, "target name \"%s\" is not [A-Za-z0-9_.-]+ of at most %d bytes",
-				     wc_esc(eb, sval(k), slen(k)), PROBE_NAME_MAX);
+				     yf_esc(eb, yf_sval(k), yf_slen(k)), PROBE_NAME_MAX);
 		} else if (first[i]) {
 			perr(p, &k->start_mark, "duplicate target \"%s\" (first at line %zu, column %zu)",
-			     sval(k), first[i]->start_mark.line + 1, first[i]->start_mark.column + 1);
+			     yf_sval(k), first[i]->start_mark.line + 1, first[i]->start_mark.column + 1);
 		} else {
 			struct probe_target *t = &out->t[out->n++];
-			t->name = wc_dup_scalar(k);
+			t->name = yf_dup_scalar(k);
 			parse_target(p, k, v, t);
 		}
 		i++;
@@ -302,25 +285,25 @@ static void parse_targets(struct pctx *p, const yaml_node_t *n, struct probe_tar
 static void parse_root(struct pctx *p, const yaml_node_t *root, struct probe_targets *out)
 {
 	const yaml_node_t *k, *v, *targets = NULL;
-	char eb[ESC_SIZE];
-	if (!root || is_null(root)) {
+	char eb[YF_ESC_SIZE];
+	if (!root || yf_is_null(root)) {
 		perr(p, NULL, "no targets (expected \"targets:\" with NAME: {slurmctld_url: URL} under it)");
 		return;
 	}
 	if (root->type != YAML_MAPPING_NODE) {
-		perr(p, &root->start_mark, "the targets file must be a mapping, not %s", wc_type_name(root));
+		perr(p, &root->start_mark, "the targets file must be a mapping, not %s", yf_type_name(root));
 		return;
 	}
-	WC_FOR_PAIRS(&p->c, root, k, v) { /* in file order, so the problems are listed in it */
-		if (!scalar_eq(k, "targets")) {
+	YF_FOR_PAIRS(&p->c, root, k, v) { /* in file order, so the problems are listed in it */
+		if (!yf_scalar_eq(k, "targets")) {
 			perr(p, &k->start_mark, "unknown key \"%s\" (expected targets)",
-			     k->type == YAML_SCALAR_NODE ? wc_esc(eb, sval(k), slen(k)) : wc_type_name(k));
+			     k->type == YAML_SCALAR_NODE ? yf_esc(eb, yf_sval(k), yf_slen(k)) : yf_type_name(k));
 		} else if (targets) {
 			perr(p, &k->start_mark, "duplicate key \"targets\"");
 		} else {
 			targets = v;
 			if (v->type != YAML_MAPPING_NODE)
-				perr(p, &v->start_mark, "targets must be a mapping of target names, not %s", wc_type_name(v));
+				perr(p, &v->start_mark, "targets must be a mapping of target names, not %s", yf_type_name(v));
 			else
 				parse_targets(p, v, out);
 		}
@@ -335,7 +318,7 @@ static void parse_text(struct pctx *p, const char *buf, size_t len, struct probe
 	yaml_parser_t parser;
 	yaml_document_t doc, doc2;
 	int doc_init = 0;
-	if (wc_check_bounds(&p->c, buf, len) < 0) {
+	if (yf_check_bounds(&p->c, buf, len) < 0) {
 		note(p);
 		return;
 	}
@@ -345,7 +328,7 @@ static void parse_text(struct pctx *p, const char *buf, size_t len, struct probe
 	}
 	yaml_parser_set_input_string(&parser, (const unsigned char *)buf, len);
 	if (!yaml_parser_load(&parser, &doc)) { /* libyaml frees a partial document itself */
-		wc_yaml_fail(&p->c, &parser, buf, len);
+		yf_parser_fail(&p->c, &parser, buf, len);
 		note(p);
 		goto out;
 	}
@@ -354,7 +337,7 @@ static void parse_text(struct pctx *p, const char *buf, size_t len, struct probe
 	const yaml_node_t *root = yaml_document_get_root_node(&doc);
 	if (root) {
 		if (!yaml_parser_load(&parser, &doc2)) {
-			wc_yaml_fail(&p->c, &parser, buf, len);
+			yf_parser_fail(&p->c, &parser, buf, len);
 			note(p);
 			goto out;
 		}
@@ -380,7 +363,7 @@ struct probe_targets *probe_targets_load(const char *path, struct buf *problems)
 	char why[128];
 	p.c.err = p.msg;
 	p.c.errlen = sizeof(p.msg);
-	if (file_read(path, WC_MAX_FILE, 0, &file, why, sizeof(why)) < 0)
+	if (file_read(path, YF_MAX_FILE, 0, &file, why, sizeof(why)) < 0)
 		perr(&p, NULL, "cannot read the targets file: %s", why);
 	else
 		parse_text(&p, file.data, file.len, out);

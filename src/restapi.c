@@ -43,7 +43,7 @@ static int known_index(const char *v, size_t n)
 	return -1;
 }
 
-int restapi_known(const char *v)
+int restapi_is_known(const char *v)
 {
 	return known_index(v, strlen(v)) >= 0;
 }
@@ -53,12 +53,12 @@ const char *restapi_known_text(void)
 	return "v0.0.41 to v0.0.44";
 }
 
-int restapi_get(struct restapi *ra, char *out)
+int restapi_version(struct restapi *ra, char *out)
 {
 	pthread_mutex_lock(&ra->mu);
 	memcpy(out, ra->version, RESTAPI_VERSION_MAX);
 	pthread_mutex_unlock(&ra->mu);
-	return out[0] != '\0';
+	return out[0] ? 0 : -1;
 }
 
 /* The known version a path names ("/slurm/v0.0.44/..." -> its index), or -1. */

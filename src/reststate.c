@@ -140,7 +140,7 @@ size_t node_state_sinfo(const struct node_state *s, char *buf, size_t cap)
 	return base_word(s, buf, cap);
 }
 
-int node_state_cpus_other(const struct node_state *s)
+int node_state_is_cpus_other(const struct node_state *s)
 {
 	return (s->flags & F(DRAIN)) || s->base == RNODE_DOWN;
 }

@@ -4,8 +4,7 @@
  * "DRAIN", "NOT_RESPONDING"...) and a job's the same way ("PENDING", "COMPLETING"...). sinfo's %T
  * (what the old exporter read) prints node_state_string() lower-cased: "drained*", "draining@",
  * "mixed-", "maint"; squeue's %T prints job_state_string(): the first set flag of a fixed order,
- * else the base state. These functions rebuild those strings from the names.
- * Ownership: nothing is allocated; returned strings are static or written into the caller's buffer. */
+ * else the base state. These functions rebuild those strings from the names. */
 #ifndef SHIM_RESTSTATE_H
 #define SHIM_RESTSTATE_H
 
@@ -26,7 +25,7 @@ int node_state_add(struct node_state *s, const char *name, size_t n);
 /* sinfo's long state (%T, lower case) into buf (at least 24 bytes); returns its length. */
 size_t node_state_sinfo(const struct node_state *s, char *buf, size_t cap);
 /* sinfo's CPU rule (%C): the unallocated CPUs of a drained/draining or down node are "other". */
-int node_state_cpus_other(const struct node_state *s);
+int node_state_is_cpus_other(const struct node_state *s);
 
 /* A job state: rank of the flag squeue prints first (0 = none yet), and the base name. */
 struct job_state {

@@ -17,7 +17,7 @@ struct mapping;
 /* Write the three files: url is slurmctld's base URL (scrape-direct.yml), listen the shim's
  * --web.listen-address (scrape.yml; an address that listens everywhere becomes localhost). Returns
  * 0, or -1 with err set. */
-int rules_export(const struct mapping *m, const char *url, const char *listen, const char *flags, const char *dir,
+int rules_export(const struct mapping *m, const char *url, const char *listen, unsigned flags, const char *dir,
 		 char *err, size_t errlen);
 
 #endif

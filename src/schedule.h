@@ -12,7 +12,7 @@
  * turns: with the jobs interval at least two scrape intervals, a scrape after the first walks at
  * most once per upstream, unless the scrape interval grows by more than a quarter from one scrape
  * to the next (two Prometheus servers scraping out of step): then the due rule alone holds (more
- * walks in a scrape, never a staler answer). Everything here borrows its arguments.  */
+ * walks in a scrape, never a staler answer). */
 #ifndef SHIM_SCHEDULE_H
 #define SHIM_SCHEDULE_H
 

@@ -3,6 +3,7 @@
 #include "controllers.h"
 #include "faillog.h"
 #include "log.h"
+#include "monotime.h"
 #include "schedule.h"
 #include "native.h"
 #include "writer.h"
@@ -30,7 +31,7 @@ struct mapref {
 #define LOGGED_MAX 256   /* family|reason pairs logged once (log_family_once); later ones log every time */
 
 struct scraper {
-	struct scraper_config cfg;
+	const struct scraper_config cfg; /* as given: never changed (runtime state is in up) */
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
 	pthread_mutex_t render_mu;  /* one render at a time, so scrapes of the same inputs share one */
@@ -52,7 +53,8 @@ struct scraper {
 	char logged[LOGGED_MAX][160]; /* log_family_once's, under render_mu */
 	size_t nlogged;
 	struct scrape_status status; /* the status page's snapshot of the last render, under mu */
-	struct controllers *ctl;  /* slurmctld's, made by scraper_new (NULL: replay, or the caller's) */
+	struct upstream_rt *up;   /* the upstreams at run time (fetch.h; NULL: replay): slurmctld's
+				     controllers; cfg.upstream stays as configured */
 	double last_scrape, gap;  /* monotonic start of the last scrape, and the time between the last
 				     two (0: unknown): schedule.h's forecast of the next one, under mu */
 	/* The native passthrough (scrape_native), under mu: once it has been asked for, every fetch of
@@ -70,10 +72,10 @@ struct scraper {
 struct scraper *scraper_new(const struct scraper_config *cfg, struct mapping *m)
 {
 	struct scraper *s = xcalloc(1, sizeof(*s));
-	s->cfg = *cfg;
+	memcpy((void *)&s->cfg, cfg, sizeof(*cfg)); /* the const member's one write, into fresh memory */
 	/* the controllers are split once, and which one answers is remembered across fetches */
-	if (!cfg->replay_dir && cfg->upstream[UPSTREAM_SLURMCTLD].base_url && !cfg->upstream[UPSTREAM_SLURMCTLD].ctl)
-		s->cfg.upstream[UPSTREAM_SLURMCTLD].ctl = s->ctl = controllers_new(cfg->upstream[UPSTREAM_SLURMCTLD].base_url);
+	if (!cfg->replay_dir)
+		s->up = upstream_rt_new(s->cfg.upstream);
 	pthread_mutex_init(&s->mu, NULL);
 	pthread_mutex_init(&s->render_mu, NULL);
 	pthread_condattr_t ca;
@@ -132,7 +134,7 @@ void scraper_free(struct scraper *s)
 		answer_unref(s->native[id]);
 	answer_unref(s->answer);
 	mapref_put(s->map);
-	controllers_free(s->ctl);
+	upstream_rt_free(s->up);
 	pthread_cond_destroy(&s->cv);
 	pthread_mutex_destroy(&s->render_mu);
 	pthread_mutex_destroy(&s->mu);
@@ -173,7 +175,7 @@ static void log_transitions(struct scraper *s, struct payload *const got[SRC_COU
 		else
 			log_info("endpoint %s is up again", sources[id].path);
 	}
-	faillog_report(failed, got, s->cfg.upstream, s->cfg.replay_dir);
+	faillog_report(failed, got, s->cfg.upstream, upstream_rt_controllers(s->up), s->cfg.replay_dir);
 }
 
 /* A fetch slower than cfg.slow_fetch is counted; the log says when a source's fetches become slow
@@ -204,6 +206,7 @@ struct fetch_job {
 	struct mapref *map;   /* the table the payloads are filtered for: held until they are finished */
 	unsigned gen, mask;
 	int all;              /* keep every family (the native passthrough), not only the table's */
+	double hint;          /* when the scrape that started it wants its answer (fetch_sources) */
 	const struct payload *got[SRC_COUNT]; /* published: shared, immutable */
 };
 
@@ -222,7 +225,7 @@ static void job_run(struct fetch_job *j)
 	struct scraper *s = j->s;
 	struct payload *got[SRC_COUNT] = { 0 };
 	void *m = j->map->m;
-	expo_keep_fn keep = j->all ? NULL : mapping_reads;
+	expo_keep_fn keep = j->all ? NULL : mapping_has_input;
 
 	if (s->cfg.replay_dir) {
 		for (int id = 0; id < SRC_COUNT; id++)
@@ -230,7 +233,7 @@ static void job_run(struct fetch_job *j)
 				got[id] = payload_replay(s->cfg.replay_dir, (enum source_id)id,
 							 s->cfg.upstream[sources[id].upstream].max_body, j->gen, keep, m);
 	} else {
-		fetch_sources(s->cfg.upstream, j->mask, j->gen, keep, m, got);
+		fetch_sources(s->up, j->mask, j->gen, keep, m, j->hint, got);
 	}
 	pthread_mutex_lock(&s->mu);
 	for (int id = 0; id < SRC_COUNT; id++) {
@@ -261,7 +264,8 @@ static void *job_thread(void *arg)
 /* Start fetching mask for table mr on a detached worker; s->mu is held. wait_on[id] receives a
  * reference for every source in mask. Without a thread (none can be created) the caller runs the
  * fetch itself. */
-static void start_fetch(struct scraper *s, struct mapref *mr, unsigned gen, unsigned mask, struct fetch_job *wait_on[SRC_COUNT])
+static void start_fetch(struct scraper *s, struct mapref *mr, unsigned gen, unsigned mask, double hint,
+			struct fetch_job *wait_on[SRC_COUNT])
 {
 	struct fetch_job *j = xcalloc(1, sizeof(*j));
 	pthread_attr_t attr;
@@ -274,6 +278,7 @@ static void start_fetch(struct scraper *s, struct mapref *mr, unsigned gen, unsi
 	mr->refs++;
 	j->gen = gen;
 	j->mask = mask;
+	j->hint = hint;
 	j->all = s->native_all && (mask & ((1u << SRC_NATIVE_COUNT) - 1));
 	for (int id = 0; id < SRC_COUNT; id++)
 		if (mask & (1u << id)) {
@@ -351,7 +356,7 @@ static unsigned collect(struct scraper *s, unsigned gen, unsigned all, unsigned 
  * go, so that the next pass fetches it from the current one. s->mu held. Returns whether any was. */
 static int drop_other_controller(struct scraper *s, unsigned *want, const struct payload *mine[SRC_COUNT])
 {
-	struct controllers *ctl = s->cfg.upstream[UPSTREAM_SLURMCTLD].ctl;
+	struct controllers *ctl = upstream_rt_controllers(s->up);
 	int cur = ctl ? controllers_current(ctl) : -1, dropped = 0;
 	for (int id = 0; id < SRC_COUNT && cur >= 0; id++) {
 		const struct payload *p = mine[id];
@@ -388,7 +393,7 @@ static unsigned get_payloads(struct scraper *s, struct mapref *mr, unsigned gen,
 		for (int u = 0; u < UPSTREAM_COUNT; u++) {
 			unsigned mask = fetch & source_of_upstream((enum upstream_id)u);
 			if (mask)
-				start_fetch(s, mr, gen, mask, wait_on);
+				start_fetch(s, mr, gen, mask, deadline, wait_on);
 		}
 		if (fetch || drop_other_controller(s, &want, mine))
 			continue;
@@ -437,16 +442,11 @@ static void self_sample(struct buf *b, const char *name, const char *lname, cons
 	write_sample(b, name, &l, lname ? 1 : 0, v);
 }
 
-static const char *const status_reason[] = {
-	[ROW_INPUT_DOWN] = "input_down", [ROW_ERROR] = "error", [ROW_NO_INPUT] = "no_input",
-	[ROW_INPUT_MISSING] = "input_missing",
-};
-
 /* Why row result res was left out ("output_full" when it did not fit), or NULL: served, disabled or
  * unavailable. */
 static const char *left_out_reason(const struct row_result *res, const char *overflowed)
 {
-	return overflowed ? overflowed : res->status >= ROW_INPUT_DOWN ? status_reason[res->status] : NULL;
+	return overflowed ? overflowed : row_status_is_left_out(res->status) ? row_status_name(res->status) : NULL;
 }
 
 /* Which form and fidelity each served row was evaluated with this scrape: its own expression
@@ -508,14 +508,12 @@ static void write_self(const struct fetch_counts fc[SRC_COUNT], struct buf *b, c
 			self_sample(b, fam[f].name, "endpoint", sources[id].name, v);
 		}
 	}
-	size_t counts[7] = { 0 };
+	size_t counts[ROW_STATUS_COUNT] = { 0 };
 	for (size_t i = 0; i < m->nrows; i++)
 		counts[res[i].status]++;
 	write_header(b, "slurm_exporter_shim_mapping_rows", "Rows of the loaded mapping by what they gave this scrape.", "gauge");
-	static const char *const st[] = { "served", "disabled", "unavailable", "input_down", "no_input", "error",
-					  "input_missing" };
-	for (int i = 0; i < 7; i++)
-		self_sample(b, "slurm_exporter_shim_mapping_rows", "status", st[i], (double)counts[i]);
+	for (int i = 0; i < ROW_STATUS_COUNT; i++)
+		self_sample(b, "slurm_exporter_shim_mapping_rows", "status", row_status_name((enum row_status)i), (double)counts[i]);
 	write_header(b, "slurm_exporter_shim_family_left_out",
 		    "Legacy families this scrape could not serve, by reason (input_down, input_missing, error, no_input, output_full).", "gauge");
 	for (size_t i = 0; i < m->nrows; i++) {
@@ -645,8 +643,8 @@ static void status_record(struct scraper *s, const struct scrape_ctx *c, const s
 			source_down_reason(p, (enum source_id)id, o->reason, sizeof(o->reason));
 	}
 	status_rows(st, c->m, res, overflowed);
-	if (s->cfg.upstream[UPSTREAM_SLURMCTLD].ctl)
-		st->ncontrollers = controllers_view(s->cfg.upstream[UPSTREAM_SLURMCTLD].ctl, st->controller);
+	if (upstream_rt_controllers(s->up))
+		st->ncontrollers = controllers_view(upstream_rt_controllers(s->up), st->controller);
 	pthread_mutex_unlock(&s->mu);
 }
 
@@ -689,8 +687,8 @@ static int render(struct scraper *s, const struct scrape_ctx *c, const struct pa
 	/* self metrics are small and always fit: no cap for them */
 	out->max = 0;
 	write_self(c->counts, out, p, up, c->need, m, w.res, w.overflowed, c->started, c->reload_ok, c->reload_time);
-	if (s->cfg.upstream[UPSTREAM_SLURMCTLD].ctl)
-		controllers_write_metrics(s->cfg.upstream[UPSTREAM_SLURMCTLD].ctl, out);
+	if (upstream_rt_controllers(s->up))
+		controllers_write_metrics(upstream_rt_controllers(s->up), out);
 	if (s->cfg.compression)
 		compress_write_self(out, &s->gz);
 	status_record(s, c, p, up, w.res, w.overflowed, 200);

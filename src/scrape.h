@@ -13,8 +13,9 @@
  * one immutable, reference-counted body (its self metrics are those of the scrape that rendered it).
  * Ownership: scraper_new returns a new scraper (scraper_free frees it, after the fetches still
  * running end) that owns its payloads, mapping and last answer; it copies cfg but borrows the
- * strings it points to, and splits slurmctld's base_url into its controllers once (controllers.h;
- * unless cfg gives them, or replays), which it owns: no rendered answer mixes two controllers. scraper_new and scrape_set_mapping take ownership of the mapping;
+ * strings it points to (its copy is never changed), and owns the upstreams' runtime state
+ * (fetch.h's upstream_rt: slurmctld's base_url split into its controllers once, controllers.h;
+ * none when it replays): no rendered answer mixes two controllers. scraper_new and scrape_set_mapping take ownership of the mapping;
  * scrape_answer returns a new reference; scrape_status copies into the caller's struct. */
 #ifndef SHIM_SCRAPE_H
 #define SHIM_SCRAPE_H
@@ -31,7 +32,7 @@ struct scraper_config {
 	struct upstream_config upstream[UPSTREAM_COUNT];
 	const char *replay_dir;   /* read files instead of HTTP */
 	double min_interval[SRC_COUNT]; /* seconds a source's answer is reused */
-	const char *flags;        /* enabled row flags, e.g. "gpus-acct" */
+	unsigned flags;           /* the rows enabled: enum row_flag bits (mapping.h) */
 	unsigned sources_off;     /* sources never fetched whatever the rows read (bit 1 << id); an
 				     upstream without base_url is never fetched either */
 	size_t max_output;        /* bytes */
@@ -100,9 +101,9 @@ struct scrape_status {
 	double slow_fetch;       /* --log.slow-fetch, seconds; 0: never slow */
 	int reload_ok;
 	double reload_time;      /* unix time of the last mapping (re)load attempt */
-	size_t rows[ROW_INPUT_MISSING + 1]; /* rows by enum row_status (served: ROW_OK) */
+	size_t rows[ROW_STATUS_COUNT]; /* rows by enum row_status (served: ROW_OK) */
 	size_t output_full;      /* evaluated rows that did not fit the output cap (left out) */
-	size_t fidelity[FID_UNAVAILABLE + 1][UPSTREAM_COUNT]; /* served rows by their form's fidelity
+	size_t fidelity[FID_COUNT][UPSTREAM_COUNT]; /* served rows by their form's fidelity
 								  and upstream */
 	size_t nleft;            /* families left out; the first SCRAPE_STATUS_LEFT_MAX are listed */
 	struct {

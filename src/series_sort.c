@@ -135,7 +135,7 @@ static int sort_ties(struct skey *k, size_t n, const struct vec *v)
 /* Sort by label set. Results are usually a few runs already in order (one per branch of an `or`,
  * each in the payload's order), so this is a natural merge sort (of keys, see above): find the
  * runs, merge neighbours until one is left, O(n log runs); results in no order (per user) are
- * radix sorted instead. The scratch space comes from the arena. Returns 1 if two elements have the
+ * radix sorted instead. The scratch space comes from the arena. Returns -1 if two elements have the
  * same label set: equal elements are neighbours within a run, meet at the heads of two runs being
  * merged, or share a key and meet in sort_ties(), so every such pair is compared. */
 int series_sort(struct vec *v, struct arena *a)
@@ -149,12 +149,12 @@ int series_sort(struct vec *v, struct arena *a)
 	size_t *runs = arena_alloc(a, (n + 1) * sizeof(*runs));
 	nruns = find_runs(src, n, v, runs, &dup);
 	if (nruns == 1 || dup)
-		return dup; /* in order already (or refused): nothing moves */
+		return dup ? -1 : 0; /* in order already (or refused): nothing moves */
 	struct skey *dst = arena_alloc(a, n * sizeof(*dst));
 	if (nruns > n / 8 && n >= 512) { /* no order to speak of, and enough keys to pay for 256 buckets */
 		src = radix_sort(src, dst, n);
 		if (sort_ties(src, n, v))
-			return 1;
+			return -1;
 		nruns = 1;
 	}
 	while (nruns > 1) {
@@ -188,5 +188,5 @@ int series_sort(struct vec *v, struct arena *a)
 	for (size_t i = 0; i < n; i++)
 		sorted[i] = v->e[src[i].i];
 	v->e = sorted;
-	return dup;
+	return dup ? -1 : 0;
 }

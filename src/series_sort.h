@@ -1,13 +1,14 @@
 /* series_sort.h: a row's result in label-set order, with duplicate label sets detected.
- * Ownership: series_sort borrows the vector's elements and replaces v->e with a sorted array in the
- * arena (scratch space too); the elements' labels are not touched. */
+ * Ownership: series_sort replaces v->e with a sorted array in the arena (scratch space too); the
+ * elements' labels are not touched. */
 #ifndef SHIM_SERIES_SORT_H
 #define SHIM_SERIES_SORT_H
 
-#include "expr.h"
+#include "labels.h"
+#include "xmalloc.h"
 
-/* Sort v by label set (labels_cmp). Returns 1, and may leave v unsorted, if two elements have the
- * same label set; 0 otherwise. */
+/* Sort v by label set (labels_cmp). Returns 0, or -1 (v maybe left unsorted) when two elements have
+ * the same label set. */
 int series_sort(struct vec *v, struct arena *a);
 
 #endif

@@ -154,7 +154,7 @@ static int authorized(struct server *srv, struct MHD_Connection *c)
 					  strlen(MHD_HTTP_HEADER_AUTHORIZATION), &h, &hlen) != MHD_YES ||
 	    webconfig_parse_basic(h, hlen, &cred) < 0)
 		return 0;
-	ok = webconfig_check_basic_auth(wc, cred.user, cred.ulen, cred.pass, cred.plen, NULL);
+	ok = webconfig_auth_is_valid(wc, cred.user, cred.ulen, cred.pass, cred.plen, NULL);
 	webconfig_basic_free(&cred);
 	return ok;
 }
@@ -222,18 +222,46 @@ static enum MHD_Result status(struct server *srv, struct MHD_Connection *c)
 	return respond(c, MHD_HTTP_OK, body, len, "text/html; charset=utf-8", srv->cfg.web);
 }
 
+/* The `target` parameters of a query: how many, and the first one's value (NULL: none, or
+ * "?target" without a value). */
+struct target_arg {
+	unsigned count;
+	const char *value;
+	size_t len;
+};
+
+static enum MHD_Result count_target(void *cls, enum MHD_ValueKind kind, const char *key, size_t key_size,
+				    const char *value, size_t value_size)
+{
+	struct target_arg *t = cls;
+	(void)kind;
+	if (key_size != 6 || memcmp(key, "target", 6))
+		return MHD_YES; /* exact case, as the blackbox exporter's url.Values; "TARGET" is another parameter */
+	if (!t->count++) {
+		t->value = value;
+		t->len = value_size;
+	}
+	return MHD_YES;
+}
+
 /* /probe?target=NAME: that target's scrape. Only names from the targets file are looked up; the
- * value is taken with its length, so "a%00b" is not "a". */
+ * value is taken with its length, so "a%00b" is not "a". The parameter is matched exactly
+ * (libmicrohttpd's own lookup ignores case), and a repeated one is refused: which of two clusters
+ * the answer is about must not depend on who reads the query. */
 static enum MHD_Result probe(struct server *srv, struct MHD_Connection *c, int head)
 {
-	const char *name = NULL;
-	size_t len = 0;
+	struct target_arg t = { 0, NULL, 0 };
 	char msg[400], safe[300];
-	if (MHD_lookup_connection_value_n(c, MHD_GET_ARGUMENT_KIND, "target", 6, &name, &len) != MHD_YES || !name)
+	MHD_get_connection_values_n(c, MHD_GET_ARGUMENT_KIND, count_target, &t);
+	if (t.count > 1) {
+		snprintf(msg, sizeof(msg), "parameter \"target\" given %u times: give it once\n", t.count);
+		return text(c, MHD_HTTP_BAD_REQUEST, msg, srv->cfg.web);
+	}
+	if (!t.value)
 		return text(c, MHD_HTTP_BAD_REQUEST, "missing parameter \"target\"\n", srv->cfg.web);
-	struct scraper *s = probe_set_find(srv->cfg.probes, name, len);
+	struct scraper *s = probe_set_find(srv->cfg.probes, t.value, t.len);
 	if (!s) {
-		snprintf(msg, sizeof(msg), "unknown target \"%s\"\n", log_escape(safe, sizeof(safe), name, len));
+		snprintf(msg, sizeof(msg), "unknown target \"%s\"\n", log_escape(safe, sizeof(safe), t.value, t.len));
 		return text(c, MHD_HTTP_BAD_REQUEST, msg, srv->cfg.web);
 	}
 	return respond_answer(srv, c, s, scrape_answer(s, scrape_timeout(srv, c)), head);
@@ -282,16 +310,43 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 	return text(c, MHD_HTTP_NOT_FOUND, "404 page not found\n", wc);
 }
 
+static int hex_digit(char c)
+{
+	return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+}
+
+/* libmicrohttpd's %HH decoding of the path and of every query key and value, except %00, which is
+ * left as the three characters: decoded, a NUL would end the C string url there, and
+ * "/metrics%00junk" would be routed as /metrics (every route compares url as a C string). Left
+ * encoded, it is a path no route has (404) and a name no target has. Returns the length left in s. */
+static size_t unescape(void *cls, struct MHD_Connection *c, char *s)
+{
+	char *w = s;
+	int hi, lo;
+	(void)cls;
+	(void)c;
+	for (const char *r = s; *r;) {
+		if (r[0] == '%' && (hi = hex_digit(r[1])) >= 0 && (lo = hex_digit(r[2])) >= 0 && (hi | lo)) {
+			*w++ = (char)(hi << 4 | lo);
+			r += 3;
+		} else {
+			*w++ = *r++;
+		}
+	}
+	*w = '\0';
+	return (size_t)(w - s);
+}
+
 static void mhd_log(void *cls, const char *fmt, va_list ap) __attribute__((format(printf, 2, 0)));
 static void mhd_log(void *cls, const char *fmt, va_list ap)
 {
 	struct server *srv = cls;
-	char line[512], safe[600];
+	char line[512];
 	vsnprintf(line, sizeof(line), fmt, ap);
 	line[strcspn(line, "\n")] = '\0';
 	if (pthread_equal(pthread_self(), srv->starter) && srv->starting && !srv->why[0])
-		log_escape(srv->why, sizeof(srv->why), line, strlen(line));
-	log_debug("http: %s", log_escape(safe, sizeof(safe), line, strlen(line)));
+		snprintf(srv->why, sizeof(srv->why), "%.*s", (int)sizeof(srv->why) - 1, line); /* raw: main logs it, escaped there */
+	log_debug("http: %s", line);
 }
 
 /* Bind ADDR: ":port" (all addresses, IPv6 dual-stack when available), "host:port", "[v6]:port". */
@@ -382,11 +437,12 @@ static struct MHD_Daemon *start_daemon(struct server *srv, int fd, const char *w
 	unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION | MHD_USE_POLL | MHD_USE_ERROR_LOG;
 	const struct server_config *cfg = &srv->cfg;
 	const struct webconfig *wc = cfg->web;
-	struct MHD_OptionItem ops[12];
+	struct MHD_OptionItem ops[13];
 	size_t n = 0;
 	/* first, or libmicrohttpd logs the options before it to stderr itself */
 	ops[n++] = (struct MHD_OptionItem){ MHD_OPTION_EXTERNAL_LOGGER, (intptr_t)mhd_log, srv };
 	ops[n++] = (struct MHD_OptionItem){ MHD_OPTION_LISTEN_SOCKET, fd, NULL };
+	ops[n++] = (struct MHD_OptionItem){ MHD_OPTION_UNESCAPE_CALLBACK, (intptr_t)unescape, NULL };
 	ops[n++] = (struct MHD_OptionItem){ MHD_OPTION_CONNECTION_LIMIT, cfg->max_connections, NULL };
 	ops[n++] = (struct MHD_OptionItem){ MHD_OPTION_PER_IP_CONNECTION_LIMIT, cfg->per_ip_connections, NULL };
 	ops[n++] = (struct MHD_OptionItem){ MHD_OPTION_CONNECTION_TIMEOUT, cfg->connection_timeout, NULL };

@@ -194,7 +194,7 @@ static void node_end(struct rest *st)
 	char state[32];
 	size_t slen = node_state_sinfo(&r->state, state, sizeof(state));
 	double alloc = isnan(r->alloc_cpus) ? 0 : r->alloc_cpus, rest = r->cpus - alloc;
-	int other = node_state_cpus_other(&r->state);
+	int other = node_state_is_cpus_other(&r->state);
 	struct label l[2] = { lab("node", sp(st, &r->name), r->name.len), lab("state", state, slen) };
 	add(st, "slurmrestd_node_state", l, 2, 1);
 	add(st, "slurmrestd_node_cpus", l, 2, r->cpus);

@@ -16,7 +16,7 @@
  * longer than REST_MAX_STRING counts 1 and ends the document (records complete before it are
  * kept); a record with a wrong-typed or missing field it needs counts 1 and is skipped; each entry
  * of the answer's top-level "errors" array counts 1 (slurmrestd's own report of a failure).
- * Ownership: the state is the caller's between begin and end/discard; e is borrowed. */
+ * Ownership: the state is the caller's between begin and end/discard. */
 #ifndef SHIM_SLURMRESTD_H
 #define SHIM_SLURMRESTD_H
 

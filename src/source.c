@@ -1,7 +1,6 @@
 /* source.c: see source.h. */
 #include "source.h"
 #include "expo.h"
-#include "payload.h"
 #include "slurmrestd.h"
 
 #include <stdio.h>
@@ -42,10 +41,17 @@ static const char *slurmrestd_status_hint(long code)
 }
 
 const struct upstream upstreams[UPSTREAM_COUNT] = {
-	[UPSTREAM_SLURMCTLD] = { "slurmctld", "--slurmctld", "Accept: text/plain", slurmctld_status_hint,
-				 "is MetricsType=metrics/openmetrics set in slurm.conf?", 0 },
-	[UPSTREAM_SLURMRESTD] = { "slurmrestd", "--slurmrestd", "Accept: application/json", slurmrestd_status_hint,
-				  "slurmrestd answers every document with JSON", 1 },
+	/* slurmctld's http_con_send_response() writes Content-Length whenever there is a body (and
+	 * none for its empty "no jobs" answer): tests/fixtures/slurm-25.11/http-behaviour, the
+	 * captures' *.headers.txt. slurmrestd sends one too in every capture, but is not held to it: a
+	 * JSON document cut short does not parse anyway, and a proxy in front of slurmrestd (TLS) may
+	 * answer close-delimited */
+	[UPSTREAM_SLURMCTLD] = { .name = "slurmctld", .flag = "--slurmctld", .accept = "Accept: text/plain",
+				 .status_hint = slurmctld_status_hint,
+				 .empty_hint = "is MetricsType=metrics/openmetrics set in slurm.conf?", .length_required = 1 },
+	[UPSTREAM_SLURMRESTD] = { .name = "slurmrestd", .flag = "--slurmrestd", .accept = "Accept: application/json",
+				  .status_hint = slurmrestd_status_hint,
+				  .empty_hint = "slurmrestd answers every document with JSON", .optional = 1 },
 };
 
 /* slurmctld's OpenMetrics text: the expo is the whole parser state. */
@@ -72,13 +78,23 @@ static void om_discard(void *st)
 	(void)st;
 }
 
-static const struct source_parser openmetrics_parser = { om_begin, om_feed, om_end, om_discard };
+static const struct source_parser openmetrics_parser = {
+	.begin = om_begin, .feed = om_feed, .end = om_end, .discard = om_discard
+};
 
 /* slurmrestd's JSON documents: the streaming converter of slurmrestd.h, one begin per document. */
-static const struct source_parser rest_nodes_parser = { rest_begin_nodes, rest_feed, rest_end, rest_discard };
-static const struct source_parser rest_shares_parser = { rest_begin_shares, rest_feed, rest_end, rest_discard };
-static const struct source_parser rest_jobs_parser = { rest_begin_jobs, rest_feed, rest_end, rest_discard };
-static const struct source_parser rest_diag_parser = { rest_begin_diag, rest_feed, rest_end, rest_discard };
+static const struct source_parser rest_nodes_parser = {
+	.begin = rest_begin_nodes, .feed = rest_feed, .end = rest_end, .discard = rest_discard
+};
+static const struct source_parser rest_shares_parser = {
+	.begin = rest_begin_shares, .feed = rest_feed, .end = rest_end, .discard = rest_discard
+};
+static const struct source_parser rest_jobs_parser = {
+	.begin = rest_begin_jobs, .feed = rest_feed, .end = rest_end, .discard = rest_discard
+};
+static const struct source_parser rest_diag_parser = {
+	.begin = rest_begin_diag, .feed = rest_feed, .end = rest_end, .discard = rest_discard
+};
 
 static const char *const partitions_names[] = { "slurm_partition", NULL };
 static const char *const nodes_names[] = { "slurm_node_", "slurm_nodes", NULL };
@@ -90,31 +106,37 @@ static const char *const rest_jobs_names[] = { "slurmrestd_jobs", NULL };
 static const char *const rest_diag_names[] = { "slurmrestd_diag_", NULL };
 
 const struct source sources[SRC_COUNT] = {
-	[SRC_JOBS] = { "jobs", "/metrics/jobs", "metrics_jobs.txt", UPSTREAM_SLURMCTLD, &openmetrics_parser, 0, -1,
-		       jobs_names, 0, 0, 1 },
-	[SRC_NODES] = { "nodes", "/metrics/nodes", "metrics_nodes.txt", UPSTREAM_SLURMCTLD, &openmetrics_parser, 0, -1,
-			nodes_names, 0, 0, 0 },
-	[SRC_PARTITIONS] = { "partitions", "/metrics/partitions", "metrics_partitions.txt", UPSTREAM_SLURMCTLD,
-			     &openmetrics_parser, 0, -1, partitions_names, 0, 0, 1 }, /* and the node write lock */
-	[SRC_SCHEDULER] = { "scheduler", "/metrics/scheduler", "metrics_scheduler.txt", UPSTREAM_SLURMCTLD,
-			    &openmetrics_parser, 0, -1, NULL, 1, 0, 0 },
+	[SRC_JOBS] = { .name = "jobs", .path = "/metrics/jobs", .file = "metrics_jobs.txt", .upstream = UPSTREAM_SLURMCTLD,
+		       .parser = &openmetrics_parser, .prefixes = jobs_names, .walks_jobs = 1 },
+	[SRC_NODES] = { .name = "nodes", .path = "/metrics/nodes", .file = "metrics_nodes.txt", .upstream = UPSTREAM_SLURMCTLD,
+			.parser = &openmetrics_parser, .prefixes = nodes_names },
+	[SRC_PARTITIONS] = { .name = "partitions", .path = "/metrics/partitions", .file = "metrics_partitions.txt",
+			     .upstream = UPSTREAM_SLURMCTLD, .parser = &openmetrics_parser, .prefixes = partitions_names,
+			     .walks_jobs = 1 /* and the node write lock */ },
+	[SRC_SCHEDULER] = { .name = "scheduler", .path = "/metrics/scheduler", .file = "metrics_scheduler.txt",
+			    .upstream = UPSTREAM_SLURMCTLD, .parser = &openmetrics_parser, .catch_all = 1 },
 	/* An empty jobs-users-accts answer means "no jobs in memory" only if slurmctld serves metrics
 	 * at all: when /metrics/nodes failed too (MetricsType unset answers every endpoint with an
 	 * empty 200), the empty answer proves nothing. The voucher is nodes, not jobs: the shipped
 	 * table no longer fetches /metrics/jobs (its job-state rows sum this answer's accounts), and
 	 * the scrape fetches a needed source's voucher with it (scrape.c). */
-	[SRC_UA] = { "jobs-users-accts", "/metrics/jobs-users-accts", "metrics_jobs-users-accts.txt",
-		     UPSTREAM_SLURMCTLD, &openmetrics_parser, 1, SRC_NODES, ua_names, 0, 0, 1 },
+	[SRC_UA] = { .name = "jobs-users-accts", .path = "/metrics/jobs-users-accts", .file = "metrics_jobs-users-accts.txt",
+		     .upstream = UPSTREAM_SLURMCTLD, .parser = &openmetrics_parser, .empty_ok = 1,
+		     .empty_vouched_by = SRC_NODES, .prefixes = ua_names, .walks_jobs = 1 },
 	/* slurmrestd: an empty body is never an answer (even no jobs is a JSON document), but a good
 	 * document may hold no record (no jobs, no shares) and so name no family */
-	[SRC_REST_NODES] = { "slurmrestd-nodes", "/slurm/{version}/nodes", "rest_nodes.json", UPSTREAM_SLURMRESTD,
-			     &rest_nodes_parser, 0, -1, rest_nodes_names, 0, 1, 0 },
-	[SRC_REST_SHARES] = { "slurmrestd-shares", "/slurm/{version}/shares", "rest_shares.json", UPSTREAM_SLURMRESTD,
-			      &rest_shares_parser, 0, -1, rest_shares_names, 0, 1, 0 },
-	[SRC_REST_JOBS] = { "slurmrestd-jobs", "/slurm/{version}/jobs", "rest_jobs.json", UPSTREAM_SLURMRESTD,
-			    &rest_jobs_parser, 0, -1, rest_jobs_names, 0, 1, 1 }, /* the full job RPC */
-	[SRC_REST_DIAG] = { "slurmrestd-diag", "/slurm/{version}/diag", "rest_diag.json", UPSTREAM_SLURMRESTD,
-			    &rest_diag_parser, 0, -1, rest_diag_names, 0, 1, 0 },
+	[SRC_REST_NODES] = { .name = "slurmrestd-nodes", .path = "/slurm/{version}/nodes", .file = "rest_nodes.json",
+			     .upstream = UPSTREAM_SLURMRESTD, .parser = &rest_nodes_parser, .prefixes = rest_nodes_names,
+			     .names_optional = 1 },
+	[SRC_REST_SHARES] = { .name = "slurmrestd-shares", .path = "/slurm/{version}/shares", .file = "rest_shares.json",
+			      .upstream = UPSTREAM_SLURMRESTD, .parser = &rest_shares_parser, .prefixes = rest_shares_names,
+			      .names_optional = 1 },
+	[SRC_REST_JOBS] = { .name = "slurmrestd-jobs", .path = "/slurm/{version}/jobs", .file = "rest_jobs.json",
+			    .upstream = UPSTREAM_SLURMRESTD, .parser = &rest_jobs_parser, .prefixes = rest_jobs_names,
+			    .names_optional = 1, .walks_jobs = 1 /* the full job RPC */ },
+	[SRC_REST_DIAG] = { .name = "slurmrestd-diag", .path = "/slurm/{version}/diag", .file = "rest_diag.json",
+			    .upstream = UPSTREAM_SLURMRESTD, .parser = &rest_diag_parser, .prefixes = rest_diag_names,
+			    .names_optional = 1 },
 };
 
 /* No strlen of the prefix: a name that differs early (most do) costs a compare or two. */
@@ -161,7 +183,7 @@ unsigned source_with_vouchers(unsigned mask)
 {
 	unsigned out = mask;
 	for (int id = 0; id < SRC_COUNT; id++)
-		if ((mask & (1u << id)) && sources[id].empty_vouched_by >= 0)
+		if ((mask & (1u << id)) && sources[id].empty_ok && sources[id].empty_vouched_by >= 0)
 			out |= 1u << sources[id].empty_vouched_by;
 	return out;
 }
@@ -189,6 +211,10 @@ static const char *fault_text(const struct source *src, const struct source_fact
 	case FAULT_REDIRECT_REFUSED:
 		snprintf(buf, len, "redirect to %s refused (not http(s), https to http, or from a unix socket)", f->detail);
 		return buf;
+	case FAULT_REDIRECT_UNFOLLOWED:
+		snprintf(buf, len, "redirected to %s: not followed, every endpoint of one answer is read from one controller",
+			 f->detail);
+		return buf;
 	case FAULT_NO_TOKEN:
 		if (f->http_status != 401)
 			return NULL;
@@ -200,6 +226,30 @@ static const char *fault_text(const struct source *src, const struct source_fact
 	return NULL;
 }
 
+/* Why an HTTP answer's framing makes it no answer (into buf), or NULL: headers that never ended
+ * (any status), then, for a 200, a body shorter than its Content-Length, or a body without a
+ * length from an upstream that always sends one. */
+static const char *framing_text(const struct source *src, const struct source_facts *f, char *buf, size_t len)
+{
+	if (f->headers_cut) {
+		snprintf(buf, len, "the answer ended inside its headers (HTTP %ld, then the connection closed): not an answer",
+			 f->http_status);
+		return buf;
+	}
+	if (f->http_status != 200)
+		return NULL;
+	if (f->content_length > 0 && f->len < (size_t)f->content_length) {
+		snprintf(buf, len, "body cut short: %zu of %lld bytes (Content-Length)", f->len, f->content_length);
+		return buf;
+	}
+	if (f->unframed && f->len && upstreams[src->upstream].length_required) {
+		snprintf(buf, len, "200 with a body but no Content-Length (%s always sends one): cannot tell it from an answer cut short",
+			 upstreams[src->upstream].name);
+		return buf;
+	}
+	return NULL;
+}
+
 enum source_verdict source_verdict(const struct source *src, const struct source_facts *f, char *why, size_t whylen)
 {
 	char buf[400];
@@ -207,6 +257,11 @@ enum source_verdict source_verdict(const struct source *src, const struct source
 	if (fault) {
 		snprintf(why, whylen, "%s: %s", src->path, fault);
 		return VERDICT_FAULT;
+	}
+	const char *cut = framing_text(src, f, buf, sizeof(buf));
+	if (cut) {
+		snprintf(why, whylen, "%s: %s", src->path, cut);
+		return VERDICT_CUT;
 	}
 	if (f->http_status && f->http_status != 200) {
 		const struct upstream *up = &upstreams[src->upstream];
@@ -256,31 +311,4 @@ int source_is_exporter_family(const char *name, size_t n)
 		if (n == strlen(legacy[i]) && !memcmp(name, legacy[i], n))
 			return 1;
 	return 0;
-}
-
-/* An empty answer that its voucher does not back: it proves nothing. */
-static int unvouched(const struct payload *const p[SRC_COUNT], int id)
-{
-	int v = sources[id].empty_vouched_by;
-	return p[id]->len == 0 && v >= 0 && p[v] && !p[v]->ok;
-}
-
-int source_usable(const struct payload *const p[SRC_COUNT], int up[SRC_COUNT])
-{
-	int any = 0;
-	for (int id = 0; id < SRC_COUNT; id++) {
-		up[id] = p[id] && p[id]->ok && !unvouched(p, id);
-		any |= up[id];
-	}
-	return any;
-}
-
-const char *source_down_reason(const struct payload *const p[SRC_COUNT], enum source_id id, char *why, size_t whylen)
-{
-	if (!p[id]->ok)
-		snprintf(why, whylen, "%s", p[id]->reason);
-	else
-		snprintf(why, whylen, "%s: empty answer, and %s failed: cannot tell \"no jobs\" from \"no metrics\"",
-			 sources[id].path, sources[sources[id].empty_vouched_by].path);
-	return why;
 }

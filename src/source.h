@@ -8,16 +8,15 @@
  * scrape loop, fetch.c and payload.c do not change.
  *
  * fetch.c and payload.c only record facts about an answer (struct source_facts: transport error,
- * HTTP status, size, redirect refused, deadline passed, malformed items); source_verdict() alone
- * turns them into usable / not usable and the reason, and source_usable() applies the rules across
- * the sources of one scrape. Everything here is constant or borrows its arguments. */
+ * HTTP status, framing, size, redirect refused, deadline passed, malformed items); source_verdict() alone
+ * turns them into usable / not usable and the reason (payload.h's source_usable() applies the
+ * rules across the answers of one scrape). */
 #ifndef SHIM_SOURCE_H
 #define SHIM_SOURCE_H
 
 #include <stddef.h>
 
 struct expo;
-struct payload;
 
 /* slurmctld's five OpenMetrics endpoints, then slurmrestd's JSON documents (optional upstream). */
 enum source_id {
@@ -29,7 +28,6 @@ enum source_id {
 enum upstream_id { UPSTREAM_SLURMCTLD, UPSTREAM_SLURMRESTD, UPSTREAM_COUNT };
 
 struct restapi;
-struct controllers;
 
 /* Where an upstream is and how to reach it; one per upstream (a scraper_config holds them). */
 struct upstream_config {
@@ -42,9 +40,6 @@ struct upstream_config {
 	const char *user;         /* X-SLURM-USER-NAME, or NULL */
 	struct restapi *api;      /* slurmrestd: the API version for "{version}" in paths (restapi.h),
 				     borrowed; NULL for slurmctld */
-	struct controllers *ctl;  /* slurmctld: base_url split into its controllers (controllers.h),
-				     borrowed (scraper_new makes it); NULL: base_url is one URL */
-	double connect_timeout;   /* seconds per connection attempt; 0: timeout */
 };
 
 struct upstream {
@@ -55,6 +50,9 @@ struct upstream {
 	const char *empty_hint;   /* what an empty answer suggests */
 	int optional;             /* used only when its base_url is set (in a replay too: its files are
 				     read only then); slurmctld is always used */
+	int length_required;      /* a 200 with a body must say its length (Content-Length, or chunked):
+				     slurmctld always sends Content-Length with a body, so one without
+				     cannot be told from an answer cut short */
 };
 
 extern const struct upstream upstreams[UPSTREAM_COUNT];
@@ -78,15 +76,15 @@ struct source {
 	enum upstream_id upstream;
 	const struct source_parser *parser;
 	int empty_ok;             /* an empty 200 is normal (no jobs in memory) */
-	int empty_vouched_by;     /* with empty_ok: an empty answer counts only when this source (a
-				     source_id) is usable too; -1: always */
+	int empty_vouched_by;     /* read only with empty_ok: an empty answer counts only when this
+				     source (a source_id) is usable too; -1: always */
 	const char *const *prefixes; /* the metric names it serves, by prefix; NULL-terminated */
 	int catch_all;            /* serves the names no source's prefixes claim */
 	int names_optional;       /* a well-formed answer may name no family (JSON: no jobs, no
 				     shares); slurmctld's text always names some when it has bytes */
 	int walks_jobs;           /* the cost class: the upstream walks every job record to answer
-				     (about 16 us each in slurmctld 25.11: 80 ms at 5,000 records), so
-				     the answer is reused for the upstream's jobs interval
+				     (docs/performance.md has what a record costs), so the answer is
+				     reused for the upstream's jobs interval
 				     (--slurmctld.jobs.min-interval, --slurmrestd.jobs.min-interval);
 				     0: cheap (nodes, scheduler), reused for --*.min-interval */
 };
@@ -115,7 +113,9 @@ enum source_fault {
 	FAULT_TRANSPORT,         /* detail: the transport's error text (or a replay file's) */
 	FAULT_TOO_BIG,           /* limit: the body limit */
 	FAULT_REDIRECT_LOOP,     /* a second redirect */
-	FAULT_REDIRECT_REFUSED,  /* detail: the target, escaped */
+	FAULT_REDIRECT_REFUSED,  /* detail: the target (its first 159 bytes, raw: escaped where shown) */
+	FAULT_REDIRECT_UNFOLLOWED, /* detail: the target (raw, as REFUSED's): a controller's 303 elsewhere
+				     (the sources of one fetch are read from one controller) */
 	FAULT_NO_TOKEN,          /* detail: why no token was sent; a fault only if the answer is 401 */
 	FAULT_DEADLINE,          /* the scrape's deadline passed while the fetch was in flight */
 };
@@ -134,12 +134,19 @@ struct source_facts {
 	size_t nnamed;           /* families the answer named (kept or not) */
 	char exporter[64];       /* slurmctld: the first family named that slurmctld never writes
 				    (source_is_exporter_family): the answer is an exporter's page */
+	int headers_cut;         /* an HTTP answer whose header block never ended (the connection
+				     closed after the status line): not an answer, whatever its status */
+	int unframed;            /* an HTTP answer with neither Content-Length nor a chunked body: its
+				     end is where the connection closed */
+	long long content_length; /* its Content-Length; 0: none given, or not an HTTP answer */
 };
 
 /* How far an answer got before it was found unusable; VERDICT_OK: usable. */
 enum source_verdict {
 	VERDICT_OK,
 	VERDICT_FAULT,           /* transport, size, redirect, token, deadline */
+	VERDICT_CUT,             /* headers that never ended, a body shorter than its length, or a
+				     body without a length where the upstream always sends one */
 	VERDICT_STATUS,          /* an HTTP status other than 200 */
 	VERDICT_EMPTY,
 	VERDICT_MALFORMED,
@@ -157,12 +164,5 @@ int source_is_exporter_family(const char *name, size_t n);
 /* Is src's answer with facts f usable? When not, why goes into why (one line for logs and the 503
  * body, starting with the source's path). */
 enum source_verdict source_verdict(const struct source *src, const struct source_facts *f, char *why, size_t whylen);
-
-/* The rule across one scrape's answers (p[id] NULL: not fetched): up[id] is whether rows may read
- * source id (its answer usable, and an empty answer vouched for, see empty_vouched_by). Returns
- * whether any is up. */
-int source_usable(const struct payload *const p[SRC_COUNT], int up[SRC_COUNT]);
-/* Why source id is not up (for the 503 body), into why; returns why. */
-const char *source_down_reason(const struct payload *const p[SRC_COUNT], enum source_id id, char *why, size_t whylen);
 
 #endif

@@ -5,8 +5,7 @@
  * the metrics and the native passthrough's paths, and to each --probe.targets-file target's
  * /probe?target= (their state is in their own self metrics). Plain
  * HTML with one inline stylesheet, no JavaScript; every upstream or configured string is escaped
- * (html.h).
- * Ownership: status_page borrows everything and appends to the caller's buffer. */
+ * (html.h). */
 #ifndef SHIM_STATUS_H
 #define SHIM_STATUS_H
 

@@ -39,7 +39,7 @@ size_t utf8_next(const unsigned char *s, size_t n, int *ok)
 	return len;
 }
 
-int utf8_valid(const char *s, size_t n)
+int utf8_is_valid(const char *s, size_t n)
 {
 	const unsigned char *p = (const unsigned char *)s;
 	for (size_t i = 0; i < n;) {
@@ -63,6 +63,43 @@ size_t utf8_repair(char *dst, const char *s, size_t n)
 		int ok;
 		size_t len = utf8_next(p + i, n - i, &ok);
 		if (ok) {
+			memcpy(dst + out, s + i, len);
+			out += len;
+		} else {
+			memcpy(dst + out, "\xEF\xBF\xBD", 3);
+			out += 3;
+		}
+		i += len;
+	}
+	return out;
+}
+
+int utf8_is_clean(const char *s, size_t n)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	for (size_t i = 0; i < n;) {
+		int ok;
+		if (p[i] < 0x80) {
+			if (utf8_is_control(p[i]))
+				return 0;
+			i++;
+			continue;
+		}
+		i += utf8_next(p + i, n - i, &ok);
+		if (!ok)
+			return 0;
+	}
+	return 1;
+}
+
+size_t utf8_clean(char *dst, const char *s, size_t n)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	size_t out = 0;
+	for (size_t i = 0; i < n;) {
+		int ok;
+		size_t len = utf8_next(p + i, n - i, &ok);
+		if (ok && !(len == 1 && utf8_is_control(p[i]))) {
 			memcpy(dst + out, s + i, len);
 			out += len;
 		} else {

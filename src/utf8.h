@@ -8,17 +8,34 @@
  * sequence with U+FFFD (EF BF BD), the rule of the WHATWG Encoding Standard and of Unicode's
  * "substitution of maximal subparts": "\xE2\x82" (a 3-byte sequence cut short) is one U+FFFD,
  * "\xC0\xAF" (overlong) is two, "\xED\xA0\x80" (a surrogate) is three.
- * Ownership: both functions borrow their input; utf8_repair writes into the caller's dst. */
+ *
+ * What is served (utf8_is_clean, utf8_clean): well-formed UTF-8 without a C0 control other than
+ * newline, and without DEL. The text format 0.0.4 escapes only \\, \" and newline; any other
+ * control byte would reach Prometheus (which takes it) and every terminal, log and page that shows a
+ * label value, raw: ESC starts a terminal escape sequence, CR rewrites a line. Each such byte is
+ * served as U+FFFD, like an invalid byte, and counted with them. Newline is escaped (\n), not
+ * replaced; tab is a control like the others. utf8_repair and utf8_clean write into the caller's dst. */
 #ifndef SHIM_UTF8_H
 #define SHIM_UTF8_H
 
 #include <stddef.h>
 
 /* 1 if s[0..n) is well-formed UTF-8. */
-int utf8_valid(const char *s, size_t n);
+int utf8_is_valid(const char *s, size_t n);
 /* Copy s[0..n) into dst, which has room for 3 * n bytes, with every maximal subpart of an invalid
  * sequence replaced by U+FFFD. Returns the bytes written. */
 size_t utf8_repair(char *dst, const char *s, size_t n);
+/* 1 if the byte c, valid UTF-8 on its own, is still not served: a C0 control other than newline,
+ * or DEL. */
+static inline int utf8_is_control(unsigned char c)
+{
+	return (c < 0x20 && c != '\n') || c == 0x7f;
+}
+/* 1 if s[0..n) is served as it is: well-formed UTF-8 and no control byte (utf8_is_control). */
+int utf8_is_clean(const char *s, size_t n);
+/* utf8_repair, and every control byte (utf8_is_control) replaced by U+FFFD too. dst has room for
+ * 3 * n bytes. Returns the bytes written. */
+size_t utf8_clean(char *dst, const char *s, size_t n);
 /* The length of the sequence at s (n >= 1 bytes left): a valid sequence's length with *ok = 1, or
  * the length of the maximal subpart to replace (at least 1) with *ok = 0. */
 size_t utf8_next(const unsigned char *s, size_t n, int *ok);

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <yaml.h>
 
+#include "file_read.h"
 #include "webconfig_int.h"
 #include "xmalloc.h"
 
@@ -34,34 +35,35 @@ static int parse_headers(struct wc_ctx *c, const yaml_node_t *n)
 {
 	struct webconfig *wc = c->wc;
 	const yaml_node_t *k, *v;
-	char eb[ESC_SIZE], eb2[ESC_SIZE];
+	char eb[YF_ESC_SIZE], eb2[YF_ESC_SIZE];
 	size_t count, i, h;
 	char *val = NULL;
-	int r;
+	int present;
 
-	r = wc_expect_mapping(c, n, "http_server_config.headers");
-	if (r != 0)
-		return r < 0 ? -1 : 0;
+	if (yf_get_mapping(&c->y, n, "http_server_config.headers", &present) < 0)
+		return -1;
+	if (!present)
+		return 0;
 	count = (size_t)(n->data.mapping.pairs.top - n->data.mapping.pairs.start);
 	if (count == 0)
 		return 0;
 	wc->headers = xcalloc(count, sizeof *wc->headers);
-	WC_FOR_PAIRS(c, n, k, v) {
-		for (h = 0; h < N_HEADERS && !scalar_eq(k, allowed_headers[h].name); h++)
+	YF_FOR_PAIRS(&c->y, n, k, v) {
+		for (h = 0; h < N_HEADERS && !yf_scalar_eq(k, allowed_headers[h].name); h++)
 			;
 		if (h == N_HEADERS)
-			return wc_fail_at(c, k->start_mark,
+			return yf_fail_at(&c->y, k->start_mark,
 				       "HTTP header \"%s\" can not be configured (allowed: Strict-Transport-Security, X-Content-Type-Options, X-Frame-Options, X-XSS-Protection, Content-Security-Policy)",
-				       wc_esc(eb, sval(k), slen(k)));
-		if (wc_get_string(c, v, allowed_headers[h].name, 0, &val) < 0)
+				       yf_esc(eb, yf_sval(k), yf_slen(k)));
+		if (yf_get_string(&c->y, v, allowed_headers[h].name, 0, &val) < 0)
 			return -1;
 		if (allowed_headers[h].values[0]) {
-			for (i = 0; allowed_headers[h].values[i] && !scalar_eq(v, allowed_headers[h].values[i]); i++)
+			for (i = 0; allowed_headers[h].values[i] && !yf_scalar_eq(v, allowed_headers[h].values[i]); i++)
 				;
 			if (!allowed_headers[h].values[i] || !val) {
 				free(val);
-				return wc_fail_at(c, v->start_mark, "invalid value \"%s\" for HTTP header %s (expected %s%s%s)",
-					       val ? wc_esc(eb2, sval(v), slen(v)) : "", allowed_headers[h].name,
+				return yf_fail_at(&c->y, v->start_mark, "invalid value \"%s\" for HTTP header %s (expected %s%s%s)",
+					       val ? yf_esc(eb2, yf_sval(v), yf_slen(v)) : "", allowed_headers[h].name,
 					       allowed_headers[h].values[0],
 					       allowed_headers[h].values[1] ? " or " : "",
 					       allowed_headers[h].values[1] ? allowed_headers[h].values[1] : "");
@@ -75,7 +77,7 @@ static int parse_headers(struct wc_ctx *c, const yaml_node_t *n)
 		for (i = 0; val[i]; i++) {
 			if ((unsigned char)val[i] < 0x20 && val[i] != '\t') {
 				free(val);
-				return wc_fail_at(c, v->start_mark, "value of HTTP header %s contains a control character",
+				return yf_fail_at(&c->y, v->start_mark, "value of HTTP header %s contains a control character",
 					       allowed_headers[h].name);
 			}
 		}
@@ -90,22 +92,23 @@ static int parse_headers(struct wc_ctx *c, const yaml_node_t *n)
 static int parse_http(struct wc_ctx *c, const yaml_node_t *n)
 {
 	const yaml_node_t *k, *v;
-	char eb[ESC_SIZE];
-	int r, http2 = 1;
+	char eb[YF_ESC_SIZE];
+	int present, http2 = 1;
 
-	r = wc_expect_mapping(c, n, "http_server_config");
-	if (r != 0)
-		return r < 0 ? -1 : 0;
-	WC_FOR_PAIRS(c, n, k, v) {
-		if (scalar_eq(k, "http2")) {
-			if (wc_get_bool(c, v, "http_server_config.http2", &http2) < 0)
+	if (yf_get_mapping(&c->y, n, "http_server_config", &present) < 0)
+		return -1;
+	if (!present)
+		return 0;
+	YF_FOR_PAIRS(&c->y, n, k, v) {
+		if (yf_scalar_eq(k, "http2")) {
+			if (yf_get_bool(&c->y, v, "http_server_config.http2", &http2) < 0)
 				return -1;
-		} else if (scalar_eq(k, "headers")) {
+		} else if (yf_scalar_eq(k, "headers")) {
 			if (parse_headers(c, v) < 0)
 				return -1;
 		} else {
-			return wc_fail_at(c, k->start_mark, "unknown key \"%s\" in http_server_config",
-				       wc_esc(eb, sval(k), slen(k)));
+			return yf_fail_at(&c->y, k->start_mark, "unknown key \"%s\" in http_server_config",
+				       yf_esc(eb, yf_sval(k), yf_slen(k)));
 		}
 	}
 	return 0;
@@ -116,32 +119,32 @@ static int parse_http(struct wc_ctx *c, const yaml_node_t *n)
 static int parse_root(struct wc_ctx *c, const yaml_node_t *root)
 {
 	const yaml_node_t *k, *v;
-	char eb[ESC_SIZE];
+	char eb[YF_ESC_SIZE];
 
-	if (!root || is_null(root))
+	if (!root || yf_is_null(root))
 		return 0; /* empty file, comments only, or an explicit empty document */
 	if (root->type != YAML_MAPPING_NODE)
-		return wc_fail_at(c, root->start_mark, "the web config must be a mapping, not %s",
-			       wc_type_name(root));
-	if (wc_check_mapping(c, root, "the web config") < 0)
+		return yf_fail_at(&c->y, root->start_mark, "the web config must be a mapping, not %s",
+			       yf_type_name(root));
+	if (yf_check_mapping(&c->y, root, "the web config") < 0)
 		return -1;
-	WC_FOR_PAIRS(c, root, k, v) {
-		if (scalar_eq(k, "tls_server_config")) {
+	YF_FOR_PAIRS(&c->y, root, k, v) {
+		if (yf_scalar_eq(k, "tls_server_config")) {
 			if (wc_parse_tls(c, k, v) < 0)
 				return -1;
-		} else if (scalar_eq(k, "http_server_config")) {
+		} else if (yf_scalar_eq(k, "http_server_config")) {
 			if (parse_http(c, v) < 0)
 				return -1;
-		} else if (scalar_eq(k, "basic_auth_users")) {
+		} else if (yf_scalar_eq(k, "basic_auth_users")) {
 			if (wc_parse_users(c, v) < 0)
 				return -1;
-		} else if (scalar_eq(k, "rate_limit")) {
-			if (!is_null(v))
-				return wc_fail_at(c, k->start_mark, "rate_limit is not supported by slurm-exporter-shim");
+		} else if (yf_scalar_eq(k, "rate_limit")) {
+			if (!yf_is_null(v))
+				return yf_fail_at(&c->y, k->start_mark, "rate_limit is not supported by slurm-exporter-shim");
 		} else {
-			return wc_fail_at(c, k->start_mark,
+			return yf_fail_at(&c->y, k->start_mark,
 				       "unknown key \"%s\" (expected tls_server_config, http_server_config or basic_auth_users)",
-				       wc_esc(eb, sval(k), slen(k)));
+				       yf_esc(eb, yf_sval(k), yf_slen(k)));
 		}
 	}
 	return 0;
@@ -149,7 +152,7 @@ static int parse_root(struct wc_ctx *c, const yaml_node_t *root)
 
 int webconfig_load(const char *path, struct webconfig **out, char *err, size_t errlen)
 {
-	struct wc_ctx c = { .path = path ? path : "(null)", .err = err, .errlen = errlen };
+	struct wc_ctx c = { .y = { .path = path ? path : "(null)", .err = err, .errlen = errlen } };
 	yaml_parser_t parser;
 	yaml_document_t doc, doc2;
 	int parser_init = 0, doc_init = 0, doc2_init = 0, rc = -1;
@@ -166,41 +169,41 @@ int webconfig_load(const char *path, struct webconfig **out, char *err, size_t e
 	if (out)
 		*out = NULL;
 	if (!path || !out) {
-		wc_fail_nopos(&c, "invalid argument");
+		yf_fail_nopos(&c.y, "invalid argument");
 		goto out;
 	}
 	/* secret: it may hold the TLS key inline, and password hashes */
-	if (file_read(path, WC_MAX_FILE, FILE_SECRET, &file, why, sizeof why) < 0) {
-		wc_fail_nopos(&c, "cannot read web config: %s", why);
+	if (file_read(path, YF_MAX_FILE, FILE_SECRET, &file, why, sizeof why) < 0) {
+		yf_fail_nopos(&c.y, "cannot read web config: %s", why);
 		goto out;
 	}
 	buf = file.data;
 	len = file.len;
-	if (wc_check_bounds(&c, buf, len) < 0)
+	if (yf_check_bounds(&c.y, buf, len) < 0)
 		goto out;
 	c.wc = xcalloc(1, sizeof *c.wc);
 	if (!yaml_parser_initialize(&parser)) {
-		wc_fail_nopos(&c, "out of memory");
+		yf_fail_nopos(&c.y, "out of memory");
 		goto out;
 	}
 	parser_init = 1;
 	yaml_parser_set_input_string(&parser, (const unsigned char *)buf, len);
 	if (!yaml_parser_load(&parser, &doc)) { /* libyaml frees a partial document itself */
-		wc_yaml_fail(&c, &parser, buf, len);
+		yf_parser_fail(&c.y, &parser, buf, len);
 		goto out;
 	}
 	doc_init = 1;
-	c.doc = &doc;
+	c.y.doc = &doc;
 	root = yaml_document_get_root_node(&doc);
 	if (root) {
 		if (!yaml_parser_load(&parser, &doc2)) {
-			wc_yaml_fail(&c, &parser, buf, len);
+			yf_parser_fail(&c.y, &parser, buf, len);
 			goto out;
 		}
 		doc2_init = 1;
 		root2 = yaml_document_get_root_node(&doc2);
 		if (root2) {
-			wc_fail_at(&c, root2->start_mark, "multiple YAML documents are not supported");
+			yf_fail_at(&c.y, root2->start_mark, "multiple YAML documents are not supported");
 			goto out;
 		}
 	}
@@ -229,7 +232,7 @@ void webconfig_free(struct webconfig *wc)
 	if (!wc)
 		return;
 	free(wc->cert_pem);
-	wc_free_secret_str(wc->key_pem);
+	free_secret_str(wc->key_pem);
 	free(wc->priorities);
 	wc_users_free(wc);
 	for (i = 0; i < wc->nheaders; i++)

@@ -1,5 +1,5 @@
 /* webconfig.h: exporter-toolkit web config (TLS + basic auth), loaded with libyaml.
- * Ownership: webconfig_load returns a new object owned by the caller; free with webconfig_free.
+ * Ownership: webconfig_load returns a new object (webconfig_free).
  *
  * The file format is the one of prometheus/exporter-toolkit's --web.config.file
  * (docs/web-configuration.md), parsed strictly as the toolkit does (yaml.UnmarshalStrict): unknown
@@ -12,8 +12,8 @@
  *
  * All getters accept NULL (and then return NULL / 0). A loaded object does not change except for one
  * thing: each user's remembered password (the last one that verified), which
- * webconfig_check_basic_auth reads and replaces under that user's own mutex. So every getter and
- * webconfig_check_basic_auth may be called from several threads at once; webconfig_free must not
+ * webconfig_auth_is_valid reads and replaces under that user's own mutex. So every getter and
+ * webconfig_auth_is_valid may be called from several threads at once; webconfig_free must not
  * race with any of them. The implementation is split in webconfig*.c (see webconfig_int.h). */
 #ifndef SHIM_WEBCONFIG_H
 #define SHIM_WEBCONFIG_H
@@ -55,7 +55,7 @@ int webconfig_has_users(const struct webconfig *wc);
  * an unknown name runs it on a dummy hash with the cost of a configured user picked from the name.
  * *cost (may be NULL) receives the bcrypt cost this call paid, 0 when the password was the one that
  * verified last time for this user (remembered, as exporter-toolkit does). Thread-safe. */
-int webconfig_check_basic_auth(const struct webconfig *wc, const char *user, size_t ulen, const char *password,
+int webconfig_auth_is_valid(const struct webconfig *wc, const char *user, size_t ulen, const char *password,
 			       size_t plen, unsigned *cost);
 
 /* Credentials of an Authorization header value. */

@@ -49,29 +49,30 @@ int wc_parse_users(struct wc_ctx *c, const yaml_node_t *n)
 {
 	struct webconfig *wc = c->wc;
 	const yaml_node_t *k, *v;
-	char eb[ESC_SIZE];
+	char eb[YF_ESC_SIZE];
 	unsigned cost;
 	const char *why;
 	size_t count;
-	int r;
+	int present;
 
-	r = wc_expect_mapping(c, n, "basic_auth_users");
-	if (r != 0)
-		return r < 0 ? -1 : 0;
+	if (yf_get_mapping(&c->y, n, "basic_auth_users", &present) < 0)
+		return -1;
+	if (!present)
+		return 0;
 	count = (size_t)(n->data.mapping.pairs.top - n->data.mapping.pairs.start);
 	if (count == 0)
 		return 0;
 	wc->users = xcalloc(count, sizeof *wc->users);
-	WC_FOR_PAIRS(c, n, k, v) {
+	YF_FOR_PAIRS(&c->y, n, k, v) {
 		if (v->type != YAML_SCALAR_NODE)
-			return wc_fail_at(c, v->start_mark, "basic_auth_users: user \"%s\": password hash must be a string, not %s",
-				       wc_esc(eb, sval(k), slen(k)), wc_type_name(v));
-		why = is_null(v) ? "password hash is empty" : bcrypt_problem(sval(v), slen(v), &cost);
+			return yf_fail_at(&c->y, v->start_mark, "basic_auth_users: user \"%s\": password hash must be a string, not %s",
+				       yf_esc(eb, yf_sval(k), yf_slen(k)), yf_type_name(v));
+		why = yf_is_null(v) ? "password hash is empty" : bcrypt_problem(yf_sval(v), yf_slen(v), &cost);
 		if (why)
-			return wc_fail_at(c, v->start_mark, "basic_auth_users: user \"%s\": %s",
-				       wc_esc(eb, sval(k), slen(k)), why);
-		wc->users[wc->nusers].name = wc_dup_scalar(k);
-		wc->users[wc->nusers].hash = wc_dup_scalar(v);
+			return yf_fail_at(&c->y, v->start_mark, "basic_auth_users: user \"%s\": %s",
+				       yf_esc(eb, yf_sval(k), yf_slen(k)), why);
+		wc->users[wc->nusers].name = yf_dup_scalar(k);
+		wc->users[wc->nusers].hash = yf_dup_scalar(v);
 		pthread_mutex_init(&wc->users[wc->nusers].lock, NULL);
 		wc->nusers++;
 	}
@@ -83,8 +84,8 @@ void wc_users_free(struct webconfig *wc)
 	for (size_t i = 0; i < wc->nusers; i++) {
 		struct wc_user *u = &wc->users[i];
 		free(u->name);
-		wc_free_secret_str(u->hash);
-		wc_free_secret_str(u->verified);
+		free_secret_str(u->hash);
+		free_secret_str(u->verified);
 		pthread_mutex_destroy(&u->lock);
 	}
 	free(wc->users);
@@ -129,7 +130,7 @@ static const char *hash_for(const struct webconfig *wc, const char *user, size_t
  * milliseconds by design; like exporter-toolkit, a password that verified once for a user is
  * remembered (one per user, under the user's lock, compared in constant time) so the next scrape
  * skips bcrypt. A wrong password always pays the full bcrypt cost. */
-int webconfig_check_basic_auth(const struct webconfig *wc, const char *user, size_t ulen, const char *password,
+int webconfig_auth_is_valid(const struct webconfig *wc, const char *user, size_t ulen, const char *password,
 			       size_t plen, unsigned *cost)
 {
 	struct crypt_data *cd = NULL;
@@ -161,12 +162,12 @@ int webconfig_check_basic_auth(const struct webconfig *wc, const char *user, siz
 	if (ok) {
 		char *copy = xstrndup(password, plen);
 		pthread_mutex_lock(&u->lock);
-		wc_free_secret_str(u->verified);
+		free_secret_str(u->verified);
 		u->verified = copy;
 		pthread_mutex_unlock(&u->lock);
 	}
 out:
-	wc_free_secret(cd, sizeof *cd);
+	free_secret(cd, sizeof *cd);
 	return ok;
 }
 
@@ -237,6 +238,6 @@ int webconfig_parse_basic(const char *value, size_t len, struct basic_cred *out)
 
 void webconfig_basic_free(struct basic_cred *c)
 {
-	wc_free_secret(c->buf, c->buflen + 1);
+	free_secret(c->buf, c->buflen + 1);
 	memset(c, 0, sizeof *c);
 }

@@ -1,6 +1,7 @@
 /* webconfig_tls.c: tls_server_config (see webconfig_int.h): the toolkit's checks, the PEM files
  * (resolved against the config's directory, bounded, the key wiped before it is freed) and the
  * GnuTLS priority string for min/max_version, cipher_suites, curve_preferences and prefer_server_cipher_suites. */
+#include "file_read.h"
 #include "webconfig_int.h"
 
 #include <gnutls/gnutls.h>
@@ -123,7 +124,7 @@ static int load_pem(struct wc_ctx *c, const char *file, yaml_mark_t file_mark, c
 {
 	const char *what = want_key ? "key_file" : "cert_file";
 	char *path = NULL, *buf = NULL;
-	char eb[ESC_SIZE], sb[128];
+	char eb[YF_ESC_SIZE], sb[128];
 	const char *why;
 	size_t len = 0;
 	int rc = -1;
@@ -131,23 +132,23 @@ static int load_pem(struct wc_ctx *c, const char *file, yaml_mark_t file_mark, c
 	if (!file) {
 		why = pem_problem(inl, strlen(inl), want_key);
 		if (why) {
-			wc_fail_at(c, inl_mark, "%s %s", want_key ? "key" : "cert", why);
+			yf_fail_at(&c->y, inl_mark, "%s %s", want_key ? "key" : "cert", why);
 			goto out;
 		}
 		len = strlen(inl);
 		buf = xstrdup(inl);
 	} else {
 		struct file_text t;
-		path = resolve_path(c->path, file);
-		if (file_read(path, WC_MAX_FILE, FILE_SECRET, &t, sb, sizeof sb) < 0) {
-			wc_fail_at(c, file_mark, "%s \"%s\": %s", what, wc_esc(eb, path, strlen(path)), sb);
+		path = resolve_path(c->y.path, file);
+		if (file_read(path, YF_MAX_FILE, FILE_SECRET, &t, sb, sizeof sb) < 0) {
+			yf_fail_at(&c->y, file_mark, "%s \"%s\": %s", what, yf_esc(eb, path, strlen(path)), sb);
 			goto out;
 		}
-		buf = t.data; /* ours now: wiped by wc_free_secret */
+		buf = t.data; /* ours now: wiped by free_secret */
 		len = t.len;
 		why = pem_problem(buf, len, want_key);
 		if (why) {
-			wc_fail_at(c, file_mark, "%s \"%s\" %s", what, wc_esc(eb, path, strlen(path)), why);
+			yf_fail_at(&c->y, file_mark, "%s \"%s\" %s", what, yf_esc(eb, path, strlen(path)), why);
 			goto out;
 		}
 	}
@@ -155,7 +156,7 @@ static int load_pem(struct wc_ctx *c, const char *file, yaml_mark_t file_mark, c
 	buf = NULL;
 	rc = 0;
 out:
-	wc_free_secret(buf, len);
+	free_secret(buf, len);
 	free(path);
 	return rc;
 }
@@ -167,7 +168,7 @@ void wc_tls_cfg_clear(struct tls_cfg *t)
 	free(t->cert_file);
 	free(t->key_file);
 	free(t->cert);
-	wc_free_secret_str(t->key);
+	free_secret_str(t->key);
 	memset(t, 0, sizeof *t);
 }
 
@@ -175,24 +176,24 @@ void wc_tls_cfg_clear(struct tls_cfg *t)
 static int parse_name_list(struct wc_ctx *c, const yaml_node_t *n, const char *what,
 			   const char *const *names, size_t count, size_t *order, size_t *norder)
 {
-	char eb[ESC_SIZE];
+	char eb[YF_ESC_SIZE];
 	yaml_node_item_t *it;
 	size_t j;
 	int idx;
 
-	if (is_null(n))
+	if (yf_is_null(n))
 		return 0;
 	if (n->type != YAML_SEQUENCE_NODE)
-		return wc_fail_at(c, n->start_mark, "%s must be a sequence, not %s", what, wc_type_name(n));
+		return yf_fail_at(&c->y, n->start_mark, "%s must be a sequence, not %s", what, yf_type_name(n));
 	for (it = n->data.sequence.items.start; it < n->data.sequence.items.top; it++) {
-		const yaml_node_t *item = node_at(c, *it);
+		const yaml_node_t *item = yf_node(&c->y, *it);
 		if (item->type != YAML_SCALAR_NODE)
-			return wc_fail_at(c, item->start_mark, "%s entries must be strings, not %s", what,
-				       wc_type_name(item));
-		idx = wc_lookup(item, names, count);
+			return yf_fail_at(&c->y, item->start_mark, "%s entries must be strings, not %s", what,
+				       yf_type_name(item));
+		idx = yf_lookup(item, names, count);
 		if (idx < 0)
-			return wc_fail_at(c, item->start_mark, "%s: unknown name \"%s\"", what,
-				       wc_esc(eb, sval(item), slen(item)));
+			return yf_fail_at(&c->y, item->start_mark, "%s: unknown name \"%s\"", what,
+				       yf_esc(eb, yf_sval(item), yf_slen(item)));
 		if (!order)
 			continue;
 		for (j = 0; j < *norder && order[j] != (size_t)idx; j++)
@@ -205,17 +206,17 @@ static int parse_name_list(struct wc_ctx *c, const yaml_node_t *n, const char *w
 
 static int parse_version(struct wc_ctx *c, const yaml_node_t *n, const char *what, int *out)
 {
-	char eb[ESC_SIZE];
+	char eb[YF_ESC_SIZE];
 	int idx;
 
 	if (n->type != YAML_SCALAR_NODE)
-		return wc_fail_at(c, n->start_mark, "%s must be a string, not %s", what, wc_type_name(n));
-	if (is_null(n))
+		return yf_fail_at(&c->y, n->start_mark, "%s must be a string, not %s", what, yf_type_name(n));
+	if (yf_is_null(n))
 		return 0;
-	idx = wc_lookup(n, tls_versions, N_VERSIONS);
+	idx = yf_lookup(n, tls_versions, N_VERSIONS);
 	if (idx < 0)
-		return wc_fail_at(c, n->start_mark, "%s: unknown TLS version \"%s\" (expected TLS10, TLS11, TLS12 or TLS13)",
-			       what, wc_esc(eb, sval(n), slen(n)));
+		return yf_fail_at(&c->y, n->start_mark, "%s: unknown TLS version \"%s\" (expected TLS10, TLS11, TLS12 or TLS13)",
+			       what, yf_esc(eb, yf_sval(n), yf_slen(n)));
 	*out = idx;
 	return 0;
 }
@@ -291,12 +292,12 @@ static int cipher_priorities(struct wc_ctx *c, int min_v, int max_v, char *buf, 
 		tls13 |= cipher_parts[t->ciphers[k]].kx == NULL || strcmp(cipher_parts[t->ciphers[k]].mac, "AEAD") == 0;
 	}
 	if (min_v < TLS13 && ciphers_extra(t, max_v, extra, sizeof extra))
-		return wc_fail_at(c, t->ciphers_mark,
+		return yf_fail_at(&c->y, t->ciphers_mark,
 			       "tls_server_config.cipher_suites: GnuTLS enables every listed key exchange with every listed cipher, "
 			       "so this list would also enable %s: add it, or drop a suite that brings its key exchange or its cipher",
 			       extra);
 	if ((max_v < TLS13 || !tls13) && (min_v >= TLS13 || !tls12))
-		return wc_fail_at(c, t->ciphers_mark,
+		return yf_fail_at(&c->y, t->ciphers_mark,
 			       "tls_server_config.cipher_suites: no listed suite can be used from %s to %s (min_version, max_version)",
 			       tls_versions[min_v], tls_versions[max_v]);
 	static const char *const sections[] = { ":-KX-ALL", ":-CIPHER-ALL", ":-MAC-ALL" };
@@ -342,7 +343,7 @@ static int build_priorities(struct wc_ctx *c, int min_v, int max_v)
 	gnutls_priority_t pc;
 	const char *at = NULL;
 	if (gnutls_priority_init(&pc, buf, &at) < 0)
-		return wc_fail_at(c, t->mark, "tls_server_config: GnuTLS refuses the priority string \"%s\" at \"%.40s\"", buf,
+		return yf_fail_at(&c->y, t->mark, "tls_server_config: GnuTLS refuses the priority string \"%s\" at \"%.40s\"", buf,
 			       at ? at : "");
 	gnutls_priority_deinit(pc);
 	c->wc->priorities = xstrdup(buf);
@@ -363,17 +364,17 @@ static int finish_tls(struct wc_ctx *c)
 	if (!(t->cert_file || t->key_file || t->cert || t->key || t->auth_set))
 		return 0; /* as exporter-toolkit: no TLS settings means plain HTTP */
 	if (t->cert_file && t->cert)
-		return wc_fail_at(c, t->cert_mark, "tls_server_config: cannot specify both cert_file and cert");
+		return yf_fail_at(&c->y, t->cert_mark, "tls_server_config: cannot specify both cert_file and cert");
 	if (t->key_file && t->key)
-		return wc_fail_at(c, t->key_mark, "tls_server_config: cannot specify both key_file and key");
+		return yf_fail_at(&c->y, t->key_mark, "tls_server_config: cannot specify both key_file and key");
 	if (!t->cert_file && !t->cert)
-		return wc_fail_at(c, t->mark, "tls_server_config: missing one of cert or cert_file");
+		return yf_fail_at(&c->y, t->mark, "tls_server_config: missing one of cert or cert_file");
 	if (!t->key_file && !t->key)
-		return wc_fail_at(c, t->mark, "tls_server_config: missing one of key or key_file");
+		return yf_fail_at(&c->y, t->mark, "tls_server_config: missing one of key or key_file");
 	min_v = t->min_v >= 0 ? t->min_v : DEFAULT_MIN_VERSION;
 	max_v = t->max_v >= 0 ? t->max_v : DEFAULT_MAX_VERSION;
 	if (min_v > max_v)
-		return wc_fail_at(c, t->max_v >= 0 ? t->max_mark : t->mark,
+		return yf_fail_at(&c->y, t->max_v >= 0 ? t->max_mark : t->mark,
 			       "tls_server_config: max_version %s is lower than min_version %s",
 			       version_name(max_v), version_name(min_v));
 	if (load_pem(c, t->cert_file, t->cert_file_mark, t->cert, t->cert_mark, 0, &c->wc->cert_pem) < 0)
@@ -387,9 +388,9 @@ static int finish_tls(struct wc_ctx *c)
 
 static int unsupported_client_auth(struct wc_ctx *c, const yaml_node_t *k)
 {
-	return wc_fail_at(c, k->start_mark,
+	return yf_fail_at(&c->y, k->start_mark,
 		       "tls_server_config: %s needs client certificate authentication, which is not supported by slurm-exporter-shim",
-		       sval(k));
+		       yf_sval(k));
 }
 
 /* key: the tls_server_config key node (errors about the whole section point at it). */
@@ -397,83 +398,84 @@ int wc_parse_tls(struct wc_ctx *c, const yaml_node_t *key, const yaml_node_t *n)
 {
 	struct tls_cfg *t = &c->tls;
 	const yaml_node_t *k, *v;
-	char eb[ESC_SIZE];
+	char eb[YF_ESC_SIZE];
 	char *s = NULL;
-	int r;
+	int present;
 
-	r = wc_expect_mapping(c, n, "tls_server_config");
-	if (r != 0)
-		return r < 0 ? -1 : 0;
+	if (yf_get_mapping(&c->y, n, "tls_server_config", &present) < 0)
+		return -1;
+	if (!present)
+		return 0;
 	t->mark = key->start_mark;
-	WC_FOR_PAIRS(c, n, k, v) {
-		if (scalar_eq(k, "cert_file")) {
-			if (wc_get_string(c, v, "tls_server_config.cert_file", 1, &t->cert_file) < 0)
+	YF_FOR_PAIRS(&c->y, n, k, v) {
+		if (yf_scalar_eq(k, "cert_file")) {
+			if (yf_get_string(&c->y, v, "tls_server_config.cert_file", 1, &t->cert_file) < 0)
 				return -1;
 			t->cert_file_mark = v->start_mark;
-		} else if (scalar_eq(k, "key_file")) {
-			if (wc_get_string(c, v, "tls_server_config.key_file", 1, &t->key_file) < 0)
+		} else if (yf_scalar_eq(k, "key_file")) {
+			if (yf_get_string(&c->y, v, "tls_server_config.key_file", 1, &t->key_file) < 0)
 				return -1;
 			t->key_file_mark = v->start_mark;
-		} else if (scalar_eq(k, "cert")) {
-			if (wc_get_string(c, v, "tls_server_config.cert", 1, &t->cert) < 0)
+		} else if (yf_scalar_eq(k, "cert")) {
+			if (yf_get_string(&c->y, v, "tls_server_config.cert", 1, &t->cert) < 0)
 				return -1;
 			t->cert_mark = v->start_mark;
-		} else if (scalar_eq(k, "key")) {
-			if (wc_get_string(c, v, "tls_server_config.key", 1, &t->key) < 0)
+		} else if (yf_scalar_eq(k, "key")) {
+			if (yf_get_string(&c->y, v, "tls_server_config.key", 1, &t->key) < 0)
 				return -1;
 			t->key_mark = v->start_mark;
-		} else if (scalar_eq(k, "client_auth_type")) {
-			if (wc_get_string(c, v, "tls_server_config.client_auth_type", 1, &s) < 0)
+		} else if (yf_scalar_eq(k, "client_auth_type")) {
+			if (yf_get_string(&c->y, v, "tls_server_config.client_auth_type", 1, &s) < 0)
 				return -1;
 			if (s) {
 				int known = strcmp(s, "NoClientCert") == 0;
 				free(s);
 				s = NULL;
 				t->auth_set = 1;
-				if (!known && wc_lookup(v, client_auth_types, N_CLIENT_AUTH) >= 0)
-					return wc_fail_at(c, v->start_mark,
+				if (!known && yf_lookup(v, client_auth_types, N_CLIENT_AUTH) >= 0)
+					return yf_fail_at(&c->y, v->start_mark,
 						       "tls_server_config: client_auth_type \"%s\" is not supported by slurm-exporter-shim (only NoClientCert is)",
-						       wc_esc(eb, sval(v), slen(v)));
+						       yf_esc(eb, yf_sval(v), yf_slen(v)));
 				if (!known)
-					return wc_fail_at(c, v->start_mark,
+					return yf_fail_at(&c->y, v->start_mark,
 						       "tls_server_config: invalid client_auth_type \"%s\" (only NoClientCert is supported by slurm-exporter-shim)",
-						       wc_esc(eb, sval(v), slen(v)));
+						       yf_esc(eb, yf_sval(v), yf_slen(v)));
 			}
-		} else if (scalar_eq(k, "client_ca_file") || scalar_eq(k, "client_ca")) {
-			if (wc_get_string(c, v, sval(k), 1, &s) < 0)
+		} else if (yf_scalar_eq(k, "client_ca_file") || yf_scalar_eq(k, "client_ca")) {
+			if (yf_get_string(&c->y, v, yf_sval(k), 1, &s) < 0)
 				return -1;
 			if (s) {
 				free(s);
 				s = NULL;
 				return unsupported_client_auth(c, k);
 			}
-		} else if (scalar_eq(k, "client_allowed_sans")) {
-			if (!is_null(v))
+		} else if (yf_scalar_eq(k, "client_allowed_sans")) {
+			if (!yf_is_null(v))
 				return unsupported_client_auth(c, k);
-		} else if (scalar_eq(k, "min_version")) {
+		} else if (yf_scalar_eq(k, "min_version")) {
 			if (parse_version(c, v, "tls_server_config.min_version", &t->min_v) < 0)
 				return -1;
-		} else if (scalar_eq(k, "max_version")) {
+		} else if (yf_scalar_eq(k, "max_version")) {
 			if (parse_version(c, v, "tls_server_config.max_version", &t->max_v) < 0)
 				return -1;
 			t->max_mark = v->start_mark;
-		} else if (scalar_eq(k, "cipher_suites")) {
+		} else if (yf_scalar_eq(k, "cipher_suites")) {
 			if (parse_name_list(c, v, "tls_server_config.cipher_suites", cipher_names, N_CIPHERS,
 					    t->ciphers, &t->nciphers) < 0)
 				return -1;
 			t->ciphers_set = 1;
 			t->ciphers_mark = k->start_mark;
-		} else if (scalar_eq(k, "curve_preferences")) {
+		} else if (yf_scalar_eq(k, "curve_preferences")) {
 			if (parse_name_list(c, v, "tls_server_config.curve_preferences", curve_names,
 					    N_CURVES, t->curves, &t->ncurves) < 0)
 				return -1;
-		} else if (scalar_eq(k, "prefer_server_cipher_suites")) {
-			if (wc_get_bool(c, v, "tls_server_config.prefer_server_cipher_suites",
+		} else if (yf_scalar_eq(k, "prefer_server_cipher_suites")) {
+			if (yf_get_bool(&c->y, v, "tls_server_config.prefer_server_cipher_suites",
 				     &t->prefer_server) < 0)
 				return -1;
 		} else {
-			return wc_fail_at(c, k->start_mark, "unknown key \"%s\" in tls_server_config",
-				       wc_esc(eb, sval(k), slen(k)));
+			return yf_fail_at(&c->y, k->start_mark, "unknown key \"%s\" in tls_server_config",
+				       yf_esc(eb, yf_sval(k), yf_slen(k)));
 		}
 	}
 	return finish_tls(c);

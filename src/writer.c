@@ -9,12 +9,13 @@
 #include "utf8.h"
 #include "xmalloc.h"
 
-/* Writers into a caller-sized scratch area; each returns the end of what it wrote. */
+/* Writers into a caller-sized scratch area, by the text format's rules (what Prometheus reads back:
+ * compare.c has its own for a report people read); each returns the end of what it wrote. */
 
 /* At most 32 bytes: integers exactly, others the shortest %.15g..%.17g that reads back exactly. */
 #define VALUE_MAX 32
 
-static char *put_value(char *p, double v)
+static char *text_value(char *p, double v)
 {
 	if (isnan(v)) {
 		memcpy(p, "NaN", 3);
@@ -53,9 +54,10 @@ static char *put_value(char *p, double v)
 
 /* Label values escape \ " and newline; HELP text (quote = 0) only \ and newline. Invalid UTF-8 is
  * repaired (each maximal invalid subpart becomes U+FFFD, see utf8.h): Prometheus refuses a whole
- * scrape for one invalid label value. mapping.c repairs row results before their duplicate check,
- * so this is the last line of defence. At most 3n bytes. */
-static char *put_escaped(char *p, const char *s, size_t n, int quote)
+ * scrape for one invalid label value. Other control bytes become U+FFFD too (utf8_is_control: the
+ * format has no escape for them). mapping.c cleans row results before their duplicate check, so
+ * this is the last line of defence. At most 3n bytes. */
+static char *text_escaped(char *p, const char *s, size_t n, int quote)
 {
 	for (size_t i = 0; i < n;) {
 		char c = s[i];
@@ -65,6 +67,12 @@ static char *put_escaped(char *p, const char *s, size_t n, int quote)
 			memcpy(p, ok ? s + i : "\xEF\xBF\xBD", ok ? len : 3);
 			p += ok ? len : 3;
 			i += len;
+			continue;
+		}
+		if (utf8_is_control((unsigned char)c)) {
+			memcpy(p, "\xEF\xBF\xBD", 3);
+			p += 3;
+			i++;
 			continue;
 		}
 		if (c == '\\' || c == '\n' || (quote && c == '"')) {
@@ -80,14 +88,14 @@ static char *put_escaped(char *p, const char *s, size_t n, int quote)
 void write_value(struct buf *b, double v)
 {
 	char tmp[VALUE_MAX];
-	buf_append(b, tmp, (size_t)(put_value(tmp, v) - tmp));
+	buf_append(b, tmp, (size_t)(text_value(tmp, v) - tmp));
 }
 
 static void escape(struct buf *b, const char *s, size_t n, int quote)
 {
 	char stack[256];
 	char *tmp = 3 * n <= sizeof(stack) ? stack : xmalloc(3 * n);
-	buf_append(b, tmp, (size_t)(put_escaped(tmp, s, n, quote) - tmp));
+	buf_append(b, tmp, (size_t)(text_escaped(tmp, s, n, quote) - tmp));
 	if (tmp != stack)
 		free(tmp);
 }
@@ -127,13 +135,13 @@ static void sample_line(struct buf *b, const char *name, size_t nlen, const stru
 		p += ls[i].nlen;
 		*p++ = '=';
 		*p++ = '"';
-		p = put_escaped(p, ls[i].value, ls[i].vlen, 1);
+		p = text_escaped(p, ls[i].value, ls[i].vlen, 1);
 		*p++ = '"';
 	}
 	if (sep == ',')
 		*p++ = '}';
 	*p++ = ' ';
-	p = put_value(p, v);
+	p = text_value(p, v);
 	*p++ = '\n';
 	buf_append(b, tmp, (size_t)(p - tmp));
 	if (tmp != stack)

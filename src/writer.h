@@ -1,6 +1,7 @@
 /* writer.h: the Prometheus text exposition format 0.0.4 (what the old exporter served).
  * Label values escape \ " and newline; HELP escapes \ and newline; invalid UTF-8 in either is
- * repaired (U+FFFD per maximal invalid subpart, see utf8.h), so Prometheus never refuses the scrape.
+ * repaired (U+FFFD per maximal invalid subpart, see utf8.h), so Prometheus never refuses the scrape,
+ * and every other control byte (C0 but newline, and DEL) is served as U+FFFD too (utf8_is_clean).
  * A family is written whole or not at all: write_family() rolls the buffer back if it runs out of
  * room. */
 #ifndef SHIM_WRITER_H
@@ -9,7 +10,7 @@
 #include <stddef.h>
 
 #include "buf.h"
-#include "expr.h"
+#include "labels.h"
 
 #define TEXT_CONTENT_TYPE "text/plain; version=0.0.4; charset=utf-8"
 

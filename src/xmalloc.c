@@ -73,6 +73,20 @@ char *xstrndup(const char *s, size_t n)
 	return p;
 }
 
+void free_secret(void *p, size_t n)
+{
+	if (p) {
+		explicit_bzero(p, n);
+		free(p);
+	}
+}
+
+void free_secret_str(char *s)
+{
+	if (s)
+		free_secret(s, strlen(s));
+}
+
 struct arena_chunk {
 	struct arena_chunk *next;
 	size_t size, used;

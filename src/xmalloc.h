@@ -1,8 +1,8 @@
 /* xmalloc.h: allocation wrappers that never return NULL (they abort on exhaustion),
  * and a bump arena for per-scrape data.
  *
- * Ownership: x* functions return memory the caller frees with free().
- * An arena owns everything allocated from it; arena_reset() frees all of it at once. */
+ * Ownership: x* functions return memory the caller frees with free() (not a *_free). An arena owns
+ * everything allocated from it; arena_reset() frees all of it at once. */
 #ifndef SHIM_XMALLOC_H
 #define SHIM_XMALLOC_H
 
@@ -10,7 +10,8 @@
 
 /* Keep freed memory in the process between scrapes (once per process, before threads start):
  * every scrape allocates and frees the same large blocks, and giving them back to the kernel only
- * to fault them in again cost about a quarter of a scrape. Also caps malloc arenas per thread. */
+ * to fault them in again cost a good part of a scrape (docs/performance.md). Also caps malloc
+ * arenas per thread. */
 void xmalloc_tune(void);
 void *xmalloc(size_t n);
 void *xcalloc(size_t n, size_t size);
@@ -19,6 +20,10 @@ void *xrealloc(void *p, size_t n);
 void *xgrow(void *p, size_t *cap, size_t need, size_t size);
 char *xstrdup(const char *s);
 char *xstrndup(const char *s, size_t n);
+/* Wipe n bytes of p, then free it (p may be NULL): secrets do not linger in freed memory; the same
+ * for a NUL-terminated string (may be NULL). */
+void free_secret(void *p, size_t n);
+void free_secret_str(char *s);
 
 struct arena_chunk;
 struct arena {

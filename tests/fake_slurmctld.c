@@ -38,6 +38,11 @@
  *   /_stats               -> per-endpoint request counts (fake only)
  *   /_last_request        -> raw header block of the last request (fake only)
  *   /_delay-ms/N          -> sets --delay-ms to N from now on (fake only)
+ *   /_fault/MODE          -> sets --fault to MODE from now on (fake only)
+ *   /_hostile-redirect/<path> -> 303 whose Location is no http(s) URL and holds
+ *          a quote, a backslash, ESC [31m and DEL (a hostile upstream reason; fake only)
+ *   /_header-bytes/N/<path> -> 200, empty, with one X-Padding header of N bytes
+ *          (N <= 16 MiB: a head over the client's limit; fake only)
  *   /_role/standby, /_role/primary -> from now on, answer as a standby backup
  *          controller (25.11.7: every /metrics* request, counted, gets 303
  *          REDIRECT SEE OTHER with Location: http://127.0.0.1:<--redirect-port>
@@ -66,6 +71,9 @@
  *   redirect-self  303 to the same origin (this fake's own port) with the
  *              query "redirected"; a request with that query is served as
  *              with "none" (so --token is checked after the redirect)
+ *   cuthead    "HTTP/1.<minor> 200 OK\r\n", then close: the headers never end
+ *   nolength   the file, well formed, but close-delimited: no Content-Length
+ *   404        404 NOT FOUND with slurmctld's "Invalid or unknown URL path"
  *
  * Order for a data request: count it, sleep --delay-ms, then the transport
  * faults (close, hang, garbage), then redirect, then the --token/--user check
@@ -110,12 +118,14 @@
 enum fault {
 	F_NONE, F_HANG, F_DRIP, F_GARBAGE, F_CUT, F_CUTLINE, F_401, F_403,
 	F_500, F_503, F_REDIRECT, F_EMPTY, F_HUGE, F_HUGE_NOLENGTH, F_CLOSE,
-	F_BADQUOTE, F_DUPLICATE, F_NAN, F_REDIRECT_SELF, F_COUNT
+	F_BADQUOTE, F_DUPLICATE, F_NAN, F_REDIRECT_SELF, F_CUTHEAD, F_NOLENGTH,
+	F_404, F_COUNT
 };
 static const char *const fault_names[F_COUNT] = {
 	"none", "hang", "drip", "garbage", "cut", "cutline", "401", "403",
 	"500", "503", "redirect", "empty", "huge", "huge-nolength", "close",
-	"badquote", "duplicate", "nan", "redirect-self",
+	"badquote", "duplicate", "nan", "redirect-self", "cuthead", "nolength",
+	"404",
 };
 
 enum endpoint {
@@ -798,10 +808,9 @@ static bool redirect(int fd, const struct request *r, unsigned port, const char 
 /* Serve one data endpoint. Returns true if the connection may go on. */
 static bool serve_data(int fd, const struct request *r, int ep)
 {
-	enum fault f = (opt.fault_ep < 0 || opt.fault_ep == ep) ? opt.fault : F_NONE;
-
-	pthread_mutex_lock(&lock); /* /_delay-ms/N changes it */
+	pthread_mutex_lock(&lock); /* /_delay-ms/N and /_fault/MODE change them */
 	long delay_ms = opt.delay_ms;
+	enum fault f = (opt.fault_ep < 0 || opt.fault_ep == ep) ? opt.fault : F_NONE;
 	pthread_mutex_unlock(&lock);
 	if (delay_ms > 0)
 		sleep_ms(delay_ms);
@@ -837,6 +846,15 @@ static bool serve_data(int fd, const struct request *r, int ep)
 		return respond(fd, r, 403, NULL, NULL, 0);
 	case F_500:
 		return respond_error(fd, r, 500, "Unspecified error");
+	case F_404:
+		return respond_error(fd, r, 404, "Invalid or unknown URL path");
+	case F_CUTHEAD: {
+		struct buf b = { 0 };
+		buf_fmt(&b, "HTTP/1.%d 200 OK\r\n", r->minor);
+		(void)send_all(fd, b.p, b.len);
+		buf_free(&b);
+		return false;
+	}
 	case F_503: {
 		static const char body[] =
 			"slurmctld: primary mode controller address unavailable\n";
@@ -895,6 +913,11 @@ static bool serve_data(int fd, const struct request *r, int ep)
 		buf_add(&out, body.p, body.len / 2);
 		(void)send_all(fd, out.p, out.len);
 		go_on = false;
+	} else if (f == F_NOLENGTH) {
+		head_into(&out, r->minor, 200, NULL, true, body.len > 0, -1);
+		buf_add(&out, body.p, body.len);
+		(void)send_all(fd, out.p, out.len);
+		go_on = false;
 	} else {
 		response_into(&out, r, 200, NULL, body.p, body.len);
 		if (f == F_DRIP) {
@@ -931,6 +954,17 @@ static bool handle_request(int fd, const struct request *r)
 		pthread_mutex_unlock(&lock);
 		return respond(fd, r, 200, NULL, "ok\n", 3);
 	}
+	if (get && !strncmp(p, "/_fault/", 8)) { /* a controller starts misbehaving, or stops */
+		int i = 0;
+		while (i < F_COUNT && strcmp(p + 8, fault_names[i]))
+			i++;
+		if (i == F_COUNT)
+			return respond_error(fd, r, 404, "unknown fault mode");
+		pthread_mutex_lock(&lock);
+		opt.fault = (enum fault)i;
+		pthread_mutex_unlock(&lock);
+		return respond(fd, r, 200, NULL, "ok\n", 3);
+	}
 	if (get && !strcmp(p, "/_last_request")) {
 		struct buf b = { 0 };
 		pthread_mutex_lock(&lock);
@@ -941,6 +975,19 @@ static bool handle_request(int fd, const struct request *r)
 		return ok;
 	}
 
+	if (get && !strncmp(p, "/_hostile-redirect/", 19)) /* --slurmctld.url http://...:P/_hostile-redirect */
+		return respond(fd, r, 303, "ftp://evil/\"\\\x1b[31mred\x7f", NULL, 0);
+	if (get && !strncmp(p, "/_header-bytes/", 15)) { /* --slurmctld.url http://...:P/_header-bytes/N */
+		struct buf b = { 0 };
+		long n = strtol(p + 15, NULL, 10);
+		buf_fmt(&b, "HTTP/1.%d 200 OK\r\nConnection: Close\r\nX-Padding: ", r->minor);
+		for (long i = 0; i < n && i < (16L << 20); i++)
+			buf_add(&b, "x", 1);
+		buf_str(&b, "\r\nContent-Length: 0\r\n\r\n");
+		bool ok = send_all(fd, b.p, b.len);
+		buf_free(&b);
+		return ok;
+	}
 	if (get && (!strcmp(p, "/_role/standby") || !strcmp(p, "/_role/primary"))) {
 		pthread_mutex_lock(&lock);
 		opt.standby = !strcmp(p, "/_role/standby");
@@ -1079,7 +1126,7 @@ static void usage(void)
 		"         [--stats-file F] [--unix PATH] [--legacy FILE]\n"
 		"  MODE: none hang drip garbage cut cutline 401 403 500 503 redirect\n"
 		"        empty huge huge-nolength close badquote duplicate nan\n"
-		"        redirect-self\n"
+		"        redirect-self cuthead nolength 404\n"
 		"  NAME: jobs nodes partitions scheduler jobs-users-accts rest_nodes\n"
 		"        rest_shares rest_jobs rest_diag openapi\n"
 		"  Listens on 127.0.0.1:N (0: any free port, written to --port-file),\n"

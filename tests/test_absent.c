@@ -3,10 +3,12 @@
  * each native family in turn is dropped (its HELP, TYPE and sample lines) from a copy of its
  * endpoint's answer, and the shipped table is evaluated through the payload path the daemon uses.
  * Every legacy family must then be byte-identical to the unmodified run, or left out with reason
- * input_missing naming the dropped family, or read that family under "absent_ok" (the row says
- * its absence is normal). The same for slurmrestd's families on the six slurmrestd states, each
- * kept out of its answer in turn: a row whose preferred form reads it falls back to its next form
- * (or the native one) instead, unless the form lists it under "absent_ok". Also: an answer that names no family at all is not usable. */
+ * input_missing naming the dropped family: "absent_ok" excuses an absent family only when its
+ * answer names no family at all, so it is no exemption here. The same for slurmrestd's families on
+ * the six slurmrestd states, each kept out of its answer in turn: a row whose preferred form reads
+ * it falls back to its next form (or the native one) instead. Also: the captures without jobs (an
+ * empty jobs-users-accts answer) serve the absent_ok rows as the old exporter did, and an answer
+ * that names no family at all is not usable. */
 #include "testutil.h"
 
 #include "expo.h"
@@ -26,7 +28,7 @@ static const char *const states[] = {
 static struct payload *answer(const struct mapping *m, enum source_id ep, const char *body, size_t len)
 {
 	enum { PIECE = 16384 };
-	struct payload *p = payload_new(ep, 0, m ? mapping_reads : NULL, (void *)m);
+	struct payload *p = payload_new(ep, 0, m ? mapping_has_input : NULL, (void *)m);
 	for (size_t off = 0; off < len; off += PIECE)
 		assert_int_equal(payload_feed(p, body + off, len - off < PIECE ? len - off : PIECE, 0), 0);
 	payload_finish(p);
@@ -37,7 +39,7 @@ struct rows_text {
 	const struct mapping *m;
 	char **out;
 	enum row_status *st;
-	int *form;                /* per row: the form used (row_result.form), or NULL */
+	size_t *form;             /* per row: the form used (row_result.form), or NULL */
 };
 
 /* mapping_run's emit: the row's family as the daemon writes it, or why it is left out. */
@@ -58,8 +60,8 @@ static void row_text(void *ctx, size_t i, const struct row_result *res)
 }
 
 /* Each row's output text ("" when left out) and status. */
-static char **run_forms(const struct mapping *m, const char *flags, struct payload *const p[SRC_COUNT], enum row_status *st,
-			int *form)
+static char **run_forms(const struct mapping *m, unsigned flags, struct payload *const p[SRC_COUNT], enum row_status *st,
+			size_t *form)
 {
 	const struct expo *ex[SRC_COUNT];
 	int up[SRC_COUNT];
@@ -71,7 +73,7 @@ static char **run_forms(const struct mapping *m, const char *flags, struct paylo
 	return t.out;
 }
 
-static char **run(const struct mapping *m, const char *flags, struct payload *const p[SRC_COUNT], enum row_status *st)
+static char **run(const struct mapping *m, unsigned flags, struct payload *const p[SRC_COUNT], enum row_status *st)
 {
 	return run_forms(m, flags, p, st, NULL);
 }
@@ -103,17 +105,9 @@ static char *drop_family(const char *body, size_t len, const char *name, size_t 
 	return buf_steal(&b, outlen);
 }
 
-static int row_absent_ok(const struct row *r, const char *fam)
-{
-	for (size_t k = 0; k < r->ninputs; k++)
-		if (!strcmp(r->inputs[k].name, fam))
-			return r->inputs[k].absent_ok;
-	return 0;
-}
-
 /* Drop every family of endpoint ep in turn; returns the number of rows that served something
  * other than the unmodified run's output without saying why. */
-static size_t drop_each(const struct mapping *m, const char *state, const char *flags, char *bodies[SRC_COUNT],
+static size_t drop_each(const struct mapping *m, const char *state, unsigned flags, char *bodies[SRC_COUNT],
 			size_t lens[SRC_COUNT], struct payload *p[SRC_COUNT], char **base, const enum row_status *bst,
 			enum source_id ep, size_t *ndropped)
 {
@@ -145,9 +139,7 @@ static size_t drop_each(const struct mapping *m, const char *state, const char *
 				continue; /* left out either way */
 			if (bst[i] == ROW_OK && st[i] == ROW_INPUT_MISSING && strstr(out[i], fam))
 				continue;
-			if (bst[i] == ROW_OK && row_absent_ok(r, fam))
-				continue;
-			print_message("%s%s%s: without %s, %s gives\n%s\ninstead of\n%s\n", state, *flags ? " --" : "", flags,
+			print_message("%s%s: without %s, %s gives\n%s\ninstead of\n%s\n", state, flags ? " --gpus-acct" : "",
 				      fam, r->name, out[i], base[i]);
 			bad++;
 		}
@@ -195,7 +187,7 @@ static void test_drop_each_family(void **state)
 		struct payload *p[SRC_COUNT] = { 0 }; /* slurmctld's captures: no slurmrestd answer */
 		read_answers(m, states[s], SRC_NATIVE_COUNT, bodies, lens, p);
 		for (int g = 0; g < 2; g++) {
-			const char *flags = g ? "gpus-acct" : "";
+			unsigned flags = g ? ROW_FLAG_GPUS_ACCT : 0;
 			enum row_status *bst = xcalloc(m->nrows, sizeof(*bst));
 			char **base = run(m, flags, p, bst);
 			for (int ep = 0; ep < SRC_NATIVE_COUNT; ep++)
@@ -225,13 +217,13 @@ static int keep_but_one(const char *name, size_t len, void *ctx)
 	const struct but_one *b = ctx;
 	if (strlen(b->name) == len && !memcmp(name, b->name, len))
 		return 0;
-	return mapping_reads(name, len, (void *)b->m);
+	return mapping_has_input(name, len, (void *)b->m);
 }
 
-/* Does the row's preferred form read fam (1), and say its absence is normal (2)? */
-static int form_reads(const struct row *r, int form, const char *fam)
+/* Does the row's form read fam (1), and say its absence is normal (2)? */
+static int form_reads(const struct row *r, size_t form, const char *fam)
 {
-	const struct row_form *f = &r->prefer[form];
+	const struct row_form *f = &r->forms[form];
 	for (size_t k = 0; k < f->ninputs; k++)
 		if (!strcmp(f->inputs[k].name, fam))
 			return f->inputs[k].absent_ok ? 2 : 1;
@@ -245,8 +237,8 @@ static size_t drop_each_rest(const struct mapping *m, const char *state, char *b
 {
 	size_t bad = 0;
 	enum row_status *bst = xcalloc(m->nrows, sizeof(*bst)), *st = xcalloc(m->nrows, sizeof(*st));
-	int *bform = xcalloc(m->nrows, sizeof(int)), *form = xcalloc(m->nrows, sizeof(int));
-	char **base = run_forms(m, "gpus-acct", p, bst, bform);
+	size_t *bform = xcalloc(m->nrows, sizeof(size_t)), *form = xcalloc(m->nrows, sizeof(size_t));
+	char **base = run_forms(m, ROW_FLAG_GPUS_ACCT, p, bst, bform);
 	for (size_t j = 0; j < m->ninputs; j++) {
 		enum source_id ep = source_for_metric(m->inputs[j]);
 		if (ep < SRC_NATIVE_COUNT)
@@ -257,17 +249,16 @@ static size_t drop_each_rest(const struct mapping *m, const char *state, char *b
 		q[ep] = payload_new(ep, 0, keep_but_one, &keep);
 		assert_int_equal(payload_feed(q[ep], bodies[ep], lens[ep], 0), 0);
 		payload_finish(q[ep]);
-		char **out = run_forms(m, "gpus-acct", q, st, form);
+		char **out = run_forms(m, ROW_FLAG_GPUS_ACCT, q, st, form);
 		(*ndropped)++;
 		for (size_t i = 0; i < m->nrows; i++) {
 			const struct row *r = &m->rows[i];
 			if (!strcmp(out[i], base[i]) || (bst[i] != ROW_OK && st[i] != ROW_OK))
 				continue;
-			if (bform[i] >= 0 && form[i] != bform[i] && form_reads(r, bform[i], keep.name))
+			int preferred = bform[i] + 1 < r->nforms;
+			if (preferred && form[i] != bform[i] && form_reads(r, bform[i], keep.name))
 				continue; /* fell back from the form that reads it */
-			if (bform[i] >= 0 && form[i] == bform[i] && form_reads(r, bform[i], keep.name) == 2)
-				continue; /* absent_ok: no jobs at all */
-			print_message("%s: without %s, %s gives (form %d)\n%s\ninstead of (form %d)\n%s\n", state, keep.name, r->name,
+			print_message("%s: without %s, %s gives (form %zu)\n%s\ninstead of (form %zu)\n%s\n", state, keep.name, r->name,
 				      form[i], out[i], bform[i], base[i]);
 			bad++;
 		}
@@ -309,6 +300,99 @@ static void test_drop_each_rest_family(void **state)
 	assert_int_equal(bad, 0);
 }
 
+/* The sample lines of family name in an exposition, sorted, one string. */
+static char *family_lines(const char *text, const char *name)
+{
+	struct buf b;
+	size_t n = strlen(name);
+	buf_init(&b, 0);
+	for (const char *l = text; *l;) {
+		const char *e = strchr(l, '\n');
+		e = e ? e + 1 : l + strlen(l);
+		if (!strncmp(l, name, n) && (l[n] == ' ' || l[n] == '{'))
+			buf_append(&b, l, (size_t)(e - l));
+		l = e;
+	}
+	buf_putc(&b, '\0');
+	return buf_steal(&b, NULL);
+}
+
+/* absent_ok means "the answer is empty": on the real captures without a job in memory (an empty
+ * jobs-users-accts answer, vouched for by nodes) every row reading an absent_ok family is served,
+ * with the old exporter's own lines (slurm_queue_running 0; no per-account series). A non-empty
+ * answer lacking one absent_ok family leaves the rows reading it out instead (before: 0 instead of
+ * 13 running jobs on 25.11/02-busy-mix). */
+static void test_absent_ok_only_when_empty(void **state)
+{
+	(void)state;
+	static const char *const idle[] = { "slurm-25.11/01-idle", "slurm-26.05/01-idle", "slurm-26.05/01-idle-slurmdbd" };
+	struct mapping *m = load_shipped();
+	enum row_status *st = xcalloc(m->nrows, sizeof(*st));
+	size_t checked = 0;
+	for (size_t s = 0; s < sizeof(idle) / sizeof(idle[0]); s++) {
+		char *bodies[SRC_COUNT] = { 0 }, path[600];
+		size_t lens[SRC_COUNT] = { 0 };
+		struct payload *p[SRC_COUNT] = { 0 };
+		read_answers(m, idle[s], SRC_NATIVE_COUNT, bodies, lens, p);
+		assert_int_equal(lens[SRC_UA], 0);
+		snprintf(path, sizeof(path), "tests/fixtures/%s/legacy_exporter_metrics.txt", idle[s]);
+		char *legacy = tu_slurp(path, NULL);
+		assert_non_null(legacy);
+		char **out = run(m, 0, p, st);
+		for (size_t i = 0; i < m->nrows; i++) {
+			const struct row *r = &m->rows[i];
+			int reads = 0;
+			const struct row_form *nf = row_native(r);
+			for (size_t k = 0; k < nf->ninputs; k++)
+				reads |= nf->inputs[k].absent_ok;
+			if (!reads)
+				continue;
+			assert_int_equal(st[i], ROW_OK);
+			char *want = family_lines(legacy, r->name), *got = family_lines(out[i], r->name);
+			if (strcmp(want, got))
+				fail_msg("%s: %s gives\n%s\nthe old exporter\n%s", idle[s], r->name, got, want);
+			checked += *want != '\0';
+			free(want);
+			free(got);
+		}
+		free_run(out, m->nrows);
+		free(legacy);
+		for (int ep = 0; ep < SRC_COUNT; ep++) {
+			payload_unref(p[ep]);
+			free(bodies[ep]);
+		}
+	}
+	assert_int_equal(checked, 3 * 11); /* the eleven slurm_queue_* zeros; the per-user and per-account rows: none */
+
+	char *bodies[SRC_COUNT] = { 0 };
+	size_t lens[SRC_COUNT] = { 0 }, len;
+	struct payload *p[SRC_COUNT] = { 0 };
+	read_answers(m, "slurm-25.11/02-busy-mix", SRC_NATIVE_COUNT, bodies, lens, p);
+	size_t row = 0;
+	while (row < m->nrows && strcmp(m->rows[row].name, "slurm_queue_running"))
+		row++;
+	assert_true(row < m->nrows);
+	char **out = run(m, 0, p, st);
+	assert_non_null(strstr(out[row], "\nslurm_queue_running 13\n"));
+	free_run(out, m->nrows);
+	char *body = drop_family(bodies[SRC_UA], lens[SRC_UA], "slurm_account_jobs_configuring", &len);
+	struct payload *ua = p[SRC_UA];
+	p[SRC_UA] = answer(m, SRC_UA, body, len);
+	out = run(m, 0, p, st);
+	assert_int_equal(st[row], ROW_INPUT_MISSING);
+	assert_non_null(strstr(out[row], "slurm_account_jobs_configuring is absent from /metrics/jobs-users-accts"));
+	free_run(out, m->nrows);
+	payload_unref(p[SRC_UA]);
+	p[SRC_UA] = ua;
+	free(body);
+	for (int ep = 0; ep < SRC_COUNT; ep++) {
+		payload_unref(p[ep]);
+		free(bodies[ep]);
+	}
+	free(st);
+	mapping_free(m);
+}
+
 /* A body that is not empty but names no family is not an answer, on any endpoint; an empty body is
  * one only where slurmctld sends it normally (jobs-users-accts with no jobs in memory). */
 static void test_answer_naming_no_family(void **state)
@@ -335,6 +419,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_answer_naming_no_family),
+		cmocka_unit_test(test_absent_ok_only_when_empty),
 		cmocka_unit_test(test_drop_each_family),
 		cmocka_unit_test(test_drop_each_rest_family),
 	};

@@ -47,12 +47,37 @@ has "missing value" "flag --slurmctld.url: needs a value"
 check "bad number" 2 "$BIN" --slurmctld.timeout=soon
 has "bad number" 'flag --slurmctld.timeout: value "soon" is not a valid number of seconds (expected 0.001 to 86400)'
 check "--web.max-connections 0" 2 "$BIN" --web.max-connections 0 --version
-has "--web.max-connections 0" 'flag --web.max-connections: value "0" is not a valid whole number (expected 1 to 65535)'
+has "--web.max-connections 0" 'flag --web.max-connections: value "0" is not a valid whole number in decimal digits (expected 1 to 65535)'
 check "--web.max-connections 65536" 2 "$BIN" --web.max-connections=65536 --version
 check "--web.max-connections 1.5" 2 "$BIN" --web.max-connections 1.5 --version
 check "--web.max-connections 65535" 0 "$BIN" --web.max-connections 65535 --version
+# integer flags take decimal digits only: strtod read 1e3 as 1000 and 0x10 as 16 (issue 19)
+check "--web.max-connections 1e3" 2 "$BIN" --web.max-connections 1e3 --version
+has "--web.max-connections 1e3" 'flag --web.max-connections: value "1e3" is not a valid whole number in decimal digits (expected 1 to 65535)'
+check "--web.max-connections 0x10" 2 "$BIN" --web.max-connections 0x10 --version
+check "--slurmctld.max-body 1e6" 2 "$BIN" --slurmctld.max-body 1e6 --version
+check "--web.connection-timeout 0x1e" 2 "$BIN" --web.connection-timeout 0x1e --version
+check "--web.max-connections +5" 2 "$BIN" --web.max-connections +5 --version
+check "--web.max-connections 064" 0 "$BIN" --web.max-connections 064 --version
+check "--slurmctld.timeout 1e1 (seconds are decimal numbers)" 0 "$BIN" --slurmctld.timeout 1e1 --version
+# the listen address is checked at start: the port was taken mod 65536 (:99999 listened on 34463)
+check "--web.listen-address :99999" 2 "$BIN" --web.listen-address :99999 --version
+has "--web.listen-address :99999" 'flag --web.listen-address: value ":99999" is not a valid [host]:port address (expected port 0 to 65535, an IPv6 host in brackets)'
+for a in host: : 9341 :http :-1 ::1:9341 "[::1]" "[]:9341" "[::1:9341" "h st:9341" "a]:9341" localhost:65536; do
+	check "--web.listen-address $a" 2 "$BIN" --web.listen-address "$a" --version
+	has "--web.listen-address $a" "flag --web.listen-address: value \"$a\" is not a valid [host]:port address"
+done
+for a in :9341 localhost:65535 127.0.0.1:0 "[::1]:9341" "[::]:9341" 0.0.0.0:9341; do
+	check "--web.listen-address $a" 0 "$BIN" --web.listen-address "$a" --version
+done
+check "-listen-address=:99999" 2 "$BIN" -listen-address=:99999 --version
+# the telemetry path is a URL path: without its '/' it was accepted and never matched a request
+check "--web.telemetry-path metrics" 2 "$BIN" --web.telemetry-path metrics --version
+has "--web.telemetry-path metrics" 'flag --web.telemetry-path: value "metrics" is not a URL path starting with "/"'
+check "--web.telemetry-path empty" 2 "$BIN" --web.telemetry-path "" --version
+check "--web.telemetry-path /slurm" 0 "$BIN" --web.telemetry-path /slurm --version
 check "--slurmctld.max-body 0" 2 "$BIN" --slurmctld.max-body 0 --version
-has "--slurmctld.max-body 0" 'flag --slurmctld.max-body: value "0" is not a valid whole number of bytes (expected 1 to 1099511627776)'
+has "--slurmctld.max-body 0" 'flag --slurmctld.max-body: value "0" is not a valid whole number of bytes in decimal digits (expected 1 to 1099511627776)'
 check "--slurmctld.min-interval -1" 2 "$BIN" --slurmctld.min-interval -1 --version
 check "--slurmctld.min-interval nan" 2 "$BIN" --slurmctld.min-interval nan --version
 check "--slurmctld.min-interval 0.5" 0 "$BIN" --slurmctld.min-interval 0.5 --version
@@ -70,11 +95,11 @@ has "--help shows ranges and defaults" 'address to serve on; repeat it to serve 
 has "--help lists the log levels" "debug, info, warn or error (default info)"
 check "-h" 0 "$BIN" -h
 has "-h is listed in --help" "--help, -h"
-# values the daemon cannot use are refused at start (issue 12 item 13)
+# values the daemon cannot use are refused at start
 check "--slurmctld.timeout 0" 2 "$BIN" --slurmctld.timeout 0 --once --replay-dir "$STATE" --mapping.file "$MAP"
 has "--slurmctld.timeout 0" 'flag --slurmctld.timeout: value "0" is not a valid number of seconds (expected 0.001 to 86400)'
 check "--web.connection-timeout 0" 2 "$BIN" --web.connection-timeout 0 --once --replay-dir "$STATE" --mapping.file "$MAP"
-has "--web.connection-timeout 0" 'flag --web.connection-timeout: value "0" is not a valid whole number of seconds (expected 1 to 86400)'
+has "--web.connection-timeout 0" 'flag --web.connection-timeout: value "0" is not a valid whole number of seconds in decimal digits (expected 1 to 86400)'
 check "--web.connection-timeout 0.5" 2 "$BIN" --web.connection-timeout 0.5 --once --replay-dir "$STATE" --mapping.file "$MAP"
 check "--slurmctld.url without a scheme" 2 "$BIN" --slurmctld.url ctl1:6817 --once --mapping.file "$MAP"
 has "--slurmctld.url without a scheme" 'flag --slurmctld.url: value "ctl1:6817" is not an http:// or https:// URL'
@@ -222,7 +247,7 @@ has "--check-mapping broken: second problem" "$T/broken.json:5:5: row 'slurm_cpu
 check "start with a broken mapping" 1 "$BIN" --once --replay-dir "$STATE" --mapping.file "$T/broken.json"
 has "start with a broken mapping" "mapping: $T/broken.json:4:40"
 
-# issue 12: nesting deeper than the parser allows is a positioned error, not a stack overflow
+# nesting deeper than the parser allows is a positioned error, not a stack overflow
 # (100,000 parentheses; 5,000 nested sum() once passed the check and crashed the first scrape)
 deep() { # deep FILE OPEN LEAF CLOSE N
 	awk -v o="$2" -v l="$3" -v c="$4" -v n="$5" 'BEGIN {
@@ -241,6 +266,13 @@ has "--once, 5000 nested sum()" "row 'a': expr: expression nested deeper than 25
 deep "$T/deep.json" "" slurm_node_cpus " + slurm_node_cpus" 20000
 check "--check-mapping 20000-term chain" 1 "$BIN" --check-mapping "$T/deep.json"
 has "--check-mapping 20000-term chain" "row 'a': expr: expression deeper than 128 levels"
+
+# a loader's problems are escaped where they are written (--check-mapping prints them so): the log
+# line keeps those escapes, escaping nothing twice (it logged \"a\\\"b\\x1b[1m\", a backslash per level)
+printf 'targets:\n  "a\\"b\\e[1m":\n    slurmctld_url: http://x:1\n' >"$T/hostile.yml"
+check "targets file with a hostile name" 2 "$BIN" --probe.targets-file "$T/hostile.yml" --once --replay-dir "$STATE" --mapping.file "$MAP"
+has "hostile target name logged escaped once" "level=error msg=\"targets: $T/hostile.yml:2:3: target name \\\"a\\\"b\\x1b[1m\\\" is not"
+if grep -q 'x5c\|\\\\x1b' "$T/out"; then bad "hostile target name escaped twice"; else ok; fi
 
 check "--once" 0 "$BIN" --once --replay-dir "$STATE" --mapping.file "$MAP"
 has "--once" "slurm_cpus_alloc 42"
@@ -287,6 +319,17 @@ has "colliding repairs: left out" 'slurm_exporter_shim_family_left_out{family="s
 if grep -q '^slurm_node_cpu_alloc{' "$T/out"; then bad "colliding repairs: per-node series served"; else ok; fi
 has "colliding repairs: sums unharmed" 'slurm_cpus_alloc 42'
 
+# control bytes in a node name (slurmctld copies them verbatim): served as U+FFFD, never raw (ESC
+# would reach every terminal that shows the value), counted with the invalid UTF-8 repairs
+sed 's/node="n2"/node="n2\x1b[31m"/; s/node="n3"/node="n3\rx\x7f"/' "$STATE/metrics_nodes.txt" >"$T/utf8/metrics_nodes.txt"
+cp "$STATE/metrics_jobs-users-accts.txt" "$T/utf8/"
+check "--once, control bytes in a node name" 0 "$BIN" --once --replay-dir "$T/utf8" --mapping.file "$MAP"
+if LC_ALL=C grep -q "$(printf '[\033\r\177]')" "$T/out"; then bad "control bytes: served raw"; else ok; fi
+has "control bytes: ESC replaced" "$(printf 'slurm_node_cpu_alloc{node="n2\357\277\275[31m",status="allocated"} 8')"
+has "control bytes: CR and DEL replaced" "$(printf 'node="n3\357\277\275x\357\277\275"')"
+has "control bytes: counted" 'slurm_exporter_shim_invalid_utf8_repaired 12'
+has "control bytes: sums unharmed" 'slurm_cpus_alloc 42'
+
 # a FIFO in the replay directory is refused at once (open with O_NONBLOCK, then fstat), not read
 mkdir "$T/fifo"
 cp "$STATE"/metrics_*.txt "$T/fifo/"
@@ -315,6 +358,17 @@ if grep -q 'targets: \["localhost:9341"\]' "$T/rules2/scrape.yml"; then ok; else
 check "--mapping.to-rules, several controllers" 0 "$BIN" --mapping.file "$MAP" --slurmctld.url http://ctl1.example:6817,http://ctl2.example:6817 --mapping.to-rules "$T/rules3"
 if grep -q 'targets: \["ctl1.example:6817"\]' "$T/rules3/scrape-direct.yml" && grep -q 'several controllers' "$T/rules3/scrape-direct.yml" &&
 	! grep -q 'ctl2' "$T/rules3/scrape-direct.yml"; then ok; else bad "--mapping.to-rules: several controllers in scrape-direct.yml"; fi
+# a symlink planted at the old fixed temporary name (DIR/rules.yml.tmp) is never followed: the file it
+# points at stays as it was, each file is written through a new temporary name and renamed, none is left
+mkdir "$T/rules4"
+printf 'not yours\n' >"$T/victim"
+ln -s "$T/victim" "$T/rules4/rules.yml.tmp"
+ln -s "$T/victim" "$T/rules4/scrape.yml"
+check "--mapping.to-rules, planted symlinks" 0 "$BIN" --mapping.file "$MAP" --mapping.to-rules "$T/rules4"
+if [ "$(cat "$T/victim")" = "not yours" ] && [ -L "$T/rules4/rules.yml.tmp" ] && [ -f "$T/rules4/rules.yml" ] &&
+	[ ! -L "$T/rules4/rules.yml" ] && [ ! -L "$T/rules4/scrape.yml" ] && grep -q 'record: slurm_nodes_alloc' "$T/rules4/rules.yml" &&
+	[ "$(find "$T/rules4" -name '.*' ! -name . | wc -l)" -eq 0 ]; then ok; else bad "--mapping.to-rules follows a planted symlink"; ls -la "$T/rules4"; fi
+if [ "$(stat -c %a "$T/rules4/rules.yml")" = "$(printf '%o' $((0644 & ~0$(umask))))" ]; then ok; else bad "--mapping.to-rules: rules.yml mode $(stat -c %a "$T/rules4/rules.yml")"; fi
 # native forms only: Prometheus scrapes slurmctld, not slurmrestd (rows unavailable natively have no rule)
 if grep -q 'slurmrestd\|record: slurm_account_fairshare' "$T/rules/rules.yml" "$T/rules/scrape.yml" "$T/rules/scrape-direct.yml"; then bad "--mapping.to-rules exports a slurmrestd form"; else ok; fi
 

@@ -5,8 +5,8 @@
  * tests/fake_slurmctld --legacy, the shim on the same captured state (--replay-dir), for every state:
  * no exact family differs, and the exit is 0 exactly when no family disappears (the last line's
  * counts); 25.11 state 03 exits 1 with its 2 disappearing families counted and named; a page with one
- * exact family's value changed: exit 1 naming it; an unreachable URL, a 404 and an unparsable page:
- * exit 2. */
+ * exact family's value changed: exit 1 naming it; an unreachable URL, a 404, an unparsable page, an
+ * empty 200 and a page without a sample: exit 2. */
 #include "testutil.h"
 
 #include <jansson.h>
@@ -36,7 +36,7 @@ static int run(const char *legacy, const char *shim, enum compare_format fmt, ch
 	buf_init(&out, 0);
 	assert_int_equal(expo_parse(&le, legacy, strlen(legacy), EXPO_STRICT), 0);
 	assert_int_equal(expo_parse(&se, shim, strlen(shim), EXPO_STRICT), 0);
-	int rc = compare_families(m, "", &le, &se, fmt, &out);
+	int rc = compare_families(m, 0, &le, &se, fmt, &out);
 	*report = buf_steal(&out, NULL);
 	expo_free(&le);
 	expo_free(&se);
@@ -413,6 +413,31 @@ static void test_unreadable(void **state)
 	free(out);
 }
 
+/* An empty 200 and a page of comments only are no exporter's page: exit 2 (the URL is wrong), not
+ * 1 (every family "differs"). */
+static void test_empty_page(void **state)
+{
+	(void)state;
+	const char *dir = "tests/fixtures/slurm-25.11/01-idle";
+	static const char *const pages[] = { "", "# HELP is no family without a TYPE or a sample\n\n" };
+	for (size_t i = 0; i < sizeof(pages) / sizeof(pages[0]); i++) {
+		char path[] = "/tmp/shimtest-cmp-empty-XXXXXX";
+		int fd = mkstemp(path);
+		size_t n = strlen(pages[i]);
+		assert_true(fd >= 0 && write(fd, pages[i], n) == (ssize_t)n);
+		close(fd);
+		struct fake f;
+		fake_start(&f, dir, path);
+		char *out = NULL;
+		int rc = compare(f.port, dir, &out, NULL);
+		fake_stop(&f);
+		unlink(path);
+		if (rc != 2)
+			fail_msg("page %zu: exit %d, want 2\n%s", i, rc, out ? out : "");
+		free(out);
+	}
+}
+
 int main(void)
 {
 	signal(SIGPIPE, SIG_IGN);
@@ -429,6 +454,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_altered_page, stop_fake),
 		cmocka_unit_test_teardown(test_disappearing, stop_fake),
 		cmocka_unit_test_teardown(test_unreadable, stop_fake),
+		cmocka_unit_test_teardown(test_empty_page, stop_fake),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

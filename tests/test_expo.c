@@ -1,9 +1,11 @@
 /* test_expo.c: the exposition parser, on slurmctld's real quirks and on bad input. */
 #include "testutil.h"
 
+#include <glob.h>
 #include <math.h>
 
 #include "expo.h"
+#include "source.h"
 
 static const struct expo_sample *sample(const struct expo *e, const char *fam, size_t i)
 {
@@ -377,36 +379,104 @@ static void test_unread_families_kept_nowhere(void **state)
 }
 
 /* Every real capture parses without a single error. */
+/* What a capture says, read line by line without the parser: each family (named by a TYPE, HELP or
+ * sample line), its TYPE, its sample lines and the sum of their values (the last field). */
+struct text_family {
+	char name[128], type[16];
+	size_t n;
+	double sum;
+};
+
+static struct text_family *text_family(struct text_family *f, size_t *n, const char *name, size_t len)
+{
+	for (size_t i = 0; i < *n; i++)
+		if (strlen(f[i].name) == len && !memcmp(f[i].name, name, len))
+			return &f[i];
+	assert_true(*n < 512 && len < sizeof(f->name));
+	memset(&f[*n], 0, sizeof(*f));
+	memcpy(f[*n].name, name, len);
+	return &f[(*n)++];
+}
+
+static size_t read_text(char *body, struct text_family *f, size_t *samples)
+{
+	size_t n = 0;
+	*samples = 0;
+	for (char *line = strtok(body, "\n"); line; line = strtok(NULL, "\n")) {
+		line[strcspn(line, "\r")] = '\0';
+		if (!strncmp(line, "# TYPE ", 7) || !strncmp(line, "# HELP ", 7)) {
+			char *name = line + 7;
+			size_t len = strcspn(name, " ");
+			struct text_family *t = text_family(f, &n, name, len);
+			if (line[2] == 'T')
+				snprintf(t->type, sizeof(t->type), "%s", name + len + (name[len] ? 1 : 0));
+		} else if (line[0] && line[0] != '#') {
+			struct text_family *t = text_family(f, &n, line, strcspn(line, "{ "));
+			t->n++;
+			t->sum += strtod(strrchr(line, ' ') + 1, NULL);
+			(*samples)++;
+		}
+	}
+	return n;
+}
+
+/* Every real capture (every state, every slurmctld endpoint) parses without an error into exactly
+ * the families, types, samples and values its text holds. */
 static void test_real_captures(void **state)
 {
 	(void)state;
-	static const char *const versions[] = { "tests/fixtures/slurm-25.11", "tests/fixtures/slurm-26.05" };
-	static const char *const files[] = { "metrics_jobs.txt", "metrics_nodes.txt", "metrics_partitions.txt",
-					     "metrics_scheduler.txt", "metrics_jobs-users-accts.txt" };
-	int checked = 0;
-	for (size_t v = 0; v < 2; v++) {
-		static const char *const states[] = { "01-idle", "02-busy-mix", "03-drain-down-cancel", "04-resumed-busy",
-						      "01-idle-slurmdbd", "02-busy-gpu", "02-busy-gpu-no-slurmdbd",
-						      "03-gpu-noacct-drain" };
-		for (size_t s = 0; s < sizeof(states) / sizeof(states[0]); s++)
-			for (size_t f = 0; f < 5; f++) {
+	static const char *const dirs[] = { "tests/fixtures/slurm-*/*/", "tests/fixtures/slurm-*/config-variants/*/" };
+	static struct text_family want[512];
+	size_t checked = 0, samples = 0;
+	for (size_t d = 0; d < 2; d++) {
+		glob_t g;
+		if (glob(dirs[d], GLOB_ONLYDIR, NULL, &g))
+			continue;
+		for (size_t i = 0; i < g.gl_pathc; i++)
+			for (int id = 0; id < SRC_NATIVE_COUNT; id++) {
 				char path[512];
-				size_t len;
-				snprintf(path, sizeof(path), "%s/%s/%s", versions[v], states[s], files[f]);
+				size_t len, nsamples;
+				snprintf(path, sizeof(path), "%s%s", g.gl_pathv[i], sources[id].file);
 				char *body = tu_slurp(path, &len);
 				if (!body)
 					continue;
 				struct expo e;
 				expo_init(&e);
-				assert_int_equal(expo_parse(&e, body, len, 0), 0);
-				for (size_t k = 0; k < e.nfams; k++)
-					assert_false(e.fams[k].duplicate);
+				if (expo_parse(&e, body, len, 0))
+					fail_msg("%s: %zu malformed line(s), first at %zu: %s", path, e.nerrors, e.errors[0].line,
+						 e.errors[0].reason);
+				char *copy = xstrndup(body, len);
+				size_t nfams = read_text(copy, want, &nsamples);
+				if (e.nfams != nfams || e.nsamples != nsamples)
+					fail_msg("%s: %zu families and %zu samples parsed, the text has %zu and %zu", path, e.nfams,
+						 e.nsamples, nfams, nsamples);
+				for (size_t k = 0; k < nfams; k++) {
+					const struct expo_family *f = expo_find(&e, want[k].name, strlen(want[k].name));
+					if (!f || f->n != want[k].n)
+						fail_msg("%s: family %s: %zu samples parsed, %zu in the text", path, want[k].name,
+							 f ? f->n : 0, want[k].n);
+					double sum = 0;
+					for (size_t j = 0; j < f->n; j++)
+						sum += f->samples[j].value;
+					if (!(fabs(sum - want[k].sum) <= 1e-9 * fabs(want[k].sum)) && !(isnan(sum) && isnan(want[k].sum)))
+						fail_msg("%s: family %s: values sum to %.17g, %.17g in the text", path, want[k].name, sum,
+							 want[k].sum);
+					enum expo_type t = !strcmp(want[k].type, "gauge") ? EXPO_GAUGE :
+							   !strcmp(want[k].type, "counter") ? EXPO_COUNTER : EXPO_UNTYPED;
+					assert_int_equal(f->type, t);
+					assert_false(f->duplicate);
+				}
+				free(copy);
 				expo_free(&e);
 				free(body);
 				checked++;
+				samples += nsamples;
 			}
+		globfree(&g);
 	}
-	assert_true(checked >= 40);
+	/* 15 states of 5 endpoints, and the bodies of two config variants */
+	assert_true(checked >= 85);
+	assert_true(samples > 1000);
 }
 
 int main(void)

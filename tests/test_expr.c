@@ -210,7 +210,7 @@ static size_t deepest(int kind)
 	return 0;
 }
 
-/* Issue 12: unbounded nesting overflowed the stack of the recursive parser (and of every walk over
+/* Unbounded nesting once overflowed the stack of the recursive parser (and of every walk over
  * the tree: a chain a + a + ... is built by a loop but is as deep as it is long). */
 static void test_depth_limit(void **state)
 {
@@ -239,7 +239,7 @@ static void test_depth_limit(void **state)
 		buf_free(&b);
 		free(src);
 	}
-	/* the issue's reproductions: refused with a position, not a crash */
+	/* the reproductions of that crash: refused with a position, not a crash */
 	static const int kinds[] = { 0, 1, 2, 3, 8 };
 	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
 		char *src = tu_deep_expr(kinds[i], 100000, "slurm_node_cpus"), err[160];
@@ -344,7 +344,8 @@ static void balanced(struct buf *b, unsigned d, const char *t)
 	buf_putc(b, ')');
 }
 
-/* One of the shapes of issue 12, of size n (doubling n doubles the text): the rows' sources. */
+/* One of the adversarial shapes (deep, long, wide), of size n (doubling n doubles the text): the
+ * rows' sources. */
 static size_t memo_shape(int kind, size_t n, char ***rows)
 {
 	size_t nrows = kind == 3 ? n : 1;
@@ -413,8 +414,8 @@ static size_t memo_work(int kind, size_t n)
 	return work;
 }
 
-/* Issue 12: the shared-subexpression pass printed every subexpression's text, quadratic in a chain
- * (a 360 KB mapping took over a minute). Its work doubles when its input doubles, whatever the
+/* The shared-subexpression pass once printed every subexpression's text, quadratic in a chain
+ * (docs/performance.md, "Loading the mapping"). Its work doubles when its input doubles, whatever the
  * shape (counted by the pass: deterministic, unlike a time). */
 static void test_memo_linear(void **state)
 {

@@ -1,5 +1,5 @@
 #!/bin/sh
-# Acceptance test of the Debian package (issue 5). Run from the repository
+# Acceptance test of the Debian package. Run from the repository
 # root (make test does):
 #
 #   sh tests/test_packaging.sh
@@ -12,7 +12,8 @@
 #   3. dpkg -i on this machine, then the installed paths: --version prints
 #      VERSION, --check-mapping accepts the installed mapping, the man page is
 #      installed and renders, the unit, the conffiles and the system user are
-#      there and the unit is enabled. Then dpkg --purge: every file of the
+#      there and the unit is enabled; the optional slurmrestd unit, its defaults file (a conffile),
+#      run-slurmrestd and enable-slurmrestd are there and that unit is NOT enabled. Then dpkg --purge: every file of the
 #      package, the conffiles, the directories and the enable symlink are gone.
 #      The system user is KEPT on purge: packaging/debian has no postrm that
 #      removes it (Debian practice, see packaging/debian/README.source: files
@@ -25,11 +26,11 @@
 #      prometheus-slurm-exporter is installed, or when any file the package
 #      would install already exists (make install): a developer's machine is
 #      never touched.
-#   4. systemd-analyze verify accepts the unit (the installed one, between
+#   4. systemd-analyze verify accepts both units (the installed ones, between
 #      install and purge, so ExecStart and the man page exist; when the
 #      install part is skipped, a copy from the extracted .deb with ExecStart
-#      pointing at the extracted binary) and systemd-analyze security
-#      --offline=true rates it at most MAX_EXPOSURE (2.0).
+#      pointing at the extracted program) and systemd-analyze security
+#      --offline=true rates each at most MAX_EXPOSURE (2.0).
 #
 # Needs: dpkg-dev, debhelper, lintian, systemd (systemd-analyze), man-db and
 # the build dependencies (scripts/install-deps.sh all installs them); flock
@@ -52,6 +53,13 @@ DOCDIR=/usr/share/doc/$PKG
 WANTS=/etc/systemd/system/multi-user.target.wants/$PKG.service
 DSH_STATE=/var/lib/systemd/deb-systemd-helper-enabled/$PKG.service.dsh-also
 REPO_UNIT=packaging/systemd/$PKG.service
+REST=$PKG-slurmrestd
+REST_UNIT=/lib/systemd/system/$REST.service
+REST_DEFAULTS=/etc/default/$REST
+REST_WANTS=/etc/systemd/system/multi-user.target.wants/$REST.service
+REST_DSH_STATE=/var/lib/systemd/deb-systemd-helper-enabled/$REST.service.dsh-also
+REPO_REST_UNIT=packaging/systemd/$REST.service
+DATADIR=/usr/share/$PKG
 
 passed=0
 failed=0
@@ -214,7 +222,7 @@ esac
 # Depends on, or with an Essential one: /bin/kill (ExecReload) is procps', which minbase lacks.
 depends=$(dpkg-deb -f "$deb" Depends)
 dpkg-deb -c "$deb" | awk '{ print $NF }' | sed 's|^\.||' >"$tmp/deb-files"
-for prog in $(sed -n 's/^Exec[A-Za-z]*=[-@:+!]*\([^ ]*\).*/\1/p' packaging/systemd/$PKG.service | sort -u); do
+for prog in $(sed -n 's/^Exec[A-Za-z]*=[-@:+!]*\([^ ]*\).*/\1/p' "$REPO_UNIT" "$REPO_REST_UNIT" | sort -u); do
   if grep -qxF "$prog" "$tmp/deb-files"; then
     ok "the unit's $prog is in the package"
     continue
@@ -264,6 +272,12 @@ if dpkg-deb -x "$deb" "$tmp/root" && cmp -s "$tmp/root$UNIT" "$REPO_UNIT"; then
 else
   bad "the .deb does not ship $REPO_UNIT as $UNIT"
 fi
+if cmp -s "$tmp/root$REST_UNIT" "$REPO_REST_UNIT" && [ -x "$tmp/root$DATADIR/run-slurmrestd" ] &&
+   [ -x "$tmp/root$DATADIR/enable-slurmrestd" ] && [ -f "$tmp/root$REST_DEFAULTS" ]; then
+  ok "the .deb ships $REPO_REST_UNIT as $REST_UNIT, $REST_DEFAULTS, $DATADIR/run-slurmrestd and enable-slurmrestd"
+else
+  bad "the .deb lacks the slurmrestd unit ($REST_UNIT), $REST_DEFAULTS or $DATADIR/run-slurmrestd, enable-slurmrestd"
+fi
 
 # ---------------------------------------------------------------- 2. lintian
 echo "== lintian"
@@ -304,7 +318,8 @@ elif [ -n "$status" ] && [ "$status" != "unknown ok not-installed" ]; then
 elif dpkg-query -W -f='${Status}' prometheus-slurm-exporter 2>/dev/null | grep -q 'installed'; then
   why="prometheus-slurm-exporter is installed; $PKG conflicts with it and would replace it"
 else
-  for f in $BIN $MAPPING $DEFAULTS $UNIT /usr/lib/systemd/system/$PKG.service $MANGZ $DOCDIR /etc/$PKG; do
+  for f in $BIN $MAPPING $DEFAULTS $UNIT /usr/lib/systemd/system/$PKG.service $MANGZ $DOCDIR /etc/$PKG \
+           $REST_UNIT /usr/lib/systemd/system/$REST.service $REST_DEFAULTS $DATADIR; do
     if [ -e "$f" ] || [ -L "$f" ]; then
       why="$f exists (make install?); not overwriting it"
       break
@@ -321,6 +336,10 @@ if [ -n "$why" ]; then
   check_verify "$tmp/$PKG.service" "(extracted unit, ExecStart=extracted binary)" \
     MANPATH="$tmp/root/usr/share/man"
   check_security "$tmp/root$UNIT" "(packaged unit)"
+  sed "s|^ExecStart=$DATADIR/|ExecStart=$tmp/root$DATADIR/|" "$tmp/root$REST_UNIT" >"$tmp/$REST.service"
+  check_verify "$tmp/$REST.service" "(extracted slurmrestd unit, ExecStart=extracted run-slurmrestd)" \
+    MANPATH="$tmp/root/usr/share/man"
+  check_security "$tmp/root$REST_UNIT" "(packaged slurmrestd unit)"
   finish
 fi
 
@@ -411,9 +430,21 @@ if [ -L "$WANTS" ]; then
 else
   bad "unit not enabled: no $WANTS"
 fi
+# the optional slurmrestd unit: installed, not enabled (debian/rules: --no-enable)
+if [ -f "$REST_UNIT" ] && grep -qx "$REST_UNIT" "$tmp/files" && [ -x "$DATADIR/run-slurmrestd" ] &&
+   [ -x "$DATADIR/enable-slurmrestd" ]; then
+  ok "slurmrestd unit installed: $REST_UNIT, $DATADIR/run-slurmrestd, $DATADIR/enable-slurmrestd"
+else
+  bad "slurmrestd unit $REST_UNIT, run-slurmrestd or enable-slurmrestd not installed"
+fi
+if [ -e "$REST_WANTS" ] || [ -L "$REST_WANTS" ]; then
+  bad "the slurmrestd unit was enabled by the package: $REST_WANTS"
+else
+  ok "the slurmrestd unit is not enabled by the package (no $REST_WANTS)"
+fi
 conffiles=$(dpkg-query -W -f='${Conffiles}\n' "$PKG" | awk 'NF { print $1 }' | sort)
-expected=$(printf '%s\n' "$DEFAULTS" "$MAPPING" | sort)
-if [ "$conffiles" = "$expected" ] && [ -f "$DEFAULTS" ] && [ -f "$MAPPING" ]; then
+expected=$(printf '%s\n' "$DEFAULTS" "$MAPPING" "$REST_DEFAULTS" | sort)
+if [ "$conffiles" = "$expected" ] && [ -f "$DEFAULTS" ] && [ -f "$MAPPING" ] && [ -f "$REST_DEFAULTS" ]; then
   ok "conffiles: $(echo $conffiles)"
 else
   bad "conffiles are '$(echo "$conffiles" | tr '\n' ' ')', expected '$(echo "$expected" | tr '\n' ' ')'"
@@ -443,6 +474,8 @@ fi
 echo "== systemd-analyze (on the installed unit)"
 check_verify "$UNIT" "$UNIT"
 check_security "$UNIT" "$UNIT"
+check_verify "$REST_UNIT" "$REST_UNIT"
+check_security "$REST_UNIT" "$REST_UNIT"
 
 # ---------------------------------------------------------------- purge
 echo "== dpkg --purge"
@@ -478,16 +511,16 @@ else
   bad "left after purge:$left"
 fi
 left=""
-for f in $MAPPING $DEFAULTS /etc/$PKG $WANTS $DSH_STATE; do
+for f in $MAPPING $DEFAULTS /etc/$PKG $WANTS $DSH_STATE $REST_DEFAULTS $REST_WANTS $REST_DSH_STATE; do
   if [ -e "$f" ] || [ -L "$f" ]; then left="$left $f"; fi
 done
-for f in $MAPPING $DEFAULTS; do
+for f in $MAPPING $DEFAULTS $REST_DEFAULTS; do
   for g in "$f".dpkg-*; do
     if [ -e "$g" ]; then left="$left $g"; fi
   done
 done
 if [ -z "$left" ]; then
-  ok "purge removed the conffiles, /etc/$PKG and the enable symlink"
+  ok "purge removed the conffiles (both defaults files), /etc/$PKG and the enable symlink"
 else
   bad "left after purge:$left"
 fi

@@ -1,6 +1,8 @@
 /* test_schedule.c: schedule_fetch (schedule.h), the policy that says which sources a scrape
  * fetches, over simulated scrape sequences: no clock, no network. The shipped table's slurmctld
- * sources with the default intervals (cheap 5 s, job walks 75 s), scraped every 10 to 60 s,
+ * sources (read from the table as a scrape reads them) with the default intervals (src/options.c's
+ * --slurmctld.min-interval and --slurmctld.jobs.min-interval, by source.h's cost class: cheap 5 s,
+ * job walks 75 s), scraped every 10 to 60 s,
  * each fetch taking 0.1 s (an answer's age counts from the end of its fetch, as payload.h's `at`):
  * nothing is ever served at or past its interval, every walk is refreshed within its interval, a
  * scrape after the first walks at most once, and every 30 s two scrapes in three do (what makes the
@@ -8,11 +10,45 @@
  * 60 s interval scraped every 60 s may walk twice a scrape; 120 s walks once. */
 #include "testutil.h"
 
+#include "mapping.h"
+#include "options.h"
 #include "schedule.h"
+#include "source.h"
 
-enum { NODES, PARTITIONS, SCHEDULER, UA, NSRC };
+/* What the simulations run on, read from the code once (setup). */
+static struct {
+	struct sched_source src[SRC_COUNT]; /* the shipped table's slurmctld sources, as scrape.c needs them */
+	int n;
+	int walks;                          /* how many of them walk the jobs */
+	double cheap_s, jobs_s;             /* the default intervals */
+} shipped;
 
-#define JOBS_S 75 /* --slurmctld.jobs.min-interval's default (src/options.c) */
+static int setup(void **state)
+{
+	(void)state;
+	char *argv[] = { "slurm-exporter-shim", NULL };
+	struct options o;
+	struct buf problems;
+	if (options_parse(&o, 1, argv, stderr) < 0)
+		return -1;
+	shipped.cheap_s = o.min_interval;
+	shipped.jobs_s = o.jobs_min_interval;
+	buf_init(&problems, 0);
+	struct mapping *m = mapping_load("mappings/prometheus-slurm-exporter.json", &problems);
+	buf_free(&problems);
+	if (!m)
+		return -1;
+	/* what a scrape of the table fetches with slurmctld alone (scrape.c), the vouchers too */
+	unsigned usable = source_of_upstream(UPSTREAM_SLURMCTLD);
+	unsigned need = source_with_vouchers(mapping_sources(m, 0, usable)) & usable;
+	mapping_free(m);
+	for (int id = 0; id < SRC_COUNT; id++)
+		if (need & (1u << id)) {
+			shipped.src[shipped.n++] = (struct sched_source){ .walks = sources[id].walks_jobs };
+			shipped.walks += sources[id].walks_jobs;
+		}
+	return 0;
+}
 
 struct sim {
 	int scrapes;
@@ -25,12 +61,13 @@ struct sim {
  * at random within 10% of gap, from that seed), the walks' interval walk_s. */
 static struct sim simulate(double gap, double jitter, double walk_s, int n, unsigned *seed)
 {
-	struct sched_source src[NSRC];
-	double at[NSRC]; /* when each answer's fetch finished; < 0: none */
+	struct sched_source src[SRC_COUNT];
+	double at[SRC_COUNT]; /* when each answer's fetch finished; < 0: none */
 	struct sim r = { 0 };
+	const int NSRC = shipped.n;
 	for (int i = 0; i < NSRC; i++) {
-		src[i] = (struct sched_source){ .walks = i == PARTITIONS || i == UA };
-		src[i].interval = src[i].walks ? walk_s : 5;
+		src[i] = shipped.src[i];
+		src[i].interval = src[i].walks ? walk_s : shipped.cheap_s;
 		at[i] = -1;
 	}
 	double t = 0, last = -1;
@@ -54,7 +91,7 @@ static struct sim simulate(double gap, double jitter, double walk_s, int n, unsi
 			}
 		}
 		if (k == 0)
-			assert_int_equal(walks, 2); /* the first scrape fetches everything */
+			assert_int_equal(walks, shipped.walks); /* the first scrape fetches everything */
 		else if (walks > r.max_walks)
 			r.max_walks = walks;
 		r.walks += walks;
@@ -72,18 +109,20 @@ static struct sim simulate(double gap, double jitter, double walk_s, int n, unsi
 
 /* The defaults at 10 to 60 s: one walk at most per scrape, nothing served past the interval, both
  * walks refreshed (fewer walks in total than two per interval would need at most), and at 30 s
- * two walks in three scrapes. */
+ * two walks in three scrapes (docs/operations.md's table, for the shipped table's two walks). */
 static void test_default_intervals(void **state)
 {
 	(void)state;
 	static const double gaps[] = { 10, 15, 20, 30, 45, 60 };
+	assert_int_equal(shipped.walks, 2); /* partitions and jobs-users-accts: /metrics/jobs is derived */
+	assert_true(shipped.n > shipped.walks);
 	for (size_t g = 0; g < sizeof(gaps) / sizeof(gaps[0]); g++) {
-		struct sim r = simulate(gaps[g], 0, JOBS_S, 200, NULL);
+		struct sim r = simulate(gaps[g], 0, shipped.jobs_s, 200, NULL);
 		if (r.max_walks > 1)
 			fail_msg("every %g s: %d walks in one scrape", gaps[g], r.max_walks);
-		assert_true(r.max_age < JOBS_S);
+		assert_true(r.max_age < shipped.jobs_s);
 		/* each walk refreshed: at most its interval plus one scrape between two fetches of it */
-		assert_true(r.walks >= (int)(2 * 199 * gaps[g] / (JOBS_S + gaps[g])));
+		assert_true(r.walks >= (int)(shipped.walks * 199 * gaps[g] / (shipped.jobs_s + gaps[g])));
 		if (gaps[g] == 30 && r.walks > 2 + 199 * 2 / 3)
 			fail_msg("every 30 s: %d walks in %d scrapes, more than two in three", r.walks, r.scrapes);
 		printf("every %g s: %d walks in %d scrapes (%.2f a scrape), oldest answer served %.1f s\n", gaps[g],
@@ -110,10 +149,10 @@ static void test_jitter(void **state)
 {
 	(void)state;
 	for (double j = -0.5; j <= 0.5; j += 0.25) {
-		struct sim r = simulate(30, j, JOBS_S, 200, NULL);
+		struct sim r = simulate(30, j, shipped.jobs_s, 200, NULL);
 		if (r.max_walks > 1)
 			fail_msg("30 s, jitter %g: %d walks", j, r.max_walks);
-		r = simulate(15, j, JOBS_S, 200, NULL);
+		r = simulate(15, j, shipped.jobs_s, 200, NULL);
 		if (r.max_walks > 1)
 			fail_msg("15 s, jitter %g: %d walks", j, r.max_walks);
 	}
@@ -126,7 +165,7 @@ static void test_random_gaps(void **state)
 	static const double gaps[] = { 15, 30 };
 	for (size_t g = 0; g < 2; g++) {
 		unsigned seed = 12345;
-		struct sim r = simulate(gaps[g], 0, JOBS_S, 1000, &seed);
+		struct sim r = simulate(gaps[g], 0, shipped.jobs_s, 1000, &seed);
 		if (r.max_walks > 1)
 			fail_msg("every %g s +-10%%: %d walks in one scrape", gaps[g], r.max_walks);
 	}
@@ -175,5 +214,5 @@ int main(void)
 		cmocka_unit_test(test_jitter),
 		cmocka_unit_test(test_random_gaps),
 	};
-	return cmocka_run_group_tests_name("schedule", tests, NULL, NULL);
+	return cmocka_run_group_tests_name("schedule", tests, setup, NULL);
 }

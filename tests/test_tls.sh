@@ -253,7 +253,7 @@ if start_shim "$WC/auth_only.yml"; then
 	check "auth: GET with a body gets 405 (an answer, not a dropped connection)" code_is 405
 	get "https://127.0.0.1:$PORT/metrics" -k -u 'alice:correct horse'
 	check "auth: https on the plain port fails" [ "$RC" -ne 0 ]
-	# issue 12 item 11: the decoded lengths count, the scheme is case-insensitive, base64 is strict
+	# the decoded lengths count, the scheme is case-insensitive, base64 is strict
 	get "$U" -H "Authorization: Basic $(printf 'alice:correct horse\000junk' | base64 -w0)"
 	check "auth: a NUL then junk after the right password gives 401" code_is 401
 	get "$U" -H "Authorization: basic $(printf 'alice:correct horse' | base64 -w0)"

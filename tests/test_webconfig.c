@@ -44,10 +44,10 @@ static int contains(const char *hay, const char *needle)
 	return *needle == '\0';
 }
 
-/* webconfig_check_basic_auth on C strings */
+/* webconfig_auth_is_valid on C strings */
 static int check(const struct webconfig *wc, const char *user, const char *password)
 {
-	return webconfig_check_basic_auth(wc, user, user ? len_of(user) : 0, password, password ? len_of(password) : 0,
+	return webconfig_auth_is_valid(wc, user, user ? len_of(user) : 0, password, password ? len_of(password) : 0,
 					  NULL);
 }
 
@@ -608,19 +608,19 @@ static void test_error_buffer(void **state)
 	assert_int_equal(webconfig_load(DIR "full.yml", NULL, small, sizeof small), -1);
 }
 
-/* Issue 12 item 11: the lengths count; a NUL inside the user or the password never matches. */
+/* The lengths count; a NUL inside the user or the password never matches. */
 static void test_auth_lengths(void **state)
 {
 	struct webconfig *wc = load_ok(DIR "full.yml");
 
 	(void)state;
-	assert_int_equal(webconfig_check_basic_auth(wc, "alice", 5, "correct horse\0junk", 18, NULL), 0);
-	assert_int_equal(webconfig_check_basic_auth(wc, "alice", 5, "correct horse\0", 14, NULL), 0);
-	assert_int_equal(webconfig_check_basic_auth(wc, "alice", 5, "correct horse", 13, NULL), 1);
+	assert_int_equal(webconfig_auth_is_valid(wc, "alice", 5, "correct horse\0junk", 18, NULL), 0);
+	assert_int_equal(webconfig_auth_is_valid(wc, "alice", 5, "correct horse\0", 14, NULL), 0);
+	assert_int_equal(webconfig_auth_is_valid(wc, "alice", 5, "correct horse", 13, NULL), 1);
 	/* the remembered password is compared with its length too */
-	assert_int_equal(webconfig_check_basic_auth(wc, "alice", 5, "correct horse\0junk", 18, NULL), 0);
-	assert_int_equal(webconfig_check_basic_auth(wc, "alice\0x", 7, "correct horse", 13, NULL), 0);
-	assert_int_equal(webconfig_check_basic_auth(wc, "alicex", 5, "correct horse", 13, NULL), 1);
+	assert_int_equal(webconfig_auth_is_valid(wc, "alice", 5, "correct horse\0junk", 18, NULL), 0);
+	assert_int_equal(webconfig_auth_is_valid(wc, "alice\0x", 7, "correct horse", 13, NULL), 0);
+	assert_int_equal(webconfig_auth_is_valid(wc, "alicex", 5, "correct horse", 13, NULL), 1);
 	webconfig_free(wc);
 }
 
@@ -662,15 +662,15 @@ static void test_auth_threads(void **state)
 		assert_int_equal(pthread_join(t[i], NULL), 0);
 		assert_int_equal(jobs[i].wrong_verdicts, 0);
 	}
-	assert_int_equal(webconfig_check_basic_auth(wc, "alice", 5, "correct horse", 13, &cost), 1);
+	assert_int_equal(webconfig_auth_is_valid(wc, "alice", 5, "correct horse", 13, &cost), 1);
 	assert_int_equal(cost, 0);
-	assert_int_equal(webconfig_check_basic_auth(wc, "bob", 3, "hunter2", 7, &cost), 1);
+	assert_int_equal(webconfig_auth_is_valid(wc, "bob", 3, "hunter2", 7, &cost), 1);
 	assert_int_equal(cost, 0);
 	assert_int_equal(check(wc, "bob", "correct horse"), 0); /* one user's memory admits no other */
 	webconfig_free(wc);
 }
 
-/* Issue 12 item 10: a failing check costs what it would for a configured user, whether or not the
+/* A failing check costs what it would for a configured user, whether or not the
  * name exists. full.yml's users cost 4 (alice, carol, dave) and 5 (bob): unknown names must pay
  * 4 and 5 in about those proportions (deterministically: the same name, the same cost). */
 static void test_auth_cost_independent_of_user(void **state)
@@ -683,14 +683,14 @@ static void test_auth_cost_independent_of_user(void **state)
 
 	(void)state;
 	for (size_t i = 0; i < 4; i++) {
-		assert_int_equal(webconfig_check_basic_auth(wc, known[i], len_of(known[i]), "wrong", 5, &cost), 0);
+		assert_int_equal(webconfig_auth_is_valid(wc, known[i], len_of(known[i]), "wrong", 5, &cost), 0);
 		assert_int_equal(cost, known_cost[i]);
 	}
 	for (unsigned i = 0; i < 64; i++) {
 		name[4] = (char)('0' + i / 10);
 		name[5] = (char)('0' + i % 10);
-		assert_int_equal(webconfig_check_basic_auth(wc, name, 6, "wrong", 5, &cost), 0);
-		assert_int_equal(webconfig_check_basic_auth(wc, name, 6, "other", 5, &again), 0);
+		assert_int_equal(webconfig_auth_is_valid(wc, name, 6, "wrong", 5, &cost), 0);
+		assert_int_equal(webconfig_auth_is_valid(wc, name, 6, "other", 5, &again), 0);
 		assert_int_equal(cost, again);
 		assert_true(cost == 4 || cost == 5);
 		if (cost == 4)
@@ -702,9 +702,9 @@ static void test_auth_cost_independent_of_user(void **state)
 	assert_in_range(n5, 8, 24);
 	assert_in_range(n4, 40, 56);
 	/* a right password pays its user's cost once, then is remembered */
-	assert_int_equal(webconfig_check_basic_auth(wc, "bob", 3, "hunter2", 7, &cost), 1);
+	assert_int_equal(webconfig_auth_is_valid(wc, "bob", 3, "hunter2", 7, &cost), 1);
 	assert_int_equal(cost, 5);
-	assert_int_equal(webconfig_check_basic_auth(wc, "bob", 3, "hunter2", 7, &cost), 1);
+	assert_int_equal(webconfig_auth_is_valid(wc, "bob", 3, "hunter2", 7, &cost), 1);
 	assert_int_equal(cost, 0);
 	webconfig_free(wc);
 }

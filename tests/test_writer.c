@@ -1,4 +1,5 @@
-/* test_writer.c: text format 0.0.4 output: escaping, numbers, and whole-family rollback. */
+/* test_writer.c: text format 0.0.4 output: escaping, numbers, invalid UTF-8 repaired, control bytes
+ * replaced, and whole-family rollback. */
 #include "testutil.h"
 
 #include <math.h>
@@ -86,11 +87,57 @@ static void test_invalid_utf8_repaired(void **state)
 		buf_putc(&want, '\0');
 		if (strcmp(b.data, want.data))
 			fail_msg("case %zu: got %s want %s", i, b.data, want.data);
-		assert_int_equal(utf8_valid(cases[i].out, strlen(cases[i].out)), 1);
-		assert_int_equal(utf8_valid(cases[i].in, strlen(cases[i].in)), i == 8);
+		assert_int_equal(utf8_is_valid(cases[i].out, strlen(cases[i].out)), 1);
+		assert_int_equal(utf8_is_valid(cases[i].in, strlen(cases[i].in)), i == 8);
 		buf_free(&b);
 		buf_free(&want);
 	}
+}
+
+/* Control bytes are never served raw: every C0 control but newline (escaped \n), and DEL, becomes
+ * U+FFFD in label values and HELP texts (the format has no escape for them); utf8_is_clean says
+ * which values need it and utf8_clean makes what the writer writes. */
+static void test_control_bytes_replaced(void **state)
+{
+	(void)state;
+#define R "\xEF\xBF\xBD"
+	static const struct { const char *in, *label, *help; } cases[] = {
+		{ "n\x1b[31mred", "n" R "[31mred", "n" R "[31mred" },              /* a terminal escape */
+		{ "a\rb\tc", "a" R "b" R "c", "a" R "b" R "c" },                    /* CR and tab */
+		{ "x\x7fy\x01\x1f", "x" R "y" R R, "x" R "y" R R },                  /* DEL, SOH, US */
+		{ "l1\nl2\x08", "l1\\nl2" R, "l1\\nl2" R },                          /* newline escaped, BS */
+		{ "\"q\" \\ ~", "\\\"q\\\" \\\\ ~", "\"q\" \\\\ ~" },             /* printable: as before */
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct buf b, want;
+		size_t n = strlen(cases[i].in);
+		buf_init(&b, 0);
+		buf_init(&want, 0);
+		struct label l = { "node", cases[i].in, 4, (uint32_t)n };
+		write_sample(&b, "m", &l, 1, 1);
+		write_help(&b, "m", 1, cases[i].in, n);
+		buf_printf(&want, "m{node=\"%s\"} 1\n# HELP m %s\n", cases[i].label, cases[i].help);
+		buf_putc(&b, '\0');
+		buf_putc(&want, '\0');
+		if (strcmp(b.data, want.data))
+			fail_msg("case %zu: got %s want %s", i, b.data, want.data);
+		assert_int_equal(utf8_is_clean(cases[i].in, n), i == 4);
+		assert_int_equal(utf8_is_valid(cases[i].in, n), 1); /* valid UTF-8 all the same */
+		char fixed[64];
+		size_t m = utf8_clean(fixed, cases[i].in, n);
+		assert_true(utf8_is_clean(fixed, m));
+		buf_free(&b);
+		buf_free(&want);
+	}
+	/* a NUL inside a value (a length-delimited label) is a control byte too */
+	struct buf b;
+	buf_init(&b, 0);
+	struct label l = { "node", "a\0b", 4, 3 };
+	write_sample(&b, "m", &l, 1, 1);
+	assert_int_equal(b.len, strlen("m{node=\"a" R "b\"} 1\n"));
+	assert_memory_equal(b.data, "m{node=\"a" R "b\"} 1\n", b.len);
+	buf_free(&b);
+#undef R
 }
 
 static void test_family_rollback(void **state)
@@ -119,6 +166,7 @@ int main(void)
 		cmocka_unit_test(test_values),
 		cmocka_unit_test(test_escaping),
 		cmocka_unit_test(test_invalid_utf8_repaired),
+		cmocka_unit_test(test_control_bytes_replaced),
 		cmocka_unit_test(test_family_rollback),
 	};
 	return cmocka_run_group_tests_name("writer", tests, NULL, NULL);

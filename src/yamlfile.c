@@ -1,9 +1,5 @@
-/* webconfig_yaml.c: the YAML layer of the web config loader (see webconfig_int.h): errors with
- * positions, scalars decoded like go-yaml v2 does for the toolkit's Go types (a plain empty, "~" or
- * "null" scalar is null, any other scalar is accepted as a string, booleans are the YAML 1.1 plain
- * words), strict mappings, libyaml's errors, the bounds a document is checked against before it is
- * composed (nesting depth, anchors, aliases and what they expand to). */
-#include "webconfig_int.h"
+/* yamlfile.c: see yamlfile.h. */
+#include "yamlfile.h"
 
 #include <stdarg.h>
 #include <stdint.h>
@@ -24,9 +20,9 @@ static void one_line(char *s)
 			*s = '?';
 }
 
-static void vset_err(struct wc_ctx *c, const yaml_mark_t *m, const char *fmt, va_list ap)
+static void vset_err(struct yf_ctx *c, const yaml_mark_t *m, const char *fmt, va_list ap)
 	__attribute__((format(printf, 3, 0)));
-static void vset_err(struct wc_ctx *c, const yaml_mark_t *m, const char *fmt, va_list ap)
+static void vset_err(struct yf_ctx *c, const yaml_mark_t *m, const char *fmt, va_list ap)
 {
 	int n;
 
@@ -41,7 +37,7 @@ static void vset_err(struct wc_ctx *c, const yaml_mark_t *m, const char *fmt, va
 	one_line(c->err);
 }
 
-int wc_fail_at(struct wc_ctx *c, yaml_mark_t m, const char *fmt, ...)
+int yf_fail_at(struct yf_ctx *c, yaml_mark_t m, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -51,7 +47,7 @@ int wc_fail_at(struct wc_ctx *c, yaml_mark_t m, const char *fmt, ...)
 	return -1;
 }
 
-int wc_fail_nopos(struct wc_ctx *c, const char *fmt, ...)
+int yf_fail_nopos(struct yf_ctx *c, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -63,7 +59,7 @@ int wc_fail_nopos(struct wc_ctx *c, const char *fmt, ...)
 
 /* Printable, truncated copy of [s, s+n) for quoting in messages: `"`, `\` and non-ASCII or control
  * bytes are escaped, input beyond 64 bytes becomes "...". Returns buf. */
-const char *wc_esc(char buf[ESC_SIZE], const char *s, size_t n)
+const char *yf_esc(char buf[YF_ESC_SIZE], const char *s, size_t n)
 {
 	size_t o = 0, i;
 
@@ -73,7 +69,7 @@ const char *wc_esc(char buf[ESC_SIZE], const char *s, size_t n)
 			buf[o++] = '\\';
 			buf[o++] = (char)ch;
 		} else if (ch < 0x20 || ch >= 0x7f) {
-			o += (size_t)snprintf(buf + o, ESC_SIZE - o, "\\x%02x", ch);
+			o += (size_t)snprintf(buf + o, YF_ESC_SIZE - o, "\\x%02x", ch);
 		} else {
 			buf[o++] = (char)ch;
 		}
@@ -86,7 +82,7 @@ const char *wc_esc(char buf[ESC_SIZE], const char *s, size_t n)
 	return buf;
 }
 
-const char *wc_type_name(const yaml_node_t *n)
+const char *yf_type_name(const yaml_node_t *n)
 {
 	switch (n->type) {
 	case YAML_MAPPING_NODE: return "a mapping";
@@ -96,64 +92,64 @@ const char *wc_type_name(const yaml_node_t *n)
 	}
 }
 
-char *wc_dup_scalar(const yaml_node_t *n)
+char *yf_dup_scalar(const yaml_node_t *n)
 {
-	return xstrndup(sval(n), slen(n)); /* keys and hashes hold no NUL (checked before) */
+	return xstrndup(yf_sval(n), yf_slen(n)); /* keys and hashes hold no NUL (checked before) */
 }
 
 /* Decode a string field. Null leaves *out NULL; so does an empty string when empty_is_unset (Go's
  * zero value means "not configured"). */
-int wc_get_string(struct wc_ctx *c, const yaml_node_t *n, const char *what, int empty_is_unset,
+int yf_get_string(struct yf_ctx *c, const yaml_node_t *n, const char *what, int empty_is_unset,
 		      char **out)
 {
 	*out = NULL;
 	if (n->type != YAML_SCALAR_NODE)
-		return wc_fail_at(c, n->start_mark, "%s must be a string, not %s", what, wc_type_name(n));
-	if (is_null(n) || (empty_is_unset && slen(n) == 0))
+		return yf_fail_at(c, n->start_mark, "%s must be a string, not %s", what, yf_type_name(n));
+	if (yf_is_null(n) || (empty_is_unset && yf_slen(n) == 0))
 		return 0;
-	if (memchr(sval(n), '\0', slen(n)))
-		return wc_fail_at(c, n->start_mark, "%s contains a NUL character", what);
-	*out = wc_dup_scalar(n);
+	if (memchr(yf_sval(n), '\0', yf_slen(n)))
+		return yf_fail_at(c, n->start_mark, "%s contains a NUL character", what);
+	*out = yf_dup_scalar(n);
 	return 0;
 }
 
 /* YAML 1.1 booleans, as go-yaml v2 resolves plain scalars for a bool field. */
-int wc_get_bool(struct wc_ctx *c, const yaml_node_t *n, const char *what, int *out)
+int yf_get_bool(struct yf_ctx *c, const yaml_node_t *n, const char *what, int *out)
 {
 	static const char *const yes[] = { "y", "Y", "yes", "Yes", "YES", "on", "On", "ON",
 					   "true", "True", "TRUE" };
 	static const char *const no[] = { "n", "N", "no", "No", "NO", "off", "Off", "OFF",
 					  "false", "False", "FALSE" };
-	char eb[ESC_SIZE];
+	char eb[YF_ESC_SIZE];
 	size_t i;
 
 	if (n->type != YAML_SCALAR_NODE)
-		return wc_fail_at(c, n->start_mark, "%s must be a boolean, not %s", what, wc_type_name(n));
-	if (is_null(n))
+		return yf_fail_at(c, n->start_mark, "%s must be a boolean, not %s", what, yf_type_name(n));
+	if (yf_is_null(n))
 		return 0;
 	if (n->data.scalar.style == YAML_PLAIN_SCALAR_STYLE) {
 		for (i = 0; i < sizeof yes / sizeof yes[0]; i++) {
-			if (scalar_eq(n, yes[i])) {
+			if (yf_scalar_eq(n, yes[i])) {
 				*out = 1;
 				return 0;
 			}
-			if (scalar_eq(n, no[i])) {
+			if (yf_scalar_eq(n, no[i])) {
 				*out = 0;
 				return 0;
 			}
 		}
 	}
-	return wc_fail_at(c, n->start_mark, "%s must be a boolean (true or false), not \"%s\"", what,
-		       wc_esc(eb, sval(n), slen(n)));
+	return yf_fail_at(c, n->start_mark, "%s must be a boolean (true or false), not \"%s\"", what,
+		       yf_esc(eb, yf_sval(n), yf_slen(n)));
 }
 
 /* Index of scalar n in names[0..count), or -1. */
-int wc_lookup(const yaml_node_t *n, const char *const *names, size_t count)
+int yf_lookup(const yaml_node_t *n, const char *const *names, size_t count)
 {
 	size_t i;
 
 	for (i = 0; i < count; i++)
-		if (scalar_eq(n, names[i]))
+		if (yf_scalar_eq(n, names[i]))
 			return (int)i;
 	return -1;
 }
@@ -162,34 +158,34 @@ static int cmp_key(const void *a, const void *b)
 {
 	const yaml_node_t *x = *(const yaml_node_t *const *)a;
 	const yaml_node_t *y = *(const yaml_node_t *const *)b;
-	size_t l = slen(x) < slen(y) ? slen(x) : slen(y);
-	int r = memcmp(sval(x), sval(y), l);
+	size_t l = yf_slen(x) < yf_slen(y) ? yf_slen(x) : yf_slen(y);
+	int r = memcmp(yf_sval(x), yf_sval(y), l);
 
 	if (r)
 		return r;
-	if (slen(x) != slen(y))
-		return slen(x) < slen(y) ? -1 : 1;
+	if (yf_slen(x) != yf_slen(y))
+		return yf_slen(x) < yf_slen(y) ? -1 : 1;
 	return x->start_mark.index < y->start_mark.index ? -1 : x->start_mark.index > y->start_mark.index;
 }
 
 /* Every key of mapping n must be a scalar without NUL bytes and appear once; a duplicate is
  * reported at its first repetition in the file. what names the mapping for messages. */
-int wc_check_mapping(struct wc_ctx *c, const yaml_node_t *n, const char *what)
+int yf_check_mapping(struct yf_ctx *c, const yaml_node_t *n, const char *what)
 {
 	const yaml_node_t **keys = NULL;
 	const yaml_node_t *dup = NULL;
 	size_t count = (size_t)(n->data.mapping.pairs.top - n->data.mapping.pairs.start), i;
-	char eb[ESC_SIZE];
+	char eb[YF_ESC_SIZE];
 	int rc = -1;
 
 	for (i = 0; i < count; i++) {
-		const yaml_node_t *k = node_at(c, n->data.mapping.pairs.start[i].key);
+		const yaml_node_t *k = yf_node(c, n->data.mapping.pairs.start[i].key);
 		if (k->type != YAML_SCALAR_NODE) {
-			wc_fail_at(c, k->start_mark, "keys in %s must be strings, not %s", what, wc_type_name(k));
+			yf_fail_at(c, k->start_mark, "keys in %s must be strings, not %s", what, yf_type_name(k));
 			goto out;
 		}
-		if (memchr(sval(k), '\0', slen(k))) {
-			wc_fail_at(c, k->start_mark, "key in %s contains a NUL character", what);
+		if (memchr(yf_sval(k), '\0', yf_slen(k))) {
+			yf_fail_at(c, k->start_mark, "key in %s contains a NUL character", what);
 			goto out;
 		}
 	}
@@ -199,21 +195,21 @@ int wc_check_mapping(struct wc_ctx *c, const yaml_node_t *n, const char *what)
 	}
 	keys = xmalloc(count * sizeof *keys);
 	for (i = 0; i < count; i++)
-		keys[i] = node_at(c, n->data.mapping.pairs.start[i].key);
+		keys[i] = yf_node(c, n->data.mapping.pairs.start[i].key);
 	qsort(keys, count, sizeof *keys, cmp_key);
 	for (i = 1; i < count; i++) {
 		/* keys[i] is the second occurrence of a run when keys[i-1] starts that run. */
-		if (slen(keys[i]) != slen(keys[i - 1]) ||
-		    memcmp(sval(keys[i]), sval(keys[i - 1]), slen(keys[i])) != 0)
+		if (yf_slen(keys[i]) != yf_slen(keys[i - 1]) ||
+		    memcmp(yf_sval(keys[i]), yf_sval(keys[i - 1]), yf_slen(keys[i])) != 0)
 			continue;
-		if (i >= 2 && slen(keys[i - 2]) == slen(keys[i]) &&
-		    memcmp(sval(keys[i - 2]), sval(keys[i]), slen(keys[i])) == 0)
+		if (i >= 2 && yf_slen(keys[i - 2]) == yf_slen(keys[i]) &&
+		    memcmp(yf_sval(keys[i - 2]), yf_sval(keys[i]), yf_slen(keys[i])) == 0)
 			continue;
 		if (!dup || keys[i]->start_mark.index < dup->start_mark.index)
 			dup = keys[i];
 	}
 	if (dup) {
-		wc_fail_at(c, dup->start_mark, "duplicate key \"%s\" in %s", wc_esc(eb, sval(dup), slen(dup)),
+		yf_fail_at(c, dup->start_mark, "duplicate key \"%s\" in %s", yf_esc(eb, yf_sval(dup), yf_slen(dup)),
 			what);
 		goto out;
 	}
@@ -223,20 +219,22 @@ out:
 	return rc;
 }
 
-/* Check that n is a mapping (null = absent: returns 1) and its keys are sane. 0 = mapping. */
-int wc_expect_mapping(struct wc_ctx *c, const yaml_node_t *n, const char *what)
+/* A mapping with sane keys (*present 1), or null, absent (*present 0): 0; else -1. */
+int yf_get_mapping(struct yf_ctx *c, const yaml_node_t *n, const char *what, int *present)
 {
-	if (is_null(n))
-		return 1;
+	*present = 0;
+	if (yf_is_null(n))
+		return 0;
 	if (n->type != YAML_MAPPING_NODE)
-		return wc_fail_at(c, n->start_mark, "%s must be a mapping, not %s", what, wc_type_name(n));
-	return wc_check_mapping(c, n, what);
+		return yf_fail_at(c, n->start_mark, "%s must be a mapping, not %s", what, yf_type_name(n));
+	*present = 1;
+	return yf_check_mapping(c, n, what);
 }
 
 
 /* --- the parser ------------------------------------------------------------------------------ */
 
-void wc_yaml_fail(struct wc_ctx *c, const yaml_parser_t *p, const char *buf, size_t len)
+void yf_parser_fail(struct yf_ctx *c, const yaml_parser_t *p, const char *buf, size_t len)
 {
 	yaml_mark_t m = p->problem_mark;
 	const char *problem = p->problem ? p->problem : "unknown error";
@@ -244,7 +242,7 @@ void wc_yaml_fail(struct wc_ctx *c, const yaml_parser_t *p, const char *buf, siz
 
 	switch (p->error) {
 	case YAML_MEMORY_ERROR:
-		wc_fail_nopos(c, "out of memory while parsing YAML");
+		yf_fail_nopos(c, "out of memory while parsing YAML");
 		return;
 	case YAML_READER_ERROR:
 		/* Reader errors carry a byte offset only: derive line and (byte) column from it. */
@@ -257,14 +255,14 @@ void wc_yaml_fail(struct wc_ctx *c, const yaml_parser_t *p, const char *buf, siz
 				m.column++;
 			}
 		}
-		wc_fail_at(c, m, "invalid YAML input: %s", problem);
+		yf_fail_at(c, m, "invalid YAML input: %s", problem);
 		return;
 	default:
 		if (p->context)
-			wc_fail_at(c, m, "YAML syntax error: %s (%s started at line %zu, column %zu)", problem,
+			yf_fail_at(c, m, "YAML syntax error: %s (%s started at line %zu, column %zu)", problem,
 				p->context, p->context_mark.line + 1, p->context_mark.column + 1);
 		else
-			wc_fail_at(c, m, "YAML syntax error: %s", problem);
+			yf_fail_at(c, m, "YAML syntax error: %s", problem);
 		return;
 	}
 }
@@ -283,11 +281,10 @@ void wc_yaml_fail(struct wc_ctx *c, const yaml_parser_t *p, const char *buf, siz
  *    document counts one per node plus its scalar's bytes, each alias as the whole node it names;
  *    a document without aliases counts at most about 1.5 times its bytes.
  * The first bound passed is the error, at the event that passes it. */
-#define WC_MAX_DEPTH 32
-#define WC_MAX_ANCHORS 1024
-#define WC_MAX_ALIASES 16384
-#define WC_MAX_EXPANDED ((size_t)4 * WC_MAX_FILE)
-#define ANCHOR_SLOTS (2 * WC_MAX_ANCHORS) /* open addressing, at most half full */
+#define YF_MAX_ANCHORS 1024
+#define YF_MAX_ALIASES 16384
+#define YF_MAX_EXPANDED ((size_t)4 * YF_MAX_FILE)
+#define ANCHOR_SLOTS (2 * YF_MAX_ANCHORS) /* open addressing, at most half full */
 #define SIZE_OPEN SIZE_MAX                /* an anchored node not ended yet */
 
 struct anchor {
@@ -299,7 +296,7 @@ struct bounds {
 	struct anchor slot[ANCHOR_SLOTS];
 	size_t nanchors, naliases;
 	size_t total;                     /* the expanded size so far */
-	struct { size_t start; struct anchor *a; } open[WC_MAX_DEPTH + 1]; /* the containers not ended */
+	struct { size_t start; struct anchor *a; } open[YF_MAX_DEPTH + 1]; /* the containers not ended */
 	int depth;
 };
 
@@ -314,12 +311,12 @@ static struct anchor *anchor_slot(struct bounds *b, const char *name)
 }
 
 /* Node ev (a scalar or a container's start) is anchored: its slot, or NULL when one too many. */
-static struct anchor *anchor_new(struct wc_ctx *c, struct bounds *b, const yaml_event_t *ev, const yaml_char_t *name)
+static struct anchor *anchor_new(struct yf_ctx *c, struct bounds *b, const yaml_event_t *ev, const yaml_char_t *name)
 {
 	struct anchor *a = anchor_slot(b, (const char *)name);
 	if (!a->name) { /* a repeated anchor is libyaml's to refuse */
-		if (++b->nanchors > WC_MAX_ANCHORS) {
-			wc_fail_at(c, ev->start_mark, "more than %d YAML anchors", WC_MAX_ANCHORS);
+		if (++b->nanchors > YF_MAX_ANCHORS) {
+			yf_fail_at(c, ev->start_mark, "more than %d YAML anchors", YF_MAX_ANCHORS);
 			return NULL;
 		}
 		a->name = xstrdup((const char *)name);
@@ -329,21 +326,21 @@ static struct anchor *anchor_new(struct wc_ctx *c, struct bounds *b, const yaml_
 }
 
 /* Add n to the expanded size: 0, or -1 (error set at ev) past the bound. */
-static int expand(struct wc_ctx *c, struct bounds *b, const yaml_event_t *ev, size_t n)
+static int expand(struct yf_ctx *c, struct bounds *b, const yaml_event_t *ev, size_t n)
 {
-	if (n > WC_MAX_EXPANDED - b->total)
-		return wc_fail_at(c, ev->start_mark, "YAML aliases expand the document to more than %zu bytes",
-				  WC_MAX_EXPANDED);
+	if (n > YF_MAX_EXPANDED - b->total)
+		return yf_fail_at(c, ev->start_mark, "YAML aliases expand the document to more than %zu bytes",
+				  YF_MAX_EXPANDED);
 	b->total += n;
 	return 0;
 }
 
 /* One event. 0, or -1 with the error set. */
-static int bound_event(struct wc_ctx *c, struct bounds *b, const yaml_event_t *ev)
+static int bound_event(struct yf_ctx *c, struct bounds *b, const yaml_event_t *ev)
 {
 	const yaml_char_t *anchor = NULL;
 	struct anchor *a;
-	char eb[ESC_SIZE];
+	char eb[YF_ESC_SIZE];
 	switch (ev->type) {
 	case YAML_SCALAR_EVENT:
 		if (expand(c, b, ev, 1 + ev->data.scalar.length) < 0)
@@ -358,8 +355,8 @@ static int bound_event(struct wc_ctx *c, struct bounds *b, const yaml_event_t *e
 	case YAML_MAPPING_START_EVENT:
 		anchor = ev->type == YAML_SEQUENCE_START_EVENT ? ev->data.sequence_start.anchor
 								: ev->data.mapping_start.anchor;
-		if (b->depth == WC_MAX_DEPTH)
-			return wc_fail_at(c, ev->start_mark, "YAML nesting is deeper than %d levels", WC_MAX_DEPTH);
+		if (b->depth == YF_MAX_DEPTH)
+			return yf_fail_at(c, ev->start_mark, "YAML nesting is deeper than %d levels", YF_MAX_DEPTH);
 		a = NULL;
 		if (anchor && !(a = anchor_new(c, b, ev, anchor)))
 			return -1;
@@ -372,14 +369,14 @@ static int bound_event(struct wc_ctx *c, struct bounds *b, const yaml_event_t *e
 			a->size = b->total - b->open[b->depth].start;
 		return 0;
 	case YAML_ALIAS_EVENT:
-		if (++b->naliases > WC_MAX_ALIASES)
-			return wc_fail_at(c, ev->start_mark, "more than %d YAML aliases", WC_MAX_ALIASES);
+		if (++b->naliases > YF_MAX_ALIASES)
+			return yf_fail_at(c, ev->start_mark, "more than %d YAML aliases", YF_MAX_ALIASES);
 		a = anchor_slot(b, (const char *)ev->data.alias.anchor);
 		if (!a->name)
 			return 0; /* an undefined alias: libyaml says so, with its position */
 		if (a->size == SIZE_OPEN)
-			return wc_fail_at(c, ev->start_mark, "YAML alias *%s is inside the node it names",
-					  wc_esc(eb, (const char *)ev->data.alias.anchor,
+			return yf_fail_at(c, ev->start_mark, "YAML alias *%s is inside the node it names",
+					  yf_esc(eb, (const char *)ev->data.alias.anchor,
 						 strlen((const char *)ev->data.alias.anchor)));
 		return expand(c, b, ev, a->size);
 	default:
@@ -387,7 +384,7 @@ static int bound_event(struct wc_ctx *c, struct bounds *b, const yaml_event_t *e
 	}
 }
 
-int wc_check_bounds(struct wc_ctx *c, const char *buf, size_t len)
+int yf_check_bounds(struct yf_ctx *c, const char *buf, size_t len)
 {
 	struct bounds *b = xcalloc(1, sizeof(*b));
 	yaml_parser_t p;
@@ -396,7 +393,7 @@ int wc_check_bounds(struct wc_ctx *c, const char *buf, size_t len)
 
 	if (!yaml_parser_initialize(&p)) {
 		free(b);
-		return wc_fail_nopos(c, "out of memory");
+		return yf_fail_nopos(c, "out of memory");
 	}
 	yaml_parser_set_input_string(&p, (const unsigned char *)buf, len);
 	while (!done && yaml_parser_parse(&p, &ev)) {
@@ -406,7 +403,7 @@ int wc_check_bounds(struct wc_ctx *c, const char *buf, size_t len)
 		yaml_event_delete(&ev);
 	}
 	if (!done && p.error == YAML_MEMORY_ERROR)
-		rc = wc_fail_nopos(c, "out of memory while parsing YAML");
+		rc = yf_fail_nopos(c, "out of memory while parsing YAML");
 	yaml_parser_delete(&p);
 	for (size_t i = 0; i < ANCHOR_SLOTS; i++)
 		free(b->slot[i].name);
