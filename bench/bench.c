@@ -1,9 +1,9 @@
 /* bench.c: the shim's benchmark driver (`make bench`; see bench/README.md and docs/performance.md).
  *
  * For every payload directory (metrics_<endpoint>.txt, as --replay-dir reads them):
- *   pipeline   parse (payload_feed x5, in libcurl's 16 KiB pieces) + map (mapping_run) + write
- *              (write_family) from bytes already in memory, then free everything, as one scrape
- *              does; many iterations on one core;
+ *   pipeline   parse (payload_feed x5, in libcurl's 16 KiB pieces) + render_run (map: mapping_run,
+ *              write: write_family, then the self metrics) from bytes already in memory, then free
+ *              everything, as one scrape does; many iterations on one core;
  *   scrape     scrape_run() with --replay-dir semantics (adds reading the five files, the self
  *              metrics and the scraper's bookkeeping);
  *   rss        a fresh child process (this binary, --rss) that runs three scrape_run()s and
@@ -24,9 +24,8 @@
 #include "expo.h"
 #include "mapping.h"
 #include "payload.h"
-#include "source.h"
+#include "render.h"
 #include "scrape.h"
-#include "writer.h"
 #include "xmalloc.h"
 
 #include <arpa/inet.h>
@@ -237,58 +236,37 @@ static struct payload *parse_answer(const struct payload_set *ps, enum source_id
 	return p;
 }
 
-/* mapping_run's emit for the pipeline: write the row, and split the time since the last row
- * into map (until this call) and write (this call). */
-struct pipe_rows {
-	const struct mapping *m;
-	struct buf *out;
-	double last, map, write;
-};
-
-static void pipe_row(void *ctx, size_t i, const struct row_result *res)
-{
-	struct pipe_rows *w = ctx;
-	double r1 = now();
-	if (res->status == ROW_OK)
-		write_family(w->out, w->m->rows[i].name, w->m->rows[i].help, w->m->rows[i].type, &res->v);
-	double r2 = now();
-	w->map += r1 - w->last;
-	w->write += r2 - r1;
-	w->last = r2;
-}
-
-/* One scrape's work as scrape_run does it: parse, then the rows through mapping_run, each written
- * as it comes. The total is this thread's CPU time; the map / write split sums wall-clock intervals
- * per row (CLOCK_MONOTONIC is a vDSO call, cheap enough to take 124 times). */
+/* One scrape's work as scrape_run does it: parse, then render_run (the rows through mapping_run,
+ * each written as it comes, then the self metrics). The total is this thread's CPU time; the
+ * map / write split sums wall-clock intervals per row (render_in.time_rows: CLOCK_MONOTONIC is a
+ * vDSO call, cheap enough to take 124 times). */
 static void pipeline_once(const struct payload_set *ps, const struct mapping *m, struct pipe_times *t)
 {
 	struct payload *p[SRC_COUNT] = { 0 }; /* slurmctld's answers; no slurmrestd */
-	const struct expo *ex[SRC_COUNT];
-	int up[SRC_COUNT];
+	struct render_result res;
 	struct buf out;
 
 	double c0 = cpu_now(), t0 = now();
 	for (int ep = 0; ep < SRC_NATIVE_COUNT; ep++) {
 		p[ep] = parse_answer(ps, (enum source_id)ep, m);
 	}
-	source_usable((const struct payload *const *)p, up); /* the daemon's verdict */
-	for (int ep = 0; ep < SRC_COUNT; ep++)
-		ex[ep] = up[ep] ? &p[ep]->expo : NULL;
 	double t1 = cpu_now();
+	/* as scrape_run does: the body reserved at about the last size */
+	const struct render_in in = { .m = m, .flags = 0, .p = (const struct payload *const *)p, .size_hint = t->out_bytes,
+				      .clock = now, .started = t0, .time_rows = 1 };
 	buf_init(&out, 0);
-	buf_reserve(&out, t->out_bytes + t->out_bytes / 8); /* as scrape_run does: about the last size */
-	struct pipe_rows w = { m, &out, now(), 0, 0 };
-	mapping_run(m, 0, ex, up, pipe_row, &w);
+	render_run(&in, &out, &res);
 	t->out_bytes = out.len;
 	buf_free(&out);
+	render_result_free(&res);
 	for (int ep = 0; ep < SRC_NATIVE_COUNT; ep++)
 		payload_unref(p[ep]);
 	double t4 = now();
 	add(&t->cpu, cpu_now() - c0);
 	add(&t->total, t4 - t0);
 	add(&t->parse, t1 - c0);
-	add(&t->eval, w.map);
-	add(&t->write, w.write);
+	add(&t->eval, res.eval_s);
+	add(&t->write, res.write_s);
 }
 
 static void pipe_times_free(struct pipe_times *t)
@@ -710,7 +688,8 @@ static const char *base_name(const char *p)
 	return s && s[1] ? s + 1 : p;
 }
 
-/* --rows: what each mapping row costs to evaluate (median of 9 runs, inputs parsed once). */
+/* --rows: what each mapping row costs to evaluate and write (median of 9 renders of the row alone, less a
+ * render of no row; inputs parsed once). */
 struct row_cost {
 	const char *name;
 	double med;
@@ -723,45 +702,52 @@ static int row_cost_cmp(const void *a, const void *b)
 	return x->med < y->med ? 1 : x->med > y->med ? -1 : 0;
 }
 
-static void count_series(void *ctx, size_t i, const struct row_result *res)
+/* The median time of 9 renders of table m over p (the self metrics included). */
+static double render_median(const struct mapping *m, struct payload *const p[SRC_COUNT], size_t *nseries)
 {
-	(void)i;
-	*(size_t *)ctx = res->v.n;
+	const struct render_in in = { .m = m, .flags = 0, .p = (const struct payload *const *)p };
+	struct series s = { 0 };
+	for (int k = 0; k < 9; k++) {
+		struct render_result res;
+		struct buf out;
+		buf_init(&out, 0);
+		double t0 = now();
+		render_run(&in, &out, &res);
+		add(&s, now() - t0);
+		if (nseries)
+			*nseries = res.nrows ? res.rows[0].nseries : 0;
+		render_result_free(&res);
+		buf_free(&out);
+	}
+	double med = stats_of(&s).med;
+	free(s.v);
+	return med;
 }
 
 static int rows_profile(const char *dir, const char *mapping)
 {
 	struct payload_set ps;
 	struct payload *p[SRC_COUNT] = { 0 }; /* slurmctld's answers; no slurmrestd */
-	const struct expo *ex[SRC_COUNT];
-	int up[SRC_COUNT];
 	load_set(&ps, dir);
 	struct mapping *m = load_mapping_or_die(mapping);
 	for (int ep = 0; ep < SRC_NATIVE_COUNT; ep++) {
 		p[ep] = parse_answer(&ps, (enum source_id)ep, m);
 	}
-	source_usable((const struct payload *const *)p, up); /* the daemon's verdict */
-	for (int ep = 0; ep < SRC_COUNT; ep++)
-		ex[ep] = up[ep] ? &p[ep]->expo : NULL;
 	struct row_cost *rc = xcalloc(m->nrows, sizeof(*rc));
-	double total = 0;
+	struct mapping none = *m; /* no row: what a render costs besides its rows (the self metrics) */
+	none.nrows = 0;
+	double base = render_median(&none, p, NULL), total = 0;
 	for (size_t i = 0; i < m->nrows; i++) {
 		struct mapping one = *m; /* the table of this row alone */
-		struct series s = { 0 };
 		one.rows = &m->rows[i];
 		one.nrows = 1;
-		for (int k = 0; k < 9; k++) {
-			double t0 = now();
-			mapping_run(&one, 0, ex, up, count_series, &rc[i].series);
-			add(&s, now() - t0);
-		}
 		rc[i].name = m->rows[i].name;
-		rc[i].med = stats_of(&s).med;
+		rc[i].med = fmax(render_median(&one, p, &rc[i].series) - base, 0);
 		total += rc[i].med;
-		free(s.v);
 	}
 	qsort(rc, m->nrows, sizeof(*rc), row_cost_cmp);
-	printf("mapping rows by evaluation time on %s (sum of medians %.3f ms)\n", dir, total * 1e3);
+	printf("mapping rows by evaluation and writing time on %s (sum of medians %.3f ms; a render without rows, "
+	       "%.3f ms, taken off each)\n", dir, total * 1e3, base * 1e3);
 	for (size_t i = 0; i < m->nrows && rc[i].med > 0; i++)
 		printf("  %-50s %9.3f ms %5.1f%%  %zu series\n", rc[i].name, rc[i].med * 1e3, 100 * rc[i].med / total,
 		       rc[i].series);
@@ -780,7 +766,7 @@ static void usage(void)
 		"             [--shim BIN --fake BIN --e2e DIR]... DIR...\n"
 		"       bench --rss DIR MAPPING        (one process: 3 scrapes, prints VmHWM)\n"
 		"       bench --loop DIR MAPPING N     (parse+map+write N times, for perf/callgrind)\n"
-		"       bench --rows DIR MAPPING       (evaluation time of each mapping row)\n"
+		"       bench --rows DIR MAPPING       (evaluation and writing time of each mapping row)\n"
 		"       bench --cpu DIR MAPPING S      (median CPU time of the pipeline over S seconds)\n");
 	exit(2);
 }

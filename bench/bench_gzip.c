@@ -190,7 +190,7 @@ static char *render_answer(const char *dir, const char *mapping, double seconds,
 	size_t n;
 	struct buf out;
 	cfg.replay_dir = dir;
-	cfg.flags = "";
+	cfg.flags = 0;
 	cfg.upstream[UPSTREAM_SLURMCTLD].max_body = 268435456;
 	struct scraper *sc = scraper_new(&cfg, load_mapping_or_die(mapping));
 	buf_init(&out, 0);

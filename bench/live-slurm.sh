@@ -2,8 +2,8 @@
 # bench/live-slurm.sh: what a scrape costs a real slurmctld, measured.
 #
 # Reuses an installed Slurm 25.11 (it never downloads or builds one), starts a private cluster on
-# 127.0.0.1 only (its own munged, one slurmctld, four slurmd in multiple-slurmd mode, slurmrestd on
-# a unix socket when installed), fills the queue to each RECORDS level with held jobs (the cost of
+# 127.0.0.1 only (bench/live-lib.sh: its own munged, one slurmctld, four slurmd in multiple-slurmd
+# mode, slurmrestd on a unix socket when installed), fills the queue to each RECORDS level with held jobs (the cost of
 # a job walk follows job records, not array tasks, so one sbatch per record and no arrays; a held
 # job is a record that never runs; the jobs belong to several users, never root: see fill_users),
 # and prints slurmctld's CPU time per scrape for these rows:
@@ -78,10 +78,9 @@ BASE_PORT=${BASE_PORT:-16817}
 REST_USER=${REST_USER:-daemon}
 KEEP=${KEEP:-0}
 
-die() {
-	echo "live-slurm: $*" >&2
-	exit 1
-}
+LIVE_NAME=live-slurm
+# shellcheck source=bench/live-lib.sh
+. "$(dirname "$0")/live-lib.sh"
 
 [ -n "$SLURM_PREFIX" ] || die "set SLURM_PREFIX to an installed Slurm 25.11 (this script does not build one)"
 for b in sbin/slurmctld sbin/slurmd bin/sbatch bin/squeue bin/sinfo bin/sdiag bin/scontrol; do
@@ -98,156 +97,30 @@ command -v python3 >/dev/null || die "python3 not found"
 MAPPING=$(cd "$(dirname "$MAPPING")" && pwd)/$(basename "$MAPPING")
 LIVE_CPU="python3 $(cd "$(dirname "$0")" && pwd)/live_cpu.py"
 
-ME=$(id -un)
-W=${WORKDIR:-$(mktemp -d /tmp/live-slurm.XXXXXX)}
-mkdir -p "$W/munge" "$W/state" "$W/spool" "$W/log" "$W/run"
-chmod 700 "$W/munge"
-CONF=$W/slurm.conf
+live_setup
 CTLD_PORT=$BASE_PORT
 SHIM_PORT=$((BASE_PORT + 10))
 FAKE_PORT=$((BASE_PORT + 11))
 CTLD=http://127.0.0.1:$CTLD_PORT
 TSV=$W/means.tsv
 : >"$TSV"
-PIDS=""
-
-cleanup() {
-	for p in $PIDS; do
-		kill "$p" 2>/dev/null || true
-	done
-	sleep 1
-	for p in $PIDS; do
-		kill -9 "$p" 2>/dev/null || true
-	done
-	if [ "$KEEP" = 1 ]; then
-		echo "live-slurm: kept $W" >&2
-	elif [ -z "${WORKDIR:-}" ]; then
-		rm -rf "$W"
-	fi
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
 
 want() { case " $ROWS " in *" $1 "*) return 0 ;; esac; return 1; }
 
-# --- the cluster -----------------------------------------------------------------------------
-start_munge() {
-	dd if=/dev/urandom of="$W/munge/munge.key" bs=1024 count=1 2>/dev/null
-	chmod 600 "$W/munge/munge.key"
-	"$MUNGED" --force --socket="$W/munge/munge.socket.2" --key-file="$W/munge/munge.key" \
-		--pid-file="$W/munge/munged.pid" --seed-file="$W/munge/munged.seed" --log-file="$W/munge/munged.log" ||
-		die "munged does not start (see $W/munge/munged.log)"
-	PIDS="$PIDS $(cat "$W/munge/munged.pid")"
-}
-
-write_conf() {
-	cat >"$CONF" <<EOF
-# bench/live-slurm.sh: a private cluster on 127.0.0.1 only
-ClusterName=livebench
-SlurmctldHost=localhost(127.0.0.1)
-SlurmctldPort=$CTLD_PORT
-SlurmUser=$ME
-SlurmdUser=$ME
-AuthType=auth/munge
-AuthInfo=socket=$W/munge/munge.socket.2
-CredType=cred/munge
-CommunicationParameters=NoCtldInAddrAny,NoInAddrAny
-MetricsType=metrics/openmetrics
-StateSaveLocation=$W/state
-SlurmdSpoolDir=$W/spool/slurmd.%n
-SlurmctldPidFile=$W/run/slurmctld.pid
-SlurmdPidFile=$W/run/slurmd.%n.pid
-SlurmctldLogFile=$W/log/slurmctld.log
-SlurmdLogFile=$W/log/slurmd.%n.log
-SlurmctldDebug=info
-SlurmdDebug=info
-ProctrackType=proctrack/linuxproc
-TaskPlugin=task/none
-JobAcctGatherType=jobacct_gather/none
-AccountingStorageType=accounting_storage/none
-JobCompType=jobcomp/none
-MpiDefault=none
-SchedulerType=sched/backfill
-SelectType=select/cons_tres
-SelectTypeParameters=CR_Core_Memory
-SlurmdParameters=config_overrides
-ReturnToService=2
-MaxJobCount=200000
-MinJobAge=7200
-MailProg=/bin/true
-NodeName=n1 NodeHostname=localhost NodeAddr=127.0.0.1 Port=$((BASE_PORT + 1)) CPUs=4 RealMemory=8000
-NodeName=n2 NodeHostname=localhost NodeAddr=127.0.0.1 Port=$((BASE_PORT + 2)) CPUs=8 RealMemory=16000
-NodeName=n3 NodeHostname=localhost NodeAddr=127.0.0.1 Port=$((BASE_PORT + 3)) CPUs=16 RealMemory=32000
-NodeName=n4 NodeHostname=localhost NodeAddr=127.0.0.1 Port=$((BASE_PORT + 4)) CPUs=16 RealMemory=64000
-PartitionName=batch Nodes=n[1-4] Default=YES MaxTime=INFINITE State=UP
-PartitionName=debug Nodes=n1 MaxTime=60 State=UP
-EOF
-}
-
-slurm() {
-	cmd=$1
-	shift
-	SLURM_CONF=$CONF "$SLURM_PREFIX/bin/$cmd" "$@"
-}
-
+# --- the cluster (bench/live-lib.sh) ------------------------------------------------------------
 start_slurm() {
-	"$SLURM_PREFIX/sbin/slurmctld" -D -i -f "$CONF" >"$W/log/slurmctld.out" 2>&1 &
-	CTLD_PID=$!
-	PIDS="$PIDS $CTLD_PID"
-	for n in n1 n2 n3 n4; do
-		"$SLURM_PREFIX/sbin/slurmd" -D -N "$n" -f "$CONF" >"$W/log/slurmd.$n.out" 2>&1 &
-		PIDS="$PIDS $!"
-	done
-	i=0
-	until curl -sf -o /dev/null "$CTLD/metrics/scheduler"; do
-		i=$((i + 1))
-		[ $i -lt 60 ] || die "slurmctld's metrics do not answer on $CTLD (see $W/log/slurmctld.log)"
-		kill -0 "$CTLD_PID" 2>/dev/null || die "slurmctld exited (see $W/log/slurmctld.log)"
-		sleep 1
-	done
-	i=0
-	while [ "$(slurm sinfo -h -o %D -t idle | awk '{ s += $1 } END { print s + 0 }')" -lt 4 ]; do
-		i=$((i + 1))
-		if [ $i -ge 30 ]; then
-			echo "live-slurm: not every node is idle after 30 s (see $W/log/slurmd.*); measuring anyway" >&2
-			break
-		fi
-		sleep 1
-	done
+	start_ctld slurmctld "$CONF"
+	start_slurmds
+	wait_metrics "$CTLD" "$CTLD_PID"
+	wait_idle
 }
 
-REST_SOCK=$W/rest/slurmrestd.sock
-REST_PID=""
-# slurmrestd on a unix socket with rest_auth/local (the peer's uid; root's requests run as
-# slurmrestd's user). It refuses to run as root or as SlurmUser, and a release build refuses
-# SLURMRESTD_SECURITY=disable_user_check, so: as root it is started as REST_USER (-u/-g); run by
-# anyone else, that user is SlurmUser, and there is no rest row.
-start_rest() {
-	[ -x "$SLURM_PREFIX/sbin/slurmrestd" ] || return 0
-	if [ "$(id -u)" != 0 ]; then
-		echo "live-slurm: slurmrestd cannot run as SlurmUser ($ME): no rest row (run as root for it)" >&2
-		return 0
-	fi
-	mkdir -p "$W/rest"
-	chown "$REST_USER" "$W/rest"
-	chmod 755 "$W" "$W/munge" # REST_USER reads the config and reaches the munge socket
-	SLURM_CONF=$CONF "$SLURM_PREFIX/sbin/slurmrestd" -u "$REST_USER" -g "$(id -gn "$REST_USER")" \
-		-a rest_auth/local "unix:$REST_SOCK" >"$W/log/slurmrestd.out" 2>&1 &
-	REST_PID=$!
-	PIDS="$PIDS $REST_PID"
-	i=0
-	until [ -S "$REST_SOCK" ]; do
-		i=$((i + 1))
-		if [ $i -ge 20 ] || ! kill -0 "$REST_PID" 2>/dev/null; then
-			echo "live-slurm: slurmrestd does not start (see $W/log/slurmrestd.out); no rest row" >&2
-			REST_PID=""
-			return 0
-		fi
-		sleep 0.5
-	done
-	# the newest data parser: paths look like "\/slurm\/v0.0.44\/jobs" (JSON escapes the slashes)
-	REST_VERSION=$(curl -s --unix-socket "$REST_SOCK" http://localhost/openapi/v3 | tr -d '\134' |
-		grep -o '/slurm/v0\.0\.[0-9]*/' | sort -u | tail -n 1 | cut -d/ -f3)
+# slurmrestd on a unix socket with rest_auth/local (start_rest in bench/live-lib.sh): no rest row
+# when it does not start or names no /slurm/ version in /openapi/v3
+start_rest_row() {
+	start_rest "unix:$REST_SOCK" rest_auth/local
+	[ -n "$REST_PID" ] || return 0
+	rest_version --max-time 30
 	if [ -z "$REST_VERSION" ]; then
 		echo "live-slurm: slurmrestd names no /slurm/ version in /openapi/v3; no rest row" >&2
 		REST_PID=""
@@ -361,28 +234,6 @@ shim_intervals() {
 # shim_flags SCALE: every interval flag at its default divided by SCALE (0: every interval 0)
 shim_flags() {
 	shim_intervals | awk -v s="$1" '{ printf "%s %s ", $1, (s == 0 ? 0 : $2 / s) }'
-}
-
-SHIM_PID=""
-# start_shim UPSTREAM FLAGS...: the shim against UPSTREAM on SHIM_PORT
-start_shim() {
-	up=$1
-	shift
-	"$SHIM_BIN" --slurmctld.url "$up" --mapping.file "$MAPPING" --web.listen-address "127.0.0.1:$SHIM_PORT" \
-		--log.level warn "$@" >>"$W/log/shim.out" 2>&1 &
-	SHIM_PID=$!
-	PIDS="$PIDS $SHIM_PID"
-	i=0
-	until curl -s -o /dev/null "http://127.0.0.1:$SHIM_PORT/"; do # the status page never fetches
-		i=$((i + 1))
-		[ $i -lt 50 ] || die "the shim does not start (see $W/log/shim.out)"
-		sleep 0.1
-	done
-}
-
-stop_shim() {
-	kill "$SHIM_PID" 2>/dev/null || true
-	wait "$SHIM_PID" 2>/dev/null || true
 }
 
 # The shim's scrapes of a row are appended to $W/scrapes.txt. walks: which job-walking endpoints
@@ -510,7 +361,7 @@ start_munge
 write_conf
 start_slurm
 write_old_exporter
-want rest && start_rest
+want rest && start_rest_row
 echo "bench/live-slurm.sh, $(date -u '+%Y-%m-%d %H:%M UTC')"
 echo "machine: $(uname -srm), $(nproc) CPUs ($(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | sort -u | paste -sd/ -))"
 echo "Slurm: $("$SLURM_PREFIX/sbin/slurmctld" -V)${SLURM_SRC:+, commit $(git -C "$SLURM_SRC" rev-parse HEAD 2>/dev/null)}"

@@ -2,8 +2,9 @@
  * expression compiler of src/expr.c): the input is written to a memfd and loaded by its
  * /proc/self/fd path, as a mapping file would be. A table that loads is evaluated against the fixed
  * payload of fuzz_payload.h twice, through the daemon's path (each answer parsed as it arrives, in
- * pieces, keeping what the table reads; the rows run by mapping_run): with every endpoint up, and
- * with some down (chosen by the input's length), with every row enabled.
+ * pieces, keeping what the table reads; then render_run: the rows, the writer, the output cap, the
+ * self metrics): with every endpoint up, and with some down and sometimes a small output cap (both
+ * chosen by the input's length), with every row enabled; the property is evaluate()'s.
  * Ownership: the memfd lives for the whole run; the mapping, the problems buffer and the payloads
  * are freed before returning. */
 #include <stddef.h>
@@ -18,6 +19,7 @@
 #include "fuzz_payload.h"
 #include "mapping.h"
 #include "payload.h"
+#include "render.h"
 #include "source.h"
 #include "xmalloc.h"
 
@@ -48,37 +50,52 @@ static void write_input(const uint8_t *data, size_t size)
 	}
 }
 
-/* mapping_run's emit: every label of a served series has a name. */
-static void check_row(void *ctx, size_t i, const struct row_result *res)
-{
-	(void)ctx;
-	(void)i;
-	if (res->status == ROW_OK)
-		for (size_t k = 0; k < res->v.n; k++)
-			for (uint32_t j = 0; j < res->v.e[k].nlabels; j++)
-				if (!res->v.e[k].labels[j].name)
-					abort();
-}
-
-static void evaluate(const struct mapping *m, unsigned down)
+/* The fixed payload through the daemon's render (render_run): every source parsed in pieces with
+ * the table's filter, the ones in down failed instead; the legacy families capped at max_output
+ * bytes (0: no cap). Property: the body reads back strictly without an error (what Prometheus
+ * gets), every served row's bytes are its family, whole, one after the other, none past the cap,
+ * and a row left out for the cap wrote nothing. */
+static void evaluate(const struct mapping *m, unsigned down, size_t max_output)
 {
 	struct payload *p[SRC_COUNT] = { 0 };
-	const struct expo *ex[SRC_COUNT];
-	int up[SRC_COUNT];
 	for (int i = 0; i < SRC_NATIVE_COUNT; i++) { /* slurmctld's answers; no slurmrestd */
 		size_t len = strlen(fuzz_payload[i]);
 		p[i] = payload_new((enum source_id)i, 0, mapping_has_input, (void *)m);
-		for (size_t off = 0; off < len; off += 100) /* lines split across pieces */
+		if (down >> i & 1)
+			payload_fault(p[i], FAULT_TRANSPORT, "down");
+		for (size_t off = 0; off < len && !(down >> i & 1); off += 100) /* lines split across pieces */
 			if (payload_feed(p[i], fuzz_payload[i] + off, len - off < 100 ? len - off : 100, 0) < 0)
 				abort();
 		payload_finish(p[i]);
 	}
-	source_usable((const struct payload *const *)p, up); /* the daemon's verdict */
-	for (int i = 0; i < SRC_COUNT; i++) {
-		up[i] = up[i] && !(down >> i & 1);
-		ex[i] = up[i] ? &p[i]->expo : NULL;
+	const struct render_in in = { .m = m, .flags = ROW_FLAG_GPUS_ACCT, .p = (const struct payload *const *)p,
+				      .max_output = max_output };
+	struct render_result res;
+	struct buf body;
+	struct expo e;
+	buf_init(&body, 0);
+	int status = render_run(&in, &body, &res);
+	/* 503 (no row evaluated) only when no answer is usable: never with every endpoint up */
+	if (status != 200 && (status != 503 || !down || res.nrows || strncmp(body.data, "slurm-exporter-shim: ", 21)))
+		abort();
+	size_t end = 0;
+	for (size_t i = 0; i < res.nrows; i++) {
+		const struct render_row *o = &res.rows[i];
+		char head[600];
+		int hn = snprintf(head, sizeof(head), "# HELP %s ", m->rows[i].name);
+		if ((o->len != 0) != (o->status == ROW_OK && !o->output_full) || (o->output_full && o->status != ROW_OK))
+			abort();
+		if (o->len && (o->off < end || (max_output && o->off + o->len > max_output) ||
+			       (hn < (int)sizeof(head) && strncmp(body.data + o->off, head, (size_t)hn))))
+			abort();
+		end = o->len ? o->off + o->len : end;
 	}
-	mapping_run(m, ROW_FLAG_GPUS_ACCT, ex, up, check_row, NULL);
+	expo_init(&e);
+	if (status == 200 && expo_parse(&e, body.data, body.len, EXPO_STRICT))
+		abort();
+	expo_free(&e);
+	buf_free(&body);
+	render_result_free(&res);
 	for (int i = 0; i < SRC_COUNT; i++)
 		payload_unref(p[i]);
 }
@@ -98,8 +115,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (m) {
 		(void)mapping_sources(m, ROW_FLAG_GPUS_ACCT, ~0u);
 		(void)mapping_sources(m, 0, 0);
-		evaluate(m, 0);
-		evaluate(m, (unsigned)size % 32);
+		evaluate(m, 0, 0);
+		evaluate(m, (unsigned)size % 32, size % 7 ? 0 : size * 13 % 8192);
 	}
 	mapping_free(m);
 	buf_free(&problems);

@@ -10,8 +10,6 @@
 #include "utf8.h"
 #include "xmalloc.h"
 
-#define FIDELITY_FAMILY "slurm_exporter_shim_row_fidelity"
-
 /* One differing series: present on one side or both, with different values. */
 struct diff {
 	const struct expo_sample *legacy, *shim; /* NULL: absent on that side */
@@ -118,50 +116,26 @@ static void diff_series(struct fam_result *r, const struct expo_family *lf, cons
 	free(s);
 }
 
-/* The value of label `name` in sample s, as a NUL-terminated copy in out (empty when absent). */
-static void label_value(const struct expo_sample *s, const char *name, char *out, size_t outsz)
+/* Whether row r was served, as the render's result record o says (NULL: nothing was), and with
+ * which form: its fidelity, upstream and note. */
+static int served_form(const struct row *r, const struct render_row *o, struct fam_result *res)
 {
-	int k = labels_find(s->labels, s->nlabels, name, strlen(name));
-	size_t n = k < 0 ? 0 : s->labels[k].vlen < outsz ? s->labels[k].vlen : outsz - 1;
-	memcpy(out, k < 0 ? "" : s->labels[k].value, n);
-	out[n] = '\0';
+	if (!o || o->status != ROW_OK || o->output_full)
+		return 0;
+	res->upstream = upstreams[row_upstream(r, o->form)].name;
+	res->fidelity = o->fidelity;
+	res->note = r->forms[o->form].note;
+	return 1;
 }
 
-/* The form row r was served with this scrape, from the shim's self metric: its fidelity, upstream and
- * note. 0 when the row was not served. */
-static int served_form(const struct row *r, const struct expo *shim, struct fam_result *res)
-{
-	const struct expo_family *f = expo_find(shim, FIDELITY_FAMILY, strlen(FIDELITY_FAMILY));
-	char fam[256], fid[32], up[32];
-	for (size_t i = 0; f && i < f->n; i++) {
-		label_value(&f->samples[i], "family", fam, sizeof(fam));
-		if (strcmp(fam, r->name))
-			continue;
-		label_value(&f->samples[i], "fidelity", fid, sizeof(fid));
-		label_value(&f->samples[i], "upstream", up, sizeof(up));
-		int rest = !strcmp(up, upstreams[UPSTREAM_SLURMRESTD].name);
-		res->upstream = upstreams[rest ? UPSTREAM_SLURMRESTD : UPSTREAM_SLURMCTLD].name;
-		res->fidelity = !strcmp(fid, fidelity_name(FID_EXACT)) ? FID_EXACT : FID_APPROXIMATE;
-		res->note = row_native(r)->note;
-		/* slurmrestd's form: the first form that reads slurmrestd (the one the driver tries first) */
-		for (size_t k = 0; rest && k < r->nforms; k++)
-			if (row_upstream(r, k) == UPSTREAM_SLURMRESTD) {
-				res->note = r->forms[k].note;
-				break;
-			}
-		return 1;
-	}
-	return 0;
-}
-
-/* Compare one family: row r (NULL: no row serves it) against the old exporter's. */
-static void compare_one(const char *name, size_t nlen, const struct row *r, unsigned flags,
+/* Compare one family: row r (NULL: no row serves it; o: what it gave) against the old exporter's. */
+static void compare_one(const char *name, size_t nlen, const struct row *r, const struct render_row *o, unsigned flags,
 			const struct expo *legacy, const struct expo *shim, struct fam_result *res)
 {
 	const struct expo_family *lf = expo_find(legacy, name, nlen);
 	const struct expo_family *sf = r ? expo_find(shim, name, nlen) : NULL;
 	int enabled = r && row_is_enabled(r, flags);
-	int served = enabled && served_form(r, shim, res);
+	int served = enabled && served_form(r, o, res);
 	memset(res->diffs, 0, sizeof(res->diffs));
 	res->name = name;
 	res->nlen = nlen;
@@ -367,14 +341,16 @@ static void render(const struct fam_result *res, size_t n, enum compare_format f
 		   t.disappear == 1 ? "it" : "them", rc ? "" : ": every exact family agrees and none disappears");
 }
 
-int compare_families(const struct mapping *m, unsigned flags, const struct expo *legacy,
-		     const struct expo *shim, enum compare_format fmt, struct buf *out)
+int compare_families(const struct mapping *m, unsigned flags, const struct expo *legacy, const struct expo *shim,
+		     const struct render_result *served, enum compare_format fmt, struct buf *out)
 {
 	struct fam_result *res = xcalloc(m->nrows + legacy->nfams + 1, sizeof(*res));
 	size_t n = 0;
 	int rc = 0;
-	for (size_t i = 0; i < m->nrows; i++)
-		compare_one(m->rows[i].name, strlen(m->rows[i].name), &m->rows[i], flags, legacy, shim, &res[n++]);
+	for (size_t i = 0; i < m->nrows; i++) {
+		const struct render_row *o = served && i < served->nrows ? &served->rows[i] : NULL;
+		compare_one(m->rows[i].name, strlen(m->rows[i].name), &m->rows[i], o, flags, legacy, shim, &res[n++]);
+	}
 	for (size_t i = 0; i < legacy->nfams; i++) {
 		const struct expo_family *f = &legacy->fams[i];
 		char name[512];
@@ -384,7 +360,7 @@ int compare_families(const struct mapping *m, unsigned flags, const struct expo 
 		name[f->nlen] = '\0';
 		if (mapping_row_index(m, name) >= 0)
 			continue;
-		compare_one(f->name, f->nlen, NULL, flags, legacy, shim, &res[n++]);
+		compare_one(f->name, f->nlen, NULL, NULL, flags, legacy, shim, &res[n++]);
 	}
 	render(res, n, fmt, out);
 	rc = verdict_of(count(res, n));

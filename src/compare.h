@@ -1,7 +1,10 @@
 /* compare.h: --compare-legacy, the migration check. The old exporter's families against the shim's
  * own, family by family, as Prometheus would see them: label sets compared exactly, values
- * exactly (NaN equals NaN). compare_families is pure (two parsed expositions in, a report out, no
- * network: tests/test_compare.c); compare_get is the one HTTP GET of the old exporter's page. */
+ * exactly (NaN equals NaN). compare_families is pure (two parsed expositions and the shim's result
+ * record in, a report out, no network: tests/test_compare.c); compare_get is the one HTTP GET of the old exporter's page.
+ *
+ * Ownership: compare_families borrows everything and appends the report to out. compare_get
+ * appends the body to out (a buf the caller owns) and writes a reason into err when it fails. */
 #ifndef SHIM_COMPARE_H
 #define SHIM_COMPARE_H
 
@@ -10,6 +13,7 @@
 #include "buf.h"
 #include "expo.h"
 #include "mapping.h"
+#include "render.h"
 
 /* Differing series printed per family: the rest are only counted. */
 #define COMPARE_MAX_DIFFS 5
@@ -17,15 +21,15 @@
 enum compare_format { COMPARE_TABLE, COMPARE_JSON };
 
 /* Report every row of m (enabled under flags, enum row_flag bits, or not) and every family of legacy that no row
- * serves; go_*, process_* and promhttp_* families are ignored. shim is the shim's parsed answer,
- * self metrics included: slurm_exporter_shim_row_fidelity says which form (slurmctld's or
- * slurmrestd's) and fidelity each served row had this scrape. The report's last line (the JSON's
- * top-level counts) counts the exact differences, the approximate ones and the families that
- * disappear (the old exporter serves them, the shim serves none of their series). Returns 0 only
- * when nothing disappears and every family whose form is exact agrees (same series, same values);
- * 1 otherwise. */
-int compare_families(const struct mapping *m, unsigned flags, const struct expo *legacy,
-		     const struct expo *shim, enum compare_format fmt, struct buf *out);
+ * serves; go_*, process_* and promhttp_* families are ignored. shim is the shim's answer as served,
+ * parsed; served is the result record of the render that made it (render.h), which says whether
+ * each row was served and with which form (its fidelity, upstream and note); NULL, or a result
+ * without rows (a 503): none was. The report's last line (the JSON's top-level counts) counts the
+ * exact differences, the approximate ones and the families that disappear (the old exporter serves
+ * them, the shim serves none of their series). Returns 0 only when nothing disappears and every
+ * family whose form is exact agrees (same series, same values); 1 otherwise. */
+int compare_families(const struct mapping *m, unsigned flags, const struct expo *legacy, const struct expo *shim,
+		     const struct render_result *served, enum compare_format fmt, struct buf *out);
 
 /* 1 if legacy, the old exporter's page parsed, is an exporter's page at all: it has one sample or
  * more. An empty 200 or a page of comments is not (the URL points at something else): the caller

@@ -113,3 +113,11 @@ void compress_write_self(struct buf *b, struct compress_stats *st)
 			     (double)atomic_load(&st->bytes[c]));
 	}
 }
+
+size_t compressed_bytes(struct compressed *z)
+{
+	pthread_mutex_lock(&z->mu);
+	size_t n = z->state == 1 ? z->len : 0;
+	pthread_mutex_unlock(&z->mu);
+	return n;
+}

@@ -39,6 +39,8 @@ struct compress_stats {
 
 void compressed_init(struct compressed *z);
 void compressed_free(struct compressed *z);
+/* The bytes of z's gzip form (0: not made, or none). */
+size_t compressed_bytes(struct compressed *z);
 /* The gzip form of the len bytes at plain, made on the first call (st counts it; NULL: not
  * counted): 0 with *body and *blen, or -1 when there is none (send plain). Every call for one
  * struct compressed must pass the same plain bytes. */

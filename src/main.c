@@ -234,7 +234,8 @@ static int parse_page(struct expo *e, const struct buf *b, const char *what)
 	return -1;
 }
 
-/* --compare-legacy: the old exporter and one scrape of the shim at the same moment, compared.
+/* --compare-legacy: the old exporter and one scrape of the shim at the same moment, compared: the
+ * shim's answer as served, and its render's result record for the form each row was served with.
  * 0 every exact family agrees, 1 one differs (or the shim could not scrape), 2 the old exporter's
  * page could not be read. table borrows the scraper's mapping. */
 static int compare_legacy(const struct options *opt, struct scraper *scraper, const struct mapping *table)
@@ -252,7 +253,7 @@ static int compare_legacy(const struct options *opt, struct scraper *scraper, co
 	int started = pthread_create(&t, NULL, get_legacy, &page) == 0;
 	if (!started)
 		get_legacy(&page);
-	int status = scrape_run(scraper, opt->timeout, &shim);
+	struct answer *a = scrape_answer(scraper, opt->timeout);
 	if (started)
 		pthread_join(t, NULL);
 	if (page.rc < 0) {
@@ -267,15 +268,16 @@ static int compare_legacy(const struct options *opt, struct scraper *scraper, co
 			  page.body.len);
 		goto out;
 	}
-	if (status != 200) {
-		fwrite(shim.data, 1, shim.len, stderr);
-		shim.len = 0; /* nothing of the shim's: every family the old exporter has differs */
-	}
+	if (a->status != 200)
+		fwrite(a->body, 1, a->len, stderr); /* nothing of the shim's: every family the old exporter has differs */
+	else
+		buf_append(&shim, a->body, a->len);
 	if (parse_page(&se, &shim, "the shim's own answer") < 0)
 		goto out;
-	rc = compare_families(table, row_flags(opt), &le, &se, (enum compare_format)opt->compare_format, &report);
+	rc = compare_families(table, row_flags(opt), &le, &se, a->result, (enum compare_format)opt->compare_format, &report);
 	fwrite(report.data, 1, report.len, stdout);
 out:
+	answer_unref(a);
 	expo_free(&le);
 	expo_free(&se);
 	buf_free(&page.body);
@@ -349,6 +351,7 @@ int main(int argc, char **argv)
 		/* /jobs is the full job RPC: only on request, whatever the rows read */
 		.sources_off = opt.rest_jobs ? 0 : 1u << SRC_REST_JOBS,
 		.max_output = 1u << 30, /* legacy families; a family that does not fit is left out whole */
+		.max_held = (size_t)opt.max_held,
 		.slow_fetch = opt.slow_fetch,
 		/* only the daemon sends answers over HTTP: --once prints what it always printed */
 		.compression = opt.compression && !opt.once && !opt.compare_legacy,
@@ -356,7 +359,10 @@ int main(int argc, char **argv)
 	for (int id = 0; id < SRC_COUNT; id++)
 		sc.min_interval[id] = opt.once ? 0 : min_interval(&opt, (enum source_id)id);
 	const struct mapping *table = m; /* the scraper's from here on; no reload in the one-shot modes */
-	scraper = scraper_new(&sc, m);
+	struct scraper_config own = sc; /* the targets' scrapers serve no passthrough */
+	if (opt.native && !opt.once && !opt.compare_legacy)
+		own.keep_all = (1u << SRC_NATIVE_COUNT) - 1; /* /native/metrics/<endpoint> shares every fetch */
+	scraper = scraper_new(&own, m);
 	m = NULL;
 	if (opt.compare_legacy) {
 		rc = compare_legacy(&opt, scraper, table);

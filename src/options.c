@@ -119,6 +119,11 @@ static const struct flag flags[] = {
 	/* libmicrohttpd counts whole seconds and takes 0 as "never": an idle client would hold a slot forever */
 	{ .name = "web.connection-timeout", F_WSECONDS(conn_timeout), .def = "30", .lo = 1, .hi = 86400,
 	  .metavar = "SECONDS", .help = "idle HTTP connection timeout" },
+	/* clients that do not read keep answers alive: 256 MiB is a dozen answers of a 50,000-node
+	 * cluster (docs/reliability.md) */
+	{ .name = "web.max-held-bytes", F_BYTES(max_held), .def = "268435456", .lo = 1048576, .hi = 1099511627776.0,
+	  .metavar = "BYTES",
+	  .help = "bytes of earlier answers that connections still sending them may hold; beyond it a scrape that needs a new answer gets 503" },
 	/* without a scheme curl would guess, and "ctl1:6817" reads as scheme "ctl1" */
 	{ .name = "slurmctld.url", F_URLS(url), .def = "http://localhost:6817", .metavar = "URL",
 	  .help = "base URL of slurmctld's HTTP listener; repeat it (or give a comma list) for every controller of a "

@@ -33,6 +33,7 @@ struct options {
 	double slow_fetch;               /* seconds: a longer fetch is logged and counted; 0: never */
 	long long conn_timeout;          /* whole seconds */
 	long long max_conn;
+	long long max_held;              /* bytes: --web.max-held-bytes */
 	long long max_body;              /* bytes */
 	int gpus, once, check_expo, strict, version, help;
 	int native;                      /* --web.native-passthrough */

@@ -1,32 +1,31 @@
-/* scrape.h: one scrape, from request to text. Data flows one way:
- *   needed sources (mapping) -> payloads (shared fetch or replay, source.h's verdict) ->
- *   mapping_run (the row driver), row by row -> writer.
+/* scrape.h: one scrape, from request to answer: the payload cache (cache.h: the fetches, their
+ * intervals and deadlines, the table's generations) gives one set of finished payloads, the render
+ * (render.h) makes the body and its result record from them, and the scraper shares the answer,
+ * logs what the rows did (once per family and reason) and keeps the status page's snapshot.
  *
  * Concurrent scrapes share one in-flight fetch per source, and a finished answer (good or bad) is
- * reused for its source's min_interval seconds; nothing older is ever served. A fetch runs on a
- * detached worker thread of its own with its upstream's timeout, on behalf of every scrape that
- * waits for it: a scrape only waits, until its own deadline, so one client's short deadline
- * neither shortens nor fails the fetch the others get. The mapping can be swapped at any time
- * (SIGHUP): a scrape keeps the table it started with and only uses payloads parsed for that table
- * (its generation, fixed when the payload is created).
+ * reused for its source's min_interval seconds; nothing older is ever served. A scrape only waits,
+ * until its own deadline, so one client's short deadline neither shortens nor fails the fetch the
+ * others get. The mapping can be swapped at any time (SIGHUP): a scrape keeps the table it started
+ * with and only uses payloads parsed for that table.
  * The rendered answer is shared too: scrapes that get the same payloads under the same table get
  * one immutable, reference-counted body (its self metrics are those of the scrape that rendered it).
  * Ownership: scraper_new returns a new scraper (scraper_free frees it, after the fetches still
- * running end) that owns its payloads, mapping and last answer; it copies cfg but borrows the
- * strings it points to (its copy is never changed), and owns the upstreams' runtime state
- * (fetch.h's upstream_rt: slurmctld's base_url split into its controllers once, controllers.h;
- * none when it replays): no rendered answer mixes two controllers. scraper_new and scrape_set_mapping take ownership of the mapping;
- * scrape_answer returns a new reference; scrape_status copies into the caller's struct. */
+ * running end) that owns its cache, mapping and last answer; it copies cfg but borrows the
+ * strings it points to; slurmctld's base_url is split into its controllers once by the cache
+ * (unless cfg gives them, or replays): no rendered answer mixes two controllers. scraper_new and
+ * scrape_set_mapping take ownership of the mapping; scrape_answer returns a new reference;
+ * scrape_status copies into the caller's struct. */
 #ifndef SHIM_SCRAPE_H
 #define SHIM_SCRAPE_H
 
 #include <stdatomic.h>
 
 #include "buf.h"
-#include "compress.h"
 #include "controllers.h"
 #include "fetch.h"
 #include "mapping.h"
+#include "answer.h"
 
 struct scraper_config {
 	struct upstream_config upstream[UPSTREAM_COUNT];
@@ -36,21 +35,15 @@ struct scraper_config {
 	unsigned sources_off;     /* sources never fetched whatever the rows read (bit 1 << id); an
 				     upstream without base_url is never fetched either */
 	size_t max_output;        /* bytes */
+	unsigned keep_all;        /* sources whose payloads keep every family, not only the ones the
+				     table reads (bit 1 << id): the native passthrough's, decided at start */
 	double slow_fetch;        /* seconds: a fetch that takes longer is counted and logged (on the
 				     way from fast to slow and back); 0: never */
+	size_t max_held;          /* bytes of earlier answers that only connections still hold (clients
+				     that do not read); beyond it a scrape that needs a new answer gets
+				     503 instead (answer.h); 0: no bound */
 	int compression;          /* answers may be sent gzip-compressed (the daemon): the compression
 				     self metrics are written (compress.h) */
-};
-
-/* One rendered answer, immutable once scrape_answer returns it. */
-struct answer {
-	atomic_int refs;
-	int status;                    /* 200, or 503 when every source the mapping needs failed */
-	char *body;                    /* len bytes, NUL-terminated */
-	size_t len;
-	unsigned reloads;              /* the scraper's reload count it was rendered under */
-	const struct payload *in[SRC_COUNT]; /* the payloads it was rendered from (references) */
-	struct compressed gz;          /* its gzip form, made on the first request for it (compress.h) */
 };
 
 struct scraper;
@@ -61,9 +54,10 @@ void scrape_set_mapping(struct scraper *s, struct mapping *m);   /* NULL: a relo
 
 /* Run one scrape: the exposition (or, on 503, the reasons) as a new reference. timeout_s bounds how
  * long this scrape waits for payloads (never the shared fetch); a source still in flight then is
- * left out of this answer with the reason "scrape deadline passed". */
+ * left out of this answer with the reason "scrape deadline passed". A scrape that needs a new
+ * answer while earlier ones that only connections hold take more than cfg.max_held bytes gets a
+ * 503 saying so instead (nothing is rendered). */
 struct answer *scrape_answer(struct scraper *s, double timeout_s);
-void answer_unref(struct answer *a); /* NULL: nothing */
 /* The scraper's compression counters (its self metrics), which server.c updates. */
 struct compress_stats *scrape_compress_stats(struct scraper *s);
 /* scrape_answer, with the body appended to out; returns the HTTP status (200 or 503). */
@@ -71,11 +65,11 @@ int scrape_run(struct scraper *s, double timeout_s, struct buf *out);
 
 /* The native passthrough's answer for slurmctld source id (< SRC_NATIVE_COUNT), a new reference:
  * 200 with every family of that endpoint's answer re-escaped (native.h), or 503 with the reason it
- * is not usable. It shares the fetches, payloads and intervals of scrape_answer. The payloads the
- * table reads are filtered (only the families its rows read are stored), so the first call
- * switches the scraper to unfiltered fetches of slurmctld for good (a fresh filtered answer is
- * fetched again once, for this call); from then on scrapes and the passthrough share every fetch.
- * The memory of a payload is then bounded by its upstream's max_body instead of by the table. */
+ * is not usable. It shares the fetches, payloads and intervals of scrape_answer when id is in
+ * cfg.keep_all (every fetch of it keeps every family from the first: the memory of its payload is
+ * then bounded by its upstream's max_body instead of by the table); for another source the call
+ * fetches an unfiltered payload of its own when the one cached is filtered. No request changes
+ * how later ones fetch. */
 struct answer *scrape_native(struct scraper *s, enum source_id id, double timeout_s);
 
 /* The status page's view of the last render (status.h): a small snapshot the scraper writes at the

@@ -222,6 +222,9 @@ static const char *fault_text(const struct source *src, const struct source_fact
 		return buf;
 	case FAULT_DEADLINE:
 		return "scrape deadline passed while waiting for the fetch in flight";
+	case FAULT_NOT_WAITED:
+		snprintf(buf, len, "not waited for: %s", f->detail);
+		return buf;
 	}
 	return NULL;
 }

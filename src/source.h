@@ -118,6 +118,8 @@ enum source_fault {
 				     (the sources of one fetch are read from one controller) */
 	FAULT_NO_TOKEN,          /* detail: why no token was sent; a fault only if the answer is 401 */
 	FAULT_DEADLINE,          /* the scrape's deadline passed while the fetch was in flight */
+	FAULT_NOT_WAITED,        /* detail: why the scrape answered without this fetch in flight
+				    (slurmctld's answers were in: cache.h) */
 };
 
 /* The facts about one answer. */

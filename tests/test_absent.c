@@ -1,7 +1,7 @@
 /* test_absent.c: a native family missing from an answer that was otherwise fine never turns into
  * a wrong value. For every captured state (Slurm 25.11 and 26.05), with and without --gpus-acct,
  * each native family in turn is dropped (its HELP, TYPE and sample lines) from a copy of its
- * endpoint's answer, and the shipped table is evaluated through the payload path the daemon uses.
+ * endpoint's answer, and the shipped table is rendered as the daemon renders it (render_run).
  * Every legacy family must then be byte-identical to the unmodified run, or left out with reason
  * input_missing naming the dropped family: "absent_ok" excuses an absent family only when its
  * answer names no family at all, so it is no exemption here. The same for slurmrestd's families on
@@ -14,8 +14,8 @@
 #include "expo.h"
 #include "mapping.h"
 #include "payload.h"
+#include "render.h"
 #include "source.h"
-#include "writer.h"
 
 static const char *const states[] = {
 	"slurm-25.11/01-idle", "slurm-25.11/02-busy-mix", "slurm-25.11/03-drain-down-cancel", "slurm-25.11/04-resumed-busy",
@@ -35,42 +35,34 @@ static struct payload *answer(const struct mapping *m, enum source_id ep, const 
 	return p;
 }
 
-struct rows_text {
-	const struct mapping *m;
-	char **out;
-	enum row_status *st;
-	size_t *form;             /* per row: the form used (row_result.form), or NULL */
-};
-
-/* mapping_run's emit: the row's family as the daemon writes it, or why it is left out. */
-static void row_text(void *ctx, size_t i, const struct row_result *res)
-{
-	struct rows_text *t = ctx;
-	const struct row *r = &t->m->rows[i];
-	struct buf b;
-	buf_init(&b, 0);
-	t->st[i] = res->status;
-	if (t->form)
-		t->form[i] = res->form;
-	if (res->status == ROW_OK)
-		write_family(&b, r->name, r->help, r->type, &res->v);
-	else
-		buf_printf(&b, "left out: %s", res->err);
-	t->out[i] = buf_steal(&b, NULL);
-}
-
-/* Each row's output text ("" when left out) and status. */
+/* Each row's output text as the daemon serves it ("left out: why" when it is not served), its
+ * status and, when form is not NULL, the form it was evaluated with: one render (render_run) over
+ * the payloads. */
 static char **run_forms(const struct mapping *m, unsigned flags, struct payload *const p[SRC_COUNT], enum row_status *st,
 			size_t *form)
 {
-	const struct expo *ex[SRC_COUNT];
-	int up[SRC_COUNT];
-	struct rows_text t = { m, xcalloc(m->nrows, sizeof(*t.out)), st, form };
-	source_usable((const struct payload *const *)p, up); /* the daemon's verdict */
-	for (int ep = 0; ep < SRC_COUNT; ep++)
-		ex[ep] = up[ep] ? &p[ep]->expo : NULL;
-	mapping_run(m, flags, ex, up, row_text, &t);
-	return t.out;
+	const struct render_in in = { .m = m, .flags = flags, .p = (const struct payload *const *)p };
+	struct render_result res;
+	struct buf body;
+	char **out = xcalloc(m->nrows, sizeof(*out));
+	buf_init(&body, 0);
+	assert_int_equal(render_run(&in, &body, &res), 200);
+	for (size_t i = 0; i < m->nrows; i++) {
+		const struct render_row *o = &res.rows[i];
+		struct buf b;
+		buf_init(&b, 0);
+		st[i] = o->status;
+		if (form)
+			form[i] = o->form;
+		if (o->status == ROW_OK)
+			buf_append(&b, body.data + o->off, o->len);
+		else
+			buf_printf(&b, "left out: %s", o->err);
+		out[i] = buf_steal(&b, NULL);
+	}
+	render_result_free(&res);
+	buf_free(&body);
+	return out;
 }
 
 static char **run(const struct mapping *m, unsigned flags, struct payload *const p[SRC_COUNT], enum row_status *st)

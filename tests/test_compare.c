@@ -1,7 +1,7 @@
 /* test_compare.c: --compare-legacy, the migration check.
  * The compare module on hand-made pages (no network): equal, differs (exact and approximate),
  * only on one side, label sets with escapes, ignored Go client families, the bound on printed
- * series, the JSON form. Then the mode end to end: the old exporter's captured page served by
+ * series, the JSON form, the served form from the render's result record. Then the mode end to end: the old exporter's captured page served by
  * tests/fake_slurmctld --legacy, the shim on the same captured state (--replay-dir), for every state:
  * no exact family differs, and the exit is 0 exactly when no family disappears (the last line's
  * counts); 25.11 state 03 exits 1 with its 2 disappearing families counted and named; a page with one
@@ -14,6 +14,7 @@
 #include "compare.h"
 #include "expo.h"
 #include "mapping.h"
+#include "render.h"
 
 #define MAPPING "mappings/prometheus-slurm-exporter.json"
 #define FID(fam, fid) "slurm_exporter_shim_row_fidelity{family=\"" fam "\",fidelity=\"" fid "\",upstream=\"slurmctld\"} 1\n"
@@ -25,23 +26,62 @@ static struct mapping *load(void)
 	return m;
 }
 
-/* Compare two pages under the shipped mapping: the exit status, the report in *report (free it). */
-static int run(const char *legacy, const char *shim, enum compare_format fmt, char **report)
+/* What a render would have recorded for the shim page: the rows its FID() lines name, served with
+ * their own form (slurmctld) and the fidelity the line gives; the others left out. */
+static void served_rows(const struct mapping *m, const struct expo *shim, struct render_result *res)
 {
-	struct mapping *m = load();
+	const struct expo_family *f = expo_find(shim, "slurm_exporter_shim_row_fidelity", 32);
+	memset(res, 0, sizeof(*res));
+	res->status = 200;
+	res->nrows = m->nrows;
+	res->rows = xcalloc(m->nrows + 1, sizeof(*res->rows));
+	for (size_t i = 0; i < m->nrows; i++)
+		res->rows[i] = (struct render_row){ .status = ROW_INPUT_DOWN, .form = m->rows[i].nforms - 1,
+						    .fidelity = row_native(&m->rows[i])->fidelity };
+	for (size_t k = 0; f && k < f->n; k++) {
+		const struct expo_sample *e = &f->samples[k];
+		char fam[200], fid[32];
+		int a = labels_find(e->labels, e->nlabels, "family", 6), b = labels_find(e->labels, e->nlabels, "fidelity", 8);
+		assert_true(a >= 0 && b >= 0);
+		snprintf(fam, sizeof(fam), "%.*s", (int)e->labels[a].vlen, e->labels[a].value);
+		snprintf(fid, sizeof(fid), "%.*s", (int)e->labels[b].vlen, e->labels[b].value);
+		int i = mapping_row_index(m, fam);
+		assert_true(i >= 0);
+		res->rows[i].status = ROW_OK;
+		res->rows[i].fidelity = !strcmp(fid, "exact") ? FID_EXACT : FID_APPROXIMATE;
+	}
+}
+
+/* Compare two pages under mapping m (the shipped one when NULL): the exit status, the report in
+ * *report (free it). res: the shim's result record (NULL: from the page's FID() lines). */
+static int run_with(const struct mapping *m, const char *legacy, const char *shim, const struct render_result *res,
+		    enum compare_format fmt, char **report)
+{
+	struct mapping *own = m ? NULL : load();
 	struct expo le, se;
+	struct render_result mine;
 	struct buf out;
+	m = m ? m : own;
 	expo_init(&le);
 	expo_init(&se);
 	buf_init(&out, 0);
 	assert_int_equal(expo_parse(&le, legacy, strlen(legacy), EXPO_STRICT), 0);
 	assert_int_equal(expo_parse(&se, shim, strlen(shim), EXPO_STRICT), 0);
-	int rc = compare_families(m, 0, &le, &se, fmt, &out);
+	if (!res)
+		served_rows(m, &se, &mine);
+	int rc = compare_families(m, 0, &le, &se, res ? res : &mine, fmt, &out);
 	*report = buf_steal(&out, NULL);
+	if (!res)
+		render_result_free(&mine);
 	expo_free(&le);
 	expo_free(&se);
-	mapping_free(m);
+	mapping_free(own);
 	return rc;
+}
+
+static int run(const char *legacy, const char *shim, enum compare_format fmt, char **report)
+{
+	return run_with(NULL, legacy, shim, NULL, fmt, report);
 }
 
 /* The report's line about family fam (a copy to free), or NULL. */
@@ -148,6 +188,42 @@ static void test_other_families(void **state)
 	assert_int_equal(run("slurm_cpus_idle 3\n", "", COMPARE_TABLE, &r), 1);
 	assert_line(r, "slurm_cpus_idle", "only-legacy            approximate");
 	free(r);
+}
+
+/* The form a row was served with comes from the render's result record: a row served with its
+ * second preferred form (slurmrestd, approximate) is reported with that form's fidelity, upstream
+ * and note, whatever the page says (it used to be guessed from slurm_exporter_shim_row_fidelity:
+ * the first slurmrestd form's note, here none); one served with its own expression, with the row's. */
+static void test_served_form_from_result(void **state)
+{
+	(void)state;
+	const char *path = "/tmp/shimtest-compare-forms.json";
+	tu_write(path, "{\"metrics\": [{\"name\": \"jobs\", \"help\": \"h\", \"type\": \"gauge\", \"fidelity\": \"approximate\","
+		       " \"note\": \"the native note\", \"expr\": \"slurm_jobs\", \"prefer\": ["
+		       "{\"expr\": \"sum(slurmrestd_share_level)\", \"fidelity\": \"exact\"},"
+		       "{\"expr\": \"sum(slurmrestd_share_fairshare) * 4\", \"fidelity\": \"approximate\", \"note\": \"the second form\"}]}]}");
+	struct mapping *m = mapping_load(path, NULL);
+	assert_non_null(m);
+	struct render_row row = { .status = ROW_OK, .form = 1, .fidelity = FID_APPROXIMATE };
+	struct render_result res = { .status = 200, .nrows = 1, .rows = &row };
+	char *r;
+	assert_int_equal(run_with(m, "jobs 1\n", "jobs 2\n", &res, COMPARE_TABLE, &r), 0);
+	assert_line(r, "jobs", "differs (approximate)  approximate  slurmrestd");
+	assert_non_null(strstr(r, "    note: the second form\n"));
+	free(r);
+	row.form = 2; /* the native form, last */
+	assert_int_equal(run_with(m, "jobs 1\n", "jobs 2\n", &res, COMPARE_TABLE, &r), 0);
+	assert_line(r, "jobs", "differs (approximate)  approximate  slurmctld");
+	assert_non_null(strstr(r, "    note: the native note\n"));
+	free(r);
+	/* left out (a 503 has no rows): not served, whatever the page holds; the family disappears */
+	res.rows = NULL;
+	res.nrows = 0;
+	assert_int_equal(run_with(m, "jobs 1\n", "jobs 2\n", &res, COMPARE_TABLE, &r), 1);
+	assert_line(r, "jobs", "only-legacy");
+	assert_non_null(strstr(r, ", 1 disappears ("));
+	free(r);
+	mapping_free(m);
 }
 
 /* At most COMPARE_MAX_DIFFS series printed per family; the rest counted. */
@@ -449,6 +525,7 @@ int main(void)
 		cmocka_unit_test(test_only_legacy),
 		cmocka_unit_test(test_other_families),
 		cmocka_unit_test(test_bounded),
+		cmocka_unit_test(test_served_form_from_result),
 		cmocka_unit_test(test_json),
 		cmocka_unit_test_teardown(test_states_agree, stop_fake),
 		cmocka_unit_test_teardown(test_altered_page, stop_fake),

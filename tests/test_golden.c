@@ -1,6 +1,6 @@
 /* test_golden.c: the shipped mapping against what the real old exporter printed for the same
  * cluster instant, for every captured state (Slurm 25.11.7 and 26.05.3), row by row as each row's
- * fidelity promises:
+ * fidelity promises, on the answer the daemon serves (render_run's body, read back strictly):
  *   exact        the same series (label sets and values) as legacy_exporter_metrics.txt;
  *   approximate  the same label names; the largest difference is printed (docs/metrics.md);
  *   unavailable  no series.
@@ -13,6 +13,7 @@
 #include "expo.h"
 #include "mapping.h"
 #include "payload.h"
+#include "render.h"
 #include "source.h"
 #include "scrape.h"
 
@@ -43,8 +44,9 @@ struct state_run {
 	struct payload *p[SRC_COUNT];
 	struct expo legacy;
 	char *legacy_text;
-	struct arena a;
-	struct row_result *res;
+	struct render_result res;   /* what each row gave */
+	char *body;                 /* the answer the daemon serves */
+	struct expo served;         /* the body, read back as Prometheus reads it */
 };
 
 static struct mapping *load(void)
@@ -58,28 +60,9 @@ static struct mapping *load(void)
 	return m;
 }
 
-/* mapping_run's emit: keep the row's result, its series copied into the state's arena (the
- * driver's own go with the row). */
-static void keep_row(void *ctx, size_t i, const struct row_result *res)
-{
-	struct state_run *r = ctx;
-	struct row_result *k = &r->res[i];
-	*k = *res;
-	k->v.e = arena_alloc(&r->a, (res->v.n ? res->v.n : 1) * sizeof(*k->v.e));
-	for (size_t j = 0; j < res->v.n; j++) {
-		const struct velem *e = &res->v.e[j];
-		struct label *ls = arena_alloc(&r->a, (e->nlabels ? e->nlabels : 1) * sizeof(*ls));
-		for (uint32_t l = 0; l < e->nlabels; l++)
-			ls[l] = (struct label){ arena_strndup(&r->a, e->labels[l].name, e->labels[l].nlen),
-						arena_strndup(&r->a, e->labels[l].value, e->labels[l].vlen),
-						e->labels[l].nlen, e->labels[l].vlen };
-		k->v.e[j] = *e;
-		k->v.e[j].labels = ls;
-	}
-}
-
 /* A captured state through the daemon's path: each answer replayed and parsed as it is read,
- * keeping what the table reads, and the rows run by mapping_run. rest 1: slurmrestd's answers too
+ * keeping what the table reads, then rendered (render_run: the rows, the writer, the output cap and
+ * the self metrics) and the body read back strictly. rest 1: slurmrestd's answers too
  * (rest_*.json, /jobs included: --slurmrestd.url and --slurmrestd.jobs); 2: slurmrestd configured
  * but its files absent (every slurmrestd source down); 0: slurmctld's alone. legacy: the old
  * exporter's output to compare with (legacy_exporter_metrics.txt when NULL). */
@@ -87,8 +70,7 @@ static void run_state_with(const struct mapping *m, const char *state, unsigned 
 			   struct state_run *r)
 {
 	char dir[512], path[600];
-	const struct expo *ex[SRC_COUNT];
-	int up[SRC_COUNT];
+	struct buf out;
 	size_t len;
 	snprintf(dir, sizeof(dir), "tests/fixtures/%s", state);
 	memset(r->p, 0, sizeof(r->p));
@@ -98,18 +80,19 @@ static void run_state_with(const struct mapping *m, const char *state, unsigned 
 		if (r->p[ep]->ok == absent)
 			fail_msg("%s: %s: %s", state, sources[ep].name, absent ? "usable" : r->p[ep]->reason);
 	}
-	source_usable((const struct payload *const *)r->p, up); /* the daemon's verdict */
-	for (int ep = 0; ep < SRC_COUNT; ep++)
-		ex[ep] = up[ep] ? &r->p[ep]->expo : NULL;
 	snprintf(path, sizeof(path), "%s/%s", dir, legacy ? legacy : "legacy_exporter_metrics.txt");
 	r->legacy_text = tu_slurp(path, &len);
 	assert_non_null(r->legacy_text);
 	expo_init(&r->legacy);
 	/* the old exporter escaped label values properly: strict grammar */
 	assert_int_equal(expo_parse(&r->legacy, r->legacy_text, len, EXPO_STRICT), 0);
-	arena_init(&r->a);
-	r->res = xcalloc(m->nrows, sizeof(*r->res));
-	mapping_run(m, flags, ex, up, keep_row, r);
+	const struct render_in in = { .m = m, .flags = flags, .p = (const struct payload *const *)r->p };
+	buf_init(&out, 0);
+	assert_int_equal(render_run(&in, &out, &r->res), 200);
+	assert_int_equal(r->res.nrows, m->nrows);
+	r->body = buf_steal(&out, &len);
+	expo_init(&r->served);
+	assert_int_equal(expo_parse(&r->served, r->body, len, EXPO_STRICT), 0);
 }
 
 static void run_state(const struct mapping *m, const char *state, unsigned flags, struct state_run *r)
@@ -123,23 +106,44 @@ static void free_state(struct state_run *r)
 		payload_unref(r->p[ep]);
 	expo_free(&r->legacy);
 	free(r->legacy_text);
-	arena_reset(&r->a);
-	free(r->res);
+	expo_free(&r->served);
+	free(r->body);
+	render_result_free(&r->res);
 }
 
-static const struct velem *find_series(const struct vec *v, const struct label *l, size_t n)
+/* Row i's family in the served body (NULL when it has none), checked against the result record:
+ * a served row's bytes are its family, with as many series as the row computed. */
+static const struct expo_family *served_family(const struct mapping *m, const struct state_run *r, size_t i)
 {
-	for (size_t i = 0; i < v->n; i++)
-		if (labels_equal(v->e[i].labels, v->e[i].nlabels, l, n))
-			return &v->e[i];
+	const struct row *row = &m->rows[i];
+	const struct render_row *o = &r->res.rows[i];
+	const struct expo_family *f = expo_find(&r->served, row->name, strlen(row->name));
+	char head[200];
+	snprintf(head, sizeof(head), "# HELP %s ", row->name);
+	if (o->status != ROW_OK || o->output_full) {
+		assert_null(f);
+		assert_int_equal(o->len, 0);
+		return NULL;
+	}
+	assert_non_null(f);
+	assert_int_equal(f->n, o->nseries);
+	assert_true(o->len > strlen(head) && !strncmp(r->body + o->off, head, strlen(head)));
+	return f;
+}
+
+static const struct expo_sample *find_series(const struct expo_family *f, const struct label *l, size_t n)
+{
+	for (size_t i = 0; f && i < f->n; i++)
+		if (labels_equal(f->samples[i].labels, f->samples[i].nlabels, l, n))
+			return &f->samples[i];
 	return NULL;
 }
 
 /* The same series but for the value of the "status" label (per-node rows infer it). */
-static const struct velem *find_series_but_status(const struct vec *v, const struct label *l, size_t n)
+static const struct expo_sample *find_series_but_status(const struct expo_family *f, const struct label *l, size_t n)
 {
-	for (size_t i = 0; i < v->n; i++) {
-		const struct velem *e = &v->e[i];
+	for (size_t i = 0; f && i < f->n; i++) {
+		const struct expo_sample *e = &f->samples[i];
 		int ok = e->nlabels == n;
 		for (size_t k = 0; ok && k < n; k++)
 			ok = slice_eq(e->labels[k].name, e->labels[k].nlen, l[k].name, l[k].nlen) &&
@@ -190,48 +194,48 @@ static void measure_free(struct measure *ms)
 	free(ms->exact_ok);
 }
 
-/* An approximate row's series against the old exporter's: the same label names; the largest
- * difference (a series missing on one side counts as its whole value). */
-static void measure_approx(const struct row_result *res, const struct expo_family *lf, const char *state, const char *name,
+/* An approximate row's served family sf against the old exporter's lf: the same label names; the
+ * largest difference (a series missing on one side counts as its whole value). */
+static void measure_approx(const struct expo_family *sf, const struct expo_family *lf, const char *state, const char *name,
 			   double *maxdiff, size_t *status_diff)
 {
-	size_t ln = lf ? lf->n : 0;
-	for (size_t k = 0; k < res->v.n && ln; k++)
-		if (!same_names(res->v.e[k].labels, res->v.e[k].nlabels, lf->samples[0].labels, lf->samples[0].nlabels))
+	size_t ln = lf ? lf->n : 0, sn = sf ? sf->n : 0;
+	for (size_t k = 0; k < sn && ln; k++)
+		if (!same_names(sf->samples[k].labels, sf->samples[k].nlabels, lf->samples[0].labels, lf->samples[0].nlabels))
 			fail_msg("%s: row %s: label names differ from the old exporter's", state, name);
 	for (size_t k = 0; k < ln; k++) {
 		const struct expo_sample *ls = &lf->samples[k];
-		const struct velem *e = find_series(&res->v, ls->labels, ls->nlabels);
-		if (!e && (e = find_series_but_status(&res->v, ls->labels, ls->nlabels)))
+		const struct expo_sample *e = find_series(sf, ls->labels, ls->nlabels);
+		if (!e && (e = find_series_but_status(sf, ls->labels, ls->nlabels)))
 			(*status_diff)++;
-		double d = e ? fabs(e->v - ls->value) : fabs(ls->value);
+		double d = e ? fabs(e->value - ls->value) : fabs(ls->value);
 		if (d > *maxdiff)
 			*maxdiff = d;
 	}
-	for (size_t k = 0; k < res->v.n; k++) {
-		const struct velem *e = &res->v.e[k];
+	for (size_t k = 0; k < sn; k++) {
+		const struct expo_sample *e = &sf->samples[k];
 		int found = 0;
 		for (size_t q = 0; q < ln && !found; q++)
-			found = find_series_but_status(&(struct vec){ (struct velem *)e, 1 }, lf->samples[q].labels,
-						       lf->samples[q].nlabels) != NULL;
-		if (!found && fabs(e->v) > *maxdiff)
-			*maxdiff = fabs(e->v);
+			found = find_series_but_status(&(struct expo_family){ .samples = (struct expo_sample *)e, .n = 1 },
+						       lf->samples[q].labels, lf->samples[q].nlabels) != NULL;
+		if (!found && fabs(e->value) > *maxdiff)
+			*maxdiff = fabs(e->value);
 	}
 }
 
 /* An exact row: the same series as the old exporter's, label set for label set, value for value. */
-static void check_exact(const struct row_result *res, const struct expo_family *lf, const char *state, const char *name)
+static void check_exact(const struct expo_family *sf, const struct expo_family *lf, const char *state, const char *name)
 {
-	size_t ln = lf ? lf->n : 0;
-	if (res->v.n != ln)
-		fail_msg("%s: exact row %s has %zu series, the old exporter %zu", state, name, res->v.n, ln);
+	size_t ln = lf ? lf->n : 0, sn = sf ? sf->n : 0;
+	if (sn != ln)
+		fail_msg("%s: exact row %s has %zu series, the old exporter %zu", state, name, sn, ln);
 	for (size_t k = 0; k < ln; k++) {
 		const struct expo_sample *ls = &lf->samples[k];
-		const struct velem *e = find_series(&res->v, ls->labels, ls->nlabels);
+		const struct expo_sample *e = find_series(sf, ls->labels, ls->nlabels);
 		if (!e)
 			fail_msg("%s: exact row %s lacks legacy series #%zu", state, name, k);
-		if (e->v != ls->value)
-			fail_msg("%s: exact row %s: %g, the old exporter %g", state, name, e->v, ls->value);
+		if (e->value != ls->value)
+			fail_msg("%s: exact row %s: %g, the old exporter %g", state, name, e->value, ls->value);
 	}
 }
 
@@ -245,8 +249,9 @@ static void check_state(const struct mapping *m, const char *state, unsigned fla
 	run_state_with(m, state, flags, rest, legacy, &r);
 	for (size_t i = 0; i < m->nrows; i++) {
 		const struct row *row = &m->rows[i];
-		const struct row_result *res = &r.res[i];
+		const struct render_row *res = &r.res.rows[i];
 		const struct expo_family *lf = expo_find(&r.legacy, row->name, strlen(row->name));
+		const struct expo_family *sf = served_family(m, &r, i);
 		if (!row_is_enabled(row, flags)) {
 			assert_int_equal(res->status, ROW_DISABLED);
 			continue;
@@ -255,20 +260,20 @@ static void check_state(const struct mapping *m, const char *state, unsigned fla
 			fail_msg("%s: row %s served with form %zu of %zu", state, row->name, res->form, row->nforms);
 		if (res->fidelity == FID_UNAVAILABLE) {
 			assert_int_equal(res->status, ROW_UNAVAILABLE);
-			assert_int_equal(res->v.n, 0);
+			assert_null(sf);
 			ms->exact_ok[i] = 0;
 			continue;
 		}
 		if (res->status != ROW_OK)
 			fail_msg("%s: row %s: status %d (%s)", state, row->name, res->status, res->err);
 		if (res->fidelity == FID_EXACT) {
-			check_exact(res, lf, state, row->name);
+			check_exact(sf, lf, state, row->name);
 			ms->exact_checked++;
 			continue;
 		}
 		ms->exact_ok[i] = 0;
 		ms->approx[i] = 1;
-		measure_approx(res, lf, state, row->name, &ms->maxdiff[i], &ms->status_diff[i]);
+		measure_approx(sf, lf, state, row->name, &ms->maxdiff[i], &ms->status_diff[i]);
 	}
 	free_state(&r);
 }
@@ -409,8 +414,9 @@ static double family_value(const struct mapping *m, const struct state_run *r, c
 {
 	for (size_t i = 0; i < m->nrows; i++)
 		if (!strcmp(m->rows[i].name, name)) {
-			*present = r->res[i].status == ROW_OK && r->res[i].v.n == 1;
-			return *present ? r->res[i].v.e[0].v : 0;
+			const struct expo_family *f = served_family(m, r, i);
+			*present = f && f->n == 1;
+			return *present ? f->samples[0].value : 0;
 		}
 	fail_msg("no row %s", name);
 	return 0;
@@ -453,8 +459,8 @@ static void test_gpu_families(void **state)
 				if (m->rows[i].enabled_by && strncmp(m->rows[i].name, "slurm_gpus_", 11) == 0) {
 					/* left out with a reason (25.11: the native family is absent; 26.05
 					 * without the TRES: the guard refuses alloc > total), never a zero */
-					assert_int_equal(r.res[i].status, strncmp(cases[c].state, "slurm-25.11", 11) ? ROW_NO_INPUT : ROW_INPUT_MISSING);
-					assert_int_equal(r.res[i].v.n, 0);
+					assert_int_equal(r.res.rows[i].status, strncmp(cases[c].state, "slurm-25.11", 11) ? ROW_NO_INPUT : ROW_INPUT_MISSING);
+					assert_null(served_family(m, &r, i));
 				}
 		}
 		free_state(&r);

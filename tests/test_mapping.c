@@ -1,13 +1,14 @@
 /* test_mapping.c: the mapping loader's checks (file:line:column and row, all problems at once) and
- * the row pipeline (rename, fill, drop_zero, default, input down, duplicate output). */
+ * the row pipeline as the daemon renders it (render_run: rename, fill, drop_zero, default, input down,
+ * duplicate output). */
 #include "testutil.h"
 
 #include "expo.h"
 #include "mapping.h"
 #include "payload.h"
 #include "rules.h"
+#include "render.h"
 #include "series_sort.h"
-#include "writer.h"
 
 static char *problems_of(const char *json)
 {
@@ -138,7 +139,7 @@ static void test_shape_errors(void **state)
 	buf_free(&b);
 }
 
-/* What a row gave: its status, and its series as text (write_sample). */
+/* What a row gave: its status, and its series as the body has them (its family's sample lines). */
 struct row_out {
 	enum row_status status;
 	size_t form;
@@ -149,32 +150,14 @@ struct row_out {
 };
 
 /* One scrape of a table, through the daemon's path: each endpoint's answer parsed as it arrives
- * (in small pieces, keeping only what the table reads), the rows run by mapping_run. */
+ * (in small pieces, keeping only what the table reads), then rendered (render_run). */
 struct run {
 	const struct mapping *m;
 	struct payload *p[SRC_COUNT];
 	struct row_out *rows;
 	size_t nrows;
-	size_t emitted;           /* rows emitted, each once and in order */
-	int out_of_order;
+	int out_of_order;         /* a row's family not after the previous one's in the body */
 };
-
-static void keep_row(void *ctx, size_t i, const struct row_result *res)
-{
-	struct run *r = ctx;
-	struct row_out *o = &r->rows[i];
-	struct buf b;
-	r->out_of_order |= i != r->emitted++;
-	buf_init(&b, 0);
-	for (size_t k = 0; k < res->v.n; k++)
-		write_sample(&b, r->m->rows[i].name, res->v.e[k].labels, res->v.e[k].nlabels, res->v.e[k].v);
-	o->status = res->status;
-	o->form = res->form;
-	o->fidelity = res->fidelity;
-	o->repaired = res->repaired;
-	snprintf(o->err, sizeof(o->err), "%s", res->err);
-	o->text = buf_steal(&b, NULL);
-}
 
 #define PIECE 7 /* bytes fed at a time: lines are split across pieces */
 
@@ -190,26 +173,71 @@ static struct payload *answer(const struct mapping *m, enum source_id ep, const 
 	return p;
 }
 
-/* Run m over the answers (every endpoint answers payload, or its file in replay_dir) with every
- * usable answer up, or none. */
-static void run_table(struct run *r, const struct mapping *m, const char *payload, const char *replay_dir, int up_all,
-		      unsigned flags)
+/* An answer of endpoint ep that failed. */
+static struct payload *down_answer(enum source_id ep)
 {
-	const struct expo *ex[SRC_COUNT] = { 0 };
-	int up[SRC_COUNT] = { 0 };
-	memset(r->p, 0, sizeof(r->p));
-	for (int ep = 0; ep < SRC_NATIVE_COUNT; ep++) { /* slurmctld's answers; no slurmrestd */
-		r->p[ep] = answer(m, (enum source_id)ep, payload, replay_dir);
-		up[ep] = up_all && r->p[ep]->ok;
-		ex[ep] = up_all ? &r->p[ep]->expo : NULL;
+	struct payload *p = payload_new(ep, 0, NULL, NULL);
+	payload_fault(p, FAULT_TRANSPORT, "Connection refused");
+	payload_finish(p);
+	return p;
+}
+
+/* A family's lines in the served body but its HELP and TYPE: its samples. */
+static char *samples_of(const char *text, size_t n)
+{
+	struct buf b;
+	buf_init(&b, 0);
+	for (const char *p = text, *end = text + n; p < end;) {
+		const char *e = memchr(p, '\n', (size_t)(end - p));
+		e = e ? e + 1 : end;
+		if (*p != '#')
+			buf_append(&b, p, (size_t)(e - p));
+		p = e;
 	}
+	buf_putc(&b, '\0');
+	return buf_steal(&b, NULL);
+}
+
+/* Render m over r->p, as the daemon does, into r->rows. */
+static void run_payloads(struct run *r, const struct mapping *m, unsigned flags)
+{
+	const struct render_in in = { .m = m, .flags = flags, .p = (const struct payload *const *)r->p };
+	struct render_result res;
+	struct buf body;
+	size_t end = 0;
+	buf_init(&body, 0);
+	int status = render_run(&in, &body, &res);
 	r->m = m;
 	r->nrows = m->nrows;
 	r->rows = xcalloc(m->nrows + 1, sizeof(*r->rows));
-	r->emitted = 0;
-	r->out_of_order = 0;
-	mapping_run(m, flags, ex, up, keep_row, r);
-	r->out_of_order |= r->emitted != m->nrows; /* checked by the caller: this may run on a thread */
+	r->out_of_order = status != 200 || res.nrows != m->nrows; /* checked by the caller: this may run on a thread */
+	for (size_t i = 0; i < res.nrows; i++) {
+		const struct render_row *o = &res.rows[i];
+		struct row_out *w = &r->rows[i];
+		w->status = o->status;
+		w->form = o->form;
+		w->fidelity = o->fidelity;
+		w->repaired = o->repaired;
+		snprintf(w->err, sizeof(w->err), "%s", o->err);
+		w->text = samples_of(body.data + o->off, o->len);
+		if (o->len) {
+			r->out_of_order |= o->off < end;
+			end = o->off + o->len;
+		}
+	}
+	render_result_free(&res);
+	buf_free(&body);
+}
+
+/* Run m over the answers (every endpoint answers payload, or its file in replay_dir) with every
+ * answer there (up_all), or none given (every row's input down). */
+static void run_table(struct run *r, const struct mapping *m, const char *payload, const char *replay_dir, int up_all,
+		      unsigned flags)
+{
+	memset(r->p, 0, sizeof(r->p));
+	for (int ep = 0; ep < SRC_NATIVE_COUNT && up_all; ep++) /* slurmctld's answers; no slurmrestd */
+		r->p[ep] = answer(m, (enum source_id)ep, payload, replay_dir);
+	run_payloads(r, m, flags);
 }
 
 static void run_free(struct run *r)
@@ -242,6 +270,27 @@ static char *run_rows(const char *json, const char *payload, int up_all, unsigne
 	struct buf out;
 	run_table(&r, m, payload, NULL, up_all, flags);
 	assert_false(r.out_of_order); /* every row, disabled or not, emitted once, in order */
+	buf_init(&out, 0);
+	for (size_t i = 0; i < m->nrows; i++)
+		buf_printf(&out, "%s:%s\n%s", m->rows[i].name, row_status_name(r.rows[i].status), r.rows[i].text);
+	run_free(&r);
+	mapping_free(m);
+	return buf_steal(&out, NULL);
+}
+
+/* The rows of json over an empty jobs-users-accts answer, vouched for by /metrics/nodes; the other
+ * endpoints down. Each row's status, then its series. */
+static char *run_empty_ua(const char *json)
+{
+	struct mapping *m = load_json(json);
+	struct run r;
+	struct buf out;
+	memset(r.p, 0, sizeof(r.p));
+	for (int ep = 0; ep < SRC_NATIVE_COUNT; ep++)
+		r.p[ep] = ep == SRC_UA ? answer(m, SRC_UA, "", NULL)
+			  : ep == SRC_NODES ? answer(m, SRC_NODES, "slurm_nodes 4\n", NULL) : down_answer((enum source_id)ep);
+	run_payloads(&r, m, 0);
+	assert_false(r.out_of_order);
 	buf_init(&out, 0);
 	for (size_t i = 0; i < m->nrows; i++)
 		buf_printf(&out, "%s:%s\n%s", m->rows[i].name, row_status_name(r.rows[i].status), r.rows[i].text);
@@ -291,15 +340,16 @@ static void test_row_pipeline(void **state)
 		fail_msg("got:\n%s\nwant:\n%s", got, want);
 	free(got);
 
-	/* an empty answer (jobs-users-accts, no job in memory; the other endpoints are down with it
-	 * here): its absent_ok families read as no series, then default and "or vector(0)" decide */
+	/* an empty answer (jobs-users-accts, no job in memory), vouched for by a usable /metrics/nodes
+	 * (the other endpoints are down): its absent_ok families read as no series, then default and
+	 * "or vector(0)" decide */
 	const char *empty = "{\"metrics\": ["
 		ROW("ua_default", "\"expr\": \"slurm_account_x\", \"default\": 7, \"absent_ok\": [\"slurm_account_x\"]") ","
 		ROW("ua_zero", "\"expr\": \"sum(slurm_user_x) or vector(0)\", \"absent_ok\": [\"slurm_user_x\"]") ","
 		ROW("ua_none", "\"expr\": \"slurm_user_x\", \"absent_ok\": [\"slurm_user_x\"]") ","
 		ROW("ua_not_ok", "\"expr\": \"slurm_user_x\", \"default\": 7")
 		"]}";
-	got = run_rows(empty, "", 1, 0);
+	got = run_empty_ua(empty);
 	want = "ua_default:served\nua_default 7\nua_zero:served\nua_zero 0\nua_none:served\nua_not_ok:input_missing\n";
 	if (strcmp(got, want))
 		fail_msg("got:\n%s\nwant:\n%s", got, want);
@@ -388,20 +438,12 @@ static void test_prefer_fallback(void **state)
 	assert_true(mapping_has_input("slurmrestd_share_fairshare", 26, m));
 	for (int rest = 0; rest < 2; rest++) {
 		struct run r;
-		const struct expo *ex[SRC_COUNT] = { 0 };
-		int up[SRC_COUNT] = { 0 };
 		memset(r.p, 0, sizeof(r.p));
 		r.p[SRC_JOBS] = answer(m, SRC_JOBS, "slurm_jobs 3\n", NULL);
-		r.p[SRC_REST_SHARES] = answer(m, SRC_REST_SHARES, shares, NULL);
-		up[SRC_JOBS] = up[SRC_REST_SHARES] = 1;
-		up[SRC_REST_SHARES] = rest; /* slurmrestd down: both rows fall back */
-		for (int ep = 0; ep < SRC_COUNT; ep++)
-			ex[ep] = up[ep] ? &r.p[ep]->expo : NULL;
-		r.m = m;
-		r.nrows = m->nrows;
-		r.rows = xcalloc(m->nrows, sizeof(*r.rows));
-		r.emitted = 0;
-		mapping_run(m, 0, ex, up, keep_row, &r);
+		/* slurmrestd down: both rows fall back */
+		r.p[SRC_REST_SHARES] = rest ? answer(m, SRC_REST_SHARES, shares, NULL) : down_answer(SRC_REST_SHARES);
+		run_payloads(&r, m, 0);
+		assert_false(r.out_of_order);
 		assert_int_equal(r.rows[0].status, rest ? ROW_OK : ROW_UNAVAILABLE);
 		assert_string_equal(r.rows[0].text, rest ? "fair 0.25\n" : "");
 		assert_int_equal(m->rows[0].nforms, 2);

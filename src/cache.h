@@ -1,0 +1,110 @@
+/* cache.h: the payload cache, the one module with threads, locks and shared references of its
+ * own. Per source it keeps the last finished payload (its slot), reused for the source's
+ * min_interval seconds, nothing older ever handed out; the fetch in flight that concurrent scrapes
+ * wait on, run by a detached worker thread of its own with its upstream's timeout, on behalf of
+ * every scrape that waits for it (one fetch per upstream, so a slow slurmrestd never holds back
+ * slurmctld's payloads); each scrape's deadline, which bounds only its own wait, never the
+ * shared fetch; the mapping generations (a payload is parsed for one table, fixed when it is
+ * created, and only handed out under that table); which sources a scrape fetches (schedule.h);
+ * and no cached payload of another slurmctld controller than the current one (controllers.h), so
+ * that one set of payloads reads one controller.
+ *
+ * Payloads come from a fetcher (cache_fetch_fn): by default fetch.c over the configured upstreams,
+ * or the files of replay_dir; tests give a fake one (tests/test_cache.c), without HTTP.
+ *
+ * Ownership: cache_new copies cfg (it borrows the strings it points to), splits slurmctld's
+ * base_url into its controllers once (unless cfg gives them, or replays), which it owns, and takes
+ * ownership of the mapping, as cache_set_mapping does; cache_free waits for the fetches still
+ * running. cache_table_get returns a reference to the current table (cache_table_put); cache_get
+ * returns new payload references (cache_got_release). */
+#ifndef SHIM_CACHE_H
+#define SHIM_CACHE_H
+
+#include "mapping.h"
+#include "payload.h"
+
+/* One fetch a worker asks the fetcher for. */
+struct cache_fetch {
+	unsigned mask;            /* the sources to fetch (bit 1 << id), all of one upstream */
+	unsigned gen;             /* the table generation the payloads are parsed for (payload_new) */
+	expo_keep_fn keep;        /* the families to store (NULL: every family), with keep_ctx */
+	void *keep_ctx;
+	double hint;              /* when the scrape that asked wants its answer (monotonic; fetch.h's
+				     fetch_sources asks a second controller when the first is slow) */
+};
+
+/* A fetcher puts a new finished payload into got[id] for every id in f->mask. It runs on a fetch
+ * worker, outside the cache's lock, and may take as long as its upstream's timeout. */
+typedef void (*cache_fetch_fn)(void *ctx, const struct cache_fetch *f, struct payload *got[SRC_COUNT]);
+
+struct cache_config {
+	struct upstream_config upstream[UPSTREAM_COUNT];
+	const char *replay_dir;   /* the default fetcher reads files instead of HTTP */
+	double min_interval[SRC_COUNT]; /* seconds a source's payload is handed out */
+	double slow_fetch;        /* seconds: a longer fetch is counted and logged (on the way from fast
+				     to slow and back); 0: never */
+	unsigned keep_all;        /* sources whose payloads keep every family from the first fetch on
+				     (bit 1 << id: the native passthrough's), not only the table's; fixed
+				     for the life of the cache */
+	cache_fetch_fn fetch;     /* NULL: fetch.c over upstream, or replay_dir */
+	void *fetch_ctx;
+};
+
+/* A source's fetches since start. */
+struct cache_counts {
+	unsigned long fetches;
+	unsigned long slow;       /* longer than slow_fetch */
+};
+
+struct cache *cache_new(const struct cache_config *cfg, struct mapping *m);
+void cache_free(struct cache *c); /* NULL: nothing */
+/* A new table (every payload parsed for the old one is fetched again for it), or NULL: a reload
+ * that failed (the table is kept; only the reload count, time and outcome change). */
+void cache_set_mapping(struct cache *c, struct mapping *m);
+/* slurmctld's controllers as the cache fetches them (fetch.h's upstream_rt), or NULL: a replay. */
+struct controllers *cache_controllers(const struct cache *c);
+
+/* One scrape's table: a reference, so that a reload may swap it while the scrape runs. */
+struct cache_table {
+	const struct mapping *m;
+	unsigned gen;             /* the payloads' generation */
+	unsigned reloads;         /* reload attempts so far (a failed one changes the self metrics) */
+	int reload_ok;            /* the last one succeeded */
+	double reload_time;       /* unix time of the last one */
+	struct cache_mapref *ref; /* internal */
+};
+void cache_table_get(struct cache *c, struct cache_table *t);
+void cache_table_put(struct cache *c, struct cache_table *t);
+
+/* What one scrape got. */
+struct cache_got {
+	const struct payload *p[SRC_COUNT]; /* a reference for every source asked for, NULL for others */
+	unsigned long long serial[SRC_COUNT]; /* which fetch each came from: the same serial, the same
+					       payload (never reused, unlike an address); 0: own */
+	struct cache_counts n[SRC_COUNT];
+	unsigned own;             /* the sources whose payload is this scrape's own: the deadline
+				     passed while its fetch was in flight, or it was not waited for
+				     (CACHE_REST_WAIT_S); the fetch goes on for the others */
+};
+
+/* The deadline (monotonic) of a scrape that starts at `now` and may take timeout_s: its own
+ * timeout; one whose timeout is not below the fetch's own waits for the fetch to report its own
+ * failure. A replay has no timeout of its own. */
+double cache_deadline(const struct cache *c, double now, double timeout_s);
+/* How long a scrape waits for slurmrestd once every slurmctld source it needs is in (whatever
+ * slurmrestd's own timeout): this, or twice the document's last usable fetch if that is longer,
+ * never past the scrape's deadline. A document still in flight then gets a payload of the scrape's
+ * own saying it was not waited for (FAULT_NOT_WAITED: its rows fall back to their native forms); its
+ * fetch goes on for the next scrapes. Not in a replay. */
+#define CACHE_REST_WAIT_S 2.0
+
+/* A payload parsed for table t for every source in need (keeping every family for the sources in
+ * all; a source in all but not in keep_all is then fetched for this call, and its slot holds the
+ * unfiltered payload until the next fetch: nothing else changes): the slot's while it is fresh,
+ * the fetch in flight for t, or a new fetch (schedule.h), waited for until deadline. scrape: the call is a scrape (its start feeds the schedule's forecast of
+ * the time between scrapes); the native passthrough's are not. */
+void cache_get(struct cache *c, const struct cache_table *t, unsigned need, unsigned all, double deadline, int scrape,
+	       struct cache_got *g);
+void cache_got_release(struct cache_got *g);
+
+#endif
