@@ -13,7 +13,8 @@ PREFIX    ?= /usr
 SYSCONFDIR ?= /etc
 DESTDIR   ?=
 CC        ?= cc
-PKGS      := libmicrohttpd jansson libcurl yaml-0.1 yajl libdeflate
+# gnutls: --version prints its version, and the web config checks its TLS priority string with it
+PKGS      := libmicrohttpd jansson libcurl yaml-0.1 yajl libdeflate gnutls
 # a missing package stops the build here, naming it (scripts/install-deps.sh installs them all);
 # (make clean needs none)
 ifeq ($(filter clean,$(MAKECMDGOALS)),)
@@ -32,6 +33,10 @@ WARN      := -std=c11 -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissi
 DEPFLAGS  := -MMD -MP
 CPPFLAGS  += -D_GNU_SOURCE -DSHIM_VERSION='"$(VERSION)"' -DSHIM_SYSCONFDIR='"$(SYSCONFDIR)"' -Isrc
 BUILD     ?= build
+# --version's revision: the commit built ("-dirty" with uncommitted changes); outside git, the
+# REVISION file that packaging/build-*.sh write into the tree they build; else "unknown"
+GIT_REV   := $(shell git rev-parse --short=12 HEAD 2>/dev/null)
+REVISION  ?= $(if $(GIT_REV),$(GIT_REV)$(shell git diff --quiet HEAD -- 2>/dev/null || echo -dirty),$(or $(shell cat REVISION 2>/dev/null),unknown))
 BIN       := slurm-exporter-shim
 
 SRCS      := $(sort $(wildcard src/*.c))
@@ -41,13 +46,23 @@ TEST_SRCS := $(sort $(wildcard tests/test_*.c))
 TEST_BINS := $(TEST_SRCS:tests/%.c=$(BUILD)/tests/%)
 TEST_SH   := $(sort $(wildcard tests/test_*.sh))
 # shell tests that exercise the binary itself, rerun with the sanitizer build
-TEST_SH_SAN := $(filter tests/test_cli.sh tests/test_tls.sh tests/test_conformance.sh tests/test_files.sh tests/test_secrets.sh,$(TEST_SH))
+TEST_SH_SAN := $(filter tests/test_cli.sh tests/test_tls.sh tests/test_conformance.sh tests/test_files.sh tests/test_secrets.sh tests/test_listen.sh,$(TEST_SH))
 
 all: $(BIN) $(BUILD)/tests/fake_slurmctld
 
 $(BUILD)/%.o: src/%.c
 	@mkdir -p $(dir $@)
 	$(CC) $(WARN) $(DEPFLAGS) $(CFLAGS) $(CPPFLAGS) $(PKG_CFLAGS) -c -o $@ $<
+
+# version.o is rebuilt when the revision changes: the stamp is rewritten only then
+$(BUILD)/revision.stamp: FORCE
+	@mkdir -p $(dir $@)
+	@echo '$(REVISION) $(SOURCE_DATE_EPOCH)' | cmp -s - $@ || echo '$(REVISION) $(SOURCE_DATE_EPOCH)' >$@
+$(BUILD)/version.o: $(BUILD)/revision.stamp
+$(BUILD)/version.o: CPPFLAGS += -DSHIM_REVISION='"$(REVISION)"' \
+	$(if $(SOURCE_DATE_EPOCH),-DSHIM_BUILD_DATE='"$(shell date -u -d @$(SOURCE_DATE_EPOCH) +%Y-%m-%d 2>/dev/null)"')
+.PHONY: FORCE
+FORCE:
 
 $(BUILD)/libshim.a: $(LIB_OBJS)
 	rm -f $@ && ar rcs $@ $^

@@ -77,6 +77,9 @@ else
 fi
 rm -rf "$src/debian"
 cp -a "$root/packaging/debian" "$src/debian"
+# --version's revision (the copy is no git checkout: the Makefile reads this file)
+rev=$(git -C "$root" rev-parse --short=12 HEAD 2>/dev/null) &&
+  { git -C "$root" diff --quiet HEAD -- 2>/dev/null || rev="$rev-dirty"; } && printf '%s\n' "$rev" >"$src/REVISION"
 
 # When this script runs under make (make test, make asan), make's command-line
 # variables reach the package build through MAKEFLAGS and the environment:

@@ -41,6 +41,9 @@ else
       --exclude=./build-fuzz --exclude=./slurm-exporter-shim -cf - . |
     tar -C "$stage" -xf -
 fi
+# --version's revision (the tarball is no git checkout: the Makefile reads this file)
+rev=$(git -C "$root" rev-parse --short=12 HEAD 2>/dev/null) &&
+  { git -C "$root" diff --quiet HEAD -- 2>/dev/null || rev="$rev-dirty"; } && printf '%s\n' "$rev" >"$stage/REVISION"
 tar -C "$tmp/stage" -czf "$tmp/SOURCES/slurm-exporter-shim-$version.tar.gz" \
     "slurm-exporter-shim-$version"
 

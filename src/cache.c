@@ -1,6 +1,7 @@
 /* cache.c: see cache.h. */
 #include "cache.h"
 #include "controllers.h"
+#include "faillog.h"
 #include "fetch.h"
 #include "log.h"
 #include "monotime.h"
@@ -161,19 +162,24 @@ void cache_table_put(struct cache *c, struct cache_table *t)
 	t->m = NULL;
 }
 
-static void log_transition(struct cache *c, const struct payload *p)
+/* Log what changed in the sources of one fetch: one that is up (again), or the failures, one line
+ * per upstream failure (faillog.h). A state already logged is not logged again. c->mu held. */
+static void log_transitions(struct cache *c, struct payload *const got[SRC_COUNT], unsigned mask)
 {
-	int *last = &c->slot[p->src].logged_ok;
-	int first = *last < 0;
-	if (*last == p->ok)
-		return;
-	*last = p->ok;
-	if (p->ok && first)
-		log_debug("endpoint %s is up", sources[p->src].path);
-	else if (p->ok)
-		log_info("endpoint %s is up again", sources[p->src].path);
-	else
-		log_warn("endpoint %s failed: %s", sources[p->src].path, p->reason); /* escaped by the log */
+	unsigned failed = 0;
+	for (int id = 0; id < SRC_COUNT; id++) {
+		int *last = &c->slot[id].logged_ok, first = *last < 0;
+		if (!(mask & (1u << id)) || *last == got[id]->ok)
+			continue;
+		*last = got[id]->ok;
+		if (!got[id]->ok)
+			failed |= 1u << id;
+		else if (first)
+			log_debug("endpoint %s is up", sources[id].path);
+		else
+			log_info("endpoint %s is up again", sources[id].path);
+	}
+	faillog_report(failed, got, c->cfg.upstream, cache_controllers(c), c->cfg.replay_dir);
 }
 
 /* A fetch slower than cfg.slow_fetch is counted; the log says when a source's fetches become slow
@@ -240,9 +246,9 @@ static void job_run(struct fetch_job *j)
 			c->slot[id].ok_seconds = got[id]->seconds;
 		c->slot[id].job = NULL;
 		c->slot[id].n.fetches++;
-		log_transition(c, got[id]);
 		note_speed(c, got[id]);
 	}
+	log_transitions(c, got, j->mask);
 	j->done = 1;
 	mapref_put(j->map);
 	c->workers--;

@@ -278,17 +278,52 @@ static json_t *json_row(const struct fam_result *r)
 	return o;
 }
 
-static void render(const struct fam_result *res, size_t n, int rc, enum compare_format fmt, struct buf *out)
+/* What the summary counts, each family in one class at most: one that disappears (the old exporter
+ * serves it, the shim serves none of it, whatever its fidelity: a dashboard panel goes blank), an
+ * exact difference (an exact form that disagrees: bad), an approximate one (a difference the row's
+ * note explains). */
+struct tally {
+	size_t disappear, exact, approximate;
+};
+
+static int disappears(const struct fam_result *r)
 {
-	size_t bad = 0;
-	for (size_t i = 0; i < n; i++)
-		bad += (size_t)res[i].bad;
+	return r->nlegacy && !r->nshim;
+}
+
+static struct tally count(const struct fam_result *res, size_t n)
+{
+	struct tally t = { 0, 0, 0 };
+	for (size_t i = 0; i < n; i++) {
+		if (disappears(&res[i]))
+			t.disappear++;
+		else if (res[i].bad)
+			t.exact++;
+		else if (res[i].ndiff)
+			t.approximate++;
+	}
+	return t;
+}
+
+/* The exit status: 0 only when nothing disappears and every exact family agrees. */
+static int verdict_of(struct tally t)
+{
+	return t.disappear || t.exact ? 1 : 0;
+}
+
+static void render(const struct fam_result *res, size_t n, enum compare_format fmt, struct buf *out)
+{
+	struct tally t = count(res, n);
+	int rc = verdict_of(t);
 	if (fmt == COMPARE_JSON) {
 		json_t *doc = json_object(), *fams = json_array();
 		for (size_t i = 0; i < n; i++)
 			json_array_append_new(fams, json_row(&res[i]));
-		json_object_set_new(doc, "exact_agree", json_boolean(rc == 0));
-		json_object_set_new(doc, "exact_differing", json_integer((json_int_t)bad));
+		json_object_set_new(doc, "passed", json_boolean(rc == 0));
+		json_object_set_new(doc, "exact_agree", json_boolean(t.exact == 0));
+		json_object_set_new(doc, "exact_differing", json_integer((json_int_t)t.exact));
+		json_object_set_new(doc, "approximate_differing", json_integer((json_int_t)t.approximate));
+		json_object_set_new(doc, "disappearing", json_integer((json_int_t)t.disappear));
 		json_object_set_new(doc, "families", fams);
 		char *text = json_dumps(doc, JSON_INDENT(1) | JSON_PRESERVE_ORDER);
 		buf_puts(out, text);
@@ -300,8 +335,10 @@ static void render(const struct fam_result *res, size_t n, int rc, enum compare_
 	buf_printf(out, "%-22s %-12s %-10s %s\n", "RESULT", "FIDELITY", "UPSTREAM", "FAMILY");
 	for (size_t i = 0; i < n; i++)
 		table_row(out, &res[i]);
-	buf_printf(out, "%zu families compared; %zu with an exact form differ%s\n", n, bad,
-		   rc ? "" : ": every exact family agrees");
+	buf_printf(out, "%zu families compared: %zu exact %s, %zu approximate %s, %zu %s (the old exporter serves %s, the shim "
+		   "does not)%s\n", n, t.exact, t.exact == 1 ? "family differs" : "families differ", t.approximate,
+		   t.approximate == 1 ? "one differs" : "ones differ", t.disappear, t.disappear == 1 ? "disappears" : "disappear",
+		   t.disappear == 1 ? "it" : "them", rc ? "" : ": every exact family agrees and none disappears");
 }
 
 int compare_families(const struct mapping *m, unsigned flags, const struct expo *legacy, const struct expo *shim,
@@ -325,9 +362,8 @@ int compare_families(const struct mapping *m, unsigned flags, const struct expo 
 			continue;
 		compare_one(f->name, f->nlen, NULL, NULL, flags, legacy, shim, &res[n++]);
 	}
-	for (size_t i = 0; i < n; i++)
-		rc |= res[i].bad;
-	render(res, n, rc, fmt, out);
+	render(res, n, fmt, out);
+	rc = verdict_of(count(res, n));
 	free(res);
 	return rc;
 }

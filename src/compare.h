@@ -24,8 +24,10 @@ enum compare_format { COMPARE_TABLE, COMPARE_JSON };
  * serves; go_*, process_* and promhttp_* families are ignored. shim is the shim's answer as served,
  * parsed; served is the result record of the render that made it (render.h), which says whether
  * each row was served and with which form (its fidelity, upstream and note); NULL, or a result
- * without rows (a 503): none was. Returns 0 when every family whose form is exact agrees (same
- * series, same values), 1 when one does not. */
+ * without rows (a 503): none was. The report's last line (the JSON's top-level counts) counts the
+ * exact differences, the approximate ones and the families that disappear (the old exporter serves
+ * them, the shim serves none of their series). Returns 0 only when nothing disappears and every
+ * family whose form is exact agrees (same series, same values); 1 otherwise. */
 int compare_families(const struct mapping *m, unsigned flags, const struct expo *legacy, const struct expo *shim,
 		     const struct render_result *served, enum compare_format fmt, struct buf *out);
 

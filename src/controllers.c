@@ -65,6 +65,12 @@ static void add(struct controllers *c, const char *s, const char *e, size_t nth)
 		cred_url_shown(shown, sizeof(shown), u);
 		snprintf(c->error, sizeof(c->error), /* raw: the log, the 503 body and the status page escape it */
 			 "--slurmctld.url: element %zu \"%.150s\" is not an http:// or https:// URL", nth, shown);
+	} else if (controllers_metrics_path(u, strlen(u)) >= 0) {
+		char shown[CRED_SHOWN_MAX];
+		cred_url_shown(shown, sizeof(shown), u);
+		snprintf(c->error, sizeof(c->error),
+			 "--slurmctld.url: element %zu \"%.150s\" is slurmctld's metrics path, not its base URL: drop the "
+			 "/metrics (the shim asks for /metrics/<endpoint> itself)", nth, shown);
 	} else {
 		keep(c, c->n++, u);
 		return;
@@ -99,6 +105,41 @@ void controllers_free(struct controllers *c)
 	}
 	pthread_mutex_destroy(&c->mu);
 	free(c);
+}
+
+/* Segment [s, e) is "metrics". */
+static int is_metrics(const char *s, const char *e)
+{
+	return e - s == 7 && !memcmp(s, "metrics", 7);
+}
+
+long controllers_metrics_path(const char *url, size_t n)
+{
+	const char *end = url + n, *p = NULL;
+	for (const char *q = url; q + 3 <= end && !p; q++)
+		if (!memcmp(q, "://", 3))
+			p = q + 3;
+	if (!p)
+		return -1;
+	while (p < end && *p != '/' && *p != '?' && *p != '#')
+		p++; /* the authority */
+	const char *pe = p;
+	while (pe < end && *pe != '?' && *pe != '#')
+		pe++;
+	while (pe > p && pe[-1] == '/')
+		pe--;
+	/* the last two segments: [s1, pe) and [s2, s1 - 1) */
+	const char *s1 = pe;
+	while (s1 > p && s1[-1] != '/')
+		s1--;
+	if (s1 > p && is_metrics(s1, pe))
+		return (long)(s1 - 1 - url);
+	const char *s2 = s1 > p ? s1 - 1 : p;
+	while (s2 > p && s2[-1] != '/')
+		s2--;
+	if (s2 > p && s1 > p && is_metrics(s2, s1 - 1))
+		return (long)(s2 - 1 - url);
+	return -1;
 }
 
 const char *controllers_error(const struct controllers *c)

@@ -44,6 +44,12 @@ int upstream_url_ok(const char *s, size_t n, int unix_ok);
  * controllers_error() says why, and no fetch is tried. */
 struct controllers *controllers_new(const char *list);
 void controllers_free(struct controllers *c); /* NULL: nothing */
+/* Where url ([url, url + n), http(s)://) names slurmctld's metrics path rather than its base URL: a
+ * path whose last segment is "metrics" or whose segment before the last is ("/metrics",
+ * "/metrics/nodes"; a trailing '/', a query or a fragment aside). The offset of that "/metrics" (the
+ * base URL is what precedes it), or -1 when there is none. The shim appends /metrics/<endpoint>
+ * itself: http://ctl:6817/metrics would fetch /metrics/metrics/nodes. */
+long controllers_metrics_path(const char *url, size_t n);
 /* Why the list is not usable ("--slurmctld.url: element 2 "ftp://x" is not ..."), or NULL. */
 const char *controllers_error(const struct controllers *c);
 /* The configured controllers; controllers_total: with the learnt ones (indexes count .. total-1). */

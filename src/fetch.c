@@ -239,8 +239,26 @@ static void transport_error(const char *base, CURL *h, CURLcode rc, const char *
 			 oserr ? strerror((int)oserr) : curl_easy_strerror(rc));
 	} else if (too_large && !body_seen) {
 		snprintf(out, len, "response header too large (a header line over %d bytes)", CURL_MAX_HTTP_HEADER);
-	} else {
-		snprintf(out, len, "%s (%s)", errbuf[0] ? errbuf : curl_easy_strerror(rc), curl_easy_strerror(rc));
+	} else { /* curl's words once: errbuf holds its code's text already, or more */
+		snprintf(out, len, "%s", errbuf[0] ? errbuf : curl_easy_strerror(rc));
+	}
+}
+
+/* What to check when up's transfer failed with rc: "" when curl's words say it all. */
+static const char *transport_hint(const struct upstream *up, CURLcode rc)
+{
+	int ctld = up == &upstreams[UPSTREAM_SLURMCTLD];
+	switch (rc) {
+	case CURLE_COULDNT_CONNECT:
+		return ctld ? "; is slurmctld up, and is the URL's port its SlurmctldPort (slurm.conf)?"
+			    : "; is slurmrestd up, and listening on that address?";
+	case CURLE_OPERATION_TIMEDOUT:
+		return ctld ? "; is slurmctld up and not stalled, does a firewall drop the port, or is --slurmctld.timeout too short?"
+			    : "; is slurmrestd up, does a firewall drop the port, or is --slurmrestd.timeout too short?";
+	case CURLE_COULDNT_RESOLVE_HOST:
+		return ctld ? "; is the host name in --slurmctld.url right?" : "; is the host name in --slurmrestd.url right?";
+	default:
+		return "";
 	}
 }
 
@@ -257,8 +275,10 @@ static int done(struct run *r, CURLMsg *msg)
 		p->facts.limit = t->c->cfg->max_body;
 		payload_fault(p, FAULT_TOO_BIG, NULL);
 	} else if (rc != CURLE_OK && !(t->stopped && rc == CURLE_WRITE_ERROR)) {
-		char why[300];
+		char why[400]; /* cut to the facts' detail */
 		transport_error(t->base, t->h, rc, t->errbuf, t->body_seen, why, sizeof(why));
+		size_t n = strlen(why);
+		snprintf(why + n, sizeof(why) - n, "%s", transport_hint(t->c->up, rc));
 		payload_fault(p, FAULT_TRANSPORT, why);
 	} else if (p->http_status >= 300 && p->http_status < 400 && follow(r, t)) {
 		return 1;

@@ -12,6 +12,7 @@
 
 /* Process-wide (see options.h): set once by main() before any thread starts, then only read. */
 enum log_level log_min_level = LOG_INFO;
+int log_json;
 
 static const char *const names[] = { "debug", "info", "warn", "error" };
 
@@ -55,10 +56,48 @@ static size_t quote_into(char *out, size_t o, size_t cap, const char *s, size_t 
 	return o;
 }
 
-/* One line: level=LVL msg="TEXT", in one write so that concurrent threads do not interleave. */
+/* {"level":"info","msg":"..."}: the fields of the logfmt line, the text escaped as RFC 8259 says (" \
+ * and control characters; DEL too, so that no terminal control reaches a screen), invalid UTF-8
+ * replaced by U+FFFD (as Go's encoding/json does: a JSON text is UTF-8). One write. */
+static void json_line(enum log_level lvl, const char *text, size_t n)
+{
+	static const char hex[] = "0123456789abcdef";
+	char out[LOG_LINE_MAX * 6 + 64];
+	const unsigned char *u = (const unsigned char *)text;
+	size_t o = (size_t)snprintf(out, sizeof(out), "{\"level\":\"%s\",\"msg\":\"", names[lvl]);
+	for (size_t i = 0; i < n && o < sizeof(out) - 16;) {
+		int ok = 1;
+		size_t len = u[i] < 0x80 ? 1 : utf8_next(u + i, n - i, &ok);
+		if (!ok) {
+			memcpy(out + o, "\\ufffd", 6);
+			o += 6;
+		} else if (len > 1) {
+			memcpy(out + o, text + i, len);
+			o += len;
+		} else if (u[i] == '"' || u[i] == '\\') {
+			out[o++] = '\\';
+			out[o++] = (char)u[i];
+		} else if (u[i] < 0x20 || u[i] == 0x7f) {
+			const char *short_esc = u[i] == '\n' ? "n" : u[i] == '\t' ? "t" : u[i] == '\r' ? "r" : NULL;
+			o += short_esc ? (size_t)snprintf(out + o, sizeof(out) - o, "\\%s", short_esc)
+				       : (size_t)snprintf(out + o, sizeof(out) - o, "\\u00%c%c", hex[u[i] >> 4], hex[u[i] & 15]);
+		} else {
+			out[o++] = (char)u[i];
+		}
+		i += len;
+	}
+	memcpy(out + o, "\"}\n", 3);
+	fwrite(out, 1, o + 3, stderr);
+}
+
+/* One line: level=LVL msg="TEXT" (or json_line's), in one write so that concurrent threads do not interleave. */
 static void log_line(enum log_level lvl, const char *text, size_t n, int pre)
 {
 	char out[LOG_LINE_MAX * 4 + 64];
+	if (log_json) {
+		json_line(lvl, text, n);
+		return;
+	}
 	size_t o = (size_t)snprintf(out, sizeof(out), "level=%s msg=\"", names[lvl]);
 	o = quote_into(out, o, sizeof(out), text, n, pre);
 	out[o++] = '"';

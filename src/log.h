@@ -16,6 +16,9 @@ enum log_level { LOG_DEBUG, LOG_INFO, LOG_WARN, LOG_ERROR };
 /* Messages below this level are dropped. Process-wide state (options.h): main() sets it from
  * --log.level before any thread starts; nothing writes it afterwards. */
 extern enum log_level log_min_level;
+/* 1: each line is a JSON object, {"level":"info","msg":"..."} (--log.format json), with the fields
+ * of the logfmt line; 0: logfmt. Process-wide state, set as log_min_level is. */
+extern int log_json;
 
 void log_msg(enum log_level lvl, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Write a printable, quoted-safe copy of [s, s+n) into out (size outsz, always NUL-terminated when

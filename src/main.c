@@ -13,7 +13,9 @@
 #include "restapi.h"
 #include "rules.h"
 #include "scrape.h"
+#include "sdlisten.h"
 #include "server.h"
+#include "version.h"
 #include "webconfig.h"
 
 #include <pthread.h>
@@ -99,10 +101,14 @@ static int serve(const struct options *opt, struct scraper *scraper, struct prob
 	struct webconfig *wc = NULL;
 	struct server *srv = NULL;
 	char err[512];
-	int rc = 1;
+	int rc = 1, fds[SDLISTEN_MAX], nfds = 0;
 
 	if (opt->web_config && webconfig_load(opt->web_config, &wc, err, sizeof(err)) < 0) {
 		log_error("invalid web config: %s", err);
+		goto out;
+	}
+	if (opt->systemd_socket && (nfds = sdlisten_fds(fds, SDLISTEN_MAX, err, sizeof(err))) < 0) {
+		log_error("%s", err);
 		goto out;
 	}
 	/* Block the signals we handle before any thread starts, then wait for them here. */
@@ -115,7 +121,8 @@ static int serve(const struct options *opt, struct scraper *scraper, struct prob
 	signal(SIGPIPE, SIG_IGN);
 
 	struct server_config srvc = {
-		.listen = opt->listen, .path = opt->path, .max_connections = (unsigned)opt->max_conn,
+		.listen = opt->listens, .nlisten = opt->nlisten, .listen_fds = nfds > 0 ? fds : NULL,
+		.nfds = nfds > 0 ? (size_t)nfds : 0, .path = opt->path, .max_connections = (unsigned)opt->max_conn,
 		.per_ip_connections = (unsigned)(opt->max_conn > 8 ? opt->max_conn / 2 : opt->max_conn),
 		.connection_timeout = (unsigned)opt->conn_timeout, .upstream_timeout = opt->timeout, .web = wc,
 		.mapping_file = opt->mapping, .probes = probes, .native_passthrough = opt->native,
@@ -127,8 +134,7 @@ static int serve(const struct options *opt, struct scraper *scraper, struct prob
 		goto out;
 	}
 	char ctld[CRED_SHOWN_MAX], rest[CRED_SHOWN_MAX];
-	log_info("listening on %s (port %u), path %s, slurmctld %s%s, slurmrestd %s, mapping %s", opt->listen,
-		 server_port(srv), opt->path, opt->replay_dir ? "replay from " : "",
+	log_info("listening on %s, path %s, slurmctld %s%s, slurmrestd %s, mapping %s", server_listening(srv), opt->path, opt->replay_dir ? "replay from " : "",
 		 opt->replay_dir ? opt->replay_dir : cred_url_shown(ctld, sizeof(ctld), opt->url),
 		 opt->rest_url ? cred_url_shown(rest, sizeof(rest), opt->rest_url) : "not used", opt->mapping);
 	for (;;) {
@@ -177,7 +183,10 @@ static int once(const struct options *opt, struct scraper *scraper)
 	struct buf out;
 	buf_init(&out, 0);
 	int status = scrape_run(scraper, opt->timeout, &out);
-	fwrite(out.data, 1, out.len, status == 200 ? stdout : stderr);
+	if (status != 200 && log_min_level <= LOG_WARN) /* each failure was logged as it came: not twice */
+		log_error("no slurmctld metrics endpoint answered usably (each failure is logged above)");
+	else
+		fwrite(out.data, 1, out.len, status == 200 ? stdout : stderr);
 	buf_free(&out);
 	return status == 200 ? 0 : 1;
 }
@@ -296,7 +305,7 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	if (opt.version) {
-		printf("slurm-exporter-shim %s\n", SHIM_VERSION);
+		version_print(stdout);
 		return 0;
 	}
 	if (opt.rest_api_version && !restapi_is_known(opt.rest_api_version)) {
@@ -305,6 +314,8 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	log_min_level = (enum log_level)opt.log_level;
+	log_json = opt.log_format;
+	fork_flags_warn(opt.fork_given, opt.nfork_given, opt.nfork_more);
 	if (opt.check_mapping)
 		return check_mapping(opt.check_mapping);
 	if (opt.check_expo)

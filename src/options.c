@@ -21,7 +21,8 @@
 
 enum opt_type {
 	T_STRING,   /* const char * */
-	T_ADDR,     /* const char *, [host]:port with a decimal port of 0 to 65535 (addr_ok) */
+	T_ADDR,     /* const char *, [host]:port with a decimal port of 0 to 65535 (addr_ok); given again: one
+		       more listener (options.listens, the first one here) */
 	T_PATH,     /* const char *, a URL path: starts with '/' */
 	T_URL,      /* const char *, http:// or https:// */
 	T_RURL,     /* const char *, http://, https:// or unix:/path (a socket) */
@@ -60,6 +61,9 @@ static const struct choice log_levels[] = {
 	{ "warning", LOG_WARN, 1 }, { NULL, 0, 0 },
 };
 
+/* --log.format: the order of log.h's log_json (0, 1); the SckyzO fork's two (promslog's). */
+static const struct choice log_formats[] = { { "logfmt", 0, 0 }, { "json", 1, 0 }, { NULL, 0, 0 } };
+
 /* The order of enum compare_format (compare.h). */
 static const struct choice compare_formats[] = { { "table", 0, 0 }, { "json", 1, 0 }, { NULL, 0, 0 } };
 
@@ -92,9 +96,13 @@ struct flag {
 #define F_ENUM(field, list) .type = T_ENUM, .off = AT(int, field), .choices = list
 
 static const struct flag flags[] = {
-	/* checked here: the port was taken mod 65536 by the bind (":99999" listened on 34463) */
+	/* checked here: the port was taken mod 65536 by the bind (":99999" listened on 34463); repeated,
+	 * as exporter-toolkit's: one listener each (an IPv4 and an IPv6 address, say) */
 	{ .name = "web.listen-address", .alias = "listen-address", F_ADDR(listen), .def = ":9341", .metavar = "ADDR",
-	  .help = "address to serve on" },
+	  .help = "address to serve on; repeat it to serve on several" },
+	/* exporter-toolkit's: the unit's .socket holds the address (socket activation, sd_listen_fds) */
+	{ .name = "web.systemd-socket", F_BOOL(systemd_socket),
+	  .help = "serve on the sockets systemd passes (socket activation: LISTEN_FDS) instead of --web.listen-address" },
 	/* a path without its '/' would be accepted, then never match a request */
 	{ .name = "web.telemetry-path", F_PATH(path), .def = "/metrics", .metavar = "PATH",
 	  .help = "path of the metrics" },
@@ -167,6 +175,8 @@ static const struct flag flags[] = {
 	  .help = "YAML file of named clusters, each scraped at /probe?target=NAME (see docs/operations.md)" },
 	{ .name = "gpus-acct", F_BOOL(gpus), .help = "serve the legacy GPU families (old exporter: -gpus-acct)" },
 	{ .name = "log.level", F_ENUM(log_level, log_levels), .def = "info", .metavar = "LEVEL" },
+	{ .name = "log.format", F_ENUM(log_format, log_formats), .def = "logfmt", .metavar = "FORMAT",
+	  .help = "log lines as logfmt (level=info msg=\"...\") or json (one object a line, the same fields)" },
 	/* slurmctld's sdiag does not count its HTTP requests: this is where an admin sees their cost */
 	{ .name = "log.slow-fetch", F_SECONDS(slow_fetch), .def = "1", .lo = 0, .hi = 86400, .metavar = "SECONDS",
 	  .help = "warn once when an endpoint's fetches take longer than this, and count them; 0: never" },
@@ -174,7 +184,7 @@ static const struct flag flags[] = {
 	{ .name = "replay-dir", F_STRING(replay_dir), .metavar = "DIR",
 	  .help = "read DIR/metrics_<endpoint>.txt instead of fetching over HTTP" },
 	{ .name = "compare-legacy", F_URL(compare_legacy), .metavar = "URL",
-	  .help = "scrape the old exporter at URL and the shim at once, report per family, exit (0 agree, 1 an exact family differs, 2 URL unreadable)" },
+	  .help = "scrape the old exporter at URL and the shim at once, report per family, exit (0 every exact family agrees and none disappears, 1 otherwise, 2 URL unreadable)" },
 	{ .name = "compare-legacy.format", F_ENUM(compare_format, compare_formats), .def = "table",
 	  .metavar = "FORMAT", .help = "how --compare-legacy reports: table or json" },
 	{ .name = "check-mapping", F_STRING(check_mapping), .metavar = "FILE",
@@ -291,6 +301,18 @@ static int count_urls(const struct flag *f, const char *v, FILE *err)
 			snprintf(el, sizeof(el), "%.*s", (int)(n < 299 ? n : 299), s);
 			return bad_value(f, el, err);
 		}
+		long mp = controllers_metrics_path(s, n);
+		if (mp >= 0) { /* the old exporter's habit, or a copy of slurmctld's own URL: refused, not guessed */
+			char el[300], shown[CRED_SHOWN_MAX], safe[600], base[300], bshown[CRED_SHOWN_MAX];
+			snprintf(el, sizeof(el), "%.*s", (int)(n < 299 ? n : 299), s);
+			snprintf(base, sizeof(base), "%.*s", (int)(mp < 299 ? mp : 299), s);
+			cred_url_shown(shown, sizeof(shown), el);
+			cred_url_shown(bshown, sizeof(bshown), base);
+			fprintf(err, "slurm-exporter-shim: flag --%s: value \"%s\" is slurmctld's metrics path, not its base URL: "
+				"give %s (the shim asks for /metrics/nodes, /metrics/jobs... itself)\n",
+				f->name, log_escape(safe, sizeof(safe), shown, strlen(shown)), bshown);
+			return -1;
+		}
 		s += n;
 		if (!*s)
 			return count + 1;
@@ -324,6 +346,21 @@ static int set_urls(struct options *o, const struct flag *f, const char *v, FILE
 	return 0;
 }
 
+/* One more listener: the first one given replaces the default. */
+static int set_addrs(struct options *o, const struct flag *f, const char *v, FILE *err)
+{
+	const char **dst = (const char **)((char *)o + f->off);
+	if (*dst == f->def)
+		o->nlisten = 0;
+	if (o->nlisten == OPTIONS_LISTEN_MAX) {
+		fprintf(err, "slurm-exporter-shim: flag --%s: given more than %d times\n", f->name, OPTIONS_LISTEN_MAX);
+		return -1;
+	}
+	o->listens[o->nlisten++] = v;
+	*dst = o->listens[0];
+	return 0;
+}
+
 /* Check value v for flag f and store it into *o. 0, or -1 with the error written. */
 static int set_value(struct options *o, const struct flag *f, const char *v, FILE *err)
 {
@@ -335,8 +372,7 @@ static int set_value(struct options *o, const struct flag *f, const char *v, FIL
 	case T_ADDR:
 		if (!addr_ok(v))
 			return bad_value(f, v, err);
-		*(const char **)dst = v;
-		return 0;
+		return set_addrs(o, f, v, err);
 	case T_PATH:
 		if (v[0] != '/')
 			return bad_value(f, v, err);
@@ -389,6 +425,74 @@ static const struct flag *find_flag(const char *a, size_t n)
 	return NULL;
 }
 
+/* [a, a + n) without a leading "no-". */
+static const char *fork_base(const char *a, size_t *n)
+{
+	if (*n > 3 && !memcmp(a, "no-", 3)) {
+		*n -= 3;
+		return a + 3;
+	}
+	return a;
+}
+
+/* Remember argv word w (a fork flag spelled [a, a + n)) for fork_flags_warn: one per flag, the last
+ * spelling given (--collector.gpus then --no-collector.gpus: the second). */
+static void fork_remember(struct options *o, const char *w, const char *a, size_t n)
+{
+	const char *base = fork_base(a, &n);
+	for (size_t k = 0; k < o->nfork_given; k++) {
+		const char *g = o->fork_given[k] + strspn(o->fork_given[k], "-");
+		size_t gn = strcspn(g, "=");
+		const char *gb = fork_base(g, &gn);
+		if (gn == n && !memcmp(gb, base, n)) {
+			o->fork_given[k] = w;
+			return;
+		}
+	}
+	if (o->nfork_given < FORK_GIVEN_MAX)
+		o->fork_given[o->nfork_given++] = w;
+	else
+		o->nfork_more++;
+}
+
+/* argv[*i], one of the SckyzO fork's flags (ff; spelled [a, a + n), eq its "=" or NULL): its value
+ * checked as the fork checks it, --[no-]collector.gpus applied to --gpus-acct. 0, or -1 written. */
+static int fork_take(struct options *o, const struct fork_flag *ff, int neg, const char *a, size_t n, const char *eq,
+		     int argc, char **argv, int *i, FILE *err)
+{
+	const char *w = argv[*i], *v = eq ? eq + 1 : NULL;
+	int on = !neg;
+	if (ff->kind == FORK_BOOL || ff->kind == FORK_GPUS) {
+		if (v && neg) {
+			fprintf(err, "slurm-exporter-shim: flag --%.*s (the SckyzO slurm_exporter's) takes no value\n", (int)n, a);
+			return -1;
+		}
+		if (v && parse_bool(v, &on) < 0) {
+			char safe[200];
+			fprintf(err, "slurm-exporter-shim: flag --%.*s (the SckyzO slurm_exporter's): value \"%s\" is not a boolean "
+				"(expected true or false)\n", (int)n, a, log_escape(safe, sizeof(safe), v, strlen(v)));
+			return -1;
+		}
+		if (ff->kind == FORK_GPUS)
+			o->gpus = on;
+	} else {
+		if (!v && *i + 1 < argc)
+			v = argv[++*i];
+		if (!v) {
+			fprintf(err, "slurm-exporter-shim: flag --%.*s: needs a value\n", (int)n, a);
+			return -1;
+		}
+		if (ff->kind == FORK_DURATION && !fork_is_duration(v)) {
+			char safe[200];
+			fprintf(err, "slurm-exporter-shim: flag --%.*s (the SckyzO slurm_exporter's): value \"%s\" is not a "
+				"duration (expected e.g. 5s, 1m30s)\n", (int)n, a, log_escape(safe, sizeof(safe), v, strlen(v)));
+			return -1;
+		}
+	}
+	fork_remember(o, w, a, n);
+	return 0;
+}
+
 int options_parse(struct options *o, int argc, char **argv, FILE *err)
 {
 	memset(o, 0, sizeof(*o));
@@ -403,7 +507,15 @@ int options_parse(struct options *o, int argc, char **argv, FILE *err)
 		}
 		a += a[1] == '-' ? 2 : 1;
 		const char *eq = strchr(a, '=');
-		const struct flag *f = find_flag(a, eq ? (size_t)(eq - a) : strlen(a));
+		size_t n = eq ? (size_t)(eq - a) : strlen(a);
+		const struct flag *f = find_flag(a, n);
+		int neg;
+		const struct fork_flag *ff = f || argv[i][1] != '-' ? NULL : fork_flag_find(a, n, &neg);
+		if (ff) { /* kingpin's double dash only */
+			if (fork_take(o, ff, neg, a, n, eq, argc, argv, &i, err) < 0)
+				return -1;
+			continue;
+		}
 		if (!f) {
 			fprintf(err, "slurm-exporter-shim: unknown flag \"%s\" (see --help)\n", argv[i]);
 			return -1;
@@ -440,5 +552,8 @@ void options_usage(FILE *f)
 			choices_text(g->choices, choices, sizeof(choices));
 		fprintf(f, "  %-34s %s%s\n", left, g->help ? g->help : choices, def);
 	}
-	fprintf(f, "\nThe old exporter's -listen-address ADDR and -gpus-acct[=BOOL] are accepted too.\n");
+	fprintf(f, "\nThe old exporter's -listen-address ADDR and -gpus-acct[=BOOL] are accepted too, and so are the SckyzO\n"
+		   "slurm_exporter's flags: --[no-]collector.gpus turns the GPU families on or off, the others\n"
+		   "(--[no-]collector.NAME, --command.timeout, --slurm.bin-path, --web.disable-exporter-metrics...) are\n"
+		   "ignored with a warning at start (man slurm-exporter-shim, COMPATIBILITY).\n");
 }

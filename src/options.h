@@ -1,10 +1,10 @@
 /* options.h: the command line, as one table (options.c) that drives the parser, --help and the
  * range checks; the man page's OPTIONS are checked against --help by tests/test_manpage.sh.
  *
- * Process-wide state. The process has exactly two pieces of mutable state that outlive a call and
+ * Process-wide state. The process has exactly three pieces of mutable state that outlive a call and
  * are not owned by an object: the struct options that main() fills with options_parse() before any
- * thread starts and only reads afterwards, and log_min_level (log.h), set from it once, also before
- * any thread starts. Everything else lives in objects with an owner (scraper, server, webconfig,
+ * thread starts and only reads afterwards, and log_min_level and log_json (log.h), set from it once,
+ * also before any thread starts. Everything else lives in objects with an owner (scraper, server, webconfig,
  * mapping) or on a stack.
  *
  * Ownership: the strings of a parsed struct options borrow argv or string literals, or url_list. */
@@ -13,9 +13,20 @@
 
 #include <stdio.h>
 
+#include "options_fork.h"
+
+/* Most --web.listen-address flags (one listener each). */
+#define OPTIONS_LISTEN_MAX 8
+
 struct options {
 	const char *listen, *path, *web_config, *url, *token_file, *user, *mapping, *to_rules;
 	const char *replay_dir, *check_mapping;
+	const char *listens[OPTIONS_LISTEN_MAX]; /* every --web.listen-address (listen is the first) */
+	size_t nlisten;
+	int systemd_socket;              /* --web.systemd-socket: systemd's sockets, not listens[] */
+	int log_format;                  /* 0 logfmt, 1 json (log.h's log_json) */
+	const char *fork_given[FORK_GIVEN_MAX]; /* the SckyzO fork's flags given (options_fork.h), one per name */
+	size_t nfork_given, nfork_more;
 	int log_level;                   /* enum log_level */
 	double timeout, min_interval;    /* seconds */
 	double jobs_min_interval;        /* seconds: slurmctld's job-walking endpoints (source.h's walks_jobs) */

@@ -13,6 +13,16 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+/* slurmctld's answers: every family name the parser sees passes here, so that an exporter's page
+ * given as slurmctld's is told (facts.exporter: the first such name), then the caller's filter. */
+static int payload_keep(const char *name, size_t len, void *ctx)
+{
+	struct payload *p = ctx;
+	if (!p->facts.exporter[0] && source_is_exporter_family(name, len))
+		snprintf(p->facts.exporter, sizeof(p->facts.exporter), "%.*s", (int)(len < 63 ? len : 63), name);
+	return p->keep ? p->keep(name, len, p->keep_ctx) : 1;
+}
+
 struct payload *payload_new(enum source_id src, unsigned gen, expo_keep_fn keep, void *ctx)
 {
 	/* src and gen are const members: set once, here, by initialization */
@@ -20,7 +30,12 @@ struct payload *payload_new(enum source_id src, unsigned gen, expo_keep_fn keep,
 	struct payload *p = xmalloc(sizeof(*p));
 	memcpy(p, &init, sizeof(*p));
 	atomic_init(&p->refs, 1);
-	expo_init_keep(&p->expo, keep, ctx);
+	p->keep = keep;
+	p->keep_ctx = ctx;
+	if (sources[src].upstream == UPSTREAM_SLURMCTLD)
+		expo_init_keep(&p->expo, payload_keep, p);
+	else
+		expo_init_keep(&p->expo, keep, ctx);
 	p->parse_state = sources[src].parser->begin(&p->expo);
 	return p;
 }
@@ -94,6 +109,8 @@ void payload_finish(struct payload *p)
 	if (!p->ok) /* nothing of a failed answer is used: let its families go now */
 		expo_reset(&p->expo);
 	expo_drop_keep(&p->expo); /* the filter's owner may go away; the payload stays */
+	p->keep = NULL;
+	p->keep_ctx = NULL;
 }
 
 struct payload *payload_replay(const char *dir, enum source_id src, size_t max_body, unsigned gen, expo_keep_fn keep,

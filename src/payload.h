@@ -35,6 +35,8 @@ struct payload {
 	double at;               /* monotonic time the fetch finished */
 	struct source_facts facts; /* what payload_finish judged (http_status and len copied in) */
 	void *parse_state;       /* the source parser's, until payload_finish */
+	expo_keep_fn keep;       /* the caller's filter (NULL: all), which payload_keep asks, until payload_finish */
+	void *keep_ctx;
 	char reason[240];        /* why it is not ok: one line for logs and the 503 body */
 };
 

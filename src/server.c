@@ -26,12 +26,16 @@
 #include <time.h>
 #include <unistd.h>
 
+#define SERVER_LISTEN_MAX 8
+
 struct server {
 	struct server_config cfg;
 	struct scraper *scraper;
-	struct MHD_Daemon *d;
-	int fd;
-	unsigned port;
+	struct MHD_Daemon *d[SERVER_LISTEN_MAX];
+	int fd[SERVER_LISTEN_MAX];       /* until its daemon owns it */
+	unsigned port[SERVER_LISTEN_MAX];
+	size_t n;
+	char listening[1024];
 	/* Why MHD_start_daemon failed: the first message libmicrohttpd logs on the starting thread
 	 * while `starting` (e.g. GnuTLS refusing the certificate/key pair). Only the starting thread
 	 * reads or writes these two, so they need no lock. */
@@ -408,24 +412,36 @@ static int bind_listen(const char *addr, unsigned *port_out, char *err, size_t e
 	return fd;
 }
 
-struct server *server_start(const struct server_config *cfg, struct scraper *s, char *err, size_t errlen)
+/* The port of bound socket fd, and its address as text ("127.0.0.1:9341", "[::1]:9341") into addr. */
+static unsigned sock_port(int fd, char *addr, size_t addrlen)
 {
-	struct server *srv = xcalloc(1, sizeof(*srv));
+	struct sockaddr_storage ss;
+	socklen_t sl = sizeof(ss);
+	char host[INET6_ADDRSTRLEN] = "?";
+	if (getsockname(fd, (struct sockaddr *)&ss, &sl) < 0)
+		return 0;
+	int v6 = ss.ss_family == AF_INET6;
+	unsigned port = ntohs(v6 ? ((struct sockaddr_in6 *)&ss)->sin6_port : ((struct sockaddr_in *)&ss)->sin_port);
+	if (v6)
+		inet_ntop(AF_INET6, &((struct sockaddr_in6 *)&ss)->sin6_addr, host, sizeof(host));
+	else if (ss.ss_family == AF_INET)
+		inet_ntop(AF_INET, &((struct sockaddr_in *)&ss)->sin_addr, host, sizeof(host));
+	snprintf(addr, addrlen, v6 ? "[%s]:%u" : "%s:%u", host, port);
+	return port;
+}
+
+/* One daemon on listening socket fd (which it owns from then on, even when it fails to start). */
+static struct MHD_Daemon *start_daemon(struct server *srv, int fd, const char *what, char *err, size_t errlen)
+{
 	/* poll(), not select(): select() refuses every socket numbered FD_SETSIZE (1024) or above */
 	unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION | MHD_USE_POLL | MHD_USE_ERROR_LOG;
+	const struct server_config *cfg = &srv->cfg;
 	const struct webconfig *wc = cfg->web;
-
-	srv->cfg = *cfg;
-	srv->scraper = s;
-	err[0] = '\0';
-	srv->fd = bind_listen(cfg->listen, &srv->port, err, errlen);
-	if (srv->fd < 0)
-		goto fail;
 	struct MHD_OptionItem ops[13];
 	size_t n = 0;
 	/* first, or libmicrohttpd logs the options before it to stderr itself */
 	ops[n++] = (struct MHD_OptionItem){ MHD_OPTION_EXTERNAL_LOGGER, (intptr_t)mhd_log, srv };
-	ops[n++] = (struct MHD_OptionItem){ MHD_OPTION_LISTEN_SOCKET, srv->fd, NULL };
+	ops[n++] = (struct MHD_OptionItem){ MHD_OPTION_LISTEN_SOCKET, fd, NULL };
 	ops[n++] = (struct MHD_OptionItem){ MHD_OPTION_UNESCAPE_CALLBACK, (intptr_t)unescape, NULL };
 	ops[n++] = (struct MHD_OptionItem){ MHD_OPTION_CONNECTION_LIMIT, cfg->max_connections, NULL };
 	ops[n++] = (struct MHD_OptionItem){ MHD_OPTION_PER_IP_CONNECTION_LIMIT, cfg->per_ip_connections, NULL };
@@ -435,41 +451,89 @@ struct server *server_start(const struct server_config *cfg, struct scraper *s, 
 	if (wc && webconfig_tls_cert_pem(wc)) {
 		if (MHD_is_feature_supported(MHD_FEATURE_TLS) != MHD_YES) {
 			snprintf(err, errlen, "TLS requested but libmicrohttpd was built without TLS support");
-			goto fail;
+			close(fd);
+			return NULL;
 		}
 		flags |= MHD_USE_TLS;
 		ops[n++] = (struct MHD_OptionItem){ MHD_OPTION_HTTPS_MEM_CERT, 0, (void *)webconfig_tls_cert_pem(wc) };
 		ops[n++] = (struct MHD_OptionItem){ MHD_OPTION_HTTPS_MEM_KEY, 0, (void *)webconfig_tls_key_pem(wc) };
-		/* min/max_version (default TLS 1.2..1.3), curves, server precedence */
+		/* min/max_version (default TLS 1.2..1.3), cipher_suites, curves, server precedence */
 		ops[n++] = (struct MHD_OptionItem){ MHD_OPTION_HTTPS_PRIORITIES, 0, (void *)webconfig_tls_priorities(wc) };
 	}
 	ops[n++] = (struct MHD_OptionItem){ MHD_OPTION_END, 0, NULL };
 	srv->starter = pthread_self();
 	srv->starting = 1;
-	srv->d = MHD_start_daemon(flags, 0, NULL, NULL, handle, srv, MHD_OPTION_ARRAY, ops, MHD_OPTION_END);
+	srv->why[0] = '\0';
+	struct MHD_Daemon *d = MHD_start_daemon(flags, 0, NULL, NULL, handle, srv, MHD_OPTION_ARRAY, ops, MHD_OPTION_END);
 	srv->starting = 0;
-	if (!srv->d) {
-		snprintf(err, errlen, "cannot start the HTTP server on %s%s%s", cfg->listen, srv->why[0] ? ": " : "",
-			 srv->why);
+	if (!d) {
+		snprintf(err, errlen, "cannot start the HTTP server on %s%s%s", what, srv->why[0] ? ": " : "", srv->why);
+		close(fd);
+	}
+	return d;
+}
+
+struct server *server_start(const struct server_config *cfg, struct scraper *s, char *err, size_t errlen)
+{
+	struct server *srv = xcalloc(1, sizeof(*srv));
+	size_t want = cfg->listen_fds ? cfg->nfds : cfg->nlisten, o = 0;
+	srv->cfg = *cfg;
+	srv->scraper = s;
+	err[0] = '\0';
+	if (!want || want > SERVER_LISTEN_MAX) {
+		snprintf(err, errlen, "%zu listeners: from 1 to %d can be served", want, SERVER_LISTEN_MAX);
 		goto fail;
+	}
+	/* every socket first: an address in use stops the start before anything is served */
+	for (srv->n = 0; srv->n < want; srv->n++) {
+		size_t i = srv->n;
+		char addr[INET6_ADDRSTRLEN + 16] = "";
+		srv->fd[i] = cfg->listen_fds ? cfg->listen_fds[i] : bind_listen(cfg->listen[i], &srv->port[i], err, errlen);
+		if (srv->fd[i] < 0)
+			goto fail;
+		unsigned port = sock_port(srv->fd[i], addr, sizeof(addr));
+		if (cfg->listen_fds)
+			srv->port[i] = port;
+		int w = cfg->listen_fds ? snprintf(srv->listening + o, sizeof(srv->listening) - o, "%ssystemd socket fd %d (%s)",
+						   i ? ", " : "", srv->fd[i], addr)
+					: snprintf(srv->listening + o, sizeof(srv->listening) - o, "%s%s (port %u)", i ? ", " : "",
+						   cfg->listen[i], srv->port[i]);
+		o += w < 0 ? 0 : (size_t)w < sizeof(srv->listening) - o ? (size_t)w : sizeof(srv->listening) - o - 1;
+	}
+	for (size_t i = 0; i < srv->n; i++) {
+		int fd = srv->fd[i];
+		srv->fd[i] = -1; /* the daemon's from here, started or not */
+		srv->d[i] = start_daemon(srv, fd, cfg->listen_fds ? "a systemd socket" : cfg->listen[i], err, errlen);
+		if (!srv->d[i])
+			goto fail;
 	}
 	return srv;
 fail:
-	if (srv->fd >= 0)
-		close(srv->fd);
+	for (size_t i = 0; i < SERVER_LISTEN_MAX; i++) {
+		if (srv->d[i])
+			MHD_stop_daemon(srv->d[i]);
+		else if (i < srv->n && srv->fd[i] >= 0)
+			close(srv->fd[i]);
+	}
 	free(srv);
 	return NULL;
 }
 
 unsigned server_port(const struct server *srv)
 {
-	return srv->port;
+	return srv->port[0];
+}
+
+const char *server_listening(const struct server *srv)
+{
+	return srv->listening;
 }
 
 void server_stop(struct server *srv)
 {
 	if (!srv)
 		return;
-	MHD_stop_daemon(srv->d); /* closes the listen socket too */
+	for (size_t i = 0; i < srv->n; i++)
+		MHD_stop_daemon(srv->d[i]); /* closes its listen socket too */
 	free(srv);
 }

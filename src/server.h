@@ -7,8 +7,10 @@
  * threads, a per-IP limit keeps one client from taking them all, and idle connections time out.
  * /probe?target=NAME (with --probe.targets-file) answers as /metrics does, from that target's
  * scraper; an unknown or missing target gets 400 and fetches nothing.
+ * Listeners: one libmicrohttpd daemon per address (--web.listen-address, repeated) or per socket
+ * systemd passed (--web.systemd-socket), each with the connection limits; all serve the same.
  * Ownership: server_start returns a new server (server_stop frees it); it borrows the scraper, the
- * probe set and the web config, which must outlive it. */
+ * probe set and the web config, which must outlive it, and takes the listen_fds (closed on stop). */
 #ifndef SHIM_SERVER_H
 #define SHIM_SERVER_H
 
@@ -19,7 +21,10 @@ struct scraper;
 struct webconfig;
 
 struct server_config {
-	const char *listen;          /* ":9341", "127.0.0.1:9341", "[::1]:9341" */
+	const char *const *listen;   /* ":9341", "127.0.0.1:9341", "[::1]:9341": nlisten of them */
+	size_t nlisten;
+	const int *listen_fds;       /* listening sockets to serve instead (systemd's: sdlisten.h), or NULL */
+	size_t nfds;
 	const char *path;            /* "/metrics" */
 	unsigned max_connections;
 	unsigned per_ip_connections;
@@ -35,8 +40,11 @@ struct server_config {
 struct server;
 
 struct server *server_start(const struct server_config *cfg, struct scraper *s, char *err, size_t errlen);
-/* The port actually bound (useful with port 0). */
+/* The port actually bound by the first listener (useful with port 0). */
 unsigned server_port(const struct server *srv);
+/* Every listener for the log: "127.0.0.1:9341 (port 9341), [::1]:0 (port 40123)" or
+ * "systemd socket fd 3 (127.0.0.1:9341)". Owned by the server. */
+const char *server_listening(const struct server *srv);
 void server_stop(struct server *srv);
 
 #endif

@@ -148,6 +148,8 @@ struct source_facts {
 	size_t first_line;       /* the first malformed item's line */
 	const char *first_reason;
 	size_t nnamed;           /* families the answer named (kept or not) */
+	char exporter[64];       /* slurmctld: the first family named that slurmctld never writes
+				    (source_is_exporter_family): the answer is an exporter's page */
 	int headers_cut;         /* an HTTP answer whose header block never ended (the connection
 				     closed after the status line): not an answer, whatever its status */
 	int unframed;            /* an HTTP answer with neither Content-Length nor a chunked body: its
@@ -166,7 +168,15 @@ enum source_verdict {
 	VERDICT_EMPTY,
 	VERDICT_MALFORMED,
 	VERDICT_NO_FAMILY,       /* bytes, but not one family named */
+	VERDICT_EXPORTER,        /* slurmctld's source answered with an exporter's page (the old
+				    exporter's, the shim's): its families are no slurmctld's */
 };
+
+/* Whether a family named [name, name + n) in slurmctld's answer says the answer is no slurmctld's
+ * but an exporter's page: a Prometheus client library's own families (go_*, process_*, promhttp_*),
+ * an exporter's self metrics (slurm_exporter_*: the shim's, the SckyzO fork's), or one of the legacy
+ * families slurmctld has no family of that name for (slurm_cpus_alloc...). */
+int source_is_exporter_family(const char *name, size_t n);
 
 /* Is src's answer with facts f usable? When not, why goes into why (one line for logs and the 503
  * body, starting with the source's path). */

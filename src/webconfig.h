@@ -40,9 +40,11 @@ const char *webconfig_tls_key_pem(const struct webconfig *wc);
 const char *webconfig_tls_min_version(const struct webconfig *wc);
 const char *webconfig_tls_max_version(const struct webconfig *wc);
 /* GnuTLS priority string for MHD_OPTION_HTTPS_PRIORITIES that applies min/max_version (with the
- * toolkit's defaults), curve_preferences and prefer_server_cipher_suites, e.g.
- * "NORMAL:-VERS-ALL:+VERS-TLS1.3:+VERS-TLS1.2:%SERVER_PRECEDENCE". NULL when TLS is off.
- * cipher_suites are validated against Go's names but not mapped (GnuTLS defaults apply). */
+ * toolkit's defaults), cipher_suites, curve_preferences and prefer_server_cipher_suites, e.g.
+ * "NORMAL:-VERS-ALL:+VERS-TLS1.3:+VERS-TLS1.2:-KX-ALL:+ECDHE-RSA:-CIPHER-ALL:+AES-128-GCM:-MAC-ALL:+AEAD:
+ * %SERVER_PRECEDENCE", checked by GnuTLS when loaded. NULL when TLS is off. cipher_suites become the
+ * suites' key exchanges, ciphers and MACs; GnuTLS enables every combination of them, so a list
+ * that would enable a suite it does not name is refused at load (webconfig_tls.c). */
 const char *webconfig_tls_priorities(const struct webconfig *wc);
 
 /* Basic auth: 1 when users are configured. */

@@ -21,6 +21,7 @@
 #include "yamlfile.h"
 
 #define WC_N_CURVES 4 /* exporter-toolkit's curve_preferences names (webconfig_tls.c) */
+#define WC_N_CIPHERS 17 /* exporter-toolkit's cipher_suites names (Go's tls.CipherSuites(), webconfig_tls.c) */
 
 struct wc_user {
 	char *name;
@@ -53,6 +54,10 @@ struct tls_cfg {
 	int min_v, max_v; /* index into tls_versions, -1 = not set */
 	size_t curves[WC_N_CURVES];
 	size_t ncurves;
+	size_t ciphers[WC_N_CIPHERS]; /* cipher_suites, in order, each once */
+	size_t nciphers;
+	int ciphers_set;              /* cipher_suites given (an empty list: Go's defaults, as not given) */
+	yaml_mark_t ciphers_mark;
 	int prefer_server;
 };
 

@@ -1,9 +1,10 @@
 /* webconfig_tls.c: tls_server_config (see webconfig_int.h): the toolkit's checks, the PEM files
  * (resolved against the config's directory, bounded, the key wiped before it is freed) and the
- * GnuTLS priority string for min/max_version, curve_preferences and prefer_server_cipher_suites. */
+ * GnuTLS priority string for min/max_version, cipher_suites, curve_preferences and prefer_server_cipher_suites. */
 #include "file_read.h"
 #include "webconfig_int.h"
 
+#include <gnutls/gnutls.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,6 +48,32 @@ static const char *const cipher_names[] = {
 	"TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256",
 };
 #define N_CIPHERS (sizeof cipher_names / sizeof cipher_names[0])
+_Static_assert(N_CIPHERS == WC_N_CIPHERS, "struct tls_cfg holds every cipher suite");
+
+/* Each of cipher_names (same order) in GnuTLS' priority terms: key exchange (NULL: a TLS 1.3
+ * suite, which has none of its own), cipher and MAC. GnuTLS enables every suite whose three parts
+ * are all enabled, so a list is applied only when the suites its parts make are the ones listed
+ * (ciphers_closed). test_webconfig.c checks each row against gnutls_cipher_suite_get_name. */
+static const struct { const char *kx, *cipher, *mac; } cipher_parts[] = {
+	{ "RSA", "AES-128-CBC", "SHA1" },
+	{ "RSA", "AES-256-CBC", "SHA1" },
+	{ "RSA", "AES-128-GCM", "AEAD" },
+	{ "RSA", "AES-256-GCM", "AEAD" },
+	{ NULL, "AES-128-GCM", "AEAD" },
+	{ NULL, "AES-256-GCM", "AEAD" },
+	{ NULL, "CHACHA20-POLY1305", "AEAD" },
+	{ "ECDHE-ECDSA", "AES-128-CBC", "SHA1" },
+	{ "ECDHE-ECDSA", "AES-256-CBC", "SHA1" },
+	{ "ECDHE-RSA", "AES-128-CBC", "SHA1" },
+	{ "ECDHE-RSA", "AES-256-CBC", "SHA1" },
+	{ "ECDHE-ECDSA", "AES-128-GCM", "AEAD" },
+	{ "ECDHE-ECDSA", "AES-256-GCM", "AEAD" },
+	{ "ECDHE-RSA", "AES-128-GCM", "AEAD" },
+	{ "ECDHE-RSA", "AES-256-GCM", "AEAD" },
+	{ "ECDHE-RSA", "CHACHA20-POLY1305", "AEAD" },
+	{ "ECDHE-ECDSA", "CHACHA20-POLY1305", "AEAD" },
+};
+_Static_assert(sizeof cipher_parts / sizeof cipher_parts[0] == N_CIPHERS, "a GnuTLS row for every Go name");
 
 /* client_auth_type values Go knows; only NoClientCert is supported here. */
 static const char *const client_auth_types[] = {
@@ -194,6 +221,104 @@ static int parse_version(struct wc_ctx *c, const yaml_node_t *n, const char *wha
 	return 0;
 }
 
+/* --- cipher_suites ------------------------------------------------------------------------------ */
+
+#define TLS13 3 /* tls_versions[] index */
+
+/* Is the listed suite i taken into GnuTLS' lists? A TLS 1.3 name only while TLS 1.3 is on (Go's
+ * TLS 1.3 suites are not configurable at all; GnuTLS has one cipher list for both versions). */
+static int suite_counts(size_t i, int max_v)
+{
+	return cipher_parts[i].kx || max_v >= TLS13;
+}
+
+/* Whether a listed (and counted) suite has part `part` in column col (0 kx, 1 cipher, 2 mac). */
+static int part_listed(const struct tls_cfg *t, int max_v, int col, const char *part)
+{
+	for (size_t k = 0; k < t->nciphers; k++) {
+		size_t i = t->ciphers[k];
+		const char *p = col == 0 ? cipher_parts[i].kx : col == 1 ? cipher_parts[i].cipher : cipher_parts[i].mac;
+		if (suite_counts(i, max_v) && p && !strcmp(p, part))
+			return 1;
+	}
+	return 0;
+}
+
+/* GnuTLS enables every TLS 1.2 suite whose key exchange, cipher and MAC are each enabled: the name
+ * of one that the listed suites' parts make but that is not listed (into buf), or NULL when the
+ * list is closed (its parts make exactly its own suites). */
+static const char *ciphers_extra(const struct tls_cfg *t, int max_v, char *buf, size_t len)
+{
+	static const char *const kxs[] = { "RSA", "ECDHE-RSA", "ECDHE-ECDSA" };
+	static const char *const ciphers[] = { "AES-128-CBC", "AES-256-CBC", "AES-128-GCM", "AES-256-GCM", "CHACHA20-POLY1305" };
+	static const char *const macs[] = { "SHA1", "AEAD" };
+	for (size_t a = 0; a < 3; a++)
+		for (size_t b = 0; b < 5; b++)
+			for (size_t m = 0; m < 2; m++) {
+				if (!part_listed(t, max_v, 0, kxs[a]) || !part_listed(t, max_v, 1, ciphers[b]) ||
+				    !part_listed(t, max_v, 2, macs[m]))
+					continue;
+				const char *gn = gnutls_cipher_suite_get_name(gnutls_kx_get_id(kxs[a]), gnutls_cipher_get_id(ciphers[b]),
+									     gnutls_mac_get_id(macs[m]));
+				if (!gn)
+					continue; /* no such suite */
+				size_t i = 0, listed = 0;
+				for (; i < N_CIPHERS; i++)
+					if (cipher_parts[i].kx && !strcmp(cipher_parts[i].kx, kxs[a]) &&
+					    !strcmp(cipher_parts[i].cipher, ciphers[b]) && !strcmp(cipher_parts[i].mac, macs[m]))
+						break;
+				for (size_t k = 0; i < N_CIPHERS && k < t->nciphers; k++)
+					listed |= t->ciphers[k] == i;
+				if (listed)
+					continue;
+				snprintf(buf, len, "%s", i < N_CIPHERS ? cipher_names[i] : gn);
+				return buf;
+			}
+	return NULL;
+}
+
+/* cipher_suites as GnuTLS priorities (":-KX-ALL:+ECDHE-RSA:-CIPHER-ALL:+AES-128-GCM:-MAC-ALL:+AEAD"),
+ * appended at buf + *o, or -1 after the error (at the key): a list GnuTLS cannot apply as it is (it
+ * would enable a suite not listed), or one that leaves the enabled versions without a suite. */
+static int cipher_priorities(struct wc_ctx *c, int min_v, int max_v, char *buf, size_t len, size_t *o)
+{
+	struct tls_cfg *t = &c->tls;
+	char extra[64];
+	int tls12 = 0, tls13 = 0;
+	if (!t->ciphers_set || !t->nciphers)
+		return 0; /* Go's defaults: GnuTLS' NORMAL */
+	for (size_t k = 0; k < t->nciphers; k++) {
+		tls12 |= cipher_parts[t->ciphers[k]].kx != NULL;
+		tls13 |= cipher_parts[t->ciphers[k]].kx == NULL || strcmp(cipher_parts[t->ciphers[k]].mac, "AEAD") == 0;
+	}
+	if (min_v < TLS13 && ciphers_extra(t, max_v, extra, sizeof extra))
+		return yf_fail_at(&c->y, t->ciphers_mark,
+			       "tls_server_config.cipher_suites: GnuTLS enables every listed key exchange with every listed cipher, "
+			       "so this list would also enable %s: add it, or drop a suite that brings its key exchange or its cipher",
+			       extra);
+	if ((max_v < TLS13 || !tls13) && (min_v >= TLS13 || !tls12))
+		return yf_fail_at(&c->y, t->ciphers_mark,
+			       "tls_server_config.cipher_suites: no listed suite can be used from %s to %s (min_version, max_version)",
+			       tls_versions[min_v], tls_versions[max_v]);
+	static const char *const sections[] = { ":-KX-ALL", ":-CIPHER-ALL", ":-MAC-ALL" };
+	for (int col = 0; col < 3; col++) {
+		*o += (size_t)snprintf(buf + *o, len - *o, "%s", sections[col]);
+		for (size_t k = 0; k < t->nciphers; k++) {
+			size_t i = t->ciphers[k];
+			const char *p = col == 0 ? cipher_parts[i].kx : col == 1 ? cipher_parts[i].cipher : cipher_parts[i].mac;
+			int first = 1;
+			for (size_t e = 0; e < k && first; e++) { /* each part once, in the list's order */
+				size_t j = t->ciphers[e];
+				const char *q = col == 0 ? cipher_parts[j].kx : col == 1 ? cipher_parts[j].cipher : cipher_parts[j].mac;
+				first = !(suite_counts(j, max_v) && q && p && !strcmp(p, q));
+			}
+			if (p && first && suite_counts(i, max_v))
+				*o += (size_t)snprintf(buf + *o, len - *o, ":+%s", p);
+		}
+	}
+	return 0;
+}
+
 static int build_priorities(struct wc_ctx *c, int min_v, int max_v)
 {
 	struct tls_cfg *t = &c->tls;
@@ -205,6 +330,8 @@ static int build_priorities(struct wc_ctx *c, int min_v, int max_v)
 	o = (size_t)snprintf(buf, sizeof buf, "NORMAL:-VERS-ALL");
 	for (v = max_v; v >= min_v; v--)
 		o += (size_t)snprintf(buf + o, sizeof buf - o, ":%s", gnutls_versions[v]);
+	if (cipher_priorities(c, min_v, max_v, buf, sizeof buf, &o) < 0)
+		return -1;
 	if (t->ncurves) {
 		o += (size_t)snprintf(buf + o, sizeof buf - o, ":-GROUP-ALL");
 		for (i = 0; i < t->ncurves; i++)
@@ -212,6 +339,13 @@ static int build_priorities(struct wc_ctx *c, int min_v, int max_v)
 	}
 	if (t->prefer_server)
 		snprintf(buf + o, sizeof buf - o, ":%%SERVER_PRECEDENCE");
+	/* GnuTLS' own check now, with the config's position, not libmicrohttpd's refusal at start */
+	gnutls_priority_t pc;
+	const char *at = NULL;
+	if (gnutls_priority_init(&pc, buf, &at) < 0)
+		return yf_fail_at(&c->y, t->mark, "tls_server_config: GnuTLS refuses the priority string \"%s\" at \"%.40s\"", buf,
+			       at ? at : "");
+	gnutls_priority_deinit(pc);
 	c->wc->priorities = xstrdup(buf);
 	return 0;
 }
@@ -327,8 +461,10 @@ int wc_parse_tls(struct wc_ctx *c, const yaml_node_t *key, const yaml_node_t *n)
 			t->max_mark = v->start_mark;
 		} else if (yf_scalar_eq(k, "cipher_suites")) {
 			if (parse_name_list(c, v, "tls_server_config.cipher_suites", cipher_names, N_CIPHERS,
-					    NULL, NULL) < 0)
+					    t->ciphers, &t->nciphers) < 0)
 				return -1;
+			t->ciphers_set = 1;
+			t->ciphers_mark = k->start_mark;
 		} else if (yf_scalar_eq(k, "curve_preferences")) {
 			if (parse_name_list(c, v, "tls_server_config.curve_preferences", curve_names,
 					    N_CURVES, t->curves, &t->ncurves) < 0)

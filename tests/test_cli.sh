@@ -24,7 +24,17 @@ check() {
 has() { if grep -qF -- "$2" "$T/out"; then ok; else bad "$1: output lacks: $2"; sed 's/^/    /' "$T/out" | head -5; fi; }
 
 check "--version" 0 "$BIN" --version
-has "--version" "slurm-exporter-shim $(cat VERSION)"
+has "--version" "slurm-exporter-shim, version $(cat VERSION) (revision: "
+# the revision is the commit built (the Makefile's git rev-parse), unless built outside git
+rev=$(git rev-parse --short=12 HEAD 2>/dev/null)
+if [ -n "$rev" ] && ! grep -q "(revision: $rev" "$T/out"; then bad "--version: no revision $rev: $(head -1 "$T/out")"; else ok; fi
+# each library's version as the library reports it at run time (pkg-config: the installed ones)
+for lib in libmicrohttpd:libmicrohttpd libcurl:libcurl jansson:jansson yajl:yajl libyaml:yaml-0.1 gnutls:gnutls libdeflate:libdeflate; do
+	v=$(pkg-config --modversion "${lib#*:}" 2>/dev/null)
+	[ -n "$v" ] || continue
+	has "--version names ${lib%%:*} $v" "  ${lib%%:*}: "
+	if grep "^  ${lib%%:*}: " "$T/out" | grep -qF " $v"; then ok; else bad "--version: ${lib%%:*} is not $v: $(grep "^  ${lib%%:*}:" "$T/out")"; fi
+done
 check "--help" 0 "$BIN" --help
 has "--help" "--slurmctld.url URL"
 check "unknown flag" 2 "$BIN" --no-such-flag
@@ -81,7 +91,7 @@ has "--log.level loud" 'flag --log.level: value "loud" is not a valid choice (ex
 check "--log.level warning" 0 "$BIN" --log.level warning --version
 check "--help shows ranges and defaults" 0 "$BIN" --help
 has "--help shows ranges and defaults" "simultaneous HTTP connections (1 to 65535, default 64)"
-has "--help shows ranges and defaults" 'address to serve on (default ":9341")'
+has "--help shows ranges and defaults" 'address to serve on; repeat it to serve on several (default ":9341")'
 has "--help lists the log levels" "debug, info, warn or error (default info)"
 check "-h" 0 "$BIN" -h
 has "-h is listed in --help" "--help, -h"
@@ -132,6 +142,88 @@ if grep -q 'endpoint="slurmrestd-jobs"' "$T/out"; then bad "prefer: /jobs read w
 check "prefer with slurmrestd /jobs" 0 "$BIN" --once --replay-dir "$REST" --mapping.file "$T/prefer.json" --slurmrestd.url unix:/unused --slurmrestd.jobs
 has "prefer with slurmrestd /jobs" 'slurm_exporter_shim_row_fidelity{family="q",fidelity="exact",upstream="slurmrestd"} 1'
 has "prefer with slurmrestd /jobs" 'slurm_exporter_shim_up{endpoint="slurmrestd-jobs"} 1'
+
+# SckyzO/slurm_exporter's flags (the fork prometheus.io lists): accepted, each it has no use for
+# warned about once at start; --collector.gpus means --gpus-acct. The issue's acceptance line:
+check "the fork's flags" 0 "$BIN" --once --collector.partition --no-collector.gpus --command.timeout=10s --log.format=json \
+	--replay-dir "$STATE" --mapping.file "$MAP"
+has "the fork's flags: --command.timeout warned" '"msg":"flag --command.timeout is the SckyzO slurm_exporter'"'"'s; the shim runs no Slurm command, ignored"'
+has "the fork's flags: an unlisted collector warned" '"msg":"flag --collector.partition looks like a SckyzO slurm_exporter collector flag'
+has "the fork's flags: --no-collector.gpus" 'flag --no-collector.gpus is the SckyzO slurm_exporter'"'"'s: the legacy GPU families are not served'
+has "the fork's flags: still scrapes" 'slurm_cpus_alloc 42'
+# --log.format json: each log line one JSON object with logfmt's fields (level, msg), no other line
+if grep -v '^[#a-z]' "$T/out" | python3 -c '
+import json, sys
+lines = [l for l in sys.stdin.read().splitlines() if l.startswith("{")]
+assert len(lines) == 3, lines
+for l in lines:
+    o = json.loads(l)
+    assert sorted(o) == ["level", "msg"] and o["level"] in ("info", "warn"), o
+'; then ok; else bad "--log.format json: lines are not JSON objects of level and msg"; fi
+# escaped per RFC 8259: a quote, a backslash, a tab, ESC and an invalid byte in a directory name the log
+# line shows decode back to the name (the invalid byte as U+FFFD, as Go's encoding/json does)
+odd="$T/$(printf 'a"b\\c\td\033e\377f')"
+mkdir "$odd"
+check "--log.format json, hostile bytes" 1 "$BIN" --once --log.format json --replay-dir "$odd" --mapping.file "$MAP"
+if python3 -c '
+import json, sys
+want = sys.argv[1].encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+lines = open(sys.argv[2], "rb").read().decode("utf-8").splitlines()
+msgs = [json.loads(l)["msg"] for l in lines]
+assert any("replay of " + want + ": " in m for m in msgs), (want, msgs)
+assert all(ord(c) >= 0x20 for l in lines for c in l), "a raw control character in a line"
+' "$odd" "$T/out"; then ok; else bad "--log.format json: hostile bytes not escaped per RFC 8259"; sed 's/^/    /' "$T/out" | head -3; fi
+check "the fork's flags, each once" 0 "$BIN" --once --command.timeout 5s --command.timeout=1m30s --collector.queue --no-collector.queue \
+	--slurm.bin-path /usr/bin --web.disable-exporter-metrics --collector.sacct.interval 1h --collector.nodes.feature-set=false \
+	--replay-dir "$STATE" --mapping.file "$MAP"
+if [ "$(grep -c 'command.timeout' "$T/out")" = 1 ] && [ "$(grep -c 'collector.queue' "$T/out")" = 1 ]; then ok; else bad "the fork's flags: not one warning per flag"; fi
+has "the fork's flags: --web.disable-exporter-metrics" 'flag --web.disable-exporter-metrics is the SckyzO slurm_exporter'
+has "the fork's flags: a value apart" 'flag --collector.sacct.interval is the SckyzO'
+check "--collector.gpus is --gpus-acct" 0 "$BIN" --once --collector.gpus --replay-dir "$STATE" --mapping.file "$MAP"
+has "--collector.gpus is --gpus-acct" 'slurm_exporter_shim_mapping_rows{status="disabled"} 0'
+has "--collector.gpus says so" 'the legacy GPU families are served, as with the shim'"'"'s --gpus-acct'
+check "--no-collector.gpus after --gpus-acct" 0 "$BIN" --once --gpus-acct --no-collector.gpus --replay-dir "$STATE" --mapping.file "$MAP"
+has "--no-collector.gpus after --gpus-acct" 'slurm_exporter_shim_mapping_rows{status="disabled"} 4'
+check "--command.timeout soon" 2 "$BIN" --command.timeout soon --version
+has "--command.timeout soon" 'flag --command.timeout (the SckyzO slurm_exporter'"'"'s): value "soon" is not a duration (expected e.g. 5s, 1m30s)'
+check "--command.timeout without a value" 2 "$BIN" --command.timeout
+check "--collector.queue=maybe" 2 "$BIN" --collector.queue=maybe --version
+has "--collector.queue=maybe" 'flag --collector.queue (the SckyzO slurm_exporter'"'"'s): value "maybe" is not a boolean (expected true or false)'
+check "--no-collector.queue=true" 2 "$BIN" --no-collector.queue=true --version
+has "--no-collector.queue=true" 'flag --no-collector.queue (the SckyzO slurm_exporter'"'"'s) takes no value'
+check "--collector.gpus=false" 0 "$BIN" --once --gpus-acct --collector.gpus=false --replay-dir "$STATE" --mapping.file "$MAP"
+has "--collector.gpus=false" 'slurm_exporter_shim_mapping_rows{status="disabled"} 4'
+check "-collector.gpus (kingpin spells it with two dashes)" 2 "$BIN" -collector.gpus --version
+has "-collector.gpus" 'unknown flag "-collector.gpus"'
+check "--no-command.timeout" 2 "$BIN" --no-command.timeout --version
+
+# the upstream is not slurmctld: its metrics path as --slurmctld.url is refused at start, naming the base URL
+check "--slurmctld.url .../metrics" 2 "$BIN" --slurmctld.url http://ctl:6817/metrics --once --mapping.file "$MAP"
+has "--slurmctld.url .../metrics" 'flag --slurmctld.url: value "http://ctl:6817/metrics" is slurmctld'"'"'s metrics path, not its base URL: give http://ctl:6817'
+check "--slurmctld.url .../metrics/nodes/" 2 "$BIN" --slurmctld.url http://a:6817,http://u:pw@ctl:6817/metrics/nodes/ --version
+has "--slurmctld.url .../metrics/nodes/: no password shown" 'value "http://***@ctl:6817/metrics/nodes/" is slurmctld'"'"'s metrics path, not its base URL: give http://***@ctl:6817 '
+check "--slurmctld.url with a path prefix" 0 "$BIN" --slurmctld.url http://proxy/slurm/ --version
+# ... and an exporter's page where slurmctld's answer should be is not served as slurmctld's
+cp -r "$STATE" "$T/exporter"
+cp "$STATE/legacy_exporter_metrics.txt" "$T/exporter/metrics_nodes.txt"
+check "--once, the old exporter's page as /metrics/nodes" 0 "$BIN" --once --replay-dir "$T/exporter" --mapping.file "$MAP"
+has "the old exporter's page: nodes down" 'slurm_exporter_shim_up{endpoint="nodes"} 0'
+has "the old exporter's page: why" "/metrics/nodes failed: replay of $T/exporter: an exporter's page, not slurmctld's (it has slurm_"
+printf '# HELP go_goroutines Number of goroutines.\n# TYPE go_goroutines gauge\ngo_goroutines 9\n' >"$T/exporter/metrics_scheduler.txt"
+cat "$STATE/metrics_scheduler.txt" >>"$T/exporter/metrics_scheduler.txt"
+check "--once, go_* families in /metrics/scheduler" 0 "$BIN" --once --replay-dir "$T/exporter" --mapping.file "$MAP"
+has "go_* families: why" "an exporter's page, not slurmctld's (it has go_goroutines)"
+
+# one upstream failure is one log line: the endpoints, the URL fetched (userinfo hidden), curl's words
+# once and a hint (it was a line per endpoint, each with curl's text twice, and the 503 body again)
+check "--once, slurmctld refuses" 1 "$BIN" --once --slurmctld.url http://u:secret@127.0.0.1:1 --mapping.file "$MAP"
+if [ "$(wc -l <"$T/out")" = 2 ] && grep -q '^level=warn msg="endpoints /metrics/nodes, /metrics/partitions, /metrics/scheduler and /metrics/jobs-users-accts failed: slurmctld http://\*\*\*@127.0.0.1:1: ' "$T/out" &&
+	grep -q "is slurmctld up, and is the URL's port its SlurmctldPort (slurm.conf)?\"$" "$T/out" &&
+	[ "$(grep -o "Couldn't connect to server" "$T/out" | wc -l)" = 1 ] && ! grep -q secret "$T/out"; then ok; else
+	bad "one failure, one line:"; sed 's/^/    /' "$T/out"; fi
+has "--once, slurmctld refuses: the last line" 'no slurmctld metrics endpoint answered usably (each failure is logged above)'
+check "--once, slurmctld refuses, --log.level error" 1 "$BIN" --once --slurmctld.url http://127.0.0.1:1 --mapping.file "$MAP" --log.level error
+has "--log.level error: the reasons in the 503 text" '/metrics/nodes: Failed to connect to 127.0.0.1 port 1'
 
 # the old exporter's spellings are accepted
 check "legacy flags" 0 "$BIN" -listen-address=127.0.0.1:1 -gpus-acct=false --once --replay-dir "$STATE" --mapping.file "$MAP"
@@ -201,7 +293,7 @@ has "slurm_nodes_mixed missing: the rest is served" 'slurm_cpus_alloc 42'
 printf '# nothing\n' >"$T/nomixed/metrics_nodes.txt"
 check "--once, nodes names no family" 0 "$BIN" --once --replay-dir "$T/nomixed" --mapping.file "$MAP"
 has "nodes names no family: down" 'slurm_exporter_shim_up{endpoint="nodes"} 0'
-has "nodes names no family: why" '/metrics/nodes: the answer (10 bytes) names no metric family'
+has "nodes names no family: why" "/metrics/nodes failed: replay of $T/nomixed: the answer (10 bytes) names no metric family"
 
 # invalid UTF-8 in a node name and an account name (slurmctld copies them verbatim): the output is
 # valid UTF-8 for Prometheus, the families are still served, and the repair is counted

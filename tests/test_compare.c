@@ -3,8 +3,10 @@
  * only on one side, label sets with escapes, ignored Go client families, the bound on printed
  * series, the JSON form, the served form from the render's result record. Then the mode end to end: the old exporter's captured page served by
  * tests/fake_slurmctld --legacy, the shim on the same captured state (--replay-dir), for every state:
- * exit 0; a page with one exact family's value changed: exit 1 naming it; an unreachable URL, a 404,
- * an unparsable page, an empty 200 and a page without a sample: exit 2. */
+ * no exact family differs, and the exit is 0 exactly when no family disappears (the last line's
+ * counts); 25.11 state 03 exits 1 with its 2 disappearing families counted and named; a page with one
+ * exact family's value changed: exit 1 naming it; an unreachable URL, a 404, an unparsable page, an
+ * empty 200 and a page without a sample: exit 2. */
 #include "testutil.h"
 
 #include <jansson.h>
@@ -133,6 +135,7 @@ static void test_approximate_differs(void **state)
 	assert_int_equal(run("slurm_cpus_idle 3\n", "slurm_cpus_idle 5\n" FID("slurm_cpus_idle", "approximate"), COMPARE_TABLE, &r), 0);
 	assert_line(r, "slurm_cpus_idle", "differs (approximate)  approximate");
 	assert_non_null(strstr(r, "    note: Native idle CPUs"));
+	assert_non_null(strstr(r, ": 0 exact families differ, 1 approximate one differs, 0 disappear "));
 	free(r);
 }
 
@@ -159,25 +162,31 @@ static void test_only_legacy(void **state)
 	char *r;
 	assert_int_equal(run("slurm_cpus_total 8\n", "", COMPARE_TABLE, &r), 1);
 	assert_line(r, "slurm_cpus_total", "only-legacy            exact");
+	assert_non_null(strstr(r, ": 0 exact families differ, 0 approximate ones differ, 1 disappears "));
 	free(r);
 	assert_int_equal(run("", "slurm_cpus_total 8\n" FID("slurm_cpus_total", "exact"), COMPARE_TABLE, &r), 1);
 	assert_line(r, "slurm_cpus_total", "only-shim              exact");
 	free(r);
 }
 
-/* go_*, process_*, promhttp_* are the Go client's; a family no row serves is reported, not a failure. */
+/* go_*, process_*, promhttp_* are the Go client's; a family no row serves disappears: a failure. */
 static void test_other_families(void **state)
 {
 	(void)state;
 	char *r;
 	const char *legacy = "go_goroutines 9\nprocess_open_fds 4\npromhttp_metric_handler_requests_total{code=\"200\"} 1\n"
 			     "slurm_site_special 1\n";
-	assert_int_equal(run(legacy, "", COMPARE_TABLE, &r), 0);
+	assert_int_equal(run(legacy, "", COMPARE_TABLE, &r), 1);
 	assert_null(strstr(r, "go_goroutines"));
 	assert_null(strstr(r, "process_open_fds"));
 	assert_null(strstr(r, "promhttp_"));
 	assert_line(r, "slurm_site_special", "only-legacy            none         -");
 	assert_non_null(strstr(r, "no row of the mapping serves this family"));
+	assert_non_null(strstr(r, ", 1 disappears (the old exporter serves it, the shim does not)\n"));
+	free(r);
+	/* an approximate family the shim leaves out disappears too (a panel goes blank): not a pass */
+	assert_int_equal(run("slurm_cpus_idle 3\n", "", COMPARE_TABLE, &r), 1);
+	assert_line(r, "slurm_cpus_idle", "only-legacy            approximate");
 	free(r);
 }
 
@@ -207,11 +216,12 @@ static void test_served_form_from_result(void **state)
 	assert_line(r, "jobs", "differs (approximate)  approximate  slurmctld");
 	assert_non_null(strstr(r, "    note: the native note\n"));
 	free(r);
-	/* left out (a 503 has no rows): not served, whatever the page holds */
+	/* left out (a 503 has no rows): not served, whatever the page holds; the family disappears */
 	res.rows = NULL;
 	res.nrows = 0;
-	assert_int_equal(run_with(m, "jobs 1\n", "jobs 2\n", &res, COMPARE_TABLE, &r), 0);
+	assert_int_equal(run_with(m, "jobs 1\n", "jobs 2\n", &res, COMPARE_TABLE, &r), 1);
 	assert_line(r, "jobs", "only-legacy");
+	assert_non_null(strstr(r, ", 1 disappears ("));
 	free(r);
 	mapping_free(m);
 }
@@ -250,7 +260,10 @@ static void test_json(void **state)
 	if (!doc)
 		fail_msg("not JSON: %s\n%s", err.text, r);
 	assert_true(json_is_false(json_object_get(doc, "exact_agree")));
+	assert_true(json_is_false(json_object_get(doc, "passed")));
 	assert_int_equal(json_integer_value(json_object_get(doc, "exact_differing")), 1);
+	assert_int_equal(json_integer_value(json_object_get(doc, "approximate_differing")), 1);
+	assert_int_equal(json_integer_value(json_object_get(doc, "disappearing")), 0);
 	json_t *fams = json_object_get(doc, "families"), *alloc = NULL, *idle = NULL;
 	for (size_t i = 0; i < json_array_size(fams); i++) {
 		const char *name = json_string_value(json_object_get(json_array_get(fams, i), "family"));
@@ -358,9 +371,11 @@ static const char *const states[] = {
 	"slurm-25.11-rest/R7-planned-idle-gpu-resumed", "slurm-25.11-rest/R9-idle-all-finished-future-resv",
 };
 
-/* Every captured state agrees on every exact family (as test_golden checks row by row): exit 0.
- * The REST states twice: slurmctld alone, and with slurmrestd's answers (its preferred forms, with
- * --gpus-acct against the old exporter's -gpus-acct page). */
+/* Every captured state agrees on every exact family (as test_golden checks row by row), and exits 0
+ * exactly when no family disappears: on slurmctld alone the old exporter's slurm_queue_pending_dependency
+ * (and more) has no native source, so it exits 1; with slurmrestd nothing disappears. The REST states
+ * twice: slurmctld alone, and with slurmrestd's answers (its preferred forms, with --gpus-acct against
+ * the old exporter's -gpus-acct page). */
 static void test_states_agree(void **state)
 {
 	(void)state;
@@ -377,7 +392,9 @@ static void test_states_agree(void **state)
 						     "--slurmrestd.jobs", "--gpus-acct", NULL) :
 					     compare(f.port, dir, &out, NULL);
 			fake_stop(&f);
-			if (rc != 0 || !strstr(out, "every exact family agrees"))
+			int gone = out && !strstr(out, ", 0 disappear (");
+			if (!out || !strstr(out, "families compared: 0 exact families differ, ") || rc != (gone ? 1 : 0) ||
+			    (with_rest && gone) || (!gone && !strstr(out, "every exact family agrees and none disappears")))
 				fail_msg("%s%s: exit %d\n%s", states[i], with_rest ? " with slurmrestd" : "", rc, out ? out : "");
 			if (with_rest && !strstr(out, " slurmrestd "))
 				fail_msg("%s: no family served from slurmrestd\n%s", states[i], out);
@@ -410,7 +427,7 @@ static void test_altered_page(void **state)
 	assert_int_equal(compare(f.port, dir, &out, NULL), 1);
 	assert_line(out, "slurm_cpus_total", "differs                exact");
 	assert_non_null(strstr(out, "    {} legacy 99999 shim "));
-	assert_non_null(strstr(out, "1 with an exact form differ"));
+	assert_non_null(strstr(out, ": 1 exact family differs, "));
 	free(out);
 	/* the JSON form says the same */
 	assert_int_equal(compare(f.port, dir, &out, "--compare-legacy.format", "json", NULL), 1);
@@ -420,6 +437,37 @@ static void test_altered_page(void **state)
 	unlink(altered);
 	buf_free(&b);
 	free(text);
+}
+
+/* 25.11 state 03 (a node drained, one down, jobs cancelled), slurmctld alone: nothing exact differs,
+ * but two families the old exporter served disappear (slurm_partition_cpus_other: sinfo's "other" CPUs
+ * of DOWN/DRAINED nodes, which the native metrics leave out at 0; slurm_queue_pending_dependency: no
+ * native per-reason count): exit 1, both counted on the last line and in the JSON, each reported. */
+static void test_disappearing(void **state)
+{
+	(void)state;
+	const char *dir = "tests/fixtures/slurm-25.11/03-drain-down-cancel";
+	char legacy[300];
+	snprintf(legacy, sizeof(legacy), "%s/legacy_exporter_metrics.txt", dir);
+	struct fake f;
+	fake_start(&f, dir, legacy);
+	char *out = NULL;
+	assert_int_equal(compare(f.port, dir, &out, NULL), 1);
+	const char *last = out + strlen(out) - 1;
+	while (last > out && last[-1] != '\n')
+		last--;
+	if (strcmp(last, "62 families compared: 0 exact families differ, 9 approximate ones differ, 2 disappear (the old "
+			 "exporter serves them, the shim does not)\n"))
+		fail_msg("last line: %s", last);
+	assert_line(out, "slurm_partition_cpus_other", "only-legacy            approximate");
+	assert_line(out, "slurm_queue_pending_dependency", "only-legacy            unavailable");
+	free(out);
+	assert_int_equal(compare(f.port, dir, &out, "--compare-legacy.format", "json", NULL), 1);
+	assert_non_null(strstr(out, "\"disappearing\": 2"));
+	assert_non_null(strstr(out, "\"exact_agree\": true"));
+	assert_non_null(strstr(out, "\"passed\": false"));
+	free(out);
+	fake_stop(&f);
 }
 
 /* The old exporter cannot be read: exit 2, whether it is down, answers 404 or sends no exposition. */
@@ -481,6 +529,7 @@ int main(void)
 		cmocka_unit_test(test_json),
 		cmocka_unit_test_teardown(test_states_agree, stop_fake),
 		cmocka_unit_test_teardown(test_altered_page, stop_fake),
+		cmocka_unit_test_teardown(test_disappearing, stop_fake),
 		cmocka_unit_test_teardown(test_unreadable, stop_fake),
 		cmocka_unit_test_teardown(test_empty_page, stop_fake),
 	};

@@ -1343,9 +1343,9 @@ static void test_rest_faults(void **state)
 	expect_rest_down("503", "HTTP status 503", NULL);
 	expect_rest_down("hang", "imeout", NULL);
 	expect_rest_down("drip", "imeout", NULL);
-	expect_rest_down("garbage", "/slurm/{version}/nodes: ", NULL);
-	expect_rest_down("cut", "/slurm/{version}/nodes: ", NULL);
-	expect_rest_down("close", "/slurm/{version}/nodes: ", NULL);
+	expect_rest_down("garbage", "failed: slurmrestd http://127.0.0.1:", NULL); /* the URL fetched */
+	expect_rest_down("cut", "failed: slurmrestd http://127.0.0.1:", NULL); /* the URL fetched */
+	expect_rest_down("close", "failed: slurmrestd http://127.0.0.1:", NULL); /* the URL fetched */
 	expect_rest_down("badquote", "malformed", NULL);
 	expect_rest_down("empty", "empty answer", NULL);
 	expect_rest_down("huge", "--slurmrestd.max-body", "--slurmrestd.max-body=100000");
@@ -1376,9 +1376,10 @@ static void test_framing_faults(void **state)
 	buf_free(&r.body);
 	stop(&s);
 	stop(&f);
-	char *log = tu_slurp(s.log, NULL);
-	assert_non_null(strstr(log, "endpoint /metrics/jobs-users-accts failed: /metrics/jobs-users-accts: the answer ended "
-				    "inside its headers (HTTP 200, then the connection closed): not an answer"));
+	char *log = tu_slurp(s.log, NULL), want[300];
+	snprintf(want, sizeof(want), "endpoint /metrics/jobs-users-accts failed: slurmctld http://127.0.0.1:%u: the answer "
+		 "ended inside its headers (HTTP 200, then the connection closed): not an answer", f.port);
+	assert_non_null(strstr(log, want));
 	free(log);
 	expect_503("cuthead", "/metrics/nodes: the answer ended inside its headers", NULL);
 	expect_503("nolength", "/metrics/nodes: 200 with a body but no Content-Length (slurmctld always sends one)", NULL);
@@ -1439,10 +1440,11 @@ static void test_rest_unix_socket_error(void **state)
 		free(body);
 		stop(&s);
 		char *log = tu_slurp(s.log, NULL);
-		if (!has(log, fixed ? "failed: /slurm/{version}/nodes: cannot connect to unix socket /tmp/shimtest-no-such.sock: "
-				      "No such file or directory" :
-				      "failed: /slurm/{version}/nodes: API version discovery: /openapi/v3: cannot connect to "
-				      "unix socket /tmp/shimtest-no-such.sock: No such file or directory") ||
+		/* the log line names the URL fetched, then the reason */
+		if (!has(log, fixed ? "/nodes failed: slurmrestd unix:/tmp/shimtest-no-such.sock: cannot connect to unix socket "
+				      "/tmp/shimtest-no-such.sock: No such file or directory" :
+				      "/nodes failed: slurmrestd unix:/tmp/shimtest-no-such.sock: API version discovery: /openapi/v3: "
+				      "cannot connect to unix socket /tmp/shimtest-no-such.sock: No such file or directory") ||
 		    has(log, "port 80"))
 			fail_msg("%s:\n%s", fixed ? "fixed version" : "discovery", log);
 		free(log);
@@ -1935,10 +1937,11 @@ static void test_rest_token_refused(void **state)
 	buf_free(&r.body);
 	stop(&s);
 	char *log = tu_slurp(s.log, NULL);
-	assert_true(has(log, "/slurm/{version}/nodes: HTTP 511 with the token of --slurmrestd.auth.token-file: token "
-			     "expired or not accepted: renew it"));
-	assert_true(has(log, "/slurm/{version}/shares: HTTP 500 with the token of --slurmrestd.auth.token-file: token "
-			     "expired or not accepted?"));
+	/* one line per failure (faillog.c): "endpoint PATH failed: slurmrestd URL: REASON" */
+	assert_true(has(log, "endpoint /slurm/{version}/nodes failed: slurmrestd http://127.0.0.1:"));
+	assert_true(has(log, ": HTTP 511 with the token of --slurmrestd.auth.token-file: token expired or not accepted: renew it"));
+	assert_true(has(log, "endpoint /slurm/{version}/shares failed: slurmrestd http://127.0.0.1:"));
+	assert_true(has(log, ": HTTP 500 with the token of --slurmrestd.auth.token-file: token expired or not accepted?"));
 	assert_false(has(log, "SECRET") || has(log, "GOOD"));
 	free(log);
 	/* The version discovered with the expired token: /openapi/v3's 511 is each source's */
@@ -2408,8 +2411,11 @@ static void test_reason_escaped_once(void **state)
 	stop(&f);
 	char *log = tu_slurp(s.log, NULL);
 	assert_non_null(log);
-	if (!strstr(log, "level=warn msg=\"endpoint /metrics/nodes failed: /metrics/nodes: redirect to "
-			 "ftp://evil/\\\"\\\\\\x1b[31mred\\x7f refused"))
+	char want[300]; /* the four endpoints fail alike: one line, naming the URL fetched */
+	snprintf(want, sizeof(want), "level=warn msg=\"endpoints /metrics/nodes, /metrics/partitions, /metrics/scheduler and "
+		 "/metrics/jobs-users-accts failed: slurmctld http://127.0.0.1:%u/_hostile-redirect: redirect to "
+		 "ftp://evil/\\\"\\\\\\x1b[31mred\\x7f refused", f.port);
+	if (!strstr(log, want))
 		fail_msg("log:\n%s", log);
 	assert_null(strstr(log, "x5c")); /* nothing escaped twice: no escaped backslash of an escape */
 	assert_null(strstr(log, "\\x22"));
@@ -3076,8 +3082,8 @@ static void test_ha_single_url_no_mixing(void **state)
 	assert_int_equal(fake_requests(p.port), 0);
 	stop(&s);
 	char *log = tu_slurp(s.log, NULL);
-	snprintf(want, sizeof(want), "/metrics/partitions: redirected to http://127.0.0.1:%u/metrics/partitions: not followed",
-		 p.port);
+	snprintf(want, sizeof(want), "/metrics/partitions failed: slurmctld http://127.0.0.1:%u: redirected to "
+		 "http://127.0.0.1:%u/metrics/partitions: not followed", u.port, p.port);
 	assert_non_null(strstr(log, want));
 	free(log);
 	stop(&u);

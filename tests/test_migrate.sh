@@ -72,9 +72,17 @@ ExecStart=/usr/local/bin/slurm_exporter \
   --command.timeout=10s --log.format=json --no-collector.scheduler
 EOF
 run
-expect "the fork's unit (GPU collector on by default)" '"--web.listen-address=:9341 --gpus-acct"'
+expect "the fork's unit (GPU collector on by default, --log.format carried)" '"--web.listen-address=:9341 --log.format=json --gpus-acct"'
 said "the fork's unit" "not carried: --command.timeout=10s (the shim runs no Slurm command"
-said "the fork's unit" "--log.format=json"
+"${SHIM_BIN:-./slurm-exporter-shim}" $(args | tr -d '"') --version >/dev/null 2>&1 && ok "the shim accepts the fork's carried flags" ||
+	bad "the shim refuses the carried ARGS $(args)"
+
+fresh
+printf 'ARGS="--log.format logfmt --log.format=text --web.systemd-socket"\n' >"$tmp/root/etc/default/slurm_exporter"
+run
+expect "--log.format with its value apart; a format the shim lacks" '"--log.format=logfmt --gpus-acct"'
+said "a format the shim lacks" "--log.format=text text (format not one of logfmt, json)"
+said "--web.systemd-socket" "--web.systemd-socket (the shim's unit has no .socket unit"
 
 fresh
 cat >"$tmp/root/etc/systemd/system/slurm_exporter.service" <<'EOF'

@@ -7,6 +7,8 @@
 #     password / unknown user 401, right password 200; configured headers on 200 and 401; a NUL in
 #     the password 401, scheme "basic" 200, unpadded base64 401, POST without credentials 401 (405
 #     with them), two Content-Length headers 400;
+#   - cipher_suites applied: a listed suite works, an unlisted one is refused (TLS 1.2 and 1.3), and
+#     a list GnuTLS cannot apply exactly stops the start;
 #   - invalid web configs: the binary exits non-zero at start, and stderr names file:line:column.
 # Fixtures: tests/webconfig/*.yml, cert.pem, key.pem (see tests/webconfig/README.md: alice's password is
 # "correct horse", bob's "hunter2") and tests/webconfig/tls-test/. Nothing is generated at test time.
@@ -168,6 +170,33 @@ if start_shim "$WC/tls-test/tls13.yml"; then
 else
 	bad "tls13: start with $WC/tls-test/tls13.yml"
 fi
+
+# ---------------------------------------------------------------- cipher_suites applied
+# tests/webconfig/ciphers.yml lists TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256 only (the certificate is
+# ECDSA): over TLS 1.2 that suite is the only one served; over TLS 1.3 only the suite of its cipher
+# (GnuTLS has one cipher list for both versions). curl names suites in OpenSSL's spelling.
+if start_shim "$WC/ciphers.yml"; then
+	get "https://127.0.0.1:$PORT/metrics" --cacert "$CA" --tls-max 1.2 --ciphers ECDHE-ECDSA-AES128-GCM-SHA256
+	check "ciphers: the listed TLS 1.2 suite gets 200" code_is 200
+	get "https://127.0.0.1:$PORT/metrics" --cacert "$CA" --tls-max 1.2 --ciphers ECDHE-ECDSA-AES256-GCM-SHA384
+	check "ciphers: an unlisted TLS 1.2 suite is refused (curl 35)" [ "$RC" -eq 35 ]
+	get "https://127.0.0.1:$PORT/metrics" --cacert "$CA" --tls-max 1.2 --ciphers ECDHE-ECDSA-CHACHA20-POLY1305
+	check "ciphers: another unlisted TLS 1.2 suite is refused (curl 35)" [ "$RC" -eq 35 ]
+	get "https://127.0.0.1:$PORT/metrics" --cacert "$CA" --tlsv1.3 --tls13-ciphers TLS_AES_128_GCM_SHA256
+	check "ciphers: TLS 1.3 with the listed suite's cipher gets 200" code_is 200
+	get "https://127.0.0.1:$PORT/metrics" --cacert "$CA" --tlsv1.3 --tls13-ciphers TLS_AES_256_GCM_SHA384
+	check "ciphers: TLS 1.3 with another cipher is refused (curl 35)" [ "$RC" -eq 35 ]
+	stop_checked ciphers
+else
+	bad "ciphers: start with $WC/ciphers.yml"
+fi
+# a list GnuTLS cannot apply as it is stops the start, with the position and the suite it would add
+timeout 20 "$SHIM_BIN" --replay-dir "$STATE" --mapping.file "$MAPPING" --web.listen-address 127.0.0.1:0 \
+	--web.config.file "$WC/bad_cipher_cross.yml" >"$TMP/out" 2>&1
+rc=$?
+DETAIL=$(cat "$TMP/out")
+check "ciphers: a list GnuTLS would widen is refused at start (exit 1, file:line:column)" eval \
+	'[ "$rc" -eq 1 ] && grep -qF "bad_cipher_cross.yml:6:3: tls_server_config.cipher_suites: GnuTLS enables" "$TMP/out"'
 
 # ---------------------------------------------------------------- TLS + basic auth + headers
 if start_shim "$WC/full.yml"; then

@@ -11,6 +11,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <gnutls/gnutls.h>
+#include <string.h>
+
 #include "webconfig.h"
 
 #define DIR "tests/webconfig/"
@@ -102,9 +105,11 @@ static void test_full(void **state)
 	assert_pems(wc);
 	assert_string_equal(webconfig_tls_min_version(wc), "TLS12");
 	assert_string_equal(webconfig_tls_max_version(wc), "TLS13");
-	/* curve order kept; prefer_server_cipher_suites: false drops %SERVER_PRECEDENCE */
+	/* cipher_suites applied (their key exchange, ciphers and MAC, in order); curve order kept;
+	 * prefer_server_cipher_suites: false drops %SERVER_PRECEDENCE */
 	assert_string_equal(webconfig_tls_priorities(wc),
-			    "NORMAL:-VERS-ALL:+VERS-TLS1.3:+VERS-TLS1.2:-GROUP-ALL:+GROUP-X25519:+GROUP-SECP256R1");
+			    "NORMAL:-VERS-ALL:+VERS-TLS1.3:+VERS-TLS1.2:-KX-ALL:+ECDHE-ECDSA:-CIPHER-ALL:+AES-128-GCM:"
+			    "+CHACHA20-POLY1305:-MAC-ALL:+AEAD:-GROUP-ALL:+GROUP-X25519:+GROUP-SECP256R1");
 
 	/* headers in file order; the blank Content-Security-Policy is left unset */
 	assert_int_equal(webconfig_header_count(wc), 3);
@@ -345,6 +350,12 @@ EC(ec_client_ca, "bad_client_ca.yml", ":4:3: ", "client_ca_file", "not supported
 EC(ec_min_version, "bad_min_version.yml", ":4:16: ", "unknown TLS version \"TLS14\"", NULL);
 EC(ec_version_order, "bad_version_order.yml", ":5:16: ", "max_version TLS12 is lower than min_version TLS13", NULL);
 EC(ec_cipher, "bad_cipher.yml", ":6:7: ", "cipher_suites: unknown name \"TLS_RSA_WITH_RC4_128_SHA\"", NULL);
+/* a list GnuTLS would widen (it enables key exchanges and ciphers separately), and one with no suite
+ * of the versions enabled: refused, never applied as something else */
+EC(ec_cipher_cross, "bad_cipher_cross.yml", ":6:3: ",
+   "cipher_suites: GnuTLS enables every listed key exchange with every listed cipher, so this list would also enable "
+   "TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384", NULL);
+EC(ec_cipher_none, "bad_cipher_none.yml", ":6:3: ", "cipher_suites: no listed suite can be used from TLS13 to TLS13", NULL);
 EC(ec_curve, "bad_curve.yml", ":4:34: ", "curve_preferences: unknown name \"CurveP999\"", NULL);
 /* cert and key files */
 EC(ec_cert_missing, "bad_cert_missing.yml", ":2:14: ",
@@ -424,6 +435,58 @@ static void write_text(const char *path, const char *text)
 /* Hardening A: the web config and its PEM files are read with src/file_read.c: a FIFO used to block
  * webconfig_load (and the daemon's start) for ever; alarm() makes that a failure, not a hang. A
  * regular file over 1 MiB is refused, one of exactly 1 MiB is read. */
+/* GnuTLS' name of the suite whose parts the priority string p enables ("...:-KX-ALL:+ECDHE-RSA:-CIPHER-ALL:
+ * +AES-128-GCM:-MAC-ALL:+AEAD..."): one of each, or NULL. */
+static const char *suite_of(const char *p)
+{
+	char kx[32], cipher[32], mac[32];
+	const char *k = strstr(p, ":-KX-ALL:+"), *c = strstr(p, ":-CIPHER-ALL:+"), *m = strstr(p, ":-MAC-ALL:+");
+	if (!k || !c || !m || sscanf(k, ":-KX-ALL:+%31[^:]", kx) != 1 || sscanf(c, ":-CIPHER-ALL:+%31[^:]", cipher) != 1 ||
+	    sscanf(m, ":-MAC-ALL:+%31[^:]", mac) != 1)
+		return NULL;
+	return gnutls_cipher_suite_get_name(gnutls_kx_get_id(kx), gnutls_cipher_get_id(cipher), gnutls_mac_get_id(mac));
+}
+
+/* Every TLS 1.2 name of Go's (the toolkit's) on its own, with TLS 1.2 only: its priority string
+ * enables exactly the GnuTLS suite of that name (GnuTLS spells them without "TLS_" and "WITH_", SHA1 for
+ * SHA, and without the PRF of a ChaCha20 suite), so the shim's table of parts is GnuTLS' own. */
+static void test_cipher_suites_each(void **state)
+{
+	static const char *const go[] = {
+		"TLS_RSA_WITH_AES_128_CBC_SHA", "TLS_RSA_WITH_AES_256_CBC_SHA", "TLS_RSA_WITH_AES_128_GCM_SHA256",
+		"TLS_RSA_WITH_AES_256_GCM_SHA384", "TLS_ECDHE_ECDSA_WITH_AES_128_CBC_SHA", "TLS_ECDHE_ECDSA_WITH_AES_256_CBC_SHA",
+		"TLS_ECDHE_RSA_WITH_AES_128_CBC_SHA", "TLS_ECDHE_RSA_WITH_AES_256_CBC_SHA",
+		"TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256", "TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384",
+		"TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256", "TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384",
+		"TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256", "TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256",
+	};
+	char cwd[256], cfg[300], text[900], want[80];
+	(void)state;
+	make_tmp_dir();
+	assert_non_null(getcwd(cwd, sizeof cwd));
+	for (size_t i = 0; i < sizeof go / sizeof go[0]; i++) {
+		snprintf(text, sizeof text,
+			 "tls_server_config:\n  cert_file: %s/tests/webconfig/cert.pem\n  key_file: %s/tests/webconfig/key.pem\n"
+			 "  max_version: TLS12\n  cipher_suites: [%s]\n", cwd, cwd, go[i]);
+		write_text(tmp_path(cfg, sizeof cfg, "cipher.yml"), text);
+		struct webconfig *wc = load_ok(cfg);
+		const char *got = suite_of(webconfig_tls_priorities(wc));
+		/* Go's name in GnuTLS' spelling (gnutls_cipher_suite_get_name's: no "TLS_" either) */
+		const char *with = strstr(go[i], "WITH_");
+		snprintf(want, sizeof want, "%.*s%s", (int)(with - go[i] - 4), go[i] + 4, with + 5);
+		size_t n = strlen(want);
+		if (n > 4 && !strcmp(want + n - 4, "_SHA"))
+			snprintf(want + n, sizeof want - n, "1");
+		char *poly = strstr(want, "POLY1305_SHA256");
+		if (poly)
+			poly[8] = '\0';
+		if (!got || strcmp(got, want))
+			fail_msg("%s: the priority string %s enables %s, not %s", go[i], webconfig_tls_priorities(wc),
+				 got ? got : "no single suite", want);
+		webconfig_free(wc);
+	}
+}
+
 static void test_config_not_regular(void **state)
 {
 	char fifo[300], big[300], cfg[300], prefix[320], text[900];
@@ -701,6 +764,7 @@ int main(void)
 		cmocka_unit_test(test_inline_pem),
 		cmocka_unit_test(test_relative_paths),
 		cmocka_unit_test(test_null_getters),
+		cmocka_unit_test(test_cipher_suites_each),
 		cmocka_unit_test(test_config_unreadable),
 		cmocka_unit_test(test_config_not_regular),
 		cmocka_unit_test(test_alias_bounds),
@@ -727,6 +791,8 @@ int main(void)
 		ERR_TEST(ec_min_version),
 		ERR_TEST(ec_version_order),
 		ERR_TEST(ec_cipher),
+		ERR_TEST(ec_cipher_cross),
+		ERR_TEST(ec_cipher_none),
 		ERR_TEST(ec_curve),
 		ERR_TEST(ec_cert_missing),
 		ERR_TEST(ec_cert_dir),

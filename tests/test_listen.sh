@@ -1,0 +1,131 @@
+#!/bin/sh
+# Where the daemon listens: --web.listen-address repeated (one listener each, all serving the same;
+# an address in use stops the start, nothing served), --web.systemd-socket (the sockets a .socket unit
+# passes: LISTEN_FDS from fd 3 and LISTEN_PID, handed over here by a python3 harness that binds a
+# socket, puts it on fd 3 and execs the shim, as systemd does; refused without them or for another
+# pid), and the daemon's log lines with --log.format json (each one JSON object). Runs the shim on
+# a replayed capture, 127.0.0.1 only. The last line is "N passed, M failed".
+set -u
+cd "$(dirname "$0")/.." || exit 1
+BIN=${SHIM_BIN:-./slurm-exporter-shim}
+MAP=mappings/prometheus-slurm-exporter.json
+STATE=tests/fixtures/slurm-25.11/04-resumed-busy
+T=$(mktemp -d)
+pid=
+cleanup() {
+	[ -n "$pid" ] && kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null
+	rm -rf "$T"
+}
+trap cleanup EXIT
+pass=0
+fail=0
+ok() { pass=$((pass + 1)); echo "ok   $1"; }
+bad() { fail=$((fail + 1)); echo "FAIL $1"; [ -f "$T/log" ] && sed 's/^/     /' "$T/log" | head -10; }
+
+# wait_listening: until the shim logs its listeners (or exits); 0 when it listens
+wait_listening() {
+	i=0
+	while [ $i -lt 200 ]; do
+		grep -q 'listening on' "$T/log" && return 0
+		kill -0 "$pid" 2>/dev/null || return 1
+		sleep 0.05
+		i=$((i + 1))
+	done
+	return 1
+}
+stop() {
+	kill "$pid" 2>/dev/null
+	wait "$pid"
+	rc=$?
+	pid=
+	if [ "$rc" -eq 0 ] && ! grep -q 'Sanitizer\|runtime error:' "$T/log"; then ok "$1: exits 0 on SIGTERM"; else bad "$1: exit $rc on SIGTERM"; fi
+}
+metrics_from() { curl -s --max-time 10 "http://127.0.0.1:$1/metrics" | grep -q '^slurm_cpus_alloc 42$'; }
+
+# ---------------------------------------------------------------- two listeners
+"$BIN" --replay-dir "$STATE" --mapping.file "$MAP" --web.listen-address 127.0.0.1:0 --web.listen-address=127.0.0.1:0 \
+	--log.format json 2>"$T/log" >/dev/null &
+pid=$!
+if wait_listening; then
+	# "listening on 127.0.0.1:0 (port A), 127.0.0.1:0 (port B), path ..."
+	ports=$(python3 -c '
+import json, re, sys
+for line in open(sys.argv[1]):
+    o = json.loads(line)
+    if o["msg"].startswith("listening on "):
+        print(" ".join(re.findall(r"\(port (\d+)\)", o["msg"])))
+' "$T/log")
+	set -- $ports
+	if [ $# -eq 2 ] && [ "$1" != "$2" ]; then ok "two --web.listen-address: two ports ($1, $2)"; else bad "two --web.listen-address: ports '$ports'"; fi
+	for p in "$@"; do
+		if metrics_from "$p"; then ok "listener on port $p serves /metrics"; else bad "listener on port $p serves no metrics"; fi
+	done
+	if python3 -c '
+import json, sys
+for line in open(sys.argv[1]):
+    o = json.loads(line)
+    assert sorted(o) == ["level", "msg"], o
+' "$T/log"; then ok "--log.format json: every daemon line is a JSON object of level and msg"; else bad "--log.format json: a line is not JSON"; fi
+	stop "two listeners"
+else
+	bad "two --web.listen-address: the shim does not start"
+fi
+
+# the second address is taken (by the first): the start fails, naming it, and nothing is left listening
+port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+"$BIN" --replay-dir "$STATE" --mapping.file "$MAP" --web.listen-address "127.0.0.1:$port" \
+	--web.listen-address "127.0.0.1:$port" >/dev/null 2>"$T/log" &
+pid=$!
+i=0
+while kill -0 "$pid" 2>/dev/null && [ $i -lt 200 ]; do sleep 0.05; i=$((i + 1)); done
+wait "$pid"
+rc=$?
+pid=
+if [ "$rc" -eq 1 ] && grep -q "cannot listen on 127.0.0.1:$port" "$T/log" && ! grep -q 'listening on' "$T/log"; then
+	ok "an address given twice: exit 1, named, nothing served"
+else
+	bad "an address given twice: exit $rc"
+fi
+
+# ---------------------------------------------------------------- --web.systemd-socket
+# sd_listen_fds' protocol: the socket on fd 3, LISTEN_FDS=1, LISTEN_PID the shim's own pid (exec
+# keeps the harness's pid). The harness prints the port, then becomes the shim.
+cat >"$T/activate.py" <<'PY'
+import os, socket, sys
+s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(("127.0.0.1", 0))
+s.listen(16)
+print(s.getsockname()[1], flush=True)
+os.dup2(s.fileno(), 3)
+os.set_inheritable(3, True)
+env = dict(os.environ, LISTEN_FDS="1", LISTEN_PID=str(os.getpid()) if sys.argv[1] == "self" else "1")
+os.execve(sys.argv[2], sys.argv[2:], env)
+PY
+python3 "$T/activate.py" self "$BIN" --replay-dir "$STATE" --mapping.file "$MAP" --web.systemd-socket \
+	--web.listen-address 127.0.0.1:1 >"$T/port" 2>"$T/log" &
+pid=$!
+if wait_listening; then
+	port=$(head -1 "$T/port")
+	if metrics_from "$port"; then ok "--web.systemd-socket: the passed socket serves /metrics"; else bad "--web.systemd-socket: no metrics on $port"; fi
+	if grep -q "listening on systemd socket fd 3 (127.0.0.1:$port)" "$T/log"; then ok "--web.systemd-socket: logged as such"; else bad "--web.systemd-socket: log line"; fi
+	stop "--web.systemd-socket"
+else
+	bad "--web.systemd-socket: the shim does not start"
+fi
+# the sockets of another process (LISTEN_PID is not the shim's): refused, not served
+python3 "$T/activate.py" other "$BIN" --replay-dir "$STATE" --mapping.file "$MAP" --web.systemd-socket >"$T/port" 2>"$T/log"
+rc=$?
+if [ "$rc" -eq 1 ] && grep -q 'the sockets passed are not this process' "$T/log"; then ok "--web.systemd-socket, another LISTEN_PID: exit 1"; else bad "--web.systemd-socket, another LISTEN_PID: exit $rc"; fi
+# not started by systemd at all
+env -u LISTEN_FDS -u LISTEN_PID "$BIN" --replay-dir "$STATE" --mapping.file "$MAP" --web.systemd-socket >/dev/null 2>"$T/log"
+rc=$?
+if [ "$rc" -eq 1 ] && grep -q 'no socket passed by systemd (LISTEN_PID and LISTEN_FDS are not set' "$T/log"; then ok "--web.systemd-socket alone: exit 1, says why"; else bad "--web.systemd-socket alone: exit $rc"; fi
+# fd 3 is no socket
+LISTEN_FDS=1 sh -c 'LISTEN_PID=$$ exec "$@" 3<VERSION' sh "$BIN" --replay-dir "$STATE" --mapping.file "$MAP" --web.systemd-socket \
+	>/dev/null 2>"$T/log"
+rc=$?
+if [ "$rc" -eq 1 ] && grep -q 'fd 3 (socket 1 of LISTEN_FDS 1) is not a socket' "$T/log"; then ok "--web.systemd-socket, fd 3 a file: exit 1"; else bad "--web.systemd-socket, fd 3 a file: exit $rc"; fi
+
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]
