@@ -4,9 +4,9 @@
  *   pipeline   parse (payload_feed x5, in libcurl's 16 KiB pieces) + render_run (map: mapping_run,
  *              write: write_family, then the self metrics) from bytes already in memory, then free
  *              everything, as one scrape does; many iterations on one core;
- *   scrape     scrape_run() with --replay-dir semantics (adds reading the five files, the self
+ *   scrape     scraper_run() with --replay-dir semantics (adds reading the five files, the self
  *              metrics and the scraper's bookkeeping);
- *   rss        a fresh child process (this binary, --rss) that runs three scrape_run()s and
+ *   rss        a fresh child process (this binary, --rss) that runs three scraper_run()s and
  *              reports its VmHWM: the peak resident memory of one scrape of that payload;
  *   promtool   `promtool check metrics` (Prometheus' own Go parser, which also lints) on the five
  *              files concatenated, on stdin from a file, many repetitions: the reference.
@@ -236,7 +236,7 @@ static struct payload *parse_answer(const struct payload_set *ps, enum source_id
 	return p;
 }
 
-/* One scrape's work as scrape_run does it: parse, then render_run (the rows through mapping_run,
+/* One scrape's work as scraper_run does it: parse, then render_run (the rows through mapping_run,
  * each written as it comes, then the self metrics). The total is this thread's CPU time; the
  * map / write split sums wall-clock intervals per row (render_in.time_rows: CLOCK_MONOTONIC is a
  * vDSO call, cheap enough to take 124 times). */
@@ -251,7 +251,7 @@ static void pipeline_once(const struct payload_set *ps, const struct mapping *m,
 		p[ep] = parse_answer(ps, (enum source_id)ep, m);
 	}
 	double t1 = cpu_now();
-	/* as scrape_run does: the body reserved at about the last size */
+	/* as scraper_run does: the body reserved at about the last size */
 	const struct render_in in = { .m = m, .flags = 0, .p = (const struct payload *const *)p, .size_hint = t->out_bytes,
 				      .clock = now, .started = t0, .time_rows = 1 };
 	buf_init(&out, 0);
@@ -311,16 +311,16 @@ static void scrape_series(const char *dir, struct mapping *m, double seconds, st
 	struct scraper *sc = scraper_new(&cfg, m);
 	struct buf out;
 	buf_init(&out, 0);
-	scrape_run(sc, 60, &out); /* warm-up */
+	scraper_run(sc, 60, &out); /* warm-up */
 	buf_free(&out);
 	RUN_FOR(seconds, 7, 5000, {
 		buf_init(&out, 0);
 		double c0 = cpu_now(), t0 = now();
-		int code = scrape_run(sc, 60, &out);
+		int code = scraper_run(sc, 60, &out);
 		add(s, now() - t0);
 		add(cpu, cpu_now() - c0);
 		if (code != 200)
-			die("scrape_run of %s did not answer 200", dir);
+			die("scraper_run of %s did not answer 200", dir);
 		*out_bytes = out.len;
 		buf_free(&out);
 	});
@@ -340,7 +340,7 @@ static int rss_child(const char *dir, const char *mapping)
 	for (int i = 0; i < 3; i++) {
 		struct buf out;
 		buf_init(&out, 0);
-		scrape_run(sc, 60, &out);
+		scraper_run(sc, 60, &out);
 		buf_free(&out);
 	}
 	scraper_free(sc);
@@ -921,8 +921,8 @@ int main(int argc, char **argv)
 		scrape_series(dirs[d], load_mapping_or_die(mapping), seconds, &sc, &scc, &sbytes);
 		r->scrape = stats_of(&sc);
 		r->scrape_cpu = stats_of(&scc);
-		print_ms("scrape_run (+ file reads), wall", &sc);
-		print_ms("scrape_run (+ file reads), CPU", &scc);
+		print_ms("scraper_run (+ file reads), wall", &sc);
+		print_ms("scraper_run (+ file reads), CPU", &scc);
 
 		if (measure_rss(self, dirs[d], mapping, &r->rss_base, &r->rss_hwm, &r->rss_maxrss) == 0)
 			printf("  peak RSS of one scrape in a fresh process: VmHWM %.1f MiB (%.1f MiB before the first "
@@ -1019,7 +1019,7 @@ int main(int argc, char **argv)
 	printf("\n## Summary (load average at start: %s; at end: %s)\n\n", load0, load1);
 	if (ndirs) {
 		printf("| payload | input MB | samples | parse+map+write wall median [p10, p90] ms | CPU median ms | "
-		       "MB/s (wall / CPU) | ns/sample (CPU) | parse / map / write CPU ms | scrape_run wall / CPU ms | "
+		       "MB/s (wall / CPU) | ns/sample (CPU) | parse / map / write CPU ms | scraper_run wall / CPU ms | "
 		       "peak RSS MiB (target) | promtool wall median [p10, p90] ms | promtool CPU ms | promtool / shim "
 		       "(wall / CPU) |\n");
 		printf("|---|---:|---:|---|---:|---|---:|---|---|---|---|---:|---|\n");

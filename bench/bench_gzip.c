@@ -3,7 +3,7 @@
  *   bench_gzip [--mapping FILE] [--seconds S] [--shim BIN --fake BIN] DIR...
  *
  * For every payload directory (metrics_<endpoint>.txt, as --replay-dir reads them):
- *   answer   the shim's answer, rendered by scrape_run() with --replay-dir semantics: its bytes and
+ *   answer   the shim's answer, rendered by scraper_run() with --replay-dir semantics: its bytes and
  *            the CPU of one render (this thread's CPU clock, median);
  *   shim     compress_gzip() at COMPRESS_LEVEL, what the daemon does once per answer: bytes, CPU;
  *   methods  the candidates on the same answer, each a whole gzip member of the whole buffer:
@@ -194,12 +194,12 @@ static char *render_answer(const char *dir, const char *mapping, double seconds,
 	cfg.upstream[UPSTREAM_SLURMCTLD].max_body = 268435456;
 	struct scraper *sc = scraper_new(&cfg, load_mapping_or_die(mapping));
 	buf_init(&out, 0);
-	if (scrape_run(sc, 60, &out) != 200)
+	if (scraper_run(sc, 60, &out) != 200)
 		die("%s does not render (no 200)", dir);
 	TIMED(seconds, 5, v, &n, {
 		struct buf o;
 		buf_init(&o, 0);
-		scrape_run(sc, 60, &o);
+		scraper_run(sc, 60, &o);
 		buf_free(&o);
 	});
 	*cpu = mm_of(v, n);

@@ -7,7 +7,7 @@
 #include "file_read.h"
 #include "log.h"
 #include "monotime.h"
-#include "restapi.h"
+#include "slurmrestd_api.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -294,7 +294,7 @@ static int done(struct run *r, CURLMsg *msg)
 			 t->withheld ? TOKEN_WITHHELD : TOKEN_SENT;
 	/* slurmrestd no longer serves the version it was discovered with: ask /openapi/v3 next time */
 	if (p->http_status == 404 && t->c->cfg->api && strstr(sources[p->src].path, "{version}") &&
-	    restapi_forget(t->c->cfg->api, t->c->version))
+	    slurmrestd_api_forget(t->c->cfg->api, t->c->version))
 		log_warn("%s: %s answered 404 with API version %s: looking the version up again on the next fetch",
 			 t->c->up->name, sources[p->src].name, t->c->version);
 	payload_finish(p);
@@ -377,10 +377,10 @@ static CURL *base_handle(const struct cred *c, const char *base, const char *url
 	return h;
 }
 
-/* /openapi/v3 as it arrives: read streaming (restapi.h), stopped once its outcome is known. */
+/* /openapi/v3 as it arrives: read streaming (slurmrestd_api.h), stopped once its outcome is known. */
 struct doc_xfer {
 	CURL *h;
-	struct restapi_doc *d;
+	struct slurmrestd_api_doc *d;
 	size_t len, max;         /* max: --slurmrestd.max-body; 0: no limit */
 	int stopped, too_big;
 };
@@ -392,7 +392,7 @@ static size_t on_doc(char *ptr, size_t size, size_t nmemb, void *ud)
 	long code = 0;
 	curl_easy_getinfo(x->h, CURLINFO_RESPONSE_CODE, &code);
 	x->too_big = code == 200 && x->max && n > x->max - x->len;
-	x->stopped = code != 200 || x->too_big || restapi_doc_feed(x->d, ptr, n);
+	x->stopped = code != 200 || x->too_big || slurmrestd_api_doc_feed(x->d, ptr, n);
 	x->len += n;
 	return x->stopped ? 0 : n;
 }
@@ -409,14 +409,14 @@ static void look_up_version(struct cred *c)
 	const char *what = "API version discovery: /openapi/v3";
 
 	c->api = -1;
-	if (restapi_version(c->cfg->api, c->version) == 0) {
+	if (slurmrestd_api_version(c->cfg->api, c->version) == 0) {
 		c->api = 1;
 		return;
 	}
-	if (!restapi_due(c->cfg->api, t0, c->api_why, sizeof(c->api_why), &c->api_refused))
+	if (!slurmrestd_api_due(c->cfg->api, t0, c->api_why, sizeof(c->api_why), &c->api_refused))
 		return;
 	make_url(c, c->cfg->base_url, "/openapi/v3", url, sizeof(url));
-	struct doc_xfer x = { .d = restapi_doc_new(), .max = c->cfg->max_body };
+	struct doc_xfer x = { .d = slurmrestd_api_doc_new(), .max = c->cfg->max_body };
 	x.h = base_handle(c, c->cfg->base_url, url, c->timeout_ms, c->connect_ms, errbuf);
 	curl_easy_setopt(x.h, CURLOPT_HTTPHEADER, c->hdrs);
 	curl_easy_setopt(x.h, CURLOPT_WRITEFUNCTION, on_doc);
@@ -440,19 +440,19 @@ static void look_up_version(struct cred *c)
 	else if (x.too_big)
 		snprintf(c->api_why, sizeof(c->api_why), "%s: larger than %zu bytes (--slurmrestd.max-body)", what, x.max);
 	else {
-		int learnt = restapi_doc_learn(c->cfg->api, x.d, why, sizeof(why)) == 0;
+		int learnt = slurmrestd_api_doc_learn(c->cfg->api, x.d, why, sizeof(why)) == 0;
 		x.d = NULL; /* freed */
 		if (!learnt)
 			snprintf(c->api_why, sizeof(c->api_why), "API version discovery: %s", why);
-		else if (restapi_version(c->cfg->api, c->version) == 0)
+		else if (slurmrestd_api_version(c->cfg->api, c->version) == 0)
 			c->api = 1;
 	}
-	restapi_doc_free(x.d);
+	slurmrestd_api_doc_free(x.d);
 	c->api_refused = c->api < 0 && c->token && (code == 401 || code == 403 || code == 511) ? code : 0;
 	if (c->api > 0)
 		log_info("%s: API version %s (newest in /openapi/v3 this shim reads)", c->up->name, c->version);
 	else
-		restapi_failed(c->cfg->api, mono_now(), c->api_why, c->api_refused);
+		slurmrestd_api_failed(c->cfg->api, mono_now(), c->api_why, c->api_refused);
 	long left_ms = c->timeout_ms - (long)((mono_now() - t0) * 1000);
 	c->timeout_ms = left_ms > 1 ? left_ms : 1;
 }

@@ -7,7 +7,7 @@
 #include <curl/curl.h>
 
 #include "fetch.h"
-#include "restapi.h"
+#include "slurmrestd_api.h"
 
 /* The runtime state of a scraper's upstreams (fetch.h): their configuration, borrowed and never
  * changed, and slurmctld's controllers (NULL when slurmctld has no base_url). */
@@ -29,7 +29,7 @@ struct cred {
 	int used;
 	int api;                      /* slurmrestd's API version: 0 not looked up, 1 in version, -1 failed (api_why) */
 	long api_refused;             /* the discovery's HTTP status when it refused the token sent, or 0 */
-	char version[RESTAPI_VERSION_MAX];
+	char version[SLURMRESTD_API_VERSION_MAX];
 	char api_why[300];
 };
 

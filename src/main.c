@@ -10,7 +10,7 @@
 #include "openmetrics.h"
 #include "options.h"
 #include "probe.h"
-#include "restapi.h"
+#include "slurmrestd_api.h"
 #include "rules.h"
 #include "scrape.h"
 #include "sdlisten.h"
@@ -147,7 +147,7 @@ static int serve(const struct options *opt, struct scraper *scraper, struct prob
 				log_info("mapping reloaded from %s: %zu rows", opt->mapping, nm->nrows);
 			else
 				log_error("mapping reload failed; keeping the running table");
-			scrape_set_mapping(scraper, nm);
+			scraper_set_mapping(scraper, nm);
 			probe_set_reload(probes);
 			continue;
 		}
@@ -182,7 +182,7 @@ static int once(const struct options *opt, struct scraper *scraper)
 {
 	struct buf out;
 	buf_init(&out, 0);
-	int status = scrape_run(scraper, opt->timeout, &out);
+	int status = scraper_run(scraper, opt->timeout, &out);
 	if (status != 200 && log_min_level <= LOG_WARN) /* each failure was logged as it came: not twice */
 		log_error("no slurmctld metrics endpoint answered usably (each failure is logged above)");
 	else
@@ -254,7 +254,7 @@ static int compare_legacy(const struct options *opt, struct scraper *scraper, co
 	int started = pthread_create(&t, NULL, get_legacy, &page) == 0;
 	if (!started)
 		get_legacy(&page);
-	struct answer *a = scrape_answer(scraper, opt->timeout);
+	struct answer *a = scraper_answer(scraper, opt->timeout);
 	if (started)
 		pthread_join(t, NULL);
 	if (page.rc < 0) {
@@ -292,7 +292,7 @@ int main(int argc, char **argv)
 	struct options opt; /* process-wide, read-only once parsed (options.h) */
 	struct mapping *m = NULL;
 	struct scraper *scraper = NULL;
-	struct restapi *api = NULL; /* slurmrestd's API version, shared by every fetch */
+	struct slurmrestd_api *api = NULL; /* slurmrestd's API version, shared by every fetch */
 	struct probe_targets *targets = NULL; /* until probe_set_new takes them */
 	struct probe_set *probes = NULL;
 	int rc = 1, bad_targets;
@@ -308,9 +308,9 @@ int main(int argc, char **argv)
 		version_print(stdout);
 		return 0;
 	}
-	if (opt.rest_api_version && !restapi_is_known(opt.rest_api_version)) {
+	if (opt.rest_api_version && !slurmrestd_api_is_known(opt.rest_api_version)) {
 		fprintf(stderr, "slurm-exporter-shim: flag --slurmrestd.api-version: value \"%.40s\" is not a version this shim reads (%s)\n",
-			opt.rest_api_version, restapi_known_text());
+			opt.rest_api_version, slurmrestd_api_known_text());
 		return 2;
 	}
 	log_min_level = (enum log_level)opt.log_level;
@@ -339,7 +339,7 @@ int main(int argc, char **argv)
 		goto out;
 	}
 
-	api = restapi_new(opt.rest_api_version);
+	api = slurmrestd_api_new(opt.rest_api_version);
 	struct scraper_config sc = {
 		.upstream[UPSTREAM_SLURMCTLD] = { .base_url = opt.url, .timeout = opt.timeout,
 						  .max_body = (size_t)opt.max_body, .token_file = opt.token_file,
@@ -385,7 +385,7 @@ out:
 	probe_set_free(probes); /* after the server, which borrows it, has stopped */
 	probe_targets_free(targets);
 	scraper_free(scraper);
-	restapi_free(api);
+	slurmrestd_api_free(api);
 	mapping_free(m);
 	return rc;
 }

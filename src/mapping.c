@@ -2,7 +2,7 @@
  * (see mapping.h and docs/mapping.md). */
 #include "mapping.h"
 #include "expo.h"
-#include "series_sort.h"
+#include "mapping_sort.h"
 #include "utf8.h"
 
 #include <stdio.h>
@@ -211,7 +211,7 @@ static void eval_row(const struct row *r, const struct expr_source *src, const i
 		snprintf(res->err, sizeof(res->err), "the expression gave no series");
 		return;
 	}
-	if (series_sort(&res->v, a) < 0) {
+	if (mapping_sort(&res->v, a) < 0) {
 		res->status = ROW_ERROR;
 		snprintf(res->err, sizeof(res->err), "two series with the same labels%s",
 			 res->repaired ? " (once invalid UTF-8 in label values was repaired)" : "");

@@ -13,7 +13,7 @@
  * Code: mapping_load.c (reading the file through the tables of row and form keys, the checks,
  * mapping_free, mapping_row_index over its table of names, fidelity_name), mapping.c (what a scrape
  * asks of a loaded table: the row driver and a row's steps, the sources and families it reads,
- * row_upstream), series_sort.c (the output order and the duplicate check).
+ * row_upstream), mapping_sort.c (the output order and the duplicate check).
  *
  * Ownership: mapping_load returns a new mapping (mapping_free). mapping_run owns the results it
  * emits: a row's series (which also borrow from the mapping and the parsed answers) are valid only

@@ -4,7 +4,7 @@
  * escaping, no UTF-8 check; expo.h reads them so); here they are written back escaped (\\ \" \n),
  * HELP texts too (\\ \n), and invalid UTF-8 is repaired to U+FFFD (writer.h), so that a quote or
  * a backslash in an account name round-trips instead of failing the whole scrape.
- * The families are those of a payload parsed without a keep filter (scrape.h, scrape_native),
+ * The families are those of a payload parsed without a keep filter (scrape.h, scraper_native),
  * written in the order slurmctld sent them, each sample's labels sorted by name; timestamps,
  * which slurmctld does not send, are not kept. Pure functions. */
 #ifndef SHIM_NATIVE_H

@@ -17,7 +17,7 @@
 #include "file_read.h"
 #include "log.h"
 #include "mapping.h"
-#include "restapi.h"
+#include "slurmrestd_api.h"
 #include "scrape.h"
 #include "yamlfile.h"
 #include "xmalloc.h"
@@ -402,7 +402,7 @@ struct probe_set {
 	struct probe_targets *targets;
 	const char *default_mapping;
 	struct scraper **scraper;  /* one per target */
-	struct restapi **api;      /* one per target: clusters may run different slurmrestd versions */
+	struct slurmrestd_api **api;      /* one per target: clusters may run different slurmrestd versions */
 };
 
 /* Target t's mapping, or NULL with its problems logged. */
@@ -440,7 +440,7 @@ struct probe_set *probe_set_new(struct probe_targets *targets, const struct scra
 		}
 		struct scraper_config sc = *base;
 		struct upstream_config *ctl = &sc.upstream[UPSTREAM_SLURMCTLD], *rest = &sc.upstream[UPSTREAM_SLURMRESTD];
-		ps->api[i] = restapi_new(rest_api_version);
+		ps->api[i] = slurmrestd_api_new(rest_api_version);
 		sc.replay_dir = NULL;
 		ctl->base_url = t->slurmctld_url;
 		ctl->token_file = t->token_file;
@@ -464,7 +464,7 @@ void probe_set_free(struct probe_set *ps)
 		return;
 	for (size_t i = 0; i < ps->targets->n; i++) {
 		scraper_free(ps->scraper[i]); /* before the strings and API object it borrows */
-		restapi_free(ps->api[i]);
+		slurmrestd_api_free(ps->api[i]);
 	}
 	free(ps->scraper);
 	free(ps->api);
@@ -489,7 +489,7 @@ void probe_set_reload(struct probe_set *ps)
 			log_info("target %s: mapping reloaded: %zu rows", t->name, m->nrows);
 		else
 			log_error("target %s: mapping reload failed; keeping the running table", t->name);
-		scrape_set_mapping(ps->scraper[i], m);
+		scraper_set_mapping(ps->scraper[i], m);
 	}
 }
 

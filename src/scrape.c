@@ -29,8 +29,8 @@ struct scraper {
 	unsigned long repaired[SRC_NATIVE_COUNT]; /* values the native passthrough served repaired */
 	char logged[LOGGED_MAX][160]; /* log_family_once's, under render_mu */
 	size_t nlogged;
-	struct scrape_status status; /* the status page's snapshot of the last render, under mu */
-	/* The native passthrough's last answer per endpoint (scrape_native), shared by the requests
+	struct scraper_status status; /* the status page's snapshot of the last render, under mu */
+	/* The native passthrough's last answer per endpoint (scraper_native), shared by the requests
 	 * that get the same payload. */
 	struct answer *native[SRC_NATIVE_COUNT];
 	struct answer_held *held; /* the bytes of answers only connections hold (cfg.max_held) */
@@ -73,7 +73,7 @@ void scraper_free(struct scraper *s)
 	free(s);
 }
 
-void scrape_set_mapping(struct scraper *s, struct mapping *m)
+void scraper_set_mapping(struct scraper *s, struct mapping *m)
 {
 	cache_set_mapping(s->cache, m); /* the reload count changes: a rendered answer is not reused */
 }
@@ -121,7 +121,7 @@ struct scrape_ctx {
 };
 
 /* The status page's snapshot of this render's rows (none on a 503). */
-static void status_rows(struct scrape_status *st, const struct mapping *m, const struct render_result *res)
+static void status_rows(struct scraper_status *st, const struct mapping *m, const struct render_result *res)
 {
 	for (size_t i = 0; i < res->nrows; i++) {
 		const struct row *r = &m->rows[i];
@@ -131,7 +131,7 @@ static void status_rows(struct scrape_status *st, const struct mapping *m, const
 		if (o->status == ROW_OK && !o->output_full)
 			st->fidelity[o->fidelity][row_upstream(r, o->form)]++;
 		st->output_full += (size_t)o->output_full;
-		if (!why || st->nleft++ >= SCRAPE_STATUS_LEFT_MAX)
+		if (!why || st->nleft++ >= SCRAPER_STATUS_LEFT_MAX)
 			continue;
 		snprintf(st->left[st->nleft - 1].family, sizeof(st->left[0].family), "%s", r->name);
 		snprintf(st->left[st->nleft - 1].why, sizeof(st->left[0].why), "%s%s%s", why,
@@ -154,7 +154,7 @@ static void status_record(struct scraper *s, const struct scrape_ctx *c, const s
 	if (res->status == 200)
 		nodeview_build(nv, ex);
 	pthread_mutex_lock(&s->mu);
-	struct scrape_status *st = &s->status;
+	struct scraper_status *st = &s->status;
 	memset(st, 0, sizeof(*st));
 	st->rendered = 1;
 	st->mono_at = mono_now();
@@ -163,7 +163,7 @@ static void status_record(struct scraper *s, const struct scrape_ctx *c, const s
 	st->reload_time = c->reload_time;
 	st->slow_fetch = s->cfg.slow_fetch;
 	for (int id = 0; id < SRC_COUNT; id++) {
-		struct scrape_status_source *o = &st->src[id];
+		struct scraper_status_source *o = &st->src[id];
 		const struct render_source *r = &res->src[id];
 		o->configured = (configured >> id) & 1;
 		if (!r->given)
@@ -193,7 +193,7 @@ static void status_record(struct scraper *s, const struct scrape_ctx *c, const s
 	free(nv);
 }
 
-void scrape_status(struct scraper *s, struct scrape_status *out)
+void scraper_status(struct scraper *s, struct scraper_status *out)
 {
 	struct cache_table t;
 	pthread_mutex_lock(&s->mu);
@@ -305,7 +305,7 @@ static void counts_of(struct scraper *s, const struct cache_got *g, struct rende
 	pthread_mutex_unlock(&s->mu);
 }
 
-struct answer *scrape_answer(struct scraper *s, double timeout_s)
+struct answer *scraper_answer(struct scraper *s, double timeout_s)
 {
 	struct scrape_ctx c = { .started = mono_now() };
 	struct cache_table t;
@@ -369,7 +369,7 @@ static struct answer *native_answer(const struct payload *p, enum source_id id, 
 	return answer_new(status, body, len, NULL);
 }
 
-struct answer *scrape_native(struct scraper *s, enum source_id id, double timeout_s)
+struct answer *scraper_native(struct scraper *s, enum source_id id, double timeout_s)
 {
 	unsigned bit = 1u << id;
 	struct answer *a = NULL, *old = NULL;
@@ -402,16 +402,16 @@ struct answer *scrape_native(struct scraper *s, enum source_id id, double timeou
 	return a;
 }
 
-int scrape_run(struct scraper *s, double timeout_s, struct buf *out)
+int scraper_run(struct scraper *s, double timeout_s, struct buf *out)
 {
-	struct answer *a = scrape_answer(s, timeout_s);
+	struct answer *a = scraper_answer(s, timeout_s);
 	int status = a->status;
 	buf_append(out, a->body, a->len);
 	answer_unref(a);
 	return status;
 }
 
-struct compress_stats *scrape_compress_stats(struct scraper *s)
+struct compress_stats *scraper_compress_stats(struct scraper *s)
 {
 	return &s->gz;
 }

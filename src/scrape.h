@@ -14,8 +14,8 @@
  * running end) that owns its cache, mapping and last answer; it copies cfg but borrows the
  * strings it points to; slurmctld's base_url is split into its controllers once by the cache
  * (unless cfg gives them, or replays): no rendered answer mixes two controllers. scraper_new and
- * scrape_set_mapping take ownership of the mapping; scrape_answer returns a new reference;
- * scrape_status copies into the caller's struct. */
+ * scraper_set_mapping take ownership of the mapping; scraper_answer returns a new reference;
+ * scraper_status copies into the caller's struct. */
 #ifndef SHIM_SCRAPE_H
 #define SHIM_SCRAPE_H
 
@@ -51,32 +51,32 @@ struct scraper;
 
 struct scraper *scraper_new(const struct scraper_config *cfg, struct mapping *m);
 void scraper_free(struct scraper *s); /* NULL: nothing */
-void scrape_set_mapping(struct scraper *s, struct mapping *m);   /* NULL: a reload failed */
+void scraper_set_mapping(struct scraper *s, struct mapping *m);   /* NULL: a reload failed */
 
 /* Run one scrape: the exposition (or, on 503, the reasons) as a new reference. timeout_s bounds how
  * long this scrape waits for payloads (never the shared fetch); a source still in flight then is
  * left out of this answer with the reason "scrape deadline passed". A scrape that needs a new
  * answer while earlier ones that only connections hold take more than cfg.max_held bytes gets a
  * 503 saying so instead (nothing is rendered). */
-struct answer *scrape_answer(struct scraper *s, double timeout_s);
+struct answer *scraper_answer(struct scraper *s, double timeout_s);
 /* The scraper's compression counters (its self metrics), which server.c updates. */
-struct compress_stats *scrape_compress_stats(struct scraper *s);
-/* scrape_answer, with the body appended to out; returns the HTTP status (200 or 503). */
-int scrape_run(struct scraper *s, double timeout_s, struct buf *out);
+struct compress_stats *scraper_compress_stats(struct scraper *s);
+/* scraper_answer, with the body appended to out; returns the HTTP status (200 or 503). */
+int scraper_run(struct scraper *s, double timeout_s, struct buf *out);
 
 /* The native passthrough's answer for slurmctld source id (< SRC_NATIVE_COUNT), a new reference:
  * 200 with every family of that endpoint's answer re-escaped (native.h), or 503 with the reason it
- * is not usable. It shares the fetches, payloads and intervals of scrape_answer when id is in
+ * is not usable. It shares the fetches, payloads and intervals of scraper_answer when id is in
  * cfg.keep_all (every fetch of it keeps every family from the first: the memory of its payload is
  * then bounded by its upstream's max_body instead of by the table); for another source the call
  * fetches an unfiltered payload of its own when the one cached is filtered. No request changes
  * how later ones fetch. */
-struct answer *scrape_native(struct scraper *s, enum source_id id, double timeout_s);
+struct answer *scraper_native(struct scraper *s, enum source_id id, double timeout_s);
 
 /* The status page's view of the last render (status.h): a small snapshot the scraper writes at the
- * end of each render, under its lock, and scrape_status copies out, so the page never fetches. */
-#define SCRAPE_STATUS_LEFT_MAX 96
-struct scrape_status_source {
+ * end of each render, under its lock, and scraper_status copies out, so the page never fetches. */
+#define SCRAPER_STATUS_LEFT_MAX 96
+struct scraper_status_source {
 	int configured;          /* its upstream is used and it is not switched off */
 	int fetched;             /* the last render read an answer of it (the mapping needs it) */
 	int up;                  /* rows could read it */
@@ -89,7 +89,7 @@ struct scrape_status_source {
 	unsigned long slow_total; /* such fetches since start */
 	char reason[400];        /* why it is not up (raw upstream bytes possible); "" when up */
 };
-struct scrape_status {
+struct scraper_status {
 	int rendered;            /* 0: no scrape has rendered yet, and every field below is zero */
 	double age;              /* seconds since that render, when copied out */
 	int http_status;         /* 200, or 503 when no needed source was usable (no row evaluated) */
@@ -100,12 +100,12 @@ struct scrape_status {
 	size_t output_full;      /* evaluated rows that did not fit the output cap (left out) */
 	size_t fidelity[FID_COUNT][UPSTREAM_COUNT]; /* served rows by their form's fidelity
 								  and upstream */
-	size_t nleft;            /* families left out; the first SCRAPE_STATUS_LEFT_MAX are listed */
+	size_t nleft;            /* families left out; the first SCRAPER_STATUS_LEFT_MAX are listed */
 	struct {
 		char family[96];
 		char why[200];   /* the self metric's reason, then the row's error when it has one */
-	} left[SCRAPE_STATUS_LEFT_MAX];
-	struct scrape_status_source src[SRC_COUNT];
+	} left[SCRAPER_STATUS_LEFT_MAX];
+	struct scraper_status_source src[SRC_COUNT];
 	struct {
 		int state;       /* source_token_state(): TOKEN_NOT_CONFIGURED, _UNREADABLE, _SENT, -1: refused */
 		int source;      /* refused: by this source */
@@ -120,6 +120,6 @@ struct scrape_status {
 };
 /* Copy the last render's snapshot into out (ages computed now). reload_ok and reload_time are the
  * scraper's own, as of now (a reload since the last render shows at once), not the render's. */
-void scrape_status(struct scraper *s, struct scrape_status *out);
+void scraper_status(struct scraper *s, struct scraper_status *out);
 
 #endif

@@ -118,7 +118,7 @@ static enum MHD_Result respond_answer(struct server *srv, struct MHD_Connection 
 	size_t len = a->len;
 	enum content_coding coding = CODING_IDENTITY;
 	if (srv->cfg.compression && code == 200 && negotiate(c) == CODING_GZIP &&
-	    compressed_get(&a->gz, a->body, a->len, scrape_compress_stats(s), &body, &len) == 0)
+	    compressed_get(&a->gz, a->body, a->len, scraper_compress_stats(s), &body, &len) == 0)
 		coding = CODING_GZIP;
 	struct MHD_Response *r = MHD_create_response_from_buffer_with_free_callback_cls(len, (void *)body, answer_release, a);
 	if (!r) {
@@ -126,7 +126,7 @@ static enum MHD_Result respond_answer(struct server *srv, struct MHD_Connection 
 		return MHD_NO;
 	}
 	if (!head)
-		compress_count_sent(scrape_compress_stats(s), coding, len);
+		compress_count_sent(scraper_compress_stats(s), coding, len);
 	if (srv->cfg.compression)
 		MHD_add_response_header(r, MHD_HTTP_HEADER_VARY, MHD_HTTP_HEADER_ACCEPT_ENCODING);
 	if (coding == CODING_GZIP)
@@ -206,7 +206,7 @@ static double scrape_timeout(struct server *srv, struct MHD_Connection *c)
 /* The status page: the last scrape's snapshot, copied out (it fetches nothing of its own). */
 static enum MHD_Result status(struct server *srv, struct MHD_Connection *c)
 {
-	struct scrape_status *st = xmalloc(sizeof(*st)); /* tens of kB: not on the connection's stack */
+	struct scraper_status *st = xmalloc(sizeof(*st)); /* tens of kB: not on the connection's stack */
 	struct status_page_info info = { SHIM_VERSION, srv->cfg.path, srv->cfg.mapping_file, 0, srv->cfg.probes,
 					 srv->cfg.native_passthrough };
 	struct buf b;
@@ -214,7 +214,7 @@ static enum MHD_Result status(struct server *srv, struct MHD_Connection *c)
 	size_t len;
 	clock_gettime(CLOCK_REALTIME, &now);
 	info.now = (double)now.tv_sec + now.tv_nsec / 1e9;
-	scrape_status(srv->scraper, st);
+	scraper_status(srv->scraper, st);
 	buf_init(&b, 0);
 	status_page(&b, &info, st);
 	free(st);
@@ -264,7 +264,7 @@ static enum MHD_Result probe(struct server *srv, struct MHD_Connection *c, int h
 		snprintf(msg, sizeof(msg), "unknown target \"%s\"\n", log_escape(safe, sizeof(safe), t.value, t.len));
 		return text(c, MHD_HTTP_BAD_REQUEST, msg, srv->cfg.web);
 	}
-	return respond_answer(srv, c, s, scrape_answer(s, scrape_timeout(srv, c)), head);
+	return respond_answer(srv, c, s, scraper_answer(s, scrape_timeout(srv, c)), head);
 }
 
 static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *url, const char *method,
@@ -298,11 +298,11 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 		return MHD_NO; /* a body the headers did not announce: close */
 	int head = strcmp(method, MHD_HTTP_METHOD_HEAD) == 0;
 	if (strcmp(url, srv->cfg.path) == 0)
-		return respond_answer(srv, c, srv->scraper, scrape_answer(srv->scraper, scrape_timeout(srv, c)), head);
+		return respond_answer(srv, c, srv->scraper, scraper_answer(srv->scraper, scrape_timeout(srv, c)), head);
 	int native = srv->cfg.native_passthrough ? native_source(url) : -1;
 	if (native >= 0)
 		return respond_answer(srv, c, srv->scraper,
-				      scrape_native(srv->scraper, (enum source_id)native, scrape_timeout(srv, c)), head);
+				      scraper_native(srv->scraper, (enum source_id)native, scrape_timeout(srv, c)), head);
 	if (strcmp(url, "/") == 0)
 		return status(srv, c);
 	if (strcmp(url, "/probe") == 0 && srv->cfg.probes)

@@ -13,7 +13,7 @@
 #include "expo.h"
 #include "jsonfeed.h"
 #include "labels.h"
-#include "reststate.h"
+#include "slurmrestd_state.h"
 #include "slurmrestd.h"
 #include "xmalloc.h"
 

@@ -27,7 +27,7 @@ enum source_id {
 #define SRC_NATIVE_COUNT SRC_REST_NODES /* slurmctld's sources come first: 0 to this - 1 */
 enum upstream_id { UPSTREAM_SLURMCTLD, UPSTREAM_SLURMRESTD, UPSTREAM_COUNT };
 
-struct restapi;
+struct slurmrestd_api;
 
 /* Where an upstream is and how to reach it; one per upstream (a scraper_config holds them). */
 struct upstream_config {
@@ -38,7 +38,7 @@ struct upstream_config {
 	size_t max_body;          /* bytes; 0: no limit */
 	const char *token_file;   /* JWT for X-SLURM-USER-TOKEN, or NULL */
 	const char *user;         /* X-SLURM-USER-NAME, or NULL */
-	struct restapi *api;      /* slurmrestd: the API version for "{version}" in paths (restapi.h),
+	struct slurmrestd_api *api;      /* slurmrestd: the API version for "{version}" in paths (slurmrestd_api.h),
 				     borrowed; NULL for slurmctld */
 };
 
@@ -76,7 +76,7 @@ struct source_parser {
 
 struct source {
 	const char *name;         /* self-metric label value: "jobs", "jobs-users-accts" */
-	const char *path;         /* "/metrics/jobs"; slurmrestd's carry "{version}" (restapi.h) */
+	const char *path;         /* "/metrics/jobs"; slurmrestd's carry "{version}" (slurmrestd_api.h) */
 	const char *file;         /* replay file name, "metrics_jobs.txt" */
 	enum upstream_id upstream;
 	const struct source_parser *parser;

@@ -1,7 +1,7 @@
 /* status.c: see status.h. */
 #include "status.h"
 #include "buf.h"
-#include "html.h"
+#include "status_html.h"
 #include "probe.h"
 #include "native.h"
 #include "nodeview.h"
@@ -29,7 +29,7 @@ static const char page_head[] =
 
 static void esc(struct buf *out, const char *s)
 {
-	html_escape(out, s, strlen(s));
+	status_html_escape(out, s, strlen(s));
 }
 
 static void put_time(struct buf *out, double unix_time)
@@ -43,7 +43,7 @@ static void put_time(struct buf *out, double unix_time)
 }
 
 /* One row of the sources table. */
-static void source_row(struct buf *out, int id, const struct scrape_status_source *o)
+static void source_row(struct buf *out, int id, const struct scraper_status_source *o)
 {
 	const struct source *src = &sources[id];
 	buf_puts(out, "<tr><td>");
@@ -71,19 +71,19 @@ static void source_row(struct buf *out, int id, const struct scrape_status_sourc
 	buf_puts(out, "</td></tr>\n");
 }
 
-static void write_sources(struct buf *out, const struct scrape_status *st)
+static void write_sources(struct buf *out, const struct scraper_status *st)
 {
 	buf_puts(out, "<h2>Sources</h2>\n<table>\n<tr><th>Endpoint</th><th>Upstream</th><th>State</th><th>Age</th>"
 		      "<th>HTTP status</th><th>Fetch</th><th>Bytes</th><th>Parse errors</th><th>Last error</th></tr>\n");
 	for (int id = 0; id < SRC_COUNT; id++) {
-		const struct scrape_status_source *o = &st->src[id];
+		const struct scraper_status_source *o = &st->src[id];
 		if (!o->configured && upstreams[sources[id].upstream].optional)
 			continue; /* slurmrestd without --slurmrestd.url: nothing to say */
 		source_row(out, id, o);
 	}
 	buf_puts(out, "</table>\n");
 	for (int id = 0; id < SRC_COUNT; id++) {
-		const struct scrape_status_source *o = &st->src[id];
+		const struct scraper_status_source *o = &st->src[id];
 		if (!o->fetched || !o->slow)
 			continue;
 		buf_puts(out, "<p class=\"slow\">Slow: ");
@@ -96,7 +96,7 @@ static void write_sources(struct buf *out, const struct scrape_status *st)
 }
 
 /* Each upstream with a token file: whether its token was accepted (docs/operations.md, "Tokens"). */
-static void write_tokens(struct buf *out, const struct scrape_status *st)
+static void write_tokens(struct buf *out, const struct scraper_status *st)
 {
 	for (int u = 0; u < UPSTREAM_COUNT; u++) {
 		int state = st->token[u].state;
@@ -120,7 +120,7 @@ static void write_tokens(struct buf *out, const struct scrape_status *st)
 }
 
 /* Several slurmctld controllers: each one's role as last seen (docs/operations.md, High availability). */
-static void write_controllers(struct buf *out, const struct scrape_status *st)
+static void write_controllers(struct buf *out, const struct scraper_status *st)
 {
 	if (st->ncontrollers < 2)
 		return;
@@ -147,7 +147,7 @@ static void count_row(struct buf *out, const char *what, size_t n, int bad)
 }
 
 /* Rows by outcome and, the served ones, by fidelity and upstream; then the families left out. */
-static void write_rows(struct buf *out, const struct scrape_status *st)
+static void write_rows(struct buf *out, const struct scraper_status *st)
 {
 	buf_puts(out, "<h2>Rows</h2>\n");
 	if (st->http_status != 200) {
@@ -175,7 +175,7 @@ static void write_rows(struct buf *out, const struct scrape_status *st)
 		return;
 	}
 	buf_puts(out, "<table>\n<tr><th>Family</th><th>Reason</th></tr>\n");
-	for (size_t i = 0; i < st->nleft && i < SCRAPE_STATUS_LEFT_MAX; i++) {
+	for (size_t i = 0; i < st->nleft && i < SCRAPER_STATUS_LEFT_MAX; i++) {
 		buf_puts(out, "<tr><td class=\"fam\">");
 		esc(out, st->left[i].family);
 		buf_puts(out, "</td><td class=\"err\">");
@@ -183,9 +183,9 @@ static void write_rows(struct buf *out, const struct scrape_status *st)
 		buf_puts(out, "</td></tr>\n");
 	}
 	buf_puts(out, "</table>\n");
-	if (st->nleft > SCRAPE_STATUS_LEFT_MAX)
+	if (st->nleft > SCRAPER_STATUS_LEFT_MAX)
 		buf_printf(out, "<p>and %zu more (see slurm_exporter_shim_family_left_out).</p>\n",
-			   st->nleft - SCRAPE_STATUS_LEFT_MAX);
+			   st->nleft - SCRAPER_STATUS_LEFT_MAX);
 }
 
 /* ---- the nodes, partitions and queue (nodeview.h) ---- */
@@ -216,7 +216,7 @@ static void put_aiot(struct buf *out, double a, double i, double o)
 }
 
 /* Without slurmrestd's /nodes the legacy per-node status labels are guessed: say so, and the fix. */
-static void write_banner(struct buf *out, const struct scrape_status *st)
+static void write_banner(struct buf *out, const struct scraper_status *st)
 {
 	if (st->nodes.source != NV_SRC_GUESS)
 		return;
@@ -339,7 +339,7 @@ static void write_queue(struct buf *out, const struct nodeview *v)
 	buf_puts(out, "</tr>\n</table>\n");
 }
 
-static void write_mapping(struct buf *out, const struct status_page_info *info, const struct scrape_status *st)
+static void write_mapping(struct buf *out, const struct status_page_info *info, const struct scraper_status *st)
 {
 	buf_puts(out, "<h2>Mapping</h2>\n<p>File: <code>");
 	esc(out, info->mapping_file ? info->mapping_file : "(none)");
@@ -378,7 +378,7 @@ static void write_probes(struct buf *out, const struct probe_set *ps)
 	buf_puts(out, "</p>\n");
 }
 
-void status_page(struct buf *out, const struct status_page_info *info, const struct scrape_status *st)
+void status_page(struct buf *out, const struct status_page_info *info, const struct scraper_status *st)
 {
 	buf_puts(out, page_head);
 	buf_puts(out, "<h1>slurm-exporter-shim ");

@@ -1,20 +1,20 @@
 /* status.h: the status page at / (what an admin opens when a panel is empty), built only from the
- * scraper's snapshot of its last render (scrape_status): it never fetches. Per source: up or not,
+ * scraper's snapshot of its last render (scraper_status): it never fetches. Per source: up or not,
  * the answer's age, last error, HTTP status, fetch duration and bytes; the mapping file and its
  * last reload; rows by outcome and by fidelity; the families left out with their reason; links to
  * the metrics and the native passthrough's paths, and to each --probe.targets-file target's
  * /probe?target= (their state is in their own self metrics). Plain
  * HTML with one inline stylesheet, no JavaScript; every upstream or configured string is escaped
- * (html.h). */
+ * (status_html.h). */
 #ifndef SHIM_STATUS_H
 #define SHIM_STATUS_H
 
 struct buf;
 struct probe_set;
-struct scrape_status;
+struct scraper_status;
 
 /* The page's size bound in bytes, whatever the cluster's size: every list on it stops at its
- * bound (nodeview.h, SCRAPE_STATUS_LEFT_MAX) with a count of the rest; tests/test_nodeview.c
+ * bound (nodeview.h, SCRAPER_STATUS_LEFT_MAX) with a count of the rest; tests/test_nodeview.c
  * checks it at 50,000 nodes with every string at its longest and escaped. */
 #define STATUS_PAGE_MAX (512u * 1024)
 
@@ -27,6 +27,6 @@ struct status_page_info {
 	int native_passthrough;    /* link /native/metrics/<endpoint> (native.h) */
 };
 
-void status_page(struct buf *out, const struct status_page_info *info, const struct scrape_status *st);
+void status_page(struct buf *out, const struct status_page_info *info, const struct scraper_status *st);
 
 #endif

@@ -377,7 +377,7 @@ static char *scrape_state(const char *state)
 	struct scraper *sc = scraper_new(&cfg, load());
 	struct buf out;
 	buf_init(&out, 0);
-	assert_int_equal(scrape_run(sc, 5, &out), 200);
+	assert_int_equal(scraper_run(sc, 5, &out), 200);
 	scraper_free(sc);
 	return buf_steal(&out, NULL);
 }

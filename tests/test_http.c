@@ -11,7 +11,7 @@
  *   - the source table, its one verdict (source_verdict) and the facts payloads record;
  *   - each source's interval by its cost class (job walks once per --slurmctld.jobs.min-interval),
  *     and slow fetches counted and logged once per transition;
- *   - the status page at /: html_escape, the page built from the last scrape's snapshot (no fetch
+ *   - the status page at /: status_html_escape, the page built from the last scrape's snapshot (no fetch
  *     of its own), a failing endpoint's reason, hostile upstream and configured strings;
  *   - /probe?target=NAME (--probe.targets-file): each target its state's output and its own
  *     scraper, unknown targets 400 with nothing fetched, basic auth;
@@ -22,11 +22,11 @@
 
 #include "controllers.h"
 #include "fetch.h"
-#include "html.h"
+#include "status_html.h"
 #include "monotime.h"
 #include "native.h"
 #include "render.h"
-#include "restapi.h"
+#include "slurmrestd_api.h"
 #include "scrape.h"
 #include "status.h"
 #include "utf8.h"
@@ -1503,7 +1503,7 @@ static void test_rest_sources_and_discovery(void **state)
 	stop(&f);
 }
 
-/* A failed discovery is asked again after its back-off (RESTAPI_BACKOFF_MIN after the first failure),
+/* A failed discovery is asked again after its back-off (SLURMRESTD_API_BACKOFF_MIN after the first failure),
  * not at every scrape (/openapi/v3 is tens of MB); a fixed --slurmrestd.api-version is
  * used as is. */
 static void test_rest_discovery_retry_and_fixed(void **state)
@@ -1516,7 +1516,7 @@ static void test_rest_discovery_retry_and_fixed(void **state)
 	rest_shim_start(&s, f.port, url, NULL, NULL, NULL, NULL, NULL, NULL);
 	for (int i = 0; i < 3; i++) {
 		if (i == 2)
-			tu_sleep_ms((long)(RESTAPI_BACKOFF_MIN * 1000) + 300);
+			tu_sleep_ms((long)(SLURMRESTD_API_BACKOFF_MIN * 1000) + 300);
 		char *body = scrape_ok(s.port);
 		assert_true(has(body, REST_UP("nodes", "0")));
 		free(body);
@@ -1683,29 +1683,29 @@ static void test_rest_hung_not_waited_for(void **state)
 static void test_restapi_learn(void **state)
 {
 	(void)state;
-	char v[RESTAPI_VERSION_MAX], why[300];
-	struct restapi *ra = restapi_new(NULL);
-	assert_int_equal(restapi_version(ra, v), -1);
+	char v[SLURMRESTD_API_VERSION_MAX], why[300];
+	struct slurmrestd_api *ra = slurmrestd_api_new(NULL);
+	assert_int_equal(slurmrestd_api_version(ra, v), -1);
 	const char *bad[] = { "", "not json", "[]", "{\"paths\": []}", "{\"paths\": {\"/slurm/v0.0.40/nodes/\": {}}}",
 			      "{\"paths\": {\"/slurmdb/v0.0.44/jobs/\": {}, \"/slurm/v0.0.440/x\": {}}}" };
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		why[0] = '\0';
-		assert_int_equal(restapi_learn(ra, bad[i], strlen(bad[i]), why, sizeof(why)), -1);
+		assert_int_equal(slurmrestd_api_learn(ra, bad[i], strlen(bad[i]), why, sizeof(why)), -1);
 		assert_true(has(why, "/openapi/v3: "));
-		assert_int_equal(restapi_version(ra, v), -1);
+		assert_int_equal(slurmrestd_api_version(ra, v), -1);
 	}
 	const char *doc = "{\"paths\": {\"/slurm/v0.0.45/nodes/\": {}, \"/slurm/v0.0.43/nodes/\": {},"
 			  " \"/slurm/v0.0.44/diag/\": {}, \"/slurm/v0.0.42/jobs/\": {}}}";
-	assert_int_equal(restapi_learn(ra, doc, strlen(doc), why, sizeof(why)), 0);
-	assert_int_equal(restapi_version(ra, v), 0);
+	assert_int_equal(slurmrestd_api_learn(ra, doc, strlen(doc), why, sizeof(why)), 0);
+	assert_int_equal(slurmrestd_api_version(ra, v), 0);
 	assert_string_equal(v, "v0.0.44");
-	restapi_free(ra);
-	ra = restapi_new("v0.0.42");
-	assert_int_equal(restapi_version(ra, v), 0);
+	slurmrestd_api_free(ra);
+	ra = slurmrestd_api_new("v0.0.42");
+	assert_int_equal(slurmrestd_api_version(ra, v), 0);
 	assert_string_equal(v, "v0.0.42");
-	restapi_free(ra);
-	assert_true(restapi_is_known("v0.0.41") && restapi_is_known("v0.0.44"));
-	assert_false(restapi_is_known("v0.0.45") || restapi_is_known("v0.0.4") || restapi_is_known(""));
+	slurmrestd_api_free(ra);
+	assert_true(slurmrestd_api_is_known("v0.0.41") && slurmrestd_api_is_known("v0.0.44"));
+	assert_false(slurmrestd_api_is_known("v0.0.45") || slurmrestd_api_is_known("v0.0.4") || slurmrestd_api_is_known(""));
 }
 
 /* A self metric's value for one endpoint in an exposition; -1 when absent. */
@@ -2152,7 +2152,7 @@ static void test_slow_fetch_logged_once(void **state)
 	stop(&f);
 }
 
-/* html_escape: the five characters, invalid UTF-8 repaired as the writer does, controls replaced. */
+/* status_html_escape: the five characters, invalid UTF-8 repaired as the writer does, controls replaced. */
 static void test_html_escape(void **state)
 {
 	(void)state;
@@ -2173,7 +2173,7 @@ static void test_html_escape(void **state)
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		struct buf b;
 		buf_init(&b, 0);
-		html_escape(&b, cases[i].in, cases[i].n);
+		status_html_escape(&b, cases[i].in, cases[i].n);
 		buf_putc(&b, '\0');
 		assert_string_equal(b.data, cases[i].want);
 		buf_free(&b);
@@ -2199,7 +2199,7 @@ static void test_status_page_render(void **state)
 {
 	(void)state;
 	static const char hostile[] = "<script>alert(1)</script>&\"x\xff";
-	struct scrape_status *st = xcalloc(1, sizeof(*st));
+	struct scraper_status *st = xcalloc(1, sizeof(*st));
 	struct status_page_info info = { "0.test", "/metrics\"><script>", hostile, 1800000000, NULL, 1 };
 	struct buf b;
 	buf_init(&b, 0);
@@ -2217,8 +2217,8 @@ static void test_status_page_render(void **state)
 	st->rows[ROW_INPUT_DOWN] = 2;
 	st->fidelity[FID_EXACT][UPSTREAM_SLURMCTLD] = 5;
 	st->fidelity[FID_APPROXIMATE][UPSTREAM_SLURMCTLD] = 2;
-	st->nleft = SCRAPE_STATUS_LEFT_MAX + 3;
-	for (size_t i = 0; i < SCRAPE_STATUS_LEFT_MAX; i++) {
+	st->nleft = SCRAPER_STATUS_LEFT_MAX + 3;
+	for (size_t i = 0; i < SCRAPER_STATUS_LEFT_MAX; i++) {
 		snprintf(st->left[i].family, sizeof(st->left[i].family), "%s", hostile);
 		snprintf(st->left[i].why, sizeof(st->left[i].why), "%s", hostile);
 	}

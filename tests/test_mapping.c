@@ -8,7 +8,7 @@
 #include "payload.h"
 #include "rules.h"
 #include "render.h"
-#include "series_sort.h"
+#include "mapping_sort.h"
 
 static char *problems_of(const char *json)
 {
@@ -555,7 +555,7 @@ static void test_output_sorted(void **state)
 	check_sorted(2, 1000); /* keys equal within each group: ties decide */
 }
 
-/* series_sort directly: label-set order (by value, then the shorter set first), and a repeated
+/* mapping_sort directly: label-set order (by value, then the shorter set first), and a repeated
  * label set found however far apart the two are. */
 static void test_series_sort(void **state)
 {
@@ -573,7 +573,7 @@ static void test_series_sort(void **state)
 	}
 	e[N] = (struct velem){ NULL, 0, labels_hash(NULL, 0), -1 }; /* the empty set sorts first */
 	struct vec v = { e, N + 1 };
-	assert_int_equal(series_sort(&v, &a), 0);
+	assert_int_equal(mapping_sort(&v, &a), 0);
 	assert_int_equal(v.n, N + 1);
 	assert_int_equal(v.e[0].nlabels, 0);
 	for (size_t i = 2; i < v.n; i++)
@@ -582,7 +582,7 @@ static void test_series_sort(void **state)
 	ls[N] = ls[0];
 	e[N] = (struct velem){ &ls[N], 1, e[0].hash, 0 };
 	v = (struct vec){ e, N + 1 };
-	assert_int_equal(series_sort(&v, &a), -1);
+	assert_int_equal(mapping_sort(&v, &a), -1);
 	arena_reset(&a);
 }
 

@@ -204,7 +204,7 @@ static void test_50000_nodes_bounded(void **state)
 	}
 	expo_add_end(parts);
 	const struct expo *ex[SRC_COUNT] = { [SRC_REST_NODES] = e, [SRC_PARTITIONS] = parts };
-	struct scrape_status *st = xcalloc(1, sizeof(*st));
+	struct scraper_status *st = xcalloc(1, sizeof(*st));
 	nodeview_build(&st->nodes, ex);
 	struct nodeview *v = &st->nodes;
 	assert_true(v->nodes == BIG_NODES);
@@ -230,7 +230,7 @@ static void test_50000_nodes_bounded(void **state)
 	st->rendered = 1;
 	st->http_status = 200;
 	st->nleft = 5000;
-	for (size_t i = 0; i < SCRAPE_STATUS_LEFT_MAX; i++) {
+	for (size_t i = 0; i < SCRAPER_STATUS_LEFT_MAX; i++) {
 		memset(st->left[i].family, '"', sizeof(st->left[i].family) - 1);
 		memset(st->left[i].why, '<', sizeof(st->left[i].why) - 1);
 	}

@@ -1,4 +1,4 @@
-/* test_restjson.c: slurmrestd JSON -> families (src/slurmrestd.c, src/reststate.c) and the family
+/* test_restjson.c: slurmrestd JSON -> families (src/slurmrestd.c, src/slurmrestd_state.c) and the family
  * builder expo_add (src/expo.c), on the real captures of tests/fixtures/slurm-25.11-rest/ (six
  * cluster states, each with the CLI outputs the old exporter parsed, taken at the same instant):
  * every node's state string, CPUs and memory equal sinfo's; FairShare equals sshare's; job counts
@@ -12,7 +12,7 @@
 
 #include "expo.h"
 #include "labels.h"
-#include "reststate.h"
+#include "slurmrestd_state.h"
 #include "slurmrestd.h"
 
 #define REST_DIR "tests/fixtures/slurm-25.11-rest/"

@@ -1,7 +1,7 @@
-/* reststate.c: see reststate.h. The rules follow Slurm 25.11's node_state_string() and
+/* slurmrestd_state.c: see slurmrestd_state.h. The rules follow Slurm 25.11's node_state_string() and
  * job_state_string() (src/common/slurm_protocol_defs.c) and sinfo's _update_sinfo() (src/sinfo/sinfo.c),
  * rewritten as tables; the names are those of the data_parser's NODE_STATES and JOB_STATE arrays. */
-#include "reststate.h"
+#include "slurmrestd_state.h"
 
 #include <stdio.h>
 #include <string.h>

@@ -1,11 +1,11 @@
-/* html.c: see html.h. */
-#include "html.h"
+/* status_html.c: see status_html.h. */
+#include "status_html.h"
 #include "buf.h"
 #include "utf8.h"
 
 #define REPLACEMENT "\xEF\xBF\xBD" /* U+FFFD */
 
-void html_escape(struct buf *out, const char *s, size_t n)
+void status_html_escape(struct buf *out, const char *s, size_t n)
 {
 	const unsigned char *u = (const unsigned char *)s;
 	size_t i = 0;

@@ -1,5 +1,5 @@
-/* restapi.c: see restapi.h. */
-#include "restapi.h"
+/* slurmrestd_api.c: see slurmrestd_api.h. */
+#include "slurmrestd_api.h"
 #include "jsonfeed.h"
 #include "xmalloc.h"
 
@@ -13,9 +13,9 @@ static const char *const known[] = { "v0.0.41", "v0.0.42", "v0.0.43", "v0.0.44" 
 #define NKNOWN (sizeof(known) / sizeof(known[0]))
 #define PATH_KEY_MAX 256 /* longer keys of "paths" are cut (jsonfeed.h): no version path is that long */
 
-struct restapi {
+struct slurmrestd_api {
 	pthread_mutex_t mu;
-	char version[RESTAPI_VERSION_MAX]; /* "": not known yet */
+	char version[SLURMRESTD_API_VERSION_MAX]; /* "": not known yet */
 	int fixed;
 	int failures;                      /* discoveries failed in a row */
 	double next_try;                   /* monotonic: not before */
@@ -23,9 +23,9 @@ struct restapi {
 	long refused;                      /* its HTTP status when it refused the token sent, or 0 */
 };
 
-struct restapi *restapi_new(const char *fixed)
+struct slurmrestd_api *slurmrestd_api_new(const char *fixed)
 {
-	struct restapi *ra = xcalloc(1, sizeof(*ra));
+	struct slurmrestd_api *ra = xcalloc(1, sizeof(*ra));
 	pthread_mutex_init(&ra->mu, NULL);
 	if (fixed)
 		snprintf(ra->version, sizeof(ra->version), "%s", fixed);
@@ -33,7 +33,7 @@ struct restapi *restapi_new(const char *fixed)
 	return ra;
 }
 
-void restapi_free(struct restapi *ra)
+void slurmrestd_api_free(struct slurmrestd_api *ra)
 {
 	if (!ra)
 		return;
@@ -50,25 +50,25 @@ static int known_index(const char *v, size_t n)
 	return -1;
 }
 
-int restapi_is_known(const char *v)
+int slurmrestd_api_is_known(const char *v)
 {
 	return known_index(v, strlen(v)) >= 0;
 }
 
-const char *restapi_known_text(void)
+const char *slurmrestd_api_known_text(void)
 {
 	return "v0.0.41 to v0.0.44";
 }
 
-int restapi_version(struct restapi *ra, char *out)
+int slurmrestd_api_version(struct slurmrestd_api *ra, char *out)
 {
 	pthread_mutex_lock(&ra->mu);
-	memcpy(out, ra->version, RESTAPI_VERSION_MAX);
+	memcpy(out, ra->version, SLURMRESTD_API_VERSION_MAX);
 	pthread_mutex_unlock(&ra->mu);
 	return out[0] ? 0 : -1;
 }
 
-int restapi_due(struct restapi *ra, double now, char *why, size_t whylen, long *refused_status)
+int slurmrestd_api_due(struct slurmrestd_api *ra, double now, char *why, size_t whylen, long *refused_status)
 {
 	pthread_mutex_lock(&ra->mu);
 	int due = !ra->failures || now >= ra->next_try;
@@ -79,20 +79,20 @@ int restapi_due(struct restapi *ra, double now, char *why, size_t whylen, long *
 	return due;
 }
 
-void restapi_failed(struct restapi *ra, double now, const char *why, long refused_status)
+void slurmrestd_api_failed(struct slurmrestd_api *ra, double now, const char *why, long refused_status)
 {
 	pthread_mutex_lock(&ra->mu);
-	double wait = RESTAPI_BACKOFF_MIN;
-	for (int i = 0; i < ra->failures && wait < RESTAPI_BACKOFF_MAX; i++)
+	double wait = SLURMRESTD_API_BACKOFF_MIN;
+	for (int i = 0; i < ra->failures && wait < SLURMRESTD_API_BACKOFF_MAX; i++)
 		wait *= 2;
 	ra->failures++;
-	ra->next_try = now + (wait < RESTAPI_BACKOFF_MAX ? wait : RESTAPI_BACKOFF_MAX);
+	ra->next_try = now + (wait < SLURMRESTD_API_BACKOFF_MAX ? wait : SLURMRESTD_API_BACKOFF_MAX);
 	snprintf(ra->why, sizeof(ra->why), "%s", why);
 	ra->refused = refused_status;
 	pthread_mutex_unlock(&ra->mu);
 }
 
-int restapi_forget(struct restapi *ra, const char *v)
+int slurmrestd_api_forget(struct slurmrestd_api *ra, const char *v)
 {
 	pthread_mutex_lock(&ra->mu);
 	int forget = !ra->fixed && !strcmp(ra->version, v);
@@ -104,7 +104,7 @@ int restapi_forget(struct restapi *ra, const char *v)
 
 /* ---- the /openapi/v3 document, streaming ---- */
 
-struct restapi_doc {
+struct slurmrestd_api_doc {
 	struct jsonfeed jf;
 	int depth;
 	int key_paths;   /* the top-level key being read is "paths" */
@@ -127,7 +127,7 @@ static int path_version(const unsigned char *k, size_t n)
 }
 
 /* A value begins at the current depth: "paths" must hold an object. */
-static int doc_value(struct restapi_doc *d, int is_map)
+static int doc_value(struct slurmrestd_api_doc *d, int is_map)
 {
 	if (d->depth == 1 && d->key_paths) {
 		if (!is_map) {
@@ -159,7 +159,7 @@ static int doc_number(void *ctx, const char *s, size_t n)
 
 static int doc_string(void *ctx, const unsigned char *s, size_t n)
 {
-	struct restapi_doc *d = ctx;
+	struct slurmrestd_api_doc *d = ctx;
 	(void)s;
 	(void)n;
 	return doc_value(d, 0);
@@ -167,7 +167,7 @@ static int doc_string(void *ctx, const unsigned char *s, size_t n)
 
 static int doc_key(void *ctx, const unsigned char *k, size_t n)
 {
-	struct restapi_doc *d = ctx;
+	struct slurmrestd_api_doc *d = ctx;
 	int cut = jsonfeed_long(&d->jf, n);
 	if (d->depth == 1)
 		d->key_paths = !cut && n == 5 && !memcmp(k, "paths", 5);
@@ -179,7 +179,7 @@ static int doc_key(void *ctx, const unsigned char *k, size_t n)
 	return 1;
 }
 
-static int doc_open(struct restapi_doc *d, int is_map)
+static int doc_open(struct slurmrestd_api_doc *d, int is_map)
 {
 	if (!doc_value(d, is_map))
 		return 0;
@@ -199,7 +199,7 @@ static int doc_start_array(void *ctx)
 
 static int doc_end(void *ctx)
 {
-	struct restapi_doc *d = ctx;
+	struct slurmrestd_api_doc *d = ctx;
 	if (d->depth-- == 2 && d->in_paths) {
 		d->done = 1; /* every version is known: the rest of the document is not needed */
 		jsonfeed_fail(&d->jf, "done");
@@ -213,20 +213,20 @@ static const yajl_callbacks doc_callbacks = {
 	doc_start_map, doc_key, doc_end, doc_start_array, doc_end,
 };
 
-struct restapi_doc *restapi_doc_new(void)
+struct slurmrestd_api_doc *slurmrestd_api_doc_new(void)
 {
-	struct restapi_doc *d = xcalloc(1, sizeof(*d));
+	struct slurmrestd_api_doc *d = xcalloc(1, sizeof(*d));
 	d->best = -1;
 	jsonfeed_init(&d->jf, &doc_callbacks, d, PATH_KEY_MAX);
 	return d;
 }
 
-int restapi_doc_feed(struct restapi_doc *d, const char *data, size_t n)
+int slurmrestd_api_doc_feed(struct slurmrestd_api_doc *d, const char *data, size_t n)
 {
 	return jsonfeed_feed(&d->jf, data, n) < 0 ? 1 : 0;
 }
 
-int restapi_doc_learn(struct restapi *ra, struct restapi_doc *d, char *why, size_t whylen)
+int slurmrestd_api_doc_learn(struct slurmrestd_api *ra, struct slurmrestd_api_doc *d, char *why, size_t whylen)
 {
 	int rc = -1;
 	if (!d->done && jsonfeed_end(&d->jf) < 0)
@@ -235,7 +235,7 @@ int restapi_doc_learn(struct restapi *ra, struct restapi_doc *d, char *why, size
 		snprintf(why, whylen, "/openapi/v3: no \"paths\" object");
 	else if (d->best < 0)
 		snprintf(why, whylen, "/openapi/v3: no /slurm/ version this shim reads (%s); set --slurmrestd.api-version",
-			 restapi_known_text());
+			 slurmrestd_api_known_text());
 	else
 		rc = 0;
 	if (rc == 0) {
@@ -244,11 +244,11 @@ int restapi_doc_learn(struct restapi *ra, struct restapi_doc *d, char *why, size
 		ra->failures = 0;
 		pthread_mutex_unlock(&ra->mu);
 	}
-	restapi_doc_free(d);
+	slurmrestd_api_doc_free(d);
 	return rc;
 }
 
-void restapi_doc_free(struct restapi_doc *d)
+void slurmrestd_api_doc_free(struct slurmrestd_api_doc *d)
 {
 	if (!d)
 		return;
@@ -256,9 +256,9 @@ void restapi_doc_free(struct restapi_doc *d)
 	free(d);
 }
 
-int restapi_learn(struct restapi *ra, const char *doc, size_t len, char *why, size_t whylen)
+int slurmrestd_api_learn(struct slurmrestd_api *ra, const char *doc, size_t len, char *why, size_t whylen)
 {
-	struct restapi_doc *d = restapi_doc_new();
-	restapi_doc_feed(d, doc, len);
-	return restapi_doc_learn(ra, d, why, whylen);
+	struct slurmrestd_api_doc *d = slurmrestd_api_doc_new();
+	slurmrestd_api_doc_feed(d, doc, len);
+	return slurmrestd_api_doc_learn(ra, d, why, whylen);
 }

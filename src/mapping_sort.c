@@ -1,5 +1,5 @@
-/* series_sort.c: see series_sort.h. */
-#include "series_sort.h"
+/* mapping_sort.c: see mapping_sort.h. */
+#include "mapping_sort.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -138,7 +138,7 @@ static int sort_ties(struct skey *k, size_t n, const struct vec *v)
  * radix sorted instead. The scratch space comes from the arena. Returns -1 if two elements have the
  * same label set: equal elements are neighbours within a run, meet at the heads of two runs being
  * merged, or share a key and meet in sort_ties(), so every such pair is compared. */
-int series_sort(struct vec *v, struct arena *a)
+int mapping_sort(struct vec *v, struct arena *a)
 {
 	size_t n = v->n, nruns = 0;
 	int dup = 0;
