@@ -39,48 +39,14 @@ size_t utf8_next(const unsigned char *s, size_t n, int *ok)
 	return len;
 }
 
-int utf8_is_valid(const char *s, size_t n)
+/* Whether [s, s+n) is well-formed UTF-8 (and, with controls, holds no utf8_is_control byte). */
+static int scan(const char *s, size_t n, int controls)
 {
 	const unsigned char *p = (const unsigned char *)s;
 	for (size_t i = 0; i < n;) {
 		int ok;
 		if (p[i] < 0x80) {
-			i++;
-			continue;
-		}
-		i += utf8_next(p + i, n - i, &ok);
-		if (!ok)
-			return 0;
-	}
-	return 1;
-}
-
-size_t utf8_repair(char *dst, const char *s, size_t n)
-{
-	const unsigned char *p = (const unsigned char *)s;
-	size_t out = 0;
-	for (size_t i = 0; i < n;) {
-		int ok;
-		size_t len = utf8_next(p + i, n - i, &ok);
-		if (ok) {
-			memcpy(dst + out, s + i, len);
-			out += len;
-		} else {
-			memcpy(dst + out, "\xEF\xBF\xBD", 3);
-			out += 3;
-		}
-		i += len;
-	}
-	return out;
-}
-
-int utf8_is_clean(const char *s, size_t n)
-{
-	const unsigned char *p = (const unsigned char *)s;
-	for (size_t i = 0; i < n;) {
-		int ok;
-		if (p[i] < 0x80) {
-			if (utf8_is_control(p[i]))
+			if (controls && utf8_is_control(p[i]))
 				return 0;
 			i++;
 			continue;
@@ -92,14 +58,15 @@ int utf8_is_clean(const char *s, size_t n)
 	return 1;
 }
 
-size_t utf8_clean(char *dst, const char *s, size_t n)
+/* [s, s+n) into dst, each invalid subpart (and, with controls, each control byte) as U+FFFD. */
+static size_t rewrite(char *dst, const char *s, size_t n, int controls)
 {
 	const unsigned char *p = (const unsigned char *)s;
 	size_t out = 0;
 	for (size_t i = 0; i < n;) {
 		int ok;
 		size_t len = utf8_next(p + i, n - i, &ok);
-		if (ok && !(len == 1 && utf8_is_control(p[i]))) {
+		if (ok && !(controls && len == 1 && utf8_is_control(p[i]))) {
 			memcpy(dst + out, s + i, len);
 			out += len;
 		} else {
@@ -109,4 +76,24 @@ size_t utf8_clean(char *dst, const char *s, size_t n)
 		i += len;
 	}
 	return out;
+}
+
+int utf8_is_valid(const char *s, size_t n)
+{
+	return scan(s, n, 0);
+}
+
+size_t utf8_repair(char *dst, const char *s, size_t n)
+{
+	return rewrite(dst, s, n, 0);
+}
+
+int utf8_is_clean(const char *s, size_t n)
+{
+	return scan(s, n, 1);
+}
+
+size_t utf8_clean(char *dst, const char *s, size_t n)
+{
+	return rewrite(dst, s, n, 1);
 }
