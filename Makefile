@@ -110,7 +110,7 @@ clean:
 $(foreach o,$(LIB_OBJS) $(BUILD)/main.o $(TEST_BINS),$(if $(wildcard $(basename $(o)).d),,$(eval $(o): $(wildcard src/*.h tests/*.h))))
 
 include packaging/install.mk
-include fuzz/fuzz.mk
-include bench/bench.mk
+include tests/fuzz/fuzz.mk
+include tests/bench/bench.mk
 
 .PHONY: all test asan tsan valgrind clean install fuzz bench

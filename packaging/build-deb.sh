@@ -15,7 +15,7 @@
 #
 # Build products are never copied, even when .gitignore does not list them:
 # top-level build*/ directories, the top-level slurm-exporter-shim binary,
-# *.o and *.a files, bench/out/ and .git.
+# *.o and *.a files, tests/bench/out/ and .git.
 #
 # Needs: dpkg-dev, debhelper and the Build-Depends of packaging/debian/control
 # (dpkg-buildpackage lists missing ones; scripts/install-deps.sh build
@@ -65,7 +65,7 @@ if git -C "$root" rev-parse --is-inside-work-tree >/dev/null 2>&1; then
     (cd "$root" && xargs -0 sh -c '
       for f; do
         case $f in
-          build*/*|slurm-exporter-shim|*.o|*.a|bench/out/*|.git/*) continue ;;
+          build*/*|slurm-exporter-shim|*.o|*.a|tests/bench/out/*|.git/*) continue ;;
         esac
         if [ -e "$f" ]; then printf "%s\0" "$f"; fi
       done' sh) |

@@ -4,7 +4,7 @@
 set -eu
 what=${1:-all}
 # Every command the Makefile, scripts/ and tests/ run, checked on a minbase Debian 12 root
-# (scripts/fresh-debian-check.sh). Installed without recommends, so what a package only recommends is
+# (tests/fresh-debian-check.sh). Installed without recommends, so what a package only recommends is
 # named here: libc6-dev (gcc), libclang-rt-dev (clang: ASan, UBSan, libFuzzer runtimes), python3.
 #   build: the compiler, the headers and libraries (libdeflate-dev: the gzip answers, compress.c)
 #   test:  cmocka, valgrind, clang runtimes; zlib1g-dev (the tests and bench decompress the gzip

@@ -8,7 +8,7 @@
 set -u
 cd "$(dirname "$0")/.."
 fuzz_seconds=${FUZZ_SECONDS:-60}
-ntargets=$(sed -n 's/^FUZZ_TARGETS *:*= *//p' fuzz/fuzz.mk 2>/dev/null | wc -w)
+ntargets=$(sed -n 's/^FUZZ_TARGETS *:*= *//p' tests/fuzz/fuzz.mk 2>/dev/null | wc -w)
 cat <<INTRO
 test.sh: installs the missing Debian packages (scripts/install-deps.sh all), then runs 6 suites:
   build     make                          the daemon and the fake slurmctld

@@ -2,7 +2,7 @@
  * libdeflate's whole-buffer compressor at COMPRESS_LEVEL: an answer is a finished buffer, and at
  * 10,000 nodes level 1 makes the 4.2 MB answer 8% of its size in about 12 ms of CPU, where zlib's
  * level 1 takes 20 ms for 9% and any higher level of either passes 15 ms (docs/performance.md,
- * "Compressed answers", measured by bench/bench_gzip.c).
+ * "Compressed answers", measured by tests/bench/bench_gzip.c).
  *
  * The gzip form is computed once per answer, by the first request that wants it, under the
  * answer's lock (concurrent requests wait for that one result), and then borrowed by every request

@@ -16,7 +16,7 @@
  * are found in one hash table of representatives: each node is hashed once from its fields and its
  * operands' classes, and compared (shallowly) only with representatives of the same hash. The
  * table and the per-class arrays grow with the classes, not the nodes: a large table usually
- * repeats itself (bench/gen_mapping.py's dense.json: docs/performance.md). */
+ * repeats itself (tests/bench/gen_mapping.py's dense.json: docs/performance.md). */
 struct memo_class {
 	uint32_t count;             /* how many nodes of an eligible kind (saturating at 2) */
 	uint32_t slot;              /* its memo slot, 0 if none yet */

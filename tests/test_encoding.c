@@ -4,7 +4,7 @@
  *     a coding listed twice, garbage and overlong fields disregarded whole);
  *   - compress.c: a gzip form that zlib (another implementation) decompresses to the same bytes,
  *     none for what does not shrink, one form for 16 threads asking at once, the counters and
- *     their self metrics. Fuzz target: fuzz/fuzz_accept.c. */
+ *     their self metrics. Fuzz target: tests/fuzz/fuzz_accept.c. */
 #include "testutil.h"
 
 #include "compress.h"

@@ -320,7 +320,7 @@ static void check_bounds(const struct mapping *m, const struct measure *ms, int 
 			continue;
 		double b = stated_bound(doc, m->rows[i].name, col);
 		if (b < 0 || ms->maxdiff[i] > b * (1 + 1e-5) + 1e-12)
-			fail_msg("%s: largest difference %g %s, docs/metrics.md states %g (run scripts/gen-metrics-doc.py)",
+			fail_msg("%s: largest difference %g %s, docs/metrics.md states %g (run docs/gen-metrics-doc.py)",
 				 m->rows[i].name, ms->maxdiff[i], col ? "with slurmrestd" : "native only", b);
 	}
 	free(doc);
@@ -336,7 +336,7 @@ static const char *const rest_states[] = {
 /* Every row on every capture, native only: the 9 slurmctld captures and the 6 REST states with
  * slurmrestd's answers absent (the fallback). Then the 6 REST states with slurmrestd's answers
  * (and --gpus-acct against legacy_exporter_metrics_gpus.txt): the rows' preferred forms. The
- * largest differences are printed per column for docs/metrics.md (scripts/gen-metrics-doc.py),
+ * largest differences are printed per column for docs/metrics.md (docs/gen-metrics-doc.py),
  * and each must be within the figure docs/metrics.md states: the approximation's bound. */
 static void test_rows_against_legacy(void **state)
 {

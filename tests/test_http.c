@@ -784,7 +784,7 @@ static int slow_reader(unsigned port)
 	return fd;
 }
 
-/* A payload of bench/gen_payload.py with this many nodes, made once: /tmp/shimtest-bigN. 4,000
+/* A payload of tests/bench/gen_payload.py with this many nodes, made once: /tmp/shimtest-bigN. 4,000
  * nodes give a 1.6 MB answer; 10,000 a 4.2 MB one, more than the 4 MB a socket's send buffer takes,
  * so that a client that does not read keeps the shim's answer. */
 static const char *big_payload(int nodes)
@@ -794,7 +794,7 @@ static const char *big_payload(int nodes)
 	snprintf(dir, sizeof(dir), "/tmp/shimtest-big%d", nodes);
 	snprintf(n, sizeof(n), "%d", nodes);
 	if (!tu_is_dir(dir)) {
-		char *argv[] = { "/usr/bin/env", "python3", "bench/gen_payload.py", "--nodes", n, "--out", dir, NULL };
+		char *argv[] = { "/usr/bin/env", "python3", "tests/bench/gen_payload.py", "--nodes", n, "--out", dir, NULL };
 		assert_int_equal(tu_run(argv, NULL, NULL, NULL, NULL), 0);
 	}
 	return dir;
@@ -3811,14 +3811,14 @@ static long content_length(const struct gz_resp *r)
 	return n;
 }
 
-/* The 10,000-node payload of bench/gen_payload.py, generated once. */
+/* The 10,000-node payload of tests/bench/gen_payload.py, generated once. */
 static const char *big10000(void)
 {
 	const char *dir = "/tmp/shimtest-big10000";
 	if (!tu_is_dir(dir)) {
 		char tmp[64];
 		snprintf(tmp, sizeof(tmp), "%s.%d", dir, (int)getpid());
-		char *argv[] = { "/usr/bin/env", "python3", "bench/gen_payload.py", "--nodes", "10000", "--out", tmp, NULL };
+		char *argv[] = { "/usr/bin/env", "python3", "tests/bench/gen_payload.py", "--nodes", "10000", "--out", tmp, NULL };
 		assert_int_equal(tu_run(argv, NULL, NULL, NULL, NULL), 0);
 		if (rename(tmp, dir) != 0) /* another test run made it meanwhile */
 			assert_true(tu_is_dir(dir));

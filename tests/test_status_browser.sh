@@ -8,7 +8,7 @@
 #   03 (25.11, slurmctld only): the banner that per-node states are guessed, naming the fix
 #     (--slurmrestd.url, /usr/share/slurm-exporter-shim/enable-slurmrestd); slurmctld's counters
 #     (down 1, draining 1); the self metric says slurmctld-guess; one start-up warning in the log.
-#   50,000 nodes (bench/gen_payload.py, bench/gen_rest.py; replayed with slurmrestd): the page under
+#   50,000 nodes (tests/bench/gen_payload.py, tests/bench/gen_rest.py; replayed with slurmrestd): the page under
 #     512 KiB (STATUS_PAGE_MAX), sinfo -s's sums, 12,500 not-OK nodes: 50 listed, the rest counted.
 # Without chromium it fails (scripts/install-deps.sh test installs it): it never skips silently.
 # STATUS_SCREENSHOT=docs/status-page.png keeps the R4 screenshot there.
@@ -164,10 +164,10 @@ if serve $S03 native && dom "$PAGE" "$TMP/03.html"; then
 	check "03: self metric says slurmctld-guess" grep -q '^slurm_exporter_shim_node_state_source{source="slurmctld-guess"} 1$' "$TMP/metrics.txt"
 	check "03: one start-up warning naming the fix" test "$(grep -c 'guessed from CPU counts.*--slurmrestd.url.*enable-slurmrestd' "$TMP/shim.log")" -eq 1
 fi
-# ---- 50,000 nodes (bench/gen_payload.py and bench/gen_rest.py, every fourth node drained), replayed
+# ---- 50,000 nodes (tests/bench/gen_payload.py and tests/bench/gen_rest.py, every fourth node drained), replayed
 # with slurmrestd: the page stays under its bound (STATUS_PAGE_MAX, src/status.h) with the counts right
 BIG=$TMP/nodes-50000
-if python3 bench/gen_payload.py --nodes 50000 --out "$BIG" >/dev/null && python3 bench/gen_rest.py nodes 50000 "$BIG/rest_nodes.json"; then
+if python3 tests/bench/gen_payload.py --nodes 50000 --out "$BIG" >/dev/null && python3 tests/bench/gen_rest.py nodes 50000 "$BIG/rest_nodes.json"; then
 	killwait "$SHIM_PID" "$FAKE_PID"; SHIM_PID= FAKE_PID=
 	FAKE_PORT=0 # unused: the shim replays $BIG
 	if start_shim_with 300 --replay-dir "$BIG" --slurmrestd.url http://127.0.0.1:9; then
@@ -186,6 +186,6 @@ if python3 bench/gen_payload.py --nodes 50000 --out "$BIG" >/dev/null && python3
 		bad "the shim does not start on 50,000 nodes: $(cat "$TMP/shim.log")"
 	fi
 else
-	bad "bench/gen_payload.py or bench/gen_rest.py failed"
+	bad "tests/bench/gen_payload.py or tests/bench/gen_rest.py failed"
 fi
 finish

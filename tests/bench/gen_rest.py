@@ -2,12 +2,12 @@
 """gen_rest.py: generate large slurmrestd answers for the JSON converter's figures
 (docs/performance.md, "slurmrestd JSON").
 
-  bench/gen_rest.py jobs  N OUT   N jobs, each a copy of a real job object of the fixtures
+  tests/bench/gen_rest.py jobs  N OUT   N jobs, each a copy of a real job object of the fixtures
                                   (tests/fixtures/slurm-25.11-rest/R2-busy-mix-draining/rest_jobs.json,
                                   about 10 KB of JSON each) with its id, user, account, partition,
                                   state and reason varied: 500 users, 50 accounts, 8 partitions, so
                                   the label sets stay far fewer than the jobs, as on a real cluster
-  bench/gen_rest.py nodes N OUT   N nodes, each a copy of a real node object (about 2.7 KB)
+  tests/bench/gen_rest.py nodes N OUT   N nodes, each a copy of a real node object (about 2.7 KB)
 
 The answer is written as it is generated (a 1 GB answer never sits in this process), with the
 envelope slurmrestd writes around it (meta, errors, warnings)."""

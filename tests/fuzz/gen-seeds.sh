@@ -1,20 +1,20 @@
 #!/bin/sh
 # gen-seeds.sh: (re)build the fuzzers' seed corpora and fixed payload from the test fixtures.
 #
-#   fuzz/corpus/expo/       every distinct tests/fixtures/**/metrics_*.txt (named by SHA-1, as
+#   tests/fuzz/corpus/expo/       every distinct tests/fixtures/**/metrics_*.txt (named by SHA-1, as
 #                           libFuzzer names its corpus files)
-#   fuzz/corpus/mapping/    the shipped mapping, a few one-row mappings cut from it, and the deep and
+#   tests/fuzz/corpus/mapping/    the shipped mapping, a few one-row mappings cut from it, and the deep and
 #                           long ones (at and past the depth limits, a long chain)
-#   fuzz/corpus/expr/       every distinct expression of the shipped mapping, and deep ones
-#   fuzz/corpus/webconfig/  tests/webconfig/**/*.yml
-#   fuzz/corpus/native/     the first 40 lines of each endpoint of slurm-25.11/03-drain-down-cancel
+#   tests/fuzz/corpus/expr/       every distinct expression of the shipped mapping, and deep ones
+#   tests/fuzz/corpus/webconfig/  tests/webconfig/**/*.yml
+#   tests/fuzz/corpus/native/     the first 40 lines of each endpoint of slurm-25.11/03-drain-down-cancel
 #                           (jobs-users-accts from its account odd"acct\\x y on) and a short
 #                           answer of hostile label values and HELP texts, each behind a line
 #                           "b 1" .. "h 1" whose first byte picks the piece size fuzz_native feeds
-#   fuzz/corpus/probe/      tests/fixtures/probe/*.yml
-#   fuzz/corpus/accept/     every Accept-Encoding field of tests/test_encoding.c's table, and a few
+#   tests/fuzz/corpus/probe/      tests/fixtures/probe/*.yml
+#   tests/fuzz/corpus/accept/     every Accept-Encoding field of tests/test_encoding.c's table, and a few
 #                           requests of several field lines ('\n' between them)
-#   fuzz/corpus/restjson/   each of slurmrestd's four documents of every slurm-25.11-rest state (the
+#   tests/fuzz/corpus/restjson/   each of slurmrestd's four documents of every slurm-25.11-rest state (the
 #                           jobs cut to their first two, the shares to their first four rows), the
 #                           nodes and jobs of R2 with their keys sorted ({set, infinite, number} in
 #                           any order), and hostile shapes: not objects, items that are not
@@ -22,13 +22,13 @@
 #                           partitions, strings of 5,000 bytes (escapes, UTF-8) in fields nothing
 #                           reads and in one it reads, a uid that is no uid; each behind a selector
 #                           byte (the document, 0 nodes .. 3 diag, plus 4 x a piece size)
-#   fuzz/fuzz_payload.h     a small exposition per endpoint (the first three samples of every family
+#   tests/fuzz/fuzz_payload.h     a small exposition per endpoint (the first three samples of every family
 #                           the mapping reads, from slurm-26.05/02-busy-gpu, plus a few short generic
 #                           families), that fuzz_expr and fuzz_mapping evaluate against
 #
 # Run from anywhere; needs python3. The output is committed; rerun it when the fixtures change.
 set -eu
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 exec python3 - <<'EOF'
 import collections, glob, hashlib, json, os, re, shutil
 
@@ -42,12 +42,12 @@ def put(d, data):
 
 MAP = 'mappings/prometheus-slurm-exporter.json'
 
-reset('fuzz/corpus/expo')
+reset('tests/fuzz/corpus/expo')
 for p in sorted(glob.glob('tests/fixtures/**/metrics_*.txt', recursive=True)):
-    put('fuzz/corpus/expo', open(p, 'rb').read())
+    put('tests/fuzz/corpus/expo', open(p, 'rb').read())
 
-reset('fuzz/corpus/mapping')
-put('fuzz/corpus/mapping', open(MAP, 'rb').read())
+reset('tests/fuzz/corpus/mapping')
+put('tests/fuzz/corpus/mapping', open(MAP, 'rb').read())
 table = json.load(open(MAP))
 rows = table['metrics']
 picks = [0, 4, next(i for i, r in enumerate(rows) if r.get('rename_labels')),
@@ -55,7 +55,7 @@ picks = [0, 4, next(i for i, r in enumerate(rows) if r.get('rename_labels')),
          next(i for i, r in enumerate(rows) if r.get('fidelity') == 'unavailable')]
 for i in sorted(set(picks)):
     one = dict(table, metrics=[rows[i]])
-    put('fuzz/corpus/mapping', (json.dumps(one, indent=2) + '\n').encode())
+    put('tests/fuzz/corpus/mapping', (json.dumps(one, indent=2) + '\n').encode())
 
 # expressions at and past the depth limits (src/expr.h: a tree 128 deep, parsing nested
 # 258 deep), long chains, many rows
@@ -70,28 +70,28 @@ deep = [nest('(', ')', 257), nest('(', ')', 258), nest('-', '', 127), nest('-', 
         nest('sum(', ')', 128), chain(128), chain(129), nest('abs(', ')', 127),
         nest('clamp_min(', ', 1)', 127), 'x' + ' - (x' * 127 + ')' * 127]
 for e in deep:
-    put('fuzz/corpus/mapping', J([e]))
+    put('tests/fuzz/corpus/mapping', J([e]))
 # (smaller than the 100,000 levels and 8,000 terms once reported, which fail the same way: libFuzzer's
 # inputs grow to the largest seed, and every execution would be slow)
-put('fuzz/corpus/mapping', J([nest('(', ')', 5000)]))
-put('fuzz/corpus/mapping', J([nest('sum(', ')', 2000)]))
-put('fuzz/corpus/mapping', J([chain(2000)]))
-put('fuzz/corpus/mapping', J(['(sum(a%d) + sum(b{l="%d"})) / count(c)' % (i % 7, i) for i in range(500)]))
+put('tests/fuzz/corpus/mapping', J([nest('(', ')', 5000)]))
+put('tests/fuzz/corpus/mapping', J([nest('sum(', ')', 2000)]))
+put('tests/fuzz/corpus/mapping', J([chain(2000)]))
+put('tests/fuzz/corpus/mapping', J(['(sum(a%d) + sum(b{l="%d"})) / count(c)' % (i % 7, i) for i in range(500)]))
 
-reset('fuzz/corpus/expr')
+reset('tests/fuzz/corpus/expr')
 for r in rows:
     if r.get('expr'):
-        put('fuzz/corpus/expr', r['expr'].encode())
+        put('tests/fuzz/corpus/expr', r['expr'].encode())
 for e in deep + [nest('(', ')', 1000, 'a'), chain(1000, 'a')]:
-    put('fuzz/corpus/expr', e.encode())
+    put('tests/fuzz/corpus/expr', e.encode())
 
-reset('fuzz/corpus/webconfig')
+reset('tests/fuzz/corpus/webconfig')
 for p in sorted(glob.glob('tests/webconfig/**/*.yml', recursive=True)):
-    put('fuzz/corpus/webconfig', open(p, 'rb').read())
+    put('tests/fuzz/corpus/webconfig', open(p, 'rb').read())
 
 # fuzz_native: slurmctld answers, small; the first byte picks the piece size (7 choices), so each
 # seed starts with a one-sample family b .. h (ASCII 98 .. 104: every choice appears)
-reset('fuzz/corpus/native')
+reset('tests/fuzz/corpus/native')
 NATIVE = 'tests/fixtures/slurm-25.11/03-drain-down-cancel'
 for i, ep in enumerate(['jobs', 'nodes', 'partitions', 'scheduler', 'jobs-users-accts']):
     lines = open(f'{NATIVE}/metrics_{ep}.txt', 'rb').read().split(b'\n')
@@ -99,30 +99,30 @@ for i, ep in enumerate(['jobs', 'nodes', 'partitions', 'scheduler', 'jobs-users-
         start = next(k for k, l in enumerate(lines) if b'odd' in l)
         lines = lines[start - 2:]
     body = b'\n'.join(lines[:40]) + b'\n'
-    put('fuzz/corpus/native', bytes([ord('b') + i]) + b' 1\n' + body)
+    put('tests/fuzz/corpus/native', bytes([ord('b') + i]) + b' 1\n' + body)
 hostile = (b'# HELP a_jobs Jobs with a \\ and \xfe in the help\r\n# TYPE a_jobs gauge\n'
            b'a_jobs{account="odd"acct\\\\x y",user="bad\xff\xc0name"} 3\n'
            b'a_jobs{account="plain",user=""} NaN\n# TYPE b_total counter\nb_total 1.5e+300 17\n'
            b'c_untyped {x="ends in \\"} -0\n# TYPE d info\nd{q="\\n",r="x\ty"} -Inf\n# EOF\n')
 for i in range(7):
-    put('fuzz/corpus/native', bytes([ord('b') + i]) + b' 1\n' + hostile)
+    put('tests/fuzz/corpus/native', bytes([ord('b') + i]) + b' 1\n' + hostile)
 
-reset('fuzz/corpus/probe')
+reset('tests/fuzz/corpus/probe')
 for p in sorted(glob.glob('tests/fixtures/probe/*.yml')):
-    put('fuzz/corpus/probe', open(p, 'rb').read())
+    put('tests/fuzz/corpus/probe', open(p, 'rb').read())
 
 # fuzz_accept: the negotiation table's fields (C string literals: \t, \r, \n, \", \xNN), one seed each
-reset('fuzz/corpus/accept')
+reset('tests/fuzz/corpus/accept')
 for lit in re.findall(r'^\t\{ "((?:[^"\\]|\\.)*)", [GI] \},$', open('tests/test_encoding.c').read(), re.M):
-    put('fuzz/corpus/accept', lit.encode('latin-1').decode('unicode_escape').encode('latin-1'))
+    put('tests/fuzz/corpus/accept', lit.encode('latin-1').decode('unicode_escape').encode('latin-1'))
 for lines in (['br', 'gzip'], ['gzip', 'gzip;q=0'], ['*;q=0', 'identity;q=0.5', 'x-gzip;q=0.4'], ['', 'gzip']):
-    put('fuzz/corpus/accept', '\n'.join(lines).encode())
+    put('tests/fuzz/corpus/accept', '\n'.join(lines).encode())
 # fuzz_restjson: the first byte picks the document (its value % 4) and the piece size
-reset('fuzz/corpus/restjson')
+reset('tests/fuzz/corpus/restjson')
 REST = 'tests/fixtures/slurm-25.11-rest'
 DOCS = ['nodes', 'shares', 'jobs', 'diag']
 def rest_seed(doc, k, body):
-    put('fuzz/corpus/restjson', bytes([DOCS.index(doc) + 4 * (k % 61)]) + body.encode())
+    put('tests/fuzz/corpus/restjson', bytes([DOCS.index(doc) + 4 * (k % 61)]) + body.encode())
 for i, st in enumerate(sorted(glob.glob(REST + '/R[0-9]*'))):
     for doc in DOCS:
         text = open(f'{st}/rest_{doc}.json').read()
@@ -184,9 +184,9 @@ payload['SRC_SCHEDULER'] += ['a{l="1"} 1\n', 'a{l="2"} 2\n', 'a{l="3",m="x"} NaN
                             'c -Inf\n', 'd{l="1"} 1\n', 'd{l="1"} 2\n']
 def cstr(s):
     return '"' + s.replace('\\', '\\\\').replace('"', '\\"').replace('\n', '\\n') + '"'
-with open('fuzz/fuzz_payload.h', 'w') as out:
+with open('tests/fuzz/fuzz_payload.h', 'w') as out:
     out.write('''/* fuzz_payload.h: a small fixed exposition per endpoint that fuzz_expr and fuzz_mapping evaluate
- * against. Generated by fuzz/gen-seeds.sh (the first three samples of every family the shipped mapping
+ * against. Generated by tests/fuzz/gen-seeds.sh (the first three samples of every family the shipped mapping
  * reads, from tests/fixtures/slurm-26.05/02-busy-gpu, plus short generic families a, b, c and d, whose
  * family d is a duplicate series); do not edit by hand.
  * Ownership: fuzz_payload_parse fills expos that borrow these strings; free them with expo_free. */
@@ -218,6 +218,6 @@ static inline void fuzz_payload_parse(struct expo e[SRC_COUNT])
 
 #endif
 ''')
-for d in sorted(glob.glob('fuzz/corpus/*')):
+for d in sorted(glob.glob('tests/fuzz/corpus/*')):
     print(d, len(os.listdir(d)), 'files')
 EOF

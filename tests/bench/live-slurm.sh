@@ -1,8 +1,8 @@
 #!/bin/sh
-# bench/live-slurm.sh: what a scrape costs a real slurmctld, measured.
+# tests/bench/live-slurm.sh: what a scrape costs a real slurmctld, measured.
 #
 # Reuses an installed Slurm 25.11 (it never downloads or builds one), starts a private cluster on
-# 127.0.0.1 only (bench/live-lib.sh: its own munged, one slurmctld, four slurmd in multiple-slurmd
+# 127.0.0.1 only (tests/bench/live-lib.sh: its own munged, one slurmctld, four slurmd in multiple-slurmd
 # mode, slurmrestd on a unix socket when installed), fills the queue to each RECORDS level with held jobs (the cost of
 # a job walk follows job records, not array tasks, so one sbatch per record and no arrays; a held
 # job is a record that never runs; the jobs belong to several users, never root: see fill_users),
@@ -22,14 +22,14 @@
 #              (run as root only: slurmrestd refuses to run as SlurmUser, see start_rest)
 # CPU is slurmctld's process CPU clock (utime + stime of all its threads, as /proc/PID/stat sums
 # them, read in ns) around each run, less slurmctld's idle rate over the run's duration (measured
-# before each level): bench/live_cpu.py. Each row is the mean +- sd (min / median / max) over
+# before each level): tests/bench/live_cpu.py. Each row is the mean +- sd (min / median / max) over
 # SCRAPES runs, /proc/PID/stat's tick count over the row as a check, then the runs themselves. CPU
 # time is not inflated by other load on the machine; wall time would be, so none is reported.
 # It is not part of scripts/test.sh: it needs an installed Slurm and takes about 20 minutes
 # (submitting 20,000 jobs with sbatch alone takes several).
 #
 # Usage (from the repository root, after make):
-#   SLURM_PREFIX=/opt/slurm-25.11 bench/live-slurm.sh
+#   SLURM_PREFIX=/opt/slurm-25.11 tests/bench/live-slurm.sh
 # Environment:
 #   SLURM_PREFIX   required: sbin/slurmctld, sbin/slurmd (built with --enable-multiple-slurmd),
 #                  bin/sbatch, bin/squeue, bin/sinfo, bin/sdiag, bin/scontrol
@@ -79,7 +79,7 @@ REST_USER=${REST_USER:-daemon}
 KEEP=${KEEP:-0}
 
 LIVE_NAME=live-slurm
-# shellcheck source=bench/live-lib.sh
+# shellcheck source=tests/bench/live-lib.sh
 . "$(dirname "$0")/live-lib.sh"
 
 [ -n "$SLURM_PREFIX" ] || die "set SLURM_PREFIX to an installed Slurm 25.11 (this script does not build one)"
@@ -107,7 +107,7 @@ TSV=$W/means.tsv
 
 want() { case " $ROWS " in *" $1 "*) return 0 ;; esac; return 1; }
 
-# --- the cluster (bench/live-lib.sh) ------------------------------------------------------------
+# --- the cluster (tests/bench/live-lib.sh) ------------------------------------------------------------
 start_slurm() {
 	start_ctld slurmctld "$CONF"
 	start_slurmds
@@ -115,7 +115,7 @@ start_slurm() {
 	wait_idle
 }
 
-# slurmrestd on a unix socket with rest_auth/local (start_rest in bench/live-lib.sh): no rest row
+# slurmrestd on a unix socket with rest_auth/local (start_rest in tests/bench/live-lib.sh): no rest row
 # when it does not start or names no /slurm/ version in /openapi/v3
 start_rest_row() {
 	start_rest "unix:$REST_SOCK" rest_auth/local
@@ -175,7 +175,7 @@ fill_to() {
 }
 
 # --- measuring --------------------------------------------------------------------------------
-# slurmctld's CPU per second while idle, over the time a row takes (bench/live_cpu.py)
+# slurmctld's CPU per second while idle, over the time a row takes (tests/bench/live_cpu.py)
 IDLE_RATE=0
 measure_idle() {
 	IDLE_RATE=$($LIVE_CPU idle "$CTLD_PID" "$(awk -v n="$SCRAPES" -v e="$SCRAPE_EVERY" 'BEGIN { print n * e }')")
@@ -362,7 +362,7 @@ write_conf
 start_slurm
 write_old_exporter
 want rest && start_rest_row
-echo "bench/live-slurm.sh, $(date -u '+%Y-%m-%d %H:%M UTC')"
+echo "tests/bench/live-slurm.sh, $(date -u '+%Y-%m-%d %H:%M UTC')"
 echo "machine: $(uname -srm), $(nproc) CPUs ($(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | sort -u | paste -sd/ -))"
 echo "Slurm: $("$SLURM_PREFIX/sbin/slurmctld" -V)${SLURM_SRC:+, commit $(git -C "$SLURM_SRC" rev-parse HEAD 2>/dev/null)}"
 echo "shim: $("$SHIM_BIN" --version | head -n 1)$(git rev-parse --short HEAD 2>/dev/null | sed 's/^/, commit /')"

@@ -4,7 +4,7 @@
 # then take a screenshot of / and check it: a PNG of the window's size that is not blank (many
 # non-white pixels, several colours), and the DOM chromium built holds the sources table with an
 # up and a down endpoint. Not part of scripts/test.sh (chromium is heavy); see tests/README.md.
-#   scripts/status-page-screenshot.sh [OUT.png [CAPTURE_DIR]]
+#   docs/status-page-screenshot.sh [OUT.png [CAPTURE_DIR]]
 # Needs: make (the shim and build/tests/fake_slurmctld), chromium (apt-get install chromium),
 # curl, python3. Exit 0 when the checks pass.
 set -eu

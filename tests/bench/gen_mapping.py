@@ -45,4 +45,4 @@ def main(d):
     write(os.path.join(d, "matchers.json"), ["count(x{" + ", ".join('l%d="v"' % i for i in range(n)) + "})"])
 
 if __name__ == "__main__":
-    main(sys.argv[1] if len(sys.argv) > 1 else "bench/out/mappings")
+    main(sys.argv[1] if len(sys.argv) > 1 else "tests/bench/out/mappings")

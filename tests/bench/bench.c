@@ -1,4 +1,4 @@
-/* bench.c: the shim's benchmark driver (`make bench`; see bench/README.md and docs/performance.md).
+/* bench.c: the shim's benchmark driver (`make bench`; see tests/bench/README.md and docs/performance.md).
  *
  * For every payload directory (metrics_<endpoint>.txt, as --replay-dir reads them):
  *   pipeline   parse (payload_feed x5, in libcurl's 16 KiB pieces) + render_run (map: mapping_run,
@@ -774,7 +774,7 @@ static void usage(void)
 int main(int argc, char **argv)
 {
 	xmalloc_tune(); /* as the daemon does */
-	const char *mapping = "mappings/prometheus-slurm-exporter.json", *promtool = "promtool", *outdir = "bench/out";
+	const char *mapping = "mappings/prometheus-slurm-exporter.json", *promtool = "promtool", *outdir = "tests/bench/out";
 	const char *shim = NULL, *fake = NULL, *dirs[MAX_DIRS], *e2e_dirs[MAX_DIRS];
 	size_t ndirs = 0, ne2e = 0;
 	double seconds = 3;

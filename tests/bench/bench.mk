@@ -1,4 +1,4 @@
-# bench/bench.mk: `make bench`, included by the main Makefile (`include bench/bench.mk`, after the
+# tests/bench/bench.mk: `make bench`, included by the main Makefile (`include tests/bench/bench.mk`, after the
 # variables BUILD, BIN, CC, WARN, CFLAGS, CPPFLAGS, PKG_CFLAGS and PKG_LIBS are defined).
 #
 #   make bench                                   the full run (about 3 minutes on 2 cores)
@@ -10,7 +10,7 @@
 
 BENCH_SIZES    ?= 100 1000 10000 50000
 BENCH_E2E      ?= tests/fixtures/slurm-25.11/04-resumed-busy $(BENCH_OUT)/nodes-10000
-BENCH_OUT      ?= bench/out
+BENCH_OUT      ?= tests/bench/out
 BENCH_SECONDS  ?= 3
 BENCH_PYTHON   ?= python3
 BENCH_PROMTOOL ?= promtool
@@ -28,30 +28,30 @@ BENCH_GZIP_DIRS := $(addprefix $(BENCH_OUT)/nodes-,$(BENCH_GZIP_SIZES))
 
 BENCH_TEMPLATE := $(wildcard tests/fixtures/slurm-25.11/02-busy-mix/metrics_*.txt)
 
-$(BENCH_OUT)/nodes-%/.stamp: bench/gen_payload.py $(BENCH_TEMPLATE)
-	$(BENCH_PYTHON) bench/gen_payload.py --nodes $* --out $(BENCH_OUT)/nodes-$*
+$(BENCH_OUT)/nodes-%/.stamp: tests/bench/gen_payload.py $(BENCH_TEMPLATE)
+	$(BENCH_PYTHON) tests/bench/gen_payload.py --nodes $* --out $(BENCH_OUT)/nodes-$*
 	@touch $@
 
-$(BENCH_OUT)/rest/jobs-%.json: bench/gen_rest.py
+$(BENCH_OUT)/rest/jobs-%.json: tests/bench/gen_rest.py
 	@mkdir -p $(dir $@)
-	$(BENCH_PYTHON) bench/gen_rest.py jobs $* $@.tmp && mv $@.tmp $@
+	$(BENCH_PYTHON) tests/bench/gen_rest.py jobs $* $@.tmp && mv $@.tmp $@
 
-$(BENCH_OUT)/rest/nodes-%.json: bench/gen_rest.py
+$(BENCH_OUT)/rest/nodes-%.json: tests/bench/gen_rest.py
 	@mkdir -p $(dir $@)
-	$(BENCH_PYTHON) bench/gen_rest.py nodes $* $@.tmp && mv $@.tmp $@
+	$(BENCH_PYTHON) tests/bench/gen_rest.py nodes $* $@.tmp && mv $@.tmp $@
 
 BENCH_REST := $(if $(BENCH_REST_JOBS),$(BENCH_OUT)/rest/jobs-$(BENCH_REST_JOBS).json) \
 	      $(if $(BENCH_REST_NODES),$(BENCH_OUT)/rest/nodes-$(BENCH_REST_NODES).json)
 
-$(BUILD)/bench/bench_rest: bench/bench_rest.c $(BUILD)/libshim.a
+$(BUILD)/bench/bench_rest: tests/bench/bench_rest.c $(BUILD)/libshim.a
 	@mkdir -p $(dir $@)
 	$(CC) $(WARN) $(DEPFLAGS) $(CFLAGS) $(CPPFLAGS) $(PKG_CFLAGS) -o $@ $< $(BUILD)/libshim.a $(PKG_LIBS)
 
-$(BUILD)/bench/bench_gzip: bench/bench_gzip.c $(BUILD)/libshim.a
+$(BUILD)/bench/bench_gzip: tests/bench/bench_gzip.c $(BUILD)/libshim.a
 	@mkdir -p $(dir $@)
 	$(CC) $(WARN) $(CFLAGS) $(CPPFLAGS) $(PKG_CFLAGS) -o $@ $< $(BUILD)/libshim.a $(PKG_LIBS) $(TEST_LIBS)
 
-$(BUILD)/bench/bench: bench/bench.c $(BUILD)/libshim.a
+$(BUILD)/bench/bench: tests/bench/bench.c $(BUILD)/libshim.a
 	@mkdir -p $(dir $@)
 	$(CC) $(WARN) $(DEPFLAGS) $(CFLAGS) $(CPPFLAGS) $(PKG_CFLAGS) -o $@ $< $(BUILD)/libshim.a $(PKG_LIBS)
 

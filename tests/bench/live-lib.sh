@@ -1,7 +1,7 @@
 # shellcheck shell=sh
 # shellcheck disable=SC2034,SC2153 # variables set for, and by, the scripts that source it
-# bench/live-lib.sh: a private Slurm cluster on 127.0.0.1 for the live scripts (sourced by
-# bench/live-slurm.sh and bench/live-failover.sh; it runs nothing itself).
+# tests/bench/live-lib.sh: a private Slurm cluster on 127.0.0.1 for the live scripts (sourced by
+# tests/bench/live-slurm.sh and tests/bench/live-failover.sh; it runs nothing itself).
 #
 # It drives an installed Slurm (SLURM_PREFIX) and never builds one. The caller sets, before
 # sourcing it:
@@ -64,7 +64,7 @@ start_munge() {
 
 write_conf() {
 	cat >"$CONF" <<EOF
-# bench/$LIVE_NAME.sh: a private cluster on 127.0.0.1 only
+# tests/bench/$LIVE_NAME.sh: a private cluster on 127.0.0.1 only
 ClusterName=${CLUSTER:-livebench}
 ${CTLD_HOSTS:-SlurmctldHost=localhost(127.0.0.1)}
 SlurmctldPort=$BASE_PORT

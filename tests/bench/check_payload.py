@@ -14,7 +14,7 @@ import sys
 from collections import OrderedDict
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-DEFAULT_TEMPLATE = os.path.join(HERE, "..", "tests", "fixtures", "slurm-25.11", "02-busy-mix")
+DEFAULT_TEMPLATE = os.path.join(HERE, "..", "fixtures", "slurm-25.11", "02-busy-mix")
 ENDPOINTS = ["jobs", "nodes", "partitions", "scheduler", "jobs-users-accts"]
 SAMPLE = re.compile(r'^([a-z_]+)(?:\{([a-z]+)="([^"]*)"\})? (-?[0-9]+)$')
 

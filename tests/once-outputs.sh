@@ -1,16 +1,16 @@
 #!/bin/sh
-# scripts/once-outputs.sh BIN OUTDIR [FAKE]: every `--once` answer (and every --compare-legacy
+# tests/once-outputs.sh BIN OUTDIR [FAKE]: every `--once` answer (and every --compare-legacy
 # report) of BIN on every capture and generated payload, one file per case in OUTDIR, with the self
 # metrics' timings masked, so that two builds can be compared byte for byte:
 #
-#   scripts/once-outputs.sh /tmp/base/slurm-exporter-shim /tmp/once-before
-#   scripts/once-outputs.sh ./slurm-exporter-shim /tmp/once-after
+#   tests/once-outputs.sh /tmp/base/slurm-exporter-shim /tmp/once-before
+#   tests/once-outputs.sh ./slurm-exporter-shim /tmp/once-after
 #   diff -r /tmp/once-before /tmp/once-after && echo identical
 #
 # Cases: the captures of tests/fixtures (slurm-25.11 and its config variants, slurm-26.05;
 # slurm-25.11-rest without slurmrestd, with it, and with --slurmrestd.jobs), each with and without
-# --gpus-acct; the generated payloads bench/out/nodes-{1000,10000,50000} (make them with
-# bench/gen_payload.py, as make bench does; a missing one is skipped and said so). With FAKE
+# --gpus-acct; the generated payloads tests/bench/out/nodes-{1000,10000,50000} (make them with
+# tests/bench/gen_payload.py, as make bench does; a missing one is skipped and said so). With FAKE
 # (tests/fake_slurmctld's binary), --compare-legacy against the old exporter's page of every capture
 # that has one, in both formats. Masked: the values of the families that time something
 # (fetch duration, payload age, scrape duration, reload timestamp). Each file ends with the exit
@@ -48,9 +48,9 @@ for d in tests/fixtures/slurm-25.11/0*/ tests/fixtures/slurm-25.11/config-varian
 	done
 done
 for n in 1000 10000 50000; do
-	d=bench/out/nodes-$n
+	d=tests/bench/out/nodes-$n
 	if [ ! -d "$d" ]; then
-		echo "once-outputs: $d missing (python3 bench/gen_payload.py --nodes $n --out $d): skipped" >&2
+		echo "once-outputs: $d missing (python3 tests/bench/gen_payload.py --nodes $n --out $d): skipped" >&2
 		continue
 	fi
 	for g in "" --gpus-acct; do

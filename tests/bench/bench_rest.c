@@ -1,8 +1,8 @@
 /* bench_rest.c: figures of the slurmrestd JSON converter (docs/performance.md, "slurmrestd JSON"):
- * reads an answer (bench/gen_rest.py writes large ones) from a file in 16 KiB pieces, as libcurl
+ * reads an answer (tests/bench/gen_rest.py writes large ones) from a file in 16 KiB pieces, as libcurl
  * hands a transfer over, feeds every piece to rest_feed() and reports MB/s of the parse (file reads
  * excluded) and the process's peak RSS (VmHWM), which must not grow with the answer.
- *   make bench (builds build/bench/bench_rest, generates bench/out/rest/jobs-100000.json and
+ *   make bench (builds build/bench/bench_rest, generates tests/bench/out/rest/jobs-100000.json and
  *   nodes-10000.json, runs it on both), or by hand: build/bench/bench_rest jobs|nodes|shares|diag FILE
  * It prints figures and never fails on speed. Ownership: main owns everything it allocates. */
 #include <fcntl.h>

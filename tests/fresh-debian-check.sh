@@ -4,7 +4,7 @@
 # always has more installed than a new one). Not run by scripts/test.sh: it downloads a Debian base
 # system and the packages (about 1 GB) and takes from ten minutes (--quick) to an hour.
 #
-#   sudo scripts/fresh-debian-check.sh [--quick] [ROOT]
+#   sudo tests/fresh-debian-check.sh [--quick] [ROOT]
 #
 # ROOT (default /var/tmp/shim-fresh-debian) is made with debootstrap --variant=minbase unless it is
 # there already; the committed HEAD of this repository is cloned into ROOT/root/shim (uncommitted

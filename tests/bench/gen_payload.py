@@ -39,7 +39,7 @@ import random
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-DEFAULT_TEMPLATE = os.path.join(HERE, "..", "tests", "fixtures", "slurm-25.11", "02-busy-mix")
+DEFAULT_TEMPLATE = os.path.join(HERE, "..", "fixtures", "slurm-25.11", "02-busy-mix")
 ENDPOINTS = ["jobs", "nodes", "partitions", "scheduler", "jobs-users-accts"]
 
 # Job states as the per-user/account/partition/global "jobs_<state>" families name them.

@@ -1,10 +1,10 @@
 #!/bin/sh
 # shellcheck disable=SC2317 # the cycle_* functions are called as "cycle_$c"
-# bench/live-failover.sh: the hardening issue's live checks on a real Slurm (an expired or forged
+# tests/bench/live-failover.sh: the hardening issue's live checks on a real Slurm (an expired or forged
 # slurmrestd token; failover and failback of two slurmctld), measured and checked.
 #
 # Reuses an installed Slurm 25.11.7 or later (it never downloads or builds one) and starts a
-# private cluster on loopback addresses only (bench/live-lib.sh: its own munged, four slurmd in
+# private cluster on loopback addresses only (tests/bench/live-lib.sh: its own munged, four slurmd in
 # multiple-slurmd mode), here with two controllers: SlurmctldHost=ctla(127.0.0.2) and
 # ctlb(127.0.0.3), on the same port, sharing StateSaveLocation, SlurmctldTimeout=CTLD_TIMEOUT.
 # slurmctld finds its own SlurmctldHost entry by its host name, and with NoCtldInAddrAny listens
@@ -29,7 +29,7 @@
 #    not accepted"); no token string ever appears in a log, a page or a metric.
 # 3. Failover and failback: two shims at their defaults, one given ctla's URL only ("one URL"),
 #    one given both ("two URLs"), each scraped every second with X-Prometheus-Scrape-Timeout-
-#    Seconds: 10 (bench/live_failover.py watch), while each controller's /metrics/scheduler is
+#    Seconds: 10 (tests/bench/live_failover.py watch), while each controller's /metrics/scheduler is
 #    probed twice a second without following redirects (which one is primary when). The cycles
 #    (CYCLES, in order):
 #      crash     kill -9 ctla; ctlb takes over (after SlurmctldTimeout); restart ctla (it asks
@@ -40,7 +40,7 @@
 #                SIGCONT ctla (it reasserts itself as primary)
 #    each phase held HOLD s once reached. The shims' mapping is the shipped table plus one row,
 #    live_failover_scheduler_since (slurm_last_proc_req_start: which controller process a served
-#    scheduler answer came from). The report (bench/live_failover.py report) lists every scrape:
+#    scheduler answer came from). The report (tests/bench/live_failover.py report) lists every scrape:
 #    duration, status, the controller the shim says answered, where each served endpoint's
 #    answer came from, and whether the scrape mixes controllers; then a markdown table per shim:
 #    over the run and per cycle: scrapes, not 200, 200 with an endpoint down, longest run not 200,
@@ -52,7 +52,7 @@
 # as REST_USER) and about 5 minutes.
 #
 # Usage (from the repository root, after make, as root):
-#   SLURM_PREFIX=/opt/slurm-25.11 bench/live-failover.sh 2>&1 | tee failover.txt
+#   SLURM_PREFIX=/opt/slurm-25.11 tests/bench/live-failover.sh 2>&1 | tee failover.txt
 # Environment:
 #   SLURM_PREFIX   required: sbin/slurmctld, sbin/slurmd (--enable-multiple-slurmd), bin/scontrol,
 #                  bin/sbatch, bin/sinfo; sbin/slurmrestd for the token part
@@ -68,7 +68,7 @@
 #   BASE_PORT      slurmctld's port on 127.0.0.2 and 127.0.0.3; slurmd use the next four (on
 #                  127.0.0.1), the shims BASE_PORT+10, +12 and +14, slurmrestd BASE_PORT+20
 #                  (default 17817)
-#   WORKDIR, KEEP  as bench/live-slurm.sh (KEEP=1 keeps the directory: logs, scrapes, probes)
+#   WORKDIR, KEEP  as tests/bench/live-slurm.sh (KEEP=1 keeps the directory: logs, scrapes, probes)
 # Exit status: 0 when every check passed, 1 otherwise (each check prints "check ok" or
 # "check FAILED"). Every daemon it started is stopped at exit, by its PID.
 set -eu
@@ -88,7 +88,7 @@ BASE_PORT=${BASE_PORT:-17817}
 KEEP=${KEEP:-0}
 
 LIVE_NAME=live-failover
-# shellcheck source=bench/live-lib.sh
+# shellcheck source=tests/bench/live-lib.sh
 . "$(dirname "$0")/live-lib.sh"
 
 [ -n "$SLURM_PREFIX" ] || die "set SLURM_PREFIX to an installed Slurm 25.11.7 or later (this script does not build one)"
@@ -196,7 +196,7 @@ for u in $USERS; do
 	done
 done
 
-echo "bench/live-failover.sh, $(date -u '+%Y-%m-%d %H:%M UTC')"
+echo "tests/bench/live-failover.sh, $(date -u '+%Y-%m-%d %H:%M UTC')"
 echo "Slurm: $("$SLURM_PREFIX/sbin/slurmctld" -V)"
 echo "shim: $("$SHIM_BIN" --version | head -n 1)$(git rev-parse --short HEAD 2>/dev/null | sed 's/^/, commit /')"
 echo "controllers: ctla $CTL_A (SlurmctldHost[0]), ctlb $CTL_B; SlurmctldTimeout=$CTLD_TIMEOUT"

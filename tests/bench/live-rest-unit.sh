@@ -1,6 +1,6 @@
 #!/bin/sh
 # shellcheck disable=SC2015 # ok and bad always succeed
-# bench/live-rest-unit.sh: the packaged slurmrestd unit (slurm-exporter-shim-slurmrestd.service)
+# tests/bench/live-rest-unit.sh: the packaged slurmrestd unit (slurm-exporter-shim-slurmrestd.service)
 # run against a real Slurm, and what it costs slurmctld and slurmrestd per scrape.
 #
 # PID 1 need not be systemd: the unit's ExecStart is run by hand as the unit would run it, read
@@ -24,13 +24,13 @@
 # status label and each state count as sinfo prints them, the queue counts as squeue counts them,
 # slurm_account_fairshare, and which families were served from slurmrestd
 # (slurm_exporter_shim_row_fidelity{upstream="slurmrestd"}). Finally, at each RECORDS level, the
-# CPU per scrape of slurmctld and slurmrestd (bench/live_cpu.py: process CPU clocks; slurmctld's
+# CPU per scrape of slurmctld and slurmrestd (tests/bench/live_cpu.py: process CPU clocks; slurmctld's
 # idle rate subtracted): the shim with every interval 0 without slurmrestd, with it, with it and
 # --slurmrestd.jobs, and each slurmrestd document alone.
 #
 # Usage, as root (slurmrestd refuses root, so it runs as the unit's user), with the package
 # installed (dpkg -i / rpm -i: the unit, run-slurmrestd, the defaults file, the user):
-#   SLURM_PREFIX=/opt/slurm-25.11 bench/live-rest-unit.sh 2>&1 | tee live-rest.txt
+#   SLURM_PREFIX=/opt/slurm-25.11 tests/bench/live-rest-unit.sh 2>&1 | tee live-rest.txt
 # Environment:
 #   SLURM_PREFIX   required: an installed Slurm (sbin/slurmctld, sbin/slurmd built with
 #                  --enable-multiple-slurmd, sbin/slurmrestd, bin/sbatch, squeue, sinfo, sshare,
@@ -137,7 +137,7 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-# --- the cluster (as bench/live-slurm.sh's) -----------------------------------------------------
+# --- the cluster (as tests/bench/live-slurm.sh's) -----------------------------------------------------
 start_munge() {
 	dd if=/dev/urandom of="$W/munge/munge.key" bs=1024 count=1 2>/dev/null
 	chmod 600 "$W/munge/munge.key"
@@ -149,7 +149,7 @@ start_munge() {
 
 write_conf() {
 	cat >"$CONF" <<EOF
-# bench/$LIVE_NAME.sh: a private cluster on 127.0.0.1 only
+# tests/bench/$LIVE_NAME.sh: a private cluster on 127.0.0.1 only
 ClusterName=liverest
 SlurmctldHost=localhost(127.0.0.1)
 SlurmctldPort=$BASE_PORT
@@ -260,7 +260,7 @@ fill_to() {
 ENVFILE=$W/slurm-exporter-shim-slurmrestd.env
 {
 	cat "$PKG_ROOT$U_ENVFILE"
-	echo "# added by bench/$LIVE_NAME.sh, as an admin of this Slurm does"
+	echo "# added by tests/bench/$LIVE_NAME.sh, as an admin of this Slurm does"
 	echo "SLURMRESTD=$SLURM_PREFIX/sbin/slurmrestd"
 	echo "SLURM_CONF=$CONF"
 } >"$ENVFILE"
@@ -369,7 +369,7 @@ bad() { failed=$((failed + 1)); echo "  FAIL - $*"; }
 start_munge
 write_conf
 start_slurm
-echo "bench/$LIVE_NAME.sh, $(date -u '+%Y-%m-%d %H:%M UTC')"
+echo "tests/bench/$LIVE_NAME.sh, $(date -u '+%Y-%m-%d %H:%M UTC')"
 echo "machine: $(uname -srm), $(nproc) CPUs ($(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | sort -u | paste -sd/ -))"
 commit=$([ -z "${SLURM_SRC:-}" ] || git -C "$SLURM_SRC" rev-parse HEAD 2>/dev/null || true)
 echo "Slurm: $("$SLURM_PREFIX/sbin/slurmctld" -V)${commit:+, commit $commit}"

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""bench/live_failover.py: the scrapes and probes of bench/live-failover.sh, and their report.
+"""tests/bench/live_failover.py: the scrapes and probes of tests/bench/live-failover.sh, and their report.
 
     live_failover.py mapping IN OUT
         OUT: the table IN plus one row, live_failover_scheduler_since = slurm_last_proc_req_start
@@ -56,7 +56,7 @@ def mapping(src, dst):
     with open(src) as f:
         table = json.load(f)
     table["metrics"].append({
-        "name": IDENT, "help": "bench/live-failover.sh: slurm_last_proc_req_start of the scheduler answer",
+        "name": IDENT, "help": "tests/bench/live-failover.sh: slurm_last_proc_req_start of the scheduler answer",
         "type": "gauge", "fidelity": "exact", "expr": "slurm_last_proc_req_start"})
     with open(dst, "w") as f:
         json.dump(table, f, indent=1)

@@ -1,4 +1,4 @@
-# fuzz/fuzz.mk: libFuzzer targets, included by the top-level Makefile after it defines LIB_SRCS
+# tests/fuzz/fuzz.mk: libFuzzer targets, included by the top-level Makefile after it defines LIB_SRCS
 # (src/*.c but main.c), WARN, CPPFLAGS, PKG_CFLAGS and PKG_LIBS.
 #
 #   make fuzz                          build $(FUZZ_BUILD)/fuzz_{expo,expr,mapping,webconfig,restjson,
@@ -10,8 +10,8 @@
 #                                      (FUZZ_TIMEOUT s for one input) or an out-of-memory. The crashing
 #                                      input is kept in $(FUZZ_BUILD)/artifacts/.
 #
-# Seeds: fuzz/corpus/<target>/ (rebuilt by fuzz/gen-seeds.sh); fuzz_expo also gets every case of
-# tests/conformance/openmetrics-parsers/. fuzz/corpus/restjson/ is cut from
+# Seeds: tests/fuzz/corpus/<target>/ (rebuilt by tests/fuzz/gen-seeds.sh); fuzz_expo also gets every case of
+# tests/conformance/openmetrics-parsers/. tests/fuzz/corpus/restjson/ is cut from
 # tests/fixtures/slurm-25.11-rest/*/rest_{nodes,shares,jobs,diag}.json: one selector byte (the
 # document, 0 nodes .. 3 diag, plus 4 x a piece size) and the answer, the jobs answers cut to their
 # first two jobs and the shares to their first four rows, with sorted keys and issue 19's shapes too
@@ -19,7 +19,7 @@
 # text through the tolerant reader, fed in pieces, and native_render, read back by the strict reader
 # label value for label value), fuzz_probe (--probe.targets-file, written to a file under TMPDIR)
 # and fuzz_accept (Accept-Encoding field lines, src/http_encoding.c) state their properties at the
-# top of their source. Dictionaries: fuzz/dict/<target>.dict.
+# top of their source. Dictionaries: tests/fuzz/dict/<target>.dict.
 # FUZZ_FLAGS adds libFuzzer options, e.g. FUZZ_FLAGS=-jobs=2 or FUZZ_FLAGS=-only_ascii=1. FUZZ_WARN
 # (default: the project's WARN) is there to relax a clang-only warning in a module while it is fixed.
 
@@ -45,9 +45,9 @@ $(FUZZ_BUILD)/obj/%.o: src/%.c
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_WARN) $(DEPFLAGS) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link $(CPPFLAGS) $(PKG_CFLAGS) -c -o $@ $<
 
-$(FUZZ_BUILD)/fuzz_%: fuzz/fuzz_%.c $(FUZZ_LIB_OBJS)
+$(FUZZ_BUILD)/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_LIB_OBJS)
 	@mkdir -p $(dir $@)
-	$(FUZZ_CC) $(FUZZ_WARN) $(DEPFLAGS) $(FUZZ_CFLAGS) -fsanitize=fuzzer $(CPPFLAGS) -Ifuzz $(PKG_CFLAGS) -o $@ $< \
+	$(FUZZ_CC) $(FUZZ_WARN) $(DEPFLAGS) $(FUZZ_CFLAGS) -fsanitize=fuzzer $(CPPFLAGS) -Itests/fuzz $(PKG_CFLAGS) -o $@ $< \
 	  $(FUZZ_LIB_OBJS) $(PKG_LIBS)
 
 # One target after the other (the machine may be shared); stdin is /dev/null so that no input can
@@ -57,12 +57,12 @@ fuzz-run: $(FUZZ_BINS)
 	mkdir -p $(FUZZ_BUILD)/artifacts; fail=0; \
 	for t in $(FUZZ_TARGETS); do \
 	  run=$$tmp/$$t; mkdir -p $$run/corpus $$run/tmp; \
-	  cp fuzz/corpus/$$t/* $$run/corpus/; \
+	  cp tests/fuzz/corpus/$$t/* $$run/corpus/; \
 	  if [ $$t = expo ]; then \
 	    for c in tests/conformance/openmetrics-parsers/*/metrics; do \
 	      cp "$$c" $$run/corpus/om-$$(basename $$(dirname "$$c")); done; \
 	  fi; \
-	  dict=; [ -f fuzz/dict/$$t.dict ] && dict=-dict=$(CURDIR)/fuzz/dict/$$t.dict; \
+	  dict=; [ -f tests/fuzz/dict/$$t.dict ] && dict=-dict=$(CURDIR)/tests/fuzz/dict/$$t.dict; \
 	  echo "== fuzz_$$t: $(FUZZ_SECONDS) s, $$(ls $$run/corpus | wc -l) seeds"; \
 	  if (cd $$run && TMPDIR=$$run/tmp FUZZ_WEBCONFIG_FIXTURES=$(CURDIR)/tests/webconfig \
 	      $(CURDIR)/$(FUZZ_BUILD)/fuzz_$$t -max_total_time=$(FUZZ_SECONDS) -timeout=$(FUZZ_TIMEOUT) \
