@@ -16,6 +16,27 @@ static const char *reason_text(const struct payload *p)
 												: p->reason;
 }
 
+/* Whether two reasons say the same: equal but for the figure after "after " (curl's "Failed to connect
+ * to h port 6817 after 1 ms", "timed out after 10001 milliseconds"), which differs between the
+ * endpoints of one refused or timed-out fetch by the moment each was tried. */
+static int reason_is_same(const char *a, const char *b)
+{
+	static const char after[] = "after ";
+	const size_t n = sizeof(after) - 1;
+	while (*a && *a == *b) {
+		if (!strncmp(a, after, n) && !strncmp(b, after, n) && a[n] >= '0' && a[n] <= '9' && b[n] >= '0' &&
+		    b[n] <= '9') {
+			for (a += n; *a >= '0' && *a <= '9'; a++)
+				;
+			for (b += n; *b >= '0' && *b <= '9'; b++)
+				;
+			continue;
+		}
+		a++, b++;
+	}
+	return *a == *b;
+}
+
 /* Where p came from: the upstream and its URL (the controller it was fetched from when known), or
  * the replay directory. */
 static const char *fetched_from(const struct payload *p, const struct upstream_config cfg[UPSTREAM_COUNT],
@@ -44,7 +65,7 @@ void faillog_report(unsigned failed, struct payload *const got[SRC_COUNT], const
 		unsigned same = 0;
 		for (int j = id; j < SRC_COUNT; j++)
 			if ((failed & (1u << j)) && sources[j].upstream == sources[id].upstream &&
-			    got[j]->controller == got[id]->controller && !strcmp(reason_text(got[j]), reason_text(got[id]))) {
+			    got[j]->controller == got[id]->controller && reason_is_same(reason_text(got[j]), reason_text(got[id]))) {
 				same |= 1u << j;
 				count++;
 			}
