@@ -174,6 +174,32 @@ static int eval_form(const struct row *r, const struct row_form *f, const struct
 	return 0;
 }
 
+/* What form f's "wraps_at" says this scrape (mapping.h's struct row_wrap): WRAP_REACHED with the
+ * bound's largest value in *bound when a value of the bound is at or over its limit, WRAP_UNCHECKED
+ * when the bound cannot be read (a source of it down, a family of it absent, an ambiguous family). */
+static enum row_wrap_state wrap_check(const struct row_form *f, const struct expr_source *src, const int up[SRC_COUNT],
+				      struct arena *a, double *bound)
+{
+	const struct row_wrap *w = f->wrap;
+	const char *missing = NULL;
+	char err[160];
+	struct vec v;
+	if (!w)
+		return WRAP_NONE;
+	for (int ep = 0; ep < SRC_COUNT; ep++)
+		if ((w->sources & (1u << ep)) && !up[ep])
+			return WRAP_UNCHECKED;
+	if (expr_eval(w->bound, src, a, &v, err, sizeof(err), &missing) < 0 || missing)
+		return WRAP_UNCHECKED;
+	enum row_wrap_state st = WRAP_NONE;
+	for (size_t i = 0; i < v.n; i++)
+		if (v.e[i].v >= w->limit && (st == WRAP_NONE || v.e[i].v > *bound)) {
+			st = WRAP_REACHED;
+			*bound = v.e[i].v;
+		}
+	return st;
+}
+
 static void eval_row(const struct row *r, const struct expr_source *src, const int up[SRC_COUNT], struct arena *a,
 		     struct row_result *res)
 {
@@ -216,7 +242,10 @@ static void eval_row(const struct row *r, const struct expr_source *src, const i
 		snprintf(res->err, sizeof(res->err), "two series with the same labels%s",
 			 res->repaired ? " (once invalid UTF-8 in label values was repaired)" : "");
 		res->v.n = 0;
+		return;
 	}
+	if ((res->wrap = wrap_check(f, src, up, a, &res->bound)) != WRAP_NONE)
+		res->fidelity = FID_APPROXIMATE; /* never served as exact from counters that may have wrapped */
 }
 
 void mapping_run(const struct mapping *m, unsigned flags, const struct expo *const ex[SRC_COUNT],
@@ -243,6 +272,16 @@ void mapping_run(const struct mapping *m, unsigned flags, const struct expo *con
 	}
 	arena_reset(&row_a);
 	arena_reset(&scrape_a);
+}
+
+const char *row_wrap_name(enum row_wrap_state w)
+{
+	static const char *const names[ROW_WRAP_COUNT] = {
+#define ROW_WRAP_NAME(id, name) [id] = name,
+		ROW_WRAPS(ROW_WRAP_NAME)
+#undef ROW_WRAP_NAME
+	};
+	return names[w];
 }
 
 const char *row_status_name(enum row_status s)
@@ -282,6 +321,12 @@ enum upstream_id row_upstream(const struct row *r, size_t form)
 	return r->forms[form].sources & source_of_upstream(UPSTREAM_SLURMRESTD) ? UPSTREAM_SLURMRESTD : UPSTREAM_SLURMCTLD;
 }
 
+/* What using form f fetches: the sources of its expression and of its wraps_at bound. */
+static unsigned form_sources(const struct row_form *f)
+{
+	return f->sources | (f->wrap ? f->wrap->sources : 0);
+}
+
 unsigned mapping_sources(const struct mapping *m, unsigned flags, unsigned usable)
 {
 	unsigned eps = 0;
@@ -289,11 +334,11 @@ unsigned mapping_sources(const struct mapping *m, unsigned flags, unsigned usabl
 		const struct row *r = &m->rows[i];
 		if (!row_is_enabled(r, flags))
 			continue;
-		eps |= row_native(r)->sources;
+		eps |= form_sources(row_native(r));
 		/* a form that can never be used this way (slurmrestd not configured) fetches nothing */
 		for (size_t k = 0; k + 1 < r->nforms; k++)
 			if (!(r->forms[k].sources & ~usable))
-				eps |= r->forms[k].sources;
+				eps |= form_sources(&r->forms[k]);
 	}
 	return eps;
 }

@@ -39,8 +39,21 @@ struct row_input {
 	int absent_ok;
 };
 
+/* A form's "wraps_at": the counters it reads wrap at `limit` (slurmctld's 16-bit families, at
+ * 65536), so its value may be wrong by multiples of it whenever `bound`, an expression over
+ * counters that do not wrap (the partition's CPUs, the number of nodes), gives a value at or over
+ * limit. Checked per scrape when the form is used; the form is then served approximate. The
+ * families bound reads are not the form's inputs: a bound that cannot be read marks the form
+ * approximate but never leaves the row out. */
+struct row_wrap {
+	char *bound_src;
+	struct expr *bound;
+	double limit;
+	unsigned sources;           /* bit per enum source_id bound reads */
+};
+
 /* A form of a row: an expression and what it promises. The row's native form is its own "expr",
- * "fidelity", "note" and "absent_ok"; a preferred form is an element of its "prefer". */
+ * "fidelity", "note", "absent_ok" and "wraps_at"; a preferred form is an element of its "prefer". */
 struct row_form {
 	char *expr_src, *note;      /* note: NULL when exact; expr_src: NULL when unavailable */
 	enum fidelity fidelity;     /* unavailable: only a native form, which then has no expr */
@@ -48,6 +61,7 @@ struct row_form {
 	unsigned sources;           /* bit per enum source_id the expression reads */
 	struct row_input *inputs;   /* the families the expression reads, sorted, each once */
 	size_t ninputs;
+	struct row_wrap *wrap;      /* "wraps_at"; NULL: none */
 };
 
 /* The flags that enable rows ("enabled_by"), as bits: --gpus-acct, --slurmrestd.jobs. */
@@ -108,9 +122,10 @@ struct mapping_field {
 /* Fill *out with the i-th key of a row, of a preferred form; 0 past the last. */
 int mapping_field(size_t i, struct mapping_field *out);
 int mapping_form_field(size_t i, struct mapping_field *out);
-/* Sources needed by the rows enabled under `flags` (enum row_flag bits):
- * every row's native form's, and a preferred form's only when all its sources are in `usable`
- * (the sources that can be fetched: configured and not switched off). usable 0: native forms only. */
+/* Sources needed by the rows enabled under `flags` (enum row_flag bits): every row's native form's,
+ * and a preferred form's only when all its sources are in `usable` (the sources that can be
+ * fetched: configured and not switched off), each with its wraps_at bound's. usable 0: native
+ * forms only. */
 unsigned mapping_sources(const struct mapping *m, unsigned flags, unsigned usable);
 /* Whether r is enabled under flags (enum row_flag bits). */
 static inline int row_is_enabled(const struct row *r, unsigned flags)
@@ -149,10 +164,29 @@ static inline int row_status_is_left_out(enum row_status s)
 	return s >= ROW_INPUT_DOWN;
 }
 
+/* What a served form's "wraps_at" said this scrape, and its name in
+ * slurm_exporter_shim_row_fidelity{reason} (none for WRAP_NONE). */
+#define ROW_WRAPS(X) \
+	X(WRAP_NONE, "")                              /* no wraps_at, or its bound below the limit */ \
+	X(WRAP_REACHED, "counter_wrap")               /* the bound at or over the limit: may have wrapped */ \
+	X(WRAP_UNCHECKED, "counter_wrap_unchecked")   /* the bound could not be read (its input down or absent) */
+
+enum row_wrap_state {
+#define ROW_WRAP_ID(id, name) id,
+	ROW_WRAPS(ROW_WRAP_ID)
+#undef ROW_WRAP_ID
+	ROW_WRAP_COUNT
+};
+
+/* The state's name (a literal), as above. */
+const char *row_wrap_name(enum row_wrap_state w);
+
 struct row_result {
 	enum row_status status;
 	size_t form;               /* the form evaluated (index in forms; the native one when none was) */
-	enum fidelity fidelity;    /* that form's */
+	enum fidelity fidelity;    /* that form's; approximate when its wraps_at says it may have wrapped */
+	enum row_wrap_state wrap;  /* what the form's wraps_at said (served rows only) */
+	double bound;              /* with WRAP_REACHED: the largest value of its bound */
 	struct vec v;              /* sorted by label set */
 	size_t repaired;           /* label values whose invalid UTF-8 was repaired (U+FFFD) */
 	char err[160];

@@ -42,6 +42,11 @@ static void row_clear(struct row *r)
 		free(r->forms[k].note);
 		expr_free(r->forms[k].expr);
 		inputs_free(r->forms[k].inputs, r->forms[k].ninputs);
+		if (r->forms[k].wrap) {
+			free(r->forms[k].wrap->bound_src);
+			expr_free(r->forms[k].wrap->bound);
+			free(r->forms[k].wrap);
+		}
 	}
 	free(r->forms);
 }
@@ -214,6 +219,17 @@ static void note_input(const char *name, void *ctx)
 	in->v[in->n++] = xstrdup(name);
 	f->inputs = xgrow(f->inputs, &L->form_inputs_cap, f->ninputs + 1, sizeof(*f->inputs));
 	f->inputs[f->ninputs++] = (struct row_input){ xstrdup(name), 0 };
+}
+
+/* A family a "wraps_at" bound reads: fetched and kept like the rows' inputs, but not one of its
+ * form's inputs (a bound that cannot be read marks the form approximate, never leaves it out). */
+static void note_bound_input(const char *name, void *ctx)
+{
+	struct loader *L = ctx;
+	struct inputs *in = &L->inputs;
+	L->form->wrap->sources |= 1u << source_for_metric(name);
+	in->v = xgrow(in->v, &in->cap, in->n + 1, sizeof(*in->v));
+	in->v[in->n++] = xstrdup(name);
 }
 
 static int row_input_cmp(const void *a, const void *b)
@@ -417,6 +433,41 @@ static void load_absent_ok(struct loader *L, const struct field *f, json_t *v)
 	}
 }
 
+/* "wraps_at": {"bound": EXPR, "limit": N}: the counters the form reads wrap at N, so it is served
+ * approximate on a scrape where EXPR (over counters that do not wrap) gives a value at or over N
+ * (mapping.h's struct row_wrap). */
+static void load_wraps_at(struct loader *L, const struct field *f, json_t *v)
+{
+	json_t *bound = json_object_get(v, "bound"), *limit = json_object_get(v, "limit");
+	const char *k;
+	json_t *e;
+	size_t errpos = 0;
+	char err[160];
+	json_object_foreach(v, k, e) {
+		if (strcmp(k, "bound") && strcmp(k, "limit"))
+			row_problem(L, f->key, "\"%s\": unknown key \"%s\" (expected bound, limit)", f->key, k);
+	}
+	if (L->form->fidelity == FID_UNAVAILABLE) {
+		row_problem(L, f->key, "an unavailable row has no \"%s\"", f->key);
+		return;
+	}
+	if (!json_is_number(limit) || !(json_number_value(limit) > 0) || json_number_value(limit) > 9007199254740992.0)
+		row_problem(L, f->key, "\"%s\": \"limit\" must be a number above 0 (and at most 2^53)", f->key);
+	if (!json_is_string(bound)) {
+		row_problem(L, f->key, "\"%s\": \"bound\" must be a string (an expression)", f->key);
+		return;
+	}
+	struct row_wrap *w = xcalloc(1, sizeof(*w));
+	w->bound_src = xstrdup(json_string_value(bound));
+	w->limit = json_is_number(limit) ? json_number_value(limit) : 0;
+	L->form->wrap = w;
+	if (!(w->bound = expr_compile(w->bound_src, &errpos, err, sizeof(err)))) {
+		row_problem(L, f->key, "\"%s\": \"bound\": %s (at byte %zu)", f->key, err, errpos);
+		return;
+	}
+	expr_foreach_metric(w->bound, note_bound_input, L);
+}
+
 static void load_prefer(struct loader *L, const struct field *f, json_t *v);
 
 static const char *const type_choices[] = { "gauge", "counter", "untyped", NULL };
@@ -427,7 +478,8 @@ static const char *const known_flags[] = { "gpus-acct", "slurmrestd-jobs", NULL 
 _Static_assert(ROW_FLAG_REST_JOBS == 1u << 1, "known_flags[] is in the order of enum row_flag");
 
 /* In the order they are read: a key's checks may depend on the keys above it (note and expr on
- * fidelity, absent_ok on expr). fidelity, note, expr and absent_ok make the row's native form. */
+ * fidelity, absent_ok on expr, wraps_at on fidelity). fidelity, note, expr, absent_ok and wraps_at
+ * make the row's native form. */
 static const struct field row_fields[] = {
 	{ "name", FT_STRING, FP_REQUIRED, "a valid metric name", load_name, offsetof(struct row, name), NULL,
 	  "the output family's name, unique in the file" },
@@ -444,6 +496,8 @@ static const struct field row_fields[] = {
 	{ "fill_labels", FT_OBJECT, FP_OPTIONAL, "an object", load_fills, 0, NULL, "label -> value for series that lack it" },
 	{ "absent_ok", FT_ARRAY, FP_OPTIONAL, "an array of native family names", load_absent_ok, 0, NULL,
 	  "native families the expression reads that may be absent" },
+	{ "wraps_at", FT_OBJECT, FP_OPTIONAL, "an object {\"bound\": expression, \"limit\": number}", load_wraps_at, 0, NULL,
+	  "the counters it reads wrap at limit: approximate while bound reaches it" },
 	{ "enabled_by", FT_STRING, FP_OPTIONAL, "one of: gpus-acct, slurmrestd-jobs", load_flag, 0, known_flags,
 	  "the flag that enables the row" },
 	{ "prefer", FT_ARRAY, FP_OPTIONAL, "an array of forms", load_prefer, 0, NULL,
@@ -458,6 +512,8 @@ static const struct field form_fields[] = {
 	{ "note", FT_STRING, FP_UNLESS_EXACT, "a string", load_note, 0, NULL, "why the form is not exact" },
 	{ "absent_ok", FT_ARRAY, FP_OPTIONAL, "an array of family names", load_absent_ok, 0, NULL,
 	  "families the expression reads that may be absent" },
+	{ "wraps_at", FT_OBJECT, FP_OPTIONAL, "an object {\"bound\": expression, \"limit\": number}", load_wraps_at, 0, NULL,
+	  "the counters it reads wrap at limit: approximate while bound reaches it" },
 };
 
 #define TABLE(fields, noun) { fields, sizeof(fields) / sizeof(fields[0]), noun }
@@ -590,7 +646,7 @@ static void load_row(struct loader *L, struct mapping *m, size_t ri, json_t *jr)
 	}
 	*name_slot(m, r->name, &L->work) = m->nrows + 1;
 	for (size_t k = 0; k < r->nforms; k++)
-		m->sources |= r->forms[k].sources;
+		m->sources |= r->forms[k].sources | (r->forms[k].wrap ? r->forms[k].wrap->sources : 0);
 	m->nrows++;
 }
 
@@ -666,12 +722,16 @@ struct mapping *mapping_load(const char *path, struct buf *problems)
 	if (!L.nproblems) {
 		size_t nroots = 0;
 		for (size_t i = 0; i < m->nrows; i++)
-			nroots += m->rows[i].nforms;
+			nroots += 2 * m->rows[i].nforms;
 		struct expr **roots = xcalloc(nroots + 1, sizeof(*roots));
 		nroots = 0;
 		for (size_t i = 0; i < m->nrows; i++) /* the native form first, as the rows were read */
-			for (size_t j = 0; j < m->rows[i].nforms; j++)
-				roots[nroots++] = m->rows[i].forms[(j + m->rows[i].nforms - 1) % m->rows[i].nforms].expr;
+			for (size_t j = 0; j < m->rows[i].nforms; j++) {
+				const struct row_form *f = &m->rows[i].forms[(j + m->rows[i].nforms - 1) % m->rows[i].nforms];
+				roots[nroots++] = f->expr;
+				if (f->wrap)
+					roots[nroots++] = f->wrap->bound;
+			}
 		m->nmemo = expr_memo_assign_work(roots, nroots, &m->load_work);
 		m->load_work += L.work;
 		free(roots);

@@ -14,6 +14,24 @@ const char *render_left_out(const struct render_row *r)
 	return r->output_full ? "output_full" : row_status_is_left_out(r->status) ? row_status_name(r->status) : NULL;
 }
 
+int render_row_has_wrap(const struct render_row *o)
+{
+	return o->status == ROW_OK && !o->output_full && o->wrap != WRAP_NONE;
+}
+
+void render_wrap_why(const struct row *r, const struct render_row *o, int with_value, char *out, size_t outsz)
+{
+	const struct row_wrap *w = r->forms[o->form].wrap;
+	if (o->wrap == WRAP_UNCHECKED)
+		snprintf(out, outsz, "approximate: the counters it reads wrap at %.15g and its bound %s could not be read",
+			 w->limit, w->bound_src);
+	else if (with_value)
+		snprintf(out, outsz, "approximate: %s is %.15g, at or over %.15g, where the counters it reads wrap",
+			 w->bound_src, o->bound, w->limit);
+	else
+		snprintf(out, outsz, "approximate: %s reached %.15g, where the counters it reads wrap", w->bound_src, w->limit);
+}
+
 static double clock_of(const struct render_in *in)
 {
 	return in->clock ? in->clock() : 0;
@@ -37,6 +55,8 @@ static void write_row(void *ctx, size_t i, const struct row_result *r)
 	o->status = r->status;
 	o->form = r->form;
 	o->fidelity = r->fidelity;
+	o->wrap = r->wrap;
+	o->bound = r->bound;
 	o->nseries = r->v.n;
 	o->repaired = r->repaired;
 	snprintf(o->err, sizeof(o->err), "%s", r->err);
@@ -67,7 +87,8 @@ static void self_sample(struct buf *b, const char *name, const char *lname, cons
 }
 
 /* Which form and fidelity each served row was evaluated with this scrape: its own expression
- * (slurmctld) or a preferred form (slurmrestd while it is up). */
+ * (slurmctld) or a preferred form (slurmrestd while it is up); a reason label when the form was
+ * served approximate because its counters may have wrapped (its wraps_at). */
 static void write_row_fidelity(struct buf *b, const struct mapping *m, const struct render_result *res)
 {
 	write_header(b, "slurm_exporter_shim_row_fidelity",
@@ -78,11 +99,14 @@ static void write_row_fidelity(struct buf *b, const struct mapping *m, const str
 			continue;
 		const struct row *r = &m->rows[i];
 		const char *up = upstreams[row_upstream(r, o->form)].name;
-		const char *f = fidelity_name(o->fidelity);
-		struct label l[3] = { { "family", r->name, 6, (uint32_t)strlen(r->name) },
+		const char *f = fidelity_name(o->fidelity), *why = row_wrap_name(o->wrap);
+		struct label l[4] = { { "family", r->name, 6, (uint32_t)strlen(r->name) },
 				      { "fidelity", f, 8, (uint32_t)strlen(f) },
+				      { "reason", why, 6, (uint32_t)strlen(why) },
 				      { "upstream", up, 8, (uint32_t)strlen(up) } };
-		write_sample(b, "slurm_exporter_shim_row_fidelity", l, 3, 1);
+		if (!*why)
+			l[2] = l[3];
+		write_sample(b, "slurm_exporter_shim_row_fidelity", l, *why ? 4 : 3, 1);
 	}
 }
 

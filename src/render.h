@@ -48,7 +48,9 @@ struct render_in {
 struct render_row {
 	enum row_status status;
 	size_t form;              /* the form evaluated: an index in the row's forms (the native one last) */
-	enum fidelity fidelity;   /* that form's */
+	enum fidelity fidelity;   /* that form's; approximate when its wraps_at says it may have wrapped */
+	enum row_wrap_state wrap; /* what that form's wraps_at said this scrape (mapping.h) */
+	double bound;             /* with WRAP_REACHED: its bound's largest value */
 	int output_full;          /* evaluated, but its family did not fit the output cap: left out */
 	size_t nseries;           /* series computed */
 	size_t repaired;          /* label values served repaired (U+FFFD) */
@@ -84,5 +86,10 @@ void render_result_free(struct render_result *res);
 /* Why row r was left out ("input_down", "input_missing", "error", "no_input", "output_full"), or
  * NULL: served, disabled or unavailable. */
 const char *render_left_out(const struct render_row *r);
+/* Whether served row o is served approximate this scrape because the counters its form reads may
+ * have wrapped (its wraps_at, mapping.h), and if so why, into out (the log says it once per row,
+ * without the bound's value: with_value 0; the status page with it). */
+int render_row_has_wrap(const struct render_row *o);
+void render_wrap_why(const struct row *r, const struct render_row *o, int with_value, char *out, size_t outsz);
 
 #endif

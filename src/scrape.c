@@ -106,6 +106,11 @@ static void log_rows(struct scraper *s, const struct mapping *m, const struct re
 		const struct render_row *o = &res->rows[i];
 		if (o->status == ROW_OK && !o->output_full && o->repaired)
 			log_family_once(s, m->rows[i].name, "label values with invalid UTF-8 from slurmctld repaired (U+FFFD)", 0);
+		if (render_row_has_wrap(o)) {
+			char why[160];
+			render_wrap_why(&m->rows[i], o, 0, why, sizeof(why));
+			log_family_once(s, m->rows[i].name, why, 0);
+		}
 		else if (o->status == ROW_ERROR || o->status == ROW_NO_INPUT || o->status == ROW_INPUT_MISSING)
 			log_family_once(s, m->rows[i].name, o->err, 1); /* names the missing input family */
 	}
@@ -131,6 +136,11 @@ static void status_rows(struct scraper_status *st, const struct mapping *m, cons
 		if (o->status == ROW_OK && !o->output_full)
 			st->fidelity[o->fidelity][row_upstream(r, o->form)]++;
 		st->output_full += (size_t)o->output_full;
+		if (render_row_has_wrap(o) && st->nwrapped++ < SCRAPER_STATUS_LEFT_MAX) {
+			struct scraper_status_family *w = &st->wrapped[st->nwrapped - 1];
+			snprintf(w->family, sizeof(w->family), "%s", r->name);
+			render_wrap_why(r, o, 1, w->why, sizeof(w->why));
+		}
 		if (!why || st->nleft++ >= SCRAPER_STATUS_LEFT_MAX)
 			continue;
 		snprintf(st->left[st->nleft - 1].family, sizeof(st->left[0].family), "%s", r->name);

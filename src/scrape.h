@@ -101,10 +101,13 @@ struct scraper_status {
 	size_t fidelity[FID_COUNT][UPSTREAM_COUNT]; /* served rows by their form's fidelity
 								  and upstream */
 	size_t nleft;            /* families left out; the first SCRAPER_STATUS_LEFT_MAX are listed */
-	struct {
+	struct scraper_status_family {
 		char family[96];
 		char why[200];   /* the self metric's reason, then the row's error when it has one */
 	} left[SCRAPER_STATUS_LEFT_MAX];
+	size_t nwrapped;         /* families served approximate because the counters their form reads may
+				    have wrapped (render_row_has_wrap); the first SCRAPER_STATUS_LEFT_MAX listed */
+	struct scraper_status_family wrapped[SCRAPER_STATUS_LEFT_MAX]; /* why: render_wrap_why's */
 	struct scraper_status_source src[SRC_COUNT];
 	struct {
 		int state;       /* source_token_state(): TOKEN_NOT_CONFIGURED, _UNREADABLE, _SENT, -1: refused */

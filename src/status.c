@@ -146,7 +146,28 @@ static void count_row(struct buf *out, const char *what, size_t n, int bad)
 	buf_printf(out, "</td><td class=\"n%s\">%zu</td></tr>\n", bad && n ? " down" : "", n);
 }
 
-/* Rows by outcome and, the served ones, by fidelity and upstream; then the families left out. */
+/* A list of families with why (n of them, the first SCRAPER_STATUS_LEFT_MAX in f), the rest
+ * counted and pointed to the self metric that names them all. */
+static void family_list(struct buf *out, const struct scraper_status_family *f, size_t n, const char *metric)
+{
+	buf_puts(out, "<table>\n<tr><th>Family</th><th>Reason</th></tr>\n");
+	for (size_t i = 0; i < n && i < SCRAPER_STATUS_LEFT_MAX; i++) {
+		buf_puts(out, "<tr><td class=\"fam\">");
+		esc(out, f[i].family);
+		buf_puts(out, "</td><td class=\"err\">");
+		esc(out, f[i].why);
+		buf_puts(out, "</td></tr>\n");
+	}
+	buf_puts(out, "</table>\n");
+	if (n > SCRAPER_STATUS_LEFT_MAX) {
+		buf_printf(out, "<p>and %zu more (see ", n - SCRAPER_STATUS_LEFT_MAX);
+		esc(out, metric);
+		buf_puts(out, ").</p>\n");
+	}
+}
+
+/* Rows by outcome and, the served ones, by fidelity and upstream; then the families served
+ * approximate because their counters may have wrapped, and the families left out. */
 static void write_rows(struct buf *out, const struct scraper_status *st)
 {
 	buf_puts(out, "<h2>Rows</h2>\n");
@@ -169,23 +190,19 @@ static void write_rows(struct buf *out, const struct scraper_status *st)
 	for (int f = FID_EXACT; f <= FID_APPROXIMATE; f++)
 		buf_printf(out, "<tr><td>%s</td><td class=\"n\">%zu</td><td class=\"n\">%zu</td></tr>\n", fidelity_name((enum fidelity)f),
 			   st->fidelity[f][UPSTREAM_SLURMCTLD], st->fidelity[f][UPSTREAM_SLURMRESTD]);
-	buf_puts(out, "</table>\n<h2>Families left out</h2>\n");
-	if (!st->nleft) {
-		buf_puts(out, "<p>None.</p>\n");
-		return;
-	}
-	buf_puts(out, "<table>\n<tr><th>Family</th><th>Reason</th></tr>\n");
-	for (size_t i = 0; i < st->nleft && i < SCRAPER_STATUS_LEFT_MAX; i++) {
-		buf_puts(out, "<tr><td class=\"fam\">");
-		esc(out, st->left[i].family);
-		buf_puts(out, "</td><td class=\"err\">");
-		esc(out, st->left[i].why);
-		buf_puts(out, "</td></tr>\n");
-	}
 	buf_puts(out, "</table>\n");
-	if (st->nleft > SCRAPER_STATUS_LEFT_MAX)
-		buf_printf(out, "<p>and %zu more (see slurm_exporter_shim_family_left_out).</p>\n",
-			   st->nleft - SCRAPER_STATUS_LEFT_MAX);
+	if (st->nwrapped) {
+		buf_puts(out, "<h2>Served approximate: counters that may have wrapped</h2>\n<p>The native counters these "
+			      "rows read wrap (slurmctld keeps them in 16 bits, modulo 65,536): at this cluster's size "
+			      "their values can be wrong by a multiple of that. A row's slurmrestd form, where it has "
+			      "one, is exact and used while slurmrestd answers (<code>--slurmrestd.url</code>).</p>\n");
+		family_list(out, st->wrapped, st->nwrapped, "slurm_exporter_shim_row_fidelity{reason!=\"\"}");
+	}
+	buf_puts(out, "<h2>Families left out</h2>\n");
+	if (!st->nleft)
+		buf_puts(out, "<p>None.</p>\n");
+	else
+		family_list(out, st->left, st->nleft, "slurm_exporter_shim_family_left_out");
 }
 
 /* ---- the nodes, partitions and queue (nodeview.h) ---- */

@@ -469,12 +469,119 @@ static void test_prefer_fallback(void **state)
 	has(p, ":2:89: row 'a': \"prefer\" must be an array of forms");
 	has(p, ":3:89: row 'b': \"prefer\"[0] must be an object");
 	has(p, ":3:89: row 'b': prefer[1]: expr: unexpected end of expression");
-	has(p, ":4:89: row 'c': prefer[0]: unknown field \"colour\" (expected one of: expr, fidelity, note, absent_ok)");
+	has(p, ":4:89: row 'c': prefer[0]: unknown field \"colour\" (expected one of: expr, fidelity, note, absent_ok, wraps_at)");
 	has(p, "row 'c': prefer[0]: a form that is not exact needs a \"note\" saying why");
 	has(p, "row 'd': prefer[0]: \"fidelity\" must be \"exact\" or \"approximate\"");
 	has(p, "row 'd': prefer[0]: \"absent_ok\": the expression does not read \"z\"");
 	has(p, "row 'e': prefer[0]: \"note\" must be a string");
 	has(p, "row 'e': prefer[0]: \"expr\" must be a string");
+	free(p);
+}
+
+/* One render of m over these answers (NULL: not given; "-": down): the body, and each row's record. */
+static char *render_wraps(const struct mapping *m, const char *parts, const char *nodes, struct render_result *res)
+{
+	struct payload *p[SRC_COUNT] = { 0 };
+	p[SRC_PARTITIONS] = answer(m, SRC_PARTITIONS, parts, NULL);
+	if (nodes)
+		p[SRC_NODES] = strcmp(nodes, "-") ? answer(m, SRC_NODES, nodes, NULL) : down_answer(SRC_NODES);
+	const struct render_in in = { .m = m, .p = (const struct payload *const *)p };
+	struct buf body;
+	buf_init(&body, 0);
+	assert_int_equal(render_run(&in, &body, res), 200);
+	for (int ep = 0; ep < SRC_COUNT; ep++)
+		payload_unref(p[ep]);
+	buf_putc(&body, '\0');
+	return buf_steal(&body, NULL);
+}
+
+/* "wraps_at" (issue 21): a form whose counters wrap is served approximate, with the reason in
+ * slurm_exporter_shim_row_fidelity, on a scrape where its bound reaches the limit, or cannot be read
+ * (its source down, its family absent): never left out for it, and exact below the limit. The
+ * bound's families are fetched and kept though no expression reads them; a preferred form has its
+ * own. The loader's errors, positioned. */
+static void test_wraps_at(void **state)
+{
+	(void)state;
+	struct mapping *m = load_json("{\"metrics\": ["
+		ROW("guarded", "\"expr\": \"slurm_partition_nodes_cpus_alloc\", "
+			       "\"wraps_at\": {\"bound\": \"slurm_partition_cpus\", \"limit\": 65536}") ","
+		"{\"name\": \"buckets\", \"help\": \"h\", \"type\": \"gauge\", \"fidelity\": \"approximate\", \"note\": \"n\","
+		" \"expr\": \"slurm_partition_nodes_alloc\", \"wraps_at\": {\"bound\": \"count(slurm_node_cpus)\", \"limit\": 3}},"
+		ROW("preferred", "\"expr\": \"slurm_partition_nodes_cpus_idle\", \"prefer\": [{\"expr\": "
+				 "\"slurm_partition_nodes_cpus_idle * 1\", \"fidelity\": \"exact\", \"wraps_at\": "
+				 "{\"bound\": \"max(slurm_partition_cpus)\", \"limit\": 70000}}]")
+		"]}");
+	/* the bound's source and families count though no expression reads them */
+	assert_int_equal(mapping_sources(m, 0, 0), 1u << SRC_PARTITIONS | 1u << SRC_NODES);
+	assert_true(mapping_has_input("slurm_node_cpus", 15, m));
+	static const char big[] = "slurm_partition_cpus{partition=\"a\"} 131072\nslurm_partition_cpus{partition=\"b\"} 64\n"
+				  "slurm_partition_nodes_cpus_alloc{partition=\"a\"} 36864\nslurm_partition_nodes_alloc{partition=\"a\"} 2\n"
+				  "slurm_partition_nodes_cpus_idle{partition=\"a\"} 4\n";
+	static const char small[] = "slurm_partition_cpus{partition=\"a\"} 65535\nslurm_partition_nodes_cpus_alloc{partition=\"a\"} 9\n"
+				    "slurm_partition_nodes_alloc{partition=\"a\"} 2\nslurm_partition_nodes_cpus_idle{partition=\"a\"} 4\n";
+	static const char two[] = "slurm_node_cpus{node=\"n1\"} 4\nslurm_node_cpus{node=\"n2\"} 4\n";
+	static const char three[] = "slurm_node_cpus{node=\"n1\"} 4\nslurm_node_cpus{node=\"n2\"} 4\nslurm_node_cpus{node=\"n3\"} 4\n";
+	static const struct {
+		const char *parts, *nodes;
+		enum row_wrap_state wrap[3];
+		double bound0;
+	} cases[] = {
+		{ big, two, { WRAP_REACHED, WRAP_NONE, WRAP_REACHED }, 131072 },   /* the largest of the bound's values */
+		{ small, three, { WRAP_NONE, WRAP_REACHED, WRAP_NONE }, 0 },      /* 65535: below the limit */
+		{ small, "-", { WRAP_NONE, WRAP_UNCHECKED, WRAP_NONE }, 0 },      /* the bound's source down */
+		{ small, "slurm_nodes 3\n", { WRAP_NONE, WRAP_UNCHECKED, WRAP_NONE }, 0 }, /* its family absent */
+	};
+	static const char *const names[] = { "guarded", "buckets", "preferred" };
+	for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+		struct render_result res;
+		char *body = render_wraps(m, cases[c].parts, cases[c].nodes, &res);
+		for (size_t i = 0; i < 3; i++) {
+			const struct render_row *o = &res.rows[i];
+			char line[200];
+			assert_int_equal(o->status, ROW_OK); /* never left out for its bound */
+			assert_int_equal(o->form, 0);
+			if (o->wrap != cases[c].wrap[i])
+				fail_msg("case %zu: %s: wrap %d, want %d", c, names[i], o->wrap, cases[c].wrap[i]);
+			assert_int_equal(o->fidelity, i == 1 || o->wrap != WRAP_NONE ? FID_APPROXIMATE : FID_EXACT);
+			assert_int_equal(render_row_has_wrap(o), o->wrap != WRAP_NONE);
+			snprintf(line, sizeof(line), "slurm_exporter_shim_row_fidelity{family=\"%s\",fidelity=\"%s\",%s%s%supstream=\"slurmctld\"} 1\n",
+				 names[i], fidelity_name(o->fidelity), o->wrap ? "reason=\"" : "", row_wrap_name(o->wrap),
+				 o->wrap ? "\"," : "");
+			if (!strstr(body, line))
+				fail_msg("case %zu: no %s in\n%s", c, line, body);
+		}
+		if (cases[c].bound0 > 0)
+			assert_true(res.rows[0].bound == cases[c].bound0);
+		char why[200];
+		render_wrap_why(&m->rows[0], &res.rows[0], 1, why, sizeof(why));
+		if (c == 0)
+			assert_string_equal(why, "approximate: slurm_partition_cpus is 131072, at or over 65536, where the counters it reads wrap");
+		render_wrap_why(&m->rows[1], &res.rows[1], 1, why, sizeof(why));
+		if (c == 2)
+			assert_string_equal(why, "approximate: the counters it reads wrap at 3 and its bound count(slurm_node_cpus) could not be read");
+		assert_non_null(strstr(body, "\nguarded{partition=\"a\"} "));
+		free(body);
+		render_result_free(&res);
+	}
+	mapping_free(m);
+
+	char *p = problems_of("{\"metrics\": [\n"
+		ROW("a", "\"expr\": \"x\", \"wraps_at\": 5") ",\n"
+		ROW("b", "\"expr\": \"x\", \"wraps_at\": {\"bound\": \"y\", \"limit\": 0, \"at\": 1}") ",\n"
+		ROW("c", "\"expr\": \"x\", \"wraps_at\": {\"bound\": 1, \"limit\": 2}") ",\n"
+		ROW("d", "\"expr\": \"x\", \"wraps_at\": {\"bound\": \"sum(y\", \"limit\": 2}") ",\n"
+		"{\"name\": \"e\", \"help\": \"h\", \"type\": \"gauge\", \"fidelity\": \"unavailable\", \"note\": \"n\","
+		" \"wraps_at\": {\"bound\": \"y\", \"limit\": 2}},\n"
+		ROW("f", "\"expr\": \"x\", \"prefer\": [{\"expr\": \"y\", \"fidelity\": \"exact\", \"wraps_at\": {\"limit\": 2}}]")
+		"\n]}");
+	has(p, ":2:91: row 'a': \"wraps_at\" must be an object {\"bound\": expression, \"limit\": number}");
+	has(p, ":3:91: row 'b': \"wraps_at\": unknown key \"at\" (expected bound, limit)");
+	has(p, ":3:91: row 'b': \"wraps_at\": \"limit\" must be a number above 0 (and at most 2^53)");
+	has(p, ":4:91: row 'c': \"wraps_at\": \"bound\" must be a string (an expression)");
+	has(p, ":5:91: row 'd': \"wraps_at\": \"bound\": expected ')' to close aggregation (at byte 5)");
+	has(p, ":6:97: row 'e': an unavailable row has no \"wraps_at\"");
+	has(p, ":7:89: row 'f': prefer[0]: \"wraps_at\": \"bound\" must be a string (an expression)");
 	free(p);
 }
 
@@ -754,7 +861,7 @@ static void test_docs_list_the_keys(void **state)
 	assert_non_null(doc);
 	assert_true(check_doc_table(doc, "| field | type | required | meaning |\n|---|---|---|---|\n", mapping_field) >= 12);
 	assert_int_equal(check_doc_table(doc, "| form field | type | required | meaning |\n|---|---|---|---|\n",
-					 mapping_form_field), 4);
+					 mapping_form_field), 5);
 	free(doc);
 	check_unknown_key("{\"metrics\": [{\"name\": \"a\", \"colour\": 1}]}", "row 'a': ", mapping_field);
 	check_unknown_key("{\"metrics\": [{\"name\": \"a\", \"prefer\": [{\"colour\": 1}]}]}", "row 'a': prefer[0]: ",
@@ -770,6 +877,7 @@ int main(void)
 		cmocka_unit_test(test_shape_errors),
 		cmocka_unit_test(test_row_pipeline),
 		cmocka_unit_test(test_prefer_fallback),
+		cmocka_unit_test(test_wraps_at),
 		cmocka_unit_test(test_rest_gpu_utilization_without_gpus),
 		cmocka_unit_test(test_invalid_utf8_labels),
 		cmocka_unit_test(test_output_sorted),

@@ -3,8 +3,9 @@
  * and n5 drained* with the reasons, users and times scontrol shows, sinfo -s sums them 1/3/1/5, the
  * partitions and the queue are sinfo's and squeue's; on 03 without slurmrestd the states are
  * slurmctld's counters and the source says guess; at 50,000 nodes (more states, not-OK nodes and
- * partitions than listed, hostile 1,000-byte reasons) the counts stay right, the lists stop at
- * their bounds, a cut reason is still valid UTF-8, and the page stays under STATUS_PAGE_MAX. */
+ * partitions than listed, hostile 1,000-byte reasons, every slot of the families left out and of
+ * those served approximate for a counter that may have wrapped full) the counts stay right, the
+ * lists stop at their bounds, a cut reason is still valid UTF-8, and the page stays under STATUS_PAGE_MAX. */
 #include "testutil.h"
 
 #include <math.h>
@@ -230,9 +231,11 @@ static void test_50000_nodes_bounded(void **state)
 	st->rendered = 1;
 	st->http_status = 200;
 	st->nleft = 5000;
+	st->nwrapped = 5000; /* and every slot of the families served approximate because they may have wrapped */
 	for (size_t i = 0; i < SCRAPER_STATUS_LEFT_MAX; i++) {
 		memset(st->left[i].family, '"', sizeof(st->left[i].family) - 1);
 		memset(st->left[i].why, '<', sizeof(st->left[i].why) - 1);
+		st->wrapped[i] = st->left[i];
 	}
 	struct status_page_info info = { "0", "/metrics", "/etc/m.json", 1796121752, NULL, 1 };
 	struct buf b;
@@ -245,6 +248,8 @@ static void test_50000_nodes_bounded(void **state)
 	assert_non_null(strstr(b.data, "and 37450 more"));
 	assert_non_null(strstr(b.data, "as <code>sinfo -s</code> sums them: 12500/25000/12500/50000"));
 	assert_non_null(strstr(b.data, "and 36 more partitions"));
+	assert_non_null(strstr(b.data, "and 4904 more (see slurm_exporter_shim_row_fidelity{reason!=&quot;&quot;})"));
+	assert_non_null(strstr(b.data, "and 4904 more (see slurm_exporter_shim_family_left_out)"));
 	assert_non_null(strstr(b.data, "node00066"));
 	assert_null(strstr(b.data, "node00067")); /* the 51st not-OK node */
 	print_message("status page at %d nodes: %zu bytes (bound %u)\n", BIG_NODES, b.len, STATUS_PAGE_MAX);
