@@ -19,6 +19,39 @@ def rest_form(r):
     """The preferred form used with slurmrestd (the first), or None."""
     return (r.get("prefer") or [None])[0]
 
+def ctld_form(r):
+    """The form served without slurmrestd: the first preferred form that reads no slurmrestd family,
+    else the row's own (native) form."""
+    for f in r.get("prefer") or []:
+        if "slurmrestd_" not in f["expr"]:
+            return f
+    return r
+
+def thousands(n):
+    return f"{n:,.0f}" if n == int(n) else f"{n:g}"
+
+def fid_cell(r):
+    """The native-only fidelity cell: a form whose counters wrap is exact only below its limit."""
+    f = ctld_form(r)
+    if f.get("fidelity") == "exact" and f.get("wraps_at"):
+        return "exact below " + thousands(f["wraps_at"]["limit"])
+    return f.get("fidelity", r["fidelity"])
+
+def wrap_text(r):
+    """What the table's wraps_at says, for the notes: below which value of which total the form is
+    what it says; at or over it a scrape serves it approximate."""
+    f = ctld_form(r)
+    w = f.get("wraps_at") or r.get("wraps_at")
+    if not w:
+        return ""
+    lim = thousands(w["limit"])
+    what = f"**Exact below {lim}**" if f.get("fidelity") == "exact" else f"**As said here only below {lim}**"
+    also = ""
+    if f is not r and r.get("wraps_at") and r["wraps_at"]["bound"] != w["bound"]:
+        also = f"; without /metrics/nodes, {code(r['wraps_at']['bound'])}"
+    return (f"{what} of {code(w['bound'])}{also} (16-bit counters; at or over it the scrape serves it approximate, "
+            f"`reason=\"counter_wrap\"`). ")
+
 def diff_of(fid, r, diffs, column):
     if fid == "exact":
         return "0 (checked series for series)"
@@ -27,10 +60,12 @@ def diff_of(fid, r, diffs, column):
     return diffs.get((r["name"], column), "")
 
 def table_line(r, diffs):
-    fid = r["fidelity"]
+    fid = ctld_form(r).get("fidelity", r["fidelity"])
     form = rest_form(r)
     rfid = form["fidelity"] if form else fid
     src = code(r["expr"]) if "expr" in r else "none"
+    if ctld_form(r) is not r:
+        src = code(ctld_form(r)["expr"]) + ", while /metrics/nodes answers; else " + src
     extra = []
     if r.get("rename_labels"): extra.append("rename " + ", ".join(f"{k}→{v}" for k, v in r["rename_labels"].items()))
     if r.get("fill_labels"): extra.append("fill " + ", ".join(f'{k}="{v}"' for k, v in r["fill_labels"].items()))
@@ -43,11 +78,13 @@ def table_line(r, diffs):
         diff = "n/a (old exporter gave no usable figure)"
     rdiff = diff_of(rfid, r, diffs, "slurmrestd") if form else "as native"
     note = r.get("note", "")
+    if wrap_text(r):
+        note = wrap_text(r) + note
     if form and form.get("note"):
         note += " With slurmrestd: " + form["note"]
     note = note.replace("|", "\\|")
     rsrc = code(form["expr"]) if form else "(native)"
-    return (f"| `{r['name']}` | {fid} | {rfid} | {src}{' ('+'; '.join(extra)+')' if extra else ''} | {rsrc} | "
+    return (f"| `{r['name']}` | {fid_cell(r)} | {rfid} | {src}{' ('+'; '.join(extra)+')' if extra else ''} | {rsrc} | "
             f"{diff} | {rdiff} | {note} |")
 
 def figures():
@@ -65,8 +102,11 @@ def check():
     for r in rows():
         form = rest_form(r)
         rfid = form["fidelity"] if form else r["fidelity"]
-        if not re.search(r"^\| `%s` \| %s \| %s \|" % (re.escape(r["name"]), r["fidelity"], rfid), text, re.M):
-            print(f"{DOC}: row {r['name']} ({r['fidelity']}) missing or out of date; run {sys.argv[0]}")
+        if not re.search(r"^\| `%s` \| %s \| %s \|" % (re.escape(r["name"]), re.escape(fid_cell(r)), rfid), text, re.M):
+            print(f"{DOC}: row {r['name']} ({fid_cell(r)}) missing or out of date; run {sys.argv[0]}")
+            bad += 1
+        elif wrap_text(r) and wrap_text(r).replace("|", "\\|") not in text:
+            print(f"{DOC}: row {r['name']}: its wraps_at (which total decides) is not said; run {sys.argv[0]}")
             bad += 1
     n = len(re.findall(r"^\| `slurm_", text, re.M))
     if n != len(rows()):
@@ -81,6 +121,8 @@ def main():
     diffs = figures()
     rs = rows()
     counts = {f: sum(1 for r in rs if r["fidelity"] == f) for f in ("exact", "approximate", "unavailable")}
+    counts["below"] = sum(1 for r in rs if fid_cell(r).startswith("exact below"))
+    counts["wrapping"] = sum(1 for r in rs if wrap_text(r))
     rfid = [(rest_form(r) or r)["fidelity"] for r in rs]
     rcounts = {"r" + f: rfid.count(f) for f in ("exact", "approximate", "unavailable")}
     out = [HEADER.format(n=len(rs), **counts, **rcounts)]
@@ -101,7 +143,8 @@ All {n} families of prometheus-slurm-exporter 0.20 (58, plus the 4 GPU families 
 Two columns of fidelity:
 
 - **native only** (slurmctld's OpenMetrics endpoints; no `--slurmrestd.url`, or slurmrestd down):
-  {exact} exact, {approximate} approximate, {unavailable} unavailable.
+  {exact} exact ({below} of them only below 65,536: "exact below 65,536"), {approximate} approximate,
+  {unavailable} unavailable.
 - **with slurmrestd** (`--slurmrestd.url` and `--slurmrestd.jobs`, slurmrestd up): {rexact} exact,
   {rapproximate} approximate, {runavailable} unavailable. A row's preferred slurmrestd form
   (`prefer`, docs/mapping.md) is used while its slurmrestd sources answer; otherwise the row falls
@@ -118,6 +161,15 @@ Two columns of fidelity:
   exporter's value measured over those captures (native only: all 15; with slurmrestd: the 6
   slurmrestd captures; a series missing on one side counts as its whole value).
 - **unavailable**: no source; the family is not served.
+- **16-bit counters**: slurmctld keeps 73 of its families in 16 bits (Slurm 25.11 and 26.05): node
+  counts, partition and account CPU sums wrap at 65,536, silently (70,000 reads 4,464). {wrapping} rows
+  read them natively; each says below which value of which total (a family that does not wrap: the
+  partition's CPUs, the number of nodes, the cluster's CPUs) it is what its fidelity says. At or
+  over it, that scrape serves the row approximate: `slurm_exporter_shim_row_fidelity` gets
+  `reason="counter_wrap"`, the status page lists it, the log says it once (`wraps_at`,
+  docs/mapping.md). slurmrestd's forms do not wrap; a partition holding every node is summed from
+  the per-node series, which do not wrap either. `tests/test_wrap.c` checks this on generated states:
+  a partition of 131,072 CPUs, an account running 70,000 CPUs, 70,000 nodes.
 
 Units are the old ones: memory in MB (slurmctld's `*_bytes` families carry MiB despite the name),
 scheduler cycle times in microseconds. Every family is a gauge, as in the old exporter, including

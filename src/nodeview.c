@@ -34,6 +34,8 @@ static const char *const rest_fams[] = {
 };
 
 #define NODES_PREFIX "slurm_nodes_"  /* /metrics/nodes' counters: slurm_nodes_idle, _drained... */
+#define PER_NODE "slurm_node_cpus"   /* one sample per node: the node count, which slurm_nodes (16 bits)
+					 wraps at 65536 */
 #define QUEUE_PREFIX "slurm_account_jobs_"
 
 static int is(const char *name, size_t len, const char *lit)
@@ -49,7 +51,7 @@ static int has_prefix(const char *name, size_t len, const char *prefix)
 
 int nodeview_has_input(const char *name, size_t len)
 {
-	if (is(name, len, "slurm_nodes") || has_prefix(name, len, NODES_PREFIX))
+	if (is(name, len, "slurm_nodes") || has_prefix(name, len, NODES_PREFIX) || is(name, len, PER_NODE))
 		return 1;
 	for (size_t i = 0; i < NPART_FAMS; i++)
 		if (is(name, len, part_fams[i].fam))
@@ -227,12 +229,15 @@ static void build_rest(struct nodeview *v, const struct expo *e)
 	}
 }
 
-/* slurmctld's /metrics/nodes: the counters, flags beside base states (slurm_nodes_drained...). */
+/* slurmctld's /metrics/nodes: the counters, flags beside base states (slurm_nodes_drained...); the
+ * node count from the per-node series when there are (slurm_nodes is 16-bit: 4464 at 70,000 nodes). */
 static void build_native(struct nodeview *v, const struct expo *e)
 {
-	const struct expo_family *total = fam(e, "slurm_nodes");
+	const struct expo_family *total = fam(e, "slurm_nodes"), *per_node = fam(e, PER_NODE);
 	v->source = NV_SRC_GUESS;
-	if (total && total->n == 1)
+	if (per_node && per_node->n)
+		v->nodes = (double)per_node->n;
+	else if (total && total->n == 1)
 		v->nodes = total->samples[0].value;
 	for (size_t i = 0; i < e->nfams; i++) {
 		const struct expo_family *f = &e->fams[i];

@@ -7,8 +7,10 @@
  * else I), and the first NODEVIEW_BAD_MAX nodes that are not OK with their state, reason, who set it
  * and since when. Without it the per-node states of the legacy families are guessed from CPU counts
  * (source NV_SRC_GUESS): the view holds only slurmctld's node counters (slurm_nodes_<state> of
- * /metrics/nodes, flags counted beside the base state). Either way, per partition the totals of
- * /metrics/partitions and the queue totals of /metrics/jobs-users-accts (summed over accounts).
+ * /metrics/nodes, flags counted beside the base state; 16-bit in slurmctld, they wrap at 65,536) and
+ * the number of nodes, counted from the per-node slurm_node_cpus (slurm_nodes itself wraps). Either
+ * way, per partition the totals of /metrics/partitions and the queue totals of
+ * /metrics/jobs-users-accts (summed over accounts).
  * Ownership: nodeview_build fills the caller's struct and keeps nothing. */
 #ifndef SHIM_NODEVIEW_H
 #define SHIM_NODEVIEW_H

@@ -143,17 +143,6 @@ static size_t drop_each(const struct mapping *m, const char *state, unsigned fla
 	return bad;
 }
 
-static struct mapping *load_shipped(void)
-{
-	struct buf pb;
-	buf_init(&pb, 0);
-	struct mapping *m = mapping_load("mappings/prometheus-slurm-exporter.json", &pb);
-	if (!m)
-		fail_msg("%.*s", (int)pb.len, pb.data);
-	buf_free(&pb);
-	return m;
-}
-
 /* The captured answers of the first n sources of a state, read and parsed as the daemon does. */
 static void read_answers(const struct mapping *m, const char *state, int n, char *bodies[SRC_COUNT], size_t lens[SRC_COUNT],
 			 struct payload *p[SRC_COUNT])
@@ -171,7 +160,7 @@ static void read_answers(const struct mapping *m, const char *state, int n, char
 static void test_drop_each_family(void **state)
 {
 	(void)state;
-	struct mapping *m = load_shipped();
+	struct mapping *m = tu_load_shipped();
 	size_t bad = 0, ndropped = 0;
 	for (size_t s = 0; s < sizeof(states) / sizeof(states[0]); s++) {
 		char *bodies[SRC_COUNT] = { 0 };
@@ -273,7 +262,7 @@ static void test_drop_each_rest_family(void **state)
 		"slurm-25.11-rest/R4-downdrain-fail-maint-reserved", "slurm-25.11-rest/R6-completing-epilog",
 		"slurm-25.11-rest/R7-planned-idle-gpu-resumed", "slurm-25.11-rest/R9-idle-all-finished-future-resv",
 	};
-	struct mapping *m = load_shipped();
+	struct mapping *m = tu_load_shipped();
 	size_t bad = 0, ndropped = 0;
 	for (size_t s = 0; s < sizeof(rest_states) / sizeof(rest_states[0]); s++) {
 		char *bodies[SRC_COUNT] = { 0 };
@@ -318,7 +307,7 @@ static void test_absent_ok_only_when_empty(void **state)
 {
 	(void)state;
 	static const char *const idle[] = { "slurm-25.11/01-idle", "slurm-26.05/01-idle", "slurm-26.05/01-idle-slurmdbd" };
-	struct mapping *m = load_shipped();
+	struct mapping *m = tu_load_shipped();
 	enum row_status *st = xcalloc(m->nrows, sizeof(*st));
 	size_t checked = 0;
 	for (size_t s = 0; s < sizeof(idle) / sizeof(idle[0]); s++) {

@@ -22,6 +22,7 @@
 #include <zlib.h>
 
 #include "buf.h"
+#include "mapping.h"
 #include "xmalloc.h"
 
 static inline char *tu_slurp(const char *path, size_t *len)
@@ -37,6 +38,19 @@ static inline char *tu_slurp(const char *path, size_t *len)
 		buf_append(&b, chunk, n);
 	fclose(f);
 	return buf_steal(&b, len);
+}
+
+/* The shipped mapping table (mappings/prometheus-slurm-exporter.json), loaded; the test fails with
+ * the loader's problems when it does not load. */
+static inline struct mapping *tu_load_shipped(void)
+{
+	struct buf b;
+	buf_init(&b, 0);
+	struct mapping *m = mapping_load("mappings/prometheus-slurm-exporter.json", &b);
+	if (!m)
+		fail_msg("%.*s", (int)b.len, b.data);
+	buf_free(&b);
+	return m;
 }
 
 static inline void tu_write(const char *path, const char *text)
