@@ -141,6 +141,17 @@ def main():
                    ("slurm_partition_nodes_mem_alloc", "slurm_partition_nodes_mem_tot")):
         if any(x > y for x, y in zip(values("partitions", a_), values("partitions", b_))):
             bad("partitions: %s > %s" % (a_, b_))
+    # a partition holding every node sums every node's figures, as slurmctld's statistics.c does
+    # (cpus_idle whatever the node's state)
+    for k, nodes_in in enumerate(pn):
+        if nodes_in != nn:
+            continue
+        for pfam, nfam in (("slurm_partition_nodes_cpus_alloc", "slurm_node_cpus_alloc"),
+                           ("slurm_partition_nodes_cpus_idle", "slurm_node_cpus_idle"),
+                           ("slurm_partition_nodes_cpus_efctv", "slurm_node_cpus_effective")):
+            if values("partitions", pfam)[k] != sum(node[nfam]):
+                bad("partition %s holds every node: %s %d != sum(%s) %d" % (
+                    pr[k][1], pfam, values("partitions", pfam)[k], nfam, sum(node[nfam])))
     for ep in ENDPOINTS:
         n = sum(len(v) for v in got[ep].values())
         print("%-17s %3d families %8d samples" % (ep, len(got[ep]), n))

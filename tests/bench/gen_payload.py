@@ -471,7 +471,7 @@ def generate(args):
     pnode_field = {
         "alloc": lambda pi: pstate[pi]["alloc"], "cg": lambda pi: pstate[pi]["completing"],
         "cpus_efctv": lambda pi: sum(n.eff for n in pn[pi]),
-        "cpus_idle": lambda pi: sum(n.eff - n.alloc for n in pn[pi] if n.base != "down"),
+        "cpus_idle": lambda pi: sum(n.eff - n.alloc for n in pn[pi]),   # state-agnostic, as slurmctld sums it
         "cpus_alloc": lambda pi: sum(n.alloc for n in pn[pi]),
         "down": lambda pi: pstate[pi]["down"], "drain": lambda pi: pstate[pi]["drain"],
         "drained": lambda pi: pstate[pi]["drained"], "draining": lambda pi: pstate[pi]["draining"],
