@@ -477,7 +477,7 @@ static int parse_label_replace_args(struct parser *p, struct expr *x)
 		size_t at = p->tpos;
 		re_at = at;
 		next(p);
-		if ((i == 0 || (i == 2 && *x->lr->s[2])) && !(is_label_start(*x->lr->s[i]) && !strchr(x->lr->s[i], ':'))) {
+		if ((i == 0 || (i == 2 && *x->lr->s[2])) && !names_is_label_name(x->lr->s[i])) {
 			fail(p, at, "label_replace(): \"%s\" is not a valid label name", x->lr->s[i]);
 			return -1;
 		}

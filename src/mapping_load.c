@@ -155,12 +155,7 @@ static int valid_metric_name(const char *s)
 
 static int valid_label_name(const char *s)
 {
-	if (!is_label_start(*s) || strncmp(s, "__", 2) == 0)
-		return 0;
-	while (*++s)
-		if (!is_label_char(*s))
-			return 0;
-	return 1;
+	return names_is_label_name(s) && strncmp(s, "__", 2) != 0;
 }
 
 /* Comparing each row's name with every row before it was quadratic (docs/performance.md): rows

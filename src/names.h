@@ -33,6 +33,17 @@ static inline int is_label_char(char c)
 	return names_class[(unsigned char)c] & LABEL_CHAR;
 }
 
+/* Whether s is a whole label name: [a-zA-Z_][a-zA-Z0-9_]*. */
+static inline int names_is_label_name(const char *s)
+{
+	if (!is_label_start(*s))
+		return 0;
+	while (*++s)
+		if (!is_label_char(*s))
+			return 0;
+	return 1;
+}
+
 /* ---- FNV-1a (64 bits) ---- */
 
 #define FNV_OFFSET 0xcbf29ce484222325ULL

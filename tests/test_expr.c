@@ -189,6 +189,9 @@ static void test_compile_errors(void **state)
 	compile_error("sum by (a:b) (x)", 8, "label name");
 	compile_error("a # b", 2, "unexpected character");
 	compile_error("label_replace(a, \"1x\", \"\", \"\", \"\")", 17, "not a valid label name");
+	/* a valid first character is not enough: "st#tus" was served as a label name (fuzz_mapping) */
+	compile_error("label_replace(a, \"st#tus\", \"\", \"\", \"\")", 17, "not a valid label name");
+	compile_error("label_replace(a, \"d\", \"\", \"s-x\", \"\")", 26, "not a valid label name");
 }
 
 /* The most levels of kind `kind` (tu_deep_expr) that compile: the depth limit stops every kind. */
