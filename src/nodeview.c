@@ -284,6 +284,9 @@ void nodeview_build(struct nodeview *v, const struct expo *const ex[SRC_COUNT])
 		build_native(v, ex[SRC_NODES]);
 	if (ex[SRC_PARTITIONS])
 		build_partitions(v, ex[SRC_PARTITIONS]);
+	v->counts_may_wrap = v->nodes >= NODEVIEW_WRAP;
+	for (size_t k = 0; k < v->nparts; k++)
+		v->part[k].cpus_may_wrap = v->part[k].cpus >= NODEVIEW_WRAP;
 	if (ex[SRC_UA])
 		build_queue(v, ex[SRC_UA]);
 }

@@ -50,11 +50,19 @@ struct nodeview_part {
 	char name[64];
 	double nodes, cpus, cpus_alloc, cpus_idle, jobs_pending, jobs_running; /* NAN: not known */
 	double a, i, o;          /* sinfo -s per partition (slurmrestd only; NAN otherwise) */
+	int cpus_may_wrap;       /* cpus (32-bit) at NODEVIEW_WRAP or more: cpus_alloc and cpus_idle,
+				    slurmctld's 16-bit sums, may have wrapped */
 };
+
+/* slurmctld's 16-bit counters wrap at this value (openmetrics.c); a total co-served at it or above
+ * says the counters it bounds may have. */
+#define NODEVIEW_WRAP 65536.0
 
 struct nodeview {
 	enum nodeview_source source;
 	double nodes;            /* NAN: not known */
+	int counts_may_wrap;     /* nodes at NODEVIEW_WRAP or more: slurmctld's node counters (native
+				    source) and every partition's node count may have wrapped */
 	double a, i, o;          /* sinfo -s over every node, each once (slurmrestd only) */
 	size_t nstates;
 	struct { char name[32]; double n; } state[NODEVIEW_STATES_MAX];

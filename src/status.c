@@ -21,7 +21,7 @@ static const char page_head[] =
 	"table{border-collapse:collapse;margin:.4em 0}\n"
 	"th,td{border:1px solid #ccc;padding:.25em .6em;text-align:left;vertical-align:top}\n"
 	"th{background:#f2f2f2}td.n{text-align:right;font-variant-numeric:tabular-nums}\n"
-	".up{color:#070;font-weight:bold}.down{color:#b00;font-weight:bold}.off{color:#777}\n"
+	".up{color:#070;font-weight:bold}.down{color:#b00;font-weight:bold}.off{color:#777}.wrap{color:#a50}\n"
 	".slow{color:#a60;font-weight:bold}\n"
 	".banner{border:2px solid #a60;background:#fff6e0;padding:.5em .8em}\n"
 	"code,.err,.fam{font-family:monospace,monospace;font-size:.95em}.err{word-break:break-all}\n"
@@ -278,6 +278,19 @@ static void write_not_ok(struct buf *out, const struct nodeview *v)
 			   v->nbad - NODEVIEW_BAD_MAX, NODEVIEW_BAD_MAX);
 }
 
+/* A paragraph under a table whose slurmctld counters (16-bit) may have wrapped. */
+#define WRAP_NOTE(id, what, total) "<p class=\"wrap\" id=\"" id "\">* slurmctld's " what \
+	" are 16-bit and wrap at 65,536: with this many " total " they may have (read them modulo 65,536; " \
+	"slurmrestd's /nodes counts them whole).</p>\n"
+
+/* A counter cell, marked when its 16-bit sum may have wrapped. */
+static void counter_cell(struct buf *out, double v, int may_wrap)
+{
+	buf_puts(out, may_wrap ? "<td class=\"n wrap\">" : "<td class=\"n\">");
+	put_num(out, v);
+	buf_puts(out, may_wrap ? "*</td>" : "</td>");
+}
+
 static void write_nodes(struct buf *out, const struct nodeview *v)
 {
 	buf_puts(out, "<h2>Nodes</h2>\n");
@@ -302,7 +315,7 @@ static void write_nodes(struct buf *out, const struct nodeview *v)
 						   ? " class=\"down\"" : "");
 		esc(out, v->state[i].name);
 		buf_puts(out, "</td>");
-		num_cell(out, v->state[i].n);
+		counter_cell(out, v->state[i].n, v->source == NV_SRC_GUESS && v->counts_may_wrap);
 		buf_puts(out, "</tr>\n");
 	}
 	if (v->states_more > 0) {
@@ -311,6 +324,8 @@ static void write_nodes(struct buf *out, const struct nodeview *v)
 		buf_puts(out, "</tr>\n");
 	}
 	buf_puts(out, "</table>\n");
+	if (v->source == NV_SRC_GUESS && v->counts_may_wrap)
+		buf_puts(out, WRAP_NOTE("wrap-node-counters", "node counters", "nodes"));
 	if (v->source == NV_SRC_SLURMRESTD)
 		write_not_ok(out, v);
 }
@@ -319,6 +334,7 @@ static void write_partitions(struct buf *out, const struct nodeview *v)
 {
 	if (!v->nparts)
 		return;
+	int wraps = 0;
 	buf_puts(out, "<h2>Partitions</h2>\n<table id=\"partitions\">\n<tr><th>Partition</th><th>Nodes</th>"
 		      "<th>Nodes A/I/O/T</th><th>CPUs</th><th>CPUs allocated</th><th>CPUs idle</th>"
 		      "<th>Jobs pending</th><th>Jobs running</th></tr>\n");
@@ -327,13 +343,14 @@ static void write_partitions(struct buf *out, const struct nodeview *v)
 		buf_puts(out, "<tr><td>");
 		esc(out, p->name);
 		buf_puts(out, "</td>");
-		num_cell(out, p->nodes);
+		counter_cell(out, p->nodes, v->counts_may_wrap);
 		buf_puts(out, "<td class=\"n\">");
 		put_aiot(out, p->a, p->i, p->o);
 		buf_puts(out, "</td>");
 		num_cell(out, p->cpus);
-		num_cell(out, p->cpus_alloc);
-		num_cell(out, p->cpus_idle);
+		counter_cell(out, p->cpus_alloc, p->cpus_may_wrap);
+		counter_cell(out, p->cpus_idle, p->cpus_may_wrap);
+		wraps |= p->cpus_may_wrap;
 		num_cell(out, p->jobs_pending);
 		num_cell(out, p->jobs_running);
 		buf_puts(out, "</tr>\n");
@@ -341,6 +358,10 @@ static void write_partitions(struct buf *out, const struct nodeview *v)
 	buf_puts(out, "</table>\n");
 	if (v->parts_more)
 		buf_printf(out, "<p>and %zu more partitions.</p>\n", v->parts_more);
+	if (v->counts_may_wrap)
+		buf_puts(out, WRAP_NOTE("wrap-partition-nodes", "partition node counts", "nodes"));
+	if (wraps)
+		buf_puts(out, WRAP_NOTE("wrap-partition-cpus", "partition CPU sums (allocated, idle)", "CPUs in a partition"));
 }
 
 static void write_queue(struct buf *out, const struct nodeview *v)

@@ -5,7 +5,8 @@
  * slurmctld's counters and the source says guess; at 50,000 nodes (more states, not-OK nodes and
  * partitions than listed, hostile 1,000-byte reasons, every slot of the families left out and of
  * those served approximate for a counter that may have wrapped full) the counts stay right, the
- * lists stop at their bounds, a cut reason is still valid UTF-8, and the page stays under STATUS_PAGE_MAX. */
+ * lists stop at their bounds, a cut reason is still valid UTF-8, and the page stays under STATUS_PAGE_MAX;
+ * at 70,000 nodes without slurmrestd the counters that may have wrapped at 65,536 are marked. */
 #include "testutil.h"
 
 #include <math.h>
@@ -261,12 +262,76 @@ static void test_50000_nodes_bounded(void **state)
 	free(parts);
 }
 
+/* 70,000 nodes without slurmrestd, one partition of 140,000 CPUs, as slurmctld serves them: the
+ * node count from the per-node series is whole, the 16-bit counters are modulo 65,536 (4,464 nodes,
+ * 8,928 CPUs). The page marks each counter that may have wrapped and says why; the same view below
+ * the limit (03) marks nothing. */
+static void test_70000_nodes_counters_marked(void **state)
+{
+	(void)state;
+	enum { NODES = 70000, CPUS = 2 * NODES };
+	struct expo *nodes = xmalloc(sizeof(*nodes)), *parts = xmalloc(sizeof(*parts));
+	expo_init(nodes);
+	expo_init(parts);
+	for (int i = 0; i < NODES; i++) {
+		char node[16];
+		snprintf(node, sizeof(node), "n%05d", i);
+		const char *l[] = { "node", node };
+		add_sample(nodes, "slurm_node_cpus", l, 1, 2);
+	}
+	add_sample(nodes, "slurm_nodes", NULL, 0, NODES % 65536);
+	add_sample(nodes, "slurm_nodes_idle", NULL, 0, NODES % 65536);
+	expo_add_end(nodes);
+	const char *p[] = { "partition", "all" };
+	add_sample(parts, "slurm_partition_nodes", p, 1, NODES % 65536);
+	add_sample(parts, "slurm_partition_cpus", p, 1, CPUS);
+	add_sample(parts, "slurm_partition_nodes_cpus_alloc", p, 1, 0);
+	add_sample(parts, "slurm_partition_nodes_cpus_idle", p, 1, CPUS % 65536);
+	expo_add_end(parts);
+	const struct expo *ex[SRC_COUNT] = { [SRC_NODES] = nodes, [SRC_PARTITIONS] = parts };
+	struct scraper_status *st = xcalloc(1, sizeof(*st));
+	nodeview_build(&st->nodes, ex);
+	assert_true(st->nodes.nodes == NODES);
+	assert_true(st->nodes.counts_may_wrap && st->nodes.part[0].cpus_may_wrap);
+	st->rendered = 1;
+	st->http_status = 200;
+	struct status_page_info info = { "0", "/metrics", "/etc/m.json", 1796121752, NULL, 1 };
+	struct buf b;
+	buf_init(&b, 0);
+	status_page(&b, &info, st);
+	buf_putc(&b, '\0');
+	assert_non_null(strstr(b.data, "<td>idle</td><td class=\"n wrap\">4464*</td>"));
+	assert_non_null(strstr(b.data, "id=\"wrap-node-counters\""));
+	assert_non_null(strstr(b.data, "id=\"wrap-partition-nodes\""));
+	assert_non_null(strstr(b.data, "<td class=\"n\">140000</td><td class=\"n wrap\">0*</td><td class=\"n wrap\">8928*</td>"));
+	assert_non_null(strstr(b.data, "id=\"wrap-partition-cpus\""));
+	buf_free(&b);
+	/* below the limit: nothing marked */
+	struct input in = { 0 };
+	load_native_all(&in, S03);
+	nodeview_build(&st->nodes, in.ex);
+	assert_false(st->nodes.counts_may_wrap || st->nodes.part[0].cpus_may_wrap);
+	buf_init(&b, 0);
+	status_page(&b, &info, st);
+	buf_putc(&b, '\0');
+	assert_null(strstr(b.data, "class=\"n wrap\""));
+	assert_null(strstr(b.data, "<p class=\"wrap\""));
+	buf_free(&b);
+	input_free(&in);
+	free(st);
+	expo_free(nodes);
+	expo_free(parts);
+	free(nodes);
+	free(parts);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_r4_with_slurmrestd),
 		cmocka_unit_test(test_03_native_only),
 		cmocka_unit_test(test_50000_nodes_bounded),
+		cmocka_unit_test(test_70000_nodes_counters_marked),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
