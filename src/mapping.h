@@ -120,6 +120,8 @@ int mapping_catalog_has(const struct catalog_release *r, enum source_id src, con
 
 /* The index of the row called name, or -1. */
 int mapping_row_index(const struct mapping *m, const char *name);
+/* Whether the sorted names v[0..n) hold [name, name + len). */
+int mapping_sorted_has(char *const *v, size_t n, const char *name, size_t len);
 /* expo_keep_fn over a mapping's inputs (ctx: the mapping): only these families need storing. */
 int mapping_has_input(const char *name, size_t len, void *ctx);
 

@@ -36,23 +36,7 @@ static int name_cmp(const void *a, const void *b)
 
 int mapping_catalog_has(const struct catalog_release *r, enum source_id src, const char *name, size_t len)
 {
-	if ((int)src < 0 || src >= SRC_NATIVE_COUNT)
-		return 0;
-	size_t lo = 0, hi = r->nfams[src];
-	while (lo < hi) { /* binary search over the sorted names, name not NUL-terminated */
-		size_t mid = lo + (hi - lo) / 2;
-		const char *f = r->fams[src][mid];
-		int c = strncmp(f, name, len);
-		if (c == 0)
-			c = f[len] ? 1 : 0;
-		if (c == 0)
-			return 1;
-		if (c < 0)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return 0;
+	return (int)src >= 0 && src < SRC_NATIVE_COUNT && mapping_sorted_has(r->fams[src], r->nfams[src], name, len);
 }
 
 static int is_one_of(const char *s, const char *const *choices)
