@@ -12,7 +12,7 @@
  *   - a 26.05 family dropped (slurm_node_gpus) is missing although 25.11 never had it: the closest
  *     release is 26.05;
  *   - an endpoint not read, down, or naming no family says nothing;
- *   - 300 unknown families: 50 listed, 300 counted, on the page too;
+ *   - 300 unknown families: 50 listed, 300 counted;
  *   - the loader's checks of "validated_on". */
 #include "testutil.h"
 
@@ -174,16 +174,35 @@ static int diff_has(const struct catalog_diff *d, enum catalog_kind k, int ep, c
 	return 0;
 }
 
+/* A copy of capture src edited as copy_capture says, with the shipped table loaded (edited_end frees). */
+struct edited {
+	struct mapping *m;
+	char dir[40];
+};
+
+static void edited_start(struct edited *e, const char *src, int ep, const char *from, const char *to, int drop)
+{
+	e->m = tu_load_shipped();
+	snprintf(e->dir, sizeof(e->dir), "/tmp/shimtest-catalog-XXXXXX");
+	copy_capture(src, e->dir, ep, from, to, drop);
+}
+
+static void edited_end(struct edited *e, struct run *r)
+{
+	free_run(r);
+	drop_capture(e->dir);
+	mapping_free(e->m);
+}
+
 /* A renamed family: missing and unknown, in the self metrics and the result record. */
 static void test_renamed_family(void **state)
 {
 	(void)state;
-	struct mapping *m = tu_load_shipped();
-	char dir[] = "/tmp/shimtest-catalog-XXXXXX";
-	copy_capture("tests/fixtures/slurm-25.11/02-busy-mix", dir, SRC_NODES, "slurm_node_cpus_alloc",
+	struct edited e;
+	edited_start(&e, "tests/fixtures/slurm-25.11/02-busy-mix", SRC_NODES, "slurm_node_cpus_alloc",
 		     "slurm_node_cpus_allocated", 0);
 	struct run r;
-	run_dir(m, dir, NULL, &r);
+	run_dir(e.m, e.dir, NULL, &r);
 	const struct catalog_diff *d = &r.res.catalog;
 	assert_int_equal(d->n[CATALOG_MISSING], 1);
 	assert_int_equal(d->n[CATALOG_UNKNOWN], 1);
@@ -194,69 +213,60 @@ static void test_renamed_family(void **state)
 	assert_non_null(strstr(r.body, "slurm_exporter_shim_native_family_unknown{endpoint=\"nodes\",family=\"slurm_node_cpus_allocated\"} 1\n"));
 	assert_non_null(strstr(r.body, "slurm_exporter_shim_native_catalog_differences{kind=\"missing\"} 1\n"));
 	assert_non_null(strstr(r.body, "slurm_exporter_shim_native_catalog_differences{kind=\"unknown\"} 1\n"));
-	free_run(&r);
-	drop_capture(dir);
-	mapping_free(m);
+	edited_end(&e, &r);
 }
 
 /* A family of 26.05 dropped: missing, though 25.11 never served it (the closest release is 26.05). */
 static void test_dropped_2605_family(void **state)
 {
 	(void)state;
-	struct mapping *m = tu_load_shipped();
-	char dir[] = "/tmp/shimtest-catalog-XXXXXX";
-	copy_capture("tests/fixtures/slurm-26.05/02-busy-gpu", dir, SRC_NODES, "slurm_node_gpus", "", 1);
+	struct edited e;
+	edited_start(&e, "tests/fixtures/slurm-26.05/02-busy-gpu", SRC_NODES, "slurm_node_gpus", "", 1);
 	struct run r;
-	run_dir(m, dir, NULL, &r);
+	run_dir(e.m, e.dir, NULL, &r);
 	const struct catalog_diff *d = &r.res.catalog;
 	assert_string_equal(d->release, "26.05");
 	assert_int_equal(d->n[CATALOG_MISSING], 1);
 	assert_true(diff_has(d, CATALOG_MISSING, SRC_NODES, "slurm_node_gpus"));
 	assert_int_equal(d->n[CATALOG_UNKNOWN], 0);
-	free_run(&r);
-	drop_capture(dir);
-	mapping_free(m);
+	edited_end(&e, &r);
 }
 
 /* An endpoint not read this scrape, or down, says nothing; one naming no family neither. */
 static void test_unread_endpoint_says_nothing(void **state)
 {
 	(void)state;
-	struct mapping *m = tu_load_shipped();
-	char dir[] = "/tmp/shimtest-catalog-XXXXXX";
-	copy_capture("tests/fixtures/slurm-25.11/02-busy-mix", dir, SRC_NODES, "slurm_node_cpus_alloc",
+	struct edited e;
+	edited_start(&e, "tests/fixtures/slurm-25.11/02-busy-mix", SRC_NODES, "slurm_node_cpus_alloc",
 		     "slurm_node_cpus_allocated", 0);
 	struct run r;
 	int skip[SRC_NATIVE_COUNT] = { [SRC_NODES] = 1 };
-	run_dir(m, dir, skip, &r); /* nodes not read */
+	run_dir(e.m, e.dir, skip, &r); /* nodes not read */
 	assert_int_equal(r.res.catalog.compared, 1);
 	assert_false(catalog_diff_has_any(&r.res.catalog));
 	free_run(&r);
 	char path[600];
-	snprintf(path, sizeof(path), "%s/metrics_nodes.txt", dir);
+	snprintf(path, sizeof(path), "%s/metrics_nodes.txt", e.dir);
 	tu_write(path, "not an answer {\n"); /* nodes down */
-	run_dir(m, dir, NULL, &r);
+	run_dir(e.m, e.dir, NULL, &r);
 	assert_false(r.res.src[SRC_NODES].up);
 	assert_false(catalog_diff_has_any(&r.res.catalog));
 	free_run(&r);
 	int only_ua[SRC_NATIVE_COUNT] = { 1, 1, 1, 1, 0 };
-	run_dir(m, "tests/fixtures/slurm-25.11/01-idle", only_ua, &r); /* jobs-users-accts empty: nothing compared */
+	run_dir(e.m, "tests/fixtures/slurm-25.11/01-idle", only_ua, &r); /* jobs-users-accts empty: nothing compared */
 	assert_int_equal(r.res.catalog.compared, 0);
 	assert_null(strstr(r.body, "slurm_exporter_shim_native_catalog_release{"));
-	free_run(&r);
-	drop_capture(dir);
-	mapping_free(m);
+	edited_end(&e, &r);
 }
 
-/* 300 unknown families: the first 50 listed (metrics, page), all counted. */
+/* 300 unknown families: the first 50 listed, all counted (the page at its bound: test_nodeview). */
 static void test_bounded(void **state)
 {
 	(void)state;
-	struct mapping *m = tu_load_shipped();
-	char dir[] = "/tmp/shimtest-catalog-XXXXXX";
-	copy_capture("tests/fixtures/slurm-25.11/02-busy-mix", dir, -1, "", "", 0);
+	struct edited e;
+	edited_start(&e, "tests/fixtures/slurm-25.11/02-busy-mix", -1, "", "", 0);
 	char path[600];
-	snprintf(path, sizeof(path), "%s/metrics_scheduler.txt", dir);
+	snprintf(path, sizeof(path), "%s/metrics_scheduler.txt", e.dir);
 	size_t len;
 	char *text = tu_slurp(path, &len);
 	struct buf b;
@@ -269,16 +279,14 @@ static void test_bounded(void **state)
 	buf_free(&b);
 	free(text);
 	struct run r;
-	run_dir(m, dir, NULL, &r);
+	run_dir(e.m, e.dir, NULL, &r);
 	assert_int_equal(r.res.catalog.n[CATALOG_UNKNOWN], 300);
 	assert_int_equal(r.res.catalog.n[CATALOG_MISSING], 0);
 	assert_int_equal(count_lines(r.body, "slurm_exporter_shim_native_family_unknown{"), CATALOG_LISTED_MAX);
 	assert_non_null(strstr(r.body, "slurm_exporter_shim_native_catalog_differences{kind=\"unknown\"} 300\n"));
 	assert_true(diff_has(&r.res.catalog, CATALOG_UNKNOWN, SRC_SCHEDULER, "slurm_new_family_049"));
 	assert_false(diff_has(&r.res.catalog, CATALOG_UNKNOWN, SRC_SCHEDULER, "slurm_new_family_050"));
-	free_run(&r);
-	drop_capture(dir);
-	mapping_free(m);
+	edited_end(&e, &r);
 }
 
 /* Through the scraper as the daemon runs it: two scrapes log the change once, the status page names
