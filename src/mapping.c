@@ -296,13 +296,12 @@ const char *row_status_name(enum row_status s)
 
 /* ---- what the loaded table reads (asked per scrape) ---- */
 
-int mapping_has_input(const char *name, size_t len, void *ctx)
+int mapping_sorted_has(char *const *v, size_t n, const char *name, size_t len)
 {
-	const struct mapping *m = ctx;
-	size_t lo = 0, hi = m->ninputs;
+	size_t lo = 0, hi = n;
 	while (lo < hi) {
 		size_t mid = (lo + hi) / 2;
-		const char *s = m->inputs[mid];
+		const char *s = v[mid];
 		int c = strncmp(s, name, len);
 		if (!c)
 			c = s[len] ? 1 : 0;
@@ -314,6 +313,12 @@ int mapping_has_input(const char *name, size_t len, void *ctx)
 			hi = mid;
 	}
 	return 0;
+}
+
+int mapping_has_input(const char *name, size_t len, void *ctx)
+{
+	const struct mapping *m = ctx;
+	return mapping_sorted_has(m->inputs, m->ninputs, name, len);
 }
 
 enum upstream_id row_upstream(const struct row *r, size_t form)

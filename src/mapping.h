@@ -13,7 +13,8 @@
  * Code: mapping_load.c (reading the file through the tables of row and form keys, the checks,
  * mapping_free, mapping_row_index over its table of names, fidelity_name), mapping.c (what a scrape
  * asks of a loaded table: the row driver and a row's steps, the sources and families it reads,
- * row_upstream), mapping_sort.c (the output order and the duplicate check).
+ * row_upstream), mapping_sort.c (the output order and the duplicate check), mapping_catalog.c
+ * ("validated_on": reading, checking and looking up the native catalog).
  *
  * Ownership: mapping_load returns a new mapping (mapping_free). mapping_run owns the results it
  * emits: a row's series (which also borrow from the mapping and the parsed answers) are valid only
@@ -87,6 +88,17 @@ static inline const struct row_form *row_native(const struct row *r)
 	return &r->forms[r->nforms - 1];
 }
 
+/* One Slurm release of "validated_on", the native catalog the table was validated on
+ * (docs/mapping.md): the families slurmctld served on each of its endpoints, built from real
+ * captures (tests/gen-catalog.py). Only the names are kept; the file records TYPE and labels too,
+ * which the loader checks. Each scrape compares slurmctld's answers with it (catalog.h). */
+#define MAPPING_RELEASE_MAX 32         /* bytes of a release's name */
+struct catalog_release {
+	char *name;                          /* "25.11" */
+	char **fams[SRC_NATIVE_COUNT];       /* per slurmctld source: sorted, each once */
+	size_t nfams[SRC_NATIVE_COUNT];
+};
+
 struct mapping {
 	char *path;
 	struct row *rows;
@@ -99,10 +111,17 @@ struct mapping {
 	size_t ninputs;
 	size_t *names;              /* the rows by name (mapping_row_index): index + 1, 0 empty */
 	size_t names_mask;
+	struct catalog_release *releases; /* "validated_on", in the file's order; none: nothing to compare */
+	size_t nreleases;
 };
+
+/* Whether release r lists family [name, name + len) on slurmctld source src. */
+int mapping_catalog_has(const struct catalog_release *r, enum source_id src, const char *name, size_t len);
 
 /* The index of the row called name, or -1. */
 int mapping_row_index(const struct mapping *m, const char *name);
+/* Whether the sorted names v[0..n) hold [name, name + len). */
+int mapping_sorted_has(char *const *v, size_t n, const char *name, size_t len);
 /* expo_keep_fn over a mapping's inputs (ctx: the mapping): only these families need storing. */
 int mapping_has_input(const char *name, size_t len, void *ctx);
 

@@ -2,6 +2,7 @@
  * by name. What a scrape asks of the loaded table is in mapping.c. See mapping.h. */
 #include "names.h"
 #include "mapping.h"
+#include "mapping_int.h"
 #include "buf.h"
 #include "file_read.h"
 #include "jsonpos.h"
@@ -63,6 +64,7 @@ void mapping_free(struct mapping *m)
 	free(m->inputs);
 	free(m->names);
 	free(m->path);
+	mapping_catalog_free(m);
 	free(m);
 }
 
@@ -141,16 +143,6 @@ static void row_problem(struct loader *L, const char *key, const char *fmt, ...)
 	vproblem(L, jsonpos_field(&L->pos, L->ri, L->form_key ? L->form_key : key), L->rname,
 		 L->form_key ? L->form_name : NULL, fmt, ap);
 	va_end(ap);
-}
-
-static int valid_metric_name(const char *s)
-{
-	if (!is_name_start(*s))
-		return 0;
-	while (*++s)
-		if (!is_name_char(*s))
-			return 0;
-	return 1;
 }
 
 static int valid_label_name(const char *s)
@@ -342,7 +334,7 @@ static void load_name(struct loader *L, const struct field *f, json_t *v)
 {
 	const char *name = json_string_value(v);
 	size_t first;
-	if (!valid_metric_name(name))
+	if (!names_is_metric_name(name))
 		bad_value(L, f);
 	else if (strncmp(name, "slurm_exporter_shim_", 20) == 0)
 		row_problem(L, f->key, "names starting with slurm_exporter_shim_ are reserved for self metrics");
@@ -665,6 +657,13 @@ static void collect_inputs(struct mapping *m, struct inputs in)
 	m->ninputs = u;
 }
 
+/* A problem of "validated_on" (mapping_catalog.c), at its key. */
+static void catalog_problem(void *ctx, const char *msg)
+{
+	struct loader *L = ctx;
+	problem(L, jsonpos_top(&L->pos, "validated_on"), NULL, "validated_on: %s", msg);
+}
+
 struct mapping *mapping_load(const char *path, struct buf *problems)
 {
 	struct loader L = { .path = path, .problems = problems };
@@ -694,7 +693,7 @@ struct mapping *mapping_load(const char *path, struct buf *problems)
 		goto out;
 	}
 	json_object_foreach(root, k, v) {
-		if (strcmp(k, "metrics") && strcmp(k, "description") && strcmp(k, "format_version"))
+		if (strcmp(k, "metrics") && strcmp(k, "description") && strcmp(k, "format_version") && strcmp(k, "validated_on"))
 			problem(&L, jsonpos_top(&L.pos, k), NULL, "unknown top-level field \"%s\"", k);
 	}
 	if ((v = json_object_get(root, "format_version")) && !(json_is_integer(v) && json_integer_value(v) == 1))
@@ -733,6 +732,8 @@ struct mapping *mapping_load(const char *path, struct buf *problems)
 		collect_inputs(m, L.inputs);
 		L.inputs.v = NULL;
 	}
+	if ((v = json_object_get(root, "validated_on")) && !mapping_catalog_load(m, v, catalog_problem, &L) && !L.nproblems)
+		mapping_catalog_check_inputs(m, catalog_problem, &L);
 out:
 	if (L.nproblems) {
 		mapping_free(m);

@@ -33,6 +33,17 @@ static inline int is_label_char(char c)
 	return names_class[(unsigned char)c] & LABEL_CHAR;
 }
 
+/* Whether s is a whole metric name: [a-zA-Z_:][a-zA-Z0-9_:]*. */
+static inline int names_is_metric_name(const char *s)
+{
+	if (!is_name_start(*s))
+		return 0;
+	while (*++s)
+		if (!is_name_char(*s))
+			return 0;
+	return 1;
+}
+
 /* Whether s is a whole label name: [a-zA-Z_][a-zA-Z0-9_]*. */
 static inline int names_is_label_name(const char *s)
 {

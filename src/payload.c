@@ -3,6 +3,8 @@
 #include "file_read.h"
 #include "log.h"
 #include "monotime.h"
+#include "names.h"
+#include "xmalloc.h"
 
 #include <errno.h>
 #include <stdint.h>
@@ -13,11 +15,65 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+static size_t names_find(const struct payload_names *nm, const char *name, size_t len, uint32_t h)
+{
+	if (!nm->slot)
+		return SIZE_MAX;
+	for (size_t j = h & nm->mask; nm->slot[j]; j = (j + 1) & nm->mask) {
+		size_t i = hslot_index(nm->slot[j]);
+		if (hslot_hash(nm->slot[j]) == h && !strncmp(nm->v[i], name, len) && !nm->v[i][len])
+			return i;
+	}
+	return SIZE_MAX;
+}
+
+/* Note a family name the answer named, once (the first PAYLOAD_NAMES_MAX; the others counted). */
+static void names_add(struct payload_names *nm, const char *name, size_t len)
+{
+	if (len > PAYLOAD_NAME_MAX)
+		len = PAYLOAD_NAME_MAX;
+	uint32_t h = (uint32_t)fnv1a(name, len);
+	if (nm->n && !strncmp(nm->v[nm->n - 1], name, len) && !nm->v[nm->n - 1][len])
+		return; /* the TYPE line's name again, at its samples */
+	if (names_find(nm, name, len, h) != SIZE_MAX)
+		return;
+	if (nm->n == PAYLOAD_NAMES_MAX) {
+		nm->more++;
+		return;
+	}
+	if (2 * (nm->n + 1) > nm->mask) { /* at most half full: grow and put every name again */
+		nm->mask = nm->mask ? 2 * nm->mask + 1 : 255;
+		free(nm->slot);
+		nm->slot = xcalloc(nm->mask + 1, sizeof(*nm->slot));
+		for (size_t i = 0; i < nm->n; i++)
+			hslot_put(nm->slot, nm->mask, (uint32_t)fnv1a(nm->v[i], strlen(nm->v[i])), i);
+	}
+	nm->v = xgrow(nm->v, &nm->cap, nm->n + 1, sizeof(*nm->v));
+	nm->v[nm->n] = xstrndup(name, len);
+	hslot_put(nm->slot, nm->mask, h, nm->n++);
+}
+
+static void names_clear(struct payload_names *nm)
+{
+	for (size_t i = 0; i < nm->n; i++)
+		free(nm->v[i]);
+	free(nm->v);
+	free(nm->slot);
+	memset(nm, 0, sizeof(*nm));
+}
+
+int payload_has_named(const struct payload *p, const char *name, size_t len)
+{
+	return len <= PAYLOAD_NAME_MAX && names_find(&p->named, name, len, (uint32_t)fnv1a(name, len)) != SIZE_MAX;
+}
+
 /* slurmctld's answers: every family name the parser sees passes here, so that an exporter's page
- * given as slurmctld's is told (facts.exporter: the first such name), then the caller's filter. */
+ * given as slurmctld's is told (facts.exporter: the first such name) and the names are noted for
+ * the catalog check, then the caller's filter. */
 static int payload_keep(const char *name, size_t len, void *ctx)
 {
 	struct payload *p = ctx;
+	names_add(&p->named, name, len);
 	if (!p->facts.exporter[0] && source_is_exporter_family(name, len))
 		snprintf(p->facts.exporter, sizeof(p->facts.exporter), "%.*s", (int)(len < 63 ? len : 63), name);
 	return p->keep ? p->keep(name, len, p->keep_ctx) : 1;
@@ -55,6 +111,7 @@ void payload_unref(const struct payload *p)
 	if (q->parse_state)
 		sources[q->src].parser->discard(q->parse_state);
 	expo_free(&q->expo);
+	names_clear(&q->named);
 	free(q);
 }
 
@@ -64,6 +121,7 @@ void payload_restart(struct payload *p, long http_status)
 	if (p->parse_state)
 		sp->discard(p->parse_state);
 	expo_reset(&p->expo);
+	names_clear(&p->named);
 	p->parse_state = sp->begin(&p->expo);
 	p->len = 0;
 	p->http_status = http_status;
@@ -106,8 +164,10 @@ void payload_finish(struct payload *p)
 	p->ok = v == VERDICT_OK;
 	p->parse_errors = v == VERDICT_OK || v >= VERDICT_MALFORMED ? f->malformed : 0;
 	f->first_reason = NULL; /* it points into the families, which a failed payload lets go */
-	if (!p->ok) /* nothing of a failed answer is used: let its families go now */
+	if (!p->ok) { /* nothing of a failed answer is used: let its families go now */
 		expo_reset(&p->expo);
+		names_clear(&p->named);
+	}
 	expo_drop_keep(&p->expo); /* the filter's owner may go away; the payload stays */
 	p->keep = NULL;
 	p->keep_ctx = NULL;

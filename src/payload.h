@@ -11,9 +11,23 @@
 
 #include <stdatomic.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "expo.h"
 #include "source.h"
+
+/* The distinct family names a slurmctld answer named, kept or not (the catalog check, catalog.h):
+ * the first PAYLOAD_NAMES_MAX in the order first named, each cut at PAYLOAD_NAME_MAX bytes; more
+ * counts the others. */
+#define PAYLOAD_NAMES_MAX 1024
+#define PAYLOAD_NAME_MAX 200
+struct payload_names {
+	char **v;
+	size_t n, cap;
+	size_t more;
+	uint64_t *slot;          /* hash slots (names.h): mask + 1 of them, 0: none yet */
+	size_t mask;
+};
 
 struct payload {
 	atomic_int refs;
@@ -34,6 +48,7 @@ struct payload {
 	double seconds;          /* fetch duration */
 	double at;               /* monotonic time the fetch finished */
 	struct source_facts facts; /* what payload_finish judged (http_status and len copied in) */
+	struct payload_names named; /* slurmctld's: every family the answer named (a restart forgets them) */
 	void *parse_state;       /* the source parser's, until payload_finish */
 	expo_keep_fn keep;       /* the caller's filter (NULL: all), which payload_keep asks, until payload_finish */
 	void *keep_ctx;
@@ -57,6 +72,8 @@ void payload_fault(struct payload *p, enum source_fault fault, const char *detai
 /* The answer is complete, or its transfer ended with a fault recorded: finish the parse and judge
  * it (source_verdict). A payload that is not ok keeps no families. */
 void payload_finish(struct payload *p);
+/* Whether slurmctld's answer p named family [name, name + len) (kept or not; its named list). */
+int payload_has_named(const struct payload *p, const char *name, size_t len);
 /* Read DIR/<source file> into a finished payload. A missing file is a failed source. */
 struct payload *payload_replay(const char *dir, enum source_id src, size_t max_body, unsigned gen, expo_keep_fn keep,
 			       void *ctx);

@@ -215,6 +215,7 @@ static void write_self(const struct render_in *in, const struct render_result *r
 		write_sample(b, "slurm_exporter_shim_family_left_out", l, 2, 1);
 	}
 	write_row_fidelity(b, m, res);
+	catalog_write_metrics(b, m, &res->catalog);
 	write_header(b, "slurm_exporter_shim_invalid_utf8_repaired",
 		     "Label values from slurmctld with invalid UTF-8 that this scrape served repaired (U+FFFD).", "gauge");
 	self_sample(b, "slurm_exporter_shim_invalid_utf8_repaired", NULL, NULL, (double)res->repaired);
@@ -271,6 +272,7 @@ int render_run(const struct render_in *in, struct buf *out, struct render_result
 		given |= in->p[id] != NULL;
 		source_facts(&res->src[id], in->p, (enum source_id)id, up[id]);
 	}
+	catalog_compare(m, in->p, up, &res->catalog);
 	if (given && !any_ok) {
 		/* every needed source failed: like the old exporter dying, Prometheus' up goes to 0 */
 		write_unusable(out, res);

@@ -1,8 +1,9 @@
 /* render.h: one scrape's answer from one set of finished payloads. The one function that every
  * caller of the row driver goes through (the daemon and --once through scrape.c, --compare-legacy,
  * the golden, absent and mapping tests, the fuzzers, the benchmark):
- *   payloads -> source_usable (source.h's verdict across sources) -> mapping_run (the rows, each
- *   written as it is evaluated, under the output cap) -> self metrics -> the result record.
+ *   payloads -> source_usable (source.h's verdict across sources) -> catalog_compare (slurmctld's
+ *   answers against the table's native catalog, catalog.h) -> mapping_run (the rows, each written
+ *   as it is evaluated, under the output cap) -> self metrics -> the result record.
  * When payloads were given but none is usable, the body is the 503 text instead (why, per source)
  * and no row is evaluated.
  *
@@ -15,6 +16,7 @@
 #define SHIM_RENDER_H
 
 #include "buf.h"
+#include "catalog.h"
 #include "mapping.h"
 #include "payload.h"
 
@@ -77,6 +79,7 @@ struct render_result {
 	struct render_row *rows;  /* per row of the table; NULL on 503 */
 	struct render_source src[SRC_COUNT];
 	size_t repaired;          /* label values served repaired, over the served rows */
+	struct catalog_diff catalog; /* slurmctld's answers against the table's native catalog (catalog.h) */
 	double eval_s, write_s;   /* with time_rows: the rows' evaluation and writing, summed */
 };
 

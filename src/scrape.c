@@ -29,6 +29,8 @@ struct scraper {
 	unsigned long repaired[SRC_NATIVE_COUNT]; /* values the native passthrough served repaired */
 	char logged[LOGGED_MAX][160]; /* log_family_once's, under render_mu */
 	size_t nlogged;
+	uint64_t catalog_logged;  /* catalog_diff_hash of the last catalog comparison logged, under render_mu */
+	int catalog_seen, catalog_differed; /* one was compared; it found families missing or unknown */
 	struct scraper_status status; /* the status page's snapshot of the last render, under mu */
 	/* The native passthrough's last answer per endpoint (scraper_native), shared by the requests
 	 * that get the same payload. */
@@ -116,6 +118,30 @@ static void log_rows(struct scraper *s, const struct mapping *m, const struct re
 	}
 }
 
+/* What the comparison with the table's native catalog found (catalog.h), logged when it changes:
+ * a warning naming the families when there are some, a line when they are gone or slurmctld's
+ * answers match another validated release; nothing on the first scrape that matches. Called after
+ * a render only, under s->render_mu. */
+static void log_catalog(struct scraper *s, const struct catalog_diff *d)
+{
+	uint64_t h = catalog_diff_hash(d);
+	if (!d->compared || (s->catalog_seen && h == s->catalog_logged))
+		return;
+	int first = !s->catalog_seen, had = s->catalog_differed;
+	s->catalog_logged = h;
+	s->catalog_seen = 1;
+	s->catalog_differed = catalog_diff_has_any(d);
+	if (s->catalog_differed) {
+		char line[1400];
+		catalog_describe(d, line, sizeof(line));
+		log_warn("native catalog: %s (the closest validated release: Slurm %s; see docs/operations.md, "
+			 "\"Upgrading Slurm\")", line, d->release);
+	} else if (!first) {
+		log_info("native catalog: slurmctld's answers name the families of the table's validated catalog of Slurm %s%s",
+			 d->release, had ? " again" : "");
+	}
+}
+
 /* What a scrape knows besides its payloads: the table and the values of its self metrics. */
 struct scrape_ctx {
 	const struct mapping *m;
@@ -196,6 +222,8 @@ static void status_record(struct scraper *s, const struct scrape_ctx *c, const s
 		st->token[u].http_status = which >= 0 ? p[which]->http_status : 0;
 	}
 	status_rows(st, c->m, res);
+	st->has_catalog = c->m->nreleases > 0;
+	st->catalog = res->catalog;
 	st->nodes = *nv;
 	if (controllers_of(s))
 		st->ncontrollers = controllers_view(controllers_of(s), st->controller);
@@ -244,6 +272,7 @@ static struct answer *render(struct scraper *s, const struct scrape_ctx *c, cons
 	char *body = buf_steal(&out, &len);
 	buf_free(&tail);
 	log_rows(s, c->m, res);
+	log_catalog(s, &res->catalog);
 	status_record(s, c, res, p);
 	if (status == 200) {
 		pthread_mutex_lock(&s->mu);

@@ -22,6 +22,7 @@
 #include <stdatomic.h>
 
 #include "buf.h"
+#include "catalog.h"
 #include "controllers.h"
 #include "fetch.h"
 #include "mapping.h"
@@ -109,6 +110,8 @@ struct scraper_status {
 				    have wrapped (render_row_has_wrap); the first SCRAPER_STATUS_LEFT_MAX listed */
 	struct scraper_status_family wrapped[SCRAPER_STATUS_LEFT_MAX]; /* why: render_wrap_why's */
 	struct scraper_status_source src[SRC_COUNT];
+	int has_catalog;         /* the table records a native catalog ("validated_on") */
+	struct catalog_diff catalog; /* slurmctld's answers against it (catalog.h) */
 	struct {
 		int state;       /* source_token_state(): TOKEN_NOT_CONFIGURED, _UNREADABLE, _SENT, -1: refused */
 		int source;      /* refused: by this source */

@@ -5,6 +5,7 @@
 #include "probe.h"
 #include "native.h"
 #include "nodeview.h"
+#include "catalog.h"
 #include "scrape.h"
 
 #include <math.h>
@@ -203,6 +204,46 @@ static void write_rows(struct buf *out, const struct scraper_status *st)
 		buf_puts(out, "<p>None.</p>\n");
 	else
 		family_list(out, st->left, st->nleft, "slurm_exporter_shim_family_left_out");
+}
+
+/* slurmctld's answers against the table's native catalog (catalog.h): the families the table reads
+ * that slurmctld no longer serves, and those it serves that no validated release lists. */
+static void write_catalog(struct buf *out, const struct scraper_status *st)
+{
+	static const char *const what[] = { "no longer served (the table reads it)", "in no validated catalog" };
+	const struct catalog_diff *d = &st->catalog;
+	buf_puts(out, "<h2>Native catalog</h2>\n");
+	if (!st->has_catalog) {
+		buf_puts(out, "<p>The mapping table records no validated catalog (<code>validated_on</code>): nothing "
+			      "compared.</p>\n");
+		return;
+	}
+	if (!d->compared) {
+		buf_puts(out, "<p>No slurmctld answer naming a family was read by the last scrape: nothing compared.</p>\n");
+		return;
+	}
+	if (!catalog_diff_has_any(d)) {
+		buf_puts(out, "<p class=\"up\">slurmctld's answers name the families of the validated catalog of Slurm ");
+		esc(out, d->release);
+		buf_puts(out, ": none the table reads is missing, none is unknown.</p>\n");
+		return;
+	}
+	buf_printf(out, "<p class=\"down\">slurmctld changed: %zu families the table reads are no longer served, %zu "
+			"served are in no validated catalog (the closest: Slurm ", d->n[CATALOG_MISSING], d->n[CATALOG_UNKNOWN]);
+	esc(out, d->release);
+	buf_puts(out, "). See docs/operations.md, \"Upgrading Slurm\".</p>\n<table id=\"catalog\">\n<tr><th>Endpoint</th>"
+		      "<th>Family</th><th>What</th></tr>\n");
+	for (int k = 0; k < CATALOG_KIND_COUNT; k++)
+		for (size_t i = 0; i < d->n[k] && i < CATALOG_LISTED_MAX; i++) {
+			buf_printf(out, "<tr><td>%s</td><td class=\"fam\">", sources[d->fam[k][i].src].name);
+			esc(out, d->fam[k][i].name);
+			buf_printf(out, "</td><td class=\"err\">%s</td></tr>\n", what[k]);
+		}
+	buf_puts(out, "</table>\n");
+	for (int k = 0; k < CATALOG_KIND_COUNT; k++)
+		if (d->n[k] > CATALOG_LISTED_MAX)
+			buf_printf(out, "<p>and %zu more %s (see slurm_exporter_shim_native_catalog_differences).</p>\n",
+				   d->n[k] - CATALOG_LISTED_MAX, catalog_kind_name((enum catalog_kind)k));
 }
 
 /* ---- the nodes, partitions and queue (nodeview.h) ---- */
@@ -449,6 +490,7 @@ void status_page(struct buf *out, const struct status_page_info *info, const str
 	write_partitions(out, &st->nodes);
 	write_queue(out, &st->nodes);
 	write_sources(out, st);
+	write_catalog(out, st);
 	write_tokens(out, st);
 	write_controllers(out, st);
 	write_mapping(out, info, st);

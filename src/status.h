@@ -1,7 +1,9 @@
 /* status.h: the status page at / (what an admin opens when a panel is empty), built only from the
  * scraper's snapshot of its last render (scraper_status): it never fetches. Per source: up or not,
  * the answer's age, last error, HTTP status, fetch duration and bytes; the mapping file and its
- * last reload; rows by outcome and by fidelity; the families served approximate because the 16-bit
+ * last reload; slurmctld's answers against the table's native catalog (catalog.h: the families the
+ * table reads that slurmctld no longer serves, those it serves that no validated release lists);
+ * rows by outcome and by fidelity; the families served approximate because the 16-bit
  * counters they read may have wrapped (their wraps_at, mapping.h); the families left out with their
  * reason; links to the metrics and the native passthrough's paths, and to each
  * --probe.targets-file target's /probe?target= (their state is in their own self metrics). Plain

@@ -4,7 +4,8 @@
  * partitions and the queue are sinfo's and squeue's; on 03 without slurmrestd the states are
  * slurmctld's counters and the source says guess; at 50,000 nodes (more states, not-OK nodes and
  * partitions than listed, hostile 1,000-byte reasons, every slot of the families left out and of
- * those served approximate for a counter that may have wrapped full) the counts stay right, the
+ * those served approximate for a counter that may have wrapped full, and both lists of the native
+ * catalog's differences: 100 names of 127 bytes HTML escapes) the counts stay right, the
  * lists stop at their bounds, a cut reason is still valid UTF-8, and the page stays under STATUS_PAGE_MAX;
  * at 70,000 nodes without slurmrestd the counters that may have wrapped at 65,536 are marked. */
 #include "testutil.h"
@@ -238,6 +239,14 @@ static void test_50000_nodes_bounded(void **state)
 		memset(st->left[i].why, '<', sizeof(st->left[i].why) - 1);
 		st->wrapped[i] = st->left[i];
 	}
+	st->has_catalog = 1; /* and both lists of the native catalog's differences full (catalog.h) */
+	st->catalog.compared = 1;
+	memset(st->catalog.release, '&', MAPPING_RELEASE_MAX);
+	for (int k = 0; k < CATALOG_KIND_COUNT; k++) {
+		st->catalog.n[k] = 5000;
+		for (size_t i = 0; i < CATALOG_LISTED_MAX; i++)
+			memset(st->catalog.fam[k][i].name, '"', CATALOG_NAME_MAX - 1);
+	}
 	struct status_page_info info = { "0", "/metrics", "/etc/m.json", 1796121752, NULL, 1 };
 	struct buf b;
 	buf_init(&b, 0);
@@ -251,6 +260,7 @@ static void test_50000_nodes_bounded(void **state)
 	assert_non_null(strstr(b.data, "and 36 more partitions"));
 	assert_non_null(strstr(b.data, "and 4904 more (see slurm_exporter_shim_row_fidelity{reason!=&quot;&quot;})"));
 	assert_non_null(strstr(b.data, "and 4904 more (see slurm_exporter_shim_family_left_out)"));
+	assert_non_null(strstr(b.data, "and 4950 more unknown (see slurm_exporter_shim_native_catalog_differences)"));
 	assert_non_null(strstr(b.data, "node00066"));
 	assert_null(strstr(b.data, "node00067")); /* the 51st not-OK node */
 	print_message("status page at %d nodes: %zu bytes (bound %u)\n", BIG_NODES, b.len, STATUS_PAGE_MAX);

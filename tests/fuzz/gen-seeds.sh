@@ -3,7 +3,7 @@
 #
 #   tests/fuzz/corpus/expo/       every distinct tests/fixtures/**/metrics_*.txt (named by SHA-1, as
 #                           libFuzzer names its corpus files)
-#   tests/fuzz/corpus/mapping/    the shipped mapping, a few one-row mappings cut from it, and the deep and
+#   tests/fuzz/corpus/mapping/    the shipped mapping, a few one-row mappings cut from it, a small native catalog (validated_on), and the deep and
 #                           long ones (at and past the depth limits, a long chain)
 #   tests/fuzz/corpus/expr/       every distinct expression of the shipped mapping, and deep ones
 #   tests/fuzz/corpus/webconfig/  tests/webconfig/**/*.yml
@@ -56,6 +56,16 @@ picks = [0, 4, next(i for i, r in enumerate(rows) if r.get('rename_labels')),
 for i in sorted(set(picks)):
     one = dict(table, metrics=[rows[i]])
     put('tests/fuzz/corpus/mapping', (json.dumps(one, indent=2) + '\n').encode())
+
+# a small "validated_on" (the native catalog, src/mapping_catalog.c): two releases, a family on the wrong
+# endpoint and a row reading a family no release lists are problems the fuzzer can reach from it
+put('tests/fuzz/corpus/mapping', (json.dumps({'validated_on': {
+    '25.11': {'nodes': [{'family': 'slurm_node_cpus', 'type': 'gauge', 'labels': ['node']}],
+              'jobs': [{'family': 'slurm_jobs', 'type': 'gauge', 'labels': []}]},
+    '26.05': {'nodes': [{'family': 'slurm_node_cpus', 'type': 'gauge', 'labels': ['node']},
+                        {'family': 'slurm_node_gpus', 'type': 'gauge', 'labels': ['node']}]}},
+    'metrics': [{'name': 'a', 'help': 'h', 'type': 'gauge', 'fidelity': 'exact',
+                 'expr': 'sum(slurm_node_cpus) + sum(slurm_node_gpus)'}]}) + '\n').encode())
 
 # expressions at and past the depth limits (src/expr.h: a tree 128 deep, parsing nested
 # 258 deep), long chains, many rows
