@@ -115,6 +115,26 @@ if [ -x "$FAKE" ] && command -v curl >/dev/null; then
 	has "FIFO token: logged" "cannot read token file $T/fifo: is a FIFO, not a regular file" "$T/shim.log"
 	stop_shim "FIFO token"
 
+	# a directory as the token file: it read as "token file DIR is empty"
+	start_shim --slurmctld.url "$URL" --slurmctld.auth.token-file "$T/dir" --slurmctld.timeout 5
+	code=$(get /metrics)
+	if [ "$code" = 503 ]; then ok; else bad "directory token: /metrics answered $code, want 503"; fi
+	has "directory token: the 503 names the file" "cannot read token file $T/dir: is a directory" "$T/body"
+	stop_shim "directory token"
+
+	# slurmrestd's token file a FIFO: slurmrestd's documents are down with the file named (status
+	# page, log), slurmctld's rows are served, and SIGTERM stops the shim
+	printf 'SLURM_JWT=good-token\n' >"$T/ctl.token"
+	start_shim --slurmctld.url "$URL" --slurmctld.auth.token-file "$T/ctl.token" --slurmrestd.url "$URL" \
+		--slurmrestd.api-version v0.0.44 --slurmrestd.auth.token-file "$T/fifo" --slurmrestd.timeout 5
+	code=$(get /metrics)
+	if [ "$code" = 200 ] && grep -q '^slurm_exporter_shim_up{endpoint="slurmrestd-nodes"} 0$' "$T/body" &&
+		grep -q '^slurm_cpus_alloc ' "$T/body"; then ok; else bad "slurmrestd's FIFO token: /metrics $code"; fi
+	code=$(get /)
+	has "slurmrestd's FIFO token: the status page names the file" "cannot read token file $T/fifo: is a FIFO, not a regular file" "$T/body"
+	has "slurmrestd's FIFO token: logged" "cannot read token file $T/fifo: is a FIFO, not a regular file" "$T/shim.log"
+	stop_shim "slurmrestd's FIFO token"
+
 	# a token over 64 KiB is refused whole (it was cut at 16 KiB); one with a control byte too; the
 	# next fetch reads the file again: a good token then works without a restart
 	{ printf 'SLURM_JWT='; head -c 70000 /dev/zero | tr '\0' a; echo; } >"$T/token"

@@ -6,6 +6,14 @@
  * it has problems; every sample is in its family and found. Then jsonfeed alone with a small string
  * limit (8 bytes: strings of the input are cut): the pieces give the events of the whole (a string
  * past the limit reported "long" either way, its bytes not compared) and the same outcome.
+ * Long strings: with a selector byte of 244 or more (its piece size repeats one of 0..11's) each
+ * '~' of the answer, at most LONG_MAX_RUNS of them, becomes a run of 'x' past REST_MAX_STRING
+ * (selector 244..247: 70,001 bytes, long but whole in pieces; 248..255: past JSONFEED_CUT, so cut
+ * in pieces and its dropped part checked by jsonfeed), fed in pieces of LONG_CHUNK bytes: the
+ * converter itself then sees the strings it skips in a field nothing reads and refuses in a read
+ * one (the seeds' strings, 26 KB at most, never reach REST_MAX_STRING). Whatever the size, the
+ * pieces and the whole agree on whether the answer is usable, and a usable one gives the same
+ * families.
  * Ownership: each parse owns its struct expo (or buffer) and frees it before returning. */
 #include <stddef.h>
 #include <stdint.h>
@@ -156,14 +164,46 @@ static char *feed_events(const char *text, size_t size, size_t chunk, size_t *le
 	return s;
 }
 
+#define LONG_RUN (REST_MAX_STRING + 4465) /* 70,001 bytes: the 70 KB --comment */
+#define CUT_RUN (JSONFEED_CUT(REST_MAX_STRING) + 1)
+#define LONG_MAX_RUNS 2
+#define LONG_CHUNK 4093
+
+/* text with each '~' (the first LONG_MAX_RUNS) made run bytes of 'x'; *size updated */
+static char *with_long_runs(const char *text, size_t *size, size_t run)
+{
+	size_t runs = 0;
+	for (size_t i = 0; i < *size; i++)
+		runs += text[i] == '~' && runs < LONG_MAX_RUNS;
+	char *out = malloc(*size + runs * run + 1);
+	if (!out)
+		abort();
+	size_t n = 0;
+	runs = 0;
+	for (size_t i = 0; i < *size; i++) {
+		if (text[i] == '~' && runs < LONG_MAX_RUNS) {
+			memset(out + n, 'x', run);
+			n += run;
+			runs++;
+		} else {
+			out[n++] = text[i];
+		}
+	}
+	*size = n;
+	return out;
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	if (size < 1)
 		return 0;
 	enum rest_doc doc = (enum rest_doc)(data[0] % 4);
 	size_t chunk = 1 + (data[0] >> 2) % 61;
-	const char *text = (const char *)data + 1;
 	size--;
+	char *long_text = data[0] < 244 ? NULL : with_long_runs((const char *)data + 1, &size, data[0] < 248 ? LONG_RUN : CUT_RUN);
+	if (long_text) /* pieces of a few KiB: as fast as the rest, and a long string still spans many */
+		chunk = LONG_CHUNK;
+	const char *text = long_text ? long_text : (const char *)data + 1;
 	struct expo whole, fed;
 	expo_init(&whole);
 	expo_init(&fed);
@@ -173,6 +213,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (size < REST_MAX_STRING && (bad != bad_fed || !same(&whole, &fed)))
 		abort();
 	if (whole.nerrors != (bad ? 1u : 0u) || fed.nerrors != (bad_fed ? 1u : 0u))
+		abort();
+	/* any size: usable whole exactly when usable in pieces, and then the same families */
+	if (!bad != !bad_fed || (!bad && !same(&whole, &fed)))
 		abort();
 	if (size < REST_MAX_STRING && bad && strcmp(whole.errors[0].reason, fed.errors[0].reason) &&
 	    !strstr(whole.errors[0].reason, "longer than"))
@@ -190,5 +233,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		abort();
 	free(a);
 	free(b);
+	free(long_text);
 	return 0;
 }

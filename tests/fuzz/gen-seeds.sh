@@ -21,7 +21,10 @@
 #                           objects, slurmrestd's errors, records and keys given twice, a node in 100
 #                           partitions, strings of 5,000 bytes (escapes, UTF-8) in fields nothing
 #                           reads and in one it reads, a uid that is no uid; each behind a selector
-#                           byte (the document, 0 nodes .. 3 diag, plus 4 x a piece size)
+#                           byte (the document, 0 nodes .. 3 diag, plus 4 x a piece size); and
+#                           behind 244 and 248 + the document, answers whose '~' fuzz_restjson makes
+#                           70,001 and 393,223 bytes (past REST_MAX_STRING, past jsonfeed's cut: in
+#                           fields read and unread, in a key)
 #   tests/fuzz/fuzz_payload.h     a small exposition per endpoint (the first three samples of every family
 #                           the mapping reads, from slurm-26.05/02-busy-gpu, plus a few short generic
 #                           families), that fuzz_expr and fuzz_mapping evaluate against
@@ -168,6 +171,18 @@ shapes = [
 ]
 for k, (doc, body) in enumerate(shapes):
     rest_seed(doc, 11 * k + 1, body)
+# selector 244 + doc (pieces of 1 byte): each '~' becomes 70,001 bytes (fuzz_restjson.c), past
+# REST_MAX_STRING; 248 + doc (pieces of 2 bytes): 393,223 bytes, past jsonfeed's cut: skipped in a
+# field nothing reads, refused in a read one, refused with a bad escape after the cut
+long_shapes = [
+    ('jobs', '{"jobs": [{"comment": "~", "job_state": ["PENDING"], "user_name": "u", "cpus": 2}, {"job_state": "RUNNING"}]}'),
+    ('jobs', '{"jobs": [{"user_name": "~", "job_state": "RUNNING"}]}'),
+    ('jobs', '{"jobs": [{"comment": "~\\x", "job_state": "RUNNING"}]}'),
+    ('nodes', '{"nodes": [{"name": "n1", "extra": "~", "cpus": 4, "~": 1, "partitions": ["a"]}]}'),
+]
+for doc, body in long_shapes:
+    for sel in (244, 248):
+        put('tests/fuzz/corpus/restjson', bytes([sel + DOCS.index(doc)]) + body.encode())
 
 # the fixed payload
 names = set()
