@@ -78,10 +78,10 @@ said "the fork's unit" "not carried: --command.timeout=10s (the shim runs no Slu
 	bad "the shim refuses the carried ARGS $(args)"
 
 fresh
-printf 'ARGS="--log.format logfmt --log.format=text --web.systemd-socket"\n' >"$tmp/root/etc/default/slurm_exporter"
+printf 'ARGS="--log.format text --log.format=yaml --web.systemd-socket"\n' >"$tmp/root/etc/default/slurm_exporter"
 run
-expect "--log.format with its value apart; a format the shim lacks" '"--log.format=logfmt --gpus-acct"'
-said "a format the shim lacks" "--log.format=text text (format not one of logfmt, json)"
+expect "--log.format with its value apart, the fork's text as logfmt; a format the shim lacks" '"--log.format=logfmt --gpus-acct"'
+said "a format the shim lacks" "--log.format=yaml yaml (format not one of logfmt, json, text)"
 said "--web.systemd-socket" "--web.systemd-socket (the shim's unit has no .socket unit"
 
 fresh
