@@ -218,6 +218,19 @@ case "$debver" in
   *) bad "package version $debver does not match VERSION $version" ;;
 esac
 
+# The Maintainer is one identity everywhere: the .deb's field, the changelog's trailer (what
+# dpkg-parsechangelog reads) and the RPM spec's %changelog name the same person and address, and it
+# is no placeholder (example.org, the address this package was once built with).
+maint=$(dpkg-deb -f "$deb" Maintainer)
+chlog=$(dpkg-parsechangelog -l packaging/debian/changelog -S Maintainer 2>/dev/null)
+spec=$(sed -n '/^%changelog/,$s/^\* [A-Z][a-z][a-z] [A-Z][a-z][a-z] [0-9]* [0-9]* \(.*>\) - .*/\1/p' packaging/rpm/slurm-exporter-shim.spec | head -n 1)
+if [ -n "$maint" ] && [ "$maint" = "$chlog" ] && [ "$maint" = "$spec" ] &&
+   ! printf '%s' "$maint" | grep -qi 'example\.org'; then
+  ok "Maintainer $maint: the same in the .deb, debian/changelog and the RPM spec"
+else
+  bad "Maintainer: .deb '$maint', debian/changelog '$chlog', RPM spec '$spec' (one identity, no placeholder)"
+fi
+
 # Every program the unit runs (ExecStart, ExecReload...) comes with the package, with a package it
 # Depends on, or with an Essential one: /bin/kill (ExecReload) is procps', which minbase lacks.
 depends=$(dpkg-deb -f "$deb" Depends)
