@@ -285,6 +285,23 @@ if dpkg-deb -x "$deb" "$tmp/root" && cmp -s "$tmp/root$UNIT" "$REPO_UNIT"; then
 else
   bad "the .deb does not ship $REPO_UNIT as $UNIT"
 fi
+# The unit stops the old exporter's and the SckyzO fork's units, which listen on :9341 too; the
+# package replaces the old exporter's.
+conflicts=$(sed -n 's/^Conflicts=//p' "$tmp/root$UNIT" | tr ' ' '\n')
+for u in prometheus-slurm-exporter.service slurm_exporter.service; do
+  if printf '%s\n' "$conflicts" | grep -qxF "$u"; then
+    ok "the unit's Conflicts= names $u"
+  else
+    bad "the unit's Conflicts= does not name $u (both listen on :9341)"
+  fi
+done
+for field in Conflicts Replaces Provides; do
+  if dpkg-deb -f "$deb" "$field" | tr ',' '\n' | grep -qx ' *prometheus-slurm-exporter *'; then
+    ok "the package $field: prometheus-slurm-exporter"
+  else
+    bad "the package's $field does not name prometheus-slurm-exporter: $(dpkg-deb -f "$deb" "$field")"
+  fi
+done
 if cmp -s "$tmp/root$REST_UNIT" "$REPO_REST_UNIT" && [ -x "$tmp/root$DATADIR/run-slurmrestd" ] &&
    [ -x "$tmp/root$DATADIR/enable-slurmrestd" ] && [ -f "$tmp/root$REST_DEFAULTS" ]; then
   ok "the .deb ships $REPO_REST_UNIT as $REST_UNIT, $REST_DEFAULTS, $DATADIR/run-slurmrestd and enable-slurmrestd"
