@@ -79,4 +79,11 @@ run
 rc=$?
 check "another apt-get error: exit non-zero at once (exit $rc)" test "$rc" -ne 0 -a "$(calls update)" -eq 1
 check "another apt-get error: shown" grep -q 'does not have a Release file' "$T/out"
+
+# README's Dependencies list names every package the script installs
+lacking=""
+for p in $(sed -n 's/^\(build\|test\)="\(.*\)"$/\2/p' scripts/install-deps.sh); do
+	sed -n '/^Dependencies (Debian 12/,/^$/p' README.md | tr -c 'a-z0-9.+-' '\n' | grep -qx -- "$p" || lacking="$lacking $p"
+done
+check "README's Dependencies name every package of install-deps.sh (lacking:${lacking:- none})" test -z "$lacking"
 finish
