@@ -19,6 +19,7 @@ for t in rpmbuild rpm rpm2archive; do
 	command -v "$t" >/dev/null 2>&1 || { bad "$t not found (scripts/install-deps.sh test installs rpm)"; finish; }
 done
 version=$(cat VERSION)
+ls -l build/*.rpm 2>/dev/null >"$T/before"
 if ! FOREIGN=1 OUTDIR="$T/out" TMPDIR="$T" sh packaging/build-rpm.sh >"$T/build.log" 2>&1; then
 	bad "FOREIGN=1 packaging/build-rpm.sh: $(tail -5 "$T/build.log" | tr '\n' ' ')"
 	finish
@@ -26,7 +27,8 @@ fi
 rpm=$(ls "$T/out/slurm-exporter-shim-$version"-*.rpm 2>/dev/null | head -n 1)
 check "build-rpm.sh built slurm-exporter-shim-$version into OUTDIR" test -n "$rpm"
 [ -n "$rpm" ] || finish
-check "build-rpm.sh wrote nothing into build/ with OUTDIR" sh -c "! ls build/slurm-exporter-shim-*.rpm 2>/dev/null | grep -q ."
+ls -l build/*.rpm 2>/dev/null >"$T/after"
+check "build-rpm.sh wrote nothing into build/ with OUTDIR" cmp -s "$T/before" "$T/after"
 
 # files, with their modes
 rpm -qp --qf '[%{FILEMODES:perms} %{FILENAMES}\n]' "$rpm" 2>/dev/null >"$T/files"
