@@ -6,7 +6,7 @@
 # Makes Source0 (slurm-exporter-shim-VERSION.tar.gz, top directory
 # slurm-exporter-shim-VERSION/) from the files git tracks plus untracked files
 # that .gitignore does not exclude, runs "rpmbuild -bb" in a temporary
-# _topdir and copies the binary RPMs into build/ at the repository root.
+# _topdir and copies the binary RPMs into build/ at the repository root (OUTDIR: another directory).
 #
 # On a host that is not RPM-based (Debian), set FOREIGN=1: the BuildRequires
 # are then not checked (--nodeps; the Debian -dev packages stand in for them),
@@ -17,6 +17,13 @@ set -eu
 
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/.." && pwd)
+# OUTDIR may be relative to the caller's directory.
+if [ -n "${OUTDIR:-}" ]; then
+  mkdir -p "$OUTDIR"
+  out=$(cd "$OUTDIR" && pwd)
+else
+  out="$root/build"
+fi
 cd "$root"
 
 version=$(cat VERSION)
@@ -59,9 +66,9 @@ fi
 
 rpmbuild -bb --define "_topdir $tmp" "$@" packaging/rpm/slurm-exporter-shim.spec
 
-mkdir -p "$root/build"
+mkdir -p "$out"
 for f in "$tmp"/RPMS/*/*.rpm; do
   [ -e "$f" ] || continue
-  cp -f "$f" "$root/build/"
-  echo "build-rpm: build/${f##*/}"
+  cp -f "$f" "$out/"
+  echo "build-rpm: $out/${f##*/}"
 done

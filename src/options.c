@@ -61,8 +61,10 @@ static const struct choice log_levels[] = {
 	{ "warning", LOG_WARN, 1 }, { NULL, 0, 0 },
 };
 
-/* --log.format: the order of log.h's log_json (0, 1); the SckyzO fork's two (promslog's). */
-static const struct choice log_formats[] = { { "logfmt", 0, 0 }, { "json", 1, 0 }, { NULL, 0, 0 } };
+/* --log.format: the order of log.h's log_json (0, 1), exporter-toolkit's two names; "text" is the
+ * SckyzO fork's name for its default format (its --log.format takes json or text), key=value lines
+ * as logfmt's, so that the fork's unit starts. */
+static const struct choice log_formats[] = { { "logfmt", 0, 0 }, { "json", 1, 0 }, { "text", 0, 1 }, { NULL, 0, 0 } };
 
 /* The order of enum compare_format (compare.h). */
 static const struct choice compare_formats[] = { { "table", 0, 0 }, { "json", 1, 0 }, { NULL, 0, 0 } };

@@ -1,5 +1,6 @@
 /* options_fork.c: see options_fork.h. The rows follow SckyzO/slurm_exporter's cmd/slurm_exporter
- * (v1.8): its collector flags and the few flags of its own; docs/migration.md says what each does. */
+ * (v1.8, and the two its unreleased 2.0 adds: --collector.node.gres, --collector.queue.terminal-states):
+ * its collector flags and the few flags of its own; docs/migration.md says what each does. */
 #include "options_fork.h"
 
 #include <string.h>
@@ -36,6 +37,10 @@ static const struct fork_flag fork_flags[] = {
 	  .why = "the shim serves the old exporter's per-account slurm_account_fairshare only" },
 	{ .name = "collector.queue.user-label", .kind = FORK_BOOL,
 	  .why = "the shim's slurm_queue_* have the old exporter's labels, no user" },
+	{ .name = "collector.node.gres", .kind = FORK_BOOL,
+	  .why = "the shim serves no slurm_node_gres_* (the fork's own families)" },
+	{ .name = "collector.queue.terminal-states", .kind = FORK_BOOL,
+	  .why = "the shim runs no squeue: its job counts are slurmctld's" },
 	{ .name = "collector.sacct.interval", .kind = FORK_DURATION, .why = "the shim runs no sacct" },
 	{ .name = "collector.sacct.lookback", .kind = FORK_DURATION, .why = "the shim runs no sacct" },
 	/* last: any other --[no-]collector.NAME */

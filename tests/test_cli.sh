@@ -196,6 +196,16 @@ has "--collector.gpus=false" 'slurm_exporter_shim_mapping_rows{status="disabled"
 check "-collector.gpus (kingpin spells it with two dashes)" 2 "$BIN" -collector.gpus --version
 has "-collector.gpus" 'unknown flag "-collector.gpus"'
 check "--no-command.timeout" 2 "$BIN" --no-command.timeout --version
+# the fork's --log.format takes json or text (text, its default since its v1.3, is key=value lines):
+# --log.format=text in its unit starts the shim, logging logfmt
+check "--log.format text (the fork's default)" 0 "$BIN" --once --log.format=text --command.timeout 5s --replay-dir "$STATE" --mapping.file "$MAP"
+has "--log.format text is logfmt" 'level=warn msg="flag --command.timeout is the SckyzO slurm_exporter'
+check "--log.format txt" 2 "$BIN" --log.format txt --version
+has "--log.format txt" 'flag --log.format: value "txt" is not a valid choice (expected logfmt or json)'
+# the fork's 2.0 flags are named as its own, not as an unknown collector
+check "the fork's 2.0 flags" 0 "$BIN" --once --collector.node.gres=false --no-collector.queue.terminal-states --replay-dir "$STATE" --mapping.file "$MAP"
+has "--collector.node.gres" 'flag --collector.node.gres is the SckyzO slurm_exporter'"'"'s; the shim serves no slurm_node_gres_*'
+has "--no-collector.queue.terminal-states" 'flag --no-collector.queue.terminal-states is the SckyzO slurm_exporter'"'"'s; the shim runs no squeue'
 
 # the upstream is not slurmctld: its metrics path as --slurmctld.url is refused at start, naming the base URL
 check "--slurmctld.url .../metrics" 2 "$BIN" --slurmctld.url http://ctl:6817/metrics --once --mapping.file "$MAP"

@@ -78,10 +78,10 @@ said "the fork's unit" "not carried: --command.timeout=10s (the shim runs no Slu
 	bad "the shim refuses the carried ARGS $(args)"
 
 fresh
-printf 'ARGS="--log.format logfmt --log.format=text --web.systemd-socket"\n' >"$tmp/root/etc/default/slurm_exporter"
+printf 'ARGS="--log.format text --log.format=yaml --web.systemd-socket"\n' >"$tmp/root/etc/default/slurm_exporter"
 run
-expect "--log.format with its value apart; a format the shim lacks" '"--log.format=logfmt --gpus-acct"'
-said "a format the shim lacks" "--log.format=text text (format not one of logfmt, json)"
+expect "--log.format with its value apart, the fork's text as logfmt; a format the shim lacks" '"--log.format=logfmt --gpus-acct"'
+said "a format the shim lacks" "--log.format=yaml yaml (format not one of logfmt, json, text)"
 said "--web.systemd-socket" "--web.systemd-socket (the shim's unit has no .socket unit"
 
 fresh
@@ -112,6 +112,25 @@ echo 'ARGS="-gpus-acct"' >"$tmp/root/etc/default/prometheus-slurm-exporter"
 run --dry-run
 cmp -s packaging/default/slurm-exporter-shim "$tmp/root/etc/default/slurm-exporter-shim" && ok "--dry-run changes nothing" ||
 	bad "--dry-run changed the file"
+
+# the fork's unit enabled beside ours: said, with how to disable it (both .deb and RPM run this script);
+# a systemctl on PATH that answers is-enabled for slurm_exporter.service as told
+mkdir -p "$tmp/bin"
+printf '#!/bin/sh\n[ "$1 $2 $3" = "is-enabled --quiet slurm_exporter.service" ] && [ -e "$FORK_ENABLED" ]\n' >"$tmp/bin/systemctl"
+chmod +x "$tmp/bin/systemctl"
+fork_run() { PATH="$tmp/bin:$PATH" FORK_ENABLED="$tmp/fork-enabled" run; }
+fresh
+mkdir -p "$tmp/root/run/systemd/system"
+touch "$tmp/fork-enabled"
+fork_run
+said "the fork's unit enabled" "slurm_exporter.service (SckyzO/slurm_exporter) is enabled and also listens on :9341; disable it: systemctl disable --now slurm_exporter.service"
+rm -f "$tmp/fork-enabled"
+fork_run
+[ ! -s "$tmp/out" ] && ok "the fork's unit not enabled: nothing said" || bad "the fork's unit not enabled: $(cat "$tmp/out")"
+touch "$tmp/fork-enabled"
+rm -rf "$tmp/root/run/systemd"
+fork_run
+[ ! -s "$tmp/out" ] && ok "not under systemd: systemctl not asked" || bad "not under systemd: $(cat "$tmp/out")"
 
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -218,6 +218,19 @@ case "$debver" in
   *) bad "package version $debver does not match VERSION $version" ;;
 esac
 
+# The Maintainer is one identity everywhere: the .deb's field, the changelog's trailer (what
+# dpkg-parsechangelog reads) and the RPM spec's %changelog name the same person and address, and it
+# is no placeholder (example.org, the address this package was once built with).
+maint=$(dpkg-deb -f "$deb" Maintainer)
+chlog=$(dpkg-parsechangelog -l packaging/debian/changelog -S Maintainer 2>/dev/null)
+spec=$(sed -n '/^%changelog/,$s/^\* [A-Z][a-z][a-z] [A-Z][a-z][a-z] [0-9]* [0-9]* \(.*>\) - .*/\1/p' packaging/rpm/slurm-exporter-shim.spec | head -n 1)
+if [ -n "$maint" ] && [ "$maint" = "$chlog" ] && [ "$maint" = "$spec" ] &&
+   ! printf '%s' "$maint" | grep -qi 'example\.org'; then
+  ok "Maintainer $maint: the same in the .deb, debian/changelog and the RPM spec"
+else
+  bad "Maintainer: .deb '$maint', debian/changelog '$chlog', RPM spec '$spec' (one identity, no placeholder)"
+fi
+
 # Every program the unit runs (ExecStart, ExecReload...) comes with the package, with a package it
 # Depends on, or with an Essential one: /bin/kill (ExecReload) is procps', which minbase lacks.
 depends=$(dpkg-deb -f "$deb" Depends)
@@ -272,6 +285,23 @@ if dpkg-deb -x "$deb" "$tmp/root" && cmp -s "$tmp/root$UNIT" "$REPO_UNIT"; then
 else
   bad "the .deb does not ship $REPO_UNIT as $UNIT"
 fi
+# The unit stops the old exporter's and the SckyzO fork's units, which listen on :9341 too; the
+# package replaces the old exporter's.
+conflicts=$(sed -n 's/^Conflicts=//p' "$tmp/root$UNIT" | tr ' ' '\n')
+for u in prometheus-slurm-exporter.service slurm_exporter.service; do
+  if printf '%s\n' "$conflicts" | grep -qxF "$u"; then
+    ok "the unit's Conflicts= names $u"
+  else
+    bad "the unit's Conflicts= does not name $u (both listen on :9341)"
+  fi
+done
+for field in Conflicts Replaces Provides; do
+  if dpkg-deb -f "$deb" "$field" | tr ',' '\n' | grep -qx ' *prometheus-slurm-exporter *'; then
+    ok "the package $field: prometheus-slurm-exporter"
+  else
+    bad "the package's $field does not name prometheus-slurm-exporter: $(dpkg-deb -f "$deb" "$field")"
+  fi
+done
 if cmp -s "$tmp/root$REST_UNIT" "$REPO_REST_UNIT" && [ -x "$tmp/root$DATADIR/run-slurmrestd" ] &&
    [ -x "$tmp/root$DATADIR/enable-slurmrestd" ] && [ -f "$tmp/root$REST_DEFAULTS" ]; then
   ok "the .deb ships $REPO_REST_UNIT as $REST_UNIT, $REST_DEFAULTS, $DATADIR/run-slurmrestd and enable-slurmrestd"
