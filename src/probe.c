@@ -17,7 +17,6 @@
 #include "file_read.h"
 #include "log.h"
 #include "mapping.h"
-#include "slurmrestd_api.h"
 #include "scrape.h"
 #include "yamlfile.h"
 #include "xmalloc.h"
@@ -401,8 +400,8 @@ void probe_targets_free(struct probe_targets *t)
 struct probe_set {
 	struct probe_targets *targets;
 	const char *default_mapping;
-	struct scraper **scraper;  /* one per target */
-	struct slurmrestd_api **api;      /* one per target: clusters may run different slurmrestd versions */
+	struct scraper **scraper;  /* one per target, each with its upstreams' runtime state (clusters
+				      may run different slurmrestd versions) */
 };
 
 /* Target t's mapping, or NULL with its problems logged. */
@@ -422,14 +421,13 @@ static struct mapping *target_mapping(const struct probe_set *ps, const struct p
 }
 
 struct probe_set *probe_set_new(struct probe_targets *targets, const struct scraper_config *base,
-				const char *default_mapping, const char *rest_api_version)
+				const char *default_mapping)
 {
 	struct probe_set *ps = xcalloc(1, sizeof(*ps));
 	size_t n = targets->n ? targets->n : 1;
 	ps->targets = targets;
 	ps->default_mapping = default_mapping;
 	ps->scraper = xcalloc(n, sizeof(*ps->scraper));
-	ps->api = xcalloc(n, sizeof(*ps->api));
 	for (size_t i = 0; i < targets->n; i++) {
 		const struct probe_target *t = &targets->t[i];
 		struct mapping *m = target_mapping(ps, t);
@@ -440,7 +438,6 @@ struct probe_set *probe_set_new(struct probe_targets *targets, const struct scra
 		}
 		struct scraper_config sc = *base;
 		struct upstream_config *ctl = &sc.upstream[UPSTREAM_SLURMCTLD], *rest = &sc.upstream[UPSTREAM_SLURMRESTD];
-		ps->api[i] = slurmrestd_api_new(rest_api_version);
 		sc.replay_dir = NULL;
 		ctl->base_url = t->slurmctld_url;
 		ctl->token_file = t->token_file;
@@ -448,7 +445,6 @@ struct probe_set *probe_set_new(struct probe_targets *targets, const struct scra
 		rest->base_url = t->rest_url;
 		rest->token_file = t->rest_token_file;
 		rest->user = t->rest_user;
-		rest->api = ps->api[i];
 		ps->scraper[i] = scraper_new(&sc, m);
 		char ctld_shown[CRED_SHOWN_MAX], rest_shown[CRED_SHOWN_MAX];
 		log_info("probe target %s: slurmctld %s, slurmrestd %s, %zu rows", t->name,
@@ -462,12 +458,9 @@ void probe_set_free(struct probe_set *ps)
 {
 	if (!ps)
 		return;
-	for (size_t i = 0; i < ps->targets->n; i++) {
-		scraper_free(ps->scraper[i]); /* before the strings and API object it borrows */
-		slurmrestd_api_free(ps->api[i]);
-	}
+	for (size_t i = 0; i < ps->targets->n; i++)
+		scraper_free(ps->scraper[i]); /* before the strings it borrows */
 	free(ps->scraper);
-	free(ps->api);
 	probe_targets_free(ps->targets);
 	free(ps);
 }

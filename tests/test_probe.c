@@ -405,11 +405,11 @@ static void test_set(void **state)
 						"  b: {slurmctld_url: http://127.0.0.1:1, mapping: /nonexistent/m.json}\n");
 	free(load("/tmp/shimtest-probe-set.yml", &t));
 	assert_non_null(t);
-	assert_null(probe_set_new(t, &base, "mappings/prometheus-slurm-exporter.json", NULL)); /* b's mapping */
+	assert_null(probe_set_new(t, &base, "mappings/prometheus-slurm-exporter.json")); /* b's mapping */
 	tu_write("/tmp/shimtest-probe-set.yml", "targets:\n  a: {slurmctld_url: http://127.0.0.1:1}\n"
 						"  bb: {slurmctld_url: http://127.0.0.1:1}\n");
 	free(load("/tmp/shimtest-probe-set.yml", &t));
-	struct probe_set *ps = probe_set_new(t, &base, "mappings/prometheus-slurm-exporter.json", NULL);
+	struct probe_set *ps = probe_set_new(t, &base, "mappings/prometheus-slurm-exporter.json");
 	assert_non_null(ps);
 	assert_int_equal(probe_set_count(ps), 2);
 	assert_string_equal(probe_set_name(ps, 1), "bb");
