@@ -27,6 +27,7 @@
 #include "render.h"
 #include "scrape.h"
 #include "xmalloc.h"
+#include "benchutil.h"
 
 #include <arpa/inet.h>
 #include <curl/curl.h>
@@ -49,33 +50,6 @@
 
 #define MAX_DIRS 16
 
-static double now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-/* CPU time of this thread: what one scrape costs on one core, whatever else runs on the machine. */
-static double cpu_now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static void die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
-static void die(const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	fprintf(stderr, "bench: ");
-	vfprintf(stderr, fmt, ap);
-	fprintf(stderr, "\n");
-	va_end(ap);
-	exit(1);
-}
-
 /* ---- samples and their statistics ---- */
 
 struct series {
@@ -87,12 +61,6 @@ static void add(struct series *s, double v)
 {
 	s->v = xgrow(s->v, &s->cap, s->n + 1, sizeof(double));
 	s->v[s->n++] = v;
-}
-
-static int dcmp(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return x < y ? -1 : x > y;
 }
 
 struct stats {
@@ -288,19 +256,6 @@ static void pipe_times_free(struct pipe_times *t)
 		}                                                                                             \
 	} while (0)
 
-static struct mapping *load_mapping_or_die(const char *path)
-{
-	struct buf problems;
-	buf_init(&problems, 0);
-	struct mapping *m = mapping_load(path, &problems);
-	if (!m) {
-		fprintf(stderr, "%.*s", (int)problems.len, problems.data ? problems.data : "");
-		die("invalid mapping %s", path);
-	}
-	buf_free(&problems);
-	return m;
-}
-
 static void scrape_series(const char *dir, struct mapping *m, double seconds, struct series *s, struct series *cpu,
 			  size_t *out_bytes)
 {
@@ -488,48 +443,6 @@ static long get(CURL *h, struct membuf *b)
 	return code;
 }
 
-static unsigned free_port(void)
-{
-	int fd = socket(AF_INET, SOCK_STREAM, 0);
-	struct sockaddr_in sa = { 0 };
-	socklen_t sl = sizeof(sa);
-	sa.sin_family = AF_INET;
-	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	unsigned port = 0;
-	if (fd >= 0 && bind(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0 && getsockname(fd, (struct sockaddr *)&sa, &sl) == 0)
-		port = ntohs(sa.sin_port);
-	if (fd >= 0)
-		close(fd);
-	return port; /* 0: none */
-}
-
-static pid_t spawn(char *const argv[])
-{
-	pid_t pid = fork();
-	if (pid == 0) {
-		int nul = open("/dev/null", O_WRONLY);
-		dup2(nul, 1);
-		execv(argv[0], argv);
-		_exit(127);
-	}
-	return pid;
-}
-
-static void stop(pid_t pid)
-{
-	int st;
-	if (pid <= 0)
-		return;
-	kill(pid, SIGTERM);
-	for (int i = 0; i < 300; i++) {
-		if (waitpid(pid, &st, WNOHANG) == pid)
-			return;
-		usleep(10000);
-	}
-	kill(pid, SIGKILL);
-	waitpid(pid, &st, 0);
-}
-
 struct e2e_result {
 	const char *dir;
 	size_t bytes;
@@ -546,7 +459,7 @@ static void e2e(const char *shim, const char *fake, const char *mapping, const c
 	snprintf(portfile, sizeof(portfile), "%s/.fake-port", outdir);
 	unlink(portfile);
 	char *fargv[] = { (char *)fake, "--port", "0", "--port-file", portfile, "--dir", (char *)dir, NULL };
-	pid_t fpid = spawn(fargv), spid = -1;
+	pid_t fpid = spawn(fargv, 1), spid = -1;
 	unsigned fp = 0;
 	for (int i = 0; i < 500 && !fp; i++) {
 		FILE *f = fopen(portfile, "r");
@@ -576,7 +489,7 @@ static void e2e(const char *shim, const char *fake, const char *mapping, const c
 		char *sargv[] = { (char *)shim, "--slurmctld.url", url, "--slurmctld.min-interval", "0",
 				  "--slurmctld.jobs.min-interval", "0", "--web.listen-address", listen, "--mapping.file", (char *)mapping, "--log.level", "error",
 				  NULL };
-		spid = spawn(sargv);
+		spid = spawn(sargv, 1);
 		char surl[256];
 		snprintf(surl, sizeof(surl), "http://127.0.0.1:%u/metrics", sp);
 		h = easy(surl, &sb);

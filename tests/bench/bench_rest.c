@@ -13,13 +13,7 @@
 #include <unistd.h>
 
 #include "slurmrestd.h"
-
-static double now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
+#include "benchutil.h"
 
 static long hwm_kb(void)
 {
