@@ -57,7 +57,7 @@ static void note_framing(const struct xfer *t, struct payload *p)
 
 /* An answer known unusable from its status or its headers: a status other than 200 (but a
  * redirect's, which done() follows), or a Content-Type not its upstream's media type (recorded). */
-static int known_unusable(struct xfer *x, long code)
+static int answer_is_known_unusable(struct xfer *x, long code)
 {
 	char *type = NULL, safe[100];
 	const char *want = upstreams[sources[x->p->src].upstream].media_type;
@@ -83,10 +83,10 @@ static size_t on_data(char *ptr, size_t size, size_t nmemb, void *ud)
 	if (code != x->p->http_status)
 		payload_restart(x->p, code); /* a new response (after a redirect): the bytes before are not its */
 	x->body_seen = 1;
-	int rc = known_unusable(x, code) ? 1 : payload_feed(x->p, ptr, n, x->max_body);
-	x->too_big = rc < 0;
-	x->stopped = rc > 0;
-	return rc ? 0 : n; /* 0 aborts the transfer */
+	enum payload_feed rc = answer_is_known_unusable(x, code) ? PAYLOAD_FEED_ENOUGH : payload_feed(x->p, ptr, n, x->max_body);
+	x->too_big = rc == PAYLOAD_FEED_TOO_BIG;
+	x->stopped = rc == PAYLOAD_FEED_ENOUGH;
+	return rc == PAYLOAD_FEED_MORE ? n : 0; /* 0 aborts the transfer */
 }
 
 /* A token file holds one JWT line (`scontrol token` writes "SLURM_JWT=..."): a bigger file is not one */

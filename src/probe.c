@@ -113,7 +113,7 @@ static int add_urls(struct pctx *p, const yaml_node_t *n, const yaml_node_t *lis
 			u->bad = 1;
 			return -1;
 		}
-		if (!upstream_url_ok(s, (size_t)(e - s), 0)) {
+		if (!upstream_url_is_valid(s, (size_t)(e - s), 0)) {
 			perr(p, &n->start_mark, "slurmctld_url \"%s\" is not an http:// or https:// URL",
 			     yf_esc(eb, s, (size_t)(e - s)));
 			u->bad = 1;
@@ -165,7 +165,7 @@ enum { K_URL, K_TOKEN, K_USER, K_MAPPING, K_REST_URL, K_REST_TOKEN, K_REST_USER,
 static void check_value(struct pctx *p, int i, const yaml_node_t *vv, const char *v)
 {
 	char eb[YF_ESC_SIZE], why[80];
-	if (v && i == K_REST_URL && !upstream_url_ok(v, strlen(v), 1))
+	if (v && i == K_REST_URL && !upstream_url_is_valid(v, strlen(v), 1))
 		perr(p, &vv->start_mark, "slurmrestd_url \"%s\" is not an http:// or https:// URL or unix:/path/to/socket",
 		     yf_esc(eb, yf_sval(vv), yf_slen(vv)));
 	/* a user name goes into a request header as is: a CR or LF in it would add header lines */
@@ -210,7 +210,7 @@ static void parse_target(struct pctx *p, const yaml_node_t *k, const yaml_node_t
 }
 
 /* A target name: [A-Za-z0-9_.-]+, at most PROBE_NAME_MAX bytes (it goes into URLs and logs). */
-static int name_ok(const yaml_node_t *k)
+static int target_name_is_valid(const yaml_node_t *k)
 {
 	if (k->type != YAML_SCALAR_NODE || yf_slen(k) == 0 || yf_slen(k) > PROBE_NAME_MAX)
 		return 0;
@@ -238,7 +238,7 @@ static const yaml_node_t **find_repeats(struct pctx *p, const yaml_node_t *n, si
 	size_t nk = 0;
 	for (size_t i = 0; i < count; i++) {
 		const yaml_node_t *k = yf_node(&p->c, n->data.mapping.pairs.start[i].key);
-		if (name_ok(k))
+		if (target_name_is_valid(k))
 			keys[nk++] = (struct name_at){ k, i };
 	}
 	qsort(keys, nk, sizeof(*keys), cmp_name);
@@ -262,7 +262,7 @@ static void parse_targets(struct pctx *p, const yaml_node_t *n, struct probe_tar
 		perr(p, &n->start_mark, "targets is empty");
 	out->t = xcalloc(count ? count : 1, sizeof(*out->t));
 	YF_FOR_PAIRS(&p->c, n, k, v) {
-		if (!name_ok(k)) {
+		if (!target_name_is_valid(k)) {
 			if (k->type != YAML_SCALAR_NODE)
 				perr(p, &k->start_mark, "a target name must be a string, not %s", yf_type_name(k));
 			else
@@ -294,7 +294,7 @@ static void parse_root(struct pctx *p, const yaml_node_t *root, struct probe_tar
 		return;
 	}
 	YF_FOR_PAIRS(&p->c, root, k, v) { /* in file order, so the problems are listed in it */
-		if (!yf_scalar_eq(k, "targets")) {
+		if (!yf_scalar_is_equal(k, "targets")) {
 			perr(p, &k->start_mark, "unknown key \"%s\" (expected targets)",
 			     k->type == YAML_SCALAR_NODE ? yf_esc(eb, yf_sval(k), yf_slen(k)) : yf_type_name(k));
 		} else if (targets) {

@@ -182,6 +182,6 @@ enum source_verdict source_verdict(const struct source *src, const struct source
 
 /* Whether an answer with facts f refused the token that was sent: 401 or 403; slurmrestd 25.11 with
  * rest_auth/jwt also answers 511 to an expired or forged token, and 500 on /shares. */
-int source_token_refused(const struct source *src, const struct source_facts *f);
+int source_is_token_refused(const struct source *src, const struct source_facts *f);
 
 #endif
