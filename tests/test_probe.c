@@ -263,7 +263,7 @@ static void test_not_regular(void **state)
 	rmdir(dir);
 }
 
-/* The issue's file: 150,000 aliases of a 250 KB slurmctld_url in 850 KB. probe.c joined the sequence
+/* A billion-laughs targets file: 150,000 aliases of a 250 KB slurmctld_url in 850 KB. probe.c joined the sequence
  * whole (37 GB; an out-of-memory abort). Loaded in a child with its address space capped (not under
  * ASan, which reserves terabytes), under alarm(): refused at the alias that passes the YAML layer's
  * bound, in well under a second, with little memory. */
