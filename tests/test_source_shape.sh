@@ -16,12 +16,11 @@ FAIL=0
 TMP=$(mktemp -d) || exit 1
 trap 'rm -rf "$TMP"' EXIT
 
-ok() { PASS=$((PASS + 1)); echo "ok   $1"; }
-bad() { FAIL=$((FAIL + 1)); echo "FAIL $1"; }
+. tests/lib.sh # ok, bad, refused
 
 # check SRCDIR: every file or function over its limit on a line of its own, naming the file (and
 # line) and the function; exits 1 when there is one, else prints what it counted.
-check() {
+check_shape() {
 	awk -v maxf="$MAX_FILE_LINES" -v maxfn="$MAX_FUNCTION_LINES" '
 	function flush_file() {
 		if (FILENAME_prev != "" && lines > maxf) {
@@ -57,21 +56,11 @@ check() {
 }
 
 # expect_refused NAME SRCDIR WORDS: the checker refuses the tree, saying WORDS
-expect_refused() {
-	if check "$2" >"$TMP/out" 2>&1; then
-		bad "$1: accepted"
-		sed 's/^/    /' "$TMP/out"
-	elif grep -q -- "$3" "$TMP/out"; then
-		ok "$1: $(grep -- "$3" "$TMP/out" | head -1)"
-	else
-		bad "$1: refused without \"$3\""
-		sed 's/^/    /' "$TMP/out"
-	fi
-}
+expect_refused() { refused "$1" "$3" check_shape "$2"; }
 
 # --- the tree ----------------------------------------------------------------------------------
 
-if check src >"$TMP/out" 2>&1; then
+if check_shape src >"$TMP/out" 2>&1; then
 	ok "src/: $(tail -1 "$TMP/out")"
 else
 	bad "src/ breaks the size rules:"
@@ -96,7 +85,7 @@ copy() {
 # the longest function allowed: signature, "{", the body, "return", "}" = 101 lines is one over
 copy fits
 { echo; echo 'static int shape_fits(int x)'; echo '{'; body $((MAX_FUNCTION_LINES - 4)); echo '	return x;'; echo '}'; } >>"$TMP/fits/buf.c"
-check "$TMP/fits" >"$TMP/out" 2>&1
+check_shape "$TMP/fits" >"$TMP/out" 2>&1
 if grep -q shape_fits "$TMP/out"; then bad "a function of exactly $MAX_FUNCTION_LINES lines is refused"; sed 's/^/    /' "$TMP/out"
 else ok "a function of exactly $MAX_FUNCTION_LINES lines is accepted"; fi
 

@@ -58,8 +58,8 @@ static struct mm mm_of(double *v, size_t n)
 /* Run body at least min_n times and for seconds, at most MAX_RUNS, each sample in v[*n]. */
 #define TIMED(seconds, min_n, v, n, ...)                                                                     \
 	do {                                                                                                  \
-		double t0_ = now();                                                                           \
-		for (*(n) = 0; *(n) < MAX_RUNS && (*(n) < (min_n) || now() - t0_ < (seconds)); (*(n))++) {  \
+		double t0_ = mono_now();                                                                           \
+		for (*(n) = 0; *(n) < MAX_RUNS && (*(n) < (min_n) || mono_now() - t0_ < (seconds)); (*(n))++) {  \
 			double c0_ = cpu_now();                                                               \
 			__VA_ARGS__;                                                                          \
 			(v)[*(n)] = cpu_now() - c0_;                                                          \

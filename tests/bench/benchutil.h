@@ -1,6 +1,7 @@
 /* benchutil.h: helpers shared by the benchmarks (bench.c, bench_gzip.c, bench_rest.c; header-only,
- * each benchmark is one binary): clocks, dying with a message, sorting samples, the mapping loaded,
- * and the processes the end-to-end figures start (a free port, spawn, stop). */
+ * each benchmark is one binary): the thread's CPU clock (wall time is monotime.h's mono_now),
+ * dying with a message, sorting samples, the mapping loaded, and the processes the end-to-end
+ * figures start (a free port, spawn, stop). */
 #ifndef SHIM_BENCHUTIL_H
 #define SHIM_BENCHUTIL_H
 
@@ -19,13 +20,7 @@
 
 #include "buf.h"
 #include "mapping.h"
-
-static inline double now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
+#include "monotime.h" /* mono_now: the wall clock of every figure */
 
 /* CPU time of this thread: what one scrape costs on one core, whatever else runs on the machine. */
 static inline double cpu_now(void)
