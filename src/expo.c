@@ -405,6 +405,40 @@ static int keep_sample_family(struct expo *e, const char *name, size_t nlen, int
 	return 1;
 }
 
+/* Sample s (the newest of family f) takes its nls labels ls (the caller's scratch, sorted here):
+ * names shared with the previous sample, the whole set shared with the same sample of the twin
+ * family when equal, else copied out of the line into e's arena. */
+static void store_labels(struct expo *e, const struct expo_family *f, struct expo_sample *s, struct label *ls,
+			 uint32_t nls, const char *line, const char *end)
+{
+	labels_sort(ls, nls);
+	/* samples of a family carry the same label names: share the previous sample's pointers
+	 * so that label comparisons in evaluation are mostly pointer tests */
+	if (f->n > 1) {
+		const struct expo_sample *prev = &f->samples[f->n - 2];
+		for (uint32_t k = 0; k < nls && k < prev->nlabels; k++)
+			if (slice_is_equal(ls[k].name, ls[k].nlen, prev->labels[k].name, prev->labels[k].nlen))
+				ls[k].name = prev->labels[k].name;
+	}
+	/* and families of one endpoint list the same series in the same order (one per node,
+	 * user...): share the label set of the same position in the previous family, so that
+	 * matching one family against another is mostly a pointer test too */
+	const struct expo_family *t = e->ps->twin ? &e->fams[e->ps->twin - 1] : NULL;
+	const struct expo_sample *ts = t && t->n >= f->n ? &t->samples[f->n - 1] : NULL;
+	if (ts && labels_is_equal(ts->labels, ts->nlabels, ls, nls)) {
+		s->labels = ts->labels;
+		s->hash = ts->hash;
+	} else {
+		for (uint32_t k = 0; k < nls; k++) {
+			e->invalid_utf8 += !utf8_is_clean(ls[k].value, ls[k].vlen);
+			ls[k].name = own(e, ls[k].name, ls[k].nlen, line, end);
+			ls[k].value = own(e, ls[k].value, ls[k].vlen, line, end);
+		}
+		s->labels = arena_alloc(&e->arena, nls * sizeof(*ls));
+		memcpy(s->labels, ls, nls * sizeof(*ls));
+	}
+}
+
 static int parse_sample(struct expo *e, const char *p, const char *end, int flags, const char **err)
 {
 	struct label ls[MAX_LABELS];
@@ -471,34 +505,8 @@ static int parse_sample(struct expo *e, const char *p, const char *end, int flag
 	s->value = value;
 	s->labels = NULL;
 	s->hash = 0;
-	if (nls) {
-		labels_sort(ls, nls);
-		/* samples of a family carry the same label names: share the previous sample's pointers
-		 * so that label comparisons in evaluation are mostly pointer tests */
-		if (f->n > 1) {
-			const struct expo_sample *prev = &f->samples[f->n - 2];
-			for (uint32_t k = 0; k < nls && k < prev->nlabels; k++)
-				if (slice_is_equal(ls[k].name, ls[k].nlen, prev->labels[k].name, prev->labels[k].nlen))
-					ls[k].name = prev->labels[k].name;
-		}
-		/* and families of one endpoint list the same series in the same order (one per node,
-		 * user...): share the label set of the same position in the previous family, so that
-		 * matching one family against another is mostly a pointer test too */
-		const struct expo_family *t = e->ps->twin ? &e->fams[e->ps->twin - 1] : NULL;
-		const struct expo_sample *ts = t && t->n >= f->n ? &t->samples[f->n - 1] : NULL;
-		if (ts && labels_is_equal(ts->labels, ts->nlabels, ls, nls)) {
-			s->labels = ts->labels;
-			s->hash = ts->hash;
-		} else {
-			for (uint32_t k = 0; k < nls; k++) {
-				e->invalid_utf8 += !utf8_is_clean(ls[k].value, ls[k].vlen);
-				ls[k].name = own(e, ls[k].name, ls[k].nlen, line, end);
-				ls[k].value = own(e, ls[k].value, ls[k].vlen, line, end);
-			}
-			s->labels = arena_alloc(&e->arena, nls * sizeof(*ls));
-			memcpy(s->labels, ls, nls * sizeof(*ls));
-		}
-	}
+	if (nls)
+		store_labels(e, f, s, ls, nls, line, end);
 	if (!s->hash)
 		s->hash = labels_hash(s->labels, nls);
 	e->nsamples++;
