@@ -21,8 +21,8 @@
  * "FILE:LINE:COLUMN: reason", with the file's bytes escaped.
  *
  * Ownership: probe_targets_load returns a new table (probe_targets_free). probe_set_new takes
- * ownership of the table and returns a new set (probe_set_free) that owns one scraper, mapping and
- * slurmrestd API object per target; it copies the base config and borrows its strings.
+ * ownership of the table and returns a new set (probe_set_free) that owns one scraper (with its mapping
+ * and its upstreams' runtime state) per target; it copies the base config and borrows its strings.
  * probe_set_find and probe_set_name return borrowed pointers, valid for the set's life. */
 #ifndef SHIM_PROBE_H
 #define SHIM_PROBE_H
