@@ -13,7 +13,8 @@
  * or the files of replay_dir; tests give a fake one (tests/test_cache.c), without HTTP.
  *
  * Ownership: cache_new copies cfg (it borrows the strings it points to), splits slurmctld's
- * base_url into its controllers once (unless cfg gives them, or replays), which it owns, and takes
+ * base_url into its controllers once (unless cfg gives them, or replays), which it owns with
+ * slurmrestd's API version (upstream_rt, fetch.h), and takes
  * ownership of the mapping, as cache_set_mapping does; cache_free waits for the fetches still
  * running. cache_table_get returns a reference to the current table (cache_table_put); cache_get
  * returns new payload references (cache_got_release). */

@@ -50,7 +50,7 @@ struct fam_result {
 };
 
 /* The old exporter's runtime families: Prometheus' Go client, not Slurm. */
-static int ignored(const char *name, size_t n)
+static int family_is_ignored(const char *name, size_t n)
 {
 	return (n >= 3 && !memcmp(name, "go_", 3)) || (n >= 8 && !memcmp(name, "process_", 8)) ||
 	       (n >= 9 && !memcmp(name, "promhttp_", 9));
@@ -70,7 +70,7 @@ static int sample_cmp(const void *a, const void *b)
 	return labels_cmp(x->labels, x->nlabels, y->labels, y->nlabels);
 }
 
-static int same_value(double a, double b)
+static int value_is_same(double a, double b)
 {
 	return a == b || (isnan(a) && isnan(b));
 }
@@ -106,7 +106,7 @@ static void diff_series(struct fam_result *r, const struct expo_family *lf, cons
 		} else if (c > 0) {
 			add_diff(r, NULL, s[j++]);
 		} else {
-			if (!same_value(l[i]->value, s[j]->value))
+			if (!value_is_same(l[i]->value, s[j]->value))
 				add_diff(r, l[i], s[j]);
 			i++;
 			j++;
@@ -286,7 +286,7 @@ struct tally {
 	size_t disappear, exact, approximate;
 };
 
-static int disappears(const struct fam_result *r)
+static int fam_is_disappearing(const struct fam_result *r)
 {
 	return r->nlegacy && !r->nshim;
 }
@@ -295,7 +295,7 @@ static struct tally count(const struct fam_result *res, size_t n)
 {
 	struct tally t = { 0, 0, 0 };
 	for (size_t i = 0; i < n; i++) {
-		if (disappears(&res[i]))
+		if (fam_is_disappearing(&res[i]))
 			t.disappear++;
 		else if (res[i].bad)
 			t.exact++;
@@ -354,7 +354,7 @@ int compare_families(const struct mapping *m, unsigned flags, const struct expo 
 	for (size_t i = 0; i < legacy->nfams; i++) {
 		const struct expo_family *f = &legacy->fams[i];
 		char name[512];
-		if (!f->n || ignored(f->name, f->nlen) || f->nlen >= sizeof(name))
+		if (!f->n || family_is_ignored(f->name, f->nlen) || f->nlen >= sizeof(name))
 			continue;
 		memcpy(name, f->name, f->nlen);
 		name[f->nlen] = '\0';

@@ -1,10 +1,7 @@
 /* compare.h: --compare-legacy, the migration check. The old exporter's families against the shim's
  * own, family by family, as Prometheus would see them: label sets compared exactly, values
  * exactly (NaN equals NaN). compare_families is pure (two parsed expositions and the shim's result
- * record in, a report out, no network: tests/test_compare.c); compare_get is the one HTTP GET of the old exporter's page.
- *
- * Ownership: compare_families borrows everything and appends the report to out. compare_get
- * appends the body to out (a buf the caller owns) and writes a reason into err when it fails. */
+ * record in, a report out, no network: tests/test_compare.c); compare_get is the one HTTP GET of the old exporter's page. */
 #ifndef SHIM_COMPARE_H
 #define SHIM_COMPARE_H
 

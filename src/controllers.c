@@ -27,7 +27,7 @@ struct controllers {
 	char error[300];                /* the list is not usable: why */
 };
 
-int upstream_url_ok(const char *s, size_t n, int unix_ok)
+int upstream_url_is_valid(const char *s, size_t n, int unix_ok)
 {
 	size_t pre = n >= 7 && !strncasecmp(s, "http://", 7)	 ? 7
 		     : n >= 8 && !strncasecmp(s, "https://", 8)	 ? 8
@@ -60,7 +60,7 @@ static void add(struct controllers *c, const char *s, const char *e, size_t nth)
 	}
 	if (c->n == CONTROLLERS_MAX) {
 		snprintf(c->error, sizeof(c->error), "--slurmctld.url: more than %d controllers", CONTROLLERS_MAX);
-	} else if (!upstream_url_ok(s, (size_t)(e - s), 0)) {
+	} else if (!upstream_url_is_valid(s, (size_t)(e - s), 0)) {
 		char shown[CRED_SHOWN_MAX];
 		cred_url_shown(shown, sizeof(shown), u);
 		snprintf(c->error, sizeof(c->error), /* raw: the log, the 503 body and the status page escape it */

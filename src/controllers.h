@@ -1,6 +1,6 @@
 /* controllers.h: slurmctld's controllers (--slurmctld.url given several times, or a comma list;
  * a single URL is a list of one): the list, which one answered last (the current primary) and what
- * each was last seen as; and the one check of an upstream's base URL (upstream_url_ok).
+ * each was last seen as; and the one check of an upstream's base URL (upstream_url_is_valid).
  *
  * Slurm runs one primary slurmctld and standby backups; a standby answers every /metrics* with
  * 303 to SlurmctldHost[0] (or 503 when it has no control address), and a dead host refuses the
@@ -36,9 +36,9 @@ struct controllers;
  * (any case) and something after it, or, with unix_ok, unix:/path (a socket); printable ASCII
  * without spaces (it goes into log lines and HTTP requests). The one check behind
  * --slurmctld.url, --slurmrestd.url, --compare-legacy, the targets file and controllers_new. */
-int upstream_url_ok(const char *s, size_t n, int unix_ok);
+int upstream_url_is_valid(const char *s, size_t n, int unix_ok);
 
-/* Split list ("http://a:6817,http://b:6817") once. Every element must pass upstream_url_ok
+/* Split list ("http://a:6817,http://b:6817") once. Every element must pass upstream_url_is_valid
  * (no unix:/: slurmctld serves HTTP on its port only), and there may be CONTROLLERS_MAX at most
  * (the flags and the targets file refuse more at start); otherwise the object is still made, but
  * controllers_error() says why, and no fetch is tried. */

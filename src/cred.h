@@ -8,7 +8,7 @@
  *   cred_value_problem why a user name or token cannot go into a header as is: a control byte
  *                      (CR and LF would start another header line), or its length.
  *
- * Ownership: nothing is kept; the functions write into the caller's buffers. Thread-safe. */
+ * Thread-safe (nothing is kept between calls). */
 #ifndef SHIM_CRED_H
 #define SHIM_CRED_H
 

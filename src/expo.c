@@ -104,7 +104,7 @@ const struct expo_family *expo_find(const struct expo *e, const char *name, size
 		if (!v)
 			return NULL;
 		const struct expo_family *f = &e->fams[v - 1];
-		if (slice_eq(f->name, f->nlen, name, nlen))
+		if (slice_is_equal(f->name, f->nlen, name, nlen))
 			return f;
 	}
 }
@@ -341,7 +341,7 @@ static const char *parse_labels(struct expo *e, const char *p, const char *end, 
 			l->vlen = (uint32_t)(q - p);
 		}
 		for (uint32_t k = 0; k < n; k++)
-			if (slice_eq(ls[k].name, ls[k].nlen, l->name, l->nlen)) {
+			if (slice_is_equal(ls[k].name, ls[k].nlen, l->name, l->nlen)) {
 				*err = "duplicate label name";
 				return NULL;
 			}
@@ -377,9 +377,9 @@ static int keep_sample_family(struct expo *e, const char *name, size_t nlen, int
 	if (again && e->ps->skip_name)
 		return 0; /* another line of the family just skipped */
 	const struct expo_family *cur = e->ps->cur ? &e->fams[e->ps->cur - 1] : NULL;
-	int same = again || (cur && slice_eq(cur->name, cur->nlen, name, nlen));
+	int same = again || (cur && slice_is_equal(cur->name, cur->nlen, name, nlen));
 	if (e->ps->keep && !same) {
-		if (e->ps->skip_name && slice_eq(e->ps->skip_name, e->ps->skip_len, name, nlen))
+		if (e->ps->skip_name && slice_is_equal(e->ps->skip_name, e->ps->skip_len, name, nlen))
 			return 0;
 		if (!e->ps->keep(name, nlen, e->ps->keep_ctx)) {
 			if (e->ps->in.copy) { /* the line goes away with its chunk */
@@ -403,6 +403,40 @@ static int keep_sample_family(struct expo *e, const char *name, size_t nlen, int
 			e->fams[k].twin = e->ps->twin;
 	}
 	return 1;
+}
+
+/* Sample s (the newest of family f) takes its nls labels ls (the caller's scratch, sorted here):
+ * names shared with the previous sample, the whole set shared with the same sample of the twin
+ * family when equal, else copied out of the line into e's arena. */
+static void store_labels(struct expo *e, const struct expo_family *f, struct expo_sample *s, struct label *ls,
+			 uint32_t nls, const char *line, const char *end)
+{
+	labels_sort(ls, nls);
+	/* samples of a family carry the same label names: share the previous sample's pointers
+	 * so that label comparisons in evaluation are mostly pointer tests */
+	if (f->n > 1) {
+		const struct expo_sample *prev = &f->samples[f->n - 2];
+		for (uint32_t k = 0; k < nls && k < prev->nlabels; k++)
+			if (slice_is_equal(ls[k].name, ls[k].nlen, prev->labels[k].name, prev->labels[k].nlen))
+				ls[k].name = prev->labels[k].name;
+	}
+	/* and families of one endpoint list the same series in the same order (one per node,
+	 * user...): share the label set of the same position in the previous family, so that
+	 * matching one family against another is mostly a pointer test too */
+	const struct expo_family *t = e->ps->twin ? &e->fams[e->ps->twin - 1] : NULL;
+	const struct expo_sample *ts = t && t->n >= f->n ? &t->samples[f->n - 1] : NULL;
+	if (ts && labels_is_equal(ts->labels, ts->nlabels, ls, nls)) {
+		s->labels = ts->labels;
+		s->hash = ts->hash;
+	} else {
+		for (uint32_t k = 0; k < nls; k++) {
+			e->invalid_utf8 += !utf8_is_clean(ls[k].value, ls[k].vlen);
+			ls[k].name = own(e, ls[k].name, ls[k].nlen, line, end);
+			ls[k].value = own(e, ls[k].value, ls[k].vlen, line, end);
+		}
+		s->labels = arena_alloc(&e->arena, nls * sizeof(*ls));
+		memcpy(s->labels, ls, nls * sizeof(*ls));
+	}
 }
 
 static int parse_sample(struct expo *e, const char *p, const char *end, int flags, const char **err)
@@ -471,34 +505,8 @@ static int parse_sample(struct expo *e, const char *p, const char *end, int flag
 	s->value = value;
 	s->labels = NULL;
 	s->hash = 0;
-	if (nls) {
-		labels_sort(ls, nls);
-		/* samples of a family carry the same label names: share the previous sample's pointers
-		 * so that label comparisons in evaluation are mostly pointer tests */
-		if (f->n > 1) {
-			const struct expo_sample *prev = &f->samples[f->n - 2];
-			for (uint32_t k = 0; k < nls && k < prev->nlabels; k++)
-				if (slice_eq(ls[k].name, ls[k].nlen, prev->labels[k].name, prev->labels[k].nlen))
-					ls[k].name = prev->labels[k].name;
-		}
-		/* and families of one endpoint list the same series in the same order (one per node,
-		 * user...): share the label set of the same position in the previous family, so that
-		 * matching one family against another is mostly a pointer test too */
-		const struct expo_family *t = e->ps->twin ? &e->fams[e->ps->twin - 1] : NULL;
-		const struct expo_sample *ts = t && t->n >= f->n ? &t->samples[f->n - 1] : NULL;
-		if (ts && labels_equal(ts->labels, ts->nlabels, ls, nls)) {
-			s->labels = ts->labels;
-			s->hash = ts->hash;
-		} else {
-			for (uint32_t k = 0; k < nls; k++) {
-				e->invalid_utf8 += !utf8_is_clean(ls[k].value, ls[k].vlen);
-				ls[k].name = own(e, ls[k].name, ls[k].nlen, line, end);
-				ls[k].value = own(e, ls[k].value, ls[k].vlen, line, end);
-			}
-			s->labels = arena_alloc(&e->arena, nls * sizeof(*ls));
-			memcpy(s->labels, ls, nls * sizeof(*ls));
-		}
-	}
+	if (nls)
+		store_labels(e, f, s, ls, nls, line, end);
 	if (!s->hash)
 		s->hash = labels_hash(s->labels, nls);
 	e->nsamples++;
@@ -513,7 +521,7 @@ static enum expo_type parse_type(const char *s, size_t n)
 		{ "gaugehistogram", EXPO_OTHER }, { "stateset", EXPO_OTHER }, { "info", EXPO_OTHER },
 	};
 	for (size_t i = 0; i < sizeof(types) / sizeof(types[0]); i++)
-		if (slice_eq(s, n, types[i].name, strlen(types[i].name)))
+		if (slice_is_equal(s, n, types[i].name, strlen(types[i].name)))
 			return types[i].t;
 	return (enum expo_type)-1;
 }
@@ -608,7 +616,7 @@ static void mark_duplicates(struct expo *e)
 				if (hslot_hash(set[j]) != s->hash)
 					continue;
 				const struct expo_sample *o = &f->samples[hslot_index(set[j])];
-				if (labels_equal(o->labels, o->nlabels, s->labels, s->nlabels)) {
+				if (labels_is_equal(o->labels, o->nlabels, s->labels, s->nlabels)) {
 					f->duplicate = 1;
 					break;
 				}
@@ -763,7 +771,7 @@ int expo_add(struct expo *e, const char *name, size_t nlen, struct label *labels
 			struct label l = labels[k];
 			/* samples of a family share their label names, as the parser makes them */
 			if (prev && k < prev->nlabels &&
-			    slice_eq(l.name, l.nlen, prev->labels[k].name, prev->labels[k].nlen))
+			    slice_is_equal(l.name, l.nlen, prev->labels[k].name, prev->labels[k].nlen))
 				l.name = prev->labels[k].name;
 			else
 				l.name = arena_strndup(&e->arena, l.name, l.nlen);

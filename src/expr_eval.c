@@ -56,7 +56,7 @@ struct evalctx {
 };
 
 /* Whether the regex matches the value (a slice: regexec wants a C string). */
-static int match_re(const regex_t *re, const char *v, size_t vl)
+static int re_has_match(const regex_t *re, const char *v, size_t vl)
 {
 	char tmp[512];
 	int ok;
@@ -71,13 +71,13 @@ static int match_re(const regex_t *re, const char *v, size_t vl)
 	return ok;
 }
 
-static int match_one(const struct matcher *m, const struct label *ls, uint32_t n)
+static int matcher_has_match(const struct matcher *m, const struct label *ls, uint32_t n)
 {
 	int i = labels_find(ls, n, m->label, strlen(m->label));
 	const char *v = i >= 0 ? ls[i].value : "";
 	size_t vl = i >= 0 ? ls[i].vlen : 0;
 	const struct mop_info *op = &expr_mops[m->op];
-	int ok = op->regex ? match_re(m->re, v, vl) : slice_eq(v, vl, m->value, strlen(m->value));
+	int ok = op->regex ? re_has_match(m->re, v, vl) : slice_is_equal(v, vl, m->value, strlen(m->value));
 	return op->negated ? !ok : ok;
 }
 
@@ -133,7 +133,7 @@ static NOINLINE void eval_selector(struct evalctx *c, const struct expr *x, stru
 		const struct expo_sample *s = &f->samples[i];
 		int ok = 1;
 		for (size_t k = 0; k < x->nm && ok; k++)
-			ok = match_one(&x->m[k], s->labels, s->nlabels);
+			ok = matcher_has_match(&x->m[k], s->labels, s->nlabels);
 		if (!ok)
 			continue;
 		struct velem *e = &o[out->n++];
@@ -211,7 +211,7 @@ static const struct velem *index_get(struct index *ix, const struct velem *k)
 		if (hslot_hash(s) != k->hash)
 			continue;
 		e = &ix->v->e[hslot_index(s)];
-		if (labels_equal(e->labels, e->nlabels, k->labels, k->nlabels)) {
+		if (labels_is_equal(e->labels, e->nlabels, k->labels, k->nlabels)) {
 			ix->next = hslot_index(s) + 1;
 			return e;
 		}
@@ -375,7 +375,7 @@ static NOINLINE void aggregate(struct evalctx *c, const struct expr *x, const st
 		for (uint32_t k = 0; k < e->nlabels && n < 64; k++) {
 			int listed = 0;
 			for (size_t g = 0; g < x->ngrouping && !listed; g++)
-				listed = slice_eq(e->labels[k].name, e->labels[k].nlen, x->grouping[g], glen[g]);
+				listed = slice_is_equal(e->labels[k].name, e->labels[k].nlen, x->grouping[g], glen[g]);
 			if (x->without ? !listed : listed)
 				tmp[n++] = e->labels[k];
 		}
@@ -384,7 +384,7 @@ static NOINLINE void aggregate(struct evalctx *c, const struct expr *x, const st
 		struct velem *g = NULL;
 		for (; slot[j]; j = (j + 1) & (cap - 1)) {
 			struct velem *cand = &acc[hslot_index(slot[j])];
-			if (hslot_hash(slot[j]) == hash && labels_equal(cand->labels, cand->nlabels, tmp, n)) {
+			if (hslot_hash(slot[j]) == hash && labels_is_equal(cand->labels, cand->nlabels, tmp, n)) {
 				g = cand;
 				break;
 			}
@@ -490,7 +490,7 @@ set:;
 		struct label *ls = arena_alloc(c->a, (e->nlabels + 1) * sizeof(*ls));
 		uint32_t n = 0;
 		for (uint32_t k = 0; k < e->nlabels; k++)
-			if (!slice_eq(e->labels[k].name, e->labels[k].nlen, dst, strlen(dst)))
+			if (!slice_is_equal(e->labels[k].name, e->labels[k].nlen, dst, strlen(dst)))
 				ls[n++] = e->labels[k];
 		if (vlen)
 			ls[n++] = (struct label){ dst, val, (uint32_t)strlen(dst), (uint32_t)vlen };

@@ -45,7 +45,7 @@ static uint64_t mix_str(struct memo_pass *mp, uint64_t h, const char *s)
 	return mix(h, fnv1a(s, n) ^ n);
 }
 
-static int same_str(struct memo_pass *mp, const char *a, const char *b)
+static int str_is_same(struct memo_pass *mp, const char *a, const char *b)
 {
 	size_t n = 0;
 	while (a[n] && a[n] == b[n])
@@ -95,25 +95,25 @@ static uint64_t node_hash(struct memo_pass *mp, const struct expr *x)
 	return h;
 }
 
-static int same_operand(const struct expr *a, const struct expr *b)
+static int operand_is_same(const struct expr *a, const struct expr *b)
 {
 	return a ? b && a->memo_class == b->memo_class : !b;
 }
 
 /* x and y print the same, given that their operands are classed. */
-static int same_node(struct memo_pass *mp, const struct expr *x, const struct expr *y)
+static int node_is_same(struct memo_pass *mp, const struct expr *x, const struct expr *y)
 {
-	if (x->kind != y->kind || !same_operand(x->a, y->a) || !same_operand(x->b, y->b))
+	if (x->kind != y->kind || !operand_is_same(x->a, y->a) || !operand_is_same(x->b, y->b))
 		return 0;
 	switch ((enum kind)x->kind) {
 	case K_NUM:
 		return num_bits(x->num) == num_bits(y->num);
 	case K_SEL:
-		if (x->nm != y->nm || !same_str(mp, x->metric, y->metric))
+		if (x->nm != y->nm || !str_is_same(mp, x->metric, y->metric))
 			return 0;
 		for (size_t i = 0; i < x->nm; i++)
-			if (x->m[i].op != y->m[i].op || !same_str(mp, x->m[i].label, y->m[i].label) ||
-			    !same_str(mp, x->m[i].value, y->m[i].value))
+			if (x->m[i].op != y->m[i].op || !str_is_same(mp, x->m[i].label, y->m[i].label) ||
+			    !str_is_same(mp, x->m[i].value, y->m[i].value))
 				return 0;
 		return 1;
 	case K_AGG:
@@ -121,7 +121,7 @@ static int same_node(struct memo_pass *mp, const struct expr *x, const struct ex
 		    x->ngrouping != y->ngrouping)
 			return 0;
 		for (size_t i = 0; i < x->ngrouping; i++)
-			if (!same_str(mp, x->grouping[i], y->grouping[i]))
+			if (!str_is_same(mp, x->grouping[i], y->grouping[i]))
 				return 0;
 		return 1;
 	case K_BIN:
@@ -132,14 +132,14 @@ static int same_node(struct memo_pass *mp, const struct expr *x, const struct ex
 		if (x->fn != y->fn)
 			return 0;
 		for (int i = 0; x->fn == F_LABEL_REPLACE && i < 4; i++)
-			if (!same_str(mp, x->lr->s[i], y->lr->s[i]))
+			if (!str_is_same(mp, x->lr->s[i], y->lr->s[i]))
 				return 0;
 		return 1;
 	}
 	return 0;
 }
 
-static int memo_eligible(const struct expr *x)
+static int memo_is_eligible(const struct expr *x)
 {
 	return x->kind == K_BIN || x->kind == K_AGG || x->kind == K_FUNC || x->kind == K_NEG;
 }
@@ -196,13 +196,13 @@ static void classify(struct memo_pass *mp, struct expr *x)
 			new_class(mp, x, j);
 			break;
 		}
-		if (r->memo_hash == x->memo_hash && same_node(mp, r, x)) {
+		if (r->memo_hash == x->memo_hash && node_is_same(mp, r, x)) {
 			x->memo_class = r->memo_class;
 			break;
 		}
 	}
 	struct memo_class *c = &mp->cls[x->memo_class];
-	if (memo_eligible(x))
+	if (memo_is_eligible(x))
 		c->count += c->count < 2; /* only "more than once" matters */
 }
 
@@ -214,7 +214,7 @@ static void number(struct memo_pass *mp, struct expr *x)
 	mp->work++;
 	x->memo = 0;
 	struct memo_class *c = &mp->cls[x->memo_class];
-	if (memo_eligible(x) && c->count > 1) {
+	if (memo_is_eligible(x) && c->count > 1) {
 		if (!c->slot)
 			c->slot = (uint32_t)++mp->slots;
 		x->memo = c->slot;

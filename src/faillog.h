@@ -6,9 +6,7 @@
  *
  *   endpoints /metrics/nodes and /metrics/partitions failed: slurmctld http://ctl:6817: Failed to
  *   connect to ctl port 6817 after 0 ms: Couldn't connect to server; is slurmctld up, and is the
- *   URL's port its SlurmctldPort (slurm.conf)?
- *
- * Ownership: borrows everything; nothing kept. */
+ *   URL's port its SlurmctldPort (slurm.conf)? */
 #ifndef SHIM_FAILLOG_H
 #define SHIM_FAILLOG_H
 

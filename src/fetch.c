@@ -57,7 +57,7 @@ static void note_framing(const struct xfer *t, struct payload *p)
 
 /* An answer known unusable from its status or its headers: a status other than 200 (but a
  * redirect's, which done() follows), or a Content-Type not its upstream's media type (recorded). */
-static int known_unusable(struct xfer *x, long code)
+static int answer_is_known_unusable(struct xfer *x, long code)
 {
 	char *type = NULL, safe[100];
 	const char *want = upstreams[sources[x->p->src].upstream].media_type;
@@ -83,10 +83,10 @@ static size_t on_data(char *ptr, size_t size, size_t nmemb, void *ud)
 	if (code != x->p->http_status)
 		payload_restart(x->p, code); /* a new response (after a redirect): the bytes before are not its */
 	x->body_seen = 1;
-	int rc = known_unusable(x, code) ? 1 : payload_feed(x->p, ptr, n, x->max_body);
-	x->too_big = rc < 0;
-	x->stopped = rc > 0;
-	return rc ? 0 : n; /* 0 aborts the transfer */
+	enum payload_feed rc = answer_is_known_unusable(x, code) ? PAYLOAD_FEED_ENOUGH : payload_feed(x->p, ptr, n, x->max_body);
+	x->too_big = rc == PAYLOAD_FEED_TOO_BIG;
+	x->stopped = rc == PAYLOAD_FEED_ENOUGH;
+	return rc == PAYLOAD_FEED_MORE ? n : 0; /* 0 aborts the transfer */
 }
 
 /* A token file holds one JWT line (`scontrol token` writes "SLURM_JWT=..."): a bigger file is not one */
@@ -293,8 +293,8 @@ static int done(struct run *r, CURLMsg *msg)
 	p->facts.token = !t->c->cfg->token_file ? TOKEN_NOT_CONFIGURED : !t->c->token ? TOKEN_UNREADABLE :
 			 t->withheld ? TOKEN_WITHHELD : TOKEN_SENT;
 	/* slurmrestd no longer serves the version it was discovered with: ask /openapi/v3 next time */
-	if (p->http_status == 404 && t->c->cfg->api && strstr(sources[p->src].path, "{version}") &&
-	    slurmrestd_api_forget(t->c->cfg->api, t->c->version))
+	if (p->http_status == 404 && t->c->ra && strstr(sources[p->src].path, "{version}") &&
+	    slurmrestd_api_forget(t->c->ra, t->c->version))
 		log_warn("%s: %s answered 404 with API version %s: looking the version up again on the next fetch",
 			 t->c->up->name, sources[p->src].name, t->c->version);
 	payload_finish(p);
@@ -409,11 +409,11 @@ static void look_up_version(struct cred *c)
 	const char *what = "API version discovery: /openapi/v3";
 
 	c->api = -1;
-	if (slurmrestd_api_version(c->cfg->api, c->version) == 0) {
+	if (slurmrestd_api_version(c->ra, c->version) == 0) {
 		c->api = 1;
 		return;
 	}
-	if (!slurmrestd_api_due(c->cfg->api, t0, c->api_why, sizeof(c->api_why), &c->api_refused))
+	if (!slurmrestd_api_due(c->ra, t0, c->api_why, sizeof(c->api_why), &c->api_refused))
 		return;
 	make_url(c, c->cfg->base_url, "/openapi/v3", url, sizeof(url));
 	struct doc_xfer x = { .d = slurmrestd_api_doc_new(), .max = c->cfg->max_body };
@@ -440,11 +440,11 @@ static void look_up_version(struct cred *c)
 	else if (x.too_big)
 		snprintf(c->api_why, sizeof(c->api_why), "%s: larger than %zu bytes (--slurmrestd.max-body)", what, x.max);
 	else {
-		int learnt = slurmrestd_api_doc_learn(c->cfg->api, x.d, why, sizeof(why)) == 0;
+		int learnt = slurmrestd_api_doc_learn(c->ra, x.d, why, sizeof(why)) == 0;
 		x.d = NULL; /* freed */
 		if (!learnt)
 			snprintf(c->api_why, sizeof(c->api_why), "API version discovery: %s", why);
-		else if (slurmrestd_api_version(c->cfg->api, c->version) == 0)
+		else if (slurmrestd_api_version(c->ra, c->version) == 0)
 			c->api = 1;
 	}
 	slurmrestd_api_doc_free(x.d);
@@ -452,7 +452,7 @@ static void look_up_version(struct cred *c)
 	if (c->api > 0)
 		log_info("%s: API version %s (newest in /openapi/v3 this shim reads)", c->up->name, c->version);
 	else
-		slurmrestd_api_failed(c->cfg->api, mono_now(), c->api_why, c->api_refused);
+		slurmrestd_api_failed(c->ra, mono_now(), c->api_why, c->api_refused);
 	long left_ms = c->timeout_ms - (long)((mono_now() - t0) * 1000);
 	c->timeout_ms = left_ms > 1 ? left_ms : 1;
 }
@@ -470,15 +470,16 @@ int fetch_origin_base(const char *url, char *out, size_t len)
 }
 
 /* The credentials of upstream u, set up on its first source of this call. */
-struct cred *fetch_cred(struct run *r, const struct upstream_config cfg[UPSTREAM_COUNT], enum upstream_id u)
+struct cred *fetch_cred(struct run *r, const struct upstream_rt *rt, enum upstream_id u)
 {
 	struct cred *c = &r->c[u];
 	if (c->used)
 		return c;
-	double timeout = cfg[u].timeout;
+	double timeout = rt->cfg[u].timeout;
 	c->used = 1;
-	c->cfg = &cfg[u];
+	c->cfg = &rt->cfg[u];
 	c->up = &upstreams[u];
+	c->ra = rt->ra;
 	c->timeout_ms = timeout > 0.001 ? (long)(timeout * 1000) : 1;
 	add_credentials(c);
 	return c;
@@ -574,18 +575,18 @@ struct payload *fetch_failed(enum source_id id, unsigned gen, expo_keep_fn keep,
 
 /* An upstream with one server (slurmrestd): mask from its base_url in parallel, a redirect
  * followed once (to another origin without the credentials). */
-static void fetch_one_server(struct run *r, const struct upstream_config cfg[UPSTREAM_COUNT], enum upstream_id u,
+static void fetch_one_server(struct run *r, const struct upstream_rt *rt, enum upstream_id u,
 			     unsigned mask, unsigned gen, expo_keep_fn keep, void *ctx, struct payload *out[SRC_COUNT])
 {
 	struct xfer x[SRC_COUNT];
-	struct cred *c = fetch_cred(r, cfg, u);
+	struct cred *c = fetch_cred(r, rt, u);
 	memset(x, 0, sizeof(x));
 	for (int id = 0; id < SRC_COUNT; id++)
 		if (mask & (1u << id)) {
 			x[id].c = c;
 			x[id].hdrs = c->hdrs;
 			x[id].follow_any = 1;
-			fetch_start(r, &x[id], (enum source_id)id, cfg[u].base_url, c->timeout_ms, gen, keep, ctx);
+			fetch_start(r, &x[id], (enum source_id)id, rt->cfg[u].base_url, c->timeout_ms, gen, keep, ctx);
 		}
 	while (fetch_step(r, 200))
 		;
@@ -602,6 +603,7 @@ struct upstream_rt *upstream_rt_new(const struct upstream_config cfg[UPSTREAM_CO
 	u->cfg = cfg;
 	if (cfg[UPSTREAM_SLURMCTLD].base_url)
 		u->ctl = controllers_new(cfg[UPSTREAM_SLURMCTLD].base_url);
+	u->ra = slurmrestd_api_new(cfg[UPSTREAM_SLURMRESTD].api_version);
 	return u;
 }
 
@@ -610,6 +612,7 @@ void upstream_rt_free(struct upstream_rt *u)
 	if (!u)
 		return;
 	controllers_free(u->ctl);
+	slurmrestd_api_free(u->ra);
 	free(u);
 }
 
@@ -630,7 +633,7 @@ void fetch_sources(struct upstream_rt *u, unsigned mask, unsigned gen, expo_keep
 		if (m && up == UPSTREAM_SLURMCTLD)
 			fetch_ctld(&r, u, m, gen, keep, ctx, hint, out);
 		else if (m)
-			fetch_one_server(&r, u->cfg, (enum upstream_id)up, m, gen, keep, ctx, out);
+			fetch_one_server(&r, u, (enum upstream_id)up, m, gen, keep, ctx, out);
 	}
 	curl_multi_cleanup(r.m);
 	for (int up = 0; up < UPSTREAM_COUNT; up++)

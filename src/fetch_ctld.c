@@ -240,7 +240,7 @@ void fetch_ctld(struct run *r, const struct upstream_rt *u, unsigned mask, unsig
 	}
 	struct ctld_fetch *f = xcalloc(1, sizeof(*f));
 	f->r = r;
-	f->c = fetch_cred(r, u->cfg, UPSTREAM_SLURMCTLD);
+	f->c = fetch_cred(r, u, UPSTREAM_SLURMCTLD);
 	f->ctl = ctl;
 	f->mask = mask;
 	f->gen = gen;

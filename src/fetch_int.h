@@ -10,16 +10,19 @@
 #include "slurmrestd_api.h"
 
 /* The runtime state of a scraper's upstreams (fetch.h): their configuration, borrowed and never
- * changed, and slurmctld's controllers (NULL when slurmctld has no base_url). */
+ * changed, slurmctld's controllers (NULL when slurmctld has no base_url) and slurmrestd's API
+ * version (the fixed one, or the one learnt from /openapi/v3 and its back-off). */
 struct upstream_rt {
 	const struct upstream_config *cfg; /* [UPSTREAM_COUNT] */
 	struct controllers *ctl;
+	struct slurmrestd_api *ra;
 };
 
 /* One upstream's credentials, for one fetch_sources call. */
 struct cred {
 	const struct upstream_config *cfg;
 	const struct upstream *up;
+	struct slurmrestd_api *ra;    /* the runtime upstream's API version (upstream_rt) */
 	struct curl_slist *hdrs;      /* with the token and user: only for the configured origin */
 	struct curl_slist *anon_hdrs; /* without them: for any other origin */
 	char *token;
@@ -64,7 +67,7 @@ struct run {
 };
 
 /* Upstream u's credentials for this run, read on its first use. */
-struct cred *fetch_cred(struct run *r, const struct upstream_config cfg[UPSTREAM_COUNT], enum upstream_id u);
+struct cred *fetch_cred(struct run *r, const struct upstream_rt *rt, enum upstream_id u);
 /* Start source id's transfer on x (zeroed by the caller, follow_any, pending and responded set)
  * from base with x->hdrs, within timeout_ms; a payload that fails before its transfer starts is
  * finished at once (x->h stays NULL). */

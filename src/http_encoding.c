@@ -41,7 +41,7 @@ void accept_encoding_init(struct accept_encoding *ae)
 	*ae = (struct accept_encoding){ .gzip = -1, .identity = -1, .star = -1 };
 }
 
-static int coding_is(const char *s, size_t n, const char *name)
+static int coding_is_named(const char *s, size_t n, const char *name)
 {
 	return n == strlen(name) && strncasecmp(s, name, n) == 0;
 }
@@ -55,9 +55,9 @@ static void take(int *slot, int w)
 
 static void record(struct accept_encoding *ae, const char *coding, size_t n, int w)
 {
-	if (coding_is(coding, n, "gzip") || coding_is(coding, n, "x-gzip"))
+	if (coding_is_named(coding, n, "gzip") || coding_is_named(coding, n, "x-gzip"))
 		take(&ae->gzip, w);
-	else if (coding_is(coding, n, "identity"))
+	else if (coding_is_named(coding, n, "identity"))
 		take(&ae->identity, w);
 	else if (n == 1 && coding[0] == '*')
 		take(&ae->star, w);

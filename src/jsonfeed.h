@@ -7,7 +7,7 @@
  * at a character boundary outside an escape; yajl gets its first bytes and the closing quote, never
  * the rest; a number or word that goes on past JSONFEED_MAX_TOKEN bytes stops the parse. yajl holds
  * at most one chunk and that much of a string.
- * In a string or key callback, jsonfeed_long() says whether the string was longer than `limit`
+ * In a string or key callback, jsonfeed_is_long() says whether the string was longer than `limit`
  * decoded bytes: cut (whose decoded length is past `limit`, as no escape decodes to less than a
  * sixth of its bytes) or whole in one chunk and longer; so the verdict is the same whatever the
  * chunks were. A number callback should refuse a number longer than JSONFEED_MAX_TOKEN itself
@@ -57,7 +57,7 @@ void jsonfeed_free(struct jsonfeed *j);
 size_t jsonfeed_offset(const struct jsonfeed *j);
 /* In a string or key callback, with its decoded length n: whether it was longer than `limit` (then
  * its bytes are only a part of it). */
-static inline int jsonfeed_long(const struct jsonfeed *j, size_t n)
+static inline int jsonfeed_is_long(const struct jsonfeed *j, size_t n)
 {
 	return j->cut_pending || n > j->limit;
 }

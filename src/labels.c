@@ -24,15 +24,15 @@ uint32_t labels_hash(const struct label *l, size_t n)
 	return (uint32_t)(h ^ (h >> 31));
 }
 
-int labels_equal(const struct label *a, size_t na, const struct label *b, size_t nb)
+int labels_is_equal(const struct label *a, size_t na, const struct label *b, size_t nb)
 {
 	if (na != nb)
 		return 0;
 	if (a == b)
 		return 1; /* one shared array (see expo.c) */
 	for (size_t i = 0; i < na; i++)
-		if (!slice_eq(a[i].name, a[i].nlen, b[i].name, b[i].nlen) ||
-		    !slice_eq(a[i].value, a[i].vlen, b[i].value, b[i].vlen))
+		if (!slice_is_equal(a[i].name, a[i].nlen, b[i].name, b[i].nlen) ||
+		    !slice_is_equal(a[i].value, a[i].vlen, b[i].value, b[i].vlen))
 			return 0;
 	return 1;
 }
@@ -82,7 +82,7 @@ void labels_sort(struct label *l, size_t n)
 int labels_find(const struct label *l, size_t n, const char *name, size_t nlen)
 {
 	for (size_t i = 0; i < n; i++)
-		if (slice_eq(l[i].name, l[i].nlen, name, nlen))
+		if (slice_is_equal(l[i].name, l[i].nlen, name, nlen))
 			return (int)i;
 	return -1;
 }

@@ -28,7 +28,7 @@ struct vec {
 
 /* FNV-1a over the sorted set, then mixed so that every bit depends on every byte; equal sets hash equal. */
 uint32_t labels_hash(const struct label *l, size_t n);
-int labels_equal(const struct label *a, size_t na, const struct label *b, size_t nb);
+int labels_is_equal(const struct label *a, size_t na, const struct label *b, size_t nb);
 /* Total order (for stable output): by name, then value, pairwise; shorter set first on a tie. */
 int labels_cmp(const struct label *a, size_t na, const struct label *b, size_t nb);
 void labels_sort(struct label *l, size_t n);   /* insertion sort: sets are tiny */
@@ -37,7 +37,7 @@ int labels_find(const struct label *l, size_t n, const char *name, size_t nlen);
 
 /* Equal byte strings. The parser makes equal label names of a family share one pointer, so the
  * pointer test settles most comparisons without reading the bytes. */
-static inline int slice_eq(const char *a, size_t na, const char *b, size_t nb)
+static inline int slice_is_equal(const char *a, size_t na, const char *b, size_t nb)
 {
 	return na == nb && (na == 0 || a == b || __builtin_memcmp(a, b, na) == 0);
 }

@@ -4,8 +4,7 @@
  * invalid UTF-8 become \xNN, so untrusted bytes (upstream bodies and headers, client input, file
  * content) are passed to log_* as they are: a hostile payload cannot forge log lines or terminal
  * escapes, and nothing is escaped twice (a log_escape'd string logged again read \\x22 for a quote).
- * log_escape is for the other sinks: HTTP bodies, stdout, stderr written with fprintf.
- * Ownership: nothing is kept; log_msg formats on its stack, log_escape writes into the caller's out. */
+ * log_escape is for the other sinks: HTTP bodies, stdout, stderr written with fprintf. */
 #ifndef SHIM_LOG_H
 #define SHIM_LOG_H
 

@@ -177,6 +177,32 @@ static double min_interval(const struct options *opt, enum source_id id)
 	return rest ? opt->rest_min_interval : opt->min_interval;
 }
 
+/* The scraper configuration the flags give: the daemon's scraper (plus the passthrough) and the
+ * targets' scrapers (with their own upstreams) start from it. */
+static void scraper_config_init(struct scraper_config *sc, const struct options *opt)
+{
+	*sc = (struct scraper_config){
+		.upstream[UPSTREAM_SLURMCTLD] = { .base_url = opt->url, .timeout = opt->timeout,
+						  .max_body = (size_t)opt->max_body, .token_file = opt->token_file,
+						  .user = opt->user },
+		.upstream[UPSTREAM_SLURMRESTD] = { .base_url = opt->rest_url, .timeout = opt->rest_timeout,
+						   .max_body = (size_t)opt->rest_max_body,
+						   .token_file = opt->rest_token_file, .user = opt->rest_user,
+						   .api_version = opt->rest_api_version },
+		.replay_dir = opt->replay_dir,
+		.flags = row_flags(opt),
+		/* /jobs is the full job RPC: only on request, whatever the rows read */
+		.sources_off = opt->rest_jobs ? 0 : 1u << SRC_REST_JOBS,
+		.max_output = 1u << 30, /* legacy families; a family that does not fit is left out whole */
+		.max_held = (size_t)opt->max_held,
+		.slow_fetch = opt->slow_fetch,
+		/* only the daemon sends answers over HTTP: --once prints what it always printed */
+		.compression = opt->compression && !opt->once && !opt->compare_legacy,
+	};
+	for (int id = 0; id < SRC_COUNT; id++)
+		sc->min_interval[id] = opt->once ? 0 : min_interval(opt, (enum source_id)id);
+}
+
 /* One scrape to stdout (stderr when it failed): 0, or 1 when it failed. */
 static int once(const struct options *opt, struct scraper *scraper)
 {
@@ -292,7 +318,6 @@ int main(int argc, char **argv)
 	struct options opt; /* process-wide, read-only once parsed (options.h) */
 	struct mapping *m = NULL;
 	struct scraper *scraper = NULL;
-	struct slurmrestd_api *api = NULL; /* slurmrestd's API version, shared by every fetch */
 	struct probe_targets *targets = NULL; /* until probe_set_new takes them */
 	struct probe_set *probes = NULL;
 	int rc = 1, bad_targets;
@@ -339,26 +364,8 @@ int main(int argc, char **argv)
 		goto out;
 	}
 
-	api = slurmrestd_api_new(opt.rest_api_version);
-	struct scraper_config sc = {
-		.upstream[UPSTREAM_SLURMCTLD] = { .base_url = opt.url, .timeout = opt.timeout,
-						  .max_body = (size_t)opt.max_body, .token_file = opt.token_file,
-						  .user = opt.user },
-		.upstream[UPSTREAM_SLURMRESTD] = { .base_url = opt.rest_url, .timeout = opt.rest_timeout,
-						   .max_body = (size_t)opt.rest_max_body,
-						   .token_file = opt.rest_token_file, .user = opt.rest_user, .api = api },
-		.replay_dir = opt.replay_dir,
-		.flags = row_flags(&opt),
-		/* /jobs is the full job RPC: only on request, whatever the rows read */
-		.sources_off = opt.rest_jobs ? 0 : 1u << SRC_REST_JOBS,
-		.max_output = 1u << 30, /* legacy families; a family that does not fit is left out whole */
-		.max_held = (size_t)opt.max_held,
-		.slow_fetch = opt.slow_fetch,
-		/* only the daemon sends answers over HTTP: --once prints what it always printed */
-		.compression = opt.compression && !opt.once && !opt.compare_legacy,
-	};
-	for (int id = 0; id < SRC_COUNT; id++)
-		sc.min_interval[id] = opt.once ? 0 : min_interval(&opt, (enum source_id)id);
+	struct scraper_config sc;
+	scraper_config_init(&sc, &opt);
 	if (!opt.rest_url && !opt.once && !opt.compare_legacy && nodeview_table_has_guess(m, sc.flags))
 		log_warn("without slurmrestd the per-node status labels are guessed from CPU counts (down, drained, "
 			 "failed and maint nodes read idle, allocated or mixed); the fix: " NODEVIEW_FIX);
@@ -374,7 +381,7 @@ int main(int argc, char **argv)
 		rc = once(&opt, scraper);
 	} else {
 		if (targets) { /* the targets' scrapers: the global flags, each target's upstreams */
-			probes = probe_set_new(targets, &sc, opt.mapping, opt.rest_api_version);
+			probes = probe_set_new(targets, &sc, opt.mapping);
 			targets = NULL;
 			if (!probes)
 				goto out;
@@ -385,7 +392,6 @@ out:
 	probe_set_free(probes); /* after the server, which borrows it, has stopped */
 	probe_targets_free(targets);
 	scraper_free(scraper);
-	slurmrestd_api_free(api);
 	mapping_free(m);
 	return rc;
 }

@@ -24,7 +24,7 @@ static int relabel(const struct row *r, struct vec *v, struct arena *a, char *er
 			if (!l.vlen)
 				continue;
 			for (size_t j = 0; j < r->nrenames; j++)
-				if (slice_eq(l.name, l.nlen, r->renames[j].key, strlen(r->renames[j].key))) {
+				if (slice_is_equal(l.name, l.nlen, r->renames[j].key, strlen(r->renames[j].key))) {
 					l.name = r->renames[j].value;
 					l.nlen = (uint32_t)strlen(l.name);
 					break;

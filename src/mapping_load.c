@@ -145,7 +145,7 @@ static void row_problem(struct loader *L, const char *key, const char *fmt, ...)
 	va_end(ap);
 }
 
-static int valid_label_name(const char *s)
+static int label_name_is_valid(const char *s)
 {
 	return names_is_label_name(s) && strncmp(s, "__", 2) != 0;
 }
@@ -181,9 +181,9 @@ static void load_kv(struct loader *L, json_t *obj, const char *field, struct kv 
 			continue;
 		}
 		const char *sv = json_string_value(v);
-		if ((keys_are_labels && !valid_label_name(k)) || (values_are_labels && !valid_label_name(sv))) {
+		if ((keys_are_labels && !label_name_is_valid(k)) || (values_are_labels && !label_name_is_valid(sv))) {
 			row_problem(L, field, "\"%s\": \"%s\": \"%s\" is not a valid label name", field, k,
-				    keys_are_labels && !valid_label_name(k) ? k : sv);
+				    keys_are_labels && !label_name_is_valid(k) ? k : sv);
 			continue;
 		}
 		(*out)[*n].key = xstrdup(k);

@@ -43,7 +43,7 @@ static void make_keys(const struct vec *v, struct skey *keys)
 	for (size_t i = 1; i < v->n && usable; i++) {
 		/* an element without labels may have no label array at all (labels NULL) */
 		const struct label *l = v->e[i].nlabels ? &v->e[i].labels[0] : NULL;
-		usable = l && slice_eq(l->name, l->nlen, first->name, first->nlen);
+		usable = l && slice_is_equal(l->name, l->nlen, first->name, first->nlen);
 		if (usable) {
 			size_t c = 0, max = l->vlen < common ? l->vlen : common;
 			while (c < max && l->value[c] == first->value[c])

@@ -38,7 +38,7 @@ static const char *const rest_fams[] = {
 					 wraps at 65536 */
 #define QUEUE_PREFIX "slurm_account_jobs_"
 
-static int is(const char *name, size_t len, const char *lit)
+static int name_is_lit(const char *name, size_t len, const char *lit)
 {
 	return strlen(lit) == len && memcmp(name, lit, len) == 0;
 }
@@ -51,18 +51,18 @@ static int has_prefix(const char *name, size_t len, const char *prefix)
 
 int nodeview_has_input(const char *name, size_t len)
 {
-	if (is(name, len, "slurm_nodes") || has_prefix(name, len, NODES_PREFIX) || is(name, len, PER_NODE))
+	if (name_is_lit(name, len, "slurm_nodes") || has_prefix(name, len, NODES_PREFIX) || name_is_lit(name, len, PER_NODE))
 		return 1;
 	for (size_t i = 0; i < NPART_FAMS; i++)
-		if (is(name, len, part_fams[i].fam))
+		if (name_is_lit(name, len, part_fams[i].fam))
 			return 1;
 	for (size_t i = 0; i < sizeof(rest_fams) / sizeof(rest_fams[0]); i++)
-		if (is(name, len, rest_fams[i]))
+		if (name_is_lit(name, len, rest_fams[i]))
 			return 1;
 	for (int q = 0; q < NV_Q_COUNT; q++) {
 		char fam[64];
 		snprintf(fam, sizeof(fam), QUEUE_PREFIX "%s", nodeview_queue_names[q]);
-		if (is(name, len, fam))
+		if (name_is_lit(name, len, fam))
 			return 1;
 	}
 	return 0;
@@ -93,7 +93,7 @@ static const char *label(const struct expo_sample *s, const char *name, size_t *
 	return k < 0 ? "" : s->labels[k].value;
 }
 
-static int same_label(const struct expo_sample *a, const struct expo_sample *b, const char *name)
+static int label_is_same(const struct expo_sample *a, const struct expo_sample *b, const char *name)
 {
 	size_t na, nb;
 	const char *va = label(a, name, &na), *vb = label(b, name, &nb);
@@ -185,7 +185,7 @@ static void add_bad(struct nodeview *v, const struct expo_sample *s, const char 
 	copy_cut(b->state, sizeof(b->state), state, slen);
 	/* the reasons are in node order too, one per node that has one: skip those of OK nodes */
 	for (size_t k = *wi; why && k < why->n; k++) {
-		if (!same_label(&why->samples[k], s, "node"))
+		if (!label_is_same(&why->samples[k], s, "node"))
 			continue;
 		const char *r = label(&why->samples[k], "reason", &n);
 		copy_cut(b->reason, sizeof(b->reason), r, n);
@@ -219,7 +219,7 @@ static void build_rest(struct nodeview *v, const struct expo *e)
 		if (!nodeview_state_is_ok(word))
 			add_bad(v, s, state, slen, why, &wi);
 		/* this node's partitions: the next run of partition samples naming it */
-		for (; pf && pi < pf->n && same_label(&pf->samples[pi], s, "node"); pi++) {
+		for (; pf && pi < pf->n && label_is_same(&pf->samples[pi], s, "node"); pi++) {
 			size_t n;
 			const char *name = label(&pf->samples[pi], "partition", &n);
 			struct nodeview_part *p = part(v, name, n, 0);

@@ -10,8 +10,7 @@
  * /metrics/nodes, flags counted beside the base state; 16-bit in slurmctld, they wrap at 65,536) and
  * the number of nodes, counted from the per-node slurm_node_cpus (slurm_nodes itself wraps). Either
  * way, per partition the totals of /metrics/partitions and the queue totals of
- * /metrics/jobs-users-accts (summed over accounts).
- * Ownership: nodeview_build fills the caller's struct and keeps nothing. */
+ * /metrics/jobs-users-accts (summed over accounts). */
 #ifndef SHIM_NODEVIEW_H
 #define SHIM_NODEVIEW_H
 

@@ -278,7 +278,7 @@ static int do_metadata(struct om *o, size_t line, const char *p, const char *end
 	const char *v = q + 1;
 	size_t vlen = (size_t)(end - v);
 
-	if (f->open && slice_eq(f->name, f->nlen, name, nlen)) {
+	if (f->open && slice_is_equal(f->name, f->nlen, name, nlen)) {
 		if (f->nsamples)
 			return fail(o, line, "metadata for '%.*s' after its samples", shown(nlen), name);
 	} else {
@@ -374,10 +374,10 @@ static int check_labels(struct om *o, size_t line, enum sfx sfx, struct om_num *
 			return fail(o, line, "%s '%.*s': a _bucket sample without le label", type_name[f->type],
 				    shown(f->nlen), f->name);
 		const char *v = om_label_value(&o->ls, l);
-		if (slice_eq(v, l->vlen, "+Inf", 4)) {
+		if (slice_is_equal(v, l->vlen, "+Inf", 4)) {
 			le->kind = OM_PINF;
 			le->v = INFINITY;
-		} else if (slice_eq(v, l->vlen, "-Inf", 4)) {
+		} else if (slice_is_equal(v, l->vlen, "-Inf", 4)) {
 			le->kind = OM_NINF;
 			le->v = -INFINITY;
 		} else if (parse_num(o, v, l->vlen, 0, le) < 0) {
@@ -427,7 +427,7 @@ static int check_metric(struct om *o, size_t line, const char *name, size_t nlen
 	}
 	o->key.len = 0;
 	om_key_labels(&o->key, &o->ls, skip, skiplen);
-	int same = f->in_metric && slice_eq(f->metric.data, f->metric.len, o->key.data, o->key.len);
+	int same = f->in_metric && slice_is_equal(f->metric.data, f->metric.len, o->key.data, o->key.len);
 	if (!same) {
 		if (!om_keyset_add(&f->metrics, o->key.data, o->key.len))
 			return fail(o, line, "'%.*s': the samples of one label set must be contiguous (metrics must not "
@@ -598,7 +598,7 @@ static int do_sample(struct om *o, size_t line, const char *p, const char *end)
 
 	enum sfx sfx = S_NONE;
 	if (!fam_owns(f, name, nlen, &sfx)) {
-		if (f->open && slice_eq(f->name, f->nlen, name, nlen))
+		if (f->open && slice_is_equal(f->name, f->nlen, name, nlen))
 			return fail(o, line, "%s '%.*s': '%.*s' is not one of its sample names", type_name[f->type],
 				    shown(f->nlen), f->name, shown(nlen), name);
 		if (fam_close(o) < 0 || fam_start(o, line, name, nlen) < 0)

@@ -291,14 +291,14 @@ static int bad_value(const struct flag *f, const char *v, FILE *err)
 	return -1;
 }
 
-/* The elements of comma list v, every one checked (upstream_url_ok; the error names the one that
+/* The elements of comma list v, every one checked (upstream_url_is_valid; the error names the one that
  * is not a URL); -1 with the error written. */
 static int count_urls(const struct flag *f, const char *v, FILE *err)
 {
 	int count = 0;
 	for (const char *s = v;; s++, count++) {
 		size_t n = strcspn(s, ",");
-		if (!upstream_url_ok(s, n, 0)) {
+		if (!upstream_url_is_valid(s, n, 0)) {
 			char el[300];
 			snprintf(el, sizeof(el), "%.*s", (int)(n < 299 ? n : 299), s);
 			return bad_value(f, el, err);
@@ -382,7 +382,7 @@ static int set_value(struct options *o, const struct flag *f, const char *v, FIL
 		return 0;
 	case T_RURL:
 	case T_URL:
-		if (!upstream_url_ok(v, strlen(v), f->type == T_RURL))
+		if (!upstream_url_is_valid(v, strlen(v), f->type == T_RURL))
 			return bad_value(f, v, err);
 		/* fall through */
 	case T_STRING:

@@ -8,9 +8,7 @@
  * and why the shim has no use for it. --[no-]collector.gpus means what it meant in the fork, the GPU
  * families on or off (the shim's --gpus-acct); every other one is ignored, and main() logs one
  * warning per flag given (fork_flags_warn), once, at start. A --[no-]collector.NAME the fork does
- * not list (another release's collector) is taken as a collector flag too: the unit still starts.
- *
- * Ownership: the table is constant; fork_flags_warn borrows the argv strings it is given. */
+ * not list (another release's collector) is taken as a collector flag too: the unit still starts. */
 #ifndef SHIM_OPTIONS_FORK_H
 #define SHIM_OPTIONS_FORK_H
 

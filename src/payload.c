@@ -127,19 +127,19 @@ void payload_restart(struct payload *p, long http_status)
 	p->http_status = http_status;
 }
 
-int payload_feed(struct payload *p, const char *data, size_t n, size_t max_body)
+enum payload_feed payload_feed(struct payload *p, const char *data, size_t n, size_t max_body)
 {
 	if (max_body && n > max_body - (p->len < max_body ? p->len : max_body)) { /* max_body 0: no limit */
 		p->facts.limit = max_body;
 		payload_fault(p, FAULT_TOO_BIG, NULL);
-		return -1;
+		return PAYLOAD_FEED_TOO_BIG;
 	}
 	p->len += n;
 	if (p->http_status != 0 && p->http_status != 200)
-		return 0;
+		return PAYLOAD_FEED_MORE;
 	const struct source_parser *sp = sources[p->src].parser;
 	sp->feed(p->parse_state, &p->expo, data, n);
-	return sp->stopped && sp->stopped(p->parse_state) ? 1 : 0;
+	return sp->stopped && sp->stopped(p->parse_state) ? PAYLOAD_FEED_ENOUGH : PAYLOAD_FEED_MORE;
 }
 
 void payload_fault(struct payload *p, enum source_fault fault, const char *detail)
@@ -200,9 +200,9 @@ struct payload *payload_replay(const char *dir, enum source_id src, size_t max_b
 		payload_finish(p);
 		return p;
 	}
-	int rc = 0;
-	while (rc == 0 && (n = fread(chunk, 1, sizeof(chunk), f)) > 0)
-		rc = payload_feed(p, chunk, n, max_body); /* -1: too big (recorded); 1: the parser has seen enough */
+	enum payload_feed rc = PAYLOAD_FEED_MORE;
+	while (rc == PAYLOAD_FEED_MORE && (n = fread(chunk, 1, sizeof(chunk), f)) > 0)
+		rc = payload_feed(p, chunk, n, max_body); /* too big: recorded */
 	int bad = ferror(f);
 	fclose(f);
 	p->seconds = mono_now() - t0;
@@ -214,7 +214,7 @@ struct payload *payload_replay(const char *dir, enum source_id src, size_t max_b
 }
 
 /* An empty answer that its voucher does not back: it proves nothing. */
-static int unvouched(const struct payload *const p[SRC_COUNT], int id)
+static int empty_is_unvouched(const struct payload *const p[SRC_COUNT], int id)
 {
 	int v = sources[id].empty_vouched_by;
 	return p[id]->len == 0 && sources[id].empty_ok && v >= 0 && p[v] && !p[v]->ok;
@@ -224,7 +224,7 @@ int source_usable(const struct payload *const p[SRC_COUNT], int up[SRC_COUNT])
 {
 	int any = 0;
 	for (int id = 0; id < SRC_COUNT; id++) {
-		up[id] = p[id] && p[id]->ok && !unvouched(p, id);
+		up[id] = p[id] && p[id]->ok && !empty_is_unvouched(p, id);
 		any |= up[id];
 	}
 	return any;
@@ -246,7 +246,7 @@ int source_token_state(const struct payload *const p[SRC_COUNT], unsigned need, 
 	for (int id = 0; id < SRC_COUNT; id++) {
 		if (!p[id] || !(need & (1u << id)) || sources[id].upstream != u)
 			continue;
-		if (source_token_refused(&sources[id], &p[id]->facts)) {
+		if (source_is_token_refused(&sources[id], &p[id]->facts)) {
 			*which = id;
 			return -1;
 		}

@@ -62,11 +62,16 @@ const struct payload *payload_ref(const struct payload *p);
 void payload_unref(const struct payload *p);
 /* A new HTTP response begins (a redirect was followed): forget what the previous one sent. */
 void payload_restart(struct payload *p, long http_status);
+/* What payload_feed says of the bytes to come. */
+enum payload_feed {
+	PAYLOAD_FEED_MORE,    /* taken: send the rest */
+	PAYLOAD_FEED_TOO_BIG, /* not taken: the body would pass max_body (recorded: FAULT_TOO_BIG) */
+	PAYLOAD_FEED_ENOUGH,  /* taken, and the parser knows the answer unusable already
+				 (source_parser.stopped): the rest need not come */
+};
 /* Body bytes as they arrive, after http_status is set (0 for a file). They are counted, and parsed
- * when the status is 200 or 0. Returns -1, and takes nothing, when the body would pass max_body; 1
- * when the parser knows the answer unusable already (source_parser.stopped): the rest need not
- * come; else 0. */
-int payload_feed(struct payload *p, const char *data, size_t n, size_t max_body);
+ * when the status is 200 or 0. */
+enum payload_feed payload_feed(struct payload *p, const char *data, size_t n, size_t max_body);
 /* Record what went wrong (detail: text for the fault, or NULL); only the first fault is kept. */
 void payload_fault(struct payload *p, enum source_fault fault, const char *detail);
 /* The answer is complete, or its transfer ended with a fault recorded: finish the parse and judge

@@ -17,7 +17,6 @@
 #include "file_read.h"
 #include "log.h"
 #include "mapping.h"
-#include "slurmrestd_api.h"
 #include "scrape.h"
 #include "yamlfile.h"
 #include "xmalloc.h"
@@ -114,7 +113,7 @@ static int add_urls(struct pctx *p, const yaml_node_t *n, const yaml_node_t *lis
 			u->bad = 1;
 			return -1;
 		}
-		if (!upstream_url_ok(s, (size_t)(e - s), 0)) {
+		if (!upstream_url_is_valid(s, (size_t)(e - s), 0)) {
 			perr(p, &n->start_mark, "slurmctld_url \"%s\" is not an http:// or https:// URL",
 			     yf_esc(eb, s, (size_t)(e - s)));
 			u->bad = 1;
@@ -166,7 +165,7 @@ enum { K_URL, K_TOKEN, K_USER, K_MAPPING, K_REST_URL, K_REST_TOKEN, K_REST_USER,
 static void check_value(struct pctx *p, int i, const yaml_node_t *vv, const char *v)
 {
 	char eb[YF_ESC_SIZE], why[80];
-	if (v && i == K_REST_URL && !upstream_url_ok(v, strlen(v), 1))
+	if (v && i == K_REST_URL && !upstream_url_is_valid(v, strlen(v), 1))
 		perr(p, &vv->start_mark, "slurmrestd_url \"%s\" is not an http:// or https:// URL or unix:/path/to/socket",
 		     yf_esc(eb, yf_sval(vv), yf_slen(vv)));
 	/* a user name goes into a request header as is: a CR or LF in it would add header lines */
@@ -211,7 +210,7 @@ static void parse_target(struct pctx *p, const yaml_node_t *k, const yaml_node_t
 }
 
 /* A target name: [A-Za-z0-9_.-]+, at most PROBE_NAME_MAX bytes (it goes into URLs and logs). */
-static int name_ok(const yaml_node_t *k)
+static int target_name_is_valid(const yaml_node_t *k)
 {
 	if (k->type != YAML_SCALAR_NODE || yf_slen(k) == 0 || yf_slen(k) > PROBE_NAME_MAX)
 		return 0;
@@ -239,7 +238,7 @@ static const yaml_node_t **find_repeats(struct pctx *p, const yaml_node_t *n, si
 	size_t nk = 0;
 	for (size_t i = 0; i < count; i++) {
 		const yaml_node_t *k = yf_node(&p->c, n->data.mapping.pairs.start[i].key);
-		if (name_ok(k))
+		if (target_name_is_valid(k))
 			keys[nk++] = (struct name_at){ k, i };
 	}
 	qsort(keys, nk, sizeof(*keys), cmp_name);
@@ -263,7 +262,7 @@ static void parse_targets(struct pctx *p, const yaml_node_t *n, struct probe_tar
 		perr(p, &n->start_mark, "targets is empty");
 	out->t = xcalloc(count ? count : 1, sizeof(*out->t));
 	YF_FOR_PAIRS(&p->c, n, k, v) {
-		if (!name_ok(k)) {
+		if (!target_name_is_valid(k)) {
 			if (k->type != YAML_SCALAR_NODE)
 				perr(p, &k->start_mark, "a target name must be a string, not %s", yf_type_name(k));
 			else
@@ -295,7 +294,7 @@ static void parse_root(struct pctx *p, const yaml_node_t *root, struct probe_tar
 		return;
 	}
 	YF_FOR_PAIRS(&p->c, root, k, v) { /* in file order, so the problems are listed in it */
-		if (!yf_scalar_eq(k, "targets")) {
+		if (!yf_scalar_is_equal(k, "targets")) {
 			perr(p, &k->start_mark, "unknown key \"%s\" (expected targets)",
 			     k->type == YAML_SCALAR_NODE ? yf_esc(eb, yf_sval(k), yf_slen(k)) : yf_type_name(k));
 		} else if (targets) {
@@ -401,8 +400,8 @@ void probe_targets_free(struct probe_targets *t)
 struct probe_set {
 	struct probe_targets *targets;
 	const char *default_mapping;
-	struct scraper **scraper;  /* one per target */
-	struct slurmrestd_api **api;      /* one per target: clusters may run different slurmrestd versions */
+	struct scraper **scraper;  /* one per target, each with its upstreams' runtime state (clusters
+				      may run different slurmrestd versions) */
 };
 
 /* Target t's mapping, or NULL with its problems logged. */
@@ -422,14 +421,13 @@ static struct mapping *target_mapping(const struct probe_set *ps, const struct p
 }
 
 struct probe_set *probe_set_new(struct probe_targets *targets, const struct scraper_config *base,
-				const char *default_mapping, const char *rest_api_version)
+				const char *default_mapping)
 {
 	struct probe_set *ps = xcalloc(1, sizeof(*ps));
 	size_t n = targets->n ? targets->n : 1;
 	ps->targets = targets;
 	ps->default_mapping = default_mapping;
 	ps->scraper = xcalloc(n, sizeof(*ps->scraper));
-	ps->api = xcalloc(n, sizeof(*ps->api));
 	for (size_t i = 0; i < targets->n; i++) {
 		const struct probe_target *t = &targets->t[i];
 		struct mapping *m = target_mapping(ps, t);
@@ -440,7 +438,6 @@ struct probe_set *probe_set_new(struct probe_targets *targets, const struct scra
 		}
 		struct scraper_config sc = *base;
 		struct upstream_config *ctl = &sc.upstream[UPSTREAM_SLURMCTLD], *rest = &sc.upstream[UPSTREAM_SLURMRESTD];
-		ps->api[i] = slurmrestd_api_new(rest_api_version);
 		sc.replay_dir = NULL;
 		ctl->base_url = t->slurmctld_url;
 		ctl->token_file = t->token_file;
@@ -448,7 +445,6 @@ struct probe_set *probe_set_new(struct probe_targets *targets, const struct scra
 		rest->base_url = t->rest_url;
 		rest->token_file = t->rest_token_file;
 		rest->user = t->rest_user;
-		rest->api = ps->api[i];
 		ps->scraper[i] = scraper_new(&sc, m);
 		char ctld_shown[CRED_SHOWN_MAX], rest_shown[CRED_SHOWN_MAX];
 		log_info("probe target %s: slurmctld %s, slurmrestd %s, %zu rows", t->name,
@@ -462,12 +458,9 @@ void probe_set_free(struct probe_set *ps)
 {
 	if (!ps)
 		return;
-	for (size_t i = 0; i < ps->targets->n; i++) {
-		scraper_free(ps->scraper[i]); /* before the strings and API object it borrows */
-		slurmrestd_api_free(ps->api[i]);
-	}
+	for (size_t i = 0; i < ps->targets->n; i++)
+		scraper_free(ps->scraper[i]); /* before the strings it borrows */
 	free(ps->scraper);
-	free(ps->api);
 	probe_targets_free(ps->targets);
 	free(ps);
 }

@@ -21,8 +21,8 @@
  * "FILE:LINE:COLUMN: reason", with the file's bytes escaped.
  *
  * Ownership: probe_targets_load returns a new table (probe_targets_free). probe_set_new takes
- * ownership of the table and returns a new set (probe_set_free) that owns one scraper, mapping and
- * slurmrestd API object per target; it copies the base config and borrows its strings.
+ * ownership of the table and returns a new set (probe_set_free) that owns one scraper (with its mapping
+ * and its upstreams' runtime state) per target; it copies the base config and borrows its strings.
  * probe_set_find and probe_set_name return borrowed pointers, valid for the set's life. */
 #ifndef SHIM_PROBE_H
 #define SHIM_PROBE_H
@@ -55,12 +55,12 @@ void probe_targets_free(struct probe_targets *t); /* NULL: nothing */
 
 struct probe_set;
 
-/* One scraper per target: base (the global flags) with the target's upstreams and no replay
- * directory; each target's mapping (else default_mapping) loaded now; rest_api_version as
- * --slurmrestd.api-version (NULL: each target discovers its own). NULL (logged) when a mapping does
- * not load; targets is freed either way. */
+/* One scraper per target: base (the global flags, --slurmrestd.api-version included: without it
+ * each target's scraper learns its own) with the target's upstreams and no replay directory; each
+ * target's mapping (else default_mapping) loaded now. NULL (logged) when a mapping does not load;
+ * targets is freed either way. */
 struct probe_set *probe_set_new(struct probe_targets *targets, const struct scraper_config *base,
-				const char *default_mapping, const char *rest_api_version);
+				const char *default_mapping);
 void probe_set_free(struct probe_set *ps); /* NULL: nothing */
 /* The scraper of the target named by [name, name+len) (any bytes), or NULL. */
 struct scraper *probe_set_find(const struct probe_set *ps, const char *name, size_t len);

@@ -10,8 +10,8 @@
  * No locks, no network, no clock but the caller's (render_in.clock), no state between calls: the
  * caller (scrape.c) logs from the result record, builds the status snapshot from it and keeps what
  * lasts from one scrape to the next (fetch counts, reload state, the last answer's size).
- * Ownership: render_run borrows its input; it appends the body to out and fills *res, whose rows
- * render_result_free frees (a result that was never filled may be freed if it was zeroed). */
+ * Ownership: render_run fills *res, which then owns its rows (render_result_free; a result that was
+ * never filled may be freed if it was zeroed). */
 #ifndef SHIM_RENDER_H
 #define SHIM_RENDER_H
 

@@ -5,7 +5,7 @@
  * a slow render) must not find two walks due at once. */
 #define SCHED_MARGIN 1.25
 
-static int due(const struct sched_source *s)
+static int source_is_due(const struct sched_source *s)
 {
 	return s->wanted && (s->age < 0 || s->age >= s->interval);
 }
@@ -19,7 +19,7 @@ static int early_walk(const struct sched_source *src, int n, int u, double gap)
 		const struct sched_source *s = &src[i];
 		if (!s->walks || s->upstream != u)
 			continue;
-		if (s->busy || due(s))
+		if (s->busy || source_is_due(s))
 			return -1;
 		if (!s->wanted || s->age + gap * SCHED_MARGIN < s->interval)
 			continue;
@@ -34,7 +34,7 @@ unsigned schedule_fetch(const struct sched_source *src, int n, double gap)
 {
 	unsigned fetch = 0;
 	for (int i = 0; i < n; i++)
-		if (due(&src[i]))
+		if (source_is_due(&src[i]))
 			fetch |= 1u << i;
 	if (gap <= 0)
 		return fetch;

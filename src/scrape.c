@@ -41,7 +41,7 @@ struct scraper {
 };
 
 /* The families a payload keeps: the table's, and the status page's node view (nodeview.h). */
-static int keep_input(const char *name, size_t len, void *m)
+static int table_or_view_has_input(const char *name, size_t len, void *m)
 {
 	return mapping_has_input(name, len, m) || nodeview_has_input(name, len);
 }
@@ -50,7 +50,7 @@ struct scraper *scraper_new(const struct scraper_config *cfg, struct mapping *m)
 {
 	struct scraper *s = xcalloc(1, sizeof(*s));
 	struct cache_config cc = { .replay_dir = cfg->replay_dir, .slow_fetch = cfg->slow_fetch, .keep_all = cfg->keep_all,
-				   .keep = keep_input };
+				   .keep = table_or_view_has_input };
 	s->cfg = *cfg;
 	memcpy(cc.upstream, cfg->upstream, sizeof(cc.upstream));
 	memcpy(cc.min_interval, cfg->min_interval, sizeof(cc.min_interval));

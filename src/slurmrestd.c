@@ -66,7 +66,7 @@ static int wanted(const struct doc_info *d, const unsigned char *k, size_t n)
 	return 0;
 }
 
-static int key_is(const struct level *l, const char *k)
+static int key_is_named(const struct level *l, const char *k)
 {
 	size_t n = strlen(k);
 	return l->klen == n && memcmp(l->key, k, n) == 0;
@@ -143,14 +143,14 @@ static void errors_add(struct rest *st, const char *s, size_t n)
 }
 
 /* Is the value about to be read at depth d inside the top-level "errors" array's entry? */
-static int in_errors(const struct rest *st, int d)
+static int value_is_in_errors(const struct rest *st, int d)
 {
 	return st->depth >= d && d >= 2 && KEY_IS(&st->lv[0], "errors");
 }
 
 /* The shape of the document down to its records, checked as each value begins outside a record: 1,
  * or 0 when the document is not what it should be (the parse stops). */
-static int shape_check(struct rest *st, enum jkind k)
+static int shape_is_valid(struct rest *st, enum jkind k)
 {
 	const struct doc_info *d = &docs[st->doc];
 	int depth = st->depth;
@@ -164,7 +164,7 @@ static int shape_check(struct rest *st, enum jkind k)
 		st->top |= TOP_ERRORS;
 		return k == J_ARRAY ? 1 : rest_fail(st, 1, "'errors' is %s, not an array", kind_name[k]);
 	}
-	if (depth == 2 && in_errors(st, 2)) { /* an entry of slurmrestd's own report */
+	if (depth == 2 && value_is_in_errors(st, 2)) { /* an entry of slurmrestd's own report */
 		st->nerrs++;
 		st->err_text[0][0] = st->err_text[1][0] = '\0';
 		if (k != J_MAP && k != J_STR)
@@ -172,10 +172,10 @@ static int shape_check(struct rest *st, enum jkind k)
 		return 1;
 	}
 	for (int i = 0; i < depth - 1 && i < d->nprefix; i++)
-		if (st->lv[i].array || !key_is(&st->lv[i], d->prefix[i]))
+		if (st->lv[i].array || !key_is_named(&st->lv[i], d->prefix[i]))
 			return 1;
 	if (depth <= d->nprefix) {
-		if (st->lv[depth - 1].array || !key_is(&st->lv[depth - 1], d->prefix[depth - 1]))
+		if (st->lv[depth - 1].array || !key_is_named(&st->lv[depth - 1], d->prefix[depth - 1]))
 			return 1;
 		if (st->top & (1u << depth))
 			return rest_fail(st, 1, "'%s' given twice", d->what);
@@ -194,7 +194,7 @@ static int shape_check(struct rest *st, enum jkind k)
 
 static inline int value_begins(struct rest *st, enum jkind k)
 {
-	return st->in_rec || shape_check(st, k);
+	return st->in_rec || shape_is_valid(st, k);
 }
 
 /* A number, or a member of a {set, infinite, number} object (data_parser's NO_VAL wrapper): its
@@ -260,14 +260,14 @@ static int cb_string(void *ctx, const unsigned char *s, size_t n)
 {
 	struct rest *st = ctx;
 	char buf[PATH_MAX_LEN + 8];
-	int cut = jsonfeed_long(&st->jf, n);
+	int cut = jsonfeed_is_long(&st->jf, n);
 	if (!value_begins(st, J_STR))
 		return 0;
-	if (st->depth == 2 && in_errors(st, 2)) {
+	if (st->depth == 2 && value_is_in_errors(st, 2)) {
 		errors_add(st, (const char *)s, n);
 		return 1;
 	}
-	if (st->depth == 3 && in_errors(st, 3) && !st->lv[2].array) { /* {"error": ..., "description": ...} */
+	if (st->depth == 3 && value_is_in_errors(st, 3) && !st->lv[2].array) { /* {"error": ..., "description": ...} */
 		int i = KEY_IS(&st->lv[2], "error") ? 0 : KEY_IS(&st->lv[2], "description") ? 1 : -1;
 		if (i >= 0)
 			rest_esc(st->err_text[i], sizeof(st->err_text[i]), (const char *)s, n);
@@ -284,7 +284,7 @@ static int cb_string(void *ctx, const unsigned char *s, size_t n)
 static int cb_key(void *ctx, const unsigned char *k, size_t n)
 {
 	struct rest *st = ctx;
-	int cut = jsonfeed_long(&st->jf, n);
+	int cut = jsonfeed_is_long(&st->jf, n);
 	if (!st->depth)
 		return 0;
 	if (st->in_rec && st->depth > st->rd && (!st->want || st->depth >= st->rd + PATH_LEVELS))
@@ -313,7 +313,7 @@ static void record_begin(struct rest *st)
 	if (st->depth != d->nprefix + d->array + 1 || (d->array && !st->lv[d->nprefix].array))
 		return;
 	for (int i = 0; i < d->nprefix; i++)
-		if (st->lv[i].array || !key_is(&st->lv[i], d->prefix[i]))
+		if (st->lv[i].array || !key_is_named(&st->lv[i], d->prefix[i]))
 			return;
 	st->in_rec = 1;
 	st->rec_keys = 0;
@@ -373,7 +373,7 @@ static int close_container(struct rest *st)
 		if (docs[st->doc].end && !docs[st->doc].end(st))
 			return 0;
 	}
-	if (in_errors(st, 2) && (st->depth == 2 || st->depth == 3) && !errors_close(st))
+	if (value_is_in_errors(st, 2) && (st->depth == 2 || st->depth == 3) && !errors_close(st))
 		return 0;
 	if (st->depth == 1) {
 		const struct doc_info *d = &docs[st->doc];
@@ -451,7 +451,7 @@ void rest_feed(void *p, struct expo *e, const char *data, size_t n)
 		feeder_stopped(st);
 }
 
-int rest_stopped(const void *p)
+int rest_is_stopped(const void *p)
 {
 	return ((const struct rest *)p)->failed;
 }

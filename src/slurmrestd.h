@@ -8,7 +8,7 @@
  * Interface (one parser per document, as a source's parser calls it, one call per chunk):
  *   st = rest_begin_nodes(e);   (or _shares, _jobs, _diag)
  *   rest_feed(st, e, data, n);  for every chunk, in order; the chunk may go away after the call
- *   rest_stopped(st);           1 once the document is known unusable: the rest of it need not come
+ *   rest_is_stopped(st);           1 once the document is known unusable: the rest of it need not come
  *   bad = rest_end(st, e);      frees st; returns the problem count (0: a good document)
  *   rest_discard(st);           instead of rest_end: a restarted or failed transfer; frees st
  * Families go into e only in rest_end (a discarded transfer leaves e untouched), through
@@ -16,7 +16,7 @@
  * records the first one in e->errors[0]: its reason, and as its "line" the byte offset of the raw
  * document just after the token where it was seen.
  * A document that is not what it should be is unusable, never an empty answer (docs/reliability.md),
- * and its first problem stops the parse (rest_stopped: the transfer can stop too; records complete
+ * and its first problem stops the parse (rest_is_stopped: the transfer can stop too; records complete
  * before it are kept, for the tests' sake: the source's verdict refuses the document). Problems:
  * - not JSON, truncated, nesting deeper than REST_MAX_DEPTH, a number longer than JSONFEED_MAX_TOKEN;
  * - its shape: not an object; no records container ("nodes", "jobs", "shares"."shares" arrays,
@@ -49,7 +49,7 @@ void *rest_begin_shares(struct expo *e);
 void *rest_begin_jobs(struct expo *e);
 void *rest_begin_diag(struct expo *e);
 void rest_feed(void *st, struct expo *e, const char *data, size_t n);
-int rest_stopped(const void *st);
+int rest_is_stopped(const void *st);
 size_t rest_end(void *st, struct expo *e);
 void rest_discard(void *st);
 

@@ -168,7 +168,7 @@ static int doc_string(void *ctx, const unsigned char *s, size_t n)
 static int doc_key(void *ctx, const unsigned char *k, size_t n)
 {
 	struct slurmrestd_api_doc *d = ctx;
-	int cut = jsonfeed_long(&d->jf, n);
+	int cut = jsonfeed_is_long(&d->jf, n);
 	if (d->depth == 1)
 		d->key_paths = !cut && n == 5 && !memcmp(k, "paths", 5);
 	if (d->depth == 2 && d->in_paths && !cut) {

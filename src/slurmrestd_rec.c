@@ -123,7 +123,7 @@ static struct agg *agg_slot(struct rest *st, const struct label *l, uint32_t n)
 	}
 	size_t j = h & (st->acap - 1);
 	for (; st->aggs[j].nl; j = (j + 1) & (st->acap - 1))
-		if (st->aggs[j].hash == h && labels_equal(st->aggs[j].l, st->aggs[j].nl, l, n))
+		if (st->aggs[j].hash == h && labels_is_equal(st->aggs[j].l, st->aggs[j].nl, l, n))
 			return &st->aggs[j];
 	struct agg *a = &st->aggs[j];
 	for (uint32_t k = 0; k < n; k++) {

@@ -29,7 +29,7 @@ static const char *const node_flags[RNF_COUNT] = {
 	"POWER_UP", "POWER_DRAIN", "DYNAMIC_NORM", "BLOCKED",
 };
 
-static int name_is(const char *s, size_t n, const char *name)
+static int name_is_equal(const char *s, size_t n, const char *name)
 {
 	return strlen(name) == n && memcmp(s, name, n) == 0;
 }
@@ -37,16 +37,16 @@ static int name_is(const char *s, size_t n, const char *name)
 int node_state_add(struct node_state *s, const char *name, size_t n)
 {
 	for (int b = 0; b < (int)(sizeof(node_bases) / sizeof(node_bases[0])); b++)
-		if (name_is(name, n, node_bases[b])) {
+		if (name_is_equal(name, n, node_bases[b])) {
 			s->base = b;
 			return 0;
 		}
 	for (int f = 0; f < RNF_COUNT; f++)
-		if (name_is(name, n, node_flags[f])) {
+		if (name_is_equal(name, n, node_flags[f])) {
 			s->flags |= 1u << f;
 			return 0;
 		}
-	return name_is(name, n, "INVALID") ? 0 : -1; /* NO_VAL: nothing to add */
+	return name_is_equal(name, n, "INVALID") ? 0 : -1; /* NO_VAL: nothing to add */
 }
 
 /* The suffix character of a state word: the first of these flags the node carries. */
@@ -159,13 +159,13 @@ static const char *const job_bases[] = {
 int job_state_add(struct job_state *s, const char *name, size_t n)
 {
 	for (size_t i = 0; i < sizeof(job_flags) / sizeof(job_flags[0]); i++)
-		if (name_is(name, n, job_flags[i])) {
+		if (name_is_equal(name, n, job_flags[i])) {
 			if (!s->flag || (int)i + 1 < s->flag)
 				s->flag = (int)i + 1;
 			return 0;
 		}
 	for (size_t i = 0; i < sizeof(job_bases) / sizeof(job_bases[0]); i++)
-		if (name_is(name, n, job_bases[i])) {
+		if (name_is_equal(name, n, job_bases[i])) {
 			s->base = job_bases[i];
 			return 0;
 		}

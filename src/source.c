@@ -91,7 +91,7 @@ static const struct source_parser openmetrics_parser = {
 /* slurmrestd's JSON documents: the streaming converter of slurmrestd.h, one begin per document; its
  * first problem stops it, and the transfer. */
 #define REST_PARSER(b) { .begin = b, .feed = rest_feed, .end = rest_end, .discard = rest_discard, \
-			 .stopped = rest_stopped, .at = "byte" }
+			 .stopped = rest_is_stopped, .at = "byte" }
 static const struct source_parser rest_nodes_parser = REST_PARSER(rest_begin_nodes);
 static const struct source_parser rest_shares_parser = REST_PARSER(rest_begin_shares);
 static const struct source_parser rest_jobs_parser = REST_PARSER(rest_begin_jobs);
@@ -258,7 +258,7 @@ static const char *framing_text(const struct source *src, const struct source_fa
 	return NULL;
 }
 
-int source_token_refused(const struct source *src, const struct source_facts *f)
+int source_is_token_refused(const struct source *src, const struct source_facts *f)
 {
 	long code = f->http_status;
 	if (f->token != TOKEN_SENT)
@@ -302,7 +302,7 @@ enum source_verdict source_verdict(const struct source *src, const struct source
 	if (f->http_status && f->http_status != 200) {
 		const struct upstream *up = &upstreams[src->upstream];
 		const char *hint = up->status_hint ? up->status_hint(f->http_status) : NULL;
-		if (source_token_refused(src, f))
+		if (source_is_token_refused(src, f))
 			snprintf(why, whylen, "%s: %s", src->path, token_text(src, f, buf, sizeof(buf)));
 		else if (hint)
 			snprintf(why, whylen, "%s: %s", src->path, hint);

@@ -27,8 +27,6 @@ enum source_id {
 #define SRC_NATIVE_COUNT SRC_REST_NODES /* slurmctld's sources come first: 0 to this - 1 */
 enum upstream_id { UPSTREAM_SLURMCTLD, UPSTREAM_SLURMRESTD, UPSTREAM_COUNT };
 
-struct slurmrestd_api;
-
 /* Where an upstream is and how to reach it; one per upstream (a scraper_config holds them). */
 struct upstream_config {
 	const char *base_url;     /* e.g. "http://localhost:6817", or "unix:/path/to/socket"; NULL: the
@@ -38,8 +36,8 @@ struct upstream_config {
 	size_t max_body;          /* bytes; 0: no limit */
 	const char *token_file;   /* JWT for X-SLURM-USER-TOKEN, or NULL */
 	const char *user;         /* X-SLURM-USER-NAME, or NULL */
-	struct slurmrestd_api *api;      /* slurmrestd: the API version for "{version}" in paths (slurmrestd_api.h),
-				     borrowed; NULL for slurmctld */
+	const char *api_version;  /* slurmrestd: --slurmrestd.api-version for "{version}" in paths, or NULL:
+				     learnt at run time (the scraper's upstream_rt, fetch.h); slurmctld: NULL */
 };
 
 struct upstream {
@@ -184,6 +182,6 @@ enum source_verdict source_verdict(const struct source *src, const struct source
 
 /* Whether an answer with facts f refused the token that was sent: 401 or 403; slurmrestd 25.11 with
  * rest_auth/jwt also answers 511 to an expired or forged token, and 500 on /shares. */
-int source_token_refused(const struct source *src, const struct source_facts *f);
+int source_is_token_refused(const struct source *src, const struct source_facts *f);
 
 #endif

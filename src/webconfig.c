@@ -49,7 +49,7 @@ static int parse_headers(struct wc_ctx *c, const yaml_node_t *n)
 		return 0;
 	wc->headers = xcalloc(count, sizeof *wc->headers);
 	YF_FOR_PAIRS(&c->y, n, k, v) {
-		for (h = 0; h < N_HEADERS && !yf_scalar_eq(k, allowed_headers[h].name); h++)
+		for (h = 0; h < N_HEADERS && !yf_scalar_is_equal(k, allowed_headers[h].name); h++)
 			;
 		if (h == N_HEADERS)
 			return yf_fail_at(&c->y, k->start_mark,
@@ -58,7 +58,7 @@ static int parse_headers(struct wc_ctx *c, const yaml_node_t *n)
 		if (yf_get_string(&c->y, v, allowed_headers[h].name, 0, &val) < 0)
 			return -1;
 		if (allowed_headers[h].values[0]) {
-			for (i = 0; allowed_headers[h].values[i] && !yf_scalar_eq(v, allowed_headers[h].values[i]); i++)
+			for (i = 0; allowed_headers[h].values[i] && !yf_scalar_is_equal(v, allowed_headers[h].values[i]); i++)
 				;
 			if (!allowed_headers[h].values[i] || !val) {
 				free(val);
@@ -100,10 +100,10 @@ static int parse_http(struct wc_ctx *c, const yaml_node_t *n)
 	if (!present)
 		return 0;
 	YF_FOR_PAIRS(&c->y, n, k, v) {
-		if (yf_scalar_eq(k, "http2")) {
+		if (yf_scalar_is_equal(k, "http2")) {
 			if (yf_get_bool(&c->y, v, "http_server_config.http2", &http2) < 0)
 				return -1;
-		} else if (yf_scalar_eq(k, "headers")) {
+		} else if (yf_scalar_is_equal(k, "headers")) {
 			if (parse_headers(c, v) < 0)
 				return -1;
 		} else {
@@ -129,16 +129,16 @@ static int parse_root(struct wc_ctx *c, const yaml_node_t *root)
 	if (yf_check_mapping(&c->y, root, "the web config") < 0)
 		return -1;
 	YF_FOR_PAIRS(&c->y, root, k, v) {
-		if (yf_scalar_eq(k, "tls_server_config")) {
+		if (yf_scalar_is_equal(k, "tls_server_config")) {
 			if (wc_parse_tls(c, k, v) < 0)
 				return -1;
-		} else if (yf_scalar_eq(k, "http_server_config")) {
+		} else if (yf_scalar_is_equal(k, "http_server_config")) {
 			if (parse_http(c, v) < 0)
 				return -1;
-		} else if (yf_scalar_eq(k, "basic_auth_users")) {
+		} else if (yf_scalar_is_equal(k, "basic_auth_users")) {
 			if (wc_parse_users(c, v) < 0)
 				return -1;
-		} else if (yf_scalar_eq(k, "rate_limit")) {
+		} else if (yf_scalar_is_equal(k, "rate_limit")) {
 			if (!yf_is_null(v))
 				return yf_fail_at(&c->y, k->start_mark, "rate_limit is not supported by slurm-exporter-shim");
 		} else {

@@ -93,7 +93,7 @@ void wc_users_free(struct webconfig *wc)
 
 
 /* Equal iff same length and same bytes; the byte loop does not exit early. */
-static int ct_equal(const char *a, size_t la, const char *b, size_t lb)
+static int ct_is_equal(const char *a, size_t la, const char *b, size_t lb)
 {
 	volatile unsigned char d = 0;
 	size_t i;
@@ -117,7 +117,7 @@ static const char *hash_for(const struct webconfig *wc, const char *user, size_t
 
 	*u = NULL;
 	for (i = 0; i < wc->nusers; i++) /* no early exit */
-		if (!*u && ct_equal(wc->users[i].name, strlen(wc->users[i].name), user, ulen))
+		if (!*u && ct_is_equal(wc->users[i].name, strlen(wc->users[i].name), user, ulen))
 			*u = &wc->users[i];
 	if (*u)
 		return (*u)->hash;
@@ -146,7 +146,7 @@ int webconfig_auth_is_valid(const struct webconfig *wc, const char *user, size_t
 	hash = hash_for(wc, user, ulen, &u, dummy);
 	if (u) {
 		pthread_mutex_lock(&u->lock);
-		ok = u->verified && ct_equal(u->verified, strlen(u->verified), password, plen);
+		ok = u->verified && ct_is_equal(u->verified, strlen(u->verified), password, plen);
 		pthread_mutex_unlock(&u->lock);
 		if (ok)
 			goto out;
@@ -158,7 +158,7 @@ int webconfig_auth_is_valid(const struct webconfig *wc, const char *user, size_t
 	res = crypt_rn(password, hash, cd, (int)sizeof *cd);
 	if (!res || res[0] == '*')
 		goto out;
-	ok = ct_equal(res, strlen(res), hash, BCRYPT_LEN) & (u != NULL) & (memchr(password, '\0', plen) == NULL);
+	ok = ct_is_equal(res, strlen(res), hash, BCRYPT_LEN) & (u != NULL) & (memchr(password, '\0', plen) == NULL);
 	if (ok) {
 		char *copy = xstrndup(password, plen);
 		pthread_mutex_lock(&u->lock);

@@ -227,7 +227,7 @@ static int parse_version(struct wc_ctx *c, const yaml_node_t *n, const char *wha
 
 /* Is the listed suite i taken into GnuTLS' lists? A TLS 1.3 name only while TLS 1.3 is on (Go's
  * TLS 1.3 suites are not configurable at all; GnuTLS has one cipher list for both versions). */
-static int suite_counts(size_t i, int max_v)
+static int suite_is_counted(size_t i, int max_v)
 {
 	return cipher_parts[i].kx || max_v >= TLS13;
 }
@@ -238,7 +238,7 @@ static int part_listed(const struct tls_cfg *t, int max_v, int col, const char *
 	for (size_t k = 0; k < t->nciphers; k++) {
 		size_t i = t->ciphers[k];
 		const char *p = col == 0 ? cipher_parts[i].kx : col == 1 ? cipher_parts[i].cipher : cipher_parts[i].mac;
-		if (suite_counts(i, max_v) && p && !strcmp(p, part))
+		if (suite_is_counted(i, max_v) && p && !strcmp(p, part))
 			return 1;
 	}
 	return 0;
@@ -310,9 +310,9 @@ static int cipher_priorities(struct wc_ctx *c, int min_v, int max_v, char *buf, 
 			for (size_t e = 0; e < k && first; e++) { /* each part once, in the list's order */
 				size_t j = t->ciphers[e];
 				const char *q = col == 0 ? cipher_parts[j].kx : col == 1 ? cipher_parts[j].cipher : cipher_parts[j].mac;
-				first = !(suite_counts(j, max_v) && q && p && !strcmp(p, q));
+				first = !(suite_is_counted(j, max_v) && q && p && !strcmp(p, q));
 			}
-			if (p && first && suite_counts(i, max_v))
+			if (p && first && suite_is_counted(i, max_v))
 				*o += (size_t)snprintf(buf + *o, len - *o, ":+%s", p);
 		}
 	}
@@ -408,23 +408,23 @@ int wc_parse_tls(struct wc_ctx *c, const yaml_node_t *key, const yaml_node_t *n)
 		return 0;
 	t->mark = key->start_mark;
 	YF_FOR_PAIRS(&c->y, n, k, v) {
-		if (yf_scalar_eq(k, "cert_file")) {
+		if (yf_scalar_is_equal(k, "cert_file")) {
 			if (yf_get_string(&c->y, v, "tls_server_config.cert_file", 1, &t->cert_file) < 0)
 				return -1;
 			t->cert_file_mark = v->start_mark;
-		} else if (yf_scalar_eq(k, "key_file")) {
+		} else if (yf_scalar_is_equal(k, "key_file")) {
 			if (yf_get_string(&c->y, v, "tls_server_config.key_file", 1, &t->key_file) < 0)
 				return -1;
 			t->key_file_mark = v->start_mark;
-		} else if (yf_scalar_eq(k, "cert")) {
+		} else if (yf_scalar_is_equal(k, "cert")) {
 			if (yf_get_string(&c->y, v, "tls_server_config.cert", 1, &t->cert) < 0)
 				return -1;
 			t->cert_mark = v->start_mark;
-		} else if (yf_scalar_eq(k, "key")) {
+		} else if (yf_scalar_is_equal(k, "key")) {
 			if (yf_get_string(&c->y, v, "tls_server_config.key", 1, &t->key) < 0)
 				return -1;
 			t->key_mark = v->start_mark;
-		} else if (yf_scalar_eq(k, "client_auth_type")) {
+		} else if (yf_scalar_is_equal(k, "client_auth_type")) {
 			if (yf_get_string(&c->y, v, "tls_server_config.client_auth_type", 1, &s) < 0)
 				return -1;
 			if (s) {
@@ -441,7 +441,7 @@ int wc_parse_tls(struct wc_ctx *c, const yaml_node_t *key, const yaml_node_t *n)
 						       "tls_server_config: invalid client_auth_type \"%s\" (only NoClientCert is supported by slurm-exporter-shim)",
 						       yf_esc(eb, yf_sval(v), yf_slen(v)));
 			}
-		} else if (yf_scalar_eq(k, "client_ca_file") || yf_scalar_eq(k, "client_ca")) {
+		} else if (yf_scalar_is_equal(k, "client_ca_file") || yf_scalar_is_equal(k, "client_ca")) {
 			if (yf_get_string(&c->y, v, yf_sval(k), 1, &s) < 0)
 				return -1;
 			if (s) {
@@ -449,27 +449,27 @@ int wc_parse_tls(struct wc_ctx *c, const yaml_node_t *key, const yaml_node_t *n)
 				s = NULL;
 				return unsupported_client_auth(c, k);
 			}
-		} else if (yf_scalar_eq(k, "client_allowed_sans")) {
+		} else if (yf_scalar_is_equal(k, "client_allowed_sans")) {
 			if (!yf_is_null(v))
 				return unsupported_client_auth(c, k);
-		} else if (yf_scalar_eq(k, "min_version")) {
+		} else if (yf_scalar_is_equal(k, "min_version")) {
 			if (parse_version(c, v, "tls_server_config.min_version", &t->min_v) < 0)
 				return -1;
-		} else if (yf_scalar_eq(k, "max_version")) {
+		} else if (yf_scalar_is_equal(k, "max_version")) {
 			if (parse_version(c, v, "tls_server_config.max_version", &t->max_v) < 0)
 				return -1;
 			t->max_mark = v->start_mark;
-		} else if (yf_scalar_eq(k, "cipher_suites")) {
+		} else if (yf_scalar_is_equal(k, "cipher_suites")) {
 			if (parse_name_list(c, v, "tls_server_config.cipher_suites", cipher_names, N_CIPHERS,
 					    t->ciphers, &t->nciphers) < 0)
 				return -1;
 			t->ciphers_set = 1;
 			t->ciphers_mark = k->start_mark;
-		} else if (yf_scalar_eq(k, "curve_preferences")) {
+		} else if (yf_scalar_is_equal(k, "curve_preferences")) {
 			if (parse_name_list(c, v, "tls_server_config.curve_preferences", curve_names,
 					    N_CURVES, t->curves, &t->ncurves) < 0)
 				return -1;
-		} else if (yf_scalar_eq(k, "prefer_server_cipher_suites")) {
+		} else if (yf_scalar_is_equal(k, "prefer_server_cipher_suites")) {
 			if (yf_get_bool(&c->y, v, "tls_server_config.prefer_server_cipher_suites",
 				     &t->prefer_server) < 0)
 				return -1;

@@ -129,11 +129,11 @@ int yf_get_bool(struct yf_ctx *c, const yaml_node_t *n, const char *what, int *o
 		return 0;
 	if (n->data.scalar.style == YAML_PLAIN_SCALAR_STYLE) {
 		for (i = 0; i < sizeof yes / sizeof yes[0]; i++) {
-			if (yf_scalar_eq(n, yes[i])) {
+			if (yf_scalar_is_equal(n, yes[i])) {
 				*out = 1;
 				return 0;
 			}
-			if (yf_scalar_eq(n, no[i])) {
+			if (yf_scalar_is_equal(n, no[i])) {
 				*out = 0;
 				return 0;
 			}
@@ -149,7 +149,7 @@ int yf_lookup(const yaml_node_t *n, const char *const *names, size_t count)
 	size_t i;
 
 	for (i = 0; i < count; i++)
-		if (yf_scalar_eq(n, names[i]))
+		if (yf_scalar_is_equal(n, names[i]))
 			return (int)i;
 	return -1;
 }

@@ -44,7 +44,7 @@ static inline size_t yf_slen(const yaml_node_t *n)
 	return n->data.scalar.length;
 }
 
-static inline int yf_scalar_eq(const yaml_node_t *n, const char *s)
+static inline int yf_scalar_is_equal(const yaml_node_t *n, const char *s)
 {
 	size_t l = strlen(s);
 	return n->type == YAML_SCALAR_NODE && yf_slen(n) == l && memcmp(yf_sval(n), s, l) == 0;
@@ -54,8 +54,8 @@ static inline int yf_is_null(const yaml_node_t *n)
 {
 	if (n->type != YAML_SCALAR_NODE || n->data.scalar.style != YAML_PLAIN_SCALAR_STYLE)
 		return 0;
-	return yf_slen(n) == 0 || yf_scalar_eq(n, "~") || yf_scalar_eq(n, "null") || yf_scalar_eq(n, "Null") ||
-	       yf_scalar_eq(n, "NULL");
+	return yf_slen(n) == 0 || yf_scalar_is_equal(n, "~") || yf_scalar_is_equal(n, "null") || yf_scalar_is_equal(n, "Null") ||
+	       yf_scalar_is_equal(n, "NULL");
 }
 
 static inline yaml_node_t *yf_node(struct yf_ctx *c, int id)

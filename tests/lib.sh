@@ -1,4 +1,5 @@
-# tests/lib.sh: helpers shared by the shell load and soak tests (sourced, not run).
+# tests/lib.sh: helpers shared by the shell tests (sourced, not run): the load and soak tests, the
+# status page's, and the checkers' (test_layers.sh, test_source_shape.sh).
 # The caller sets PASS=0 FAIL=0 before using ok/bad/check/finish, and TMP, STATE, MAPPING,
 # MIN_INTERVAL, SHIM_BIN, FAKE_SLURMCTLD before starting processes.
 
@@ -17,6 +18,21 @@ bad() { FAIL=$((FAIL + 1)); echo "FAIL $1"; }
 check() { name=$1; shift; if "$@"; then ok "$name"; else bad "$name"; fi; }
 # finish: the closing "N passed, M failed" line, and the exit status
 finish() { echo "$PASS passed, $FAIL failed"; [ "$FAIL" -eq 0 ]; exit $?; }
+# refused NAME WORDS COMMAND...: ok if the command fails saying WORDS (a grep pattern), its output
+# shown otherwise. For the tests of a checker, which must refuse what breaks its rule ($TMP/out).
+refused() {
+	name=$1 words=$2
+	shift 2
+	if "$@" >"$TMP/out" 2>&1; then
+		bad "$name: accepted"
+		sed 's/^/    /' "$TMP/out"
+	elif grep -q -- "$words" "$TMP/out"; then
+		ok "$name: $(grep -- "$words" "$TMP/out" | head -1)"
+	else
+		bad "$name: refused without \"$words\""
+		sed 's/^/    /' "$TMP/out"
+	fi
+}
 
 # a random port in 20000-59999 (callers retry when it is taken)
 rand_port() { echo $((20000 + $(od -An -N2 -tu2 /dev/urandom | tr -d ' ') % 40000)); }

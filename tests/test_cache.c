@@ -55,7 +55,7 @@ static void fake_fetch(void *ctx, const struct cache_fetch *f, struct payload *g
 		struct payload *p = payload_new((enum source_id)id, f->gen, f->keep, f->keep_ctx);
 		payload_restart(p, k->body[id] ? 200 : 0);
 		if (k->body[id])
-			assert_int_equal(payload_feed(p, k->body[id], strlen(k->body[id]), 0), 0);
+			assert_int_equal(payload_feed(p, k->body[id], strlen(k->body[id]), 0), PAYLOAD_FEED_MORE);
 		else
 			payload_fault(p, FAULT_TRANSPORT, "Connection refused");
 		payload_finish(p);

@@ -1,4 +1,4 @@
-/* test_catalog.c: "say what changed upstream" (issue 21): the shipped table's native catalog
+/* test_catalog.c: "say what changed upstream": the shipped table's native catalog
  * ("validated_on", written by tests/gen-catalog.py from the captures; tests/test_catalog.sh checks
  * it is what they give) and the comparison every scrape makes with it (src/catalog.c), through the
  * daemon's path (answers replayed with the table's filter, render_run, the body read back

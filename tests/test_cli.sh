@@ -144,7 +144,8 @@ has "prefer with slurmrestd /jobs" 'slurm_exporter_shim_row_fidelity{family="q",
 has "prefer with slurmrestd /jobs" 'slurm_exporter_shim_up{endpoint="slurmrestd-jobs"} 1'
 
 # SckyzO/slurm_exporter's flags (the fork prometheus.io lists): accepted, each it has no use for
-# warned about once at start; --collector.gpus means --gpus-acct. The issue's acceptance line:
+# warned about once at start; --collector.gpus means --gpus-acct. The fork's unit's command line (docs/migration.md,
+# "From SckyzO/slurm_exporter"):
 check "the fork's flags" 0 "$BIN" --once --collector.partition --no-collector.gpus --command.timeout=10s --log.format=json \
 	--replay-dir "$STATE" --mapping.file "$MAP"
 has "the fork's flags: --command.timeout warned" '"msg":"flag --command.timeout is the SckyzO slurm_exporter'"'"'s; the shim runs no Slurm command, ignored"'

@@ -378,7 +378,6 @@ static void test_unread_families_kept_nowhere(void **state)
 	buf_free(&b);
 }
 
-/* Every real capture parses without a single error. */
 /* What a capture says, read line by line without the parser: each family (named by a TYPE, HELP or
  * sample line), its TYPE, its sample lines and the sum of their values (the last field). */
 struct text_family {

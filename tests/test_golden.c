@@ -123,7 +123,7 @@ static const struct expo_family *served_family(const struct mapping *m, const st
 static const struct expo_sample *find_series(const struct expo_family *f, const struct label *l, size_t n)
 {
 	for (size_t i = 0; f && i < f->n; i++)
-		if (labels_equal(f->samples[i].labels, f->samples[i].nlabels, l, n))
+		if (labels_is_equal(f->samples[i].labels, f->samples[i].nlabels, l, n))
 			return &f->samples[i];
 	return NULL;
 }
@@ -135,9 +135,9 @@ static const struct expo_sample *find_series_but_status(const struct expo_family
 		const struct expo_sample *e = &f->samples[i];
 		int ok = e->nlabels == n;
 		for (size_t k = 0; ok && k < n; k++)
-			ok = slice_eq(e->labels[k].name, e->labels[k].nlen, l[k].name, l[k].nlen) &&
-			     (slice_eq(l[k].name, l[k].nlen, "status", 6) ||
-			      slice_eq(e->labels[k].value, e->labels[k].vlen, l[k].value, l[k].vlen));
+			ok = slice_is_equal(e->labels[k].name, e->labels[k].nlen, l[k].name, l[k].nlen) &&
+			     (slice_is_equal(l[k].name, l[k].nlen, "status", 6) ||
+			      slice_is_equal(e->labels[k].value, e->labels[k].vlen, l[k].value, l[k].vlen));
 		if (ok)
 			return e;
 	}
@@ -149,7 +149,7 @@ static int same_names(const struct label *a, size_t na, const struct label *b, s
 	if (na != nb)
 		return 0;
 	for (size_t i = 0; i < na; i++)
-		if (!slice_eq(a[i].name, a[i].nlen, b[i].name, b[i].nlen))
+		if (!slice_is_equal(a[i].name, a[i].nlen, b[i].name, b[i].nlen))
 			return 0;
 	return 1;
 }

@@ -1194,8 +1194,8 @@ static void test_payload_facts(void **state)
 	(void)state;
 	struct payload *p = payload_new(SRC_NODES, 7, NULL, NULL);
 	assert_int_equal(p->gen, 7);
-	assert_int_equal(payload_feed(p, "x 1\n", 4, 0), 0);
-	assert_int_equal(payload_feed(p, "y 2\n", 4, 6), -1);
+	assert_int_equal(payload_feed(p, "x 1\n", 4, 0), PAYLOAD_FEED_MORE);
+	assert_int_equal(payload_feed(p, "y 2\n", 4, 6), PAYLOAD_FEED_TOO_BIG);
 	payload_fault(p, FAULT_TRANSPORT, "later");
 	payload_finish(p);
 	assert_false(p->ok);
@@ -1205,9 +1205,9 @@ static void test_payload_facts(void **state)
 
 	p = payload_new(SRC_NODES, 0, NULL, NULL);
 	payload_restart(p, 200);
-	assert_int_equal(payload_feed(p, "bad", 3, 0), 0);
+	assert_int_equal(payload_feed(p, "bad", 3, 0), PAYLOAD_FEED_MORE);
 	payload_restart(p, 200); /* a redirect: what came before is forgotten */
-	assert_int_equal(payload_feed(p, "x 1\n", 4, 0), 0);
+	assert_int_equal(payload_feed(p, "x 1\n", 4, 0), PAYLOAD_FEED_MORE);
 	payload_finish(p);
 	assert_true(p->ok);
 	assert_int_equal(p->len, 4);
@@ -1800,7 +1800,7 @@ static void test_source_verdict_token(void **state)
 		struct source_facts f = { .http_status = cases[i].code, .token = cases[i].tok };
 		assert_int_equal(source_verdict(&sources[cases[i].src], &f, why, sizeof(why)), VERDICT_STATUS);
 		assert_string_equal(why, cases[i].why);
-		assert_int_equal(source_token_refused(&sources[cases[i].src], &f), strstr(why, "with the token") != NULL);
+		assert_int_equal(source_is_token_refused(&sources[cases[i].src], &f), strstr(why, "with the token") != NULL);
 	}
 	char why[240];
 	struct source_facts f = { .http_status = 200, .len = 10, .fault = FAULT_CONTENT_TYPE };
@@ -1891,9 +1891,9 @@ static void test_rest_stops_unusable_transfer(void **state)
 	}
 	struct payload *p = payload_new(SRC_REST_NODES, 0, NULL, NULL);
 	payload_restart(p, 200);
-	assert_int_equal(payload_feed(p, "{\"nodes\": [", 11, 0), 0);
-	assert_int_equal(payload_feed(p, "7", 1, 0), 0); /* A number ends at the next byte */
-	assert_int_equal(payload_feed(p, "]", 1, 0), 1);
+	assert_int_equal(payload_feed(p, "{\"nodes\": [", 11, 0), PAYLOAD_FEED_MORE);
+	assert_int_equal(payload_feed(p, "7", 1, 0), PAYLOAD_FEED_MORE); /* A number ends at the next byte */
+	assert_int_equal(payload_feed(p, "]", 1, 0), PAYLOAD_FEED_ENOUGH);
 	payload_finish(p);
 	assert_false(p->ok);
 	assert_string_equal(p->reason, "/slurm/{version}/nodes: unusable JSON, 1 malformed item(s), first at byte 12: "
@@ -3230,7 +3230,7 @@ static void test_ha_url_list(void **state)
 }
 
 /* One URL check for --slurmctld.url (each element), --slurmrestd.url, --compare-legacy, the targets
- * file and controllers_new (upstream_url_ok); more than CONTROLLERS_MAX controllers are refused at
+ * file and controllers_new (upstream_url_is_valid); more than CONTROLLERS_MAX controllers are refused at
  * start, by the flag and by the targets file (before: accepted, then every fetch failed). */
 static void test_ha_url_checks(void **state)
 {
@@ -3242,8 +3242,8 @@ static void test_ha_url_checks(void **state)
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		const char *u = cases[i].url;
-		if (upstream_url_ok(u, strlen(u), 0) != cases[i].ok || upstream_url_ok(u, strlen(u), 1) != cases[i].unix_ok)
-			fail_msg("upstream_url_ok(\"%s\")", u);
+		if (upstream_url_is_valid(u, strlen(u), 0) != cases[i].ok || upstream_url_is_valid(u, strlen(u), 1) != cases[i].unix_ok)
+			fail_msg("upstream_url_is_valid(\"%s\")", u);
 	}
 	struct controllers *c = controllers_new("http://a, http://b");
 	assert_non_null(strstr(controllers_error(c), "element 2 \" http://b\" is not an http:// or https:// URL"));
@@ -3373,7 +3373,7 @@ static void assert_same_families(const struct expo *want, const struct expo *got
 		assert_true(w->hlen == g->hlen && (!w->hlen || !memcmp(w->help, g->help, w->hlen)));
 		for (size_t i = 0; i < w->n; i++) {
 			const struct expo_sample *a = &w->samples[i], *b = &g->samples[i];
-			assert_true(labels_equal(a->labels, a->nlabels, b->labels, b->nlabels));
+			assert_true(labels_is_equal(a->labels, a->nlabels, b->labels, b->nlabels));
 			assert_true(a->value == b->value || (isnan(a->value) && isnan(b->value)));
 		}
 	}

@@ -19,8 +19,7 @@ FAIL=0
 TMP=$(mktemp -d) || exit 1
 trap 'rm -rf "$TMP"' EXIT
 
-ok() { PASS=$((PASS + 1)); echo "ok   $1"; }
-bad() { FAIL=$((FAIL + 1)); echo "FAIL $1"; }
+. tests/lib.sh # ok, bad, refused
 
 # layer_order DOC: "module layer" lines from DOC's ```layers block (layer 1 is the top).
 layer_order() {
@@ -31,7 +30,7 @@ layer_order() {
 
 # check ORDER SRCDIR: every problem on a line of its own, naming the file and what to do; exits 1
 # when there is one. ORDER is layer_order's output.
-check() {
+check_layers() {
 	order=$1
 	src=$2
 	edges=$TMP/edges.$$
@@ -87,17 +86,7 @@ check() {
 }
 
 # expect_refused NAME ORDER SRCDIR WORDS: the checker refuses the tree, saying WORDS
-expect_refused() {
-	if check "$2" "$3" >"$TMP/out" 2>&1; then
-		bad "$1: accepted"
-		sed 's/^/    /' "$TMP/out"
-	elif grep -q -- "$4" "$TMP/out"; then
-		ok "$1: $(grep -- "$4" "$TMP/out" | head -1)"
-	else
-		bad "$1: refused without \"$4\""
-		sed 's/^/    /' "$TMP/out"
-	fi
-}
+expect_refused() { refused "$1" "$4" check_layers "$2" "$3"; }
 
 # --- the tree ----------------------------------------------------------------------------------
 
@@ -107,7 +96,7 @@ if [ ! -s "$TMP/order" ]; then
 else
 	ok "$DOC: $(awk 'END { print $2 }' "$TMP/order") layers, $(wc -l <"$TMP/order") modules"
 fi
-if check "$TMP/order" src >"$TMP/out" 2>&1; then
+if check_layers "$TMP/order" src >"$TMP/out" 2>&1; then
 	ok "src/: $(tail -1 "$TMP/out")"
 else
 	bad "src/ breaks the layer order:"
@@ -134,7 +123,7 @@ printf '#include "base.h"\n' >"$t/src/other_mid.h"
 printf '#include "base_int.h"\n' >"$t/src/base.c"
 : >"$t/src/base.h"
 : >"$t/src/base_int.h"
-if check "$t/order" "$t/src" >"$TMP/out" 2>&1; then ok "a made-up tree that keeps the rules"; else
+if check_layers "$t/order" "$t/src" >"$TMP/out" 2>&1; then ok "a made-up tree that keeps the rules"; else
 	bad "a made-up tree that keeps the rules is refused"; sed 's/^/    /' "$TMP/out"; fi
 
 cp -r "$t" "$TMP/up" && printf '#include "top.h"\n' >>"$TMP/up/src/mid.c" && : >"$TMP/up/src/top.h"

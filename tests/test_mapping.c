@@ -168,7 +168,7 @@ static struct payload *answer(const struct mapping *m, enum source_id ep, const 
 		return payload_replay(replay_dir, ep, 0, 0, mapping_has_input, (void *)m);
 	struct payload *p = payload_new(ep, 0, mapping_has_input, (void *)m);
 	for (size_t off = 0, len = strlen(body); off < len; off += PIECE)
-		assert_int_equal(payload_feed(p, body + off, len - off < PIECE ? len - off : PIECE, 0), 0);
+		assert_int_equal(payload_feed(p, body + off, len - off < PIECE ? len - off : PIECE, 0), PAYLOAD_FEED_MORE);
 	payload_finish(p);
 	return p;
 }
@@ -495,7 +495,7 @@ static char *render_wraps(const struct mapping *m, const char *parts, const char
 	return buf_steal(&body, NULL);
 }
 
-/* "wraps_at" (issue 21): a form whose counters wrap is served approximate, with the reason in
+/* "wraps_at" (slurmctld's 16-bit counters): a form whose counters wrap is served approximate, with the reason in
  * slurm_exporter_shim_row_fidelity, on a scrape where its bound reaches the limit, or cannot be read
  * (its source down, its family absent): never left out for it, and exact below the limit. The
  * bound's families are fetched and kept though no expression reads them; a preferred form has its

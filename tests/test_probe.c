@@ -263,7 +263,7 @@ static void test_not_regular(void **state)
 	rmdir(dir);
 }
 
-/* The issue's file: 150,000 aliases of a 250 KB slurmctld_url in 850 KB. probe.c joined the sequence
+/* A billion-laughs targets file: 150,000 aliases of a 250 KB slurmctld_url in 850 KB. probe.c joined the sequence
  * whole (37 GB; an out-of-memory abort). Loaded in a child with its address space capped (not under
  * ASan, which reserves terabytes), under alarm(): refused at the alias that passes the YAML layer's
  * bound, in well under a second, with little memory. */
@@ -405,11 +405,11 @@ static void test_set(void **state)
 						"  b: {slurmctld_url: http://127.0.0.1:1, mapping: /nonexistent/m.json}\n");
 	free(load("/tmp/shimtest-probe-set.yml", &t));
 	assert_non_null(t);
-	assert_null(probe_set_new(t, &base, "mappings/prometheus-slurm-exporter.json", NULL)); /* b's mapping */
+	assert_null(probe_set_new(t, &base, "mappings/prometheus-slurm-exporter.json")); /* b's mapping */
 	tu_write("/tmp/shimtest-probe-set.yml", "targets:\n  a: {slurmctld_url: http://127.0.0.1:1}\n"
 						"  bb: {slurmctld_url: http://127.0.0.1:1}\n");
 	free(load("/tmp/shimtest-probe-set.yml", &t));
-	struct probe_set *ps = probe_set_new(t, &base, "mappings/prometheus-slurm-exporter.json", NULL);
+	struct probe_set *ps = probe_set_new(t, &base, "mappings/prometheus-slurm-exporter.json");
 	assert_non_null(ps);
 	assert_int_equal(probe_set_count(ps), 2);
 	assert_string_equal(probe_set_name(ps, 1), "bb");

@@ -64,7 +64,7 @@ static int label_is(const struct expo_sample *s, const char *name, const char *v
 	int k = labels_find(s->labels, s->nlabels, name, strlen(name));
 	if (!value)
 		return k < 0;
-	return k >= 0 && slice_eq(s->labels[k].value, s->labels[k].vlen, value, strlen(value));
+	return k >= 0 && slice_is_equal(s->labels[k].value, s->labels[k].vlen, value, strlen(value));
 }
 
 /* Sum of the samples of fam whose labels match every (name, value) pair; a NULL value means the
@@ -477,7 +477,7 @@ static int same_expo(const struct expo *a, const struct expo *b)
 		return 0;
 	for (size_t i = 0; i < a->nfams; i++) {
 		const struct expo_family *f = &a->fams[i], *g = &b->fams[i];
-		if (!slice_eq(f->name, f->nlen, g->name, g->nlen) || f->n != g->n || f->duplicate != g->duplicate)
+		if (!slice_is_equal(f->name, f->nlen, g->name, g->nlen) || f->n != g->n || f->duplicate != g->duplicate)
 			return 0;
 		for (size_t k = 0; k < f->n; k++) {
 			const struct expo_sample *x = &f->samples[k], *y = &g->samples[k];
@@ -934,7 +934,7 @@ static void test_cut_string_checked(void **state)
 static int only_state(const char *name, size_t len, void *ctx)
 {
 	(void)ctx;
-	return slice_eq(name, len, "slurmrestd_node_state", 21);
+	return slice_is_equal(name, len, "slurmrestd_node_state", 21);
 }
 
 /* expo_add honours the keep filter: the families nobody reads are not stored. */

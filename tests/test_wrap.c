@@ -1,5 +1,5 @@
-/* test_wrap.c: the shipped table on clusters past slurmctld's 16-bit counters (issue 21, "no silent
- * wrap"): a partition of 131,072 CPUs, an account running 70,000 CPUs, 70,000 nodes. slurmctld
+/* test_wrap.c: the shipped table on clusters past slurmctld's 16-bit counters (no silent
+ * wrap: docs/mapping.md's "wraps_at"): a partition of 131,072 CPUs, an account running 70,000 CPUs, 70,000 nodes. slurmctld
  * 25.11.7 and 26.05.3 declare 73 of their families UINT16 (src/plugins/metrics/openmetrics/
  * openmetrics.c) and print them with "%hu", their sums kept in uint16_t fields
  * (src/slurmctld/statistics.h): a value of 70,000 is served as 4,464. Through the daemon's path

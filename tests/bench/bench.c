@@ -27,6 +27,7 @@
 #include "render.h"
 #include "scrape.h"
 #include "xmalloc.h"
+#include "benchutil.h"
 
 #include <arpa/inet.h>
 #include <curl/curl.h>
@@ -49,33 +50,6 @@
 
 #define MAX_DIRS 16
 
-static double now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-/* CPU time of this thread: what one scrape costs on one core, whatever else runs on the machine. */
-static double cpu_now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static void die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
-static void die(const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	fprintf(stderr, "bench: ");
-	vfprintf(stderr, fmt, ap);
-	fprintf(stderr, "\n");
-	va_end(ap);
-	exit(1);
-}
-
 /* ---- samples and their statistics ---- */
 
 struct series {
@@ -87,12 +61,6 @@ static void add(struct series *s, double v)
 {
 	s->v = xgrow(s->v, &s->cap, s->n + 1, sizeof(double));
 	s->v[s->n++] = v;
-}
-
-static int dcmp(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return x < y ? -1 : x > y;
 }
 
 struct stats {
@@ -246,14 +214,14 @@ static void pipeline_once(const struct payload_set *ps, const struct mapping *m,
 	struct render_result res;
 	struct buf out;
 
-	double c0 = cpu_now(), t0 = now();
+	double c0 = cpu_now(), t0 = mono_now();
 	for (int ep = 0; ep < SRC_NATIVE_COUNT; ep++) {
 		p[ep] = parse_answer(ps, (enum source_id)ep, m);
 	}
 	double t1 = cpu_now();
 	/* as scraper_run does: the body reserved at about the last size */
 	const struct render_in in = { .m = m, .flags = 0, .p = (const struct payload *const *)p, .size_hint = t->out_bytes,
-				      .clock = now, .started = t0, .time_rows = 1 };
+				      .clock = mono_now, .started = t0, .time_rows = 1 };
 	buf_init(&out, 0);
 	render_run(&in, &out, &res);
 	t->out_bytes = out.len;
@@ -261,7 +229,7 @@ static void pipeline_once(const struct payload_set *ps, const struct mapping *m,
 	render_result_free(&res);
 	for (int ep = 0; ep < SRC_NATIVE_COUNT; ep++)
 		payload_unref(p[ep]);
-	double t4 = now();
+	double t4 = mono_now();
 	add(&t->cpu, cpu_now() - c0);
 	add(&t->total, t4 - t0);
 	add(&t->parse, t1 - c0);
@@ -282,24 +250,11 @@ static void pipe_times_free(struct pipe_times *t)
 /* Run the statement(s) until `seconds` have passed, at least min_n and at most max_n times. */
 #define RUN_FOR(seconds, min_n, max_n, ...)                                                                  \
 	do {                                                                                                  \
-		double run_t0_ = now();                                                                       \
-		for (size_t run_i_ = 0; run_i_ < (max_n) && (run_i_ < (min_n) || now() - run_t0_ < (seconds)); run_i_++) { \
+		double run_t0_ = mono_now();                                                                       \
+		for (size_t run_i_ = 0; run_i_ < (max_n) && (run_i_ < (min_n) || mono_now() - run_t0_ < (seconds)); run_i_++) { \
 			__VA_ARGS__;                                                                          \
 		}                                                                                             \
 	} while (0)
-
-static struct mapping *load_mapping_or_die(const char *path)
-{
-	struct buf problems;
-	buf_init(&problems, 0);
-	struct mapping *m = mapping_load(path, &problems);
-	if (!m) {
-		fprintf(stderr, "%.*s", (int)problems.len, problems.data ? problems.data : "");
-		die("invalid mapping %s", path);
-	}
-	buf_free(&problems);
-	return m;
-}
 
 static void scrape_series(const char *dir, struct mapping *m, double seconds, struct series *s, struct series *cpu,
 			  size_t *out_bytes)
@@ -315,9 +270,9 @@ static void scrape_series(const char *dir, struct mapping *m, double seconds, st
 	buf_free(&out);
 	RUN_FOR(seconds, 7, 5000, {
 		buf_init(&out, 0);
-		double c0 = cpu_now(), t0 = now();
+		double c0 = cpu_now(), t0 = mono_now();
 		int code = scraper_run(sc, 60, &out);
-		add(s, now() - t0);
+		add(s, mono_now() - t0);
 		add(cpu, cpu_now() - c0);
 		if (code != 200)
 			die("scraper_run of %s did not answer 200", dir);
@@ -404,7 +359,7 @@ struct prom_result {
 
 static int run_promtool_once(const char *promtool, const char *input, double *wall, double *cpu)
 {
-	double t0 = now();
+	double t0 = mono_now();
 	pid_t pid = fork();
 	if (pid < 0)
 		return -1;
@@ -423,7 +378,7 @@ static int run_promtool_once(const char *promtool, const char *input, double *wa
 	struct rusage ru;
 	if (wait4(pid, &st, 0, &ru) < 0)
 		return -1;
-	*wall = now() - t0;
+	*wall = mono_now() - t0;
 	*cpu = (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 + (double)ru.ru_stime.tv_sec +
 	       (double)ru.ru_stime.tv_usec / 1e6;
 	return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
@@ -488,48 +443,6 @@ static long get(CURL *h, struct membuf *b)
 	return code;
 }
 
-static unsigned free_port(void)
-{
-	int fd = socket(AF_INET, SOCK_STREAM, 0);
-	struct sockaddr_in sa = { 0 };
-	socklen_t sl = sizeof(sa);
-	sa.sin_family = AF_INET;
-	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	unsigned port = 0;
-	if (fd >= 0 && bind(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0 && getsockname(fd, (struct sockaddr *)&sa, &sl) == 0)
-		port = ntohs(sa.sin_port);
-	if (fd >= 0)
-		close(fd);
-	return port; /* 0: none */
-}
-
-static pid_t spawn(char *const argv[])
-{
-	pid_t pid = fork();
-	if (pid == 0) {
-		int nul = open("/dev/null", O_WRONLY);
-		dup2(nul, 1);
-		execv(argv[0], argv);
-		_exit(127);
-	}
-	return pid;
-}
-
-static void stop(pid_t pid)
-{
-	int st;
-	if (pid <= 0)
-		return;
-	kill(pid, SIGTERM);
-	for (int i = 0; i < 300; i++) {
-		if (waitpid(pid, &st, WNOHANG) == pid)
-			return;
-		usleep(10000);
-	}
-	kill(pid, SIGKILL);
-	waitpid(pid, &st, 0);
-}
-
 struct e2e_result {
 	const char *dir;
 	size_t bytes;
@@ -546,7 +459,7 @@ static void e2e(const char *shim, const char *fake, const char *mapping, const c
 	snprintf(portfile, sizeof(portfile), "%s/.fake-port", outdir);
 	unlink(portfile);
 	char *fargv[] = { (char *)fake, "--port", "0", "--port-file", portfile, "--dir", (char *)dir, NULL };
-	pid_t fpid = spawn(fargv), spid = -1;
+	pid_t fpid = spawn(fargv, 1), spid = -1;
 	unsigned fp = 0;
 	for (int i = 0; i < 500 && !fp; i++) {
 		FILE *f = fopen(portfile, "r");
@@ -576,7 +489,7 @@ static void e2e(const char *shim, const char *fake, const char *mapping, const c
 		char *sargv[] = { (char *)shim, "--slurmctld.url", url, "--slurmctld.min-interval", "0",
 				  "--slurmctld.jobs.min-interval", "0", "--web.listen-address", listen, "--mapping.file", (char *)mapping, "--log.level", "error",
 				  NULL };
-		spid = spawn(sargv);
+		spid = spawn(sargv, 1);
 		char surl[256];
 		snprintf(surl, sizeof(surl), "http://127.0.0.1:%u/metrics", sp);
 		h = easy(surl, &sb);
@@ -608,17 +521,17 @@ static void e2e(const char *shim, const char *fake, const char *mapping, const c
 		snprintf(u, sizeof(u), "%s%s", url, sources[ep].path);
 		dh[ep] = easy(u, &db[ep]);
 	}
-	double deadline = now() + seconds;
-	for (int round = -3; round < 5000 && (round < 20 || now() < deadline); round++) {
+	double deadline = mono_now() + seconds;
+	for (int round = -3; round < 5000 && (round < 20 || mono_now() < deadline); round++) {
 		/* direct, one endpoint after the other */
-		double t0 = now();
+		double t0 = mono_now();
 		int bad = 0;
 		for (int ep = 0; ep < SRC_NATIVE_COUNT; ep++)
 			if (get(dh[ep], &db[ep]) != 200) {
 				fprintf(stderr, "bench: direct GET of %s failed\n", sources[ep].path);
 				bad = 1;
 			}
-		double tseq = now() - t0;
+		double tseq = mono_now() - t0;
 		if (bad) {
 			r->ok = 0;
 			break;
@@ -628,7 +541,7 @@ static void e2e(const char *shim, const char *fake, const char *mapping, const c
 			db[ep].n = 0;
 			curl_multi_add_handle(multi, dh[ep]);
 		}
-		t0 = now();
+		t0 = mono_now();
 		int running = 1;
 		while (running) {
 			if (curl_multi_perform(multi, &running) != CURLM_OK)
@@ -636,13 +549,13 @@ static void e2e(const char *shim, const char *fake, const char *mapping, const c
 			if (running)
 				curl_multi_poll(multi, NULL, 0, 100, NULL);
 		}
-		double tpar = now() - t0;
+		double tpar = mono_now() - t0;
 		for (int ep = 0; ep < SRC_NATIVE_COUNT; ep++)
 			curl_multi_remove_handle(multi, dh[ep]);
 		/* through the shim */
-		t0 = now();
+		t0 = mono_now();
 		long code = get(h, &sb);
-		double tshim = now() - t0;
+		double tshim = mono_now() - t0;
 		if (code != 200) {
 			fprintf(stderr, "bench: GET of the shim's /metrics answered %ld\n", code);
 			r->ok = 0;
@@ -711,9 +624,9 @@ static double render_median(const struct mapping *m, struct payload *const p[SRC
 		struct render_result res;
 		struct buf out;
 		buf_init(&out, 0);
-		double t0 = now();
+		double t0 = mono_now();
 		render_run(&in, &out, &res);
-		add(&s, now() - t0);
+		add(&s, mono_now() - t0);
 		if (nseries)
 			*nseries = res.nrows ? res.rows[0].nseries : 0;
 		render_result_free(&res);

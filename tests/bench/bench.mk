@@ -49,7 +49,7 @@ $(BUILD)/bench/bench_rest: tests/bench/bench_rest.c $(BUILD)/libshim.a
 
 $(BUILD)/bench/bench_gzip: tests/bench/bench_gzip.c $(BUILD)/libshim.a
 	@mkdir -p $(dir $@)
-	$(CC) $(WARN) $(CFLAGS) $(CPPFLAGS) $(PKG_CFLAGS) -o $@ $< $(BUILD)/libshim.a $(PKG_LIBS) $(TEST_LIBS)
+	$(CC) $(WARN) $(DEPFLAGS) $(CFLAGS) $(CPPFLAGS) $(PKG_CFLAGS) -o $@ $< $(BUILD)/libshim.a $(PKG_LIBS) $(TEST_LIBS)
 
 $(BUILD)/bench/bench: tests/bench/bench.c $(BUILD)/libshim.a
 	@mkdir -p $(dir $@)

@@ -22,6 +22,7 @@
 #include "mapping.h"
 #include "scrape.h"
 #include "xmalloc.h"
+#include "benchutil.h"
 
 #include <arpa/inet.h>
 #include <curl/curl.h>
@@ -42,38 +43,6 @@
 
 #define MAX_DIRS 8
 
-static double now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static double cpu_now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static void die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
-static void die(const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	fprintf(stderr, "bench_gzip: ");
-	vfprintf(stderr, fmt, ap);
-	fprintf(stderr, "\n");
-	va_end(ap);
-	exit(1);
-}
-
-static int dcmp(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return x < y ? -1 : x > y;
-}
-
 /* The median and the minimum of n samples (sorted in place). */
 struct mm {
 	double med, min;
@@ -89,8 +58,8 @@ static struct mm mm_of(double *v, size_t n)
 /* Run body at least min_n times and for seconds, at most MAX_RUNS, each sample in v[*n]. */
 #define TIMED(seconds, min_n, v, n, ...)                                                                     \
 	do {                                                                                                  \
-		double t0_ = now();                                                                           \
-		for (*(n) = 0; *(n) < MAX_RUNS && (*(n) < (min_n) || now() - t0_ < (seconds)); (*(n))++) {  \
+		double t0_ = mono_now();                                                                           \
+		for (*(n) = 0; *(n) < MAX_RUNS && (*(n) < (min_n) || mono_now() - t0_ < (seconds)); (*(n))++) {  \
 			double c0_ = cpu_now();                                                               \
 			__VA_ARGS__;                                                                          \
 			(v)[*(n)] = cpu_now() - c0_;                                                          \
@@ -170,17 +139,6 @@ struct size_result {
 	double id_cpu, gz_first_cpu, gz_cpu; /* per scrape, s */
 	size_t id_wire, gz_wire;
 };
-
-static struct mapping *load_mapping_or_die(const char *path)
-{
-	struct buf problems;
-	buf_init(&problems, 0);
-	struct mapping *m = mapping_load(path, &problems);
-	if (!m)
-		die("invalid mapping %s: %.*s", path, (int)problems.len, problems.data ? problems.data : "");
-	buf_free(&problems);
-	return m;
-}
 
 /* The answer of dir (a new buffer) and the CPU of rendering it. */
 static char *render_answer(const char *dir, const char *mapping, double seconds, size_t *len, struct mm *cpu)
@@ -270,47 +228,6 @@ static long get(const char *url, int gzip, size_t *bytes)
 	return code;
 }
 
-static unsigned free_port(void)
-{
-	int fd = socket(AF_INET, SOCK_STREAM, 0);
-	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
-	socklen_t sl = sizeof(sa);
-	unsigned port = 0;
-	if (fd >= 0 && bind(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0 && getsockname(fd, (struct sockaddr *)&sa, &sl) == 0)
-		port = ntohs(sa.sin_port);
-	if (fd >= 0)
-		close(fd);
-	return port;
-}
-
-static pid_t spawn(char *const argv[])
-{
-	pid_t pid = fork();
-	if (pid == 0) {
-		int nul = open("/dev/null", O_WRONLY);
-		dup2(nul, 1);
-		dup2(nul, 2);
-		execv(argv[0], argv);
-		_exit(127);
-	}
-	return pid;
-}
-
-static void stop(pid_t pid)
-{
-	int st;
-	if (pid <= 0)
-		return;
-	kill(pid, SIGTERM);
-	for (int i = 0; i < 300; i++) {
-		if (waitpid(pid, &st, WNOHANG) == pid)
-			return;
-		usleep(10000);
-	}
-	kill(pid, SIGKILL);
-	waitpid(pid, &st, 0);
-}
-
 static int wait_up(const char *url)
 {
 	size_t b;
@@ -348,14 +265,14 @@ static void serve(struct size_result *r, const char *shim, const char *fake, con
 	snprintf(fport, sizeof(fport), "%u", fp);
 	snprintf(listen, sizeof(listen), "127.0.0.1:%u", sp);
 	char *fargv[] = { (char *)fake, "--port", fport, "--dir", (char *)r->dir, NULL };
-	pid_t f = spawn(fargv);
+	pid_t f = spawn(fargv, 0);
 	snprintf(url, sizeof(url), "http://127.0.0.1:%u/metrics/nodes", fp);
 	if (wait_up(url) < 0)
 		die("fake_slurmctld does not start");
 	snprintf(url, sizeof(url), "http://127.0.0.1:%u", fp);
 	char *sargv[] = { (char *)shim, "--slurmctld.url", url, "--web.listen-address", listen, "--mapping.file",
 			  (char *)mapping, "--slurmctld.min-interval", "3600", "--slurmctld.jobs.min-interval", "3600", NULL };
-	pid_t s = spawn(sargv);
+	pid_t s = spawn(sargv, 0);
 	snprintf(url, sizeof(url), "http://127.0.0.1:%u/metrics", sp);
 	if (wait_up(url) < 0)
 		die("the shim does not start");

@@ -13,13 +13,7 @@
 #include <unistd.h>
 
 #include "slurmrestd.h"
-
-static double now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
+#include "benchutil.h"
 
 static long hwm_kb(void)
 {
@@ -54,15 +48,15 @@ int main(int argc, char **argv)
 	size_t total = 0;
 	ssize_t n;
 	while ((n = read(fd, piece, sizeof(piece))) > 0) {
-		double t0 = now();
+		double t0 = mono_now();
 		rest_feed(st, &e, piece, (size_t)n);
-		parse += now() - t0;
+		parse += mono_now() - t0;
 		total += (size_t)n;
 	}
 	close(fd);
-	double t0 = now();
+	double t0 = mono_now();
 	size_t bad = rest_end(st, &e);
-	parse += now() - t0;
+	parse += mono_now() - t0;
 	printf("%s: %.1f MB in %.2f s: %.0f MB/s; %zu families, %zu samples, %zu malformed; peak RSS %.1f MB\n",
 	       names[doc], (double)total / 1e6, parse, (double)total / 1e6 / parse, e.nfams, e.nsamples, bad,
 	       (double)hwm_kb() / 1024);

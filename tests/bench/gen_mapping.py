@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """gen_mapping.py DIR: write mapping files just under the loader's 4 MiB cap (MAPPING_MAX_BYTES),
-each a shape that once made loading quadratic or that is the worst case now (issue 12), for timing
+each a shape that once made loading quadratic or that is the worst case now (docs/performance.md, "Loading the mapping"), for timing
 `slurm-exporter-shim --check-mapping` (docs/performance.md, "Loading the mapping"). Deterministic.
 
   rows.json      28,000 ordinary rows: two aggregations over selectors with a label matcher

@@ -1,6 +1,7 @@
 #!/bin/sh
 # shellcheck disable=SC2317 # the cycle_* functions are called as "cycle_$c"
-# tests/bench/live-failover.sh: the hardening issue's live checks on a real Slurm (an expired or forged
+# tests/bench/live-failover.sh: the live checks of the hardening (docs/operations.md, "Failover and
+# failback, measured live") on a real Slurm (an expired or forged
 # slurmrestd token; failover and failback of two slurmctld), measured and checked.
 #
 # Reuses an installed Slurm 25.11.7 or later (it never downloads or builds one) and starts a

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""tests/bench/live_cpu.py: the CPU time a command costs another process (tests/bench/live-slurm.sh, issue 15).
+"""tests/bench/live_cpu.py: the CPU time a command costs another process (tests/bench/live-slurm.sh: slurmctld's CPU per scrape).
 
     live_cpu.py idle PID SECONDS
         PID's CPU time per second of wall time over SECONDS while nothing is run (ms/s)

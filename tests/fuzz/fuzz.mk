@@ -14,7 +14,8 @@
 # tests/conformance/openmetrics-parsers/. tests/fuzz/corpus/restjson/ is cut from
 # tests/fixtures/slurm-25.11-rest/*/rest_{nodes,shares,jobs,diag}.json: one selector byte (the
 # document, 0 nodes .. 3 diag, plus 4 x a piece size) and the answer, the jobs answers cut to their
-# first two jobs and the shares to their first four rows, with sorted keys and issue 19's shapes too
+# first two jobs and the shares to their first four rows, with sorted keys and the shapes
+# slurmrestd.c refuses or accepts (NO_VAL objects in any key order, items that are not objects) too
 # (see gen-seeds.sh); fuzz_restjson also runs src/jsonfeed.c alone with a small string limit. fuzz_native (the passthrough: slurmctld's
 # text through the tolerant reader, fed in pieces, and native_render, read back by the strict reader
 # label value for label value), fuzz_probe (--probe.targets-file, written to a file under TMPDIR)

@@ -64,7 +64,7 @@ static void evaluate(const struct mapping *m, unsigned down, size_t max_output)
 		if (down >> i & 1)
 			payload_fault(p[i], FAULT_TRANSPORT, "down");
 		for (size_t off = 0; off < len && !(down >> i & 1); off += 100) /* lines split across pieces */
-			if (payload_feed(p[i], fuzz_payload[i] + off, len - off < 100 ? len - off : 100, 0) < 0)
+			if (payload_feed(p[i], fuzz_payload[i] + off, len - off < 100 ? len - off : 100, 0) == PAYLOAD_FEED_TOO_BIG)
 				abort();
 		payload_finish(p[i]);
 	}

@@ -90,7 +90,7 @@ static int same_sample(const struct expo_sample *a, const struct expo_sample *b)
 		const struct label *y = &b->labels[j++];
 		size_t len;
 		char *v = repaired(x->value, x->vlen, &len);
-		int eq = slice_eq(x->name, x->nlen, y->name, y->nlen) && slice_eq(v, len, y->value, y->vlen);
+		int eq = slice_is_equal(x->name, x->nlen, y->name, y->nlen) && slice_is_equal(v, len, y->value, y->vlen);
 		free(v);
 		if (!eq)
 			return 0;
@@ -115,7 +115,7 @@ static void check_round_trip(const struct expo *in, const struct expo *out)
 			abort();
 		const struct expo_family *g = &out->fams[k++];
 		enum expo_type want = f->type == EXPO_OTHER ? EXPO_UNTYPED : f->type;
-		if (!slice_eq(f->name, f->nlen, g->name, g->nlen) || g->type != want || g->n != f->n ||
+		if (!slice_is_equal(f->name, f->nlen, g->name, g->nlen) || g->type != want || g->n != f->n ||
 		    !f->help != !g->help)
 			abort();
 		if (f->help) {

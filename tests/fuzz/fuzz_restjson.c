@@ -53,7 +53,7 @@ static int same(const struct expo *a, const struct expo *b)
 		return 0;
 	for (size_t i = 0; i < a->nfams; i++) {
 		const struct expo_family *f = &a->fams[i], *g = &b->fams[i];
-		if (!slice_eq(f->name, f->nlen, g->name, g->nlen) || f->n != g->n || f->duplicate != g->duplicate)
+		if (!slice_is_equal(f->name, f->nlen, g->name, g->nlen) || f->n != g->n || f->duplicate != g->duplicate)
 			return 0;
 		if (expo_find(a, f->name, f->nlen) != f)
 			return 0;
@@ -104,7 +104,7 @@ static int ev_number(void *ctx, const char *s, size_t n)
 static int ev_text(void *ctx, const char *tag, const unsigned char *s, size_t n)
 {
 	struct feed_run *r = ctx;
-	return jsonfeed_long(&r->jf, n) ? ev(ctx, tag, "*", 1) : ev(ctx, tag, s, n);
+	return jsonfeed_is_long(&r->jf, n) ? ev(ctx, tag, "*", 1) : ev(ctx, tag, s, n);
 }
 
 static int ev_string(void *ctx, const unsigned char *s, size_t n)
