@@ -244,6 +244,12 @@ void controllers_answered(struct controllers *c, size_t i)
 		c->switches++;
 	if (prev >= 0)
 		snprintf(why, sizeof(why), "%s", c->why[prev]);
+	/* one primary at a time: the previous one, not asked in this fetch (a learnt controller is
+	 * asked only through its configured one's 303), is no longer known to be it */
+	if (prev >= 0 && prev != (int)i && c->role[prev] == ROLE_PRIMARY) {
+		c->role[prev] = ROLE_UNKNOWN;
+		snprintf(c->why[prev], sizeof(c->why[prev]), "not asked since %.150s answered as primary", c->shown[i]);
+	}
 	pthread_mutex_unlock(&c->mu);
 	if (prev == (int)i)
 		return;
@@ -296,7 +302,7 @@ void controllers_write_metrics(struct controllers *c, struct buf *b)
 	write_header(b, "slurm_exporter_shim_controller_info",
 		     "Each slurmctld controller (--slurmctld.url, and one a single URL's 303 pointed at) as last seen: "
 		     "primary (answered usably), standby (303 or 503), unusable (answered, nothing usable), down (no HTTP "
-		     "answer), unknown (not tried yet).", "gauge");
+		     "answer), unknown (not tried yet, or not since another answered as primary).", "gauge");
 	for (size_t i = 0; i < n; i++) {
 		const char *role = controller_role_name(roles[i]);
 		struct label l[2] = { { "url", c->shown[i], 3, (uint32_t)strlen(c->shown[i]) },

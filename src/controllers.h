@@ -69,7 +69,9 @@ size_t controllers_order(struct controllers *c, size_t order[CONTROLLERS_MAX]);
  * when it is not primary, raw (the log and the status page escape it where they show it). */
 void controllers_seen(struct controllers *c, size_t i, enum controller_role role, const char *why);
 /* The fetch's sources came from i: it becomes current. A change of the current controller (not
- * the first choice) is counted and logged once, with why the previous one was passed over. */
+ * the first choice) is counted and logged once, with why the previous one was passed over; the
+ * previous one, when it was not asked in that fetch and so is still seen as primary, becomes
+ * unknown (one primary at a time). */
 void controllers_answered(struct controllers *c, size_t i);
 /* The current controller's index, or -1 before any answered. */
 int controllers_current(struct controllers *c);

@@ -3069,7 +3069,9 @@ static void test_ha_unusable_first(void **state)
  * host gets nothing); a standby's 303s on every endpoint are followed to the origin they point at,
  * learnt as a controller of its own (no token), and a job walk cached from the URL is not served
  * with that host's answers, nor the host's after the URL is the primary again. Before: each
- * endpoint followed its own 303, and answers of both hosts were served as one. */
+ * endpoint followed its own 303, and answers of both hosts were served as one. Once the URL is
+ * the primary again, the host (not asked) is role "unknown", not a second "primary" (before: live,
+ * one URL at the standby, a takeover left controller_info with two primaries). */
 static void test_ha_single_url_no_mixing(void **state)
 {
 	(void)state;
@@ -3124,6 +3126,9 @@ static void test_ha_single_url_no_mixing(void **state)
 	http("GET", s.port, "/metrics", &r, 10000);
 	assert_int_equal(r.status, 200);
 	assert_true(has_role(r.body.data, u.port, "primary"));
+	/* P, not asked (reached only through U's 303), is no longer shown as a second primary */
+	assert_false(has_role(r.body.data, p.port, "primary"));
+	assert_true(has_role(r.body.data, p.port, "unknown"));
 	assert_true(has_line(r.body.data, "slurm_exporter_shim_controller_switches_total 2"));
 	buf_free(&r.body);
 	assert_int_equal(stat_count(u.port, "jobs-users-accts"), 3); /* 1, its 303 when P's was fetched, 1 */

@@ -28,9 +28,10 @@
 #    for expired and forged, the log (the failures logged in that state, or the last one logged
 #    when nothing new was) and the status page name the token ("token ... expired or rejected /
 #    not accepted"); no token string ever appears in a log, a page or a metric.
-# 3. Failover and failback: two shims at their defaults, one given ctla's URL only ("one URL"),
-#    one given both ("two URLs"), each scraped every second with X-Prometheus-Scrape-Timeout-
-#    Seconds: 10 (tests/bench/live_failover.py watch), while each controller's /metrics/scheduler is
+# 3. Failover and failback: three shims at their defaults, one given ctla's URL only ("one URL",
+#    one-url), one given ctlb's URL only ("one URL, standby", one-url-standby: while ctla is
+#    primary, every answer of ctlb is a 303 to ctla) and one given both ("two URLs", two-urls),
+#    each scraped every second with X-Prometheus-Scrape-Timeout-Seconds: 10 (tests/bench/live_failover.py watch), while each controller's /metrics/scheduler is
 #    probed twice a second without following redirects (which one is primary when). The cycles
 #    (CYCLES, in order):
 #      crash     kill -9 ctla; ctlb takes over (after SlurmctldTimeout); restart ctla (it asks
@@ -46,8 +47,9 @@
 #    answer came from, and whether the scrape mixes controllers; then a markdown table per shim:
 #    over the run and per cycle: scrapes, not 200, 200 with an endpoint down, longest run not 200,
 #    max duration, scrapes mixing controllers, series disagreeing, seconds from the cycle's start
-#    to the first scrape answered by ctlb, then by ctla again. Checks: the
-#    two-URL shim never mixes controllers; no scrape takes longer than the 10 s scrape timeout.
+#    to the first scrape answered by ctlb, then by ctla again. Checks: no
+#    shim (one URL, one URL at the standby, two URLs) ever mixes controllers; no scrape takes
+#    longer than the 10 s scrape timeout.
 #
 # It is not part of scripts/test.sh: it needs an installed Slurm, root (namespaces, slurmrestd
 # as REST_USER) and about 5 minutes.
@@ -67,7 +69,8 @@
 #   TOKEN_LIFESPAN the token's lifespan in s (default 20); TOKEN_USER its user (default daemon)
 #   REST_USER      the account slurmrestd runs as (default daemon)
 #   BASE_PORT      slurmctld's port on 127.0.0.2 and 127.0.0.3; slurmd use the next four (on
-#                  127.0.0.1), the shims BASE_PORT+10, +12 and +14, slurmrestd BASE_PORT+20
+#                  127.0.0.1), the failover shims BASE_PORT+10, +12 and +16, the token
+#                  part's BASE_PORT+14, slurmrestd BASE_PORT+20
 #                  (default 17817)
 #   WORKDIR, KEEP  as tests/bench/live-slurm.sh (KEEP=1 keeps the directory: logs, scrapes, probes)
 # Exit status: 0 when every check passed, 1 otherwise (each check prints "check ok" or
@@ -412,10 +415,14 @@ failover_part() {
 	SHIM_PORT=$((BASE_PORT + 12)) SHIM_LOG=$W/log/shim-two.log
 	start_shim "$CTL_A,$CTL_B"
 	two=$SHIM_PID
+	SHIM_PORT=$((BASE_PORT + 16)) SHIM_LOG=$W/log/shim-standby.log
+	start_shim "$CTL_B"
+	standby=$SHIM_PID
 	ev "controller a $CTL_A"
 	ev "controller b $CTL_B"
 	$HELPER watch "$W/failover" "$W/failover/stop" --shim "one-url=http://127.0.0.1:$((BASE_PORT + 10))/metrics" \
-		--shim "two-urls=http://127.0.0.1:$((BASE_PORT + 12))/metrics" --ctl "a=$CTL_A" --ctl "b=$CTL_B" &
+		--shim "two-urls=http://127.0.0.1:$((BASE_PORT + 12))/metrics" \
+		--shim "one-url-standby=http://127.0.0.1:$((BASE_PORT + 16))/metrics" --ctl "a=$CTL_A" --ctl "b=$CTL_B" &
 	watcher=$!
 	PIDS="$PIDS $watcher"
 	sleep "$WARM"
@@ -431,22 +438,24 @@ failover_part() {
 	touch "$W/failover/stop"
 	wait "$watcher" || true
 	kill -CONT "$A_PID" 2>/dev/null || true
-	for p in $one $two; do
+	for p in $one $two $standby; do
 		kill "$p" 2>/dev/null || true
 		wait "$p" 2>/dev/null || true
 	done
 	echo
 	echo "  the shims' log lines (controller URLs as ctla and ctlb, other numbers as N), with their counts:"
-	for n in one two; do
+	for n in one standby two; do
 		echo "  shim-$n:"
 		sed -e "s|http://127\.0\.0\.2:$BASE_PORT|ctla|g; s|http://127\.0\.0\.3:$BASE_PORT|ctlb|g" \
 			-e 's/[0-9][0-9.]*/N/g' "$W/log/shim-$n.log" | sort | uniq -c | sort -rn | sed 's/^/    /'
 	done
 	echo
 	$HELPER report "$W/failover" "$EV" | tee "$W/failover/report.txt"
-	mixed=$(awk '$1 == "two-urls" { print $2 }' "$W/failover/summary.txt")
-	[ "${mixed:-x}" = 0 ] && r=0 || r=1
-	check "two URLs: no scrape mixes controllers (mixing: ${mixed:-none})" "$r"
+	for n in one-url one-url-standby two-urls; do
+		mixed=$(awk -v n="$n" '$1 == n { print $2 }' "$W/failover/summary.txt")
+		[ "${mixed:-x}" = 0 ] && r=0 || r=1
+		check "$n: no scrape mixes controllers (mixing: ${mixed:-none})" "$r"
+	done
 	slow=$(awk '$3 > 10 { printf "%s %s s ", $1, $3 }' "$W/failover/summary.txt")
 	[ -z "$slow" ] && r=0 || r=1
 	check "no scrape took longer than its 10 s timeout${slow:+ (over: $slow)}" "$r"

@@ -22,13 +22,16 @@
 
 A scrape "mixes controllers" when the answers it served did not all come from one controller:
   * sched: its live_failover_scheduler_since value is a controller process' (seen in a probe's
-    200) other than the controller the shim says answered (slurm_exporter_shim_controller_info
+    200, and in no other controller's: a controller that has just taken control answers 0, as the
+    other may) other than the controller the shim says answered (slurm_exporter_shim_controller_info
     role="primary"), or
   * fetched: the endpoints it served (slurm_exporter_shim_up 1) were fetched while different
     controllers were primary (by the probes; a fetch time within one probe of a change of
     primary is not judged). An answer's fetch time: the end of the first scrape showing its
     slurm_exporter_shim_upstream_fetches_total, less its slurm_exporter_shim_payload_age_seconds
     there (the shim may serve one rendered exposition, self metrics included, several times), or
+  * said: one of those endpoints was fetched while another controller than the one the shim says
+    answered was primary (the shim names one controller and serves another's answers), or
   * roles: more than one controller has role="primary".
 The "agree" checks compare legacy series computed from different endpoints that must agree on
 this cluster (static, single-partition jobs): slurm_cpus_total against batch's
@@ -190,10 +193,13 @@ class Truth:
     def __init__(self, probes, urls):
         self.by_ctl = {}
         self.ident = {}
+        seen = {}
         for p in probes:
             self.by_ctl.setdefault(p["ctl"], []).append((p["t"], p["status"] == 200))
             if "ident" in p:
-                self.ident[p["ident"]] = p["ctl"]
+                seen.setdefault(p["ident"], set()).add(p["ctl"])
+        # an identity seen from two controllers (0: no request yet) names no process
+        self.ident = {i: next(iter(c)) for i, c in seen.items() if len(c) == 1}
         self.url = urls  # ctl name -> URL
 
     def primary_at(self, t):
@@ -243,6 +249,8 @@ def judge(rec, truth, fetched):
     known = {c for c in prov.values() if c}
     if len(known) > 1:
         mix.append("fetched")
+    if said and known - {said}:
+        mix.append("said")
     sched = truth.ident.get(rec.get("ident")) if rec.get("ident") is not None else None
     if sched and said and sched != said:
         mix.append("sched")
