@@ -423,6 +423,12 @@ static void test_node_state_rule(void **state)
 	NODE("inval", "IDLE", "INVALID_REG");
 	NODE("resume", "ERROR", "RESUME");
 	NODE("?", "ERROR");
+	/* v0.0.45's names of two flags: listed besides both, or (a shortened answer) alone */
+	NODE("idle!", "IDLE", "POWER_DOWN", "POWER_DRAIN", "POWER_DOWN_ASAP");
+	NODE("idle!", "IDLE", "POWER_DOWN_ASAP");
+	NODE("idle~", "IDLE", "POWER_DOWN", "POWERED_DOWN", "POWER_DOWN_FORCE");
+	NODE("idle~", "IDLE", "POWER_DOWN_FORCE");
+	NODE("drained~", "IDLE", "DRAIN", "POWER_DOWN_FORCE");
 	struct node_state s = { 0 };
 	assert_int_equal(node_state_add(&s, "NEW_FLAG", 8), -1);
 	assert_int_equal(node_state_add(&s, "INVALID", 7), 0);
