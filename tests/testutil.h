@@ -33,7 +33,7 @@
 	"slurm-25.11-rest/R7-planned-idle-gpu-resumed", "slurm-25.11-rest/R9-idle-all-finished-future-resv", \
 	"slurm-26.05-rest/R1-idle-drained", "slurm-26.05-rest/R2-busy-mix-draining", \
 	"slurm-26.05-rest/R4-downdrain-fail-maint-reserved", "slurm-26.05-rest/R6-completing-epilog", \
-	"slurm-26.05-rest/R9-idle-all-finished-future-resv"
+	"slurm-26.05-rest/R9-idle-all-finished-future-resv", "slurm-26.05-rest/R10-planned-idle-gpu"
 
 static inline char *tu_slurp(const char *path, size_t *len)
 {
