@@ -154,11 +154,12 @@ Two columns of fidelity:
 - **exact**: the source measures the same thing the old exporter's command did. The golden test
   checks these series for series (label sets and values) against what the real old exporter printed
   for the same cluster instant: native forms on all 9 slurmctld captures (Slurm 25.11.7 and 26.05.3)
-  and on the 6 slurmrestd captures with slurmrestd's answers missing; slurmrestd forms on the 6
-  slurmrestd captures (`tests/fixtures/slurm-25.11-rest/`, with `--gpus-acct`).
+  and on the 12 slurmrestd captures with slurmrestd's answers missing; slurmrestd forms on the 12
+  slurmrestd captures (`tests/fixtures/slurm-25.11-rest/`, Slurm 25.11.7 at data_parser v0.0.44,
+  and `tests/fixtures/slurm-26.05-rest/`, 26.05.3 at v0.0.45; with `--gpus-acct`).
 - **approximate**: the source does not carry what the old exporter read; the row computes the
   closest value and says why. "Largest difference" is the largest absolute difference from the old
-  exporter's value measured over those captures (native only: all 15; with slurmrestd: the 6
+  exporter's value measured over those captures (native only: all 21; with slurmrestd: the 12
   slurmrestd captures; a series missing on one side counts as its whole value).
 - **unavailable**: no source; the family is not served.
 - **16-bit counters**: slurmctld keeps 73 of its families in 16 bits (Slurm 25.11 and 26.05): node

@@ -158,7 +158,7 @@ static const struct flag flags[] = {
 	{ .name = "slurmrestd.auth.user", F_NAME(rest_user), .metavar = "NAME",
 	  .help = "user name sent to slurmrestd as X-SLURM-USER-NAME" },
 	{ .name = "slurmrestd.api-version", F_STRING(rest_api_version), .metavar = "VERSION",
-	  .help = "slurmrestd API version, v0.0.41 to v0.0.44; unset: the newest the server lists in /openapi/v3" },
+	  .help = "slurmrestd API version, v0.0.41 to v0.0.46; unset: the newest the server lists in /openapi/v3" },
 	{ .name = "slurmrestd.timeout", F_SECONDS(rest_timeout), .def = "10", .lo = 0.001, .hi = 86400,
 	  .metavar = "SECONDS", .help = "per-request timeout to slurmrestd" },
 	{ .name = "slurmrestd.min-interval", F_SECONDS(rest_min_interval), .def = "5", .lo = 0, .hi = 86400,

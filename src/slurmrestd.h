@@ -1,4 +1,4 @@
-/* slurmrestd.h: slurmrestd's JSON answers (data_parser v0.0.41..v0.0.44) -> families of a struct expo,
+/* slurmrestd.h: slurmrestd's JSON answers (data_parser v0.0.41..v0.0.46) -> families of a struct expo,
  * streaming: the bytes are parsed as they arrive (yajl's callback parser), one record (a node, a
  * job, a share row) at a time in a bounded scratch, so memory follows what is kept, not the body.
  * Jobs are aggregated while streaming into count and CPU-sum families keyed by the labels rows read,

@@ -8,8 +8,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The data_parser versions slurmrestd.c reads, oldest first. */
-static const char *const known[] = { "v0.0.41", "v0.0.42", "v0.0.43", "v0.0.44" };
+/* The data_parser versions slurmrestd.c reads, oldest first: v0.0.41-v0.0.44 (Slurm 25.11), v0.0.45
+ * (26.05) and v0.0.46 (the development branch). The fields read are the same in all six; what
+ * v0.0.45/v0.0.46 changed is beside the reader (docs/mapping.md, "slurmrestd's documents"). */
+static const char *const known[] = { "v0.0.41", "v0.0.42", "v0.0.43", "v0.0.44", "v0.0.45", "v0.0.46" };
 #define NKNOWN (sizeof(known) / sizeof(known[0]))
 #define PATH_KEY_MAX 256 /* longer keys of "paths" are cut (jsonfeed.h): no version path is that long */
 
@@ -57,7 +59,7 @@ int slurmrestd_api_is_known(const char *v)
 
 const char *slurmrestd_api_known_text(void)
 {
-	return "v0.0.41 to v0.0.44";
+	return "v0.0.41 to v0.0.46";
 }
 
 int slurmrestd_api_version(struct slurmrestd_api *ra, char *out)

@@ -24,9 +24,9 @@ struct slurmrestd_api_doc;
 /* fixed: a version slurmrestd_api_is_known() accepts, or NULL to discover it. */
 struct slurmrestd_api *slurmrestd_api_new(const char *fixed);
 void slurmrestd_api_free(struct slurmrestd_api *ra); /* NULL: nothing */
-/* Whether the converter reads version v ("v0.0.41" to "v0.0.44"). */
+/* Whether the converter reads version v ("v0.0.41" to "v0.0.46"). */
 int slurmrestd_api_is_known(const char *v);
-/* The versions the converter reads, for messages: "v0.0.41 to v0.0.44". */
+/* The versions the converter reads, for messages: "v0.0.41 to v0.0.46". */
 const char *slurmrestd_api_known_text(void);
 /* The version to use into out (SLURMRESTD_API_VERSION_MAX bytes): 0, or -1 when none is known yet. */
 int slurmrestd_api_version(struct slurmrestd_api *ra, char *out);

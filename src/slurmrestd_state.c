@@ -29,6 +29,12 @@ static const char *const node_flags[RNF_COUNT] = {
 	"POWER_UP", "POWER_DRAIN", "DYNAMIC_NORM", "BLOCKED",
 };
 
+/* data_parser v0.0.45's NODE_STATES masks of two flags */
+static const struct { const char *name; uint32_t flags; } node_pairs[] = {
+	{ "POWER_DOWN_ASAP", F(POWER_DOWN) | F(POWER_DRAIN) },
+	{ "POWER_DOWN_FORCE", F(POWER_DOWN) | F(POWERED_DOWN) },
+};
+
 static int name_is_equal(const char *s, size_t n, const char *name)
 {
 	return strlen(name) == n && memcmp(s, name, n) == 0;
@@ -44,6 +50,13 @@ int node_state_add(struct node_state *s, const char *name, size_t n)
 	for (int f = 0; f < RNF_COUNT; f++)
 		if (name_is_equal(name, n, node_flags[f])) {
 			s->flags |= 1u << f;
+			return 0;
+		}
+	/* v0.0.45 on: names of two flags at once, listed besides each of them (node_state_string()
+	 * prints no word of their own) */
+	for (size_t c = 0; c < sizeof(node_pairs) / sizeof(node_pairs[0]); c++)
+		if (name_is_equal(name, n, node_pairs[c].name)) {
+			s->flags |= node_pairs[c].flags;
 			return 0;
 		}
 	return name_is_equal(name, n, "INVALID") ? 0 : -1; /* NO_VAL: nothing to add */

@@ -1,6 +1,6 @@
 /* slurmrestd_state.h: Slurm's state words for slurmrestd records, computed as Slurm's own tools print them.
  *
- * slurmrestd (data_parser v0.0.41..v0.0.44) lists a node's state as an array of names ("IDLE",
+ * slurmrestd (data_parser v0.0.41..v0.0.46) lists a node's state as an array of names ("IDLE",
  * "DRAIN", "NOT_RESPONDING"...) and a job's the same way ("PENDING", "COMPLETING"...). sinfo's %T
  * (what the old exporter read) prints node_state_string() lower-cased: "drained*", "draining@",
  * "mixed-", "maint"; squeue's %T prints job_state_string(): the first set flag of a fixed order,

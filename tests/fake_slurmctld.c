@@ -30,9 +30,10 @@
  *       framing stays slurmctld's but for Content-Type: application/json, as
  *       slurmrestd's (--content-type TYPE: every 200 data answer's type)
  *   /openapi/v3 (endpoint name openapi) -> a small document whose "paths"
- *       list /slurm/v0.0.42 to the version served and v0.0.45 (one the shim
- *       does not read, never served), as slurmrestd's lists its plugins'
- *       versions; --openapi-pad N puts N more paths first (a big document)
+ *       list /slurm/v0.0.42 (--openapi-oldest V: V) to the version served
+ *       and v0.0.47 (one the shim does not read, never served), as
+ *       slurmrestd's lists its plugins' versions; --openapi-pad N puts N
+ *       more paths first (a big document)
  *   /metrics, /           -> the index texts; with --legacy FILE, /metrics serves
  *          FILE instead (re-read every request; 404 if it is missing): the old
  *          prometheus-slurm-exporter's page, for --compare-legacy
@@ -173,8 +174,9 @@ static struct {
 	const char *content_type; /* of 200 data answers; NULL: text/plain, slurmrestd's application/json */
 	bool rest_jwt; /* slurmrestd's answers to a bad token: 511, /shares 500; 401 only without one */
 	long openapi_pad; /* extra "paths" in /openapi/v3 */
+	int openapi_oldest; /* the first version /openapi/v3 lists: v0.0.<this> */
 	char rest_version[REST_VERSION_MAX]; /* the API version slurmrestd's paths are served under */
-} opt = { .fault = F_NONE, .fault_ep = -1, .rest_version = "v0.0.44" };
+} opt = { .fault = F_NONE, .fault_ep = -1, .rest_version = "v0.0.44", .openapi_oldest = 42 };
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t slot_freed = PTHREAD_COND_INITIALIZER;
@@ -773,21 +775,21 @@ out:
 	buf_free(&b);
 }
 
-/* /openapi/v3: "paths" from /slurm/v0.0.42 to the version served, v0.0.45 (one the shim does not
- * read, never served) and slurmdb's; --openapi-pad more before them. */
+/* /openapi/v3: "paths" from /slurm/v0.0.42 (--openapi-oldest) to the version served, v0.0.47 (one
+ * the shim does not read, never served) and slurmdb's; --openapi-pad more before them. */
 static void openapi_into(struct buf *b, const char *served)
 {
 	buf_str(b, "{\"openapi\": \"3.0.3\", \"paths\": {");
 	for (long i = 0; i < opt.openapi_pad; i++)
 		buf_fmt(b, "\"/slurm/%s/pad%07ld/\": {\"get\": {\"summary\": \"a padding path\"}}, ", served, i);
-	for (int v = 42; v <= 44 && strcmp(served, "v0.0.41"); v++) {
-		char name[16];
+	for (int v = opt.openapi_oldest; v <= 46 && strcmp(served, "v0.0.41"); v++) {
+		char name[24];
 		snprintf(name, sizeof(name), "v0.0.%d", v);
 		buf_fmt(b, "\"/slurm/%s/nodes/\": {}, ", name);
 		if (!strcmp(name, served))
 			break;
 	}
-	buf_str(b, "\"/slurm/v0.0.45/nodes/\": {}, \"/slurmdb/v0.0.44/accounts/\": {}}}\n");
+	buf_str(b, "\"/slurm/v0.0.47/nodes/\": {}, \"/slurmdb/v0.0.44/accounts/\": {}}}\n");
 }
 
 /* ------------------------------------------------------------- routing */
@@ -1183,6 +1185,7 @@ static void usage(void)
 		"         [--user NAME] [--redirect-port P] [--delay-ms MS]\n"
 		"         [--stats-file F] [--unix PATH] [--legacy FILE]\n"
 		"         [--content-type TYPE] [--rest-jwt] [--openapi-pad N]\n"
+		"         [--openapi-oldest VERSION]\n"
 		"  MODE: none hang drip garbage cut cutline 401 403 500 503 redirect\n"
 		"        empty huge huge-nolength close badquote duplicate nan\n"
 		"        redirect-self cuthead nolength 404 huge-error\n"
@@ -1223,6 +1226,7 @@ static void parse_args(int argc, char **argv)
 		{ "content-type", required_argument, NULL, 'C' },
 		{ "rest-jwt", no_argument, NULL, 'J' },
 		{ "openapi-pad", required_argument, NULL, 'O' },
+		{ "openapi-oldest", required_argument, NULL, 'o' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -1245,6 +1249,13 @@ static void parse_args(int argc, char **argv)
 		case 'C': opt.content_type = optarg; break;
 		case 'J': opt.rest_jwt = true; break;
 		case 'O': opt.openapi_pad = parse_num(optarg, 10000000); break;
+		case 'o':
+			if (strncmp(optarg, "v0.0.", 5)) {
+				fprintf(stderr, "fake_slurmctld: --openapi-oldest: not v0.0.N: %s\n", optarg);
+				usage();
+			}
+			opt.openapi_oldest = (int)parse_num(optarg + 5, 46);
+			break;
 		case 'f': {
 			int i = 0;
 			while (i < F_COUNT && strcmp(optarg, fault_names[i]))

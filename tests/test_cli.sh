@@ -112,7 +112,7 @@ has "--slurmrestd.url ftp://" 'flag --slurmrestd.url: value "ftp://rest1" is not
 check "--slurmrestd.url unix:relative" 2 "$BIN" --slurmrestd.url unix:sock --version
 check "--slurmrestd.url unix:/" 0 "$BIN" --slurmrestd.url unix:/run/slurmrestd.sock --version
 check "--slurmrestd.api-version v0.0.40" 2 "$BIN" --slurmrestd.api-version v0.0.40 --once --replay-dir "$STATE" --mapping.file "$MAP"
-has "--slurmrestd.api-version v0.0.40" 'flag --slurmrestd.api-version: value "v0.0.40" is not a version this shim reads (v0.0.41 to v0.0.44)'
+has "--slurmrestd.api-version v0.0.40" 'flag --slurmrestd.api-version: value "v0.0.40" is not a version this shim reads (v0.0.41 to v0.0.46)'
 check "--slurmrestd.timeout 0" 2 "$BIN" --slurmrestd.timeout 0 --version
 REST=tests/fixtures/slurm-25.11-rest/R2-busy-mix-draining
 printf '%s\n' '{"metrics": [{"name": "n", "help": "h", "type": "gauge", "expr": "slurm_server_thread_cnt", "fidelity": "exact"},' \

@@ -1454,7 +1454,7 @@ static void test_rest_unix_socket_error(void **state)
 
 /* Only what loaded, enabled rows read is fetched: without --slurmrestd.url nothing of slurmrestd
  * (not even in self metrics); with it /nodes but not /jobs; with --slurmrestd.jobs /jobs too. The
- * version is discovered once from /openapi/v3 (the newest the shim reads, not v0.0.45). */
+ * version is discovered once from /openapi/v3 (the newest the shim reads, not v0.0.47). */
 static void test_rest_sources_and_discovery(void **state)
 {
 	(void)state;
@@ -1501,6 +1501,90 @@ static void test_rest_sources_and_discovery(void **state)
 	assert_int_equal(stat_count(f.port, "rest_jobs"), 1);
 	stop(&s);
 	stop(&f);
+}
+
+#define REST_V46_DIR "tests/fixtures/slurmrestd-v0.0.46" /* made by tests/rest-v0046-docs.py from REST_STATE */
+
+/* The shipped table's answer on REST_STATE's native files with a slurmrestd serving rest_dir's
+ * documents under version and listing v0.0.<oldest> to it in /openapi/v3, every slurmrestd source
+ * on: its rows' lines, their fidelity and the sources' up (the other self metrics vary with time).
+ * The version asked for is checked; *log is the shim's log. */
+static char *rest_rows_answer(const char *rest_dir, const char *version, const char *oldest, char **log)
+{
+	struct proc f, rf, s;
+	struct resp r;
+	char url[64], path[64];
+	fake_start(&f, REST_STATE, NULL);
+	fake_start(&rf, rest_dir, "--openapi-oldest", oldest, NULL);
+	snprintf(path, sizeof(path), "/_rest-version/%s", version);
+	http("GET", rf.port, path, &r, 5000);
+	buf_free(&r.body);
+	rest_url(url, sizeof(url), rf.port);
+	shim_start(&s, f.port, "--slurmrestd.url", url, "--slurmrestd.jobs", "--gpus-acct", NULL);
+	char *body = scrape_ok(s.port);
+	assert_int_equal(stat_count(rf.port, "openapi"), 1);
+	http("GET", rf.port, "/_last_request", &r, 5000);
+	snprintf(path, sizeof(path), "GET /slurm/%s/", version);
+	if (!has(r.body.data, path))
+		fail_msg("slurmrestd's last request is not under %s:\n%s", version, r.body.data);
+	buf_free(&r.body);
+	stop(&s);
+	stop(&rf);
+	stop(&f);
+	*log = tu_slurp(s.log, NULL);
+	struct buf keep;
+	buf_init(&keep, 0);
+	for (const char *line = body; *line;) {
+		const char *end = strchr(line, '\n');
+		size_t n = end ? (size_t)(end - line) + 1 : strlen(line);
+		if (strncmp(line, "slurm_exporter_shim_", 20) || !strncmp(line, "slurm_exporter_shim_row_fidelity{", 33) ||
+		    !strncmp(line, "slurm_exporter_shim_up{", 23))
+			buf_append(&keep, line, n);
+		line += n;
+	}
+	free(body);
+	return buf_steal(&keep, NULL);
+}
+
+/* A slurmrestd offering only v0.0.45 and v0.0.46 (and v0.0.47, which the shim does not read):
+ * discovery picks v0.0.46, and every row with a slurmrestd form is served by it, each line as
+ * from the v0.0.44 answers the v0.0.46 documents were derived from (tests/rest-v0046-docs.py
+ * applies what data_parser v0.0.45 and v0.0.46 changed; no field the shim reads). */
+static void test_rest_newer_versions(void **state)
+{
+	(void)state;
+	char *log44, *log46;
+	char *want = rest_rows_answer(REST_STATE, "v0.0.44", "v0.0.42", &log44);
+	char *got = rest_rows_answer(REST_V46_DIR, "v0.0.46", "v0.0.45", &log46);
+	assert_true(has(log44, "slurmrestd: API version v0.0.44"));
+	if (!has(log46, "slurmrestd: API version v0.0.46"))
+		fail_msg("v0.0.46 not discovered:\n%s", log46);
+	for (const char *const *ep = (const char *const[]){ "nodes", "shares", "jobs", "diag", NULL }; *ep; ep++) {
+		char up[96];
+		snprintf(up, sizeof(up), "slurm_exporter_shim_up{endpoint=\"slurmrestd-%s\"} 1\n", *ep);
+		if (!has(got, up))
+			fail_msg("%s missing:\n%s", up, got);
+	}
+	struct mapping *m = tu_load_shipped();
+	size_t nrest = 0;
+	for (size_t i = 0; i < m->nrows; i++) {
+		if (row_upstream(&m->rows[i], 0) != UPSTREAM_SLURMRESTD)
+			continue;
+		char line[200];
+		snprintf(line, sizeof(line), "slurm_exporter_shim_row_fidelity{family=\"%s\",", m->rows[i].name);
+		const char *p = strstr(got, line);
+		if (!p || strncmp(strchr(p, '}') - strlen("upstream=\"slurmrestd\""), "upstream=\"slurmrestd\"", 21))
+			fail_msg("row %s not served by slurmrestd:\n%s", m->rows[i].name, got);
+		nrest++;
+	}
+	assert_true(nrest >= 40);
+	mapping_free(m);
+	if (strcmp(got, want))
+		fail_msg("v0.0.46 answer differs from v0.0.44's:\n--- v0.0.44\n%s\n--- v0.0.46\n%s", want, got);
+	free(want);
+	free(got);
+	free(log44);
+	free(log46);
 }
 
 /* A failed discovery is asked again after its back-off (SLURMRESTD_API_BACKOFF_MIN after the first failure),
@@ -1694,18 +1778,23 @@ static void test_restapi_learn(void **state)
 		assert_true(has(why, "/openapi/v3: "));
 		assert_int_equal(slurmrestd_api_version(ra, v), -1);
 	}
-	const char *doc = "{\"paths\": {\"/slurm/v0.0.45/nodes/\": {}, \"/slurm/v0.0.43/nodes/\": {},"
+	const char *doc = "{\"paths\": {\"/slurm/v0.0.47/nodes/\": {}, \"/slurm/v0.0.43/nodes/\": {},"
 			  " \"/slurm/v0.0.44/diag/\": {}, \"/slurm/v0.0.42/jobs/\": {}}}";
 	assert_int_equal(slurmrestd_api_learn(ra, doc, strlen(doc), why, sizeof(why)), 0);
 	assert_int_equal(slurmrestd_api_version(ra, v), 0);
 	assert_string_equal(v, "v0.0.44");
+	doc = "{\"paths\": {\"/slurm/v0.0.46/nodes/\": {}, \"/slurm/v0.0.47/nodes/\": {}, \"/slurm/v0.0.45/jobs/\": {}}}";
+	assert_int_equal(slurmrestd_api_learn(ra, doc, strlen(doc), why, sizeof(why)), 0);
+	assert_int_equal(slurmrestd_api_version(ra, v), 0);
+	assert_string_equal(v, "v0.0.46");
 	slurmrestd_api_free(ra);
 	ra = slurmrestd_api_new("v0.0.42");
 	assert_int_equal(slurmrestd_api_version(ra, v), 0);
 	assert_string_equal(v, "v0.0.42");
 	slurmrestd_api_free(ra);
 	assert_true(slurmrestd_api_is_known("v0.0.41") && slurmrestd_api_is_known("v0.0.44"));
-	assert_false(slurmrestd_api_is_known("v0.0.45") || slurmrestd_api_is_known("v0.0.4") || slurmrestd_api_is_known(""));
+	assert_true(slurmrestd_api_is_known("v0.0.45") && slurmrestd_api_is_known("v0.0.46"));
+	assert_false(slurmrestd_api_is_known("v0.0.47") || slurmrestd_api_is_known("v0.0.40") || slurmrestd_api_is_known("v0.0.4") || slurmrestd_api_is_known(""));
 }
 
 /* A self metric's value for one endpoint in an exposition; -1 when absent. */
@@ -4154,6 +4243,7 @@ int main(void)
 		cmocka_unit_test(test_restapi_learn),
 		cmocka_unit_test_teardown(test_rest_sources_and_discovery, kill_children),
 		cmocka_unit_test_teardown(test_rest_discovery_retry_and_fixed, kill_children),
+		cmocka_unit_test_teardown(test_rest_newer_versions, kill_children),
 		cmocka_unit_test_teardown(test_rest_token_reread, kill_children),
 		cmocka_unit_test_teardown(test_rest_redirect_keeps_credentials_home, kill_children),
 		cmocka_unit_test_teardown(test_rest_unix_socket, kill_children),

@@ -25,6 +25,16 @@
 #include "mapping.h"
 #include "xmalloc.h"
 
+/* The slurmrestd captures under tests/fixtures/, each with the old exporter's CLI outputs and what it
+ * printed: Slurm 25.11.7 at data_parser v0.0.44, then 26.05.3 at v0.0.45 (an initializer list). */
+#define TU_REST_STATES \
+	"slurm-25.11-rest/R1-idle-drained", "slurm-25.11-rest/R2-busy-mix-draining", \
+	"slurm-25.11-rest/R4-downdrain-fail-maint-reserved", "slurm-25.11-rest/R6-completing-epilog", \
+	"slurm-25.11-rest/R7-planned-idle-gpu-resumed", "slurm-25.11-rest/R9-idle-all-finished-future-resv", \
+	"slurm-26.05-rest/R1-idle-drained", "slurm-26.05-rest/R2-busy-mix-draining", \
+	"slurm-26.05-rest/R4-downdrain-fail-maint-reserved", "slurm-26.05-rest/R6-completing-epilog", \
+	"slurm-26.05-rest/R9-idle-all-finished-future-resv", "slurm-26.05-rest/R10-planned-idle-gpu"
+
 static inline char *tu_slurp(const char *path, size_t *len)
 {
 	FILE *f = fopen(path, "rb");
