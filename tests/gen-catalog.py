@@ -21,6 +21,7 @@ RELEASES = {
     "tests/fixtures/slurm-25.11": "25.11",       # slurmctld 25.11.7
     "tests/fixtures/slurm-25.11-rest": "25.11",  # slurmctld 25.11.7, with slurmrestd
     "tests/fixtures/slurm-26.05": "26.05",       # slurmctld 26.05.3
+    "tests/fixtures/slurm-26.05-rest": "26.05",  # slurmctld 26.05.3, with slurmrestd
 }
 ENDPOINTS = ["jobs", "nodes", "partitions", "scheduler", "jobs-users-accts"]  # src/source.c's names
 TYPE_RE = re.compile(r"# TYPE ([a-zA-Z_:][a-zA-Z0-9_:]*) (\S+)")

@@ -88,6 +88,12 @@ static const struct {
 	{ "tests/fixtures/slurm-26.05/02-busy-gpu", "26.05", 1 },
 	{ "tests/fixtures/slurm-26.05/02-busy-gpu-no-slurmdbd", "26.05", 1 },
 	{ "tests/fixtures/slurm-26.05/03-gpu-noacct-drain", "26.05", 1 },
+	{ "tests/fixtures/slurm-26.05-rest/R1-idle-drained", "26.05", 1 },
+	{ "tests/fixtures/slurm-26.05-rest/R2-busy-mix-draining", "26.05", 1 },
+	{ "tests/fixtures/slurm-26.05-rest/R4-downdrain-fail-maint-reserved", "26.05", 1 },
+	{ "tests/fixtures/slurm-26.05-rest/R6-completing-epilog", "26.05", 1 },
+	{ "tests/fixtures/slurm-26.05-rest/R9-idle-all-finished-future-resv", "26.05", 1 },
+	{ "tests/fixtures/slurm-26.05-rest/R10-planned-idle-gpu", "26.05", 1 },
 };
 
 /* No false alarm on any capture: nothing missing, nothing unknown, the capture's own release. */
