@@ -755,9 +755,10 @@ row() {
 			r = substr($0, RSTART + 1, RLENGTH - 1); sub(/ .*/, "", r); return r
 		}
 		NR == 1 { for (i = 2; i <= NF; i++) if ($i == "+-") break
-		printf "%s\t%s\t%s\t%.1f", n, name, $(i - 1), also("slurmrestd") - idle * wall / runs
-		if (didle != "") printf "\t%.1f", also("slurmdbd") - didle * wall / runs
-		print "" }' "$W/row.txt" >>"$TSV"
+		printf "%s\t%s\t%s\t%s", n, name, $(i - 1), ms(also("slurmrestd") - idle * wall / runs)
+		if (didle != "") printf "\t%s", ms(also("slurmdbd") - didle * wall / runs)
+		print "" }
+		function ms(v,  s) { s = sprintf("%.1f", v); return s == "-0.0" ? "0.0" : s }' "$W/row.txt" >>"$TSV"
 }
 SCRAPE="curl -sf -o /dev/null http://127.0.0.1:$SHIM_PORT/metrics"
 for n in $RECORDS; do
@@ -792,7 +793,8 @@ for n in $RECORDS; do
 		row "slurmrestd /$d alone" setpriv --reuid="$U_USER" --regid="$U_GROUP" --init-groups \
 			curl -sf -o /dev/null --unix-socket "$SOCK" "http://localhost/slurm/$REST_VERSION/$d"
 	done
-	echo "  /jobs: $(rest "/slurm/$REST_VERSION/jobs" | wc -c) bytes, /nodes: $(rest "/slurm/$REST_VERSION/nodes" | wc -c) bytes"
+	echo "  /jobs: $(rest "/slurm/$REST_VERSION/jobs" | wc -c) bytes, /nodes: $(rest "/slurm/$REST_VERSION/nodes" | wc -c) bytes," \
+		"/shares: $(rest "/slurm/$REST_VERSION/shares" | wc -c) bytes ($(slurm sshare -a -n -P -o account | wc -l) associations)"
 done
 echo
 echo "Means (ms of CPU per scrape: slurmctld + slurmrestd${DBD_PID:+ + slurmdbd}):"
