@@ -246,6 +246,33 @@ slurm() {
 	SLURM_CONF=$CONF "$SLURM_PREFIX/bin/$cmd" "$@"
 }
 
+# wait_for TRIES PID MESSAGE CMD...: CMD once a second until it succeeds; die with MESSAGE after
+# TRIES tries, or as soon as process PID has exited (PID "-": no process to watch)
+wait_for() {
+	wf_tries=$1 wf_pid=$2 wf_msg=$3
+	shift 3
+	wf_i=0
+	until "$@"; do
+		wf_i=$((wf_i + 1))
+		[ $wf_i -lt "$wf_tries" ] || die "$wf_msg"
+		[ "$wf_pid" = - ] || kill -0 "$wf_pid" 2>/dev/null || die "$wf_msg (it exited)"
+		sleep 1
+	done
+}
+# lines_at_least N CMD..., lines_at_most N CMD...: whether CMD prints at least (most) N lines
+lines_at_least() {
+	la_n=$1
+	shift
+	[ "$("$@" | wc -l)" -ge "$la_n" ]
+}
+lines_at_most() {
+	la_n=$1
+	shift
+	[ "$("$@" | wc -l)" -le "$la_n" ]
+}
+quiet() { "$@" >/dev/null 2>&1; }
+idle_nodes_are() { [ "$(slurm sinfo -h -o %D -t idle | awk '{ s += $1 } END { print s + 0 }')" -ge "$1" ]; }
+
 start_slurm() {
 	"$SLURM_PREFIX/sbin/slurmctld" -D -i -f "$CONF" >"$W/log/slurmctld.out" 2>&1 &
 	CTLD_PID=$!
@@ -254,19 +281,9 @@ start_slurm() {
 		"$SLURM_PREFIX/sbin/slurmd" -D -N "$n" -f "$CONF" >"$W/log/slurmd.$n.out" 2>&1 &
 		PIDS="$PIDS $!"
 	done
-	i=0
-	until curl -sf -o /dev/null "$CTLD/metrics/scheduler"; do
-		i=$((i + 1))
-		[ $i -lt 60 ] || die "slurmctld's metrics do not answer on $CTLD (see $W/log/slurmctld.log)"
-		kill -0 "$CTLD_PID" 2>/dev/null || die "slurmctld exited (see $W/log/slurmctld.log)"
-		sleep 1
-	done
-	i=0
-	while [ "$(slurm sinfo -h -o %D -t idle | awk '{ s += $1 } END { print s + 0 }')" -lt 4 ]; do
-		i=$((i + 1))
-		[ $i -lt 30 ] || die "not every node is idle after 30 s (see $W/log/slurmd.*)"
-		sleep 1
-	done
+	wait_for 60 "$CTLD_PID" "slurmctld's metrics do not answer on $CTLD (see $W/log/slurmctld.log)" \
+		curl -sf -o /dev/null "$CTLD/metrics/scheduler"
+	wait_for 30 - "not every node is idle after 30 s (see $W/log/slurmd.*)" idle_nodes_are 4
 }
 
 # --- accounting: MariaDB and slurmdbd (DBD_PREFIX) -----------------------------------------------
@@ -283,12 +300,8 @@ start_db() {
 		--log-error="$W/log/mysqld.log" --innodb-buffer-pool-size=64M --skip-log-bin >"$W/log/mysqld.out" 2>&1 &
 	DB_PID=$!
 	PIDS="$PIDS $DB_PID"
-	i=0
-	until "$DB_CLIENT" --no-defaults -S "$W/mysql/mysqld.sock" -u root -e 'SELECT 1' >/dev/null 2>&1; do
-		i=$((i + 1))
-		[ $i -lt 60 ] && kill -0 "$DB_PID" 2>/dev/null || die "MariaDB does not start (see $W/log/mysqld.log)"
-		sleep 1
-	done
+	wait_for 60 "$DB_PID" "MariaDB does not start (see $W/log/mysqld.log)" \
+		quiet "$DB_CLIENT" --no-defaults -S "$W/mysql/mysqld.sock" -u root -e 'SELECT 1'
 	pass=$(od -An -N12 -tx1 /dev/urandom | tr -d ' \n')
 	"$DB_CLIENT" --no-defaults -S "$W/mysql/mysqld.sock" -u root -e "CREATE USER 'slurm'@'127.0.0.1' IDENTIFIED BY '$pass';
 		GRANT ALL ON slurm_acct_db.* TO 'slurm'@'127.0.0.1';" || die "MariaDB: the slurm user not made"
@@ -317,12 +330,7 @@ EOF
 	SLURM_CONF=$CONF "$DBD_PREFIX/sbin/slurmdbd" -D >"$W/log/slurmdbd.out" 2>&1 &
 	DBD_PID=$!
 	PIDS="$PIDS $DBD_PID"
-	i=0
-	until slurm sacctmgr -n list cluster >/dev/null 2>&1; do
-		i=$((i + 1))
-		[ $i -lt 60 ] && kill -0 "$DBD_PID" 2>/dev/null || die "slurmdbd does not answer (see $W/log/slurmdbd.log)"
-		sleep 1
-	done
+	wait_for 60 "$DBD_PID" "slurmdbd does not answer (see $W/log/slurmdbd.log)" quiet slurm sacctmgr -n list cluster
 	slurm sacctmgr -i add cluster liverest >/dev/null || die "sacctmgr add cluster failed"
 	accts=""
 	for k in 0 1 2 3 4 5 6 7 8 9; do
@@ -348,12 +356,7 @@ warm_up() {
 			--wrap "sleep $((5 + 5 * k))" >/dev/null || die "sbatch of a warm-up job failed"
 		k=$((k + 1))
 	done
-	i=0
-	until [ "$(slurm squeue -h -o %i | wc -l)" -eq 0 ]; do
-		i=$((i + 1))
-		[ $i -lt 120 ] || die "the warm-up jobs do not end (see $W/log/slurmctld.log)"
-		sleep 1
-	done
+	wait_for 120 - "the warm-up jobs do not end (see $W/log/slurmctld.log)" lines_at_most 0 slurm squeue -h -o %i
 	sleep 70
 }
 
@@ -612,12 +615,7 @@ setpriv --reuid="$(echo "$u1" | cut -d: -f2)" --regid="$(echo "$u1" | cut -d: -f
 	env SLURM_CONF="$CONF" "$SLURM_PREFIX/bin/sbatch" -w n4 -n 16 -A acct1 -t 60 -D /tmp -o /dev/null \
 	-e /dev/null --wrap 'sleep 3600' >/dev/null || die "sbatch of the running job failed"
 fill_to 50
-i=0
-until [ "$(slurm squeue -h -t R -o %i | wc -l)" -ge 1 ]; do
-	i=$((i + 1))
-	[ $i -lt 30 ] || die "the job on n4 does not start (see $W/log/slurmctld.log)"
-	sleep 1
-done
+wait_for 30 - "the job on n4 does not start (see $W/log/slurmctld.log)" lines_at_least 1 slurm squeue -h -t R -o %i
 sleep 2
 # shellcheck disable=SC2046 # the flags are words
 start_shim --slurmrestd.url "unix:$SOCK" --slurmrestd.jobs $(zero_intervals)
