@@ -28,6 +28,17 @@
 # idle rate subtracted): the shim with every interval 0 without slurmrestd, with it, with it and
 # --slurmrestd.jobs, and each slurmrestd document alone.
 #
+# With DBD_PREFIX, the cluster has slurmdbd accounting, so that FairShare is shown live: a private
+# MariaDB (its own datadir, socket and port, run as the mysql user) and DBD_PREFIX's slurmdbd (built
+# with accounting_storage/mysql; it may be up to two releases newer than SLURM_PREFIX's slurmctld,
+# which Slurm supports), ten accounts acct0..acct9 under root with RawShares 1..10 and the FILL_USERS
+# in each, AccountingStorageType=accounting_storage/slurmdbd, and three short jobs of different users,
+# accounts and sizes run first, so that usage and so FairShare differ. Then slurm_account_fairshare is
+# checked against the old exporter's own reading of `sshare -n -P -o account,fairshare` (run as root,
+# as its unit ran it: lines starting with two spaces skipped, the account trimmed, an empty FairShare
+# read as 0, the last line of an account winning) and every user row of `sshare -a` against the
+# /shares document the unit's slurmrestd serves; slurmdbd's CPU per scrape is measured too.
+#
 # Usage, as root (slurmrestd refuses root, so it runs as the unit's user), with the package
 # installed (dpkg -i / rpm -i: the unit, run-slurmrestd, the defaults file, the user):
 #   SLURM_PREFIX=/opt/slurm-25.11 tests/bench/live-rest-unit.sh 2>&1 | tee live-rest.txt
@@ -46,6 +57,10 @@
 #   SCRAPES        runs per row (default 20), SCRAPE_EVERY s apart (default 0.5)
 #   FILL_USERS     the accounts that own the held jobs (default: the first ten with a uid from 1 to
 #                  65533 in /etc/passwd, the unit's user left out)
+#   DBD_PREFIX     optional: an installed Slurm whose sbin/slurmdbd has accounting_storage/mysql (its
+#                  lib/slurm); slurmdbd on BASE_PORT+5, MariaDB on BASE_PORT+6 (127.0.0.1 only)
+#   MYSQLD         with DBD_PREFIX: the MariaDB server (default mariadbd, else mysqld, on PATH or in
+#                  /usr/sbin); mariadb-install-db and the mariadb client are looked for beside it
 #   WORKDIR, KEEP  the work directory (default a new one under /tmp, removed unless KEEP=1)
 # Every process it started is stopped at exit, by its PID; the RuntimeDirectory it made is removed.
 set -eu
@@ -56,6 +71,9 @@ PKG_ROOT=${PKG_ROOT%/}
 SHIM_BIN=${SHIM_BIN:-$PKG_ROOT/usr/bin/slurm-exporter-shim}
 MAPPING=${MAPPING:-$PKG_ROOT/etc/slurm-exporter-shim/prometheus-slurm-exporter.json}
 BASE_PORT=${BASE_PORT:-26817}
+DBD_PREFIX=${DBD_PREFIX:-}
+DBD_PORT=$((BASE_PORT + 5))
+DB_PORT=$((BASE_PORT + 6))
 RECORDS=${RECORDS:-50 2000}
 SCRAPES=${SCRAPES:-20}
 SCRAPE_EVERY=${SCRAPE_EVERY:-0.5}
@@ -84,6 +102,19 @@ MUNGED=${MUNGED:-$(command -v munged || echo /usr/sbin/munged)}
 for t in curl python3 setpriv strace systemd-analyze; do
 	command -v "$t" >/dev/null || die "$t not found"
 done
+if [ -n "$DBD_PREFIX" ]; then
+	[ -x "$DBD_PREFIX/sbin/slurmdbd" ] || die "$DBD_PREFIX/sbin/slurmdbd not found"
+	[ -e "$DBD_PREFIX/lib/slurm/accounting_storage_mysql.so" ] ||
+		die "$DBD_PREFIX/lib/slurm/accounting_storage_mysql.so not found: that slurmdbd cannot store accounting"
+	[ -x "$SLURM_PREFIX/bin/sacctmgr" ] || die "$SLURM_PREFIX/bin/sacctmgr not found"
+	PATH_DB=$PATH:/usr/sbin:/sbin
+	MYSQLD=${MYSQLD:-$(PATH=$PATH_DB command -v mariadbd || PATH=$PATH_DB command -v mysqld || true)}
+	[ -x "$MYSQLD" ] || die "no MariaDB server (mariadbd, mysqld) found: set MYSQLD"
+	DB_INSTALL=$(PATH=$PATH_DB command -v mariadb-install-db || PATH=$PATH_DB command -v mysql_install_db || true)
+	DB_CLIENT=$(PATH=$PATH_DB command -v mariadb || PATH=$PATH_DB command -v mysql || true)
+	[ -n "$DB_INSTALL" ] && [ -n "$DB_CLIENT" ] || die "mariadb-install-db or the mariadb client not found"
+	getent passwd mysql >/dev/null || die "no mysql user (MariaDB's package creates it)"
+fi
 LIVE_CPU="python3 $(cd "$(dirname "$0")" && pwd)/live_cpu.py"
 
 # --- the unit, as systemd reads it ------------------------------------------------------------
@@ -113,6 +144,7 @@ CONF=$W/slurm.conf
 CTLD=http://127.0.0.1:$BASE_PORT
 SHIM_PORT=$((BASE_PORT + 10))
 PIDS=""
+DBD_PID=""
 REST_PID=""
 SHIM_PID=""
 
@@ -171,7 +203,17 @@ SlurmdDebug=info
 ProctrackType=proctrack/linuxproc
 TaskPlugin=task/none
 JobAcctGatherType=jobacct_gather/none
-AccountingStorageType=accounting_storage/none
+$(if [ -n "$DBD_PREFIX" ]; then
+		# AccountingStoragePass: with auth/munge, the munge socket of slurmdbd's connections.
+		# AccountingStorageEnforce=limits: without it slurmctld adds a job's last usage at its end
+		# only at the next priority calculation if the job still runs then (acct_policy.c calls
+		# priority_g_job_end only when limits are enforced), so a short job would count nothing
+		printf '%s\n' AccountingStorageType=accounting_storage/slurmdbd AccountingStorageHost=127.0.0.1 \
+			"AccountingStoragePort=$DBD_PORT" "AccountingStoragePass=$W/munge/munge.socket.2" \
+			AccountingStorageEnforce=associations,limits
+	else
+		echo AccountingStorageType=accounting_storage/none
+	fi)
 JobCompType=jobcomp/none
 PriorityType=priority/multifactor
 PriorityWeightFairshare=10000
@@ -204,6 +246,33 @@ slurm() {
 	SLURM_CONF=$CONF "$SLURM_PREFIX/bin/$cmd" "$@"
 }
 
+# wait_for TRIES PID MESSAGE CMD...: CMD once a second until it succeeds; die with MESSAGE after
+# TRIES tries, or as soon as process PID has exited (PID "-": no process to watch)
+wait_for() {
+	wf_tries=$1 wf_pid=$2 wf_msg=$3
+	shift 3
+	wf_i=0
+	until "$@"; do
+		wf_i=$((wf_i + 1))
+		[ $wf_i -lt "$wf_tries" ] || die "$wf_msg"
+		[ "$wf_pid" = - ] || kill -0 "$wf_pid" 2>/dev/null || die "$wf_msg (it exited)"
+		sleep 1
+	done
+}
+# lines_at_least N CMD..., lines_at_most N CMD...: whether CMD prints at least (most) N lines
+lines_at_least() {
+	la_n=$1
+	shift
+	[ "$("$@" | wc -l)" -ge "$la_n" ]
+}
+lines_at_most() {
+	la_n=$1
+	shift
+	[ "$("$@" | wc -l)" -le "$la_n" ]
+}
+quiet() { "$@" >/dev/null 2>&1; }
+idle_nodes_are() { [ "$(slurm sinfo -h -o %D -t idle | awk '{ s += $1 } END { print s + 0 }')" -ge "$1" ]; }
+
 start_slurm() {
 	"$SLURM_PREFIX/sbin/slurmctld" -D -i -f "$CONF" >"$W/log/slurmctld.out" 2>&1 &
 	CTLD_PID=$!
@@ -212,19 +281,83 @@ start_slurm() {
 		"$SLURM_PREFIX/sbin/slurmd" -D -N "$n" -f "$CONF" >"$W/log/slurmd.$n.out" 2>&1 &
 		PIDS="$PIDS $!"
 	done
-	i=0
-	until curl -sf -o /dev/null "$CTLD/metrics/scheduler"; do
-		i=$((i + 1))
-		[ $i -lt 60 ] || die "slurmctld's metrics do not answer on $CTLD (see $W/log/slurmctld.log)"
-		kill -0 "$CTLD_PID" 2>/dev/null || die "slurmctld exited (see $W/log/slurmctld.log)"
-		sleep 1
+	wait_for 60 "$CTLD_PID" "slurmctld's metrics do not answer on $CTLD (see $W/log/slurmctld.log)" \
+		curl -sf -o /dev/null "$CTLD/metrics/scheduler"
+	wait_for 30 - "not every node is idle after 30 s (see $W/log/slurmd.*)" idle_nodes_are 4
+}
+
+# --- accounting: MariaDB and slurmdbd (DBD_PREFIX) -----------------------------------------------
+# start_db: a private MariaDB on 127.0.0.1:DB_PORT (its datadir and socket in $W/mysql) with a user
+# for slurmdbd whose password is made here; then slurmdbd, and the cluster, the accounts and the
+# associations made with sacctmgr. Before slurmctld starts, so that it finds its cluster.
+start_db() {
+	mkdir -p "$W/mysql"
+	chown mysql:mysql "$W/mysql"
+	"$DB_INSTALL" --no-defaults --user=mysql --datadir="$W/mysql" --skip-test-db >"$W/log/mysql-install.out" 2>&1 ||
+		die "$DB_INSTALL failed (see $W/log/mysql-install.out)"
+	"$MYSQLD" --no-defaults --user=mysql --datadir="$W/mysql" --socket="$W/mysql/mysqld.sock" \
+		--pid-file="$W/mysql/mysqld.pid" --port="$DB_PORT" --bind-address=127.0.0.1 \
+		--log-error="$W/log/mysqld.log" --innodb-buffer-pool-size=64M --skip-log-bin >"$W/log/mysqld.out" 2>&1 &
+	DB_PID=$!
+	PIDS="$PIDS $DB_PID"
+	wait_for 60 "$DB_PID" "MariaDB does not start (see $W/log/mysqld.log)" \
+		quiet "$DB_CLIENT" --no-defaults -S "$W/mysql/mysqld.sock" -u root -e 'SELECT 1'
+	pass=$(od -An -N12 -tx1 /dev/urandom | tr -d ' \n')
+	"$DB_CLIENT" --no-defaults -S "$W/mysql/mysqld.sock" -u root -e "CREATE USER 'slurm'@'127.0.0.1' IDENTIFIED BY '$pass';
+		GRANT ALL ON slurm_acct_db.* TO 'slurm'@'127.0.0.1';" || die "MariaDB: the slurm user not made"
+	# slurmdbd reads slurmdbd.conf beside SLURM_CONF; it must be SlurmUser's, mode 0600
+	(
+		umask 077
+		cat >"$W/slurmdbd.conf" <<EOF
+# tests/bench/$LIVE_NAME.sh: slurmdbd on 127.0.0.1 only
+AuthType=auth/munge
+AuthInfo=socket=$W/munge/munge.socket.2
+DbdHost=localhost
+DbdAddr=127.0.0.1
+DbdPort=$DBD_PORT
+SlurmUser=$ME
+LogFile=$W/log/slurmdbd.log
+PidFile=$W/run/slurmdbd.pid
+DebugLevel=info
+StorageType=accounting_storage/mysql
+StorageHost=127.0.0.1
+StoragePort=$DB_PORT
+StorageUser=slurm
+StoragePass=$pass
+StorageLoc=slurm_acct_db
+EOF
+	)
+	SLURM_CONF=$CONF "$DBD_PREFIX/sbin/slurmdbd" -D >"$W/log/slurmdbd.out" 2>&1 &
+	DBD_PID=$!
+	PIDS="$PIDS $DBD_PID"
+	wait_for 60 "$DBD_PID" "slurmdbd does not answer (see $W/log/slurmdbd.log)" quiet slurm sacctmgr -n list cluster
+	slurm sacctmgr -i add cluster liverest >/dev/null || die "sacctmgr add cluster failed"
+	accts=""
+	for k in 0 1 2 3 4 5 6 7 8 9; do
+		slurm sacctmgr -i add account "acct$k" cluster=liverest fairshare=$((k + 1)) >/dev/null ||
+			die "sacctmgr add account acct$k failed"
+		accts="$accts${accts:+,}acct$k"
 	done
-	i=0
-	while [ "$(slurm sinfo -h -o %D -t idle | awk '{ s += $1 } END { print s + 0 }')" -lt 4 ]; do
-		i=$((i + 1))
-		[ $i -lt 30 ] || die "not every node is idle after 30 s (see $W/log/slurmd.*)"
-		sleep 1
+	users=$(fill_users | tr ' ' '\n' | cut -d: -f1 | sed '/^$/d' | paste -sd, -)
+	slurm sacctmgr -i add user "$users" account="$accts" cluster=liverest >/dev/null || die "sacctmgr add user failed"
+}
+
+# warm_up: three short jobs of different users, accounts and sizes, then until their usage is in
+# sshare and a priority calculation (PriorityCalcPeriod, 1 min) has turned it into FairShare
+warm_up() {
+	# shellcheck disable=SC2046 # the users' words
+	set -- $(fill_users)
+	k=0
+	for spec in "$1 acct0 4" "$2 acct2 16" "$3 acct5 8"; do
+		# shellcheck disable=SC2086 # its words
+		set -- $spec
+		setpriv --reuid="$(echo "$1" | cut -d: -f2)" --regid="$(echo "$1" | cut -d: -f3)" --clear-groups \
+			env SLURM_CONF="$CONF" "$SLURM_PREFIX/bin/sbatch" -A "$2" -n "$3" -t 5 -D /tmp -o /dev/null -e /dev/null \
+			--wrap "sleep $((5 + 5 * k))" >/dev/null || die "sbatch of a warm-up job failed"
+		k=$((k + 1))
 	done
+	wait_for 120 - "the warm-up jobs do not end (see $W/log/slurmctld.log)" lines_at_most 0 slurm squeue -h -o %i
+	sleep 70
 }
 
 records() { slurm squeue -h -a --states=all -o %i | wc -l; }
@@ -368,11 +501,14 @@ bad() { failed=$((failed + 1)); echo "  FAIL - $*"; }
 # --- run ----------------------------------------------------------------------------------------------
 start_munge
 write_conf
+[ -z "$DBD_PREFIX" ] || start_db
 start_slurm
+[ -z "$DBD_PREFIX" ] || warm_up
 echo "tests/bench/$LIVE_NAME.sh, $(date -u '+%Y-%m-%d %H:%M UTC')"
 echo "machine: $(uname -srm), $(nproc) CPUs ($(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | sort -u | paste -sd/ -))"
 commit=$([ -z "${SLURM_SRC:-}" ] || git -C "$SLURM_SRC" rev-parse HEAD 2>/dev/null || true)
 echo "Slurm: $("$SLURM_PREFIX/sbin/slurmctld" -V)${commit:+, commit $commit}"
+[ -z "$DBD_PREFIX" ] || echo "accounting: $("$DBD_PREFIX/sbin/slurmdbd" -V)'s slurmdbd ($DBD_PREFIX), $("$MYSQLD" --version | sed 's/ for .*//')"
 echo "shim: $("$SHIM_BIN" --version | head -n 1)"
 echo "unit: $UNIT"
 echo "  User=$U_USER Group=$U_GROUP UMask=$U_UMASK RuntimeDirectory=$U_RUNDIR ($U_RUNMODE)"
@@ -479,12 +615,7 @@ setpriv --reuid="$(echo "$u1" | cut -d: -f2)" --regid="$(echo "$u1" | cut -d: -f
 	env SLURM_CONF="$CONF" "$SLURM_PREFIX/bin/sbatch" -w n4 -n 16 -A acct1 -t 60 -D /tmp -o /dev/null \
 	-e /dev/null --wrap 'sleep 3600' >/dev/null || die "sbatch of the running job failed"
 fill_to 50
-i=0
-until [ "$(slurm squeue -h -t R -o %i | wc -l)" -ge 1 ]; do
-	i=$((i + 1))
-	[ $i -lt 30 ] || die "the job on n4 does not start (see $W/log/slurmctld.log)"
-	sleep 1
-done
+wait_for 30 - "the job on n4 does not start (see $W/log/slurmctld.log)" lines_at_least 1 slurm squeue -h -t R -o %i
 sleep 2
 # shellcheck disable=SC2046 # the flags are words
 start_shim --slurmrestd.url "unix:$SOCK" --slurmrestd.jobs $(zero_intervals)
@@ -520,42 +651,112 @@ for s in pending running; do
 	got=$(sed -n "s/^slurm_queue_$s \([0-9]*\)$/\1/p" "$W/scrape.txt")
 	[ "$got" = "$want" ] && ok "slurm_queue_$s $got (squeue: $want)" || bad "slurm_queue_$s '$got', squeue $want"
 done
-# FairShare: each account's, as sshare prints it (six decimals), when slurmctld has associations
-# (slurmdbd accounting); without them /shares and sshare are empty and the family is left out
-sshare_acc=$(slurm sshare -a -h -P -o Account,User,FairShare 2>/dev/null | awk -F'|' '$2 == "" && $1 != "" { gsub(/ /, "", $1); print $1, $3 }' | sort)
+# FairShare. The old exporter ran `sshare -n -P -o account,fairshare` as root (its unit has no User=)
+# and read it so: a line starting with two spaces skipped, the account trimmed, the FairShare parsed
+# (0 when empty: Slurm 25.11's sshare prints none on an account row) and the last line of an account
+# winning (" root|<x>", root's own user row, after "root|"). legacy_fairshare prints "account value".
+legacy_fairshare() {
+	slurm sshare -n -P -o account,fairshare | awk -F'|' 'substr($0, 1, 2) != "  " && index($0, "|") {
+		a = $1; gsub(/^ +| +$/, "", a); v = ($2 ~ /^[0-9.eE+-]+$/) ? $2 + 0 : 0; fs[a] = v }
+		END { for (a in fs) printf "%s %.6f\n", a, fs[a] }' | sort
+}
+# sshare_rows: every row of sshare -a as "account user FairShare LevelFS" (user "-" on an account
+# row, "-" for an empty value); shares_rows: the same from slurmrestd's /shares (fairshare.factor,
+# fairshare.level: a USER row's parent is its account), read through the unit's socket
+sshare_rows() {
+	slurm sshare -a -n -P -o account,user,fairshare,levelfs | awk -F'|' '{
+		a = $1; gsub(/ /, "", a); for (i = 2; i <= 4; i++) if ($i == "") $i = "-"
+		printf "%s %s %s %s\n", a, $2, ($3 == "-") ? "-" : sprintf("%.6f", $3), ($4 == "-" || $4 == "inf") ? $4 : sprintf("%.6f", $4) }' | sort
+}
+shares_rows() {
+	rest "/slurm/$REST_VERSION/shares" | python3 -c 'import json, sys
+def num(v):
+    if not v.get("set"):
+        return "inf" if v.get("infinite") else "-"
+    return "%.6f" % v["number"]
+for s in json.load(sys.stdin)["shares"]["shares"]:
+    user = "USER" in s.get("type", [])
+    # sshare prints no FairShare on an account row (slurmrestd gives 0 there)
+    print(s["parent"] if user else s["name"], s["name"] if user else "-", num(s["fairshare"]["factor"]) if user else "-",
+          num(s["fairshare"]["level"]))' | sort
+}
 echo "  /shares: $(rest "/slurm/$REST_VERSION/shares" | tr -d ' \n' | cut -c1-120)..."
-if [ -z "$sshare_acc" ]; then
-	echo "  skip - slurm_account_fairshare: sshare lists no association (no slurmdbd accounting here), /shares neither"
+if [ -z "$(slurm sshare -a -n -P -o account 2>/dev/null)" ]; then
+	echo "  skip - slurm_account_fairshare: sshare lists no association (no slurmdbd accounting here; set DBD_PREFIX), /shares neither"
 	[ -z "$(metric slurm_account_fairshare)" ] && ok "slurm_account_fairshare left out, as sshare has nothing" ||
 		bad "slurm_account_fairshare served without associations: $(metric slurm_account_fairshare | head -n 3)"
 else
-	got_acc=$(sed -n 's/^slurm_account_fairshare{account="\([^"]*\)"} \(.*\)$/\1 \2/p' "$W/scrape.txt" | sort)
-	if [ -n "$got_acc" ] && echo "$sshare_acc" | awk -v got="$got_acc" 'BEGIN { n = split(got, g, "\n"); for (i = 1; i <= n; i++) { split(g[i], f, " "); v[f[1]] = f[2] } }
-		!($1 in v) || (v[$1] - $2 > 0.000001 || $2 - v[$1] > 0.000001) { bad = 1 } END { exit bad }'; then
-		ok "slurm_account_fairshare is sshare's FairShare for every account ($(echo "$sshare_acc" | paste -sd, -))"
+	# FairShare changes at each priority calculation (every minute, with the running job's usage):
+	# sshare before and after the scrape and the /shares read must agree, else once more
+	# shellcheck disable=SC2046 # the flags are words
+	start_shim --slurmrestd.url "unix:$SOCK" $(zero_intervals)
+	tries=0
+	while :; do
+		before=$(legacy_fairshare; sshare_rows)
+		scrape >"$W/fs-scrape.txt" || die "the shim's /metrics failed (see $W/log/shim.out)"
+		shares_rows >"$W/fs-shares.txt"
+		after=$(legacy_fairshare; sshare_rows)
+		tries=$((tries + 1))
+		[ "$before" != "$after" ] && [ $tries -lt 4 ] || break
+	done
+	stop_shim
+	legacy_fairshare >"$W/fs-legacy.txt"
+	sshare_rows >"$W/fs-sshare.txt"
+	sed -n 's/^slurm_account_fairshare{account="\([^"]*\)"} \(.*\)$/\1 \2/p' "$W/fs-scrape.txt" |
+		awk '{ printf "%s %.6f\n", $1, $2 }' | sort >"$W/fs-shim.txt"
+	echo "  account: slurm_account_fairshare | the old exporter's reading of sshare -n -P -o account,fairshare | sshare -a LevelFS | /shares fairshare.level"
+	join -a 1 -a 2 -e - -o 0,1.2,2.2 "$W/fs-shim.txt" "$W/fs-legacy.txt" | while read -r acc shim legacy; do
+		printf '    %-8s %-10s | %-10s | %-10s | %s\n' "$acc" "$shim" "$legacy" \
+			"$(awk -v a="$acc" '$1 == a && $2 == "-" { print $4 }' "$W/fs-sshare.txt")" \
+			"$(awk -v a="$acc" '$1 == a && $2 == "-" { print $4 }' "$W/fs-shares.txt")"
+	done
+	if [ -s "$W/fs-shim.txt" ] && cmp -s "$W/fs-shim.txt" "$W/fs-legacy.txt"; then
+		ok "slurm_account_fairshare is the old exporter's value for each of its $(wc -l <"$W/fs-legacy.txt") accounts (six decimals)"
 	else
-		bad "slurm_account_fairshare $(echo "$got_acc" | paste -sd, -); sshare $(echo "$sshare_acc" | paste -sd, -)"
+		bad "slurm_account_fairshare differs from the old exporter's reading of sshare: $(diff "$W/fs-legacy.txt" "$W/fs-shim.txt" | grep '^[<>]' | paste -sd, -)"
 	fi
+	nu=$(awk '$2 != "-"' "$W/fs-sshare.txt" | wc -l)
+	if [ "$before" = "$after" ] && cmp -s "$W/fs-sshare.txt" "$W/fs-shares.txt"; then
+		ok "every one of sshare -a's $(wc -l <"$W/fs-sshare.txt") rows ($nu user rows) has its FairShare and LevelFS in the unit's /shares"
+	else
+		bad "sshare -a and /shares differ$([ "$before" = "$after" ] || echo ' (FairShare changed during the check)'): $(diff "$W/fs-sshare.txt" "$W/fs-shares.txt" | grep '^[<>]' | head -n 6 | paste -sd, -)"
+	fi
+	echo "  user rows with usage (account user FairShare LevelFS, sshare -a = /shares):"
+	slurm sshare -a -n -P -o account,user,rawusage | awk -F'|' '$2 != "" && $3 > 0 { a = $1; gsub(/ /, "", a); print a, $2 }' |
+		while read -r acc usr; do
+			printf '    %s\n' "$(awk -v a="$acc" -v u="$usr" '$1 == a && $2 == u' "$W/fs-shares.txt")"
+		done
+	nfs=$(awk '$2 != "-" { print $3 }' "$W/fs-shares.txt" | sort -u | wc -l)
+	[ "$nfs" -gt 1 ] && ok "FairShare differs between user rows ($nfs distinct values)" || bad "every user row has the same FairShare"
 fi
 
 # 4. the cost per scrape
 echo
 echo "== CPU per scrape, ms: mean +- sd (min / median / max) over $SCRAPES runs, slurmctld (idle rate" \
-	"subtracted; 'stat': the mean from /proc's ticks); '+N ms in slurmrestd': slurmrestd's own CPU per run"
+	"subtracted; 'stat': the mean from /proc's ticks); '+N ms in slurmrestd': slurmrestd's own CPU per run" \
+	"${DBD_PID:+(and the same for slurmdbd)}"
 TSV=$W/means.tsv
 : >"$TSV"
-# row NAME CMD...: one row; the summary keeps slurmctld's mean and slurmrestd's per run less its
-# idle rate over the row's wall time
+# row NAME CMD...: one row; the summary keeps slurmctld's mean and slurmrestd's (and slurmdbd's) per
+# run less its idle rate over the row's wall time
 row() {
 	name=$1
 	shift
 	t0=$(date +%s.%N)
-	$LIVE_CPU run "$CTLD_PID" "$IDLE_RATE" "$SCRAPES" "$SCRAPE_EVERY" "$name" --also "$REST_PID" -- "$@" | tee "$W/row.txt"
+	$LIVE_CPU run "$CTLD_PID" "$IDLE_RATE" "$SCRAPES" "$SCRAPE_EVERY" "$name" --also "$REST_PID" \
+		${DBD_PID:+--also "$DBD_PID:slurmdbd"} -- "$@" | tee "$W/row.txt"
 	t1=$(date +%s.%N)
-	awk -v n="$LEVEL" -v name="$name" -v idle="$REST_IDLE" -v wall="$(awk -v a="$t0" -v b="$t1" 'BEGIN { print b - a }')" \
-		-v runs="$SCRAPES" 'NR == 1 { for (i = 2; i <= NF; i++) if ($i == "+-") break
-		r = $0; sub(/.*  \+/, "", r); sub(/ ms in slurmrestd.*/, "", r)
-		printf "%s\t%s\t%s\t%.1f\n", n, name, $(i - 1), r - idle * wall / runs }' "$W/row.txt" >>"$TSV"
+	awk -v n="$LEVEL" -v name="$name" -v idle="$REST_IDLE" -v didle="${DBD_IDLE:-}" \
+		-v wall="$(awk -v a="$t0" -v b="$t1" 'BEGIN { print b - a }')" \
+		-v runs="$SCRAPES" 'function also(who,  r) {
+			if (!match($0, "\\+[0-9.]+ ms in " who)) return ""
+			r = substr($0, RSTART + 1, RLENGTH - 1); sub(/ .*/, "", r); return r
+		}
+		NR == 1 { for (i = 2; i <= NF; i++) if ($i == "+-") break
+		printf "%s\t%s\t%s\t%s", n, name, $(i - 1), ms(also("slurmrestd") - idle * wall / runs)
+		if (didle != "") printf "\t%s", ms(also("slurmdbd") - didle * wall / runs)
+		print "" }
+		function ms(v,  s) { s = sprintf("%.1f", v); return s == "-0.0" ? "0.0" : s }' "$W/row.txt" >>"$TSV"
 }
 SCRAPE="curl -sf -o /dev/null http://127.0.0.1:$SHIM_PORT/metrics"
 for n in $RECORDS; do
@@ -565,7 +766,13 @@ for n in $RECORDS; do
 	echo "$LEVEL job records:"
 	IDLE_RATE=$($LIVE_CPU idle "$CTLD_PID" "$(awk -v n="$SCRAPES" -v e="$SCRAPE_EVERY" 'BEGIN { print n * e }')")
 	REST_IDLE=$($LIVE_CPU idle "$REST_PID" "$(awk -v n="$SCRAPES" -v e="$SCRAPE_EVERY" 'BEGIN { print n * e }')")
-	echo "  (idle: slurmctld $IDLE_RATE, slurmrestd $REST_IDLE ms of CPU per second; slurmrestd's is subtracted in the table below)"
+	[ -z "${DBD_PID:-}" ] || DBD_IDLE=$($LIVE_CPU idle "$DBD_PID" "$(awk -v n="$SCRAPES" -v e="$SCRAPE_EVERY" 'BEGIN { print n * e }')")
+	if [ -n "$DBD_PID" ]; then
+		echo "  (idle: slurmctld $IDLE_RATE, slurmrestd $REST_IDLE, slurmdbd $DBD_IDLE ms of CPU per second;" \
+			"slurmrestd's and slurmdbd's are subtracted in the table below)"
+	else
+		echo "  (idle: slurmctld $IDLE_RATE, slurmrestd $REST_IDLE ms of CPU per second; slurmrestd's is subtracted in the table below)"
+	fi
 	# shellcheck disable=SC2046
 	start_shim $(zero_intervals)
 	row "shim, no slurmrestd" sh -c "$SCRAPE"
@@ -584,14 +791,15 @@ for n in $RECORDS; do
 		row "slurmrestd /$d alone" setpriv --reuid="$U_USER" --regid="$U_GROUP" --init-groups \
 			curl -sf -o /dev/null --unix-socket "$SOCK" "http://localhost/slurm/$REST_VERSION/$d"
 	done
-	echo "  /jobs: $(rest "/slurm/$REST_VERSION/jobs" | wc -c) bytes, /nodes: $(rest "/slurm/$REST_VERSION/nodes" | wc -c) bytes"
+	echo "  /jobs: $(rest "/slurm/$REST_VERSION/jobs" | wc -c) bytes, /nodes: $(rest "/slurm/$REST_VERSION/nodes" | wc -c) bytes," \
+		"/shares: $(rest "/slurm/$REST_VERSION/shares" | wc -c) bytes ($(slurm sshare -a -n -P -o account | wc -l) associations)"
 done
 echo
-echo "Means (ms of CPU per scrape: slurmctld + slurmrestd):"
+echo "Means (ms of CPU per scrape: slurmctld + slurmrestd${DBD_PID:+ + slurmdbd}):"
 awk -F '\t' '
 	!($1 in seen_l) { seen_l[$1] = 1; levels[++nl] = $1 }
 	!($2 in seen_r) { seen_r[$2] = 1; rows[++nr] = $2 }
-	{ v[$1, $2] = $3 " + " $4 }
+	{ v[$1, $2] = $3 " + " $4 (NF > 4 ? " + " $5 : "") }
 	END {
 		printf "| row |"; for (i = 1; i <= nl; i++) printf " %s records |", levels[i]; print ""
 		printf "|---|"; for (i = 1; i <= nl; i++) printf "---:|"; print ""

@@ -3,12 +3,13 @@
 
     live_cpu.py idle PID SECONDS
         PID's CPU time per second of wall time over SECONDS while nothing is run (ms/s)
-    live_cpu.py run PID IDLE RUNS EVERY NAME [--also PID2] -- CMD...
+    live_cpu.py run PID IDLE RUNS EVERY NAME [--also PID2[:LABEL]]... -- CMD...
         runs CMD RUNS times, EVERY seconds from the start of one run to the start of the next
         (a run that takes longer starts the next at once), and prints one line: NAME, then PID's
         CPU time per run less IDLE ms/s over the run's own duration, as mean +- sd (min / median /
         max), the same mean from /proc/PID/stat's clock ticks over the whole row as a check, and,
-        with --also, PID2's mean per run (not idle-corrected). Then a line of the runs' values.
+        for each --also, PID2's mean per run (not idle-corrected), as "+X ms in LABEL" (LABEL
+        defaults to slurmrestd). Then a line of the runs' values.
 
 PID's CPU time is read from its process CPU clock (clock_getcpuclockid): utime + stime of every
 thread, live and exited, as /proc/PID/stat sums them, in nanoseconds instead of /proc's 10 ms
@@ -56,8 +57,8 @@ def idle(pid, seconds):
 
 def run(pid, idle_rate, runs, every, name, also, cmd):
     clk = cpu_clock(pid)
-    aclk = cpu_clock(also) if also else None
-    s0, a0 = stat_ms(pid), cpu_ms(aclk) if aclk is not None else 0.0
+    aclks = [(cpu_clock(apid), label) for apid, label in also]
+    s0, a0 = stat_ms(pid), [cpu_ms(aclk) for aclk, _ in aclks]
     t_first = time.monotonic()
     values, failed = [], 0
     for k in range(runs):
@@ -71,14 +72,14 @@ def run(pid, idle_rate, runs, every, name, also, cmd):
             time.sleep(wait)
     t_last = time.monotonic()
     s1 = stat_ms(pid)
-    a1 = cpu_ms(aclk) if aclk is not None else 0.0
+    a1 = [cpu_ms(aclk) for aclk, _ in aclks]
     mean = statistics.fmean(values)
     sd = statistics.stdev(values) if len(values) > 1 else 0.0
     check = (s1 - s0 - idle_rate * (t_last - t_first)) / runs
     line = "  %-44s %8.1f +- %6.1f  (%7.1f / %7.1f / %7.1f)  stat %7.1f" % (
         name, mean, sd, min(values), statistics.median(values), max(values), check)
-    if aclk is not None:
-        line += "  +%.1f ms in slurmrestd" % ((a1 - a0) / runs)
+    for (_, label), b, e in zip(aclks, a0, a1):
+        line += "  +%.1f ms in %s" % ((e - b) / runs, label)
     if failed:
         line += "  (%d of %d runs failed)" % (failed, runs)
     print(line)
@@ -94,10 +95,11 @@ def main(argv):
         sys.exit(__doc__)
     sep = argv.index("--")
     head, cmd = argv[2:sep], argv[sep + 1:]
-    also = None
-    if len(head) == 7 and head[5] == "--also":
-        also = int(head[6])
-        head = head[:5]
+    also = []
+    while len(head) >= 7 and head[-2] == "--also":
+        apid, _, label = head[-1].partition(":")
+        also.insert(0, (int(apid), label or "slurmrestd"))
+        head = head[:-2]
     if len(head) != 5 or not cmd:
         sys.exit(__doc__)
     pid, idle_rate, runs, every, name = int(head[0]), float(head[1]), int(head[2]), float(head[3]), head[4]
