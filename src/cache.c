@@ -347,13 +347,14 @@ static void start_fetch(struct cache *c, struct cache_mapref *mr, unsigned gen, 
 	}
 }
 
-/* A cost-scheduled source's usable answer is served while its refresh runs: a fetch of seconds to
- * minutes is not waited for (the answer's age says how old it is; the rows do not fall back for it).
- * fits: the slot's payload is of the scrape's table. c->mu held. Returns whether it was. */
+/* A cost-scheduled source's usable answer is served while its refresh runs, when that refresh is
+ * expected to take longer than CACHE_REFRESH_WAIT_S (its last usable fetch did): a fetch of seconds
+ * to minutes is not waited for (the answer's age says how old it is; the rows do not fall back for
+ * it). fits: the slot's payload is of the scrape's table. c->mu held. Returns whether it was. */
 static int serve_while_refreshing(struct cache *c, int id, int fits, unsigned *want, struct cache_got *g)
 {
 	const struct payload *p = c->slot[id].p;
-	if (!cache_is_costed(c, id) || !fits || !p || !p->ok)
+	if (!cache_is_costed(c, id) || !fits || !p || !p->ok || c->slot[id].cost.ok_seconds <= CACHE_REFRESH_WAIT_S)
 		return 0;
 	g->p[id] = payload_ref(p);
 	g->serial[id] = c->slot[id].serial;

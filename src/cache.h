@@ -58,7 +58,7 @@ struct cache_config {
 				     interval, back-off and timeout follow what their fetches take
 				     (min_interval[id] is ignored: cost.floor is theirs), each fetched on
 				     a worker of its own; while it runs, scrapes get the last usable
-				     payload instead of waiting; 0 in a replay */
+				     payload instead of waiting (CACHE_REFRESH_WAIT_S); 0 in a replay */
 	struct sched_cost_config cost; /* their policy */
 	double (*clock)(void);    /* monotonic seconds; NULL: the system's (tests give a fake one) */
 };
@@ -119,6 +119,10 @@ double cache_deadline(const struct cache *c, double now, double timeout_s);
  * own saying it was not waited for (FAULT_NOT_WAITED: its rows fall back to their native forms); its
  * fetch goes on for the next scrapes. Not in a replay. */
 #define CACHE_REST_WAIT_S 2.0
+/* A cost-scheduled source whose last usable fetch took longer than this is not waited for while it
+ * is refreshed: the last usable payload is handed out meanwhile (a quicker one is waited for, as
+ * any slurmrestd document is). */
+#define CACHE_REFRESH_WAIT_S 1.0
 
 /* A payload parsed for table t for every source in need (keeping every family for the sources in
  * all; a source in all but not in keep_all is then fetched for this call, and its slot holds the

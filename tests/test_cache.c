@@ -582,6 +582,34 @@ static void test_cost_scheduled_jobs(void **state)
 	cache_free(c);
 }
 
+/* A cost-scheduled /jobs that is quick (0.5 s, under CACHE_REFRESH_WAIT_S) is waited for when it is
+ * refreshed, as before: the scrape that refreshes it gets the new answer, not the old one. */
+static void test_cost_quick_refresh_waited(void **state)
+{
+	(void)state;
+	struct fake k;
+	fake_init(&k);
+	k.clocked = 1;
+	k.need[SRC_REST_JOBS] = 0.5;
+	k.body[SRC_REST_JOBS] = "{\"jobs\": []}";
+	struct cache_config cfg = { .fetch = fake_fetch, .fetch_ctx = &k, .clock = fake_clock, .cost_sources = RJOBS,
+				    .cost = { .floor = 30, .max_share = 0.05, .max_backoff = 600, .timeout = 10,
+					      .timeout_factor = 2, .max_timeout = 60 } };
+	cfg.upstream[UPSTREAM_SLURMRESTD] = (struct upstream_config){ .base_url = "http://rest.invalid", .timeout = 10 };
+	struct cache *c = cache_new(&cfg, table(0));
+	struct cache_got g;
+	get(c, RJOBS, 0, 5, &g);
+	unsigned long long first = g.serial[SRC_REST_JOBS];
+	assert_true(g.p[SRC_REST_JOBS]->ok);
+	cache_got_release(&g);
+	fake_advance(31);
+	get(c, RJOBS, 0, 5, &g);
+	assert_int_equal(calls(&k, SRC_REST_JOBS), 2);
+	assert_true(g.serial[SRC_REST_JOBS] != first);
+	cache_got_release(&g);
+	cache_free(c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -597,6 +625,7 @@ int main(void)
 		cmocka_unit_test(test_keep_all_from_start),
 		cmocka_unit_test(test_deadline_rule),
 		cmocka_unit_test(test_cost_scheduled_jobs),
+		cmocka_unit_test(test_cost_quick_refresh_waited),
 	};
 	return cmocka_run_group_tests_name("cache", tests, NULL, NULL);
 }
