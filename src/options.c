@@ -172,8 +172,8 @@ static const struct flag flags[] = {
 	  .metavar = "SECONDS", .help = "after failed /jobs fetches, wait --slurmrestd.jobs.min-interval doubled per "
 	  "failure in a row, at most this long" },
 	{ .name = "slurmrestd.jobs.max-timeout", F_SECONDS(rest_jobs_max_timeout), .def = "60", .lo = 0.001, .hi = 86400,
-	  .metavar = "SECONDS", .help = "the longest timeout of a /jobs fetch: it gets twice its last usable fetch's "
-	  "duration, doubled per failure in a row, never less than --slurmrestd.timeout" },
+	  .metavar = "SECONDS", .help = "the timeout of a /jobs fetch before one was usable, and the longest: then it gets "
+	  "twice its last usable fetch's duration, doubled per failure in a row, never less than --slurmrestd.timeout" },
 	{ .name = "slurmrestd.max-body", F_BYTES(rest_max_body), .def = "4294967296", .lo = 1, .hi = 1099511627776.0,
 	  .metavar = "BYTES", .help = "largest slurmrestd body accepted" },
 	{ .name = "mapping.file", F_STRING(mapping), .def = DEFAULT_MAPPING, .metavar = "FILE",

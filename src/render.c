@@ -183,7 +183,7 @@ static void write_costed(const struct render_in *in, const struct render_result 
 		  "(--slurmrestd.jobs.max-share), at least its min-interval, longer while backing off." },
 		{ "slurm_exporter_shim_fetch_timeout_seconds",
 		  "Seconds the endpoint's next fetch may take: twice its cost, doubled per failure in a row, within "
-		  "--slurmrestd.timeout and --slurmrestd.jobs.max-timeout." },
+		  "--slurmrestd.timeout and --slurmrestd.jobs.max-timeout (that one until a fetch was usable)." },
 		{ "slurm_exporter_shim_fetch_failures",
 		  "The endpoint's failed fetches in a row: above 0 it is backing off, and the rows that read it are "
 		  "served from their native forms." },

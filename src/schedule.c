@@ -77,6 +77,8 @@ double schedule_cost_interval(const struct sched_cost_config *cfg, const struct 
 
 double schedule_cost_timeout(const struct sched_cost_config *cfg, const struct sched_cost *st)
 {
+	if (st->ok_seconds <= 0) /* what the answer needs is not known yet */
+		return fmax(cfg->timeout, cfg->max_timeout);
 	double t = fmax(cfg->timeout, cfg->timeout_factor * st->ok_seconds);
 	if (st->failures && cfg->floor > 0)
 		t *= twice(st->failures);

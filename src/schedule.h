@@ -40,10 +40,12 @@ unsigned schedule_fetch(const struct sched_source *src, int n, double gap);
  * max_backoff, and never shorter than the share rule gives for what the failed fetch took (a
  * timed-out fetch cost its upstream its whole timeout). A usable fetch ends the back-off. A floor
  * of 0 means no back-off.
- * Timeout: at least timeout, and timeout_factor times the last usable fetch's duration (what the
- * answer needs); backing off, twice that for every failure in a row (a fetch that timed out gets
- * the time it needed next time); never more than max_timeout (when that is below timeout:
- * timeout). */
+ * Timeout: before any usable fetch, max_timeout: what the answer needs is not known, and a shorter
+ * timeout saves its upstream nothing (slurmrestd, measured live at 20,000 jobs, builds the whole
+ * answer after the client has gone: 13 s of CPU for a fetch given up after 10 s). Then at least
+ * timeout, and timeout_factor times the last usable fetch's duration (what the answer needs);
+ * backing off, twice that for every failure in a row; never more than max_timeout (when that is
+ * below timeout: timeout). */
 /* The timeout_factor the daemon gives slurmrestd's /jobs: twice what the answer took last time. */
 #define SCHED_COST_TIMEOUT_FACTOR 2.0
 

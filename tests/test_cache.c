@@ -480,93 +480,109 @@ static void test_deadline_rule(void **state)
 
 #define RJOBS (1u << SRC_REST_JOBS)
 
-/* slurmrestd's /jobs cost-scheduled with the daemon's defaults (floor 30 s, 5%, back-off at most
- * 600 s, timeout 10 s to 60 s, twice the last usable fetch) on the fake clock, scraped every 30 s
- * (its ages and schedule read the cache's clock, which the fake fetcher moves by what each fetch
- * takes). At 20,000 jobs /jobs needs 14 s: the first fetch times out after 10 s; nothing is asked
- * again for 190 s (the 5% rule over the 10 s it cost), scrapes meanwhile get the failed answer and
- * the cost state says backing off; the next fetch gets 20 s and is usable; the interval is then
- * 266 s. /jobs is fetched alone (its own worker, its own timeout) while /nodes goes on with its
- * upstream's timeout. */
-static void test_cost_scheduled_jobs(void **state)
+/* A cache whose /jobs is cost-scheduled with the daemon's defaults (floor 30 s, 5%, back-off at most
+ * 600 s, timeout 10 s to 60 s, twice the last usable fetch), on the fake clock, fetched by k with
+ * clocked fetches: /jobs needs jobs_s. */
+static struct cache *cost_cache(struct fake *k, double jobs_s)
 {
-	(void)state;
-	struct fake k;
-	fake_init(&k);
-	k.clocked = 1;
-	k.need[SRC_REST_JOBS] = 14;
-	k.need[SRC_REST_NODES] = 0.1;
-	k.body[SRC_REST_JOBS] = "{\"jobs\": []}";
-	struct cache_config cfg = { .fetch = fake_fetch, .fetch_ctx = &k, .clock = fake_clock, .cost_sources = RJOBS,
+	fake_init(k);
+	k->clocked = 1;
+	k->need[SRC_REST_JOBS] = jobs_s;
+	k->need[SRC_REST_NODES] = 0.1;
+	k->body[SRC_REST_JOBS] = "{\"jobs\": []}";
+	struct cache_config cfg = { .fetch = fake_fetch, .fetch_ctx = k, .clock = fake_clock, .cost_sources = RJOBS,
 				    .cost = { .floor = 30, .max_share = 0.05, .max_backoff = 600, .timeout = 10,
 					      .timeout_factor = 2, .max_timeout = 60 } };
 	cfg.upstream[UPSTREAM_SLURMCTLD] = (struct upstream_config){ .base_url = "http://ctl.invalid", .timeout = 5 };
 	cfg.upstream[UPSTREAM_SLURMRESTD] = (struct upstream_config){ .base_url = "http://rest.invalid", .timeout = 10 };
 	for (int id = 0; id < SRC_COUNT; id++)
 		cfg.min_interval[id] = 5;
-	struct cache *c = cache_new(&cfg, table(0));
+	return cache_new(&cfg, table(0));
+}
+
+/* slurmrestd's /jobs cost-scheduled (cost_cache) on the fake clock, scraped every 30 s (its ages and
+ * schedule read the cache's clock, which the fake fetcher moves by what each fetch takes). At
+ * 20,000 jobs /jobs needs 14 s: the first fetch, whose need is not known, gets the longest timeout
+ * (60 s) and is usable; it is fetched alone (its own worker, its own timeout) while /nodes goes on
+ * with its upstream's; the interval is 266 s and the next timeout 28 s. Then slurmrestd slows down
+ * to 40 s: the refresh is given up after 28 s (the old answer served meanwhile), nothing is asked
+ * again for 532 s (the 5% rule over the 28 s it cost) while the failed answer is served (the rows
+ * fall back) and the cost state says backing off; the next fetch gets 56 s and is usable, which
+ * ends the back-off. A refresh in flight is not waited for: the last usable answer is served. */
+static void test_cost_scheduled_jobs(void **state)
+{
+	(void)state;
+	struct fake k;
+	struct cache *c = cost_cache(&k, 14);
 	struct cache_got g;
-	double start = fake_clock();
 
 	get(c, RJOBS | RNODES, 0, 5, &g);
-	assert_false(g.p[SRC_REST_JOBS]->ok);
-	assert_true(g.p[SRC_REST_NODES]->ok);
+	assert_true(g.p[SRC_REST_JOBS]->ok && g.p[SRC_REST_NODES]->ok);
 	assert_int_equal(k.mask[SRC_REST_JOBS], RJOBS);       /* alone */
-	assert_true(k.timeout[SRC_REST_JOBS] == 10);
+	assert_true(k.timeout[SRC_REST_JOBS] == 60);          /* not known yet: all it may take */
 	assert_true(k.timeout[SRC_REST_NODES] == 0);          /* its upstream's */
 	assert_true(g.cost[SRC_REST_JOBS].on && !g.cost[SRC_REST_NODES].on);
-	assert_int_equal(g.cost[SRC_REST_JOBS].st.failures, 1);
-	assert_true(fabs(g.cost[SRC_REST_JOBS].interval - 190) < 1e-9);
-	assert_true(g.cost[SRC_REST_JOBS].timeout == 20);
-	cache_got_release(&g);
-	double failed_at = fake_clock();
-	/* backing off: scrapes every 30 s until 190 s after the failure get the failed answer */
-	int scrapes = 0;
-	while (fake_clock() + 30 - failed_at < 190) {
-		fake_advance(30);
-		get(c, RJOBS | RNODES, 0, 5, &g);
-		assert_false(g.p[SRC_REST_JOBS]->ok);
-		assert_int_equal(g.cost[SRC_REST_JOBS].st.failures, 1);
-		cache_got_release(&g);
-		scrapes++;
-	}
-	assert_int_equal(scrapes, 6);
-	assert_int_equal(calls(&k, SRC_REST_JOBS), 1);
-	assert_int_equal(calls(&k, SRC_REST_NODES), 7);       /* the cheap document goes on */
-	fake_advance(30);                                     /* 190 s after the failure or more */
-	get(c, RJOBS | RNODES, 0, 5, &g);
-	assert_int_equal(calls(&k, SRC_REST_JOBS), 2);
-	assert_true(k.timeout[SRC_REST_JOBS] == 20);
-	assert_true(g.p[SRC_REST_JOBS]->ok);
-	assert_int_equal(g.cost[SRC_REST_JOBS].st.failures, 0); /* reset on success */
+	assert_int_equal(g.cost[SRC_REST_JOBS].st.failures, 0);
 	assert_true(g.cost[SRC_REST_JOBS].st.ok_seconds == 14);
 	assert_true(fabs(g.cost[SRC_REST_JOBS].interval - 266) < 1e-9);
 	assert_true(g.cost[SRC_REST_JOBS].timeout == 28);
 	unsigned long long served = g.serial[SRC_REST_JOBS];
+	double ok_at = g.p[SRC_REST_JOBS]->at;
 	cache_got_release(&g);
-	double ok_at = fake_clock();
-	/* served for 266 s, then fetched again */
-	while (fake_clock() + 30 - ok_at < 266) {
+	while (fake_clock() + 30 - ok_at < 266) {             /* served for 266 s */
+		fake_advance(30);
+		get(c, RJOBS | RNODES, 0, 5, &g);
+		assert_true(g.serial[SRC_REST_JOBS] == served);
+		cache_got_release(&g);
+	}
+	assert_int_equal(calls(&k, SRC_REST_JOBS), 1);
+	assert_int_equal(calls(&k, SRC_REST_NODES), 9);       /* the cheap document goes on */
+
+	pthread_mutex_lock(&k.mu);
+	k.need[SRC_REST_JOBS] = 40;                           /* slurmrestd slows down */
+	pthread_mutex_unlock(&k.mu);
+	fake_advance(30);
+	get(c, RJOBS, 0, 5, &g);                              /* due: refreshed, the old one served */
+	assert_true(g.p[SRC_REST_JOBS]->ok && g.serial[SRC_REST_JOBS] == served);
+	cache_got_release(&g);
+	int failed = 0;
+	for (int i = 0; i < 500 && !failed; i++) {           /* until the given-up refresh is in */
+		get(c, RJOBS, 0, 5, &g);
+		failed = !g.p[SRC_REST_JOBS]->ok;
+		if (!failed) {
+			cache_got_release(&g);
+			tu_sleep_ms(10);
+		}
+	}
+	assert_true(failed);
+	assert_true(k.timeout[SRC_REST_JOBS] == 28);
+	assert_int_equal(g.cost[SRC_REST_JOBS].st.failures, 1);
+	assert_true(fabs(g.cost[SRC_REST_JOBS].interval - 532) < 1e-9);
+	assert_true(g.cost[SRC_REST_JOBS].timeout == 56);
+	double failed_at = g.p[SRC_REST_JOBS]->at;
+	cache_got_release(&g);
+	while (fake_clock() + 30 - failed_at < 532) {         /* backing off: the failed answer */
 		fake_advance(30);
 		get(c, RJOBS, 0, 5, &g);
-		assert_true(g.serial[SRC_REST_JOBS] == served);
+		assert_false(g.p[SRC_REST_JOBS]->ok);
+		assert_int_equal(g.cost[SRC_REST_JOBS].st.failures, 1);
 		cache_got_release(&g);
 	}
 	assert_int_equal(calls(&k, SRC_REST_JOBS), 2);
 	fake_advance(30);
-	get(c, RJOBS, 0, 5, &g);
-	cache_got_release(&g); /* the old answer, or the new one if the fetch was done already */
-	for (int i = 0; i < 200 && g.serial[SRC_REST_JOBS] == served; i++) { /* the refresh is in soon */
-		tu_sleep_ms(10);
-		get(c, RJOBS, 0, 5, &g);
-		cache_got_release(&g);
-	}
-	assert_true(g.serial[SRC_REST_JOBS] != served);
+	get(c, RJOBS, 0, 5, &g);                              /* waited for: nothing usable to serve */
 	assert_int_equal(calls(&k, SRC_REST_JOBS), 3);
-	/* while a refresh runs, the last usable answer is served, not waited for */
-	k.hang = RJOBS;
-	fake_advance(300);
+	assert_true(k.timeout[SRC_REST_JOBS] == 56);
+	assert_true(g.p[SRC_REST_JOBS]->ok);
+	assert_int_equal(g.cost[SRC_REST_JOBS].st.failures, 0); /* reset on success */
+	assert_true(g.cost[SRC_REST_JOBS].st.ok_seconds == 40);
+	assert_true(fabs(g.cost[SRC_REST_JOBS].interval - 760) < 1e-9);
+	assert_true(g.cost[SRC_REST_JOBS].timeout == 60);     /* 80, capped */
 	served = g.serial[SRC_REST_JOBS];
+	cache_got_release(&g);
+
+	k.hang = RJOBS;                                       /* a refresh in flight is not waited for */
+	fake_advance(800);
 	get(c, RJOBS, 0, 5, &g);
 	assert_int_equal(g.own, 0);
 	assert_true(g.p[SRC_REST_JOBS]->ok && g.serial[SRC_REST_JOBS] == served);
@@ -578,7 +594,6 @@ static void test_cost_scheduled_jobs(void **state)
 		tu_sleep_ms(10);
 	assert_int_equal(calls(&k, SRC_REST_JOBS), 4);
 	fake_release(&k);
-	printf("/jobs fetches of 14 s: %u in %.0f s\n", calls(&k, SRC_REST_JOBS), fake_clock() - start);
 	cache_free(c);
 }
 
@@ -588,15 +603,7 @@ static void test_cost_quick_refresh_waited(void **state)
 {
 	(void)state;
 	struct fake k;
-	fake_init(&k);
-	k.clocked = 1;
-	k.need[SRC_REST_JOBS] = 0.5;
-	k.body[SRC_REST_JOBS] = "{\"jobs\": []}";
-	struct cache_config cfg = { .fetch = fake_fetch, .fetch_ctx = &k, .clock = fake_clock, .cost_sources = RJOBS,
-				    .cost = { .floor = 30, .max_share = 0.05, .max_backoff = 600, .timeout = 10,
-					      .timeout_factor = 2, .max_timeout = 60 } };
-	cfg.upstream[UPSTREAM_SLURMRESTD] = (struct upstream_config){ .base_url = "http://rest.invalid", .timeout = 10 };
-	struct cache *c = cache_new(&cfg, table(0));
+	struct cache *c = cost_cache(&k, 0.5);
 	struct cache_got g;
 	get(c, RJOBS, 0, 5, &g);
 	unsigned long long first = g.serial[SRC_REST_JOBS];
