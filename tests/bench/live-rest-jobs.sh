@@ -33,6 +33,7 @@
 #   BASE_PORT      slurmctld's port; slurmd use the next four, the shim BASE_PORT+10, the old
 #                  exporter BASE_PORT+12 (default 8817)
 #   REST_USER, FILL_USERS, MUNGED, SHIM_BIN, MAPPING, WORKDIR, KEEP: as tests/bench/live-slurm.sh
+# The jobs are held, one sbatch per record, owned by FILL_USERS (tests/bench/live-lib.sh's fill_to).
 # Every process it started is stopped at exit, by its PID.
 set -eu
 
@@ -70,36 +71,6 @@ live_setup
 CTLD=http://127.0.0.1:$BASE_PORT
 SHIM_PORT=$((BASE_PORT + 10))
 OLD_PORT=$((BASE_PORT + 12))
-
-records() { slurm squeue -h -a --states=all -o %i | wc -l; }
-
-# FILL_USERS' "name:uid:gid" words (never root: slurmctld names root's jobs without a lookup)
-fill_users() {
-	for u in ${FILL_USERS:-$(awk -F: -v r="$REST_USER" '$3 >= 1 && $3 < 65534 && $1 != r { print $1 }' /etc/passwd | head -n 10)}; do
-		printf '%s:%s:%s ' "$u" "$(id -u "$u")" "$(id -g "$u")"
-	done
-}
-
-# fill_to N: held jobs until there are N records (tests/bench/live-slurm.sh's fill_to)
-fill_to() {
-	have=$(records)
-	[ "$have" -lt "$1" ] || return 0
-	# shellcheck disable=SC2016 # the loop is sh -c's
-	awk -v a="$have" -v b=$(($1 - 1)) -v users="$(fill_users)" 'BEGIN {
-		n = split(users, u, " ")
-		for (i = a; i <= b; i++) { split(u[i % n + 1], f, ":"); print i, f[2], f[3] }
-	}' | SLURM_CONF=$CONF xargs -P 4 -n 750 sh -c '
-		sbatch=$0
-		while [ $# -ge 3 ]; do
-			i=$1 uid=$2 gid=$3
-			shift 3
-			p=batch
-			[ $((i % 5)) -ne 0 ] || p=debug
-			setpriv --reuid="$uid" --regid="$gid" --clear-groups "$sbatch" --hold -p "$p" -A "acct$((i % 10))" \
-				-t 10 -D /tmp -o /dev/null -e /dev/null --wrap true >/dev/null || exit 255
-		done' "$SLURM_PREFIX/bin/sbatch" || die "sbatch failed (see $W/log/slurmctld.log)"
-	sleep 10 # the scheduler's passes over the new jobs
-}
 
 OLD_PID=""
 start_old() {
