@@ -1,8 +1,8 @@
 #!/bin/sh
 # shellcheck disable=SC2153 # CTLD_PID, REST_PID and SHIM_PID are set by live-lib.sh's functions
 # tests/bench/live-rest-jobs.sh: the controller host's CPU per minute with --slurmrestd.jobs, against
-# the old exporter's, on a live cluster (issue 21; the table in docs/performance.md, "--slurmrestd.jobs
-# on a live cluster").
+# the old exporter's, on a live cluster (issue 21; the table in docs/performance.md, "Live: the job
+# rows from slurmrestd, per minute").
 #
 # On a private cluster on 127.0.0.1 (tests/bench/live-lib.sh: its own munged, one slurmctld, four
 # slurmd in multiple-slurmd mode, slurmrestd on a unix socket with rest_auth/local, run as REST_USER),
