@@ -32,6 +32,7 @@ struct cache {
 		int logged_ok;          /* last state logged: -1 none, 0 failed, 1 ok */
 		int logged_slow;        /* last speed logged: 0 fast (or none), 1 slow */
 		struct cache_counts n;
+		struct sched_cost cost; /* a cost-scheduled source's fetches (cfg.cost_sources) */
 	} slot[SRC_COUNT];
 	struct cache_mapref *map;
 	unsigned gen;             /* bumped when the mapping changes */
@@ -46,6 +47,24 @@ struct cache {
 				     two (0: unknown): schedule.h's forecast of the next one */
 };
 
+/* The cache's monotonic clock (cfg.clock: a test's fake one). */
+static double now_of(const struct cache *c)
+{
+	return c->cfg.clock ? c->cfg.clock() : mono_now();
+}
+
+/* Whether source id is cost-scheduled (schedule.h's sched_cost). */
+static int cache_is_costed(const struct cache *c, int id)
+{
+	return (c->cfg.cost_sources >> id) & 1u;
+}
+
+/* How long source id's answer is served: its flag, or what its fetches cost. c->mu held. */
+static double interval_of(const struct cache *c, int id)
+{
+	return cache_is_costed(c, id) ? schedule_cost_interval(&c->cfg.cost, &c->slot[id].cost) : c->cfg.min_interval[id];
+}
+
 /* A caller whose deadline is not below the fetch's own timeout waits this much longer, so that it
  * reports the fetch's own failure (e.g. curl's "Operation timed out") rather than its deadline. */
 #define FETCH_REPORT_GRACE_S 1.0
@@ -55,7 +74,7 @@ static void fetch_configured(void *ctx, const struct cache_fetch *f, struct payl
 {
 	const struct cache *c = ctx;
 	if (!c->cfg.replay_dir) {
-		fetch_sources(c->up, f->mask, f->gen, f->keep, f->keep_ctx, f->hint, got);
+		fetch_sources(c->up, f->mask, f->gen, f->keep, f->keep_ctx, f->hint, f->timeout, got);
 		return;
 	}
 	for (int id = 0; id < SRC_COUNT; id++)
@@ -92,6 +111,8 @@ struct cache *cache_new(const struct cache_config *cfg, struct mapping *m)
 	 * runtime object borrows c->cfg.upstream, which is never changed */
 	if (!cfg->replay_dir)
 		c->up = upstream_rt_new(c->cfg.upstream);
+	else
+		c->cfg.cost_sources = 0; /* a replay is no fetch: it costs nothing */
 	pthread_mutex_init(&c->mu, NULL);
 	pthread_condattr_t ca;
 	pthread_condattr_init(&ca);
@@ -200,6 +221,26 @@ static void note_speed(struct cache *c, const struct payload *p)
 		log_info("endpoint %s is fast again: %.3f s", sources[p->src].path, p->seconds);
 }
 
+/* A cost-scheduled source's fetch is recorded (schedule.h); the log says once when its fetches
+ * start backing off (what the rows do meanwhile, when the next try is) and once when one is usable
+ * again. c->mu held. */
+static void note_cost(struct cache *c, const struct payload *p)
+{
+	struct sched_cost *st = &c->slot[p->src].cost;
+	unsigned failures = st->failures;
+	const char *path = sources[p->src].path;
+	schedule_cost_record(st, p->seconds, p->ok);
+	double next = schedule_cost_interval(&c->cfg.cost, st), timeout = schedule_cost_timeout(&c->cfg.cost, st);
+	if (!p->ok && !failures && c->cfg.cost.floor > 0)
+		log_warn("endpoint %s failed after %.1f s: backing off (the next fetch in %.0f s with a timeout of %.0f s, "
+			 "then twice as long after each failure in a row, at most every %g s); the rows that read it are "
+			 "served from their native forms until a fetch is usable", path, p->seconds, next, timeout,
+			 fmax(c->cfg.cost.max_backoff, c->cfg.cost.floor));
+	else if (p->ok && failures)
+		log_info("endpoint %s is usable again after %u failed fetch%s (this one took %.1f s): the next fetch in "
+			 "%.0f s", path, failures, failures == 1 ? "" : "es", p->seconds, next);
+}
+
 /* One fetch of some sources for one table, run by a worker thread. Every scrape waiting for it
  * holds a reference and takes its payloads from it, whatever the slots hold by then (a scrape of
  * another table may already have replaced them). Reference count and fields under c->mu. */
@@ -211,6 +252,7 @@ struct fetch_job {
 	unsigned gen, mask;
 	int all;              /* keep every family (the native passthrough), not only the table's */
 	double hint;          /* when the scrape that started it wants its answer (fetch_sources) */
+	double timeout;       /* each source's, or 0: its upstream's */
 	const struct payload *got[SRC_COUNT]; /* published: shared, immutable */
 	unsigned long long serial[SRC_COUNT];
 };
@@ -230,7 +272,7 @@ static void job_run(struct fetch_job *j)
 	struct cache *c = j->c;
 	struct payload *got[SRC_COUNT] = { 0 };
 	const struct cache_fetch f = { .mask = j->mask, .gen = j->gen, .keep = j->all ? NULL : c->cfg.keep ? c->cfg.keep : mapping_has_input,
-				       .keep_ctx = j->map->m, .hint = j->hint };
+				       .keep_ctx = j->map->m, .hint = j->hint, .timeout = j->timeout };
 
 	c->cfg.fetch(c->cfg.fetch_ctx, &f, got);
 	pthread_mutex_lock(&c->mu);
@@ -249,6 +291,9 @@ static void job_run(struct fetch_job *j)
 		note_speed(c, got[id]);
 	}
 	log_transitions(c, got, j->mask);
+	for (int id = 0; id < SRC_COUNT; id++)
+		if ((j->mask & (1u << id)) && cache_is_costed(c, id))
+			note_cost(c, got[id]); /* after the failure's own line */
 	j->done = 1;
 	mapref_put(j->map);
 	c->workers--;
@@ -268,7 +313,7 @@ static void *job_thread(void *arg)
  * reference for every source in mask. Without a thread (none can be created) the caller runs the
  * fetch itself. */
 static void start_fetch(struct cache *c, struct cache_mapref *mr, unsigned gen, unsigned mask, int all,
-			double hint, struct fetch_job *wait_on[SRC_COUNT])
+			double hint, double timeout, struct fetch_job *wait_on[SRC_COUNT])
 {
 	struct fetch_job *j = xcalloc(1, sizeof(*j));
 	pthread_attr_t attr;
@@ -282,6 +327,7 @@ static void start_fetch(struct cache *c, struct cache_mapref *mr, unsigned gen, 
 	j->gen = gen;
 	j->mask = mask;
 	j->hint = hint;
+	j->timeout = timeout;
 	j->all = all || (c->cfg.keep_all & mask) != 0;
 	for (int id = 0; id < SRC_COUNT; id++)
 		if (mask & (1u << id)) {
@@ -301,6 +347,21 @@ static void start_fetch(struct cache *c, struct cache_mapref *mr, unsigned gen, 
 	}
 }
 
+/* A cost-scheduled source's usable answer is served while its refresh runs, when that refresh is
+ * expected to take longer than CACHE_REFRESH_WAIT_S (its last usable fetch did): a fetch of seconds
+ * to minutes is not waited for (the answer's age says how old it is; the rows do not fall back for
+ * it). fits: the slot's payload is of the scrape's table. c->mu held. Returns whether it was. */
+static int serve_while_refreshing(struct cache *c, int id, int fits, unsigned *want, struct cache_got *g)
+{
+	const struct payload *p = c->slot[id].p;
+	if (!cache_is_costed(c, id) || !fits || !p || !p->ok || c->slot[id].cost.ok_seconds <= CACHE_REFRESH_WAIT_S)
+		return 0;
+	g->p[id] = payload_ref(p);
+	g->serial[id] = c->slot[id].serial;
+	*want &= ~(1u << id);
+	return 1;
+}
+
 /* One pass over the sources still wanted (c->mu held): take the result of the fetch waited for,
  * wait for a fetch in flight for gen (or, for another table, until it ends: one fetch of a source at
  * a time); for the others schedule_fetch decides (schedule.h): a fresh payload of generation gen is
@@ -311,14 +372,14 @@ static unsigned collect(struct cache *c, unsigned gen, unsigned all, unsigned *w
 			struct fetch_job *wait_on[SRC_COUNT])
 {
 	struct sched_source in[SRC_COUNT];
-	double now = mono_now();
+	double now = now_of(c);
 	for (int id = 0; id < SRC_COUNT; id++) {
 		const struct payload *p = c->slot[id].p;
 		unsigned bit = 1u << id;
 		int fits = p && p->gen == gen && (p->all || !(all & bit)); /* else: as if there were none */
 		in[id] = (struct sched_source){ .walks = sources[id].walks_jobs, .upstream = (int)sources[id].upstream,
 						.age = fits ? now - p->at : -1,
-						.interval = c->cfg.min_interval[id] };
+						.interval = interval_of(c, id) };
 		in[id].busy = c->slot[id].job != NULL;
 		if (!(*want & bit))
 			continue;
@@ -331,6 +392,8 @@ static unsigned collect(struct cache *c, unsigned gen, unsigned all, unsigned *w
 				wait_on[id] = NULL;
 			}
 		} else if (c->slot[id].job) {
+			if (serve_while_refreshing(c, id, fits, want, g))
+				continue;
 			if (c->slot[id].job->gen == gen && (c->slot[id].job->all || !(all & bit))) {
 				wait_on[id] = c->slot[id].job;
 				wait_on[id]->refs++;
@@ -343,7 +406,9 @@ static unsigned collect(struct cache *c, unsigned gen, unsigned all, unsigned *w
 	for (int id = 0; id < SRC_COUNT; id++) {
 		if (!in[id].wanted)
 			continue;
-		if (fetch & (1u << id)) {
+		if ((fetch & (1u << id)) && serve_while_refreshing(c, id, in[id].age >= 0, want, g)) {
+			continue; /* fetched, and the old answer served meanwhile */
+		} else if (fetch & (1u << id)) {
 			/* the old answer is not served again: let it go now, not after the new one is in */
 			payload_unref(c->slot[id].p);
 			c->slot[id].p = NULL;
@@ -432,6 +497,27 @@ static void own_payloads(unsigned want, unsigned gen, unsigned not_waited, doubl
 	g->own = want;
 }
 
+/* Start the fetches of the sources in fetch: one per upstream, so that a slow slurmrestd does not
+ * hold back slurmctld's answers, and one for each cost-scheduled source, with its own timeout, so
+ * that its long fetch does not hold back its upstream's cheap documents. c->mu held. */
+static void start_fetches(struct cache *c, const struct cache_table *t, unsigned fetch, unsigned all, double deadline,
+			  struct fetch_job *wait_on[SRC_COUNT])
+{
+	for (int id = 0; id < SRC_COUNT; id++) {
+		unsigned bit = 1u << id;
+		if ((fetch & bit) && cache_is_costed(c, id)) {
+			fetch &= ~bit;
+			start_fetch(c, t->ref, t->gen, bit, (bit & all) != 0, deadline,
+				    schedule_cost_timeout(&c->cfg.cost, &c->slot[id].cost), wait_on);
+		}
+	}
+	for (int u = 0; u < UPSTREAM_COUNT; u++) {
+		unsigned mask = fetch & source_of_upstream((enum upstream_id)u);
+		if (mask)
+			start_fetch(c, t->ref, t->gen, mask, (mask & all) != 0, deadline, 0, wait_on);
+	}
+}
+
 void cache_get(struct cache *c, const struct cache_table *t, unsigned need, unsigned all, double deadline, int scrape,
 	       struct cache_got *g)
 {
@@ -442,18 +528,13 @@ void cache_get(struct cache *c, const struct cache_table *t, unsigned need, unsi
 	memset(g, 0, sizeof(*g));
 	pthread_mutex_lock(&c->mu);
 	if (scrape) {
-		double now = mono_now();
+		double now = now_of(c);
 		c->gap = c->last_scrape > 0 ? now - c->last_scrape : 0;
 		c->last_scrape = now;
 	}
 	for (;;) {
 		unsigned fetch = collect(c, t->gen, all, &want, g, wait_on);
-		/* one fetch per upstream: a slow slurmrestd does not hold back slurmctld's answers */
-		for (int u = 0; u < UPSTREAM_COUNT; u++) {
-			unsigned mask = fetch & source_of_upstream((enum upstream_id)u);
-			if (mask)
-				start_fetch(c, t->ref, t->gen, mask, (mask & all) != 0, deadline, wait_on);
-		}
+		start_fetches(c, t, fetch, all, deadline, wait_on);
 		if (fetch || drop_other_controller(c, &want, g))
 			continue;
 		/* slurmctld's answers are in, slurmrestd's not: wait for them a bounded time only */
@@ -472,6 +553,9 @@ void cache_get(struct cache *c, const struct cache_table *t, unsigned need, unsi
 	}
 	for (int id = 0; id < SRC_COUNT; id++) {
 		g->n[id] = c->slot[id].n;
+		if (cache_is_costed(c, id))
+			g->cost[id] = (struct cache_cost){ .on = 1, .st = c->slot[id].cost, .interval = interval_of(c, id),
+							   .timeout = schedule_cost_timeout(&c->cfg.cost, &c->slot[id].cost) };
 		if (wait_on[id])
 			job_put(wait_on[id]);
 	}

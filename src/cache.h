@@ -1,6 +1,7 @@
 /* cache.h: the payload cache, the one module with threads, locks and shared references of its
  * own. Per source it keeps the last finished payload (its slot), reused for the source's
- * min_interval seconds, nothing older ever handed out; the fetch in flight that concurrent scrapes
+ * min_interval seconds, nothing older ever handed out (but a cost-scheduled source's usable payload,
+ * handed out while its refresh runs: cache_config.cost_sources); the fetch in flight that concurrent scrapes
  * wait on, run by a detached worker thread of its own with its upstream's timeout, on behalf of
  * every scrape that waits for it (one fetch per upstream, so a slow slurmrestd never holds back
  * slurmctld's payloads); each scrape's deadline, which bounds only its own wait, never the
@@ -23,6 +24,7 @@
 
 #include "mapping.h"
 #include "payload.h"
+#include "schedule.h"
 
 /* One fetch a worker asks the fetcher for. */
 struct cache_fetch {
@@ -32,6 +34,8 @@ struct cache_fetch {
 	void *keep_ctx;
 	double hint;              /* when the scrape that asked wants its answer (monotonic; fetch.h's
 				     fetch_sources asks a second controller when the first is slow) */
+	double timeout;           /* seconds each source may take; 0: its upstream's timeout (a
+				     cost-scheduled source's is its own: schedule.h) */
 };
 
 /* A fetcher puts a new finished payload into got[id] for every id in f->mask. It runs on a fetch
@@ -51,6 +55,13 @@ struct cache_config {
 				     for the life of the cache */
 	cache_fetch_fn fetch;     /* NULL: fetch.c over upstream, or replay_dir */
 	void *fetch_ctx;
+	unsigned cost_sources;    /* cost-scheduled sources (bit 1 << id; schedule.h's sched_cost): their
+				     interval, back-off and timeout follow what their fetches take
+				     (min_interval[id] is ignored: cost.floor is theirs), each fetched on
+				     a worker of its own; while it runs, scrapes get the last usable
+				     payload instead of waiting (CACHE_REFRESH_WAIT_S); 0 in a replay */
+	struct sched_cost_config cost; /* their policy */
+	double (*clock)(void);    /* monotonic seconds; NULL: the system's (tests give a fake one) */
 };
 
 /* A source's fetches since start. */
@@ -79,12 +90,21 @@ struct cache_table {
 void cache_table_get(struct cache *c, struct cache_table *t);
 void cache_table_put(struct cache *c, struct cache_table *t);
 
+/* A cost-scheduled source as of one scrape (cache_config.cost_sources). */
+struct cache_cost {
+	int on;                   /* the source is cost-scheduled; every field below is 0 otherwise */
+	struct sched_cost st;     /* what its fetches took: the cost, the failures in a row */
+	double interval;          /* seconds from the end of its last fetch to the next (schedule.h) */
+	double timeout;           /* seconds the next fetch may take */
+};
+
 /* What one scrape got. */
 struct cache_got {
 	const struct payload *p[SRC_COUNT]; /* a reference for every source asked for, NULL for others */
 	unsigned long long serial[SRC_COUNT]; /* which fetch each came from: the same serial, the same
 					       payload (never reused, unlike an address); 0: own */
 	struct cache_counts n[SRC_COUNT];
+	struct cache_cost cost[SRC_COUNT];
 	unsigned own;             /* the sources whose payload is this scrape's own: the deadline
 				     passed while its fetch was in flight, or it was not waited for
 				     (CACHE_REST_WAIT_S); the fetch goes on for the others */
@@ -100,6 +120,10 @@ double cache_deadline(const struct cache *c, double now, double timeout_s);
  * own saying it was not waited for (FAULT_NOT_WAITED: its rows fall back to their native forms); its
  * fetch goes on for the next scrapes. Not in a replay. */
 #define CACHE_REST_WAIT_S 2.0
+/* A cost-scheduled source whose last usable fetch took longer than this is not waited for while it
+ * is refreshed: the last usable payload is handed out meanwhile (a quicker one is waited for, as
+ * any slurmrestd document is). */
+#define CACHE_REFRESH_WAIT_S 1.0
 
 /* A payload parsed for table t for every source in need (keeping every family for the sources in
  * all; a source in all but not in keep_all is then fetched for this call, and its slot holds the

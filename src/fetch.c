@@ -397,22 +397,17 @@ static size_t on_doc(char *ptr, size_t size, size_t nmemb, void *ud)
 	return x->stopped ? 0 : n;
 }
 
-/* Look up c's API version (slurmrestd): the remembered one, or learnt now from /openapi/v3 with a
+/* Learn c's API version (slurmrestd) now from /openapi/v3 with a
  * blocking request that takes its time out of the upstream's timeout (this call's fetches get what
  * is left), read streaming and stopped once its outcome is known. A failure is kept in c for this
- * call's other sources, and asked again after restapi's back-off. */
-static void look_up_version(struct cred *c)
+ * call's other sources, and asked again after slurmrestd_api's back-off. */
+static void discover_version(struct cred *c)
 {
 	char errbuf[CURL_ERROR_SIZE] = "", url[4096], why[250];
 	long code = 0;
 	double t0 = mono_now();
 	const char *what = "API version discovery: /openapi/v3";
 
-	c->api = -1;
-	if (slurmrestd_api_version(c->ra, c->version) == 0) {
-		c->api = 1;
-		return;
-	}
 	if (!slurmrestd_api_due(c->ra, t0, c->api_why, sizeof(c->api_why), &c->api_refused))
 		return;
 	make_url(c, c->cfg->base_url, "/openapi/v3", url, sizeof(url));
@@ -457,6 +452,23 @@ static void look_up_version(struct cred *c)
 	c->timeout_ms = left_ms > 1 ? left_ms : 1;
 }
 
+/* c's API version: the remembered one, or discover_version's. One discovery at a time: a fetch
+ * that waited for another's (slurmrestd's /jobs runs on a worker of its own) uses what it learnt. */
+static void look_up_version(struct cred *c)
+{
+	c->api = -1;
+	if (slurmrestd_api_version(c->ra, c->version) == 0) {
+		c->api = 1;
+		return;
+	}
+	slurmrestd_api_discovery_begin(c->ra);
+	if (slurmrestd_api_version(c->ra, c->version) == 0)
+		c->api = 1;
+	else
+		discover_version(c);
+	slurmrestd_api_discovery_end(c->ra);
+}
+
 int fetch_origin_base(const char *url, char *out, size_t len)
 {
 	char *scheme, *host, *port;
@@ -475,7 +487,7 @@ struct cred *fetch_cred(struct run *r, const struct upstream_rt *rt, enum upstre
 	struct cred *c = &r->c[u];
 	if (c->used)
 		return c;
-	double timeout = rt->cfg[u].timeout;
+	double timeout = r->timeout > 0 ? r->timeout : rt->cfg[u].timeout;
 	c->used = 1;
 	c->cfg = &rt->cfg[u];
 	c->up = &upstreams[u];
@@ -622,9 +634,9 @@ struct controllers *upstream_rt_controllers(const struct upstream_rt *u)
 }
 
 void fetch_sources(struct upstream_rt *u, unsigned mask, unsigned gen, expo_keep_fn keep, void *ctx, double hint,
-		   struct payload *out[SRC_COUNT])
+		   double timeout, struct payload *out[SRC_COUNT])
 {
-	struct run r = { .m = curl_multi_init() };
+	struct run r = { .m = curl_multi_init(), .timeout = timeout };
 	for (int id = 0; id < SRC_COUNT; id++)
 		out[id] = NULL;
 	/* the scraper fetches one upstream at a time: one after the other is no delay */

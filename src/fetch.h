@@ -35,11 +35,12 @@ struct controllers *upstream_rt_controllers(const struct upstream_rt *u);
 /* out[id] receives a new reference for every source in mask (bit 1 << id), NULL for the others,
  * each parsed as it arrives and keeping the families keep() wants, for mapping generation gen (see
  * payload_new). Each upstream's timeout bounds each of its sources' transfers, a redirect and
- * every controller tried included. hint: the monotonic time by which the caller that started the
+ * every controller tried included (timeout > 0: this call's sources get that many seconds instead).
+ * hint: the monotonic time by which the caller that started the
  * fetch wants its answer (0: none); a controller that has sent nothing by its share of it has the
  * next one asked alongside, so that a hung controller does not use the caller's whole time. */
 void fetch_sources(struct upstream_rt *u, unsigned mask, unsigned gen, expo_keep_fn keep, void *ctx, double hint,
-		   struct payload *out[SRC_COUNT]);
+		   double timeout, struct payload *out[SRC_COUNT]);
 enum fetch_redirect {
 	FETCH_REDIRECT_SAME_ORIGIN,  /* follow with the credentials */
 	FETCH_REDIRECT_OTHER_ORIGIN, /* follow without them */

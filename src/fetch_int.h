@@ -64,6 +64,7 @@ struct xfer {
 struct run {
 	CURLM *m;
 	struct cred c[UPSTREAM_COUNT];
+	double timeout;               /* seconds for every upstream of this run; 0: each one's own */
 };
 
 /* Upstream u's credentials for this run, read on its first use. */

@@ -198,6 +198,12 @@ static void scraper_config_init(struct scraper_config *sc, const struct options 
 		.slow_fetch = opt->slow_fetch,
 		/* only the daemon sends answers over HTTP: --once prints what it always printed */
 		.compression = opt->compression && !opt->once && !opt->compare_legacy,
+		/* /jobs costs slurmrestd seconds of CPU: its interval follows that (schedule.h); a one-shot
+		 * mode fetches once */
+		.cost_sources = opt->once || opt->compare_legacy ? 0 : 1u << SRC_REST_JOBS,
+		.cost = { .floor = opt->rest_jobs_min_interval, .max_share = (double)opt->rest_jobs_max_share / 100.0,
+			  .max_backoff = opt->rest_jobs_max_backoff, .timeout = opt->rest_timeout,
+			  .timeout_factor = SCHED_COST_TIMEOUT_FACTOR, .max_timeout = opt->rest_jobs_max_timeout },
 	};
 	for (int id = 0; id < SRC_COUNT; id++)
 		sc->min_interval[id] = opt->once ? 0 : min_interval(opt, (enum source_id)id);

@@ -168,6 +168,40 @@ static void write_not_waited(const struct render_result *res, struct buf *b)
 	}
 }
 
+/* The cost-scheduled sources (cache.h's cache_cost: slurmrestd's /jobs in the daemon), families
+ * written only when there is one: what its last usable fetch took, the interval and timeout that
+ * gives (schedule.h), and the failures in a row it is backing off for. */
+static void write_costed(const struct render_in *in, const struct render_result *res, struct buf *b)
+{
+	static const struct {
+		const char *name, *help;
+	} fam[] = {
+		{ "slurm_exporter_shim_fetch_cost_seconds",
+		  "How long the endpoint's last usable fetch took (0: none yet); its interval follows it." },
+		{ "slurm_exporter_shim_fetch_interval_seconds",
+		  "Seconds from the end of the endpoint's last fetch to the next: its cost over the share it may take "
+		  "(--slurmrestd.jobs.max-share), at least its min-interval, longer while backing off." },
+		{ "slurm_exporter_shim_fetch_timeout_seconds",
+		  "Seconds the endpoint's next fetch may take: twice its cost, doubled per failure in a row, within "
+		  "--slurmrestd.timeout and --slurmrestd.jobs.max-timeout (that one until a fetch was usable)." },
+		{ "slurm_exporter_shim_fetch_failures",
+		  "The endpoint's failed fetches in a row: above 0 it is backing off, and the rows that read it are "
+		  "served from their native forms." },
+	};
+	for (size_t f = 0; f < sizeof(fam) / sizeof(fam[0]); f++) {
+		int header = 0;
+		for (int id = 0; id < SRC_COUNT; id++) {
+			const struct render_counts *n = in->counts ? &in->counts[id] : NULL;
+			if (!res->src[id].given || !n || !n->costed)
+				continue;
+			if (!header++)
+				write_header(b, fam[f].name, fam[f].help, "gauge");
+			double v = f == 0 ? n->cost : f == 1 ? n->interval : f == 2 ? n->timeout : (double)n->failures;
+			self_sample(b, fam[f].name, "endpoint", sources[id].name, v);
+		}
+	}
+}
+
 /* Per upstream with a token file: whether its answers of this scrape accepted the token
  * (payload.h's source_token_state; docs/operations.md, "Tokens"). */
 static void write_token_ok(struct buf *b, const struct payload *const p[SRC_COUNT])
@@ -198,6 +232,7 @@ static void write_self(const struct render_in *in, const struct render_result *r
 		self_sample(b, NODEVIEW_SOURCE_METRIC, "source", "slurmctld-guess", !rest);
 	}
 	write_not_waited(res, b);
+	write_costed(in, res, b);
 	size_t counts[ROW_STATUS_COUNT] = { 0 };
 	for (size_t i = 0; i < res->nrows; i++)
 		counts[res->rows[i].status]++;

@@ -25,6 +25,11 @@ struct render_counts {
 	unsigned long fetches;
 	unsigned long slow;       /* fetches longer than --log.slow-fetch */
 	unsigned long repaired;   /* values the native passthrough served repaired */
+	int costed;               /* cost-scheduled (cache.h's cache_cost): the four below are written */
+	double cost;              /* seconds: its last usable fetch */
+	double interval;          /* seconds from the end of its last fetch to the next */
+	double timeout;           /* seconds the next fetch may take */
+	unsigned failures;        /* failed fetches in a row (backing off) */
 };
 
 struct render_in {

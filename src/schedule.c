@@ -1,6 +1,8 @@
 /* schedule.c: see schedule.h. */
 #include "schedule.h"
 
+#include <math.h>
+
 /* The next scrape is forecast this much later than the last gap: a scrape a little late (jitter,
  * a slow render) must not find two walks due at once. */
 #define SCHED_MARGIN 1.25
@@ -49,4 +51,47 @@ unsigned schedule_fetch(const struct sched_source *src, int n, double gap)
 			fetch |= 1u << e;
 	}
 	return fetch;
+}
+
+/* The interval the share rule gives after a fetch of d seconds (counted from its end). */
+static double share_interval(const struct sched_cost_config *cfg, double d)
+{
+	if (cfg->max_share <= 0 || d <= 0)
+		return 0;
+	return d / fmin(cfg->max_share, 1.0) - d;
+}
+
+/* 2^k, for a back-off of k failures (k is bounded: the caller caps the result anyway). */
+static double twice(unsigned k)
+{
+	return ldexp(1.0, k > 60 ? 60 : (int)k);
+}
+
+double schedule_cost_interval(const struct sched_cost_config *cfg, const struct sched_cost *st)
+{
+	if (!st->failures || cfg->floor <= 0)
+		return fmax(cfg->floor, share_interval(cfg, st->failures ? st->last_seconds : st->ok_seconds));
+	double backoff = fmin(cfg->max_backoff, cfg->floor * twice(st->failures));
+	return fmax(fmax(cfg->floor, backoff), share_interval(cfg, st->last_seconds));
+}
+
+double schedule_cost_timeout(const struct sched_cost_config *cfg, const struct sched_cost *st)
+{
+	if (st->ok_seconds <= 0) /* what the answer needs is not known yet */
+		return fmax(cfg->timeout, cfg->max_timeout);
+	double t = fmax(cfg->timeout, cfg->timeout_factor * st->ok_seconds);
+	if (st->failures && cfg->floor > 0)
+		t *= twice(st->failures);
+	return fmax(cfg->timeout, fmin(t, cfg->max_timeout));
+}
+
+void schedule_cost_record(struct sched_cost *st, double seconds, int ok)
+{
+	st->last_seconds = seconds;
+	if (ok) {
+		st->ok_seconds = seconds;
+		st->failures = 0;
+	} else if (st->failures < 1000000) {
+		st->failures++;
+	}
 }

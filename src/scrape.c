@@ -54,6 +54,8 @@ struct scraper *scraper_new(const struct scraper_config *cfg, struct mapping *m)
 	s->cfg = *cfg;
 	memcpy(cc.upstream, cfg->upstream, sizeof(cc.upstream));
 	memcpy(cc.min_interval, cfg->min_interval, sizeof(cc.min_interval));
+	cc.cost_sources = cfg->cost_sources;
+	cc.cost = cfg->cost;
 	s->cache = cache_new(&cc, m);
 	s->held = answer_held_new();
 	pthread_mutex_init(&s->mu, NULL);
@@ -212,6 +214,11 @@ static void status_record(struct scraper *s, const struct scrape_ctx *c, const s
 		o->parse_errors = r->parse_errors;
 		o->slow = s->cfg.slow_fetch > 0 && !s->cfg.replay_dir && r->seconds > s->cfg.slow_fetch;
 		o->slow_total = c->counts[id].slow;
+		o->costed = c->counts[id].costed;
+		o->cost = c->counts[id].cost;
+		o->interval = c->counts[id].interval;
+		o->timeout = c->counts[id].timeout;
+		o->failures = c->counts[id].failures;
 		st->src_at[id] = r->at;
 		snprintf(o->reason, sizeof(o->reason), "%s", r->reason);
 	}
@@ -338,9 +345,12 @@ static struct answer *shared_answer(struct scraper *s, unsigned reloads, const u
 static void counts_of(struct scraper *s, const struct cache_got *g, struct render_counts counts[SRC_COUNT])
 {
 	pthread_mutex_lock(&s->mu);
-	for (int id = 0; id < SRC_COUNT; id++)
+	for (int id = 0; id < SRC_COUNT; id++) {
+		const struct cache_cost *k = &g->cost[id];
 		counts[id] = (struct render_counts){ g->n[id].fetches, g->n[id].slow,
-						     id < SRC_NATIVE_COUNT ? s->repaired[id] : 0 };
+						     id < SRC_NATIVE_COUNT ? s->repaired[id] : 0, k->on, k->st.ok_seconds,
+						     k->interval, k->timeout, k->st.failures };
+	}
 	pthread_mutex_unlock(&s->mu);
 }
 

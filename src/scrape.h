@@ -28,6 +28,7 @@
 #include "mapping.h"
 #include "nodeview.h"
 #include "answer.h"
+#include "schedule.h"
 
 struct scraper_config {
 	struct upstream_config upstream[UPSTREAM_COUNT];
@@ -46,6 +47,9 @@ struct scraper_config {
 				     503 instead (answer.h); 0: no bound */
 	int compression;          /* answers may be sent gzip-compressed (the daemon): the compression
 				     self metrics are written (compress.h) */
+	unsigned cost_sources;    /* sources whose interval, back-off and timeout follow what their
+				     fetches take (bit 1 << id: slurmrestd's /jobs; cache.h), with cost */
+	struct sched_cost_config cost;
 };
 
 struct scraper;
@@ -88,6 +92,11 @@ struct scraper_status_source {
 	size_t parse_errors;
 	int slow;                /* the fetch took longer than --log.slow-fetch (a load on its upstream) */
 	unsigned long slow_total; /* such fetches since start */
+	int costed;              /* cost-scheduled (scraper_config.cost_sources): the four below */
+	double cost;             /* seconds: its last usable fetch (0: none yet) */
+	double interval;         /* seconds from the end of its last fetch to the next */
+	double timeout;          /* seconds the next fetch may take */
+	unsigned failures;       /* failed fetches in a row: > 0 is backing off */
 	char reason[400];        /* why it is not up (raw upstream bytes possible); "" when up */
 };
 struct scraper_status {

@@ -17,6 +17,7 @@ static const char *const known[] = { "v0.0.41", "v0.0.42", "v0.0.43", "v0.0.44",
 
 struct slurmrestd_api {
 	pthread_mutex_t mu;
+	pthread_mutex_t discovery;         /* held while /openapi/v3 is read */
 	char version[SLURMRESTD_API_VERSION_MAX]; /* "": not known yet */
 	int fixed;
 	int failures;                      /* discoveries failed in a row */
@@ -29,6 +30,7 @@ struct slurmrestd_api *slurmrestd_api_new(const char *fixed)
 {
 	struct slurmrestd_api *ra = xcalloc(1, sizeof(*ra));
 	pthread_mutex_init(&ra->mu, NULL);
+	pthread_mutex_init(&ra->discovery, NULL);
 	if (fixed)
 		snprintf(ra->version, sizeof(ra->version), "%s", fixed);
 	ra->fixed = fixed != NULL;
@@ -39,8 +41,19 @@ void slurmrestd_api_free(struct slurmrestd_api *ra)
 {
 	if (!ra)
 		return;
+	pthread_mutex_destroy(&ra->discovery);
 	pthread_mutex_destroy(&ra->mu);
 	free(ra);
+}
+
+void slurmrestd_api_discovery_begin(struct slurmrestd_api *ra)
+{
+	pthread_mutex_lock(&ra->discovery);
+}
+
+void slurmrestd_api_discovery_end(struct slurmrestd_api *ra)
+{
+	pthread_mutex_unlock(&ra->discovery);
 }
 
 /* The index of v in known[], or -1. */

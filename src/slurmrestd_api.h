@@ -28,6 +28,10 @@ void slurmrestd_api_free(struct slurmrestd_api *ra); /* NULL: nothing */
 int slurmrestd_api_is_known(const char *v);
 /* The versions the converter reads, for messages: "v0.0.41 to v0.0.46". */
 const char *slurmrestd_api_known_text(void);
+/* One discovery at a time (fetches of one upstream run on several workers): begin waits until no
+ * other is under way; end lets the next one go. */
+void slurmrestd_api_discovery_begin(struct slurmrestd_api *ra);
+void slurmrestd_api_discovery_end(struct slurmrestd_api *ra);
 /* The version to use into out (SLURMRESTD_API_VERSION_MAX bytes): 0, or -1 when none is known yet. */
 int slurmrestd_api_version(struct slurmrestd_api *ra, char *out);
 

@@ -72,6 +72,26 @@ static void source_row(struct buf *out, int id, const struct scraper_status_sour
 	buf_puts(out, "</td></tr>\n");
 }
 
+/* A cost-scheduled source (slurmrestd's /jobs): what its fetches cost, the interval and age that
+ * gives, and its back-off (docs/operations.md, "What /jobs costs slurmrestd"). */
+static void cost_line(struct buf *out, int id, const struct scraper_status_source *o)
+{
+	buf_printf(out, "<p class=\"%s\">", o->failures ? "slow" : "up");
+	esc(out, sources[id].name);
+	if (o->cost > 0)
+		buf_printf(out, ": the last usable fetch took %.1f s, so it is fetched again %.0f s after the last one ended",
+			   o->cost, o->interval);
+	else
+		buf_printf(out, ": no usable fetch yet; the next one %.0f s after the last one ended", o->interval);
+	if (o->age >= 0)
+		buf_printf(out, "; the answer served is %.0f s old", o->age);
+	buf_printf(out, "; the next fetch may take %.0f s.", o->timeout);
+	if (o->failures)
+		buf_printf(out, " <b>Backing off</b> after %u failed fetch%s in a row: the rows that read it are served "
+			   "from their native forms until a fetch is usable.", o->failures, o->failures == 1 ? "" : "es");
+	buf_puts(out, "</p>\n");
+}
+
 static void write_sources(struct buf *out, const struct scraper_status *st)
 {
 	buf_puts(out, "<h2>Sources</h2>\n<table>\n<tr><th>Endpoint</th><th>Upstream</th><th>State</th><th>Age</th>"
@@ -83,6 +103,9 @@ static void write_sources(struct buf *out, const struct scraper_status *st)
 		source_row(out, id, o);
 	}
 	buf_puts(out, "</table>\n");
+	for (int id = 0; id < SRC_COUNT; id++)
+		if (st->src[id].fetched && st->src[id].costed)
+			cost_line(out, id, &st->src[id]);
 	for (int id = 0; id < SRC_COUNT; id++) {
 		const struct scraper_status_source *o = &st->src[id];
 		if (!o->fetched || !o->slow)

@@ -7,9 +7,12 @@
  * answers); a payload of another
  * controller than the current one is fetched again; the table's filter reaches the fetcher, and a
  * payload that keeps every family is fetched for the sources that need one, from the first fetch
- * for the sources configured so (keep_all); the deadline rule. */
+ * for the sources configured so (keep_all); the deadline rule; a cost-scheduled /jobs on a fake clock
+ * (its back-off after a timeout, its own worker and timeout, its interval from its cost, its old
+ * answer served while it is refreshed). */
 #include "testutil.h"
 
+#include <math.h>
 #include <pthread.h>
 
 #include "cache.h"
@@ -30,7 +33,49 @@ struct fake {
 	int controller;           /* what the payloads record (controllers.h's index), -1: none */
 	unsigned calls[SRC_COUNT];
 	int unfiltered[SRC_COUNT]; /* the last fetch of the source had no keep filter */
+	/* with the fake clock (fake_clock): each source's fetch takes need[id] seconds of it, or
+	   fails after its timeout when that is shorter (slurmrestd's /jobs at 20,000 jobs) */
+	int clocked;
+	double need[SRC_COUNT];
+	double timeout[SRC_COUNT]; /* the timeout of the source's last fetch */
+	unsigned mask[SRC_COUNT];  /* the mask of the call that last fetched it */
 };
+
+/* A fake monotonic clock for the cost-scheduled tests: moved by the test and by the fetcher. */
+static pthread_mutex_t clock_mu = PTHREAD_MUTEX_INITIALIZER;
+static double fake_now = 1000;
+
+static double fake_clock(void)
+{
+	pthread_mutex_lock(&clock_mu);
+	double t = fake_now;
+	pthread_mutex_unlock(&clock_mu);
+	return t;
+}
+
+static void fake_advance(double s)
+{
+	pthread_mutex_lock(&clock_mu);
+	fake_now += s;
+	pthread_mutex_unlock(&clock_mu);
+}
+
+/* The fake clock's fetch of source id: need[id] seconds, or a timeout after f->timeout. */
+static struct payload *clocked_fetch(struct fake *k, const struct cache_fetch *f, int id)
+{
+	struct payload *p = payload_new((enum source_id)id, f->gen, f->keep, f->keep_ctx);
+	double took = f->timeout > 0 && k->need[id] > f->timeout ? f->timeout : k->need[id];
+	payload_restart(p, took < k->need[id] ? 0 : 200);
+	if (took < k->need[id])
+		payload_fault(p, FAULT_TRANSPORT, "Operation timed out after 10000 milliseconds with 0 bytes received");
+	else
+		assert_int_equal(payload_feed(p, k->body[id], strlen(k->body[id]), 0), 0);
+	payload_finish(p);
+	fake_advance(took);
+	p->seconds = took;
+	p->at = fake_clock();
+	return p;
+}
 
 static void fake_fetch(void *ctx, const struct cache_fetch *f, struct payload *got[SRC_COUNT])
 {
@@ -41,6 +86,8 @@ static void fake_fetch(void *ctx, const struct cache_fetch *f, struct payload *g
 		if (f->mask & (1u << id)) {
 			k->calls[id]++;
 			k->unfiltered[id] = f->keep == NULL;
+			k->timeout[id] = f->timeout;
+			k->mask[id] = f->mask;
 		}
 	while ((f->mask & k->hang) && !k->released)
 		pthread_cond_wait(&k->cv, &k->mu);
@@ -52,6 +99,10 @@ static void fake_fetch(void *ctx, const struct cache_fetch *f, struct payload *g
 	for (int id = 0; id < SRC_COUNT; id++) {
 		if (!(f->mask & (1u << id)))
 			continue;
+		if (k->clocked) {
+			got[id] = clocked_fetch(k, f, id);
+			continue;
+		}
 		struct payload *p = payload_new((enum source_id)id, f->gen, f->keep, f->keep_ctx);
 		payload_restart(p, k->body[id] ? 200 : 0);
 		if (k->body[id])
@@ -427,6 +478,145 @@ static void test_deadline_rule(void **state)
 	cache_free(c);
 }
 
+#define RJOBS (1u << SRC_REST_JOBS)
+
+/* A cache whose /jobs is cost-scheduled with the daemon's defaults (floor 30 s, 5%, back-off at most
+ * 600 s, timeout 10 s to 60 s, twice the last usable fetch), on the fake clock, fetched by k with
+ * clocked fetches: /jobs needs jobs_s. */
+static struct cache *cost_cache(struct fake *k, double jobs_s)
+{
+	fake_init(k);
+	k->clocked = 1;
+	k->need[SRC_REST_JOBS] = jobs_s;
+	k->need[SRC_REST_NODES] = 0.1;
+	k->body[SRC_REST_JOBS] = "{\"jobs\": []}";
+	struct cache_config cfg = { .fetch = fake_fetch, .fetch_ctx = k, .clock = fake_clock, .cost_sources = RJOBS,
+				    .cost = { .floor = 30, .max_share = 0.05, .max_backoff = 600, .timeout = 10,
+					      .timeout_factor = 2, .max_timeout = 60 } };
+	cfg.upstream[UPSTREAM_SLURMCTLD] = (struct upstream_config){ .base_url = "http://ctl.invalid", .timeout = 5 };
+	cfg.upstream[UPSTREAM_SLURMRESTD] = (struct upstream_config){ .base_url = "http://rest.invalid", .timeout = 10 };
+	for (int id = 0; id < SRC_COUNT; id++)
+		cfg.min_interval[id] = 5;
+	return cache_new(&cfg, table(0));
+}
+
+/* slurmrestd's /jobs cost-scheduled (cost_cache) on the fake clock, scraped every 30 s (its ages and
+ * schedule read the cache's clock, which the fake fetcher moves by what each fetch takes). At
+ * 20,000 jobs /jobs needs 14 s: the first fetch, whose need is not known, gets the longest timeout
+ * (60 s) and is usable; it is fetched alone (its own worker, its own timeout) while /nodes goes on
+ * with its upstream's; the interval is 266 s and the next timeout 28 s. Then slurmrestd slows down
+ * to 40 s: the refresh is given up after 28 s (the old answer served meanwhile), nothing is asked
+ * again for 532 s (the 5% rule over the 28 s it cost) while the failed answer is served (the rows
+ * fall back) and the cost state says backing off; the next fetch gets 56 s and is usable, which
+ * ends the back-off. A refresh in flight is not waited for: the last usable answer is served. */
+static void test_cost_scheduled_jobs(void **state)
+{
+	(void)state;
+	struct fake k;
+	struct cache *c = cost_cache(&k, 14);
+	struct cache_got g;
+
+	get(c, RJOBS | RNODES, 0, 5, &g);
+	assert_true(g.p[SRC_REST_JOBS]->ok && g.p[SRC_REST_NODES]->ok);
+	assert_int_equal(k.mask[SRC_REST_JOBS], RJOBS);       /* alone */
+	assert_true(k.timeout[SRC_REST_JOBS] == 60);          /* not known yet: all it may take */
+	assert_true(k.timeout[SRC_REST_NODES] == 0);          /* its upstream's */
+	assert_true(g.cost[SRC_REST_JOBS].on && !g.cost[SRC_REST_NODES].on);
+	assert_int_equal(g.cost[SRC_REST_JOBS].st.failures, 0);
+	assert_true(g.cost[SRC_REST_JOBS].st.ok_seconds == 14);
+	assert_true(fabs(g.cost[SRC_REST_JOBS].interval - 266) < 1e-9);
+	assert_true(g.cost[SRC_REST_JOBS].timeout == 28);
+	unsigned long long served = g.serial[SRC_REST_JOBS];
+	double ok_at = g.p[SRC_REST_JOBS]->at;
+	cache_got_release(&g);
+	while (fake_clock() + 30 - ok_at < 266) {             /* served for 266 s */
+		fake_advance(30);
+		get(c, RJOBS | RNODES, 0, 5, &g);
+		assert_true(g.serial[SRC_REST_JOBS] == served);
+		cache_got_release(&g);
+	}
+	assert_int_equal(calls(&k, SRC_REST_JOBS), 1);
+	assert_int_equal(calls(&k, SRC_REST_NODES), 9);       /* the cheap document goes on */
+
+	pthread_mutex_lock(&k.mu);
+	k.need[SRC_REST_JOBS] = 40;                           /* slurmrestd slows down */
+	pthread_mutex_unlock(&k.mu);
+	fake_advance(30);
+	get(c, RJOBS, 0, 5, &g);                              /* due: refreshed, the old one served */
+	assert_true(g.p[SRC_REST_JOBS]->ok && g.serial[SRC_REST_JOBS] == served);
+	cache_got_release(&g);
+	int failed = 0;
+	for (int i = 0; i < 500 && !failed; i++) {           /* until the given-up refresh is in */
+		get(c, RJOBS, 0, 5, &g);
+		failed = !g.p[SRC_REST_JOBS]->ok;
+		if (!failed) {
+			cache_got_release(&g);
+			tu_sleep_ms(10);
+		}
+	}
+	assert_true(failed);
+	assert_true(k.timeout[SRC_REST_JOBS] == 28);
+	assert_int_equal(g.cost[SRC_REST_JOBS].st.failures, 1);
+	assert_true(fabs(g.cost[SRC_REST_JOBS].interval - 532) < 1e-9);
+	assert_true(g.cost[SRC_REST_JOBS].timeout == 56);
+	double failed_at = g.p[SRC_REST_JOBS]->at;
+	cache_got_release(&g);
+	while (fake_clock() + 30 - failed_at < 532) {         /* backing off: the failed answer */
+		fake_advance(30);
+		get(c, RJOBS, 0, 5, &g);
+		assert_false(g.p[SRC_REST_JOBS]->ok);
+		assert_int_equal(g.cost[SRC_REST_JOBS].st.failures, 1);
+		cache_got_release(&g);
+	}
+	assert_int_equal(calls(&k, SRC_REST_JOBS), 2);
+	fake_advance(30);
+	get(c, RJOBS, 0, 5, &g);                              /* waited for: nothing usable to serve */
+	assert_int_equal(calls(&k, SRC_REST_JOBS), 3);
+	assert_true(k.timeout[SRC_REST_JOBS] == 56);
+	assert_true(g.p[SRC_REST_JOBS]->ok);
+	assert_int_equal(g.cost[SRC_REST_JOBS].st.failures, 0); /* reset on success */
+	assert_true(g.cost[SRC_REST_JOBS].st.ok_seconds == 40);
+	assert_true(fabs(g.cost[SRC_REST_JOBS].interval - 760) < 1e-9);
+	assert_true(g.cost[SRC_REST_JOBS].timeout == 60);     /* 80, capped */
+	served = g.serial[SRC_REST_JOBS];
+	cache_got_release(&g);
+
+	k.hang = RJOBS;                                       /* a refresh in flight is not waited for */
+	fake_advance(800);
+	get(c, RJOBS, 0, 5, &g);
+	assert_int_equal(g.own, 0);
+	assert_true(g.p[SRC_REST_JOBS]->ok && g.serial[SRC_REST_JOBS] == served);
+	cache_got_release(&g);
+	get(c, RJOBS, 0, 5, &g);                              /* and again while it is in flight */
+	assert_true(g.serial[SRC_REST_JOBS] == served);
+	cache_got_release(&g);
+	for (int i = 0; i < 500 && calls(&k, SRC_REST_JOBS) < 4; i++) /* the worker is on its way */
+		tu_sleep_ms(10);
+	assert_int_equal(calls(&k, SRC_REST_JOBS), 4);
+	fake_release(&k);
+	cache_free(c);
+}
+
+/* A cost-scheduled /jobs that is quick (0.5 s, under CACHE_REFRESH_WAIT_S) is waited for when it is
+ * refreshed, as before: the scrape that refreshes it gets the new answer, not the old one. */
+static void test_cost_quick_refresh_waited(void **state)
+{
+	(void)state;
+	struct fake k;
+	struct cache *c = cost_cache(&k, 0.5);
+	struct cache_got g;
+	get(c, RJOBS, 0, 5, &g);
+	unsigned long long first = g.serial[SRC_REST_JOBS];
+	assert_true(g.p[SRC_REST_JOBS]->ok);
+	cache_got_release(&g);
+	fake_advance(31);
+	get(c, RJOBS, 0, 5, &g);
+	assert_int_equal(calls(&k, SRC_REST_JOBS), 2);
+	assert_true(g.serial[SRC_REST_JOBS] != first);
+	cache_got_release(&g);
+	cache_free(c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -441,6 +631,8 @@ int main(void)
 		cmocka_unit_test(test_filter_and_all),
 		cmocka_unit_test(test_keep_all_from_start),
 		cmocka_unit_test(test_deadline_rule),
+		cmocka_unit_test(test_cost_scheduled_jobs),
+		cmocka_unit_test(test_cost_quick_refresh_waited),
 	};
 	return cmocka_run_group_tests_name("cache", tests, NULL, NULL);
 }

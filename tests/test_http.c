@@ -1269,15 +1269,16 @@ static void write_rest_mapping(void)
 #define FIDELITY(fam, fid, up) "slurm_exporter_shim_row_fidelity{family=\"" fam "\",fidelity=\"" fid "\",upstream=\"" up "\"} 1\n"
 
 /* A shim on native fake port ctl and slurmrestd URL rest (NULL: none), slurmrestd answers never
- * reused, with up to 6 more arguments (NULL ends them). */
+ * reused (/jobs' cost rule off: --slurmrestd.jobs.max-share 0; its floor 0: no back-off), with up to
+ * 6 more arguments (NULL ends them). */
 static void rest_shim_start(struct proc *s, unsigned ctl, const char *rest, const char *a1, const char *a2,
 			    const char *a3, const char *a4, const char *a5, const char *a6)
 {
 	write_rest_mapping();
 	if (rest)
 		shim_start(s, ctl, "--mapping.file", REST_MAPPING, "--slurmrestd.url", rest, "--slurmrestd.timeout", "2",
-			   "--slurmrestd.min-interval", "0", "--slurmrestd.jobs.min-interval", "0", a1, a2, a3, a4, a5, a6,
-			   NULL);
+			   "--slurmrestd.min-interval", "0", "--slurmrestd.jobs.min-interval", "0", "--slurmrestd.jobs.max-share",
+			   "0", a1, a2, a3, a4, a5, a6, NULL);
 	else
 		shim_start(s, ctl, "--mapping.file", REST_MAPPING, a1, a2, a3, a4, a5, a6, NULL);
 }
@@ -1301,6 +1302,15 @@ static char *scrape_ok(unsigned port)
 static int has(const char *text, const char *needle)
 {
 	return text && strstr(text, needle) != NULL;
+}
+
+/* How many times needle occurs in text. */
+static int count_of(const char *text, const char *needle)
+{
+	int n = 0;
+	for (const char *p = text; p && (p = strstr(p, needle)); p += strlen(needle))
+		n++;
+	return n;
 }
 
 #define REST_UP(ep, v) "slurm_exporter_shim_up{endpoint=\"slurmrestd-" ep "\"} " v "\n"
@@ -1585,6 +1595,78 @@ static void test_rest_newer_versions(void **state)
 	free(got);
 	free(log44);
 	free(log46);
+}
+
+/* A /jobs that cannot finish is not asked again at full cost every interval: slurmrestd
+ * hangs on /jobs only; with a floor of 1 s, timeouts of 1 s (--slurmrestd.jobs.max-timeout 1), a 50%
+ * share and back-off at most 8 s, the first fetch times out after 1 s, the next is asked 2 s later,
+ * the third 4 s after that: two /jobs requests in the first 7 s of scrapes every 0.3 s, where a
+ * fixed 1 s interval asks four. The log says it backs off once; the self
+ * metrics and the status page say so, and /jobs' rows fall back (slurm_exporter_shim_up 0) while
+ * /nodes is served; when slurmrestd answers again, the next fetch is usable and the back-off ends. */
+static void test_rest_jobs_backoff(void **state)
+{
+	(void)state;
+	struct proc f, s;
+	struct resp r;
+	char url[64];
+	fake_start(&f, REST_STATE, "--fault", "hang", "--fault-endpoint", "rest_jobs", NULL);
+	rest_url(url, sizeof(url), f.port);
+	write_rest_mapping();
+	shim_start(&s, f.port, "--mapping.file", REST_MAPPING, "--slurmrestd.url", url, "--slurmrestd.jobs",
+		   "--slurmrestd.timeout", "1", "--slurmrestd.min-interval", "0", "--slurmrestd.jobs.min-interval", "1",
+		   "--slurmrestd.jobs.max-share", "50", "--slurmrestd.jobs.max-backoff", "8",
+		   "--slurmrestd.jobs.max-timeout", "1", NULL);
+	double t0 = now_s();
+	int scrapes = 0;
+	char *body = NULL;
+	while (now_s() - t0 < 7) {
+		free(body);
+		body = scrape_ok(s.port);
+		assert_true(has(body, "\nrest_cpus 52\n"));         /* /nodes is served all along */
+		assert_false(has(body, "\nrest_jobs "));             /* /jobs' row falls back: left out */
+		scrapes++;
+		tu_sleep_ms(300);
+	}
+	long asked = stat_count(f.port, "rest_jobs");
+	print_message("figures: %d scrapes in 7 s, /jobs asked %ld times\n", scrapes, asked);
+	assert_int_equal(asked, 2);
+	assert_true(has(body, REST_UP("jobs", "0")));
+	assert_true(has(body, "slurm_exporter_shim_fetch_failures{endpoint=\"slurmrestd-jobs\"} 2\n"));
+	assert_true(has(body, "slurm_exporter_shim_fetch_interval_seconds{endpoint=\"slurmrestd-jobs\"} 4\n"));
+	assert_true(has(body, "slurm_exporter_shim_fetch_timeout_seconds{endpoint=\"slurmrestd-jobs\"} 1\n"));
+	assert_true(has(body, "slurm_exporter_shim_fetch_cost_seconds{endpoint=\"slurmrestd-jobs\"} 0\n"));
+	assert_false(has(body, "fetch_failures{endpoint=\"slurmrestd-nodes\"}")); /* only /jobs is cost-scheduled */
+	free(body);
+	http("GET", s.port, "/", &r, 5000);
+	assert_true(has(r.body.data, "<b>Backing off</b> after 2 failed fetches in a row"));
+	buf_free(&r.body);
+	char *log = tu_slurp(s.log, NULL);
+	assert_int_equal(count_of(log, "backing off"), 1);
+	assert_true(has(log, "endpoint /slurm/{version}/jobs failed after 1.0 s: backing off (the next fetch in 2 s with a "
+			     "timeout of 1 s"));
+	free(log);
+	/* slurmrestd answers again: the third fetch (about 8 s after the start) is usable */
+	http("GET", f.port, "/_fault/none", &r, 5000);
+	buf_free(&r.body);
+	int up = 0;
+	while (!up && now_s() - t0 < 25) {
+		body = scrape_ok(s.port);
+		up = has(body, REST_UP("jobs", "1"));
+		if (up) {
+			assert_true(has(body, "\nrest_jobs "));
+			assert_true(has(body, "slurm_exporter_shim_fetch_failures{endpoint=\"slurmrestd-jobs\"} 0\n"));
+		}
+		free(body);
+		tu_sleep_ms(300);
+	}
+	assert_true(up);
+	assert_int_equal(stat_count(f.port, "rest_jobs"), 3);
+	stop(&s);
+	log = tu_slurp(s.log, NULL);
+	assert_true(has(log, "endpoint /slurm/{version}/jobs is usable again after 2 failed fetches"));
+	free(log);
+	stop(&f);
 }
 
 /* A failed discovery is asked again after its back-off (SLURMRESTD_API_BACKOFF_MIN after the first failure),
@@ -2184,15 +2266,6 @@ static void test_job_walks_per_interval(void **state)
 	assert_true(help_line_has(out, "--slurmctld.jobs.min-interval SECONDS", "(0 to 86400, default 75)"));
 	assert_true(help_line_has(out, "--slurmctld.min-interval SECONDS", "(0 to 86400, default 5)"));
 	free(out);
-}
-
-/* How many times needle occurs in text. */
-static int count_of(const char *text, const char *needle)
-{
-	int n = 0;
-	for (const char *p = text; p && (p = strstr(p, needle)); p += strlen(needle))
-		n++;
-	return n;
 }
 
 /* A fetch longer than --log.slow-fetch (default 1 s) is counted per endpoint, and the log
@@ -4258,6 +4331,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_rest_token_refused, kill_children),
 		cmocka_unit_test_teardown(test_rest_version_rediscovered, kill_children),
 		cmocka_unit_test_teardown(test_rest_openapi_streamed, kill_children),
+		cmocka_unit_test_teardown(test_rest_jobs_backoff, kill_children),
 		cmocka_unit_test_teardown(test_job_walks_per_interval, kill_children),
 		cmocka_unit_test_teardown(test_slow_fetch_logged_once, kill_children),
 		cmocka_unit_test(test_html_escape),

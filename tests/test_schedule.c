@@ -7,8 +7,13 @@
  * nothing is ever served at or past its interval, every walk is refreshed within its interval, a
  * scrape after the first walks at most once, and every 30 s two scrapes in three do (what makes the
  * default lighter on slurmctld than the old exporter's commands: docs/operations.md's table). A
- * 60 s interval scraped every 60 s may walk twice a scrape; 120 s walks once. */
+ * 60 s interval scraped every 60 s may walk twice a scrape; 120 s walks once.
+ * Cost-scheduled sources (slurmrestd's /jobs): schedule_cost_interval's share rule, floor
+ * and back-off (its growth, cap and reset on a usable fetch), schedule_cost_timeout, and two hours
+ * of scrapes at 20,000 and 5,000 jobs simulated (no clock: the simulation's time). */
 #include "testutil.h"
+
+#include <math.h>
 
 #include "mapping.h"
 #include "options.h"
@@ -205,6 +210,156 @@ static void test_rules(void **state)
 	assert_int_equal(schedule_fetch(s, 4, 12), 1u << 2);          /* 42 + 15 < 60 */
 }
 
+
+/* ---- cost-scheduled sources (slurmrestd's /jobs): schedule_cost_* ---- */
+
+/* The daemon's defaults for /jobs, read from the code (options.c): floor 30 s, 5%, back-off at
+ * most 600 s, timeout 10 s to 60 s, twice the last usable fetch. */
+static struct sched_cost_config jobs_defaults(void)
+{
+	char *argv[] = { "slurm-exporter-shim", NULL };
+	struct options o;
+	assert_int_equal(options_parse(&o, 1, argv, stderr), 0);
+	return (struct sched_cost_config){ .floor = o.rest_jobs_min_interval, .max_share = (double)o.rest_jobs_max_share / 100.0,
+					   .max_backoff = o.rest_jobs_max_backoff, .timeout = o.rest_timeout,
+					   .timeout_factor = SCHED_COST_TIMEOUT_FACTOR, .max_timeout = o.rest_jobs_max_timeout };
+}
+
+#define NEAR(a, b) assert_true(fabs((a) - (b)) < 1e-9)
+
+/* The share rule: a fetch of d seconds is next started d / share after it started (d / share - d
+ * after it ended), never sooner than the floor; share 0 is the floor alone. */
+static void test_cost_share(void **state)
+{
+	(void)state;
+	struct sched_cost_config cfg = jobs_defaults();
+	assert_true(cfg.floor == 30 && cfg.max_share == 0.05 && cfg.timeout == 10);
+	struct sched_cost st = { 0 };
+	NEAR(schedule_cost_interval(&cfg, &st), 30);          /* no fetch yet: the floor */
+	schedule_cost_record(&st, 2.7, 1);                    /* 5,000 jobs, measured live */
+	NEAR(schedule_cost_interval(&cfg, &st), 2.7 / 0.05 - 2.7);
+	NEAR(schedule_cost_interval(&cfg, &st) + st.ok_seconds, 54);
+	schedule_cost_record(&st, 0.4, 1);                    /* cheap: the floor */
+	NEAR(schedule_cost_interval(&cfg, &st), 30);
+	schedule_cost_record(&st, 13, 1);                     /* 20,000 jobs */
+	NEAR(schedule_cost_interval(&cfg, &st), 247);
+	cfg.max_share = 0;
+	NEAR(schedule_cost_interval(&cfg, &st), 30);
+	cfg.max_share = 1;                                    /* 100%: back to back, but the floor */
+	NEAR(schedule_cost_interval(&cfg, &st), 30);
+	cfg.floor = 0;
+	NEAR(schedule_cost_interval(&cfg, &st), 0);
+}
+
+/* Back-off: floor x 2^failures, at most max_backoff, never shorter than the share rule over what the
+ * failed fetch took; a usable fetch ends it; a floor of 0 has none. */
+static void test_cost_backoff(void **state)
+{
+	(void)state;
+	struct sched_cost_config cfg = jobs_defaults();
+	struct sched_cost st = { 0 };
+	static const double want[] = { 60, 120, 240, 480, 600, 600, 600 };
+	schedule_cost_record(&st, 2.7, 1);
+	for (size_t k = 0; k < sizeof(want) / sizeof(want[0]); k++) {
+		schedule_cost_record(&st, 0.01, 0);           /* refused at once */
+		assert_int_equal(st.failures, k + 1);
+		NEAR(schedule_cost_interval(&cfg, &st), want[k]);
+	}
+	assert_true(st.ok_seconds == 2.7);                    /* the cost of the last usable one stays */
+	st.failures = 4000000000u;                            /* no overflow, however long it fails */
+	NEAR(schedule_cost_interval(&cfg, &st), 600);
+	struct sched_cost t = { 0 };
+	schedule_cost_record(&t, 10, 0);                      /* timed out: cost slurmrestd 10 s */
+	NEAR(schedule_cost_interval(&cfg, &t), 190);          /* the share rule over 10 s beats 60 s */
+	schedule_cost_record(&t, 14, 1);                      /* usable: the back-off ends */
+	assert_int_equal(t.failures, 0);
+	NEAR(schedule_cost_interval(&cfg, &t), 14 / 0.05 - 14);
+	cfg.max_backoff = 10;                                 /* a cap below the floor: the floor */
+	schedule_cost_record(&t, 0.01, 0);
+	NEAR(schedule_cost_interval(&cfg, &t), 30);
+	cfg.floor = 0;                                        /* no floor: no back-off, the share rule */
+	NEAR(schedule_cost_interval(&cfg, &t), 0.01 / 0.05 - 0.01);
+}
+
+/* The timeout: max_timeout until a fetch was usable (and while none has been), then at least
+ * --slurmrestd.timeout, twice the last usable fetch, doubled per failure in a row while backing off,
+ * at most max_timeout (never below the timeout). */
+static void test_cost_timeout(void **state)
+{
+	(void)state;
+	struct sched_cost_config cfg = jobs_defaults();
+	struct sched_cost st = { 0 };
+	NEAR(schedule_cost_timeout(&cfg, &st), 60);           /* not known yet: all it may take */
+	schedule_cost_record(&st, 60, 0);
+	NEAR(schedule_cost_timeout(&cfg, &st), 60);
+	schedule_cost_record(&st, 2.7, 1);
+	NEAR(schedule_cost_timeout(&cfg, &st), 10);
+	schedule_cost_record(&st, 13, 1);
+	NEAR(schedule_cost_timeout(&cfg, &st), 26);
+	schedule_cost_record(&st, 26, 0);                     /* it grew past that: timed out */
+	NEAR(schedule_cost_timeout(&cfg, &st), 52);
+	schedule_cost_record(&st, 52, 0);
+	NEAR(schedule_cost_timeout(&cfg, &st), 60);           /* the cap */
+	schedule_cost_record(&st, 30, 1);
+	NEAR(schedule_cost_timeout(&cfg, &st), 60);
+	cfg.max_timeout = 5;                                  /* a cap below the timeout: the timeout */
+	NEAR(schedule_cost_timeout(&cfg, &(struct sched_cost){ 0 }), 10);
+	NEAR(schedule_cost_timeout(&cfg, &(struct sched_cost){ .ok_seconds = 4 }), 10);
+	cfg = jobs_defaults();
+	cfg.floor = 0;                                        /* no back-off: no growth */
+	NEAR(schedule_cost_timeout(&cfg, &(struct sched_cost){ .ok_seconds = 2, .failures = 3 }), 10);
+}
+
+/* 20,000 jobs (the live measurement's), simulated for two hours with scrapes every 30 s: each /jobs fetch needs
+ * 14 s (slurmrestd's CPU while it runs), a fetch whose timeout is shorter fails after its timeout
+ * having cost that much. With the old policy (every 30 s, 10 s timeout) every fetch fails and
+ * slurmrestd is busy a sixth of the time for nothing (10 s every other scrape); with the cost policy
+ * the first fetch is usable and slurmrestd is busy at most 5% of the time. */
+static double simulate_cost(const struct sched_cost_config *cfg, double need_s, int fixed, int *ok, double *max_age)
+{
+	struct sched_cost st = { 0 };
+	double t = 0, busy = 0, end = -1, ok_at = -1;
+	*ok = 0;
+	*max_age = 0;
+	for (; t < 7200; t += 30) {
+		double interval = fixed ? cfg->floor : schedule_cost_interval(cfg, &st);
+		if (ok_at >= 0 && t - ok_at > *max_age)
+			*max_age = t - ok_at;
+		if (end >= 0 && t - end < interval)
+			continue;
+		double timeout = fixed ? cfg->timeout : schedule_cost_timeout(cfg, &st);
+		double took = need_s <= timeout ? need_s : timeout;
+		busy += took;
+		end = t + took;
+		schedule_cost_record(&st, took, need_s <= timeout);
+		if (need_s <= timeout) {
+			ok_at = end;
+			(*ok)++;
+		}
+	}
+	return busy / t;
+}
+
+static void test_cost_twenty_thousand(void **state)
+{
+	(void)state;
+	struct sched_cost_config cfg = jobs_defaults();
+	int ok;
+	double age, share = simulate_cost(&cfg, 14, 1, &ok, &age);
+	assert_int_equal(ok, 0);
+	assert_true(share > 0.15); /* every other scrape: 10 s of every 60 s */
+	printf("fixed 30 s, 10 s timeout: %d usable fetches, slurmrestd busy %.1f%% of the time\n", ok, share * 100);
+	share = simulate_cost(&cfg, 14, 0, &ok, &age);
+	assert_true(ok >= 24); /* every 300 s: the first scrape 266 s after a fetch ended */
+	assert_true(share <= 0.055);
+	assert_true(age <= 14 / 0.05 + 30);                  /* the oldest answer: one period and a scrape */
+	printf("cost policy: %d usable fetches, slurmrestd busy %.1f%% of the time, oldest answer %.0f s\n", ok, share * 100, age);
+	share = simulate_cost(&cfg, 2.7, 0, &ok, &age);       /* 5,000 jobs */
+	assert_true(share <= 0.05 + 1e-9);
+	assert_true(age <= 54 + 30);
+	printf("5,000 jobs: %d usable fetches, slurmrestd busy %.1f%%, oldest answer %.0f s\n", ok, share * 100, age);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -213,6 +368,10 @@ int main(void)
 		cmocka_unit_test(test_sixty_seconds),
 		cmocka_unit_test(test_jitter),
 		cmocka_unit_test(test_random_gaps),
+		cmocka_unit_test(test_cost_share),
+		cmocka_unit_test(test_cost_backoff),
+		cmocka_unit_test(test_cost_timeout),
+		cmocka_unit_test(test_cost_twenty_thousand),
 	};
 	return cmocka_run_group_tests_name("schedule", tests, setup, NULL);
 }

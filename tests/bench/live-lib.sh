@@ -1,7 +1,8 @@
 # shellcheck shell=sh
 # shellcheck disable=SC2034,SC2153 # variables set for, and by, the scripts that source it
 # tests/bench/live-lib.sh: a private Slurm cluster on 127.0.0.1 for the live scripts (sourced by
-# tests/bench/live-slurm.sh and tests/bench/live-failover.sh; it runs nothing itself).
+# tests/bench/live-slurm.sh, tests/bench/live-failover.sh and tests/bench/live-rest-jobs.sh; it runs
+# nothing itself).
 #
 # It drives an installed Slurm (SLURM_PREFIX) and never builds one. The caller sets, before
 # sourcing it:
@@ -15,8 +16,8 @@
 #   CONF_EXTRA    more slurm.conf lines (default none)
 #   CLUSTER       ClusterName (default livebench)
 # Then: live_setup (the work directory $W, the cleanup at exit), start_munge, write_conf,
-# start_ctld, start_slurmds, wait_metrics, wait_idle, start_rest, start_shim/stop_shim. Every
-# daemon started is in PIDS and stopped at exit, by its PID.
+# start_ctld, start_slurmds, wait_metrics, wait_idle, fill_to (held jobs of FILL_USERS), start_rest,
+# start_shim/stop_shim. Every daemon started is in PIDS and stopped at exit, by its PID.
 
 die() {
 	echo "$LIVE_NAME: $*" >&2
@@ -151,6 +152,54 @@ wait_idle() {
 		fi
 		sleep 1
 	done
+}
+
+# --- the queue ---------------------------------------------------------------------------------
+# job records in slurmctld (a pending array would be one record until its tasks start)
+records() {
+	slurm squeue -h -a --states=all -o %i | wc -l
+}
+
+# The jobs' owners, as "name:uid:gid" words. slurmctld names a pending job's user with one
+# getpwuid() per job and walk, except root's (uid 0 is "root" without a lookup): jobs of root
+# would make every job walk look cheaper than at a site. So, run as root, the script submits as
+# FILL_USERS (default: the first ten accounts with a uid from 1 to 65533 in /etc/passwd), through
+# setpriv; run as anyone else, as that user.
+fill_users() {
+	if [ "$(id -u)" != 0 ]; then
+		echo "$ME:$(id -u):$(id -g)"
+		return
+	fi
+	for u in ${FILL_USERS:-$(awk -F: '$3 >= 1 && $3 < 65534 { print $1 }' /etc/passwd | head -n 10)}; do
+		printf '%s:%s:%s ' "$u" "$(id -u "$u")" "$(id -g "$u")"
+	done
+}
+
+# Submit held jobs until there are $1 records, 4 sbatch at a time: owners, accounts and partitions
+# vary, so the per-user, per-account and per-partition sums have several series.
+fill_to() {
+	have=$(records)
+	[ "$have" -lt "$1" ] || return 0
+	chmod 755 "$W" "$W/munge" # the owners read the config and reach the munge socket
+	# one line per job: its number, owner uid and gid
+	# shellcheck disable=SC2016 # the loop is sh -c's, expanded there
+	awk -v a="$have" -v b=$(($1 - 1)) -v users="$(fill_users)" 'BEGIN {
+		n = split(users, u, " ")
+		for (i = a; i <= b; i++) { split(u[i % n + 1], f, ":"); print i, f[2], f[3] }
+	}' | SLURM_CONF=$CONF xargs -P 4 -n 750 sh -c '
+		sbatch=$0 me=$(id -u)
+		while [ $# -ge 3 ]; do
+			i=$1 uid=$2 gid=$3
+			shift 3
+			as=""
+			[ "$uid" = "$me" ] || as="setpriv --reuid=$uid --regid=$gid --clear-groups"
+			p=batch
+			[ $((i % 5)) -ne 0 ] || p=debug
+			$as "$sbatch" --hold -p "$p" -A "acct$((i % 10))" -t 10 -D /tmp -o /dev/null -e /dev/null \
+				--wrap true >/dev/null || exit 255
+		done' "$SLURM_PREFIX/bin/sbatch" || die "sbatch failed (see $W/log/slurmctld.log)"
+	# let the scheduler's passes over the new jobs end before idle is measured
+	sleep 5
 }
 
 REST_PID=""

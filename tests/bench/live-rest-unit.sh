@@ -467,9 +467,11 @@ as_user() { setpriv --reuid="$U_USER" --regid="$U_GROUP" --init-groups "$@"; }
 rest() { as_user curl -sf --unix-socket "$SOCK" "http://localhost$1"; }
 
 # --- the shim ---------------------------------------------------------------------------------------
-# zero_intervals: every --*interval* flag of the shim's --help, at 0
+# zero_intervals: every --*interval* flag of the shim's --help, at 0, and /jobs' cost rule off
+# (--slurmrestd.jobs.max-share 0, when this shim has it): every scrape fetches every document
 zero_intervals() {
-	"$SHIM_BIN" --help 2>&1 | sed -n 's/^ *\(--[a-z.-]*min-interval\) SECONDS.*/\1 0/p' | tr '\n' ' '
+	"$SHIM_BIN" --help 2>&1 | sed -n -e 's/^ *\(--[a-z.-]*min-interval\) SECONDS.*/\1 0/p' \
+		-e 's/^ *\(--slurmrestd.jobs.max-share\) PERCENT.*/\1 0/p' | tr '\n' ' '
 }
 
 start_shim() {

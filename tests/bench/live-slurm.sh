@@ -127,53 +127,6 @@ start_rest_row() {
 	fi
 }
 
-# job records in slurmctld (a pending array would be one record until its tasks start)
-records() {
-	slurm squeue -h -a --states=all -o %i | wc -l
-}
-
-# The jobs' owners, as "name:uid:gid" words. slurmctld names a pending job's user with one
-# getpwuid() per job and walk, except root's (uid 0 is "root" without a lookup): jobs of root
-# would make every job walk look cheaper than at a site. So, run as root, the script submits as
-# FILL_USERS (default: the first ten accounts with a uid from 1 to 65533 in /etc/passwd), through
-# setpriv; run as anyone else, as that user.
-fill_users() {
-	if [ "$(id -u)" != 0 ]; then
-		echo "$ME:$(id -u):$(id -g)"
-		return
-	fi
-	for u in ${FILL_USERS:-$(awk -F: '$3 >= 1 && $3 < 65534 { print $1 }' /etc/passwd | head -n 10)}; do
-		printf '%s:%s:%s ' "$u" "$(id -u "$u")" "$(id -g "$u")"
-	done
-}
-
-# Submit held jobs until there are $1 records, 4 sbatch at a time: owners, accounts and partitions
-# vary, so the per-user, per-account and per-partition sums have several series.
-fill_to() {
-	have=$(records)
-	[ "$have" -lt "$1" ] || return 0
-	chmod 755 "$W" "$W/munge" # the owners read the config and reach the munge socket
-	# one line per job: its number, owner uid and gid
-	# shellcheck disable=SC2016 # the loop is sh -c's, expanded there
-	awk -v a="$have" -v b=$(($1 - 1)) -v users="$(fill_users)" 'BEGIN {
-		n = split(users, u, " ")
-		for (i = a; i <= b; i++) { split(u[i % n + 1], f, ":"); print i, f[2], f[3] }
-	}' | SLURM_CONF=$CONF xargs -P 4 -n 750 sh -c '
-		sbatch=$0 me=$(id -u)
-		while [ $# -ge 3 ]; do
-			i=$1 uid=$2 gid=$3
-			shift 3
-			as=""
-			[ "$uid" = "$me" ] || as="setpriv --reuid=$uid --regid=$gid --clear-groups"
-			p=batch
-			[ $((i % 5)) -ne 0 ] || p=debug
-			$as "$sbatch" --hold -p "$p" -A "acct$((i % 10))" -t 10 -D /tmp -o /dev/null -e /dev/null \
-				--wrap true >/dev/null || exit 255
-		done' "$SLURM_PREFIX/bin/sbatch" || die "sbatch failed (see $W/log/slurmctld.log)"
-	# let the scheduler's passes over the new jobs end before idle is measured
-	sleep 5
-}
-
 # --- measuring --------------------------------------------------------------------------------
 # slurmctld's CPU per second while idle, over the time a row takes (tests/bench/live_cpu.py)
 IDLE_RATE=0

@@ -11,6 +11,14 @@
         for each --also, PID2's mean per run (not idle-corrected), as "+X ms in LABEL" (LABEL
         defaults to slurmrestd). Then a line of the runs' values.
 
+    live_cpu.py window SECONDS EVERY URL NAME=PID[:children]...
+        GETs URL (as Prometheus does: gzip accepted, X-Prometheus-Scrape-Timeout-Seconds: 10) every
+        EVERY seconds for SECONDS, and prints, for each whole minute, each NAME's CPU time in that
+        minute (ms) and their total: PID's process CPU clock, or with ":children" the CPU of PID's
+        children it has waited for (/proc/PID/stat's cutime + cstime, 10 ms ticks: the old
+        exporter's sinfo, squeue and sdiag); then each scrape's duration, status and the
+        slurm_exporter_shim_* lines about slurmrestd's /jobs it served (tests/bench/live-rest-jobs.sh).
+
 PID's CPU time is read from its process CPU clock (clock_getcpuclockid): utime + stime of every
 thread, live and exited, as /proc/PID/stat sums them, in nanoseconds instead of /proc's 10 ms
 ticks, so that one run of a few milliseconds can be measured. A run's value is its CPU less the
@@ -87,7 +95,85 @@ def run(pid, idle_rate, runs, every, name, also, cmd):
     sys.stdout.flush()
 
 
+def children_ms(pid):
+    """cutime + cstime of PID, in ms: the CPU of the children it has waited for."""
+    with open("/proc/%d/stat" % pid) as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[13]) + int(fields[14])) * 1000.0 / _HZ
+
+
+def scrape(url, out):
+    import urllib.request
+    import gzip
+    req = urllib.request.Request(url, headers={"Accept-Encoding": "gzip",
+                                               "X-Prometheus-Scrape-Timeout-Seconds": "10"})
+    t0 = time.monotonic()
+    try:
+        with urllib.request.urlopen(req, timeout=15) as r:
+            body = r.read()
+            if r.headers.get("Content-Encoding") == "gzip":
+                body = gzip.decompress(body)
+            status = r.status
+    except Exception as e:  # a failed scrape is a row too
+        body, status = b"", str(e).replace("\n", " ")[:80]
+    keep = [l for l in body.decode("utf-8", "replace").splitlines()
+            if l.startswith("slurm_exporter_shim_") and "slurmrestd-jobs" in l
+            and not l.startswith(("slurm_exporter_shim_response_bytes", "slurm_exporter_shim_http_status",
+                                  "slurm_exporter_shim_parse_errors", "slurm_exporter_shim_slow_fetches"))]
+    out.append((t0, time.monotonic() - t0, status, len(body), keep))
+
+
+def window(seconds, every, url, specs):
+    import threading
+    procs = []
+    for spec in specs:
+        name, _, rest = spec.partition("=")
+        pid, _, kind = rest.partition(":")
+        pid = int(pid)
+        if kind == "children":
+            procs.append((name, lambda p=pid: children_ms(p)))
+        else:
+            clk = cpu_clock(pid)
+            procs.append((name, lambda c=clk: cpu_ms(c)))
+    scrapes, threads = [], []
+    start = time.monotonic()
+    last = [f() for _, f in procs]
+    minute, k = 1, 0
+    print("| minute | scrapes | " + " | ".join(n + " (ms)" for n, _ in procs) + " | total (ms) |")
+    print("|---:|---:|" + "---:|" * (len(procs) + 1))
+    totals = [0.0] * len(procs)
+    while True:
+        now = time.monotonic() - start
+        if every > 0 and k * every <= now and k * every < seconds:
+            t = threading.Thread(target=scrape, args=(url, scrapes))
+            t.start()
+            threads.append(t)
+            k += 1
+        if now >= minute * 60:
+            cur = [f() for _, f in procs]
+            d = [c - l for c, l in zip(cur, last)]
+            totals = [a + b for a, b in zip(totals, d)]
+            n = sum(1 for s in scrapes if (minute - 1) * 60 <= s[0] - start < minute * 60)
+            print("| %d | %d | %s | %.0f |" % (minute, n, " | ".join("%.0f" % v for v in d), sum(d)))
+            sys.stdout.flush()
+            last = cur
+            minute += 1
+            if (minute - 1) * 60 >= seconds:
+                break
+        time.sleep(0.05)
+    for t in threads:
+        t.join()
+    m = minute - 1
+    print("| mean per minute | | %s | %.0f |" % (" | ".join("%.0f" % (v / m) for v in totals), sum(totals) / m))
+    for t0, took, status, size, keep in sorted(scrapes):
+        print("  # scrape at %5.1f s: %5.2f s, %s, %d bytes; %s" % (t0 - start, took, status, size, "; ".join(keep)))
+    sys.stdout.flush()
+
+
 def main(argv):
+    if len(argv) >= 6 and argv[1] == "window":
+        window(float(argv[2]), float(argv[3]), argv[4], argv[5:])
+        return
     if len(argv) == 4 and argv[1] == "idle":
         idle(int(argv[2]), float(argv[3]))
         return

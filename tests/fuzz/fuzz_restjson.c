@@ -164,7 +164,7 @@ static char *feed_events(const char *text, size_t size, size_t chunk, size_t *le
 	return s;
 }
 
-#define LONG_RUN (REST_MAX_STRING + 4465) /* 70,001 bytes: the 70 KB --comment */
+#define LONG_RUN (REST_MAX_STRING + 4465) /* 70,001 bytes: a 70 KB --comment, as any user can submit */
 #define CUT_RUN (JSONFEED_CUT(REST_MAX_STRING) + 1)
 #define LONG_MAX_RUNS 2
 #define LONG_CHUNK 4093
