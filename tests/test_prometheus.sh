@@ -1,8 +1,8 @@
 #!/bin/sh
 # Prove it with a real Prometheus (/usr/bin/prometheus, started here on loopback, never a service).
 #
-# For each captured cluster state (every tests/fixtures/slurm-25.11/[0-9]*, slurm-26.05/[0-9]* and
-# slurm-25.11-rest/R* folder; the states are found, not listed here):
+# For each captured cluster state (every tests/fixtures/slurm-25.11/[0-9]*, slurm-26.05/[0-9]*,
+# slurm-25.11-rest/R* and slurm-26.05-rest/R* folder; the states are found, not listed here):
 #   - a fake slurmctld serves the state; the shim scrapes it; Prometheus A scrapes the shim's /metrics;
 #   - Prometheus B scrapes the same shim's /native/metrics/<endpoint> (the native passthrough) with
 #     the scrape.yml of `--mapping.to-rules` (pasted under its own scrape_configs) and evaluates the
@@ -57,7 +57,7 @@ FULL=""
 [ -n "$DASHBOARDS$STATES" ] || [ "$MAP" != mappings/prometheus-slurm-exporter.json ] || FULL=1
 [ -n "$DASHBOARDS" ] || DASHBOARDS=$DEFAULT_DASHBOARDS
 if [ -z "$STATES" ]; then
-	for d in tests/fixtures/slurm-25.11/[0-9]* tests/fixtures/slurm-26.05/[0-9]* tests/fixtures/slurm-25.11-rest/R*; do
+	for d in tests/fixtures/slurm-25.11/[0-9]* tests/fixtures/slurm-26.05/[0-9]* tests/fixtures/slurm-25.11-rest/R* tests/fixtures/slurm-26.05-rest/R*; do
 		[ -f "$d/metrics_nodes.txt" ] && STATES="$STATES $d"
 	done
 fi
