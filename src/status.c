@@ -279,11 +279,17 @@ static void put_num(struct buf *out, double v)
 		buf_printf(out, "%.15g", v);
 }
 
+/* A number cell, marked when it is one of slurmctld's 16-bit sums that may have wrapped. */
+static void counter_cell(struct buf *out, double v, int may_wrap)
+{
+	buf_puts(out, may_wrap ? "<td class=\"n wrap\">" : "<td class=\"n\">");
+	put_num(out, v);
+	buf_puts(out, may_wrap ? "*</td>" : "</td>");
+}
+
 static void num_cell(struct buf *out, double v)
 {
-	buf_puts(out, "<td class=\"n\">");
-	put_num(out, v);
-	buf_puts(out, "</td>");
+	counter_cell(out, v, 0);
 }
 
 /* sinfo -s's NODES(A/I/O/T) */
@@ -346,14 +352,6 @@ static void write_not_ok(struct buf *out, const struct nodeview *v)
 #define WRAP_NOTE(id, what, total) "<p class=\"wrap\" id=\"" id "\">* slurmctld's " what \
 	" are 16-bit and wrap at 65,536: with this many " total " they may have (read them modulo 65,536; " \
 	"slurmrestd's /nodes counts them whole).</p>\n"
-
-/* A counter cell, marked when its 16-bit sum may have wrapped. */
-static void counter_cell(struct buf *out, double v, int may_wrap)
-{
-	buf_puts(out, may_wrap ? "<td class=\"n wrap\">" : "<td class=\"n\">");
-	put_num(out, v);
-	buf_puts(out, may_wrap ? "*</td>" : "</td>");
-}
 
 static void write_nodes(struct buf *out, const struct nodeview *v)
 {
