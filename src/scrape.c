@@ -261,23 +261,21 @@ void scraper_status(struct scraper *s, struct scraper_status *out)
 static struct answer *render(struct scraper *s, const struct scrape_ctx *c, const struct payload *const p[SRC_COUNT])
 {
 	struct render_result *res = xcalloc(1, sizeof(*res));
-	struct buf out, tail;
+	struct buf out;
 	struct controllers *ctl = controllers_of(s);
+	struct controller_view *view = ctl ? xcalloc(CONTROLLERS_MAX, sizeof(*view)) : NULL;
 	buf_init(&out, 0);
-	buf_init(&tail, 0);
-	if (ctl)
-		controllers_write_metrics(ctl, &tail);
-	if (s->cfg.compression)
-		compress_write_self(&tail, &s->gz);
 	const struct render_in in = {
 		.m = c->m, .flags = s->cfg.flags, .p = p, .counts = c->counts, .max_output = s->cfg.max_output,
-		.size_hint = c->last_output, .reload_ok = c->reload_ok, .reload_time = c->reload_time,
-		.clock = mono_now, .started = c->started, .tail = tail.data, .tail_len = tail.len,
+		.slow_fetch = s->cfg.replay_dir ? 0 : s->cfg.slow_fetch, .size_hint = c->last_output,
+		.reload_ok = c->reload_ok, .reload_time = c->reload_time, .clock = mono_now, .started = c->started,
+		.ctl = view, .nctl = ctl ? controllers_view(ctl, view) : 0,
+		.ctl_switches = ctl ? controllers_switches(ctl) : 0, .gz = s->cfg.compression ? &s->gz : NULL,
 	};
 	int status = render_run(&in, &out, res);
 	size_t len;
 	char *body = buf_steal(&out, &len);
-	buf_free(&tail);
+	free(view);
 	log_rows(s, c->m, res);
 	log_catalog(s, &res->catalog);
 	status_record(s, c, res, p);
