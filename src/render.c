@@ -46,6 +46,9 @@ static void write_row(void *ctx, size_t i, const struct row_result *r)
 			o->off = mark;
 			o->len = w->out->len - mark;
 			w->res->repaired += r->repaired;
+			for (int id = 0; id < SRC_COUNT; id++)
+				if ((row->forms[r->form].sources >> id) & 1)
+					w->res->src[id].fed[r->fidelity]++;
 		}
 	}
 	if (w->in->time_rows) {
@@ -72,11 +75,13 @@ static void write_unusable(struct buf *out, const struct render_result *res)
 static void source_facts(const struct render_in *in, struct render_source *o, enum source_id id, int up)
 {
 	const struct payload *q = in->p[id];
+	o->controller = -1;
 	if (!q)
 		return;
 	if (in->counts)
 		o->n = in->counts[id];
 	o->given = 1;
+	o->controller = q->controller;
 	o->up = up;
 	o->seconds = q->seconds;
 	o->at = q->at;

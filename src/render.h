@@ -92,6 +92,8 @@ struct render_source {
 	size_t parse_errors;
 	enum source_fault fault;  /* the first fault recorded */
 	int slow;                 /* the fetch took longer than render_in.slow_fetch */
+	int controller;           /* from where: slurmctld's controller index (res->ctl[]), -1: none */
+	size_t fed[FID_COUNT];    /* served rows whose form read it, by that form's fidelity this scrape */
 	struct render_counts n;   /* its counters since start (all zero when not given) */
 	char reason[400];         /* why it is not up (raw upstream bytes possible); "" when up */
 };

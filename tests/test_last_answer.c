@@ -1,7 +1,8 @@
 /* test_last_answer.c: the scraper's last rendered answer, which the status page reads (scrape.h's
  * scraper_status): before any scrape there is none; after one, the page's view is that answer's own
  * result record (the same pointer, not a copy) with the table it was rendered with, and it stays
- * readable after a reload replaced that table; the next render replaces it. The budget of answers
+ * readable after a reload replaced that table, and says per source from where it came and the
+ * fidelity of the rows it fed; the next render replaces it. The budget of answers
  * only connections hold (--web.max-held-bytes) does not count the last answer while the page's
  * reference is the only one left, and does count it while a connection still holds it. */
 #include "testutil.h"
@@ -40,6 +41,19 @@ static void test_view_is_last_record(void **state)
 	assert_true(st.res->nrows == m->nrows && m->nrows > 0);
 	assert_non_null(m->rows[m->nrows - 1].name);
 	assert_non_null(st.res->nodes); /* the page's node view is in the record */
+	/* per source: from where (a replay: no controller) and the fidelity of the rows it fed */
+	size_t fed[SRC_COUNT][FID_COUNT] = { { 0 } };
+	for (size_t i = 0; i < st.res->nrows; i++) {
+		const struct render_row *o = &st.res->rows[i];
+		for (int id = 0; o->status == ROW_OK && !o->output_full && id < SRC_COUNT; id++)
+			fed[id][o->fidelity] += (m->rows[i].forms[o->form].sources >> id) & 1;
+	}
+	for (int id = 0; id < SRC_COUNT; id++) {
+		assert_int_equal(st.res->src[id].controller, -1);
+		assert_memory_equal(st.res->src[id].fed, fed[id], sizeof(fed[id]));
+		assert_true(st.res->src[id].given || !fed[id][FID_EXACT]);
+	}
+	assert_true(st.res->src[SRC_NODES].fed[FID_EXACT] > 0 && st.res->src[SRC_PARTITIONS].fed[FID_EXACT] > 0);
 	scraper_status_put(sc, &st);
 	assert_null(st.res);
 
