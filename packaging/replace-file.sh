@@ -96,7 +96,10 @@ rf_resolve() {
 			continue
 		fi
 		rf_dir_ok "$rf_cur" "$rf_next" "$rf_last" || return 1
-		if [ $rf_last -eq 0 ] && [ ! -d "$rf_next" ]; then
+		if [ $rf_last -eq 0 ] && [ ! -e "$rf_next" ] && [ $rf_link -eq 1 ]; then
+			rf_fail "$rf_path is a symlink to $rf_next/$rf_rest, which does not exist: refused (a symlink is never followed into creating a file; make it a file, or create its target)"
+			return 1
+		elif [ $rf_last -eq 0 ] && [ ! -d "$rf_next" ]; then
 			rf_fail "$rf_path: $rf_next is not a directory: refused"
 			return 1
 		fi

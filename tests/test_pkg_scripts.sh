@@ -111,6 +111,7 @@ else
 	bad "$name: exit $rc, $D $(ls -l "$D"), target exists: $([ -e "$tmp/site/missing" ] && echo yes)"
 	show "$tmp/out"
 fi
+said "$name" "$D is a symlink to $tmp/site/missing, which does not exist: refused"
 
 fresh
 mkdir -p "$tmp/site/open"
@@ -222,6 +223,7 @@ else
 	bad "$name: exit $rc, $D $(ls -l "$D")"
 	show "$tmp/out"
 fi
+said "$name" "$D is a symlink to $tmp/site/missing, which does not exist: refused"
 
 fresh
 old_args 'ARGS="-gpus-acct"'
