@@ -433,8 +433,12 @@ static unsigned sock_port(int fd, char *addr, size_t addrlen)
 /* One daemon on listening socket fd (which it owns from then on, even when it fails to start). */
 static struct MHD_Daemon *start_daemon(struct server *srv, int fd, const char *what, char *err, size_t errlen)
 {
-	/* poll(), not select(): select() refuses every socket numbered FD_SETSIZE (1024) or above */
-	unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION | MHD_USE_POLL | MHD_USE_ERROR_LOG;
+	/* poll(), not select(): select() refuses every socket numbered FD_SETSIZE (1024) or above. ITC:
+	 * without it, libmicrohttpd wakes its listening thread at stop with shutdown(2) on the listening
+	 * socket, which stops it for every process holding it (systemd's socket, for the next start);
+	 * with it, a pipe wakes the thread, and MHD_quiesce_daemon can hand the socket back (stop_daemon) */
+	unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION | MHD_USE_POLL | MHD_USE_ERROR_LOG |
+			 MHD_USE_ITC;
 	const struct server_config *cfg = &srv->cfg;
 	const struct webconfig *wc = cfg->web;
 	struct MHD_OptionItem ops[13];
@@ -471,6 +475,18 @@ static struct MHD_Daemon *start_daemon(struct server *srv, int fd, const char *w
 		close(fd);
 	}
 	return d;
+}
+
+/* Stop daemon d. A socket systemd passed (inherited) is systemd's: libmicrohttpd hands it back
+ * first (MHD_quiesce_daemon, so that stopping neither shuts it down nor closes it) and only this
+ * process's descriptor is closed; the socket keeps listening for the next start. A socket of our
+ * own bind is closed by the daemon. */
+static void stop_daemon(struct MHD_Daemon *d, int inherited)
+{
+	int fd = inherited ? MHD_quiesce_daemon(d) : -1;
+	MHD_stop_daemon(d);
+	if (fd >= 0)
+		close(fd);
 }
 
 struct server *server_start(const struct server_config *cfg, struct scraper *s, char *err, size_t errlen)
@@ -511,7 +527,7 @@ struct server *server_start(const struct server_config *cfg, struct scraper *s, 
 fail:
 	for (size_t i = 0; i < SERVER_LISTEN_MAX; i++) {
 		if (srv->d[i])
-			MHD_stop_daemon(srv->d[i]);
+			stop_daemon(srv->d[i], cfg->listen_fds != NULL);
 		else if (i < srv->n && srv->fd[i] >= 0)
 			close(srv->fd[i]);
 	}
@@ -534,6 +550,6 @@ void server_stop(struct server *srv)
 	if (!srv)
 		return;
 	for (size_t i = 0; i < srv->n; i++)
-		MHD_stop_daemon(srv->d[i]); /* closes its listen socket too */
+		stop_daemon(srv->d[i], srv->cfg.listen_fds != NULL); /* closes our descriptor of its socket */
 	free(srv);
 }

@@ -113,6 +113,65 @@ if wait_listening; then
 else
 	bad "--web.systemd-socket: the shim does not start"
 fi
+# systemd keeps the socket across restarts: stopping the shim must close its own descriptor only,
+# never shut the socket down (that stops it for every holder). This harness holds the socket too, as
+# systemd does, starts a shim on it, stops it, checks the socket still listens (a connection is
+# accepted on the harness's copy) and that a second shim starts on it and serves.
+cat >"$T/restart.py" <<'PY'
+import os, signal, socket, sys, time, urllib.request
+binary, args = sys.argv[1], sys.argv[2:]
+s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+s.bind(("127.0.0.1", 0))
+s.listen(16)
+port = s.getsockname()[1]
+def start(log):
+    pid = os.fork()
+    if pid == 0:
+        fd = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_APPEND)
+        os.dup2(fd, 2)
+        os.dup2(s.fileno(), 3)
+        os.set_inheritable(3, True)
+        os.execve(binary, [binary] + args, dict(os.environ, LISTEN_FDS="1", LISTEN_PID=str(os.getpid())))
+    return pid
+def serves():
+    for _ in range(200):
+        try:
+            return b"slurm_cpus_alloc 42\n" in urllib.request.urlopen("http://127.0.0.1:%d/metrics" % port, timeout=5).read()
+        except OSError:
+            time.sleep(0.05)
+    return False
+def say(good, what):
+    print(("ok   " if good else "FAIL ") + what, flush=True)
+for n in (1, 2):
+    pid = start(sys.argv[0] + ".log")
+    say(serves(), "--web.systemd-socket, start %d on the kept socket: serves /metrics" % n)
+    os.kill(pid, signal.SIGTERM)
+    _, st = os.waitpid(pid, 0)
+    say(os.WIFEXITED(st) and os.WEXITSTATUS(st) == 0, "--web.systemd-socket, start %d: exits 0 on SIGTERM" % n)
+    listening = s.getsockopt(socket.SOL_SOCKET, socket.SO_ACCEPTCONN)
+    say(listening == 1, "--web.systemd-socket, after stop %d: the socket still listens (SO_ACCEPTCONN %d)" % (n, listening))
+    s.settimeout(5)
+    try:
+        c = socket.create_connection(("127.0.0.1", port), timeout=5)
+        a, _ = s.accept()
+        a.close()
+        c.close()
+        say(True, "--web.systemd-socket, after stop %d: a connection is accepted on it" % n)
+    except OSError as e:
+        say(False, "--web.systemd-socket, after stop %d: no connection accepted (%s)" % (n, e))
+    s.settimeout(None)
+PY
+python3 "$T/restart.py" "$BIN" --replay-dir "$STATE" --mapping.file "$MAP" --web.systemd-socket >"$T/restart.out" 2>&1
+cp "$T/restart.py.log" "$T/log" 2>/dev/null
+while IFS= read -r line; do
+	case $line in
+	"ok   "*) ok "${line#ok   }" ;;
+	"FAIL "*) bad "${line#FAIL }" ;;
+	*) echo "     $line" ;;
+	esac
+done <"$T/restart.out"
+grep -q '^ok   --web.systemd-socket, start 2 on the kept socket' "$T/restart.out" || bad "--web.systemd-socket: the restart harness did not reach the second start"
+
 # the sockets of another process (LISTEN_PID is not the shim's): refused, not served
 python3 "$T/activate.py" other "$BIN" --replay-dir "$STATE" --mapping.file "$MAP" --web.systemd-socket >"$T/port" 2>"$T/log"
 rc=$?
