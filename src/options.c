@@ -125,7 +125,7 @@ static const struct flag flags[] = {
 	 * cluster (docs/reliability.md) */
 	{ .name = "web.max-held-bytes", F_BYTES(max_held), .def = "268435456", .lo = 1048576, .hi = 1099511627776.0,
 	  .metavar = "BYTES",
-	  .help = "bytes of earlier answers that connections still sending them may hold; beyond it a scrape that needs a new answer gets 503" },
+	  .help = "bytes of earlier answers that connections still sending them may hold; beyond it the connections holding the oldest are closed" },
 	/* without a scheme curl would guess, and "ctl1:6817" reads as scheme "ctl1" */
 	{ .name = "slurmctld.url", F_URLS(url), .def = "http://localhost:6817", .metavar = "URL",
 	  .help = "base URL of slurmctld's HTTP listener; repeat it (or give a comma list) for every controller of a "

@@ -14,10 +14,10 @@
 
 #define LOGGED_MAX 256   /* family|reason pairs logged once (log_family_once); later ones log every time */
 
-/* Why a scrape is refused before it renders (scrape.h: cfg.max_held). */
-#define HELD_WHY "slurm-exporter-shim: earlier answers that clients have not read yet hold %zu bytes, over " \
-		 "--web.max-held-bytes %zu: no new answer is rendered until they are read or their connections " \
-		 "time out (--web.connection-timeout)\n"
+/* How long a scrape that had connections closed to make room waits for them to let their answers go
+ * (they do within milliseconds: libmicrohttpd's thread sees its socket shut down at once). */
+#define EVICT_WAIT_S 0.5
+#define EVICT_WARN_EVERY_S 60.0 /* at most one warning a minute about the connections closed */
 
 struct scraper {
 	struct scraper_config cfg;
@@ -36,7 +36,8 @@ struct scraper {
 	 * that get the same payload. */
 	struct answer *native[SRC_NATIVE_COUNT];
 	struct answer_held *held; /* the bytes of answers only connections hold (cfg.max_held) */
-	int refusing;             /* the last scrape was refused for them (logged once per change) */
+	unsigned long evicted;    /* connections closed for cfg.max_held since the last warning */
+	double evict_warned;      /* when that warning was logged (monotonic; 0: never) */
 	struct compress_stats gz; /* its answers' gzip forms and bytes sent (server.c counts) */
 };
 
@@ -297,29 +298,37 @@ static void let_go(struct scraper *s, struct answer *a)
 	answer_unref(a);
 }
 
-/* NULL, or the 503 a scrape gets instead of a new answer while the answers only connections hold
- * are over cfg.max_held; logged once when that starts and once when it ends. */
-static struct answer *refusal(struct scraper *s)
+/* Before a new answer is rendered: when the answers that only connections hold (clients that do not
+ * read) are over cfg.max_held, the connections holding the oldest of them are closed (answer.h:
+ * never those of the answer just replaced), and the render waits a little for them to let go. A
+ * scrape is never refused for them. A warning says so at most once a minute, with the connections
+ * closed since the last one (debug lines in between). */
+static void make_room(struct scraper *s)
 {
-	size_t held = answer_held_bytes(s->held);
-	int refuse = s->cfg.max_held && held > s->cfg.max_held;
+	size_t held = answer_held_bytes(s->held), goal = 0;
+	unsigned closed = 0;
+	if (!s->cfg.max_held || held <= s->cfg.max_held ||
+	    !(closed = answer_held_evict(s->held, s->cfg.max_held, &goal)))
+		return;
+	double now = mono_now();
 	pthread_mutex_lock(&s->mu);
-	int was = s->refusing;
-	s->refusing = refuse;
+	unsigned long since = s->evicted += closed;
+	int warn = s->evict_warned == 0 || now - s->evict_warned >= EVICT_WARN_EVERY_S;
+	if (warn) {
+		s->evict_warned = now;
+		s->evicted = 0;
+	}
 	pthread_mutex_unlock(&s->mu);
-	if (refuse != was && refuse)
-		log_warn("answers that clients have not read yet hold %zu bytes, over --web.max-held-bytes %zu: "
-			 "scrapes get 503 until they are read or their connections time out", held, s->cfg.max_held);
-	else if (refuse != was)
-		log_info("answers held by clients are under --web.max-held-bytes again (%zu bytes): rendering", held);
-	if (!refuse)
-		return NULL;
-	struct buf out;
-	buf_init(&out, 0);
-	buf_printf(&out, HELD_WHY, held, s->cfg.max_held);
-	size_t len;
-	char *body = buf_steal(&out, &len);
-	return answer_new(503, body, len, NULL);
+	if (warn)
+		log_warn("answers that clients have not read yet hold %zu bytes, over --web.max-held-bytes %zu: closed the %u "
+			 "connections holding the oldest of them (%lu since the last such warning)", held, s->cfg.max_held,
+			 closed, since);
+	else
+		log_debug("answers not read yet hold %zu bytes, over --web.max-held-bytes %zu: closed %u more connections", held,
+			  s->cfg.max_held, closed);
+	if (answer_held_wait(s->held, goal, EVICT_WAIT_S) < 0)
+		log_debug("answers held by clients: %zu bytes %.1f s after closing their connections (goal %zu)",
+			  answer_held_bytes(s->held), EVICT_WAIT_S, goal);
 }
 
 /* The last answer, when it was rendered from exactly these payloads (their serials) under the same
@@ -377,7 +386,8 @@ struct answer *scraper_answer(struct scraper *s, double timeout_s)
 	/* one render at a time: the scrapes that got the same payloads meanwhile share its body */
 	pthread_mutex_lock(&s->render_mu);
 	a = g.own ? NULL : shared_answer(s, t.reloads, g.serial);
-	if (!a && !(a = refusal(s))) {
+	if (!a) {
+		make_room(s);
 		a = render(s, &c, g.p);
 		a->reloads = t.reloads;
 		memcpy(a->in, g.serial, sizeof(a->in)); /* the payloads themselves are let go below */
@@ -432,7 +442,8 @@ struct answer *scraper_native(struct scraper *s, enum source_id id, double timeo
 	if (!g.own && s->native[id] && s->native[id]->in[id] == g.serial[id])
 		a = answer_ref(s->native[id]);
 	pthread_mutex_unlock(&s->mu);
-	if (!a && !(a = refusal(s))) {
+	if (!a) {
+		make_room(s);
 		a = native_answer(g.p[id], id, &repaired); /* outside the lock: it can be megabytes */
 		a->in[id] = g.serial[id];
 		pthread_mutex_lock(&s->mu);

@@ -43,8 +43,8 @@ struct scraper_config {
 	double slow_fetch;        /* seconds: a fetch that takes longer is counted and logged (on the
 				     way from fast to slow and back); 0: never */
 	size_t max_held;          /* bytes of earlier answers that only connections still hold (clients
-				     that do not read); beyond it a scrape that needs a new answer gets
-				     503 instead (answer.h); 0: no bound */
+				     that do not read); beyond it the connections holding the oldest
+				     are closed before a new answer is rendered (answer.h); 0: no bound */
 	int compression;          /* answers may be sent gzip-compressed (the daemon): the compression
 				     self metrics are written (compress.h) */
 	unsigned cost_sources;    /* sources whose interval, back-off and timeout follow what their
@@ -61,8 +61,9 @@ void scraper_set_mapping(struct scraper *s, struct mapping *m);   /* NULL: a rel
 /* Run one scrape: the exposition (or, on 503, the reasons) as a new reference. timeout_s bounds how
  * long this scrape waits for payloads (never the shared fetch); a source still in flight then is
  * left out of this answer with the reason "scrape deadline passed". A scrape that needs a new
- * answer while earlier ones that only connections hold take more than cfg.max_held bytes gets a
- * 503 saying so instead (nothing is rendered). */
+ * answer while earlier ones that only connections hold take more than cfg.max_held bytes first has
+ * the connections holding the oldest of them closed (answer_held_evict); it is never refused for
+ * them. */
 struct answer *scraper_answer(struct scraper *s, double timeout_s);
 /* The scraper's compression counters (its self metrics), which server.c updates. */
 struct compress_stats *scraper_compress_stats(struct scraper *s);

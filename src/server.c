@@ -79,9 +79,35 @@ static enum MHD_Result respond(struct MHD_Connection *c, unsigned code, char *bo
 	return queue(c, code, r, ctype, wc);
 }
 
+/* A connection sending an answer: registered with the answer (answer.h) from its response's creation
+ * to its release, so that it can be closed when what clients that do not read hold is over
+ * --web.max-held-bytes. */
+struct holding {
+	struct answer_holder h;
+	MHD_socket fd;
+};
+
+/* Close the connection at once: no lingering (a reset, not the rest of the answer), and both
+ * directions shut, which wakes its libmicrohttpd thread, whose send then fails and closes it. The fd
+ * is still the connection's: the response (and with it this holder) is released before
+ * libmicrohttpd closes a connection's socket, and answer.c calls this under the lock that
+ * answer_unhold takes. */
+static void evict(struct answer_holder *h)
+{
+	MHD_socket fd = ((struct holding *)h->cls)->fd;
+	struct linger now = { 1, 0 };
+	setsockopt(fd, SOL_SOCKET, SO_LINGER, &now, sizeof(now));
+	shutdown(fd, SHUT_RDWR);
+}
+
 static void answer_release(void *cls)
 {
-	answer_unref(cls);
+	struct holding *k = cls;
+	struct answer *a = k->h.a;
+	if (k->fd != MHD_INVALID_SOCKET)
+		answer_unhold(&k->h);
+	answer_unref(a);
+	free(k);
 }
 
 static enum MHD_Result add_accept_encoding(void *cls, enum MHD_ValueKind kind, const char *key, size_t klen,
@@ -118,13 +144,22 @@ static enum MHD_Result respond_answer(struct server *srv, struct MHD_Connection 
 	size_t len = a->len;
 	enum content_coding coding = CODING_IDENTITY;
 	if (srv->cfg.compression && code == 200 && negotiate(c) == CODING_GZIP &&
-	    compressed_get(&a->gz, a->body, a->len, scraper_compress_stats(s), &body, &len) == 0)
+	    answer_gzip(a, scraper_compress_stats(s), &body, &len) == 0)
 		coding = CODING_GZIP;
-	struct MHD_Response *r = MHD_create_response_from_buffer_with_free_callback_cls(len, (void *)body, answer_release, a);
+	struct holding *k = xcalloc(1, sizeof(*k));
+	const union MHD_ConnectionInfo *ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+	k->h.a = a;
+	k->h.evict = evict;
+	k->h.cls = k;
+	k->fd = ci ? ci->connect_fd : MHD_INVALID_SOCKET;
+	struct MHD_Response *r = MHD_create_response_from_buffer_with_free_callback_cls(len, (void *)body, answer_release, k);
 	if (!r) {
 		answer_unref(a);
+		free(k);
 		return MHD_NO;
 	}
+	if (k->fd != MHD_INVALID_SOCKET)
+		answer_hold(a, &k->h);
 	if (!head)
 		compress_count_sent(scraper_compress_stats(s), coding, len);
 	if (srv->cfg.compression)
