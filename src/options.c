@@ -101,7 +101,7 @@ static const struct flag flags[] = {
 	/* checked here: the port was taken mod 65536 by the bind (":99999" listened on 34463); repeated,
 	 * as exporter-toolkit's: one listener each (an IPv4 and an IPv6 address, say) */
 	{ .name = "web.listen-address", .alias = "listen-address", F_ADDR(listen), .def = ":9341", .metavar = "ADDR",
-	  .help = "address to serve on; repeat it to serve on several" },
+	  .help = "address to serve on; repeat it (or give a comma list) to serve on several; one given twice is served once" },
 	/* exporter-toolkit's: the unit's .socket holds the address (socket activation, sd_listen_fds) */
 	{ .name = "web.systemd-socket", F_BOOL(systemd_socket),
 	  .help = "serve on the sockets systemd passes (socket activation: LISTEN_FDS) instead of --web.listen-address" },
@@ -372,6 +372,32 @@ static int set_addrs(struct options *o, const struct flag *f, const char *v, FIL
 	return 0;
 }
 
+/* A comma list of listen addresses ("127.0.0.1:9341,[::1]:9341"): one listener each, as if the flag
+ * were repeated; each element is checked (an empty one is refused). */
+static int set_addr_list(struct options *o, const struct flag *f, const char *v, FILE *err)
+{
+	for (const char *p = v;;) {
+		size_t n = strcspn(p, ",");
+		if (o->nlisten_split == OPTIONS_LISTEN_MAX) {
+			fprintf(err, "slurm-exporter-shim: flag --%s: more than %d addresses\n", f->name, OPTIONS_LISTEN_MAX);
+			return -1;
+		}
+		char *e = o->listen_split[o->nlisten_split];
+		if (n >= sizeof(o->listen_split[0]))
+			return bad_value(f, v, err);
+		memcpy(e, p, n);
+		e[n] = '\0';
+		if (!addr_ok(e))
+			return bad_value(f, e, err);
+		o->nlisten_split++;
+		if (set_addrs(o, f, e, err) < 0)
+			return -1;
+		if (!p[n])
+			return 0;
+		p += n + 1;
+	}
+}
+
 /* Check value v for flag f and store it into *o. 0, or -1 with the error written. */
 static int set_value(struct options *o, const struct flag *f, const char *v, FILE *err)
 {
@@ -381,6 +407,8 @@ static int set_value(struct options *o, const struct flag *f, const char *v, FIL
 	case T_URLS:
 		return set_urls(o, f, v, err);
 	case T_ADDR:
+		if (strchr(v, ','))
+			return set_addr_list(o, f, v, err);
 		if (!addr_ok(v))
 			return bad_value(f, v, err);
 		return set_addrs(o, f, v, err);

@@ -7,7 +7,8 @@
  * also before any thread starts. Everything else lives in objects with an owner (scraper, server, webconfig,
  * mapping) or on a stack.
  *
- * Ownership: the strings of a parsed struct options borrow argv or string literals, or url_list. */
+ * Ownership: the strings of a parsed struct options borrow argv or string literals, or url_list and
+ * listen_split (so a struct options is not copied: pointers into it would dangle). */
 #ifndef SHIM_OPTIONS_H
 #define SHIM_OPTIONS_H
 
@@ -49,6 +50,8 @@ struct options {
 	int compare_format;              /* enum compare_format */
 	const char *targets_file;        /* --probe.targets-file: the clusters /probe?target= scrapes */
 	char url_list[4096];             /* --slurmctld.url given more than once: the joined comma list */
+	char listen_split[OPTIONS_LISTEN_MAX][272]; /* the elements of --web.listen-address comma lists */
+	size_t nlisten_split;
 };
 
 /* Set every option to its default, then apply argv (Go-flag style: -name or --name, the value after

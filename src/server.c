@@ -33,6 +33,7 @@ struct server {
 	struct scraper *scraper;
 	struct MHD_Daemon *d[SERVER_LISTEN_MAX];
 	int fd[SERVER_LISTEN_MAX];       /* until its daemon owns it */
+	const char *listen_use[SERVER_LISTEN_MAX]; /* cfg.listen without duplicates (listen_dedupe) */
 	unsigned port[SERVER_LISTEN_MAX];
 	size_t n;
 	char listening[1024];
@@ -447,6 +448,117 @@ static int bind_listen(const char *addr, unsigned *port_out, char *err, size_t e
 	return fd;
 }
 
+/* What a listen address binds, to tell two spellings of one address and port apart: the first
+ * address getaddrinfo gives as bind_listen asks it, an IPv4-mapped IPv6 address as its IPv4 one.
+ * any: 2 for every address (":port", "[::]:port": dual-stack), 1 for every IPv4 one ("0.0.0.0"). */
+struct listen_key {
+	int family, any;
+	unsigned char addr[16];
+	unsigned port;
+};
+
+/* 0 with *k, or -1 when addr does not resolve (its bind then says why). */
+static int listen_key(const char *addr, struct listen_key *k)
+{
+	char host[256];
+	const char *colon = strrchr(addr, ':');
+	struct addrinfo hints = { .ai_socktype = SOCK_STREAM, .ai_flags = AI_PASSIVE | AI_NUMERICSERV }, *res = NULL;
+	size_t hl = colon ? (size_t)(colon - addr) : 0;
+	if (!colon || !colon[1])
+		return -1;
+	if (hl >= 2 && addr[0] == '[' && addr[hl - 1] == ']') {
+		addr++;
+		hl -= 2;
+	}
+	if (hl >= sizeof(host))
+		return -1;
+	memcpy(host, addr, hl);
+	host[hl] = '\0';
+	hints.ai_family = hl ? AF_UNSPEC : AF_INET6;
+	int rc = getaddrinfo(hl ? host : NULL, colon + 1, &hints, &res);
+	if (rc && !hl) {
+		hints.ai_family = AF_INET;
+		rc = getaddrinfo(NULL, colon + 1, &hints, &res);
+	}
+	if (rc || !res)
+		return -1;
+	memset(k, 0, sizeof(*k));
+	if (res->ai_family == AF_INET6) {
+		const struct sockaddr_in6 *a6 = (const struct sockaddr_in6 *)res->ai_addr;
+		k->port = ntohs(a6->sin6_port);
+		if (IN6_IS_ADDR_V4MAPPED(&a6->sin6_addr)) {
+			k->family = AF_INET;
+			memcpy(k->addr, a6->sin6_addr.s6_addr + 12, 4);
+			k->any = !memcmp(k->addr, "\0\0\0\0", 4);
+		} else {
+			k->family = AF_INET6;
+			memcpy(k->addr, &a6->sin6_addr, 16);
+			k->any = IN6_IS_ADDR_UNSPECIFIED(&a6->sin6_addr) ? 2 : 0;
+		}
+	} else {
+		const struct sockaddr_in *a4 = (const struct sockaddr_in *)res->ai_addr;
+		k->family = AF_INET;
+		k->port = ntohs(a4->sin_port);
+		memcpy(k->addr, &a4->sin_addr, 4);
+		k->any = a4->sin_addr.s_addr == htonl(INADDR_ANY);
+	}
+	freeaddrinfo(res);
+	return 0;
+}
+
+/* Whether listening on x already serves every connection to y (binding both would fail with "address
+ * in use"): the same port (never port 0, which is a new port each time), and the same address or x
+ * a wildcard that takes y's. */
+static int listen_covers(const struct listen_key *x, const struct listen_key *y)
+{
+	if (x->port != y->port || !x->port)
+		return 0;
+	if (x->any == 2 || (x->any == 1 && y->family == AF_INET))
+		return 1;
+	return x->family == y->family && !memcmp(x->addr, y->addr, x->family == AF_INET ? 4 : 16);
+}
+
+/* The listen addresses to bind, into srv->listen_use (srv->cfg then points at them): each given once.
+ * One that another given earlier already serves (the same address and port however written,
+ * "127.1:9341" and "127.0.0.1:9341", or one inside a wildcard on that port) is left out, and an
+ * earlier one inside a later wildcard is replaced by it, each with a warning naming both. */
+static void listen_dedupe(struct server *srv)
+{
+	struct listen_key key[SERVER_LISTEN_MAX];
+	int known[SERVER_LISTEN_MAX];
+	size_t n = 0;
+	for (size_t i = 0; i < srv->cfg.nlisten && i < SERVER_LISTEN_MAX; i++) {
+		const char *a = srv->cfg.listen[i];
+		struct listen_key k;
+		int ok = listen_key(a, &k) == 0;
+		size_t j = 0;
+		while (ok && j < n && !(known[j] && listen_covers(&key[j], &k)))
+			j++;
+		if (ok && j < n) {
+			log_warn("--web.listen-address \"%s\" is already served by \"%s\" (the same address and port%s): "
+				 "listening on it once", a, srv->listen_use[j], key[j].any > k.any ? ", a wildcard" : "");
+			continue;
+		}
+		for (j = 0; ok && j < n;) {
+			if (!known[j] || !listen_covers(&k, &key[j])) {
+				j++;
+				continue;
+			}
+			log_warn("--web.listen-address \"%s\" is served by \"%s\" given after it (a wildcard on that port): "
+				 "listening on that one only", srv->listen_use[j], a);
+			memmove(&srv->listen_use[j], &srv->listen_use[j + 1], (n - j - 1) * sizeof(srv->listen_use[0]));
+			memmove(&key[j], &key[j + 1], (n - j - 1) * sizeof(key[0]));
+			memmove(&known[j], &known[j + 1], (n - j - 1) * sizeof(known[0]));
+			n--;
+		}
+		srv->listen_use[n] = a;
+		key[n] = k;
+		known[n++] = ok;
+	}
+	srv->cfg.listen = srv->listen_use;
+	srv->cfg.nlisten = n;
+}
+
 /* The port of bound socket fd, and its address as text ("127.0.0.1:9341", "[::1]:9341") into addr. */
 static unsigned sock_port(int fd, char *addr, size_t addrlen)
 {
@@ -527,10 +639,14 @@ static void stop_daemon(struct MHD_Daemon *d, int inherited)
 struct server *server_start(const struct server_config *cfg, struct scraper *s, char *err, size_t errlen)
 {
 	struct server *srv = xcalloc(1, sizeof(*srv));
-	size_t want = cfg->listen_fds ? cfg->nfds : cfg->nlisten, o = 0;
+	size_t o = 0;
 	srv->cfg = *cfg;
 	srv->scraper = s;
 	err[0] = '\0';
+	if (!cfg->listen_fds && cfg->nlisten <= SERVER_LISTEN_MAX)
+		listen_dedupe(srv);
+	cfg = &srv->cfg;
+	size_t want = cfg->listen_fds ? cfg->nfds : cfg->nlisten;
 	if (!want || want > SERVER_LISTEN_MAX) {
 		snprintf(err, errlen, "%zu listeners: from 1 to %d can be served", want, SERVER_LISTEN_MAX);
 		goto fail;

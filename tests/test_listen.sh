@@ -71,20 +71,70 @@ else
 	bad "two --web.listen-address: the shim does not start"
 fi
 
-# the second address is taken (by the first): the start fails, naming it, and nothing is left listening
+# one address and port given twice, however written (repeated, in a comma list, "127.1" for 127.0.0.1,
+# an IPv4-mapped IPv6 address): listened on once, with a warning naming both, and served (binding it
+# twice failed with "address in use" before)
+twice() { # what, then the flags
+	what=$1
+	shift
+	port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+	set -- $(echo "$*" | sed "s/PORT/$port/g")
+	"$BIN" --replay-dir "$STATE" --mapping.file "$MAP" "$@" >/dev/null 2>"$T/log" &
+	pid=$!
+	if wait_listening; then
+		if metrics_from "$port"; then ok "$what: served on port $port"; else bad "$what: no metrics on $port"; fi
+		n=$(grep 'listening on' "$T/log" | grep -o "(port $port)" | wc -l)
+		if [ "$n" -eq 1 ]; then ok "$what: one listener"; else bad "$what: $n listeners"; fi
+		if grep -q 'level=warn msg="--web.listen-address .* is already served by .* (the same address and port): listening on it once"' "$T/log"; then
+			ok "$what: a warning names both"
+		else
+			bad "$what: no warning"
+		fi
+		stop "$what"
+	else
+		bad "$what: the shim does not start"
+	fi
+}
+twice "an address given twice" --web.listen-address 127.0.0.1:PORT --web.listen-address 127.0.0.1:PORT
+twice "an address twice in a comma list" --web.listen-address 127.0.0.1:PORT,127.0.0.1:PORT
+twice "127.1 and 127.0.0.1" --web.listen-address 127.1:PORT --web.listen-address=127.0.0.1:PORT
+twice "an IPv4-mapped IPv6 address and its IPv4 one" --web.listen-address 127.0.0.1:PORT --web.listen-address [::ffff:127.0.0.1]:PORT
+# a comma list of two addresses: both served
 port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-"$BIN" --replay-dir "$STATE" --mapping.file "$MAP" --web.listen-address "127.0.0.1:$port" \
-	--web.listen-address "127.0.0.1:$port" >/dev/null 2>"$T/log" &
+"$BIN" --replay-dir "$STATE" --mapping.file "$MAP" --web.listen-address "127.0.0.1:$port,127.0.0.1:0" >/dev/null 2>"$T/log" &
 pid=$!
-i=0
-while kill -0 "$pid" 2>/dev/null && [ $i -lt 200 ]; do sleep 0.05; i=$((i + 1)); done
-wait "$pid"
-rc=$?
-pid=
-if [ "$rc" -eq 1 ] && grep -q "cannot listen on 127.0.0.1:$port" "$T/log" && ! grep -q 'listening on' "$T/log"; then
-	ok "an address given twice: exit 1, named, nothing served"
+if wait_listening && metrics_from "$port" && grep -q "listening on 127.0.0.1:$port (port $port), 127.0.0.1:0 (port [0-9]*)" "$T/log"; then
+	ok "a comma list of two addresses: two listeners"
+	stop "a comma list"
 else
-	bad "an address given twice: exit $rc"
+	bad "a comma list of two addresses"
+	kill "$pid" 2>/dev/null
+	wait "$pid" 2>/dev/null
+	pid=
+fi
+# an empty element of a comma list: refused at start
+"$BIN" --replay-dir "$STATE" --mapping.file "$MAP" --web.listen-address "127.0.0.1:1,," >/dev/null 2>"$T/log"
+rc=$?
+if [ "$rc" -eq 2 ] && grep -q 'flag --web.listen-address: value "" is not a valid' "$T/log"; then ok "an empty element of a comma list: exit 2"; else bad "an empty element of a comma list: exit $rc"; fi
+
+# an address another process holds: the start fails, naming it, and nothing is left listening
+cat >"$T/hold.py" <<'PY'
+import socket, subprocess, sys
+s = socket.socket()
+s.bind(("127.0.0.1", 0))
+s.listen(1)
+port = s.getsockname()[1]
+args = [a.replace("PORT", str(port)) for a in sys.argv[1:]]
+p = subprocess.run(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, timeout=20)
+sys.stderr.buffer.write(p.stderr)
+print(port, p.returncode)
+PY
+set -- $(python3 "$T/hold.py" "$BIN" --replay-dir "$STATE" --mapping.file "$MAP" --web.listen-address 127.0.0.1:0 \
+	--web.listen-address 127.0.0.1:PORT 2>"$T/log")
+if [ "${2:-}" = 1 ] && grep -q "cannot listen on 127.0.0.1:$1" "$T/log" && ! grep -q 'listening on' "$T/log"; then
+	ok "an address in use: exit 1, named, nothing served"
+else
+	bad "an address in use: exit ${2:-?}"
 fi
 
 # ---------------------------------------------------------------- --web.systemd-socket
