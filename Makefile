@@ -97,7 +97,7 @@ asan:
 # the daemon's threads (shared fetches, reload, concurrent scrapes) under ThreadSanitizer
 tsan:
 	$(MAKE) BUILD=build-tsan BIN=build-tsan/slurm-exporter-shim CFLAGS="-O1 -g -fsanitize=thread" \
-	  LDFLAGS="-fsanitize=thread" TEST_BINS=build-tsan/tests/test_http TEST_SH= test
+	  LDFLAGS="-fsanitize=thread" TEST_BINS="build-tsan/tests/test_http build-tsan/tests/test_slow_readers" TEST_SH= test
 
 valgrind: $(BIN) $(BUILD)/tests/fake_slurmctld $(TEST_BINS)
 	$(MAKE) test TEST_SH= TEST_WRAP="valgrind -q --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite,indirect --show-leak-kinds=definite,indirect"

@@ -11,8 +11,10 @@ With --apart, the N clients arrive one min-interval apart instead (--slurmctld.m
 one every 0.5 s), so that each holds an answer of its own, while an ordinary scraper asks /metrics
 every 0.5 s and reads it whole (each of its scrapes needs a new answer too), with
 --web.max-held-bytes BUDGET: prints how many of the ordinary scrapes got 200, how many of the
-slow clients lost their connection (the shim closes the holders of the oldest answers beyond the
-budget), and the shim's VmRSS before and at its peak (tests/test_slow_readers.c asserts a bound).
+slow clients the shim closed for the budget (the holders of the oldest answers; from its log), how
+many could not read their answer whole at the end, the most the budget's count was at a render
+that found it over, and the shim's VmRSS before and at its peak (tests/test_slow_readers.c
+asserts a bound).
 
 usage: slow_readers.py --dir DIR [--shim BIN] [--fake BIN] [--clients N ...] [--apart [--budget BYTES]]
 """
@@ -101,6 +103,7 @@ def read_whole(s):
     """The rest of a slow client's answer: True if it came whole (Content-Length), False if the
     connection ended first."""
     data = b""
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1 << 22)  # 4 KiB took 50 s for 4 MB
     s.settimeout(30)
     try:
         while True:
@@ -164,16 +167,21 @@ def run_apart(args, clients):
             peak[0] = max(peak[0], vmrss_kb(shim.pid))
         done.set()
         t.join()
-        closed = sum(1 for s in socks if not read_whole(s))
+        alive = shim.poll() is None
+        closed = sum(1 for s in reversed(socks) if not read_whole(s))
         ok = sum(1 for st in statuses if st == 200)
         # the most the ledger held when a render found it over the budget (the shim's debug lines)
         with open(log.name, errors="replace") as f:
-            held = [int(m) for m in re.findall(r"not read yet hold (\d+) bytes", f.read())]
+            text = f.read()
+        held = [int(m) for m in re.findall(r"not read yet hold (\d+) bytes", text)]
+        evicted = sum(int(m) for m in re.findall(r"closed (?:the )?(\d+) (?:more )?connections", text))
         print("figures: %s, answer %d bytes, %d clients not reading one interval apart, --web.max-held-bytes %d: "
-              "%d of %d ordinary scrapes 200, %d slow clients closed, held at most %d bytes before a render, "
-              "VmRSS %d kB before, peak %d kB (+%d kB)"
-              % (os.path.basename(args.shim), len(body), clients, args.budget, ok, len(statuses), closed,
-                 max(held) if held else 0, before, peak[0], peak[0] - before))
+              "%d of %d ordinary scrapes 200, %d slow clients closed for the budget (%d lost their connection by the end: "
+              "these and those idle past --web.connection-timeout), held at most %d bytes before a render, "
+              "VmRSS %d kB before, peak %d kB (+%d kB)%s; log %s"
+              % (os.path.basename(args.shim), len(body), clients, args.budget, ok, len(statuses), evicted, closed,
+                 max(held) if held else 0, before, peak[0], peak[0] - before,
+                 "" if alive and shim.poll() is None else ", THE SHIM EXITED", log.name))
     finally:
         done.set()
         for s in socks:
