@@ -43,11 +43,6 @@ static size_t plain_bytes(const struct answer *a)
 	return a->len + (a->result ? sizeof(*a->result) + a->result->nrows * sizeof(*a->result->rows) : 0);
 }
 
-size_t answer_bytes(const struct answer *a)
-{
-	return plain_bytes(a) + compressed_bytes(&((struct answer *)a)->gz); /* its lock only: a stays immutable */
-}
-
 void answer_unref(struct answer *a)
 {
 	if (!a || atomic_fetch_sub(&a->refs, 1) != 1)

@@ -60,9 +60,6 @@ struct answer_holder {
 struct answer *answer_new(int status, char *body, size_t len, struct render_result *result);
 struct answer *answer_ref(struct answer *a);
 void answer_unref(struct answer *a); /* NULL: nothing */
-/* The bytes a holds (its body, its result record and its gzip form once made): what a connection
- * holding it keeps alive. */
-size_t answer_bytes(const struct answer *a);
 /* compressed_get (compress.h) of a's body into its gzip form: a gzip form made after a was retired
  * is added to its ledger's count then. */
 int answer_gzip(struct answer *a, struct compress_stats *st, const void **body, size_t *blen);
