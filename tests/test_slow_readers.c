@@ -309,10 +309,53 @@ static void test_slow_readers_evicted_scraper_served(void **state)
 	stop(&f);
 }
 
+/* The same through the native passthrough: readers of /native/metrics/jobs-users-accts (8.6 MB, every
+ * family of slurmctld's answer re-escaped) one interval apart, beyond a 12 MB budget: every ordinary
+ * request of that page between them gets 200 with the whole page (503 before), the readers of the
+ * oldest answers are closed, the newest one's reader reads it whole. */
+static void test_slow_readers_native_evicted(void **state)
+{
+	(void)state;
+	enum { N = 6 };
+	static const char path[] = "/native/metrics/jobs-users-accts";
+	struct proc f, s;
+	struct buf b;
+	int fds[N], served = 0, evicted = 0;
+	fake_start(&f, big_payload(10000));
+	shim_start(&s, f.port, "12000000");
+	assert_int_equal(get(s.port, path, &b, 30000), 200);
+	size_t page = b.len;
+	assert_true(page > 8000000);
+	buf_free(&b);
+	for (int i = 0; i < N; i++) {
+		tu_sleep_ms(500);
+		assert_int_equal(slow_reader(s.port, path, &fds[i]), 200);
+		tu_sleep_ms(500);
+		long st = get(s.port, path, &b, 30000);
+		if (st != 200 || b.len + 65536 < page)
+			print_message("ordinary request after reader %d: %ld, %zu bytes: %.200s\n", i, st, b.len, b.data);
+		assert_null(strstr(b.data, "max-held-bytes"));
+		served += st == 200 && b.len + 65536 > page;
+		buf_free(&b);
+	}
+	assert_true(reads_whole(fds[N - 1]));
+	for (int i = 0; i < N - 1; i++)
+		evicted += !reads_whole(fds[i]);
+	print_message("figures: page %zu bytes, %d readers one interval apart, %d of %d ordinary requests 200, %d readers "
+		      "closed\n", page, N, served, N, evicted);
+	assert_true(served == N || (served >= N - 1 && (shim_has("__tsan_init") || shim_has("__asan_init"))));
+	assert_true(evicted >= N - 3);
+	for (int i = 0; i < N; i++)
+		close(fds[i]);
+	stop(&s);
+	stop(&f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_teardown(test_slow_readers_evicted_scraper_served, kill_children),
+		cmocka_unit_test_teardown(test_slow_readers_native_evicted, kill_children),
 	};
 	curl_global_init(CURL_GLOBAL_DEFAULT);
 	int rc = cmocka_run_group_tests(tests, NULL, NULL);
