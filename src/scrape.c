@@ -38,12 +38,15 @@ struct scraper {
 	struct answer_held *held; /* the bytes of answers only connections hold (cfg.max_held) */
 	int refusing;             /* the last scrape was refused for them (logged once per change) */
 	struct compress_stats gz; /* its answers' gzip forms and bytes sent (server.c counts) */
+	size_t schema;            /* which schema of the table's chain it serves (mapping_schema) */
+	int shares_cache;         /* the cache is another scraper's (scraper_new_schema) */
 };
 
-/* The families a payload keeps: the table's, and the status page's node view (nodeview.h). */
+/* The families a payload keeps: every schema's of the table (mapping_set_has_input), and the status
+ * page's node view (nodeview.h). */
 static int table_or_view_has_input(const char *name, size_t len, void *m)
 {
-	return mapping_has_input(name, len, m) || nodeview_has_input(name, len);
+	return mapping_set_has_input(name, len, m) || nodeview_has_input(name, len);
 }
 
 struct scraper *scraper_new(const struct scraper_config *cfg, struct mapping *m)
@@ -63,11 +66,26 @@ struct scraper *scraper_new(const struct scraper_config *cfg, struct mapping *m)
 	return s;
 }
 
+struct scraper *scraper_new_schema(struct scraper *first, size_t schema)
+{
+	struct scraper *s = xcalloc(1, sizeof(*s));
+	s->cfg = first->cfg;
+	s->cfg.keep_all = 0; /* the passthrough is the first's */
+	s->cache = first->cache;
+	s->shares_cache = 1;
+	s->schema = schema;
+	s->held = answer_held_new();
+	pthread_mutex_init(&s->mu, NULL);
+	pthread_mutex_init(&s->render_mu, NULL);
+	return s;
+}
+
 void scraper_free(struct scraper *s)
 {
 	if (!s)
 		return;
-	cache_free(s->cache); /* after the fetches still running, which borrow it */
+	if (!s->shares_cache)
+		cache_free(s->cache); /* after the fetches still running, which borrow it */
 	for (int id = 0; id < SRC_NATIVE_COUNT; id++)
 		answer_unref(s->native[id]);
 	answer_unref(s->answer);
@@ -362,7 +380,7 @@ struct answer *scraper_answer(struct scraper *s, double timeout_s)
 	struct answer *a;
 
 	cache_table_get(s->cache, &t);
-	c.m = t.m;
+	c.m = mapping_schema(t.m, s->schema) ? mapping_schema(t.m, s->schema) : t.m;
 	c.reload_ok = t.reload_ok;
 	c.reload_time = t.reload_time;
 	pthread_mutex_lock(&s->mu);

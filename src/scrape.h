@@ -55,6 +55,10 @@ struct scraper_config {
 struct scraper;
 
 struct scraper *scraper_new(const struct scraper_config *cfg, struct mapping *m);
+/* A scraper of schema `schema` of first's table chain (mapping.h's mapping_load_set: 0 is the first):
+ * its own answers, snapshot and log, over first's cache (its fetches, payloads and reloads), which
+ * it borrows: free it before first. */
+struct scraper *scraper_new_schema(struct scraper *first, size_t schema);
 void scraper_free(struct scraper *s); /* NULL: nothing */
 void scraper_set_mapping(struct scraper *s, struct mapping *m);   /* NULL: a reload failed */
 

@@ -38,6 +38,7 @@ struct node_rec {
 	struct node_state state;
 	struct str name, gres, gres_used, reason, reason_user;
 	double cpus, alloc_cpus, real_memory, alloc_memory, free_mem, reason_at;
+	double cpu_load;          /* load average x 100, as slurmd reported it */
 	size_t nparts;            /* in rest.parts */
 };
 
