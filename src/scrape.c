@@ -40,6 +40,7 @@ struct scraper {
 	struct compress_stats gz; /* its answers' gzip forms and bytes sent (server.c counts) */
 	size_t schema;            /* which schema of the table's chain it serves (mapping_schema) */
 	int shares_cache;         /* the cache is another scraper's (scraper_new_schema) */
+	uint64_t load_logged;     /* loadview_unknown_hash of the nodes of unknown load last logged, under render_mu */
 };
 
 /* The families a payload keeps: every schema's of the table (mapping_set_has_input), and the status
@@ -207,8 +208,14 @@ static void status_record(struct scraper *s, const struct scrape_ctx *c, const s
 	for (int id = 0; id < SRC_COUNT; id++)
 		ex[id] = p[id] && res->src[id].given && res->src[id].up ? &p[id]->expo : NULL;
 	struct nodeview *nv = xcalloc(1, sizeof(*nv));
-	if (res->status == 200)
+	if (res->status == 200) {
 		nodeview_build(nv, ex);
+		loadview_build(&nv->load, ex, s->cfg.load_margin);
+	}
+	uint64_t unknown = loadview_unknown_hash(&nv->load); /* logged once per change, under render_mu */
+	if (unknown != s->load_logged && unknown)
+		loadview_log_unknown(&nv->load);
+	s->load_logged = unknown;
 	pthread_mutex_lock(&s->mu);
 	struct scraper_status *st = &s->status;
 	memset(st, 0, sizeof(*st));

@@ -50,6 +50,7 @@ struct scraper_config {
 	unsigned cost_sources;    /* sources whose interval, back-off and timeout follow what their
 				     fetches take (bit 1 << id: slurmrestd's /jobs; cache.h), with cost */
 	struct sched_cost_config cost;
+	double load_margin;       /* --status.load-margin, percent (loadview.h) */
 };
 
 struct scraper;
