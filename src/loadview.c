@@ -143,7 +143,8 @@ void loadview_build(struct loadview *v, const struct expo *const ex[SRC_COUNT], 
 		return;
 	v->read = 1;
 	const struct expo_family *users = fam(ex[SRC_REST_JOBS], "slurmrestd_node_job_user");
-	v->has_users = ex[SRC_REST_JOBS] != NULL;
+	v->has_users = users != NULL;
+	v->jobs_read = ex[SRC_REST_JOBS] != NULL;
 	size_t c = 0;
 	for (size_t k = 0; load && k < load->n; k++) {
 		const struct expo_sample *s = &load->samples[k];
@@ -211,7 +212,7 @@ static void write_over(struct buf *out, const struct loadview *v, int guess, dou
 			buf_printf(out, "%.0f MiB", o->free_mem);
 		buf_puts(out, "</td><td>");
 		if (!v->has_users)
-			buf_puts(out, "<span class=\"off\">/jobs not read</span>");
+			buf_puts(out, "<span class=\"off\">not known</span>");
 		else
 			esc(out, o->users[0] ? o->users : "none");
 		buf_printf(out, "</td><td>%s (margin %.2f)</td></tr>\n",
@@ -262,8 +263,10 @@ void loadview_page(struct buf *out, const struct loadview *v, double age)
 			"included; largest excess first. %zu nodes have a load.</p>\n", age < 0 ? 0 : age, v->margin_pct,
 		   v->nloaded);
 	if (!v->has_users)
-		buf_puts(out, "<p class=\"off\">Users of the nodes' jobs: slurmrestd's /jobs was not read "
-			      "(--slurmrestd.jobs).</p>\n");
+		buf_puts(out, v->jobs_read ? "<p class=\"off\">Users of the nodes' jobs: not known (slurmrestd's /jobs "
+					     "was read, but without the jobs' nodes).</p>\n"
+					   : "<p class=\"off\">Users of the nodes' jobs: slurmrestd's /jobs was not read "
+					     "(--slurmrestd.jobs).</p>\n");
 	if (v->nover)
 		write_over(out, v, guess, age);
 	else

@@ -38,7 +38,8 @@ struct loadview_unknown {
 
 struct loadview {
 	int read;                /* slurmrestd's /nodes was read with its load families */
-	int has_users;           /* slurmrestd's /jobs was read: users[] are known */
+	int has_users;           /* slurmrestd_node_job_user was read: users[] are known */
+	int jobs_read;           /* slurmrestd's /jobs was read this render */
 	double margin_pct;
 	size_t nloaded;          /* nodes with a load */
 	size_t nover;            /* nodes listed, all; the first LOADVIEW_MAX by excess in over[] */
