@@ -21,7 +21,9 @@
 struct buf;
 struct expo;
 
-#define LOADVIEW_MAX 50          /* nodes listed, and nodes of unknown load named; the counts are whole */
+#define LOADVIEW_MAX 20          /* nodes listed, and nodes of unknown load named; the counts are whole
+				  (20 keeps the page under STATUS_PAGE_MAX beside the other lists at their bounds:
+				  test_loadview.c checks this section at its worst) */
 #define LOADVIEW_MARGIN_PCT 10   /* --status.load-margin's default */
 #define LOADVIEW_STALE_S 60      /* a load from an answer older than this is named a guess */
 

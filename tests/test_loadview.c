@@ -327,12 +327,44 @@ static void test_not_read(void **unused)
 	buf_free(&b);
 }
 
+/* Every slot full, every string at its longest and all of it escaped ('"' is 6 bytes): the section stays
+ * within the room the page keeps for it (test_nodeview.c's worst page is 405 KB of STATUS_PAGE_MAX). */
+#define LOADVIEW_SECTION_MAX (90u * 1024)
+static void test_worst_case_size(void **unused)
+{
+	(void)unused;
+	struct loadview *v = calloc(1, sizeof(*v));
+	assert_non_null(v);
+	v->read = v->has_users = 1;
+	v->nover = v->nunknown = 50000;
+	for (size_t i = 0; i < LOADVIEW_MAX; i++) {
+		struct loadview_node *o = &v->over[i];
+		memset(o->node, '"', sizeof(o->node) - 1);
+		memset(o->state, '"', sizeof(o->state) - 1);
+		memset(o->users, '"', sizeof(o->users) - 1);
+		o->load = o->excess = 1e12;
+		o->alloc = o->cpus = o->margin = o->free_mem = 1e12;
+		struct loadview_unknown *u = &v->unknown[i];
+		memset(u->node, '"', sizeof(u->node) - 1);
+		memset(u->state, '"', sizeof(u->state) - 1);
+		memset(u->why, '"', sizeof(u->why) - 1);
+	}
+	struct buf b;
+	buf_init(&b, 0);
+	loadview_page(&b, v, 1e9);
+	if (b.len > LOADVIEW_SECTION_MAX)
+		fail_msg("the load section takes %zu bytes at its worst", b.len);
+	assert_non_null(strstr(b.data, "and 49980 more"));
+	buf_free(&b);
+	free(v);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_captured_states), cmocka_unit_test(test_no_disagreement),
 		cmocka_unit_test(test_raised_and_idle), cmocka_unit_test(test_bad_data),
-		cmocka_unit_test(test_down_node), cmocka_unit_test(test_not_read),
+		cmocka_unit_test(test_down_node), cmocka_unit_test(test_not_read), cmocka_unit_test(test_worst_case_size),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
