@@ -247,6 +247,7 @@ static void scraper_config_init(struct scraper_config *sc, const struct options 
 		.replay_dir = opt->replay_dir,
 		.flags = row_flags(opt),
 		.load_margin = (double)opt->load_margin,
+		.log_load = !opt->once && !opt->compare_legacy, /* --once prints what it always printed */
 		/* /jobs is the full job RPC: only on request, whatever the rows read */
 		.sources_off = opt->rest_jobs ? 0 : 1u << SRC_REST_JOBS,
 		.max_output = 1u << 30, /* legacy families; a family that does not fit is left out whole */

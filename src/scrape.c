@@ -213,7 +213,7 @@ static void status_record(struct scraper *s, const struct scrape_ctx *c, const s
 		loadview_build(&nv->load, ex, s->cfg.load_margin);
 	}
 	uint64_t unknown = loadview_unknown_hash(&nv->load); /* logged once per change, under render_mu */
-	if (unknown != s->load_logged && unknown)
+	if (unknown != s->load_logged && unknown && s->cfg.log_load)
 		loadview_log_unknown(&nv->load);
 	s->load_logged = unknown;
 	pthread_mutex_lock(&s->mu);

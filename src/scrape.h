@@ -51,6 +51,7 @@ struct scraper_config {
 				     fetches take (bit 1 << id: slurmrestd's /jobs; cache.h), with cost */
 	struct sched_cost_config cost;
 	double load_margin;       /* --status.load-margin, percent (loadview.h) */
+	int log_load;             /* log the nodes of unknown load once per change (the daemon) */
 };
 
 struct scraper;

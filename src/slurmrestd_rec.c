@@ -2,6 +2,7 @@
  * CPUs, memory, GPUs and partitions; a share row's FairShare; a job into the aggregates by label set;
  * every number of diag's statistics. What is listed twice is refused, not summed or dropped. */
 #include "slurmrestd_int.h"
+#include "slurmrestd_hostlist.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -141,8 +142,11 @@ void rest_add_aggregates(struct rest *st)
 {
 	for (int f = 0; f < 4 && docs[st->doc].agg_fams[f]; f++)
 		for (size_t i = 0; i < st->acap; i++)
-			if (st->aggs[i].nl)
+			if (st->aggs[i].nl && !st->aggs[i].node_user)
 				add(st, docs[st->doc].agg_fams[f], st->aggs[i].l, st->aggs[i].nl, st->aggs[i].v[f]);
+	for (size_t i = 0; i < st->acap; i++)
+		if (st->aggs[i].nl && st->aggs[i].node_user)
+			add(st, "slurmrestd_node_job_user", st->aggs[i].l, st->aggs[i].nl, st->aggs[i].v[0]);
 }
 
 /* ---- nodes ---- */
@@ -368,6 +372,32 @@ static size_t uid_text(double v, char *buf, size_t cap)
 	return n > 0 && (size_t)n < cap ? (size_t)n : 0;
 }
 
+/* A running job's user on one node of its host list: slurmrestd_node_job_user{node,user} counts them. */
+struct node_user_ctx {
+	struct rest *st;
+	struct label user;
+};
+
+static void count_node_user(void *ctx, const char *host, size_t n)
+{
+	struct node_user_ctx *c = ctx;
+	struct label l[2] = { lab("node", host, n), c->user }; /* sorted: node, user */
+	struct agg *a = agg_slot(c->st, l, 2);
+	a->node_user = 1;
+	a->v[0] += 1;
+}
+
+/* The users of the jobs running on each node (the status page's load table, loadview.h). A host list
+ * it does not read only leaves that job out of them (the legacy rows read /jobs too: never refused for
+ * a field only the page reads). */
+static void job_nodes(struct rest *st, const struct job_rec *r, const struct label *user)
+{
+	if (!r->state.base || strcmp(r->state.base, "RUNNING") || !r->nodes.set || !r->nodes.len || !user->vlen)
+		return;
+	struct node_user_ctx c = { st, *user };
+	rest_hostlist_each(sp(st, &r->nodes), r->nodes.len, count_node_user, &c);
+}
+
 static int job_end(struct rest *st)
 {
 	struct job_rec *r = &st->r.job;
@@ -409,6 +439,7 @@ static int job_end(struct rest *st)
 	struct agg *a = agg_slot(st, sorted, AGG_N);
 	a->v[0] += tasks;
 	a->v[1] += tasks * (isnan(r->cpus) ? 0 : r->cpus);
+	job_nodes(st, r, &l[AGG_USER]);
 	return 1;
 }
 
@@ -455,7 +486,7 @@ static const struct slot job_slots[] = {
 	JOB("state_reason", S_STR, reason), JOB("state_description", S_STR, desc),
 	JOB("user_name", S_STR, user), JOB("user_id", S_NUM, uid), JOB("account", S_STR, account),
 	JOB("partition", S_STR, partition), JOB("cpus", S_NUM, cpus),
-	JOB("array_task_string", S_STR, tasks), JOB("job_id", S_NUM, id), { NULL, S_NUM, 0 },
+	JOB("array_task_string", S_STR, tasks), JOB("job_id", S_NUM, id), JOB("nodes", S_STR, nodes), { NULL, S_NUM, 0 },
 };
 
 static const struct slot share_slots[] = {

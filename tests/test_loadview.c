@@ -19,6 +19,7 @@
 #include "expo.h"
 #include "loadview.h"
 #include "slurmrestd.h"
+#include "slurmrestd_hostlist.h"
 
 static const char *const states[] = { TU_REST_STATES };
 
@@ -359,12 +360,79 @@ static void test_worst_case_size(void **unused)
 	free(v);
 }
 
+static void collect(void *ctx, const char *host, size_t n)
+{
+	struct buf *b = ctx;
+	buf_printf(b, "%.*s ", (int)n, host);
+}
+
+/* Slurm's host lists, as a job's "nodes" gives them. */
+static void test_hostlist(void **unused)
+{
+	(void)unused;
+	struct buf b;
+	buf_init(&b, 0);
+	assert_int_equal(rest_hostlist_each("n[1-3,05-06],gpu01", 18, collect, &b), 6);
+	assert_string_equal(b.data, "n1 n2 n3 n05 n06 gpu01 ");
+	buf_free(&b);
+	buf_init(&b, 0);
+	assert_int_equal(rest_hostlist_each("rack1-n[8-10]-ib", 16, collect, &b), 3);
+	assert_string_equal(b.data, "rack1-n8-ib rack1-n9-ib rack1-n10-ib ");
+	static const char *const bad[] = { "n[1-", "n[3-1]", "n[1-100000]", "a[1]b[2]", "n]1", "n[[1]]", "n[1,,2]", "n[x]" };
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		if (rest_hostlist_each(bad[i], strlen(bad[i]), collect, &b) != -1)
+			fail_msg("'%s' read as a host list", bad[i]);
+	assert_int_equal(b.len, strlen("rack1-n8-ib rack1-n9-ib rack1-n10-ib ")); /* nothing called for them */
+	buf_free(&b);
+}
+
+/* With /jobs: the users of a listed node's running jobs (25.11 R2: n3 runs alice's job 10 and carol's 16). */
+static void test_users(void **unused)
+{
+	(void)unused;
+	json_t *doc = load_json("slurm-25.11-rest/R2-busy-mix-draining");
+	flatten(doc);
+	json_object_set_new(json_array_get(json_object_get(doc, "nodes"), 2), "cpu_load", json_integer(1590));
+	struct expo e, j;
+	parse_doc(&e, doc);
+	size_t len;
+	char *text = tu_slurp("tests/fixtures/slurm-25.11-rest/R2-busy-mix-draining/rest_jobs.json", &len);
+	assert_non_null(text);
+	expo_init(&j);
+	void *st = rest_begin_jobs(&j);
+	rest_feed(st, &j, text, len);
+	assert_int_equal(rest_end(st, &j), 0);
+	free(text);
+	const struct expo *ex[SRC_COUNT] = { 0 };
+	ex[SRC_REST_NODES] = &e;
+	struct loadview v;
+	loadview_build(&v, ex, LOADVIEW_MARGIN_PCT);
+	assert_int_equal(v.nover, 1);
+	assert_false(v.has_users);
+	struct buf b;
+	buf_init(&b, 0);
+	loadview_page(&b, &v, 5);
+	assert_non_null(strstr(b.data, "slurmrestd's /jobs was not read"));
+	buf_free(&b);
+	ex[SRC_REST_JOBS] = &j;
+	loadview_build(&v, ex, LOADVIEW_MARGIN_PCT);
+	assert_true(v.has_users);
+	assert_string_equal(v.over[0].node, "n3");
+	assert_non_null(strstr(v.over[0].users, "alice"));
+	assert_non_null(strstr(v.over[0].users, "carol"));
+	assert_int_equal(strlen(v.over[0].users), strlen("alice,carol"));
+	expo_free(&j);
+	expo_free(&e);
+	json_decref(doc);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_captured_states), cmocka_unit_test(test_no_disagreement),
 		cmocka_unit_test(test_raised_and_idle), cmocka_unit_test(test_bad_data),
 		cmocka_unit_test(test_down_node), cmocka_unit_test(test_not_read), cmocka_unit_test(test_worst_case_size),
+		cmocka_unit_test(test_hostlist), cmocka_unit_test(test_users),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
