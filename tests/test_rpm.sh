@@ -41,7 +41,8 @@ for f in /usr/lib/systemd/system/slurm-exporter-shim.service /usr/lib/systemd/sy
 	/etc/default/slurm-exporter-shim /etc/default/slurm-exporter-shim-slurmrestd /usr/share/slurm-exporter-shim/default.dist \
 	/etc/slurm-exporter-shim/prometheus-slurm-exporter.json /etc/slurm-exporter-shim/slurm-node-load.json \
 	/usr/share/man/man1/slurm-exporter-shim.1.gz \
-	/usr/share/doc/slurm-exporter-shim/migration.md /usr/share/doc/slurm-exporter-shim/alert-rules.yml; do
+	/usr/share/doc/slurm-exporter-shim/migration.md /usr/share/doc/slurm-exporter-shim/alert-rules.yml \
+	/usr/share/slurm-exporter-shim/replace-file.sh; do
 	check "ships $f" has_file -rw-r--r-- "$f"
 done
 rpm -qcp "$rpm" 2>/dev/null | sort >"$T/config"
@@ -70,6 +71,7 @@ rpm2archive - <"$rpm" | tar -xzf - -C "$T/x"
 for pair in usr/lib/systemd/system/slurm-exporter-shim.service=packaging/systemd/slurm-exporter-shim.service \
 	usr/lib/systemd/system/slurm-exporter-shim-slurmrestd.service=packaging/systemd/slurm-exporter-shim-slurmrestd.service \
 	usr/share/slurm-exporter-shim/migrate-legacy-args=packaging/migrate-legacy-args \
+	usr/share/slurm-exporter-shim/replace-file.sh=packaging/replace-file.sh \
 	usr/share/slurm-exporter-shim/enable-slurmrestd=packaging/enable-slurmrestd \
 	usr/share/slurm-exporter-shim/run-slurmrestd=packaging/run-slurmrestd \
 	etc/default/slurm-exporter-shim-slurmrestd=packaging/default/slurm-exporter-shim-slurmrestd \
