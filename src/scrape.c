@@ -250,7 +250,8 @@ static struct answer *render(struct scraper *s, const struct scrape_ctx *c, cons
 		.m = c->m, .flags = s->cfg.flags, .p = p, .counts = c->counts, .max_output = s->cfg.max_output,
 		.slow_fetch = s->cfg.replay_dir ? 0 : s->cfg.slow_fetch, .size_hint = c->last_output,
 		.reload_ok = c->reload_ok, .reload_time = c->reload_time, .clock = mono_now, .started = c->started,
-		.node_view = 1, .load_margin = s->cfg.load_margin, .ctl = view, .nctl = ctl ? controllers_view(ctl, view) : 0,
+		.node_view = !s->shares_cache, /* the status page is the first schema's */
+		.load_margin = s->cfg.load_margin, .ctl = view, .nctl = ctl ? controllers_view(ctl, view) : 0,
 		.ctl_switches = ctl ? controllers_switches(ctl) : 0, .gz = s->cfg.compression ? &s->gz : NULL,
 	};
 	int status = render_run(&in, &out, res);
