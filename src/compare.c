@@ -341,6 +341,31 @@ static void render(const struct fam_result *res, size_t n, enum compare_format f
 		   t.disappear == 1 ? "it" : "them", rc ? "" : ": every exact family agrees and none disappears");
 }
 
+int compare_pick_schema(const struct mapping *chain, const struct expo *legacy, char *why, size_t whysz)
+{
+	size_t best = 0, nbest = 0, len = 0;
+	int pick = -1, k = 0;
+	why[0] = '\0';
+	for (const struct mapping *m = chain; m; m = m->next, k++) {
+		size_t n = 0;
+		for (size_t i = 0; i < legacy->nfams; i++) {
+			const struct expo_family *f = &legacy->fams[i];
+			char name[512];
+			if (!f->n || family_is_ignored(f->name, f->nlen) || f->nlen >= sizeof(name))
+				continue;
+			memcpy(name, f->name, f->nlen);
+			name[f->nlen] = '\0';
+			n += mapping_row_index(m, name) >= 0;
+		}
+		if (n > best || !k)
+			pick = k, best = n, nbest = 0;
+		nbest += n == best;
+		if (len < whysz)
+			len += (size_t)snprintf(why + len, whysz - len, "%s%s %zu", k ? ", " : "", m->stem[0] ? m->stem : m->path, n);
+	}
+	return best && nbest == 1 ? pick : -1;
+}
+
 int compare_families(const struct mapping *m, unsigned flags, const struct expo *legacy, const struct expo *shim,
 		     const struct render_result *served, enum compare_format fmt, struct buf *out)
 {

@@ -28,6 +28,12 @@ enum compare_format { COMPARE_TABLE, COMPARE_JSON };
 int compare_families(const struct mapping *m, unsigned flags, const struct expo *legacy, const struct expo *shim,
 		     const struct render_result *served, enum compare_format fmt, struct buf *out);
 
+/* Which schema of chain (mapping.h's mapping_load_set) the old exporter's page legacy speaks: the one
+ * whose row names its families (those with a sample, go_*, process_* and promhttp_* ignored) match
+ * most. Its index, or -1 with the reason in why (the matches per schema): no family matches any
+ * schema, or two schemas match the most alike (then --compare-legacy.schema decides). */
+int compare_pick_schema(const struct mapping *chain, const struct expo *legacy, char *why, size_t whysz);
+
 /* 1 if legacy, the old exporter's page parsed, is an exporter's page at all: it has one sample or
  * more. An empty 200 or a page of comments is not (the URL points at something else): the caller
  * exits 2 as for an unreadable page, not 1 as if every family differed. */

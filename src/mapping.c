@@ -347,3 +347,16 @@ unsigned mapping_sources(const struct mapping *m, unsigned flags, unsigned usabl
 	}
 	return eps;
 }
+
+void mapping_fidelity_counts(const struct mapping *m, size_t out[FID_COUNT])
+{
+	for (int f = 0; f < FID_COUNT; f++)
+		out[f] = 0;
+	for (size_t i = 0; m && i < m->nrows; i++) {
+		enum fidelity best = FID_UNAVAILABLE;
+		for (size_t k = 0; k < m->rows[i].nforms; k++)
+			if (m->rows[i].forms[k].fidelity < best)
+				best = m->rows[i].forms[k].fidelity;
+		out[best]++;
+	}
+}

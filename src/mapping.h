@@ -177,6 +177,10 @@ static inline int row_is_enabled(const struct row *r, unsigned flags)
 }
 /* "exact", "approximate" or "unavailable" (a literal). */
 const char *fidelity_name(enum fidelity f);
+/* m's rows (this schema's alone, not the chain's) by the best fidelity any of their forms promises
+ * (a preferred form's with the upstream it reads, else the native form's): out[FID_EXACT] rows exact
+ * at best, and so on; the status page, --version and slurm_exporter_shim_schema_rows count so. */
+void mapping_fidelity_counts(const struct mapping *m, size_t out[FID_COUNT]);
 /* The upstream form r->forms[form] reads: slurmrestd when any of its sources is slurmrestd's, else
  * slurmctld. */
 enum upstream_id row_upstream(const struct row *r, size_t form);
