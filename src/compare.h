@@ -29,9 +29,11 @@ int compare_families(const struct mapping *m, unsigned flags, const struct expo 
 		     const struct render_result *served, enum compare_format fmt, struct buf *out);
 
 /* Which schema of chain (mapping.h's mapping_load_set) the old exporter's page legacy speaks: the one
- * whose row names its families (those with a sample, go_*, process_* and promhttp_* ignored) match
- * most. Its index, or -1 with the reason in why (the matches per schema): no family matches any
- * schema, or two schemas match the most alike (then --compare-legacy.schema decides). */
+ * whose row names are most like its family names (those with a sample; go_*, process_* and
+ * promhttp_* ignored): the most names shared over the names of either (so a schema that adds rows to
+ * another's names is not taken for it). Its index, or -1 with the reason in why (each schema's
+ * "shared of either"): no family is a row of any schema, or two schemas are alike best (then
+ * --compare-legacy.schema decides). */
 int compare_pick_schema(const struct mapping *chain, const struct expo *legacy, char *why, size_t whysz);
 
 /* 1 if legacy, the old exporter's page parsed, is an exporter's page at all: it has one sample or

@@ -379,10 +379,11 @@ static int compare_schema(const struct options *opt, const struct mapping *chain
 	else if (!chain->next)
 		*k = 0;
 	else if (legacy && (*k = compare_pick_schema(chain, legacy, why, sizeof(why))) < 0)
-		log_error("--compare-legacy: cannot tell which schema the old exporter speaks (its families that are rows "
-			  "of each: %s); name it with --compare-legacy.schema", why);
+		log_error("--compare-legacy: cannot tell which schema the old exporter speaks (its family names shared with "
+			  "each schema's row names, of the names of either: %s); name it with --compare-legacy.schema", why);
 	else if (legacy)
-		log_info("--compare-legacy: the old exporter speaks %s (its families that are rows of each: %s)",
+		log_info("--compare-legacy: the old exporter speaks %s (its family names shared with each schema's row names, "
+			 "of the names of either: %s)",
 			 mapping_schema(chain, (size_t)*k)->stem, why);
 	else
 		*k = -1;
