@@ -311,12 +311,17 @@ static int verdict_of(struct tally t)
 	return t.disappear || t.exact ? 1 : 0;
 }
 
-static void render(const struct fam_result *res, size_t n, enum compare_format fmt, struct buf *out)
+static void render(const struct mapping *named, const struct fam_result *res, size_t n, enum compare_format fmt,
+		   struct buf *out)
 {
 	struct tally t = count(res, n);
 	int rc = verdict_of(t);
 	if (fmt == COMPARE_JSON) {
 		json_t *doc = json_object(), *fams = json_array();
+		if (named) {
+			json_object_set_new(doc, "schema", json_string(named->stem));
+			json_object_set_new(doc, "schema_file", json_string(named->path));
+		}
 		for (size_t i = 0; i < n; i++)
 			json_array_append_new(fams, json_row(&res[i]));
 		json_object_set_new(doc, "passed", json_boolean(rc == 0));
@@ -332,6 +337,8 @@ static void render(const struct fam_result *res, size_t n, enum compare_format f
 		json_decref(doc);
 		return;
 	}
+	if (named)
+		buf_printf(out, "schema %s (%s)\n", named->stem, named->path);
 	buf_printf(out, "%-22s %-12s %-10s %s\n", "RESULT", "FIDELITY", "UPSTREAM", "FAMILY");
 	for (size_t i = 0; i < n; i++)
 		table_row(out, &res[i]);
@@ -379,6 +386,13 @@ int compare_pick_schema(const struct mapping *chain, const struct expo *legacy, 
 int compare_families(const struct mapping *m, unsigned flags, const struct expo *legacy, const struct expo *shim,
 		     const struct render_result *served, enum compare_format fmt, struct buf *out)
 {
+	return compare_schema_families(m, 0, flags, legacy, shim, served, fmt, out);
+}
+
+int compare_schema_families(const struct mapping *m, int name_schema, unsigned flags, const struct expo *legacy,
+			    const struct expo *shim, const struct render_result *served, enum compare_format fmt,
+			    struct buf *out)
+{
 	struct fam_result *res = xcalloc(m->nrows + legacy->nfams + 1, sizeof(*res));
 	size_t n = 0;
 	int rc = 0;
@@ -393,7 +407,7 @@ int compare_families(const struct mapping *m, unsigned flags, const struct expo 
 			continue;
 		compare_one(f->name, f->nlen, NULL, NULL, flags, legacy, shim, &res[n++]);
 	}
-	render(res, n, fmt, out);
+	render(name_schema ? m : NULL, res, n, fmt, out);
 	rc = verdict_of(count(res, n));
 	free(res);
 	return rc;

@@ -27,6 +27,11 @@ enum compare_format { COMPARE_TABLE, COMPARE_JSON };
  * family whose form is exact agrees (same series, same values); 1 otherwise. */
 int compare_families(const struct mapping *m, unsigned flags, const struct expo *legacy, const struct expo *shim,
 		     const struct render_result *served, enum compare_format fmt, struct buf *out);
+/* The same, naming m when name_schema is set (several schemas loaded): the table's first line
+ * "schema NAME (FILE)", the JSON's "schema" and "schema_file". */
+int compare_schema_families(const struct mapping *m, int name_schema, unsigned flags, const struct expo *legacy,
+			    const struct expo *shim, const struct render_result *served, enum compare_format fmt,
+			    struct buf *out);
 
 /* Which schema of chain (mapping.h's mapping_load_set) the old exporter's page legacy speaks: the one
  * whose row names are most like its family names (those with a sample; go_*, process_* and

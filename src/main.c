@@ -439,10 +439,9 @@ static int compare_legacy(const struct options *opt, const struct schemas *sc, c
 		buf_append(&shim, a->body, a->len);
 	if (parse_page(&se, &shim, "the shim's own answer") < 0)
 		goto out;
-	const struct mapping *table = mapping_schema(chain, (size_t)k);
-	if (chain->next && opt->compare_format == COMPARE_TABLE) /* the report names the schema (one schema: as it always was) */
-		buf_printf(&report, "schema %s (%s)\n", table->stem, table->path);
-	rc = compare_families(table, row_flags(opt), &le, &se, a->result, (enum compare_format)opt->compare_format, &report);
+	/* several schemas: the report names the one compared (one schema: as it always was) */
+	rc = compare_schema_families(mapping_schema(chain, (size_t)k), chain->next != NULL, row_flags(opt), &le, &se,
+				     a->result, (enum compare_format)opt->compare_format, &report);
 	fwrite(report.data, 1, report.len, stdout);
 out:
 	answer_unref(a);

@@ -672,6 +672,16 @@ static void test_schema_recognised(void **state)
 	assert_non_null(strstr(out, "schema sckyzo-slurm-exporter ("));
 	assert_line(out, "slurm_account_fairshare_norm_shares", "only-legacy            unavailable");
 	free(out), free(err);
+	const char *json[] = { "--mapping.file", RIVOSINC, "--mapping.file", SCKYZO, "--compare-legacy.format", "json", NULL };
+	assert_int_equal(compare_err(f.port, dir, &out, &err, json), 1);
+	json_error_t jerr;
+	json_t *doc = json_loads(out, 0, &jerr);
+	if (!doc)
+		fail_msg("not JSON: %s\n%s", jerr.text, out);
+	assert_string_equal(json_string_value(json_object_get(doc, "schema")), "sckyzo-slurm-exporter");
+	assert_string_equal(json_string_value(json_object_get(doc, "schema_file")), SCKYZO);
+	json_decref(doc);
+	free(out), free(err);
 	fake_stop(&f);
 }
 
