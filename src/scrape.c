@@ -38,12 +38,16 @@ struct scraper {
 	struct answer_held *held; /* the bytes of answers only connections hold (cfg.max_held) */
 	int refusing;             /* the last scrape was refused for them (logged once per change) */
 	struct compress_stats gz; /* its answers' gzip forms and bytes sent (server.c counts) */
+	size_t schema;            /* which schema of the table's chain it serves (mapping_schema) */
+	int shares_cache;         /* the cache is another scraper's (scraper_new_schema) */
+	uint64_t load_logged;     /* loadview_unknown_hash of the nodes of unknown load last logged, under render_mu */
 };
 
-/* The families a payload keeps: the table's, and the status page's node view (nodeview.h). */
+/* The families a payload keeps: every schema's of the table (mapping_set_has_input), and the status
+ * page's node view (nodeview.h). */
 static int table_or_view_has_input(const char *name, size_t len, void *m)
 {
-	return mapping_has_input(name, len, m) || nodeview_has_input(name, len);
+	return mapping_set_has_input(name, len, m) || nodeview_has_input(name, len);
 }
 
 struct scraper *scraper_new(const struct scraper_config *cfg, struct mapping *m)
@@ -63,11 +67,26 @@ struct scraper *scraper_new(const struct scraper_config *cfg, struct mapping *m)
 	return s;
 }
 
+struct scraper *scraper_new_schema(struct scraper *first, size_t schema)
+{
+	struct scraper *s = xcalloc(1, sizeof(*s));
+	s->cfg = first->cfg;
+	s->cfg.keep_all = 0; /* the passthrough is the first's */
+	s->cache = first->cache;
+	s->shares_cache = 1;
+	s->schema = schema;
+	s->held = answer_held_new();
+	pthread_mutex_init(&s->mu, NULL);
+	pthread_mutex_init(&s->render_mu, NULL);
+	return s;
+}
+
 void scraper_free(struct scraper *s)
 {
 	if (!s)
 		return;
-	cache_free(s->cache); /* after the fetches still running, which borrow it */
+	if (!s->shares_cache)
+		cache_free(s->cache); /* after the fetches still running, which borrow it */
 	for (int id = 0; id < SRC_NATIVE_COUNT; id++)
 		answer_unref(s->native[id]);
 	answer_unref(s->answer);
@@ -189,8 +208,14 @@ static void status_record(struct scraper *s, const struct scrape_ctx *c, const s
 	for (int id = 0; id < SRC_COUNT; id++)
 		ex[id] = p[id] && res->src[id].given && res->src[id].up ? &p[id]->expo : NULL;
 	struct nodeview *nv = xcalloc(1, sizeof(*nv));
-	if (res->status == 200)
+	if (res->status == 200) {
 		nodeview_build(nv, ex);
+		loadview_build(&nv->load, ex, s->cfg.load_margin);
+	}
+	uint64_t unknown = loadview_unknown_hash(&nv->load); /* logged once per change, under render_mu */
+	if (unknown != s->load_logged && unknown && s->cfg.log_load)
+		loadview_log_unknown(&nv->load);
+	s->load_logged = unknown;
 	pthread_mutex_lock(&s->mu);
 	struct scraper_status *st = &s->status;
 	memset(st, 0, sizeof(*st));
@@ -362,7 +387,7 @@ struct answer *scraper_answer(struct scraper *s, double timeout_s)
 	struct answer *a;
 
 	cache_table_get(s->cache, &t);
-	c.m = t.m;
+	c.m = mapping_schema(t.m, s->schema) ? mapping_schema(t.m, s->schema) : t.m;
 	c.reload_ok = t.reload_ok;
 	c.reload_time = t.reload_time;
 	pthread_mutex_lock(&s->mu);

@@ -4,6 +4,7 @@
 #include "status_html.h"
 #include "probe.h"
 #include "native.h"
+#include "loadview.h"
 #include "nodeview.h"
 #include "catalog.h"
 #include "scrape.h"
@@ -508,6 +509,7 @@ void status_page(struct buf *out, const struct status_page_info *info, const str
 		   st->http_status);
 	write_banner(out, st);
 	write_nodes(out, &st->nodes);
+	loadview_page(out, &st->nodes.load, st->src[SRC_REST_NODES].age);
 	write_partitions(out, &st->nodes);
 	write_queue(out, &st->nodes);
 	write_sources(out, st);
