@@ -39,6 +39,7 @@ struct node_rec {
 	struct str name, gres, gres_used, reason, reason_user;
 	double cpus, alloc_cpus, real_memory, alloc_memory, free_mem, reason_at;
 	double cpu_load;          /* load average x 100, as slurmd reported it */
+	double weight;            /* the scheduling weight (sinfo's %w) */
 	size_t nparts;            /* in rest.parts */
 };
 
@@ -46,6 +47,7 @@ struct job_rec {
 	struct job_state state;
 	struct str reason, desc, user, account, partition, tasks, nodes;
 	double cpus, uid, id;
+	double mem_node, mem_cpu; /* memory_per_node, memory_per_cpu (MB; NaN when not set) */
 };
 
 struct share_rec {
@@ -131,5 +133,10 @@ int rest_keep_str(struct rest *st, struct str *s, const unsigned char *p, size_t
 int rest_add_part(struct rest *st, const unsigned char *p, size_t n);
 int rest_diag_num(struct rest *st, const char *path, double v);
 void rest_add_aggregates(struct rest *st);
+/* slurmrestd_nodepart.c: one node's series in one of its partitions (labels node, partition, state) */
+void rest_node_part_series(struct expo *e, const struct node_rec *r, const struct label l[3], double alloc, double idle,
+			   double load);
+/* slurmrestd_nodepart.c: what squeue's %m prints for a job, in MB (0 when neither is set) */
+double rest_job_memory(const struct job_rec *r);
 
 #endif
