@@ -429,6 +429,11 @@ void *rest_begin_diag(struct expo *e)
 	return rest_begin(e, REST_DIAG);
 }
 
+void *rest_begin_licenses(struct expo *e)
+{
+	return rest_begin(e, REST_LICENSES);
+}
+
 /* The feeder stopped on its own (syntax, a bound): its reason is the document's problem. */
 static void feeder_stopped(struct rest *st)
 {

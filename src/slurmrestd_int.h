@@ -50,6 +50,11 @@ struct job_rec {
 	double mem_node, mem_cpu; /* memory_per_node, memory_per_cpu (MB; NaN when not set) */
 };
 
+struct lic_rec {              /* an item of /licenses' "licenses" (scontrol show licenses) */
+	struct str name;
+	double total, used, free, reserved, last_consumed, last_deficit;
+};
+
 struct share_rec {
 	struct str name, parent, partition, type;
 	double factor, level;
@@ -88,7 +93,7 @@ struct rest {
 	char errs[REST_ERRS_MAX];
 	char *scratch;            /* the record's strings */
 	size_t slen;
-	union { struct node_rec node; struct job_rec job; struct share_rec share; } r;
+	union { struct node_rec node; struct job_rec job; struct share_rec share; struct lic_rec lic; } r;
 	struct str *parts;        /* the node's partitions */
 	size_t partcap, nodes;    /* nodes: records ended, for agg.node */
 	struct agg *aggs;         /* jobs, partitions: open addressing, acap a power of two */
@@ -118,7 +123,13 @@ struct doc_info {
 	const char *agg_fams[4];  /* the families of the aggregate's values, in rest_end */
 };
 
-extern const struct doc_info docs[4];
+extern const struct doc_info docs[REST_DOCS];
+/* slurmrestd_nodepart.c: the license document's fields and its record's end */
+extern const struct slot rest_lic_slots[];
+int rest_lic_end(struct rest *st);
+/* slurmrestd_rec.c: for the documents' ends kept in other files */
+const char *rest_sp(const struct rest *st, const struct str *s);
+int rest_seen_before(struct rest *st, const void *s, size_t n);
 
 /* The document is unusable (count problems): the first reason is kept with its offset; the parse
  * stops. Returns 0. */

@@ -1,8 +1,9 @@
-/* slurmrestd_nodepart.c: the node x partition view of slurmrestd's /nodes, and a job's memory as
- * squeue prints it. A node listed in several partitions is counted in each (sinfo prints one line
+/* slurmrestd_nodepart.c: the node x partition view of slurmrestd's /nodes, a job's memory as
+ * squeue prints it, and /licenses. A node listed in several partitions is counted in each (sinfo prints one line
  * per node and partition), so that rows can sum node values by partition and node state
  * (`sum by (partition, state) (slurmrestd_partition_node_cpus_alloc)`) without a join. */
 #include <math.h>
+#include <stddef.h>
 #include <string.h>
 
 #include "slurmrestd_int.h"
@@ -38,4 +39,42 @@ double rest_job_memory(const struct job_rec *r)
 	if (!isnan(r->mem_cpu) && !isinf(r->mem_cpu))
 		return r->mem_cpu;
 	return 0;
+}
+
+/* ---- licenses: /slurm/{version}/licenses, what `scontrol show licenses` prints ---- */
+
+
+
+const struct slot rest_lic_slots[] = {
+	{ "LicenseName", S_STR, offsetof(struct lic_rec, name) },
+	{ "Total", S_NUM, offsetof(struct lic_rec, total) }, { "Used", S_NUM, offsetof(struct lic_rec, used) },
+	{ "Free", S_NUM, offsetof(struct lic_rec, free) }, { "Reserved", S_NUM, offsetof(struct lic_rec, reserved) },
+	{ "LastConsumed", S_NUM, offsetof(struct lic_rec, last_consumed) },
+	{ "LastDeficit", S_NUM, offsetof(struct lic_rec, last_deficit) },
+	{ NULL, S_NUM, 0 },
+};
+
+/* One sample per license in each family, labelled license; a value slurmrestd does not give has
+ * no sample. */
+int rest_lic_end(struct rest *st)
+{
+	const struct lic_rec *r = &st->r.lic;
+	if (!r->name.len)
+		return rest_fail(st, 1, "a license without a name");
+	const char *name = rest_sp(st, &r->name);
+	if (rest_seen_before(st, name, r->name.len)) {
+		char esc[48];
+		return rest_fail(st, 1, "license '%s' listed twice", rest_esc(esc, sizeof(esc), name, r->name.len));
+	}
+	struct label l[1] = { { "license", name, 7, r->name.len } };
+	const struct { const char *fam; double v; } v[] = {
+		{ "slurmrestd_license_total", r->total }, { "slurmrestd_license_used", r->used },
+		{ "slurmrestd_license_free", r->free }, { "slurmrestd_license_reserved", r->reserved },
+		{ "slurmrestd_license_last_consumed", r->last_consumed },
+		{ "slurmrestd_license_last_deficit", r->last_deficit },
+	};
+	for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++)
+		if (!isnan(v[i].v))
+			expo_add(st->e, v[i].fam, strlen(v[i].fam), l, 1, v[i].v);
+	return 1;
 }

@@ -29,6 +29,11 @@ static const char *sp(const struct rest *st, const struct str *s)
 	return st->scratch + s->off;
 }
 
+const char *rest_sp(const struct rest *st, const struct str *s)
+{
+	return sp(st, s);
+}
+
 int rest_add_part(struct rest *st, const unsigned char *p, size_t n)
 {
 	struct node_rec *r = &st->r.node;
@@ -52,6 +57,9 @@ void rest_record_reset(struct rest *st)
 		jr->cpus = jr->uid = jr->id = jr->mem_node = jr->mem_cpu = NAN;
 	else if (st->doc == REST_SHARES)
 		sr->factor = sr->level = NAN;
+	else if (st->doc == REST_LICENSES)
+		st->r.lic.total = st->r.lic.used = st->r.lic.free = st->r.lic.reserved = st->r.lic.last_consumed =
+			st->r.lic.last_deficit = NAN;
 }
 
 static struct label lab(const char *name, const char *v, size_t n)
@@ -101,6 +109,11 @@ static int seen_before(struct rest *st, const void *s, size_t n)
 	st->seen[j] = (struct seen_ent){ arena_strndup(&st->arena, s, n), (uint32_t)n, h };
 	st->nseen++;
 	return 0;
+}
+
+int rest_seen_before(struct rest *st, const void *s, size_t n)
+{
+	return seen_before(st, s, n);
 }
 
 /* The entry of label set l (n labels, sorted by name) in the document's aggregate, made on first
@@ -502,7 +515,7 @@ static const struct slot share_slots[] = {
 	SHARE("fairshare.level", S_NUM, level), { NULL, S_NUM, 0 },
 };
 
-const struct doc_info docs[4] = {
+const struct doc_info docs[REST_DOCS] = {
 	[REST_NODES] = { .prefix = { "nodes" }, .nprefix = 1, .array = 1, .what = "nodes", .slots = node_slots,
 			 .end = node_end,
 			 .agg_fams = { "slurmrestd_partition_cpus", "slurmrestd_partition_cpus_alloc",
@@ -512,4 +525,6 @@ const struct doc_info docs[4] = {
 	[REST_JOBS] = { .prefix = { "jobs" }, .nprefix = 1, .array = 1, .what = "jobs", .slots = job_slots,
 			.end = job_end, .agg_fams = { "slurmrestd_jobs", "slurmrestd_jobs_cpus", "slurmrestd_jobs_memory" } },
 	[REST_DIAG] = { .prefix = { "statistics" }, .nprefix = 1, .what = "statistics" },
+	[REST_LICENSES] = { .prefix = { "licenses" }, .nprefix = 1, .array = 1, .what = "licenses",
+			    .slots = rest_lic_slots, .end = rest_lic_end },
 };

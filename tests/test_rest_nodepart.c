@@ -1,5 +1,5 @@
 /* test_rest_nodepart.c: the slurmrestd reader's node x partition families
- * (slurmrestd_partition_node_*), slurmrestd_node_weight and slurmrestd_jobs_memory, on small
+ * (slurmrestd_partition_node_*), slurmrestd_node_weight, slurmrestd_jobs_memory and the licenses, on small
  * documents whose every value is known (the real captures are checked through the schemas in
  * test_peers.c and test_golden.c). */
 #include "testutil.h"
@@ -106,11 +106,52 @@ static void test_job_memory(void **state)
 	expo_free(&e);
 }
 
+/* /licenses: one sample per license in each family; the answer of scontrol show lic --json's shape */
+static void test_licenses(void **state)
+{
+	(void)state;
+	struct expo e;
+	size_t n;
+	size_t len;
+	char *text = tu_slurp("tests/fixtures/peers-25.11/P1-busy-mix/rest_licenses.json", &len);
+	assert_non_null(text);
+	expo_init(&e);
+	void *st = rest_begin(&e, REST_LICENSES);
+	rest_feed(st, &e, text, len);
+	assert_int_equal(rest_end(st, &e), 0);
+	free(text);
+	/* context_scontrol_show_licenses.txt: LicenseName=matlab Total=10 Used=3 Free=7 Reserved=0 */
+	assert_true(sum_of(&e, "slurmrestd_license_total", "license", "matlab", &n) == 10 && n == 1);
+	assert_true(sum_of(&e, "slurmrestd_license_used", "license", "matlab", &n) == 3 && n == 1);
+	assert_true(sum_of(&e, "slurmrestd_license_free", "license", "matlab", &n) == 7 && n == 1);
+	assert_true(sum_of(&e, "slurmrestd_license_reserved", "license", "matlab", &n) == 0 && n == 1);
+	expo_free(&e);
+	/* no licenses: a good answer naming no family */
+	parse_text(&e, REST_LICENSES, "{\"licenses\": [], \"errors\": []}");
+	assert_int_equal(e.nfams, 0);
+	expo_free(&e);
+	/* unusable: a license twice, one without a name, no licenses array */
+	static const char *const bad[] = {
+		"{\"licenses\": [{\"LicenseName\": \"a\", \"Total\": 1}, {\"LicenseName\": \"a\", \"Total\": 2}]}",
+		"{\"licenses\": [{\"Total\": 1}]}",
+		"{\"meta\": {}}",
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		expo_init(&e);
+		st = rest_begin(&e, REST_LICENSES);
+		rest_feed(st, &e, bad[i], strlen(bad[i]));
+		if (rest_end(st, &e) == 0)
+			fail_msg("accepted: %s", bad[i]);
+		expo_free(&e);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_node_partition_series),
 		cmocka_unit_test(test_job_memory),
+		cmocka_unit_test(test_licenses),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
