@@ -94,6 +94,7 @@ struct rest {
 	char *scratch;            /* the record's strings */
 	size_t slen;
 	union { struct node_rec node; struct job_rec job; struct share_rec share; struct lic_rec lic; } r;
+	struct diag_item *item;   /* diag: the list item being read (slurmrestd_diaglist.c), or NULL */
 	struct str *parts;        /* the node's partitions */
 	size_t partcap, nodes;    /* nodes: records ended, for agg.node */
 	struct agg *aggs;         /* jobs, partitions: open addressing, acap a power of two */
@@ -124,6 +125,13 @@ struct doc_info {
 };
 
 extern const struct doc_info docs[REST_DOCS];
+/* slurmrestd_diaglist.c: diag's lists of objects ("rpcs_by_user": [{"user": "root", "count": 9}]):
+ * a member of an item (path "list[].member"), and the item's end (depth: the item map's) */
+#define DIAG_ITEM_MAX 8           /* string and number members kept per item */
+struct diag_member { char key[KEY_MAX]; unsigned char klen; struct str s; double v; };
+struct diag_item { unsigned nstr, nnum; struct diag_member str[DIAG_ITEM_MAX], num[DIAG_ITEM_MAX]; };
+int rest_diag_item_value(struct rest *st, const char *path, int is_str, const unsigned char *s, size_t n, double v);
+int rest_diag_item_end(struct rest *st);
 /* slurmrestd_nodepart.c: the license document's fields and its record's end */
 extern const struct slot rest_lic_slots[];
 int rest_lic_end(struct rest *st);

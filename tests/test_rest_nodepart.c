@@ -1,5 +1,5 @@
 /* test_rest_nodepart.c: the slurmrestd reader's node x partition families
- * (slurmrestd_partition_node_*), slurmrestd_node_weight, slurmrestd_jobs_memory and the licenses, on small
+ * (slurmrestd_partition_node_*), slurmrestd_node_weight, slurmrestd_jobs_memory, the licenses and /diag's lists, on small
  * documents whose every value is known (the real captures are checked through the schemas in
  * test_peers.c and test_golden.c). */
 #include "testutil.h"
@@ -146,12 +146,56 @@ static void test_licenses(void **state)
 	}
 }
 
+/* /diag's lists of objects: one sample per item, labelled by its strings (P1: sdiag's RPCs by user
+ * and by message type); an item listed twice or a member given twice make the answer unusable */
+static void test_diag_lists(void **state)
+{
+	(void)state;
+	struct expo e;
+	size_t n, len;
+	char *text = tu_slurp("tests/fixtures/peers-25.11/P1-busy-mix/rest_diag.json", &len);
+	assert_non_null(text);
+	expo_init(&e);
+	void *st = rest_begin(&e, REST_DIAG);
+	rest_feed(st, &e, text, len);
+	assert_int_equal(rest_end(st, &e), 0);
+	free(text);
+	assert_true(sum_of(&e, "slurmrestd_diag_rpcs_by_user_count", "user", "root", &n) == 16 && n == 1);
+	assert_true(sum_of(&e, "slurmrestd_diag_rpcs_by_user_total_time", "user", "caprest", &n) == 756 && n == 1);
+	assert_true(sum_of(&e, "slurmrestd_diag_rpcs_by_user_user_id", "user", "caprest", &n) == 1004 && n == 1);
+	/* average_time is a {set, infinite, number} object */
+	assert_true(sum_of(&e, "slurmrestd_diag_rpcs_by_message_type_average_time", "message_type",
+			   "MESSAGE_NODE_REGISTRATION_STATUS", &n) == 251 && n == 1);
+	assert_true(sum_of(&e, "slurmrestd_diag_rpcs_by_message_type_count", NULL, NULL, &n) == 21 && n == 5);
+	/* the scalars as before */
+	assert_true(sum_of(&e, "slurmrestd_diag_server_thread_count", NULL, NULL, &n) == 1 && n == 1);
+	expo_free(&e);
+	parse_text(&e, REST_DIAG, "{\"statistics\": {\"l\": [{\"k\": \"a\", \"n\": 1, \"deep\": [{\"x\": 2}]},"
+				  " {\"k\": \"b\", \"n\": " NV(3) "}]}}");
+	assert_true(sum_of(&e, "slurmrestd_diag_l_n", "k", "b", &n) == 3 && n == 1);
+	assert_null(expo_find(&e, "slurmrestd_diag_l_deep_x", strlen("slurmrestd_diag_l_deep_x")));
+	expo_free(&e);
+	static const char *const bad[] = {
+		"{\"statistics\": {\"l\": [{\"k\": \"a\", \"n\": 1}, {\"k\": \"a\", \"n\": 2}]}}",
+		"{\"statistics\": {\"l\": [{\"k\": \"a\", \"n\": 1, \"n\": 2}]}}",
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		expo_init(&e);
+		st = rest_begin(&e, REST_DIAG);
+		rest_feed(st, &e, bad[i], strlen(bad[i]));
+		if (rest_end(st, &e) == 0)
+			fail_msg("accepted: %s", bad[i]);
+		expo_free(&e);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_node_partition_series),
 		cmocka_unit_test(test_job_memory),
 		cmocka_unit_test(test_licenses),
+		cmocka_unit_test(test_diag_lists),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
