@@ -103,7 +103,8 @@ static struct mapping *load_mapping(const struct options *opt)
 /* The schemas served: one scraper each, the first's cache shared (scraper_new_schema). */
 struct schemas {
 	struct scraper *s[MAPPING_SET_MAX];
-	const char *stem[MAPPING_SET_MAX];
+	const char *stem[MAPPING_SET_MAX]; /* into names: a reload frees the tables, never the files' names */
+	char names[MAPPING_SET_MAX][MAPPING_STEM_MAX];
 	size_t listen[OPTIONS_LISTEN_MAX]; /* the schema each --web.listen-address serves */
 	size_t n;
 };
@@ -128,7 +129,8 @@ static int schemas_init(struct schemas *sc, const struct options *opt, struct sc
 	sc->n = mapping_schema_count(m);
 	for (size_t i = 0; i < sc->n; i++) {
 		const struct mapping *one = mapping_schema(m, i);
-		sc->stem[i] = one->stem;
+		memcpy(sc->names[i], one->stem, sizeof(sc->names[i]));
+		sc->stem[i] = sc->names[i];
 		sc->s[i] = i ? scraper_new_schema(first, i) : first;
 	}
 	for (size_t i = 0; i < opt->nlisten; i++) {

@@ -1,6 +1,7 @@
-/* test_http_status.c: the status page at /: status_html_escape, the page built from the last scrape's
- * snapshot (no fetch of its own) before and after a scrape, a failing endpoint's reason and the
- * families it leaves out, hostile upstream and configured strings escaped. */
+/* test_http_status.c: the status page at /: status_html_escape, the page built from the last answer's
+ * result record (no fetch of its own) before and after a scrape, a failing endpoint's reason and the
+ * families it leaves out, hostile upstream and configured strings escaped (the page from a hand-made
+ * record whose every string is hostile: test_nodeview.c's test_status_page_render). */
 #include "http_fixture.h"
 
 /* status_html_escape: the five characters, invalid UTF-8 repaired as the writer does, controls replaced. */
@@ -43,57 +44,6 @@ static void assert_page_safe(const char *page, size_t len)
 		p++;
 	}
 	assert_int_equal(scripts, 0);
-}
-
-/* status_page on a snapshot whose every string is hostile: all escaped, the page valid UTF-8. */
-static void test_status_page_render(void **state)
-{
-	(void)state;
-	static const char hostile[] = "<script>alert(1)</script>&\"x\xff";
-	struct scraper_status *st = xcalloc(1, sizeof(*st));
-	struct status_page_info info = { "0.test", "/metrics\"><script>", hostile, 1800000000, NULL, 1 };
-	struct buf b;
-	buf_init(&b, 0);
-	status_page(&b, &info, st); /* no scrape yet */
-	buf_putc(&b, '\0');
-	assert_non_null(strstr(b.data, "No scrape has happened yet"));
-	assert_non_null(strstr(b.data, "<a href=\"/metrics&quot;&gt;&lt;script&gt;\">"));
-	assert_page_safe(b.data, b.len - 1);
-	buf_free(&b);
-
-	st->rendered = 1;
-	st->http_status = 200;
-	st->reload_ok = 1;
-	st->rows[ROW_OK] = 7;
-	st->rows[ROW_INPUT_DOWN] = 2;
-	st->fidelity[FID_EXACT][UPSTREAM_SLURMCTLD] = 5;
-	st->fidelity[FID_APPROXIMATE][UPSTREAM_SLURMCTLD] = 2;
-	st->nleft = SCRAPER_STATUS_LEFT_MAX + 3;
-	for (size_t i = 0; i < SCRAPER_STATUS_LEFT_MAX; i++) {
-		snprintf(st->left[i].family, sizeof(st->left[i].family), "%s", hostile);
-		snprintf(st->left[i].why, sizeof(st->left[i].why), "%s", hostile);
-	}
-	for (int id = 0; id < SRC_COUNT; id++) {
-		st->src[id].configured = id < SRC_NATIVE_COUNT;
-		st->src[id].fetched = st->src[id].up = id < SRC_NATIVE_COUNT;
-		st->src[id].http_status = 200;
-	}
-	st->src[SRC_NODES].up = 0;
-	st->src[SRC_NODES].http_status = 500;
-	snprintf(st->src[SRC_NODES].reason, sizeof(st->src[SRC_NODES].reason), "%s", hostile);
-	buf_init(&b, 0);
-	status_page(&b, &info, st);
-	buf_putc(&b, '\0');
-	assert_page_safe(b.data, b.len - 1);
-	assert_non_null(strstr(b.data, "&lt;script&gt;alert(1)&lt;/script&gt;&amp;&quot;x\xEF\xBF\xBD"));
-	assert_non_null(strstr(b.data, "<td>served</td><td class=\"n\">7</td>"));
-	assert_non_null(strstr(b.data, "<td>left out: input down</td><td class=\"n down\">2</td>"));
-	assert_non_null(strstr(b.data, "<tr><td>exact</td><td class=\"n\">5</td><td class=\"n\">0</td></tr>"));
-	assert_non_null(strstr(b.data, "and 3 more"));
-	assert_non_null(strstr(b.data, "<td class=\"down\">down</td>"));
-	assert_null(strstr(b.data, "slurmrestd-nodes")); /* slurmrestd not configured: not listed */
-	buf_free(&b);
-	free(st);
 }
 
 /* The page's line for an endpoint: from "<tr><td>NAME</td>" to the end of its row. */
@@ -244,7 +194,6 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_html_escape),
-		cmocka_unit_test(test_status_page_render),
 		cmocka_unit_test_teardown(test_status_page, kill_children),
 		cmocka_unit_test_teardown(test_status_page_fault, kill_children),
 		cmocka_unit_test_teardown(test_status_page_hostile, kill_children),

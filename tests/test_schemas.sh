@@ -83,6 +83,10 @@ check "SIGHUP: every file reloaded (logged per file)" \
 	sh -c "grep -q 'mapping reloaded from $LOAD' '$TMP/shim.log' && grep -q 'mapping reloaded from $TMP/legacy-copy.json' '$TMP/shim.log'"
 check "SIGHUP: the second schema serves its new table" \
 	sh -c "curl -s 'http://127.0.0.1:$PORT/schemas/legacy-copy/metrics' | grep -q '^# HELP slurm_cpus_alloc Allocated CPUs, reloaded$'"
+for p in /schemas/legacy-copy/metrics /schemas/slurm-node-load/metrics /metrics; do curl -s -o /dev/null "http://127.0.0.1:$PORT$p"; done
+check "SIGHUP: the schemas' paths still served (their names outlive the reloaded tables; no sanitizer report)" \
+	sh -c "curl -s 'http://127.0.0.1:$PORT/schemas/slurm-node-load/metrics' | grep -q '^slurm_node_cpu_load{node=\"n3\"} 3.2$' &&
+	       ! grep -q 'Sanitizer\|runtime error' '$TMP/shim.log'"
 cp "$MAPPING" "$TMP/legacy-copy.json"
 
 # ---- a listener bound to a schema
