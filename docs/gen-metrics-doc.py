@@ -123,14 +123,17 @@ def peer_line(r):
 def peer_section(stem, title, how, where):
     rs = peer_rows(stem)
     c = {f: sum(1 for r in rs if peer_fid(r) == f) for f in ("exact", "approximate", "unavailable")}
+    n = {f: sum(1 for r in rs if r["fidelity"] == f) for f in ("exact", "approximate", "unavailable")}
     out = [f"## Schema {stem}", "",
            f"`mappings/{stem}.json`: the {len(rs)} families of {title}, {how}, with its names, HELP texts, "
            f"TYPEs, label names and rules for when a series exists (its own health families, `go_*`, `process_*`, "
            f"`promhttp_*`, the `*_scrape_duration`, `*_scrape_error` and `job_scrape_errors`, are not rows). With "
            f"slurmrestd: {c['exact']} exact, {c['approximate']} approximate, {c['unavailable']} unavailable; "
-           f"without slurmrestd every row is unavailable (slurmctld's endpoints carry none of its per-node, per-job, "
-           f"license or sdiag data in its form). `tests/test_peers.c` serves the table on {where} and finds every "
-           f"exact row equal to the peer's output series for series; a family the peer prints only when a value is "
+           f"from slurmctld alone (the column 'without'): {n['exact']} exact, {n['approximate']} approximate, "
+           f"{n['unavailable']} unavailable (slurmctld's endpoints carry no per-node state or load, per-job, license "
+           f"or RPC data in the peer's form). `tests/test_peers.c` serves the table on {where}, with and without "
+           f"slurmrestd's answers, and finds every exact row equal to the peer's output series for series; every "
+           f"approximate one within the largest difference its note states; a family the peer prints only when a value is "
            f"above 0 (a license's reservations, account limits) is checked to be absent where the peer printed nothing.",
            "", "| family | with slurmrestd | without | slurmrestd form | labels renamed | notes |", "|---|---|---|---|---|---|"]
     return "\n".join(out + [peer_line(r) for r in rs]) + "\n"
