@@ -133,7 +133,10 @@ def peer_section(stem, title, how, where):
            f"{n['unavailable']} unavailable (slurmctld's endpoints carry no per-node state or load, per-job, license "
            f"or RPC data in the peer's form). `tests/test_peers.c` serves the table on {where}, with and without "
            f"slurmrestd's answers, and finds every exact row equal to the peer's output series for series; every "
-           f"approximate one within the largest difference its note states; a family the peer prints only when a value is "
+           f"approximate one within the largest difference its note states. Like the legacy exporter, rivosinc runs "
+           f"`sinfo` and `squeue` without `-a`: a partition hidden from its user, and a node in no partition, are not in "
+           f"its sums, while slurmrestd lists every node and partition (as root's `sinfo` shows them); the captured "
+           f"state has neither. A family the peer prints only when a value is "
            f"above 0 (a license's reservations, account limits) is checked to be absent where the peer printed nothing.",
            "", "| family | with slurmrestd | without | slurmrestd form | labels renamed | notes |", "|---|---|---|---|---|---|"]
     return "\n".join(out + [peer_line(r) for r in rs]) + "\n"
