@@ -29,6 +29,11 @@ static const char *sp(const struct rest *st, const struct str *s)
 	return st->scratch + s->off;
 }
 
+const char *rest_sp(const struct rest *st, const struct str *s)
+{
+	return sp(st, s);
+}
+
 int rest_add_part(struct rest *st, const unsigned char *p, size_t n)
 {
 	struct node_rec *r = &st->r.node;
@@ -47,11 +52,14 @@ void rest_record_reset(struct rest *st)
 	struct share_rec *sr = &st->r.share;
 	if (st->doc == REST_NODES)
 		nr->cpus = nr->alloc_cpus = nr->real_memory = nr->alloc_memory = nr->free_mem = nr->reason_at =
-			nr->cpu_load = NAN;
+			nr->cpu_load = nr->weight = NAN;
 	else if (st->doc == REST_JOBS)
-		jr->cpus = jr->uid = jr->id = NAN;
+		jr->cpus = jr->uid = jr->id = jr->mem_node = jr->mem_cpu = NAN;
 	else if (st->doc == REST_SHARES)
 		sr->factor = sr->level = NAN;
+	else if (st->doc == REST_LICENSES)
+		st->r.lic.total = st->r.lic.used = st->r.lic.free = st->r.lic.reserved = st->r.lic.last_consumed =
+			st->r.lic.last_deficit = NAN;
 }
 
 static struct label lab(const char *name, const char *v, size_t n)
@@ -101,6 +109,11 @@ static int seen_before(struct rest *st, const void *s, size_t n)
 	st->seen[j] = (struct seen_ent){ arena_strndup(&st->arena, s, n), (uint32_t)n, h };
 	st->nseen++;
 	return 0;
+}
+
+int rest_seen_before(struct rest *st, const void *s, size_t n)
+{
+	return seen_before(st, s, n);
 }
 
 /* The entry of label set l (n labels, sorted by name) in the document's aggregate, made on first
@@ -247,6 +260,8 @@ static int node_end(struct rest *st)
 	if (!isnan(r->free_mem))
 		add(st, "slurmrestd_node_memory_free", l, 2, r->free_mem);
 	node_load(st, r, l);
+	if (!isnan(r->weight))
+		add(st, "slurmrestd_node_weight", l, 2, r->weight);
 	add(st, "slurmrestd_node_gpus", l, 2, r->gres.set ? gres_gpus(sp(st, &r->gres), r->gres.len) : 0);
 	add(st, "slurmrestd_node_gpus_used", l, 2,
 	    r->gres_used.set ? gres_gpus(sp(st, &r->gres_used), r->gres_used.len) : 0);
@@ -271,6 +286,8 @@ static int node_end(struct rest *st)
 		}
 		a->node = st->nodes;
 		add(st, "slurmrestd_node_partition", p, 2, 1);
+		const struct label np[3] = { p[0], p[1], l[1] };
+		rest_node_part_series(st->e, r, np, alloc, other ? 0 : rest, load_problem(r) ? NAN : r->cpu_load / 100);
 		a->v[0] += r->cpus;
 		a->v[1] += alloc;
 		a->v[2] += other ? 0 : rest;
@@ -439,6 +456,7 @@ static int job_end(struct rest *st)
 	struct agg *a = agg_slot(st, sorted, AGG_N);
 	a->v[0] += tasks;
 	a->v[1] += tasks * (isnan(r->cpus) ? 0 : r->cpus);
+	a->v[2] += tasks * rest_job_memory(r);
 	job_nodes(st, r, &l[AGG_USER]);
 	return 1;
 }
@@ -478,6 +496,7 @@ static const struct slot node_slots[] = {
 	NODE("gres", S_STR, gres), NODE("gres_used", S_STR, gres_used),
 	NODE("partitions[]", S_PART, nparts), NODE("reason", S_STR, reason),
 	NODE("reason_set_by_user", S_STR, reason_user), NODE("reason_changed_at", S_NUM, reason_at),
+	NODE("weight", S_NUM, weight),
 	{ NULL, S_NUM, 0 },
 };
 
@@ -486,7 +505,8 @@ static const struct slot job_slots[] = {
 	JOB("state_reason", S_STR, reason), JOB("state_description", S_STR, desc),
 	JOB("user_name", S_STR, user), JOB("user_id", S_NUM, uid), JOB("account", S_STR, account),
 	JOB("partition", S_STR, partition), JOB("cpus", S_NUM, cpus),
-	JOB("array_task_string", S_STR, tasks), JOB("job_id", S_NUM, id), JOB("nodes", S_STR, nodes), { NULL, S_NUM, 0 },
+	JOB("array_task_string", S_STR, tasks), JOB("job_id", S_NUM, id), JOB("nodes", S_STR, nodes),
+	JOB("memory_per_node", S_NUM, mem_node), JOB("memory_per_cpu", S_NUM, mem_cpu), { NULL, S_NUM, 0 },
 };
 
 static const struct slot share_slots[] = {
@@ -495,7 +515,7 @@ static const struct slot share_slots[] = {
 	SHARE("fairshare.level", S_NUM, level), { NULL, S_NUM, 0 },
 };
 
-const struct doc_info docs[4] = {
+const struct doc_info docs[REST_DOCS] = {
 	[REST_NODES] = { .prefix = { "nodes" }, .nprefix = 1, .array = 1, .what = "nodes", .slots = node_slots,
 			 .end = node_end,
 			 .agg_fams = { "slurmrestd_partition_cpus", "slurmrestd_partition_cpus_alloc",
@@ -503,6 +523,8 @@ const struct doc_info docs[4] = {
 	[REST_SHARES] = { .prefix = { "shares", "shares" }, .nprefix = 2, .array = 1, .what = "shares.shares",
 			  .slots = share_slots, .end = share_end },
 	[REST_JOBS] = { .prefix = { "jobs" }, .nprefix = 1, .array = 1, .what = "jobs", .slots = job_slots,
-			.end = job_end, .agg_fams = { "slurmrestd_jobs", "slurmrestd_jobs_cpus" } },
+			.end = job_end, .agg_fams = { "slurmrestd_jobs", "slurmrestd_jobs_cpus", "slurmrestd_jobs_memory" } },
 	[REST_DIAG] = { .prefix = { "statistics" }, .nprefix = 1, .what = "statistics" },
+	[REST_LICENSES] = { .prefix = { "licenses" }, .nprefix = 1, .array = 1, .what = "licenses",
+			    .slots = rest_lic_slots, .end = rest_lic_end },
 };
