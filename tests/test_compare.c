@@ -599,6 +599,10 @@ static void test_pick_schema(void **state)
 	assert_int_equal(pick(twins, 3, PEERS "rivosinc_exporter_metrics.txt", why, sizeof(why)), -1);
 	if (!strstr(why, "rivosinc-slurm-exporter 2 of ") || !strstr(why, "rivosinc-twin 2 of "))
 		fail_msg("why: %s", why);
+	/* the shipped rivosinc table beside vpenso's */
+	const char *shipped[] = { MAPPING, "mappings/rivosinc-slurm-exporter.json" };
+	assert_int_equal(pick(shipped, 2, vpenso, why, sizeof(why)), 0);
+	assert_int_equal(pick(shipped, 2, PEERS "rivosinc_exporter_metrics.txt", why, sizeof(why)), 1);
 	const char *riv[] = { RIVOSINC };
 	assert_int_equal(pick(riv, 1, vpenso, why, sizeof(why)), -1); /* not one name shared */
 	assert_string_equal(why, "rivosinc-slurm-exporter 0 of 56"); /* 54 families on the page, 2 rows */

@@ -34,6 +34,9 @@ cat >"$TMP/mixed-fidelity.json" <<'JSON'
 ]}
 JSON
 FILES="$MAPPING $LOAD $TMP/mixed-fidelity.json"
+RIV=
+[ -f mappings/rivosinc-slurm-exporter.json ] && RIV="--mapping.file mappings/rivosinc-slurm-exporter.json" &&
+	FILES="$FILES mappings/rivosinc-slurm-exporter.json"
 
 # want FILE...: "stem exact approximate unavailable rows" per file, counted by python3 from the JSON
 want() {
@@ -71,7 +74,7 @@ refused "--version with a broken --mapping.file" "broken.json" "$SHIM_BIN" --ver
 P2=$(rand_port)
 start_fake || bad "fake_slurmctld does not start"
 # shellcheck disable=SC2086
-start_shim_with 100 --mapping.file "$LOAD" --mapping.file "$TMP/mixed-fidelity.json" \
+start_shim_with 100 --mapping.file "$LOAD" --mapping.file "$TMP/mixed-fidelity.json" $RIV \
 	--web.listen-address "127.0.0.1:$P2=mixed-fidelity" || bad "the shim does not start: $(head -3 "$TMP/shim.log")"
 # metric_counts PATH: "stem exact approximate unavailable" per schema, from PATH's self metric
 metric_counts() {
