@@ -1,7 +1,8 @@
 /* slurmrestd_int.h: the inside of slurmrestd.c's converter, shared by its two halves: the walk over the
  * document (slurmrestd.c: shapes, paths, {set, infinite, number} objects) and the records it reads
  * (slurmrestd_rec.c: a node, job, share row or diag's statistics into samples, duplicates refused, the jobs'
- * and partitions' aggregates). Not an interface for anyone else: see slurmrestd.h.
+ * and partitions' aggregates, and the document's failure, rest_fail). The walk calls the records, never
+ * the other way. Not an interface for anyone else: see slurmrestd.h.
  * Every function returning int returns 1 to go on, or 0 when it made the document unusable
  * (rest_fail: the parse stops), as the yajl callbacks it is called from do. */
 #ifndef SHIM_SLURMRESTD_INT_H
@@ -116,7 +117,7 @@ struct doc_info {
 
 extern const struct doc_info docs[4];
 
-/* The document is unusable (count problems): the first reason is kept with its offset; the parse
+/* The document is unusable (count problems; slurmrestd_rec.c, for both halves): the first reason is kept with its offset; the parse
  * stops. Returns 0. */
 int rest_fail(struct rest *st, size_t count, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 /* Untrusted bytes (valid UTF-8: yajl checks) for a reason: at most len - 1 of them, cut at a

@@ -1,12 +1,45 @@
 /* slurmrestd_rec.c: see slurmrestd_int.h. The records of slurmrestd's documents into samples: a node's state,
  * CPUs, memory, GPUs and partitions; a share row's FairShare; a job into the aggregates by label set;
- * every number of diag's statistics. What is listed twice is refused, not summed or dropped. */
+ * every number of diag's statistics. What is listed twice is refused, not summed or dropped. The
+ * document's failure (rest_fail) is here too, as the records and the walk (slurmrestd.c) both fail it:
+ * the walk calls this file, this file never calls the walk. */
 #include "slurmrestd_int.h"
 
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* ---- the document's first problem ---- */
+
+int rest_fail(struct rest *st, size_t count, const char *fmt, ...)
+{
+	if (!st->nbad) {
+		va_list ap;
+		st->why_at = st->ended ? st->jf.off : jsonfeed_offset(&st->jf);
+		va_start(ap, fmt);
+		vsnprintf(st->why, sizeof(st->why), fmt, ap);
+		va_end(ap);
+	}
+	st->nbad += count;
+	if (!st->failed) {
+		st->failed = 1;
+		jsonfeed_fail(&st->jf, st->why);
+	}
+	return 0;
+}
+
+const char *rest_esc(char *out, size_t len, const char *s, size_t n)
+{
+	size_t k = n < len - 1 ? n : len - 1;
+	while (k < n && k && ((unsigned char)s[k] & 0xc0) == 0x80) /* cut at a character's start */
+		k--;
+	for (size_t i = 0; i < k; i++)
+		out[i] = (unsigned char)s[i] < 0x20 || s[i] == 0x7f ? '?' : s[i];
+	out[k] = '\0';
+	return out;
+}
 
 /* ---- strings of the record ---- */
 
