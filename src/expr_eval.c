@@ -73,7 +73,7 @@ static int re_has_match(const regex_t *re, const char *v, size_t vl)
 
 static int matcher_has_match(const struct matcher *m, const struct label *ls, uint32_t n)
 {
-	int i = labels_find(ls, n, m->label, strlen(m->label));
+	int i = labels_find_str(ls, n, m->label);
 	const char *v = i >= 0 ? ls[i].value : "";
 	size_t vl = i >= 0 ? ls[i].vlen : 0;
 	const struct mop_info *op = &expr_mops[m->op];
@@ -474,7 +474,7 @@ static void eval_label_replace(struct evalctx *c, const struct expr *x, const st
 			vlen = strlen(val);
 			goto set;
 		}
-		int si = *src ? labels_find(e->labels, e->nlabels, src, strlen(src)) : -1;
+		int si = *src ? labels_find_str(e->labels, e->nlabels, src) : -1;
 		char *sv = arena_strndup(c->a, si >= 0 ? e->labels[si].value : "", si >= 0 ? e->labels[si].vlen : 0);
 		size_t ngroups = x->lr->re->re_nsub + 1;
 		regmatch_t *m = arena_alloc(c->a, ngroups * sizeof(*m));
@@ -490,10 +490,10 @@ set:;
 		struct label *ls = arena_alloc(c->a, (e->nlabels + 1) * sizeof(*ls));
 		uint32_t n = 0;
 		for (uint32_t k = 0; k < e->nlabels; k++)
-			if (!slice_is_equal(e->labels[k].name, e->labels[k].nlen, dst, strlen(dst)))
+			if (!label_has_name(&e->labels[k], dst))
 				ls[n++] = e->labels[k];
 		if (vlen)
-			ls[n++] = (struct label){ dst, val, (uint32_t)strlen(dst), (uint32_t)vlen };
+			ls[n++] = label_of(dst, val, vlen);
 		labels_sort(ls, n);
 		o[i].labels = ls;
 		o[i].nlabels = n;

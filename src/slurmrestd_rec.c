@@ -85,12 +85,6 @@ void rest_record_reset(struct rest *st)
 		sr->factor = sr->level = NAN;
 }
 
-static struct label lab(const char *name, const char *v, size_t n)
-{
-	struct label l = { name, v, (uint32_t)strlen(name), (uint32_t)n };
-	return l;
-}
-
 /* One sample; labels with an empty value are left out, as Prometheus does. */
 static void add(struct rest *st, const char *fam, const struct label *l, uint32_t n, double v)
 {
@@ -228,7 +222,7 @@ static int node_end(struct rest *st)
 	size_t slen = node_state_sinfo(&r->state, state, sizeof(state));
 	double alloc = isnan(r->alloc_cpus) ? 0 : r->alloc_cpus, rest = r->cpus - alloc;
 	int other = node_state_is_cpus_other(&r->state);
-	struct label l[2] = { lab("node", sp(st, &r->name), r->name.len), lab("state", state, slen) };
+	struct label l[2] = { label_of("node", sp(st, &r->name), r->name.len), label_of("state", state, slen) };
 	add(st, "slurmrestd_node_state", l, 2, 1);
 	add(st, "slurmrestd_node_cpus", l, 2, r->cpus);
 	add(st, "slurmrestd_node_cpus_alloc", l, 2, alloc);
@@ -244,17 +238,17 @@ static int node_end(struct rest *st)
 	add(st, "slurmrestd_node_gpus_used", l, 2,
 	    r->gres_used.set ? gres_gpus(sp(st, &r->gres_used), r->gres_used.len) : 0);
 	if (r->reason.len) { /* scontrol's Reason=... [user@time]: the status page's "who, since when" */
-		struct label w[3] = { lab("node", sp(st, &r->name), r->name.len),
-				      lab("reason", sp(st, &r->reason), r->reason.len),
-				      lab("user", sp(st, &r->reason_user), r->reason_user.len) };
+		struct label w[3] = { label_of("node", sp(st, &r->name), r->name.len),
+				      label_of("reason", sp(st, &r->reason), r->reason.len),
+				      label_of("user", sp(st, &r->reason_user), r->reason_user.len) };
 		add(st, "slurmrestd_node_reason_info", w, 3, isnan(r->reason_at) || isinf(r->reason_at) ? 0 : r->reason_at);
 	}
 	for (size_t i = 0; i < r->nparts; i++) {
 		const struct str *part = &st->parts[i];
 		if (!part->len)
 			continue;
-		struct label p[2] = { lab("node", sp(st, &r->name), r->name.len),
-				      lab("partition", sp(st, part), part->len) };
+		struct label p[2] = { label_of("node", sp(st, &r->name), r->name.len),
+				      label_of("partition", sp(st, part), part->len) };
 		/* sinfo -o %R,%C: a partition's CPUs are its nodes' (rows cannot join on node) */
 		struct agg *a = agg_slot(st, &p[1], 1);
 		if (a->node == st->nodes) {
@@ -284,13 +278,13 @@ static int share_end(struct rest *st)
 	struct label l[3];
 	uint32_t n = 0;
 	if (user) {
-		l[n++] = lab("account", sp(st, &r->parent), r->parent.set ? r->parent.len : 0);
-		l[n++] = lab("user", sp(st, &r->name), r->name.len);
+		l[n++] = label_of("account", sp(st, &r->parent), r->parent.set ? r->parent.len : 0);
+		l[n++] = label_of("user", sp(st, &r->name), r->name.len);
 	} else {
-		l[n++] = lab("account", sp(st, &r->name), r->name.len);
+		l[n++] = label_of("account", sp(st, &r->name), r->name.len);
 	}
 	if (r->partition.set && r->partition.len)
-		l[n++] = lab("partition", sp(st, &r->partition), r->partition.len);
+		l[n++] = label_of("partition", sp(st, &r->partition), r->partition.len);
 	/* the row's series: its label values, each behind its name's first letter */
 	size_t whole = 1, k = 0;
 	for (uint32_t i = 0; i < n; i++)
@@ -375,20 +369,20 @@ static int job_end(struct rest *st)
 	char uid[24];
 	struct label l[AGG_N];
 	const char *state = job_state_squeue(&r->state);
-	l[AGG_STATE] = lab("state", state, strlen(state));
+	l[AGG_STATE] = label_str("state", state);
 	/* squeue's %r: the description when slurmctld wrote one, else the reason's name */
 	const struct str *why = r->desc.set && r->desc.len ? &r->desc : &r->reason;
-	l[AGG_REASON] = lab("reason", sp(st, why), why->set ? why->len : 0);
+	l[AGG_REASON] = label_of("reason", sp(st, why), why->set ? why->len : 0);
 	if (r->user.set && r->user.len) {
-		l[AGG_USER] = lab("user", sp(st, &r->user), r->user.len);
+		l[AGG_USER] = label_of("user", sp(st, &r->user), r->user.len);
 	} else { /* squeue prints the uid of a user that no longer resolves */
 		size_t n = isnan(r->uid) ? 0 : uid_text(r->uid, uid, sizeof(uid));
 		if (!n && !isnan(r->uid))
 			return rest_fail(st, 1, "job %.0f: user_id %g is not a uid", r->id, r->uid);
-		l[AGG_USER] = lab("user", uid, n);
+		l[AGG_USER] = label_of("user", uid, n);
 	}
-	l[AGG_ACCOUNT] = lab("account", sp(st, &r->account), r->account.set ? r->account.len : 0);
-	l[AGG_PARTITION] = lab("partition", sp(st, &r->partition), r->partition.set ? r->partition.len : 0);
+	l[AGG_ACCOUNT] = label_of("account", sp(st, &r->account), r->account.set ? r->account.len : 0);
+	l[AGG_PARTITION] = label_of("partition", sp(st, &r->partition), r->partition.set ? r->partition.len : 0);
 	/* squeue -r prints one line per task of a pending array record */
 	double tasks = 1;
 	if (r->tasks.set && r->tasks.len) {
