@@ -437,7 +437,9 @@ void rest_discard(void *p)
 	free(st->scratch);
 	free(st->parts);
 	free(st->aggs);
+	hmap_free(&st->aidx);
 	free(st->seen);
+	hmap_free(&st->sidx);
 	arena_reset(&st->arena);
 	free(st);
 }

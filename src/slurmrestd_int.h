@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "expo.h"
+#include "hmap.h"
 #include "jsonfeed.h"
 #include "labels.h"
 #include "slurmrestd_state.h"
@@ -62,7 +63,7 @@ struct agg {                  /* one distinct label set of an aggregate family *
 	size_t node;              /* partitions: the last node (its sequence number) counted in it */
 };
 
-struct seen_ent { const char *s; uint32_t n, h; };
+struct seen_ent { const char *s; uint32_t n; };
 
 struct rest {
 	enum rest_doc doc;
@@ -88,10 +89,12 @@ struct rest {
 	union { struct node_rec node; struct job_rec job; struct share_rec share; } r;
 	struct str *parts;        /* the node's partitions */
 	size_t partcap, nodes;    /* nodes: records ended, for agg.node */
-	struct agg *aggs;         /* jobs, partitions: open addressing, acap a power of two */
+	struct agg *aggs;         /* jobs, partitions: in the order first seen */
 	size_t nagg, acap;
+	struct hmap aidx;         /* aggs' index by label set (hmap.h) */
 	struct seen_ent *seen;    /* what was listed (node names, share rows, job ids, diag paths) */
 	size_t nseen, seencap;
+	struct hmap sidx;         /* seen's index (hmap.h) */
 	struct arena arena;       /* the label values of aggs, the strings of seen */
 };
 

@@ -101,30 +101,14 @@ static void add(struct rest *st, const char *fam, const struct label *l, uint32_
 /* 1 when the bytes were listed before in this document, else 0 (and they are now). */
 static int seen_before(struct rest *st, const void *s, size_t n)
 {
-	uint32_t h = 2166136261u;
-	for (size_t i = 0; i < n; i++)
-		h = (h ^ ((const unsigned char *)s)[i]) * 16777619u;
-	if ((st->nseen + 1) * 2 > st->seencap) {
-		size_t cap = st->seencap ? st->seencap * 2 : 64;
-		struct seen_ent *t = xcalloc(cap, sizeof(*t));
-		for (size_t i = 0; i < st->seencap; i++) {
-			if (!st->seen[i].s)
-				continue;
-			size_t j = st->seen[i].h & (cap - 1);
-			while (t[j].s)
-				j = (j + 1) & (cap - 1);
-			t[j] = st->seen[i];
-		}
-		free(st->seen);
-		st->seen = t;
-		st->seencap = cap;
-	}
-	size_t j = h & (st->seencap - 1);
-	for (; st->seen[j].s; j = (j + 1) & (st->seencap - 1))
-		if (st->seen[j].h == h && st->seen[j].n == n && !memcmp(st->seen[j].s, s, n))
+	uint32_t h = hmap_hash(s, n);
+	struct hmap_iter it = hmap_iter(&st->sidx, h);
+	for (size_t i; (i = hmap_next(&it)) != HMAP_NONE;)
+		if (st->seen[i].n == n && !memcmp(st->seen[i].s, s, n))
 			return 1;
-	st->seen[j] = (struct seen_ent){ arena_strndup(&st->arena, s, n), (uint32_t)n, h };
-	st->nseen++;
+	st->seen = xgrow(st->seen, &st->seencap, st->nseen + 1, sizeof(*st->seen));
+	st->seen[st->nseen] = (struct seen_ent){ arena_strndup(&st->arena, s, n), (uint32_t)n };
+	hmap_put(&st->sidx, h, st->nseen++);
 	return 0;
 }
 
@@ -133,42 +117,28 @@ static int seen_before(struct rest *st, const void *s, size_t n)
 static struct agg *agg_slot(struct rest *st, const struct label *l, uint32_t n)
 {
 	uint32_t h = labels_hash(l, n);
-	if ((st->nagg + 1) * 2 > st->acap) {
-		size_t cap = st->acap ? st->acap * 2 : 64;
-		struct agg *t = xcalloc(cap, sizeof(*t));
-		for (size_t i = 0; i < st->acap; i++) {
-			if (!st->aggs[i].nl)
-				continue;
-			size_t j = st->aggs[i].hash & (cap - 1);
-			while (t[j].nl)
-				j = (j + 1) & (cap - 1);
-			t[j] = st->aggs[i];
-		}
-		free(st->aggs);
-		st->aggs = t;
-		st->acap = cap;
-	}
-	size_t j = h & (st->acap - 1);
-	for (; st->aggs[j].nl; j = (j + 1) & (st->acap - 1))
-		if (st->aggs[j].hash == h && labels_is_equal(st->aggs[j].l, st->aggs[j].nl, l, n))
-			return &st->aggs[j];
-	struct agg *a = &st->aggs[j];
+	struct hmap_iter it = hmap_iter(&st->aidx, h);
+	for (size_t i; (i = hmap_next(&it)) != HMAP_NONE;)
+		if (labels_is_equal(st->aggs[i].l, st->aggs[i].nl, l, n))
+			return &st->aggs[i];
+	st->aggs = xgrow(st->aggs, &st->acap, st->nagg + 1, sizeof(*st->aggs));
+	struct agg *a = &st->aggs[st->nagg];
+	memset(a, 0, sizeof(*a));
 	for (uint32_t k = 0; k < n; k++) {
 		a->l[k] = l[k];
 		a->l[k].value = l[k].vlen ? arena_strndup(&st->arena, l[k].value, l[k].vlen) : "";
 	}
 	a->nl = n;
 	a->hash = h;
-	st->nagg++;
+	hmap_put(&st->aidx, h, st->nagg++);
 	return a;
 }
 
 void rest_add_aggregates(struct rest *st)
 {
 	for (int f = 0; f < 4 && docs[st->doc].agg_fams[f]; f++)
-		for (size_t i = 0; i < st->acap; i++)
-			if (st->aggs[i].nl)
-				add(st, docs[st->doc].agg_fams[f], st->aggs[i].l, st->aggs[i].nl, st->aggs[i].v[f]);
+		for (size_t i = 0; i < st->nagg; i++)
+			add(st, docs[st->doc].agg_fams[f], st->aggs[i].l, st->aggs[i].nl, st->aggs[i].v[f]);
 }
 
 /* ---- nodes ---- */
