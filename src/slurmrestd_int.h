@@ -1,8 +1,9 @@
 /* slurmrestd_int.h: the inside of slurmrestd.c's converter, shared by its two halves: the walk over the
  * document (slurmrestd.c: shapes, paths, {set, infinite, number} objects) and the records it reads
  * (slurmrestd_rec.c: a node, job, share row or diag's statistics into samples, duplicates refused, the jobs'
- * and partitions' aggregates, and the document's failure, rest_fail). The walk calls the records, never
- * the other way. Not an interface for anyone else: see slurmrestd.h.
+ * and partitions' aggregates) with slurmrestd_nodepart.c and slurmrestd_diaglist.c, and what they all
+ * share about the document (slurmrestd_doc.c: its failure, rest_fail; what it listed). Calls go down
+ * that list, never back. Not an interface for anyone else: see slurmrestd.h.
  * Every function returning int returns 1 to go on, or 0 when it made the document unusable
  * (rest_fail: the parse stops), as the yajl callbacks it is called from do. */
 #ifndef SHIM_SLURMRESTD_INT_H
@@ -139,11 +140,16 @@ int rest_diag_item_end(struct rest *st);
 /* slurmrestd_nodepart.c: the license document's fields and its record's end */
 extern const struct slot rest_lic_slots[];
 int rest_lic_end(struct rest *st);
-/* slurmrestd_rec.c: for the documents' ends kept in other files */
-const char *rest_sp(const struct rest *st, const struct str *s);
-int rest_seen_before(struct rest *st, const void *s, size_t n);
+/* A string of the record: its bytes in the scratch (s->len of them, not NUL-terminated). */
+static inline const char *rest_sp(const struct rest *st, const struct str *s)
+{
+	return st->scratch + s->off;
+}
 
-/* The document is unusable (count problems; slurmrestd_rec.c, for both halves): the first reason is kept with its offset; the parse
+/* slurmrestd_doc.c, which every other file of the reader calls and which calls none of them. */
+/* 1 when the bytes were listed before in this document, else 0 (and they are now). */
+int rest_seen_before(struct rest *st, const void *s, size_t n);
+/* The document is unusable (count problems): the first reason is kept with its offset; the parse
  * stops. Returns 0. */
 int rest_fail(struct rest *st, size_t count, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 /* Untrusted bytes (valid UTF-8: yajl checks) for a reason: at most len - 1 of them, cut at a

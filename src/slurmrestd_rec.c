@@ -1,46 +1,15 @@
 /* slurmrestd_rec.c: see slurmrestd_int.h. The records of slurmrestd's documents into samples: a node's state,
  * CPUs, memory, GPUs and partitions; a share row's FairShare; a job into the aggregates by label set;
- * every number of diag's statistics. What is listed twice is refused, not summed or dropped. The
- * document's failure (rest_fail) is here too, as the records and the walk (slurmrestd.c) both fail it:
- * the walk calls this file, this file never calls the walk. */
+ * every number of diag's statistics. What is listed twice is refused, not summed or dropped. Calls go
+ * one way: the walk (slurmrestd.c) calls this file, this file calls slurmrestd_nodepart.c, and all of
+ * them slurmrestd_doc.c (the document's first problem, what was listed), which calls none of them. */
 #include "slurmrestd_int.h"
 #include "slurmrestd_hostlist.h"
 
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* ---- the document's first problem ---- */
-
-int rest_fail(struct rest *st, size_t count, const char *fmt, ...)
-{
-	if (!st->nbad) {
-		va_list ap;
-		st->why_at = st->ended ? st->jf.off : jsonfeed_offset(&st->jf);
-		va_start(ap, fmt);
-		vsnprintf(st->why, sizeof(st->why), fmt, ap);
-		va_end(ap);
-	}
-	st->nbad += count;
-	if (!st->failed) {
-		st->failed = 1;
-		jsonfeed_fail(&st->jf, st->why);
-	}
-	return 0;
-}
-
-const char *rest_esc(char *out, size_t len, const char *s, size_t n)
-{
-	size_t k = n < len - 1 ? n : len - 1;
-	while (k < n && k && ((unsigned char)s[k] & 0xc0) == 0x80) /* cut at a character's start */
-		k--;
-	for (size_t i = 0; i < k; i++)
-		out[i] = (unsigned char)s[i] < 0x20 || s[i] == 0x7f ? '?' : s[i];
-	out[k] = '\0';
-	return out;
-}
 
 /* ---- strings of the record ---- */
 
@@ -60,11 +29,6 @@ int rest_keep_str(struct rest *st, struct str *s, const unsigned char *p, size_t
 static const char *sp(const struct rest *st, const struct str *s)
 {
 	return st->scratch + s->off;
-}
-
-const char *rest_sp(const struct rest *st, const struct str *s)
-{
-	return sp(st, s);
 }
 
 int rest_add_part(struct rest *st, const unsigned char *p, size_t n)
@@ -107,25 +71,6 @@ static void add(struct rest *st, const char *fam, const struct label *l, uint32_
 }
 
 /* ---- what was listed: node names, share rows, job ids, diag paths ---- */
-
-/* 1 when the bytes were listed before in this document, else 0 (and they are now). */
-static int seen_before(struct rest *st, const void *s, size_t n)
-{
-	uint32_t h = hmap_hash(s, n);
-	struct hmap_iter it = hmap_iter(&st->sidx, h);
-	for (size_t i; (i = hmap_next(&it)) != HMAP_NONE;)
-		if (st->seen[i].n == n && !memcmp(st->seen[i].s, s, n))
-			return 1;
-	st->seen = xgrow(st->seen, &st->seencap, st->nseen + 1, sizeof(*st->seen));
-	st->seen[st->nseen] = (struct seen_ent){ arena_strndup(&st->arena, s, n), (uint32_t)n };
-	hmap_put(&st->sidx, h, st->nseen++);
-	return 0;
-}
-
-int rest_seen_before(struct rest *st, const void *s, size_t n)
-{
-	return seen_before(st, s, n);
-}
 
 /* The entry of label set l (n labels, sorted by name) in the document's aggregate, made on first
  * sight with copies of the values. */
@@ -238,7 +183,7 @@ static int node_end(struct rest *st)
 	rest_esc(esc, sizeof(esc), sp(st, &r->name), r->name.len);
 	if (isnan(r->cpus))
 		return rest_fail(st, 1, "node '%s' without cpus", esc);
-	if (seen_before(st, sp(st, &r->name), r->name.len)) /* a node must be named to be told apart */
+	if (rest_seen_before(st, sp(st, &r->name), r->name.len)) /* a node must be named to be told apart */
 		return rest_fail(st, 1, "node '%s' listed twice", esc);
 	st->nodes++;
 	char state[32];
@@ -325,7 +270,7 @@ static int share_end(struct rest *st)
 			k += l[i].vlen;
 			key[k++] = '\0';
 		}
-	int twice = seen_before(st, key, k);
+	int twice = rest_seen_before(st, key, k);
 	free(key);
 	if (twice) {
 		char a[48], u[48];
@@ -418,7 +363,7 @@ static int job_end(struct rest *st)
 	struct job_rec *r = &st->r.job;
 	if (!r->state.base && !r->state.flag)
 		return rest_fail(st, 1, "a job without a state");
-	if (!isnan(r->id) && seen_before(st, &r->id, sizeof(r->id)))
+	if (!isnan(r->id) && rest_seen_before(st, &r->id, sizeof(r->id)))
 		return rest_fail(st, 1, "job %.0f listed twice", r->id);
 	char uid[24];
 	struct label l[AGG_N];
@@ -475,7 +420,7 @@ int rest_diag_num(struct rest *st, const char *path, double v)
 		else if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_'))
 			return 1; /* lists ("[]") and odd keys are not families */
 	}
-	if (seen_before(st, path, strlen(path)))
+	if (rest_seen_before(st, path, strlen(path)))
 		return rest_fail(st, 1, "'statistics.%s' given twice", path);
 	expo_add(st->e, name, n, NULL, 0, v);
 	return 1;
