@@ -26,6 +26,7 @@
 
 #include "source.h"
 #include "expr.h"
+#include "hmap.h"
 
 enum fidelity { FID_EXACT, FID_APPROXIMATE, FID_UNAVAILABLE, FID_COUNT };
 
@@ -110,8 +111,7 @@ struct mapping {
 				       check that it grows linearly with the file */
 	char **inputs;              /* sorted, unique native names the rows read */
 	size_t ninputs;
-	size_t *names;              /* the rows by name (mapping_row_index): index + 1, 0 empty */
-	size_t names_mask;
+	struct hmap names;          /* the rows' index by name (mapping_row_index; hmap.h) */
 	struct catalog_release *releases; /* "validated_on", in the file's order; none: nothing to compare */
 	size_t nreleases;
 	/* Several schemas served by one process (mapping_load_set): the next one, owned (mapping_free

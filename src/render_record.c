@@ -343,8 +343,7 @@ static void write_self_family(struct buf *b, const struct self_family *f, const 
 		s->labels = &l[SELF_LABELS_MAX * i];
 		for (size_t k = 0; k < SELF_LABELS_MAX && f->labels[k]; k++)
 			if (lv[k])
-				s->labels[s->nlabels++] = (struct label){ f->labels[k], lv[k], (uint32_t)strlen(f->labels[k]),
-									  (uint32_t)strlen(lv[k]) };
+				s->labels[s->nlabels++] = label_str(f->labels[k], lv[k]);
 		s->v = f->value(r, i);
 	}
 	if (v.n || f->when != WHEN_SAMPLE)
