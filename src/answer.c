@@ -40,7 +40,8 @@ struct answer *answer_ref(struct answer *a)
 /* The body and the result record: what an answer holds before any gzip form. */
 static size_t plain_bytes(const struct answer *a)
 {
-	return a->len + (a->result ? sizeof(*a->result) + a->result->nrows * sizeof(*a->result->rows) : 0);
+	const struct render_result *r = a->result;
+	return a->len + (r ? sizeof(*r) + r->nrows * sizeof(*r->rows) + (r->nodes ? sizeof(*r->nodes) : 0) : 0);
 }
 
 void answer_unref(struct answer *a)
@@ -148,12 +149,23 @@ size_t answer_held_bytes(const struct answer_held *h)
 	return atomic_load(&((struct answer_held *)h)->bytes);
 }
 
-unsigned answer_held_evict(struct answer_held *h, size_t budget, size_t *goal)
+size_t answer_counted(const struct answer *a)
+{
+	pthread_mutex_lock(&mu);
+	size_t n = a->held ? a->held_bytes : 0;
+	pthread_mutex_unlock(&mu);
+	return n;
+}
+
+unsigned answer_held_evict(struct answer_held *h, size_t budget, const struct answer *keep, size_t *goal)
 {
 	unsigned closed = 0;
 	pthread_mutex_lock(&mu);
-	size_t left = atomic_load(&h->bytes);
+	size_t left = atomic_load(&h->bytes), kept = keep && keep->held == h ? keep->held_bytes : 0;
+	left -= kept < left ? kept : left; /* it stays whoever holds it */
 	for (struct answer *a = h->oldest; a && a != h->newest && left > budget; a = a->newer) {
+		if (a == keep)
+			continue;
 		for (struct answer_holder *k = a->holders; k; k = k->next)
 			if (!k->evicted) {
 				k->evicted = 1;
@@ -162,7 +174,7 @@ unsigned answer_held_evict(struct answer_held *h, size_t budget, size_t *goal)
 			}
 		left -= a->held_bytes; /* once its holders are gone (a request about to send it may hold it on) */
 	}
-	*goal = left > budget ? left : budget;
+	*goal = (left > budget ? left : budget) + kept;
 	pthread_mutex_unlock(&mu);
 	return closed;
 }

@@ -76,12 +76,16 @@ struct answer_held *answer_held_new(void);
 void answer_held_put(struct answer_held *h); /* drop the creator's reference */
 /* Bytes of retired answers still held by connections. */
 size_t answer_held_bytes(const struct answer_held *h);
+/* The bytes a counts in its ledger (0: not counted). */
+size_t answer_counted(const struct answer *a);
 /* When h's bytes are over budget: closes the connections holding h's retired answers, every holder
  * of the oldest answer first, then the next, until what the others hold is within budget; the
- * newest retired answer's holders are never closed (they got it just before it was replaced).
- * Returns the connections closed (0: within budget, or nobody to close), with *goal the bytes
- * the ledger holds once they are gone (budget plus at most the newest retired answer). */
-unsigned answer_held_evict(struct answer_held *h, size_t budget, size_t *goal);
+ * newest retired answer's holders are never closed (they got it just before it was replaced), nor
+ * keep's, which does not count against the budget (the status page's answer: it stays anyway; NULL:
+ * none). Returns the connections closed (0: within budget, or nobody to close), with *goal the
+ * bytes the ledger holds once they are gone (budget plus at most the newest retired answer, plus
+ * keep's). */
+unsigned answer_held_evict(struct answer_held *h, size_t budget, const struct answer *keep, size_t *goal);
 /* Wait until h's bytes are at most goal, or timeout_s passed: 0, or -1 on the timeout. */
 int answer_held_wait(struct answer_held *h, size_t goal, double timeout_s);
 

@@ -22,7 +22,7 @@
 struct scraper {
 	struct scraper_config cfg;
 	struct cache *cache;      /* the payloads: fetches, intervals, deadlines, the table (cache.h) */
-	pthread_mutex_t mu;       /* the answers, the snapshot and the counters below */
+	pthread_mutex_t mu;       /* the answers, the last one and the counters below */
 	pthread_mutex_t render_mu;  /* one render at a time, so scrapes of the same inputs share one */
 	struct answer *answer;    /* the last shareable answer, reused while its inputs are current */
 	size_t last_output;       /* bytes of the last scrape's output (to size the next one) */
@@ -31,7 +31,8 @@ struct scraper {
 	size_t nlogged;
 	uint64_t catalog_logged;  /* catalog_diff_hash of the last catalog comparison logged, under render_mu */
 	int catalog_seen, catalog_differed; /* one was compared; it found families missing or unknown */
-	struct scraper_status status; /* the status page's snapshot of the last render, under mu */
+	struct answer *last;      /* the last rendered answer, which the status page reads, under mu */
+	struct cache_table last_t; /* the table it was rendered with (its rows are read with it) */
 	/* The native passthrough's last answer per endpoint (scraper_native), shared by the requests
 	 * that get the same payload. */
 	struct answer *native[SRC_NATIVE_COUNT];
@@ -39,12 +40,16 @@ struct scraper {
 	unsigned long evicted;    /* connections closed for cfg.max_held since the last warning */
 	double evict_warned;      /* when that warning was logged (monotonic; 0: never) */
 	struct compress_stats gz; /* its answers' gzip forms and bytes sent (server.c counts) */
+	size_t schema;            /* which schema of the table's chain it serves (mapping_schema) */
+	int shares_cache;         /* the cache is another scraper's (scraper_new_schema) */
+	uint64_t load_logged;     /* loadview_unknown_hash of the nodes of unknown load last logged, under render_mu */
 };
 
-/* The families a payload keeps: the table's, and the status page's node view (nodeview.h). */
+/* The families a payload keeps: every schema's of the table (mapping_set_has_input), and the status
+ * page's node view (nodeview.h). */
 static int table_or_view_has_input(const char *name, size_t len, void *m)
 {
-	return mapping_has_input(name, len, m) || nodeview_has_input(name, len);
+	return mapping_set_has_input(name, len, m) || nodeview_has_input(name, len);
 }
 
 struct scraper *scraper_new(const struct scraper_config *cfg, struct mapping *m)
@@ -64,11 +69,30 @@ struct scraper *scraper_new(const struct scraper_config *cfg, struct mapping *m)
 	return s;
 }
 
+struct scraper *scraper_new_schema(struct scraper *first, size_t schema)
+{
+	struct scraper *s = xcalloc(1, sizeof(*s));
+	s->cfg = first->cfg;
+	s->cfg.keep_all = 0; /* the passthrough is the first's */
+	s->cache = first->cache;
+	s->shares_cache = 1;
+	s->schema = schema;
+	s->held = answer_held_new();
+	pthread_mutex_init(&s->mu, NULL);
+	pthread_mutex_init(&s->render_mu, NULL);
+	return s;
+}
+
 void scraper_free(struct scraper *s)
 {
 	if (!s)
 		return;
-	cache_free(s->cache); /* after the fetches still running, which borrow it */
+	if (s->last) {
+		cache_table_put(s->cache, &s->last_t);
+		answer_unref(s->last);
+	}
+	if (!s->shares_cache)
+		cache_free(s->cache); /* after the fetches still running, which borrow it */
 	for (int id = 0; id < SRC_NATIVE_COUNT; id++)
 		answer_unref(s->native[id]);
 	answer_unref(s->answer);
@@ -147,141 +171,100 @@ static void log_catalog(struct scraper *s, const struct catalog_diff *d)
 
 /* What a scrape knows besides its payloads: the table and the values of its self metrics. */
 struct scrape_ctx {
-	const struct mapping *m;
+	const struct mapping *m, *chain; /* the schema rendered, and the chain it belongs to */
 	struct render_counts counts[SRC_COUNT];
 	double started, reload_time;
 	int reload_ok;
 	size_t last_output;
 };
 
-/* The status page's snapshot of this render's rows (none on a 503). */
-static void status_rows(struct scraper_status *st, const struct mapping *m, const struct render_result *res)
-{
-	for (size_t i = 0; i < res->nrows; i++) {
-		const struct row *r = &m->rows[i];
-		const struct render_row *o = &res->rows[i];
-		const char *why = render_left_out(o);
-		st->rows[o->status]++;
-		if (o->status == ROW_OK && !o->output_full)
-			st->fidelity[o->fidelity][row_upstream(r, o->form)]++;
-		st->output_full += (size_t)o->output_full;
-		if (render_row_has_wrap(o) && st->nwrapped++ < SCRAPER_STATUS_LEFT_MAX) {
-			struct scraper_status_family *w = &st->wrapped[st->nwrapped - 1];
-			snprintf(w->family, sizeof(w->family), "%s", r->name);
-			render_wrap_why(r, o, 1, w->why, sizeof(w->why));
-		}
-		if (!why || st->nleft++ >= SCRAPER_STATUS_LEFT_MAX)
-			continue;
-		snprintf(st->left[st->nleft - 1].family, sizeof(st->left[0].family), "%s", r->name);
-		snprintf(st->left[st->nleft - 1].why, sizeof(st->left[0].why), "%s%s%s", why,
-			 o->err[0] && !o->output_full ? ": " : "", o->output_full ? "" : o->err);
-	}
-}
-
-/* The status page's snapshot of a render, from its result record (and, for the tokens, the
- * payloads it was rendered from). */
-static void status_record(struct scraper *s, const struct scrape_ctx *c, const struct render_result *res,
-			  const struct payload *const p[SRC_COUNT])
-{
-	unsigned configured = source_configured(s->cfg.upstream) & ~s->cfg.sources_off;
-	/* the node view (nodeview.h) of the payloads this render read: built before the lock (O(nodes)),
-	 * copied into the snapshot under it */
-	const struct expo *ex[SRC_COUNT];
-	for (int id = 0; id < SRC_COUNT; id++)
-		ex[id] = p[id] && res->src[id].given && res->src[id].up ? &p[id]->expo : NULL;
-	struct nodeview *nv = xcalloc(1, sizeof(*nv));
-	if (res->status == 200)
-		nodeview_build(nv, ex);
-	pthread_mutex_lock(&s->mu);
-	struct scraper_status *st = &s->status;
-	memset(st, 0, sizeof(*st));
-	st->rendered = 1;
-	st->mono_at = mono_now();
-	st->http_status = res->status;
-	st->reload_ok = c->reload_ok;
-	st->reload_time = c->reload_time;
-	st->slow_fetch = s->cfg.slow_fetch;
-	for (int id = 0; id < SRC_COUNT; id++) {
-		struct scraper_status_source *o = &st->src[id];
-		const struct render_source *r = &res->src[id];
-		o->configured = (configured >> id) & 1;
-		if (!r->given)
-			continue;
-		o->fetched = 1;
-		o->up = r->up;
-		o->seconds = r->seconds;
-		o->len = r->len;
-		o->http_status = r->http_status;
-		o->parse_errors = r->parse_errors;
-		o->slow = s->cfg.slow_fetch > 0 && !s->cfg.replay_dir && r->seconds > s->cfg.slow_fetch;
-		o->slow_total = c->counts[id].slow;
-		o->costed = c->counts[id].costed;
-		o->cost = c->counts[id].cost;
-		o->interval = c->counts[id].interval;
-		o->timeout = c->counts[id].timeout;
-		o->failures = c->counts[id].failures;
-		st->src_at[id] = r->at;
-		snprintf(o->reason, sizeof(o->reason), "%s", r->reason);
-	}
-	for (int u = 0; u < UPSTREAM_COUNT; u++) {
-		int which = -1;
-		st->token[u].state = source_token_state(p, ~0u, (enum upstream_id)u, &which);
-		st->token[u].source = which;
-		st->token[u].http_status = which >= 0 ? p[which]->http_status : 0;
-	}
-	status_rows(st, c->m, res);
-	st->has_catalog = c->m->nreleases > 0;
-	st->catalog = res->catalog;
-	st->nodes = *nv;
-	if (controllers_of(s))
-		st->ncontrollers = controllers_view(controllers_of(s), st->controller);
-	pthread_mutex_unlock(&s->mu);
-	free(nv);
-}
-
+/* The status page's view (scrape.h): the last render's answer and the table it was rendered with,
+ * each a new reference, and the scraper's reload state as of now. */
 void scraper_status(struct scraper *s, struct scraper_status *out)
 {
-	struct cache_table t;
+	memset(out, 0, sizeof(*out));
 	pthread_mutex_lock(&s->mu);
-	*out = s->status;
+	if (s->last) {
+		out->answer = answer_ref(s->last);
+		cache_table_dup(s->cache, &s->last_t, &out->table);
+	}
 	pthread_mutex_unlock(&s->mu);
-	cache_table_get(s->cache, &t); /* live: a reload since the last render shows at once */
-	out->reload_ok = t.reload_ok;
-	out->reload_time = t.reload_time;
-	cache_table_put(s->cache, &t);
-	if (!out->rendered)
+	cache_table_get(s->cache, &out->live); /* live: a reload since the last render shows at once */
+	out->reload_ok = out->live.reload_ok;
+	out->reload_time = out->live.reload_time;
+	out->schemas = out->live.m;
+	out->configured = source_configured(s->cfg.upstream) & ~s->cfg.sources_off;
+	out->now = mono_now();
+	if (!out->answer)
 		return;
-	double now = mono_now();
-	out->age = now - out->mono_at;
-	for (int id = 0; id < SRC_COUNT; id++)
-		out->src[id].age = out->src_at[id] > 0 ? now - out->src_at[id] : -1;
+	out->res = out->answer->result;
+	out->age = out->now - out->res->at;
 }
 
-/* Render the table over the payloads into a new answer (render.h), then log and take the status
- * page's snapshot from what it was made of. */
+void scraper_status_put(struct scraper *s, struct scraper_status *st)
+{
+	if (st->answer)
+		cache_table_put(s->cache, &st->table);
+	if (st->live.ref)
+		cache_table_put(s->cache, &st->live);
+	st->schemas = NULL;
+	answer_unref(st->answer);
+	st->answer = NULL;
+	st->res = NULL;
+}
+
+/* The answer just rendered (with the table t it was rendered with) becomes the one the status page
+ * reads; the previous one is let go. */
+static void keep_last(struct scraper *s, struct answer *a, const struct cache_table *t)
+{
+	struct cache_table mine, old_t;
+	cache_table_dup(s->cache, t, &mine);
+	answer_ref(a);
+	pthread_mutex_lock(&s->mu);
+	struct answer *old = s->last;
+	old_t = s->last_t;
+	s->last = a;
+	s->last_t = mine;
+	pthread_mutex_unlock(&s->mu);
+	if (old) {
+		cache_table_put(s->cache, &old_t);
+		answer_unref(old);
+	}
+}
+
+/* The nodes of unknown load (loadview.h), logged once per change (the daemon only). Under render_mu. */
+static void log_load(struct scraper *s, const struct nodeview *v)
+{
+	uint64_t unknown = v ? loadview_unknown_hash(&v->load) : 0;
+	if (unknown != s->load_logged && unknown && s->cfg.log_load)
+		loadview_log_unknown(&v->load);
+	s->load_logged = unknown;
+}
+
+/* Render the table over the payloads into a new answer (render.h), then log from its record. */
 static struct answer *render(struct scraper *s, const struct scrape_ctx *c, const struct payload *const p[SRC_COUNT])
 {
 	struct render_result *res = xcalloc(1, sizeof(*res));
-	struct buf out, tail;
+	struct buf out;
 	struct controllers *ctl = controllers_of(s);
+	struct controller_view *view = ctl ? xcalloc(CONTROLLERS_MAX, sizeof(*view)) : NULL;
 	buf_init(&out, 0);
-	buf_init(&tail, 0);
-	if (ctl)
-		controllers_write_metrics(ctl, &tail);
-	if (s->cfg.compression)
-		compress_write_self(&tail, &s->gz);
 	const struct render_in in = {
 		.m = c->m, .flags = s->cfg.flags, .p = p, .counts = c->counts, .max_output = s->cfg.max_output,
-		.size_hint = c->last_output, .reload_ok = c->reload_ok, .reload_time = c->reload_time,
-		.clock = mono_now, .started = c->started, .tail = tail.data, .tail_len = tail.len,
+		.slow_fetch = s->cfg.replay_dir ? 0 : s->cfg.slow_fetch, .size_hint = c->last_output,
+		.reload_ok = c->reload_ok, .reload_time = c->reload_time, .clock = mono_now, .started = c->started,
+		.node_view = !s->shares_cache, /* the status page is the first schema's */
+		.load_margin = s->cfg.load_margin, .ctl = view, .nctl = ctl ? controllers_view(ctl, view) : 0,
+		.ctl_switches = ctl ? controllers_switches(ctl) : 0, .gz = s->cfg.compression ? &s->gz : NULL,
+		.schemas = s->cfg.self_schemas ? c->chain : NULL,
 	};
 	int status = render_run(&in, &out, res);
 	size_t len;
 	char *body = buf_steal(&out, &len);
-	buf_free(&tail);
+	free(view);
 	log_rows(s, c->m, res);
 	log_catalog(s, &res->catalog);
-	status_record(s, c, res, p);
+	log_load(s, res->nodes);
 	if (status == 200) {
 		pthread_mutex_lock(&s->mu);
 		s->last_output = len;
@@ -290,12 +273,34 @@ static struct answer *render(struct scraper *s, const struct scrape_ctx *c, cons
 	return answer_new(status, body, len, res);
 }
 
+/* From now on a's bytes count as held (answer.h), under s->mu: held_by_connections reads whether
+ * the last answer counts. */
+static void count_held(struct scraper *s, struct answer *a)
+{
+	pthread_mutex_lock(&s->mu);
+	answer_count_held(a, s->held);
+	pthread_mutex_unlock(&s->mu);
+}
+
 /* An answer that a connection may hold while it is no longer the scraper's (or never was) counts
  * as held; it is let go here (responses still sending it keep their reference). */
 static void let_go(struct scraper *s, struct answer *a)
 {
-	answer_count_held(a, s->held);
+	count_held(s, a);
 	answer_unref(a);
+}
+
+/* The bytes of answers only connections hold: the ledger's, less the last answer's while the
+ * status page's reference (s->last) is the only one left (it is no connection's). */
+static size_t held_by_connections(struct scraper *s)
+{
+	size_t held = answer_held_bytes(s->held);
+	pthread_mutex_lock(&s->mu);
+	struct answer *a = s->last;
+	size_t page = a && atomic_load(&a->refs) == 1 ? answer_counted(a) : 0;
+	held -= held < page ? held : page;
+	pthread_mutex_unlock(&s->mu);
+	return held;
 }
 
 /* Before a new answer is rendered: when the answers that only connections hold (clients that do not
@@ -305,10 +310,16 @@ static void let_go(struct scraper *s, struct answer *a)
  * closed since the last one (debug lines in between). */
 static void make_room(struct scraper *s)
 {
-	size_t held = answer_held_bytes(s->held), goal = 0;
+	size_t held = held_by_connections(s), goal = 0;
 	unsigned closed = 0;
-	if (!s->cfg.max_held || held <= s->cfg.max_held ||
-	    !(closed = answer_held_evict(s->held, s->cfg.max_held, &goal)))
+	if (!s->cfg.max_held || held <= s->cfg.max_held)
+		return;
+	pthread_mutex_lock(&s->mu);
+	struct answer *page = s->last ? answer_ref(s->last) : NULL; /* the status page's: no connection's */
+	pthread_mutex_unlock(&s->mu);
+	closed = answer_held_evict(s->held, s->cfg.max_held, page, &goal);
+	answer_unref(page);
+	if (!closed)
 		return;
 	double now = mono_now();
 	pthread_mutex_lock(&s->mu);
@@ -371,7 +382,8 @@ struct answer *scraper_answer(struct scraper *s, double timeout_s)
 	struct answer *a;
 
 	cache_table_get(s->cache, &t);
-	c.m = t.m;
+	c.m = mapping_schema(t.m, s->schema) ? mapping_schema(t.m, s->schema) : t.m;
+	c.chain = t.m;
 	c.reload_ok = t.reload_ok;
 	c.reload_time = t.reload_time;
 	pthread_mutex_lock(&s->mu);
@@ -391,8 +403,9 @@ struct answer *scraper_answer(struct scraper *s, double timeout_s)
 		a = render(s, &c, g.p);
 		a->reloads = t.reloads;
 		memcpy(a->in, g.serial, sizeof(a->in)); /* the payloads themselves are let go below */
+		keep_last(s, a, &t);
 		if (g.own) { /* an answer with payloads of this scrape's own (deadline passed) is its own */
-			answer_count_held(a, s->held);
+			count_held(s, a);
 		} else {
 			pthread_mutex_lock(&s->mu);
 			struct answer *old = s->answer;
@@ -454,7 +467,7 @@ struct answer *scraper_native(struct scraper *s, enum source_id id, double timeo
 		}
 		pthread_mutex_unlock(&s->mu);
 		if (g.own)
-			answer_count_held(a, s->held);
+			count_held(s, a);
 		let_go(s, old);
 	}
 	cache_got_release(&g);

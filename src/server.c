@@ -34,7 +34,9 @@ struct server {
 	struct MHD_Daemon *d[SERVER_LISTEN_MAX];
 	int fd[SERVER_LISTEN_MAX];       /* until its daemon owns it */
 	const char *listen_use[SERVER_LISTEN_MAX]; /* cfg.listen without duplicates (listen_dedupe) */
+	size_t schema_use[SERVER_LISTEN_MAX];      /* and their cfg.listen_schema */
 	unsigned port[SERVER_LISTEN_MAX];
+	int lfd[SERVER_LISTEN_MAX];      /* listener i's socket, set before its daemon starts (listener_schema) */
 	size_t n;
 	char listening[1024];
 	/* Why MHD_start_daemon failed: the first message libmicrohttpd logs on the starting thread
@@ -239,21 +241,22 @@ static double scrape_timeout(struct server *srv, struct MHD_Connection *c)
 	return t;
 }
 
-/* The status page: the last scrape's snapshot, copied out (it fetches nothing of its own). */
+/* The status page: the last answer's record, read through a reference (it fetches nothing of its own). */
 static enum MHD_Result status(struct server *srv, struct MHD_Connection *c)
 {
-	struct scraper_status *st = xmalloc(sizeof(*st)); /* tens of kB: not on the connection's stack */
+	struct scraper_status st;
 	struct status_page_info info = { SHIM_VERSION, srv->cfg.path, srv->cfg.mapping_file, 0, srv->cfg.probes,
-					 srv->cfg.native_passthrough };
+					 srv->cfg.native_passthrough, srv->cfg.schema_stem, srv->cfg.nschemas,
+					 srv->cfg.listen, srv->cfg.listen_fds ? 0 : srv->cfg.nlisten, srv->cfg.listen_schema };
 	struct buf b;
 	struct timespec now;
 	size_t len;
 	clock_gettime(CLOCK_REALTIME, &now);
 	info.now = (double)now.tv_sec + now.tv_nsec / 1e9;
-	scraper_status(srv->scraper, st);
+	scraper_status(srv->scraper, &st);
 	buf_init(&b, 0);
-	status_page(&b, &info, st);
-	free(st);
+	status_page(&b, &info, &st);
+	scraper_status_put(srv->scraper, &st);
 	char *body = buf_steal(&b, &len);
 	return respond(c, MHD_HTTP_OK, body, len, "text/html; charset=utf-8", srv->cfg.web);
 }
@@ -303,6 +306,33 @@ static enum MHD_Result probe(struct server *srv, struct MHD_Connection *c, int h
 	return respond_answer(srv, c, s, scraper_answer(s, scrape_timeout(srv, c)), head);
 }
 
+/* The scraper of /schemas/<stem>/metrics, or NULL: another path. */
+static struct scraper *schema_at(const struct server *srv, const char *url)
+{
+	static const char pre[] = "/schemas/", post[] = "/metrics";
+	size_t n = strlen(url);
+	if (n <= sizeof(pre) - 1 + sizeof(post) - 1 || strncmp(url, pre, sizeof(pre) - 1) ||
+	    strcmp(url + n - (sizeof(post) - 1), post))
+		return NULL;
+	const char *stem = url + sizeof(pre) - 1;
+	size_t len = n - (sizeof(pre) - 1) - (sizeof(post) - 1);
+	for (size_t i = 0; i < srv->cfg.nschemas; i++)
+		if (srv->cfg.schema_stem[i][0] && strlen(srv->cfg.schema_stem[i]) == len && !memcmp(stem, srv->cfg.schema_stem[i], len))
+			return srv->cfg.schemas[i];
+	return NULL;
+}
+
+/* The scraper of the metrics path on the listener connection c came through. */
+static struct scraper *listener_schema(const struct server *srv, struct MHD_Connection *c)
+{
+	const union MHD_ConnectionInfo *ci = srv->cfg.listen_schema ? MHD_get_connection_info(c, MHD_CONNECTION_INFO_DAEMON) : NULL;
+	const union MHD_DaemonInfo *di = ci ? MHD_get_daemon_info(ci->daemon, MHD_DAEMON_INFO_LISTEN_FD) : NULL;
+	for (size_t i = 0; di && i < srv->n; i++)
+		if (srv->lfd[i] == di->listen_fd && srv->cfg.listen_schema[i] < srv->cfg.nschemas)
+			return srv->cfg.schemas[srv->cfg.listen_schema[i]];
+	return srv->scraper;
+}
+
 static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *url, const char *method,
 			      const char *version, const char *upload, size_t *upload_size, void **state)
 {
@@ -333,8 +363,9 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 	if (*upload_size)
 		return MHD_NO; /* a body the headers did not announce: close */
 	int head = strcmp(method, MHD_HTTP_METHOD_HEAD) == 0;
-	if (strcmp(url, srv->cfg.path) == 0)
-		return respond_answer(srv, c, srv->scraper, scraper_answer(srv->scraper, scrape_timeout(srv, c)), head);
+	struct scraper *one = strcmp(url, srv->cfg.path) == 0 ? listener_schema(srv, c) : schema_at(srv, url);
+	if (one)
+		return respond_answer(srv, c, one, scraper_answer(one, scrape_timeout(srv, c)), head);
 	int native = srv->cfg.native_passthrough ? native_source(url) : -1;
 	if (native >= 0)
 		return respond_answer(srv, c, srv->scraper,
@@ -527,10 +558,12 @@ static void listen_dedupe(struct server *srv)
 	struct listen_key key[SERVER_LISTEN_MAX];
 	int known[SERVER_LISTEN_MAX];
 	size_t n = 0;
+	const size_t *schema = srv->cfg.listen_schema;
 	for (size_t i = 0; i < srv->cfg.nlisten && i < SERVER_LISTEN_MAX; i++) {
 		const char *a = srv->cfg.listen[i];
 		struct listen_key k;
-		int ok = listen_key(a, &k) == 0;
+		/* two schemas on one address are not one listener: binding both fails, naming it */
+		int ok = listen_key(a, &k) == 0 && (!schema || schema[i] == schema[0]);
 		size_t j = 0;
 		while (ok && j < n && !(known[j] && listen_covers(&key[j], &k)))
 			j++;
@@ -549,13 +582,19 @@ static void listen_dedupe(struct server *srv)
 			memmove(&srv->listen_use[j], &srv->listen_use[j + 1], (n - j - 1) * sizeof(srv->listen_use[0]));
 			memmove(&key[j], &key[j + 1], (n - j - 1) * sizeof(key[0]));
 			memmove(&known[j], &known[j + 1], (n - j - 1) * sizeof(known[0]));
+			if (schema)
+				memmove(&srv->schema_use[j], &srv->schema_use[j + 1], (n - j - 1) * sizeof(srv->schema_use[0]));
 			n--;
 		}
 		srv->listen_use[n] = a;
+		if (schema)
+			srv->schema_use[n] = schema[i];
 		key[n] = k;
 		known[n++] = ok;
 	}
 	srv->cfg.listen = srv->listen_use;
+	if (schema)
+		srv->cfg.listen_schema = srv->schema_use;
 	srv->cfg.nlisten = n;
 }
 
@@ -669,6 +708,7 @@ struct server *server_start(const struct server_config *cfg, struct scraper *s, 
 	}
 	for (size_t i = 0; i < srv->n; i++) {
 		int fd = srv->fd[i];
+		srv->lfd[i] = fd;
 		srv->fd[i] = -1; /* the daemon's from here, started or not */
 		srv->d[i] = start_daemon(srv, fd, cfg->listen_fds ? "a systemd socket" : cfg->listen[i], err, errlen);
 		if (!srv->d[i])

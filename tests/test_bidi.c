@@ -78,39 +78,29 @@ static void test_html_shows_bidi(void **state)
 	}
 }
 
-/* The status page with a node reason and an endpoint's failure reason holding U+202E and U+2066:
- * neither raw anywhere on the page, both shown. */
-static void test_status_page_node_reason(void **state)
+/* The status page with a configured string holding U+202E, U+2066 and U+2069 (the mapping file's
+ * name; the upstream strings, node and endpoint reasons, go through the same status_html_escape):
+ * none raw anywhere on the page, all shown. */
+static void test_status_page_shows_bidi(void **state)
 {
 	(void)state;
-	static const char reason[] = "fan \xE2\x80\xAE" "deliaf \xE2\x81\xA6" "ok\xE2\x81\xA9 [root@1]";
-	struct scraper_status *st = xcalloc(1, sizeof(*st));
-	struct status_page_info info = { "0.test", "/metrics", "m.json", 1800000000, NULL, 1 };
+	static const char name[] = "fan \xE2\x80\xAE" "deliaf \xE2\x81\xA6" "ok\xE2\x81\xA9.json";
+	struct scraper_status st;
+	struct status_page_info info;
 	struct buf b;
-	st->rendered = 1;
-	st->http_status = 200;
-	st->reload_ok = 1;
-	for (int id = 0; id < SRC_NATIVE_COUNT; id++)
-		st->src[id].configured = st->src[id].fetched = st->src[id].up = 1;
-	st->src[SRC_JOBS].up = 0;
-	snprintf(st->src[SRC_JOBS].reason, sizeof(st->src[SRC_JOBS].reason), "%s", reason);
-	st->nodes.source = NV_SRC_SLURMRESTD;
-	st->nodes.nodes = 1;
-	st->nodes.nbad = 1;
-	snprintf(st->nodes.bad[0].node, sizeof(st->nodes.bad[0].node), "n1");
-	snprintf(st->nodes.bad[0].state, sizeof(st->nodes.bad[0].state), "DRAIN");
-	snprintf(st->nodes.bad[0].reason, sizeof(st->nodes.bad[0].reason), "%s", reason);
+	memset(&st, 0, sizeof(st)); /* no scrape yet */
+	memset(&info, 0, sizeof(info));
+	info.version = "0.test";
+	info.metrics_path = "/metrics";
+	info.mapping_file = name;
+	info.now = 1800000000;
 	buf_init(&b, 0);
-	status_page(&b, &info, st);
+	status_page(&b, &info, &st);
 	buf_putc(&b, '\0');
 	assert_false(has_raw_bidi(b.data));
 	assert_true(utf8_is_valid(b.data, b.len - 1));
-	const char *shown = "fan &lt;U+202E&gt;deliaf &lt;U+2066&gt;ok&lt;U+2069&gt; [root@1]";
-	const char *first = strstr(b.data, shown);
-	assert_non_null(first);
-	assert_non_null(strstr(first + 1, shown)); /* the node's and the endpoint's */
+	assert_non_null(strstr(b.data, "fan &lt;U+202E&gt;deliaf &lt;U+2066&gt;ok&lt;U+2069&gt;.json"));
 	buf_free(&b);
-	free(st);
 }
 
 /* What log_info writes to stderr for a reason holding every one of them, in format json. */
@@ -161,7 +151,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_utf8_bidi_control),
 		cmocka_unit_test(test_html_shows_bidi),
-		cmocka_unit_test(test_status_page_node_reason),
+		cmocka_unit_test(test_status_page_shows_bidi),
 		cmocka_unit_test(test_log_escapes_bidi),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -46,6 +46,7 @@ PKG=slurm-exporter-shim
 MAX_EXPOSURE=${MAX_EXPOSURE:-2.0}
 BIN=/usr/bin/$PKG
 MAPPING=/etc/$PKG/prometheus-slurm-exporter.json
+LOAD_MAPPING=/etc/$PKG/slurm-node-load.json
 DEFAULTS=/etc/default/$PKG
 UNIT=/lib/systemd/system/$PKG.service
 MANGZ=/usr/share/man/man1/$PKG.1.gz
@@ -302,6 +303,12 @@ for field in Conflicts Replaces Provides; do
     bad "the package's $field does not name prometheus-slurm-exporter: $(dpkg-deb -f "$deb" "$field")"
   fi
 done
+if cmp -s "$tmp/root$DATADIR/replace-file.sh" packaging/replace-file.sh &&
+   [ "$(stat -c %a "$tmp/root$DATADIR/replace-file.sh")" = 644 ]; then
+  ok "the .deb ships packaging/replace-file.sh as $DATADIR/replace-file.sh (0644, sourced by migrate-legacy-args and enable-slurmrestd)"
+else
+  bad "the .deb does not ship packaging/replace-file.sh as $DATADIR/replace-file.sh, mode 0644"
+fi
 if cmp -s "$tmp/root$REST_UNIT" "$REPO_REST_UNIT" && [ -x "$tmp/root$DATADIR/run-slurmrestd" ] &&
    [ -x "$tmp/root$DATADIR/enable-slurmrestd" ] && [ -f "$tmp/root$REST_DEFAULTS" ]; then
   ok "the .deb ships $REPO_REST_UNIT as $REST_UNIT, $REST_DEFAULTS, $DATADIR/run-slurmrestd and enable-slurmrestd"
@@ -420,10 +427,10 @@ else
   bad "$BIN --version (exit $rc) does not print VERSION $version: $out"
 fi
 
-if "$BIN" --check-mapping "$MAPPING" >"$tmp/check.log" 2>&1; then
-  ok "$BIN --check-mapping $MAPPING: $(tail -n 1 "$tmp/check.log")"
+if "$BIN" --check-mapping "$MAPPING" --check-mapping "$LOAD_MAPPING" >"$tmp/check.log" 2>&1; then
+  ok "$BIN --check-mapping $MAPPING $LOAD_MAPPING: $(tr '\n' ' ' <"$tmp/check.log")"
 else
-  bad "$BIN --check-mapping $MAPPING"
+  bad "$BIN --check-mapping $MAPPING $LOAD_MAPPING"
   show "$tmp/check.log"
 fi
 
@@ -467,13 +474,19 @@ if [ -f "$REST_UNIT" ] && grep -qx "$REST_UNIT" "$tmp/files" && [ -x "$DATADIR/r
 else
   bad "slurmrestd unit $REST_UNIT, run-slurmrestd or enable-slurmrestd not installed"
 fi
+if "$DATADIR/enable-slurmrestd" --help >"$tmp/help.log" 2>&1 && grep -q 'enable-slurmrestd' "$tmp/help.log"; then
+  ok "the installed enable-slurmrestd finds the replace-file.sh it sources (--help)"
+else
+  bad "the installed enable-slurmrestd --help fails"
+  show "$tmp/help.log"
+fi
 if [ -e "$REST_WANTS" ] || [ -L "$REST_WANTS" ]; then
   bad "the slurmrestd unit was enabled by the package: $REST_WANTS"
 else
   ok "the slurmrestd unit is not enabled by the package (no $REST_WANTS)"
 fi
 conffiles=$(dpkg-query -W -f='${Conffiles}\n' "$PKG" | awk 'NF { print $1 }' | sort)
-expected=$(printf '%s\n' "$DEFAULTS" "$MAPPING" "$REST_DEFAULTS" | sort)
+expected=$(printf '%s\n' "$DEFAULTS" "$MAPPING" "$LOAD_MAPPING" "$REST_DEFAULTS" | sort)
 if [ "$conffiles" = "$expected" ] && [ -f "$DEFAULTS" ] && [ -f "$MAPPING" ] && [ -f "$REST_DEFAULTS" ]; then
   ok "conffiles: $(echo $conffiles)"
 else
