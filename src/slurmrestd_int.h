@@ -57,7 +57,7 @@ struct lic_rec {              /* an item of /licenses' "licenses" (scontrol show
 
 struct share_rec {
 	struct str name, parent, partition, type;
-	double factor, level;
+	double factor, level, shares, shares_norm, usage, usage_norm;
 };
 
 enum { AGG_STATE, AGG_REASON, AGG_USER, AGG_ACCOUNT, AGG_PARTITION, AGG_N };
@@ -154,7 +154,7 @@ int rest_diag_num(struct rest *st, const char *path, double v);
 void rest_add_aggregates(struct rest *st);
 /* slurmrestd_nodepart.c: one node's series in one of its partitions (labels node, partition, state) */
 void rest_node_part_series(struct expo *e, const struct node_rec *r, const struct label l[3], double alloc, double idle,
-			   double load);
+			   double load, const double gpus[2]);
 /* slurmrestd_nodepart.c: what squeue's %m prints for a job, in MB (0 when neither is set) */
 double rest_job_memory(const struct job_rec *r);
 

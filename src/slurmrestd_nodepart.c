@@ -15,19 +15,24 @@ static void put(struct expo *e, const char *fam, const struct label l[3], double
 		expo_add(e, fam, strlen(fam), c, 3, v);
 }
 
-/* l: node, partition, state (sorted by name); alloc and idle as sinfo's %C splits the node's CPUs;
- * load as slurmrestd_node_cpu_load, NaN when it is no reading (no sample, as there) */
+/* l: node, partition, state (sorted by name); alloc and idle as sinfo's %C splits the node's CPUs
+ * (the rest of its CPUs "other"); load as slurmrestd_node_cpu_load, NaN when it is no reading (no
+ * sample, as there); gpus: the node's GPUs and those in use, as slurmrestd_node_gpus{,_used} */
 void rest_node_part_series(struct expo *e, const struct node_rec *r, const struct label l[3], double alloc, double idle,
-			   double load)
+			   double load, const double gpus[2])
 {
 	put(e, "slurmrestd_partition_node_state", l, 1);
 	put(e, "slurmrestd_partition_node_cpus", l, r->cpus);
 	put(e, "slurmrestd_partition_node_cpus_alloc", l, alloc);
 	put(e, "slurmrestd_partition_node_cpus_idle", l, idle);
+	put(e, "slurmrestd_partition_node_cpus_other", l, r->cpus - alloc - idle);
 	put(e, "slurmrestd_partition_node_memory", l, r->real_memory);
+	put(e, "slurmrestd_partition_node_memory_alloc", l, r->alloc_memory);
 	put(e, "slurmrestd_partition_node_memory_free", l, r->free_mem);
 	put(e, "slurmrestd_partition_node_weight", l, r->weight);
 	put(e, "slurmrestd_partition_node_cpu_load", l, load);
+	put(e, "slurmrestd_partition_node_gpus", l, gpus[0]);
+	put(e, "slurmrestd_partition_node_gpus_used", l, gpus[1]);
 }
 
 /* squeue's %m: the memory per node when the job asked for it, else the memory per CPU (printed as
