@@ -114,8 +114,7 @@ PEERS = [
      "`tests/fixtures/peers-25.11/P1-busy-mix` (Slurm 25.11.7, slurmrestd at data_parser v0.0.44)",
      "`go_*`, `process_*`, `promhttp_*` and `slurm_exporter_*`",
      "SckyzO runs `squeue` without `--states`: it lists no finished job, so its counts of cancelled, completed, "
-     "failed, node-failed, preempted and timed-out jobs are always 0, and so are the rows. Its node buckets "
-     "(`slurm_nodes_*`) are labelled by the nodes' active features, which the shim's readers do not carry yet."),
+     "failed, node-failed, preempted and timed-out jobs are always 0, and so are the rows."),
 ]
 PEER_MARK = "\n## Schema "
 

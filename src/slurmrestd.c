@@ -126,6 +126,8 @@ static int on_value(struct rest *st, const char *path, int is_str, const unsigne
 		return 1;
 	case S_PART:
 		return rest_add_part(st, s, n);
+	case S_LIST:
+		return rest_list_add(st, (struct str *)(void *)(rec + f->off), s, n);
 	}
 	return 1;
 }

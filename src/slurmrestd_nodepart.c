@@ -4,7 +4,10 @@
  * (`sum by (partition, state) (slurmrestd_partition_node_cpus_alloc)`) without a join. */
 #include <math.h>
 #include <stddef.h>
+#include <stdlib.h>
 #include <string.h>
+
+#include "xmalloc.h"
 
 #include "slurmrestd_int.h"
 
@@ -33,6 +36,64 @@ void rest_node_part_series(struct expo *e, const struct node_rec *r, const struc
 	put(e, "slurmrestd_partition_node_cpu_load", l, load);
 	put(e, "slurmrestd_partition_node_gpus", l, gpus[0]);
 	put(e, "slurmrestd_partition_node_gpus_used", l, gpus[1]);
+}
+
+/* 1 per node and partition, labelled also active_features (the node's, sorted, joined by ','; no
+ * label when it has none): sinfo's %b beside %R and %T */
+void rest_node_features_series(struct expo *e, const struct label l[3], const char *features, size_t n)
+{
+	static const char fam[] = "slurmrestd_partition_node_active_features";
+	struct label c[4] = { { "active_features", features, 15, (uint32_t)n }, l[0], l[1], l[2] };
+	expo_add(e, fam, sizeof(fam) - 1, c, 4, 1);
+}
+
+int rest_list_add(struct rest *st, struct str *s, const unsigned char *p, size_t n)
+{
+	if (!s->set || !s->len)
+		return rest_keep_str(st, s, p, n);
+	struct str item;
+	size_t was = s->len;
+	if (s->off + s->len != st->slen) { /* not the last string kept: keep a copy of it last */
+		struct str copy;
+		if (!rest_keep_str(st, &copy, (const unsigned char *)st->scratch + s->off, s->len))
+			return 0;
+		*s = copy;
+	}
+	if (!rest_keep_str(st, &item, (const unsigned char *)",", 1) || !rest_keep_str(st, &item, p, n))
+		return 0;
+	s->len = (uint32_t)(was + 1 + n);
+	return 1;
+}
+
+struct piece { const char *p; size_t n; };
+
+static int piece_cmp(const void *a, const void *b)
+{
+	const struct piece *x = a, *y = b;
+	int c = memcmp(x->p, y->p, x->n < y->n ? x->n : y->n);
+	return c ? c : (x->n > y->n) - (x->n < y->n);
+}
+
+void rest_list_sorted(const char *s, size_t n, char *out)
+{
+	size_t k = 1, at = 0;
+	for (size_t i = 0; i < n; i++)
+		k += s[i] == ',';
+	struct piece *v = xmalloc(k * sizeof(*v));
+	k = 0;
+	for (size_t i = 0, start = 0; i <= n; i++)
+		if (i == n || s[i] == ',') {
+			v[k++] = (struct piece){ s + start, i - start };
+			start = i + 1;
+		}
+	qsort(v, k, sizeof(*v), piece_cmp);
+	for (size_t i = 0; i < k; i++) {
+		if (i)
+			out[at++] = ',';
+		memcpy(out + at, v[i].p, v[i].n);
+		at += v[i].n;
+	}
+	free(v);
 }
 
 /* squeue's %m: the memory per node when the job asked for it, else the memory per CPU (printed as

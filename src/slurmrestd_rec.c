@@ -272,6 +272,8 @@ static int node_end(struct rest *st)
 				      lab("user", sp(st, &r->reason_user), r->reason_user.len) };
 		add(st, "slurmrestd_node_reason_info", w, 3, isnan(r->reason_at) || isinf(r->reason_at) ? 0 : r->reason_at);
 	}
+	char *feat = xmalloc(r->features.len + 1); /* sinfo's %b: sorted */
+	rest_list_sorted(sp(st, &r->features), r->features.len, feat);
 	for (size_t i = 0; i < r->nparts; i++) {
 		const struct str *part = &st->parts[i];
 		if (!part->len)
@@ -282,6 +284,7 @@ static int node_end(struct rest *st)
 		struct agg *a = agg_slot(st, &p[1], 1);
 		if (a->node == st->nodes) {
 			char pesc[48];
+			free(feat);
 			return rest_fail(st, 1, "node '%s' lists partition '%s' twice", esc,
 					 rest_esc(pesc, sizeof(pesc), sp(st, part), part->len));
 		}
@@ -290,11 +293,13 @@ static int node_end(struct rest *st)
 		const struct label np[3] = { p[0], p[1], l[1] };
 		rest_node_part_series(st->e, r, np, alloc, other ? 0 : rest, load_problem(r) ? NAN : r->cpu_load / 100,
 				      gpus);
+		rest_node_features_series(st->e, np, feat, r->features.len);
 		a->v[0] += r->cpus;
 		a->v[1] += alloc;
 		a->v[2] += other ? 0 : rest;
 		a->v[3] += other ? rest : 0;
 	}
+	free(feat);
 	return 1;
 }
 
@@ -504,7 +509,7 @@ static const struct slot node_slots[] = {
 	NODE("gres", S_STR, gres), NODE("gres_used", S_STR, gres_used),
 	NODE("partitions[]", S_PART, nparts), NODE("reason", S_STR, reason),
 	NODE("reason_set_by_user", S_STR, reason_user), NODE("reason_changed_at", S_NUM, reason_at),
-	NODE("weight", S_NUM, weight),
+	NODE("weight", S_NUM, weight), NODE("active_features[]", S_LIST, features),
 	{ NULL, S_NUM, 0 },
 };
 

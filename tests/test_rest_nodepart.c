@@ -44,6 +44,7 @@ static const char nodes_doc[] =
 	"{\"nodes\": ["
 	"{\"name\": \"a\", \"state\": [\"MIXED\"], \"cpus\": 8, \"alloc_cpus\": 2, \"real_memory\": 1000,"
 	" \"alloc_memory\": 700, \"gres\": \"gpu:a100:4\", \"gres_used\": \"gpu:a100:3(IDX:0-2)\","
+	" \"active_features\": [\"zen\", \"gpu\", \"amd\"], \"reason\": \"x\", \"features\": [\"ignored\"],"
 	" \"free_mem\": " NV(600) ", \"cpu_load\": 150, \"weight\": 5, \"partitions\": [\"batch\", \"gpu\"]},"
 	"{\"name\": \"b\", \"state\": [\"IDLE\", \"DRAIN\"], \"cpus\": 4, \"alloc_cpus\": 0, \"real_memory\": 500,"
 	" \"free_mem\": " UNSET ", \"cpu_load\": 4294967294, \"partitions\": [\"batch\"]}"
@@ -79,6 +80,20 @@ static void test_node_partition_series(void **state)
 	assert_true(sum_of(&e, "slurmrestd_partition_node_gpus", "partition", "batch", &n) == 4 && n == 2);
 	assert_true(sum_of(&e, "slurmrestd_partition_node_gpus_used", "partition", "gpu", &n) == 3 && n == 1);
 	assert_true(sum_of(&e, "slurmrestd_partition_node_gpus_used", "node", "b", &n) == 0 && n == 1);
+	/* sinfo's %b: a's active features sorted (read around another string, its reason), in each of
+	 * its partitions; b has none: no label */
+	assert_true(sum_of(&e, "slurmrestd_partition_node_active_features", "active_features", "amd,gpu,zen", &n) == 2 &&
+		    n == 2);
+	assert_true(sum_of(&e, "slurmrestd_partition_node_active_features", "node", "b", &n) == 1 && n == 1);
+	const struct expo_family *af = expo_find(&e, "slurmrestd_partition_node_active_features", 41);
+	assert_non_null(af);
+	assert_int_equal(af->n, 3);
+	for (size_t i = 0; i < af->n; i++) {
+		const struct expo_sample *x = &af->samples[i];
+		int has = labels_find(x->labels, x->nlabels, "active_features", 15) >= 0;
+		assert_int_equal(x->nlabels, 3 + has);
+		assert_true(labels_find(x->labels, x->nlabels, "state", 5) >= 0);
+	}
 	/* each series is labelled node, partition, state */
 	const struct expo_family *f = expo_find(&e, "slurmrestd_partition_node_cpus", strlen("slurmrestd_partition_node_cpus"));
 	assert_non_null(f);
