@@ -110,7 +110,8 @@ PEERS = [
      "`sinfo` shows them); the captured state has neither. A family the peer prints only when a value is "
      "above 0 (a license's reservations, account limits) is checked to be absent where the peer printed nothing."),
     ("sckyzo-slurm-exporter", "SckyzO/slurm_exporter v1.8.4",
-     "run with its default collectors (port 9341)",
+     "run with its default collectors (port 9341; the 101 it printed on the captured state and those it prints only "
+     "when there is something to print: suspended, completing and configuring jobs, drain reasons, reservations)",
      "`tests/fixtures/peers-25.11/P1-busy-mix` (Slurm 25.11.7, slurmrestd at data_parser v0.0.44)",
      "`go_*`, `process_*`, `promhttp_*` and `slurm_exporter_*`",
      "SckyzO runs `squeue` without `--states`: it lists no finished job, so its counts of cancelled, completed, "
