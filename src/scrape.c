@@ -170,7 +170,7 @@ static void log_catalog(struct scraper *s, const struct catalog_diff *d)
 
 /* What a scrape knows besides its payloads: the table and the values of its self metrics. */
 struct scrape_ctx {
-	const struct mapping *m;
+	const struct mapping *m, *chain; /* the schema rendered, and the chain it belongs to */
 	struct render_counts counts[SRC_COUNT];
 	double started, reload_time;
 	int reload_ok;
@@ -188,11 +188,10 @@ void scraper_status(struct scraper *s, struct scraper_status *out)
 		cache_table_dup(s->cache, &s->last_t, &out->table);
 	}
 	pthread_mutex_unlock(&s->mu);
-	struct cache_table now;
-	cache_table_get(s->cache, &now); /* live: a reload since the last render shows at once */
-	out->reload_ok = now.reload_ok;
-	out->reload_time = now.reload_time;
-	cache_table_put(s->cache, &now);
+	cache_table_get(s->cache, &out->live); /* live: a reload since the last render shows at once */
+	out->reload_ok = out->live.reload_ok;
+	out->reload_time = out->live.reload_time;
+	out->schemas = out->live.m;
 	out->configured = source_configured(s->cfg.upstream) & ~s->cfg.sources_off;
 	out->now = mono_now();
 	if (!out->answer)
@@ -205,6 +204,9 @@ void scraper_status_put(struct scraper *s, struct scraper_status *st)
 {
 	if (st->answer)
 		cache_table_put(s->cache, &st->table);
+	if (st->live.ref)
+		cache_table_put(s->cache, &st->live);
+	st->schemas = NULL;
 	answer_unref(st->answer);
 	st->answer = NULL;
 	st->res = NULL;
@@ -253,6 +255,7 @@ static struct answer *render(struct scraper *s, const struct scrape_ctx *c, cons
 		.node_view = !s->shares_cache, /* the status page is the first schema's */
 		.load_margin = s->cfg.load_margin, .ctl = view, .nctl = ctl ? controllers_view(ctl, view) : 0,
 		.ctl_switches = ctl ? controllers_switches(ctl) : 0, .gz = s->cfg.compression ? &s->gz : NULL,
+		.schemas = s->cfg.self_schemas ? c->chain : NULL,
 	};
 	int status = render_run(&in, &out, res);
 	size_t len;
@@ -365,6 +368,7 @@ struct answer *scraper_answer(struct scraper *s, double timeout_s)
 
 	cache_table_get(s->cache, &t);
 	c.m = mapping_schema(t.m, s->schema) ? mapping_schema(t.m, s->schema) : t.m;
+	c.chain = t.m;
 	c.reload_ok = t.reload_ok;
 	c.reload_time = t.reload_time;
 	pthread_mutex_lock(&s->mu);

@@ -52,6 +52,7 @@ struct scraper_config {
 	struct sched_cost_config cost;
 	double load_margin;       /* --status.load-margin, percent (loadview.h) */
 	int log_load;             /* log the nodes of unknown load once per change (the daemon) */
+	int self_schemas;         /* write slurm_exporter_shim_schema_rows, every schema's row counts (the daemon) */
 };
 
 struct scraper;
@@ -94,9 +95,10 @@ struct scraper_status {
 	unsigned configured;     /* sources whose upstream is used and that are not switched off (bit 1 << id) */
 	int reload_ok;           /* the scraper's, as of now (a reload since the last render shows at once), */
 	double reload_time;      /* not the render's: unix time of the last mapping (re)load attempt */
+	const struct mapping *schemas; /* the tables as of now (every schema's: mapping.h's chain) */
 	/* internal: the references held */
 	struct answer *answer;
-	struct cache_table table;
+	struct cache_table table, live;
 };
 /* Take the status page's view of the last render; scraper_status_put drops its references. */
 void scraper_status(struct scraper *s, struct scraper_status *out);

@@ -209,7 +209,8 @@ static enum MHD_Result status(struct server *srv, struct MHD_Connection *c)
 {
 	struct scraper_status st;
 	struct status_page_info info = { SHIM_VERSION, srv->cfg.path, srv->cfg.mapping_file, 0, srv->cfg.probes,
-					 srv->cfg.native_passthrough };
+					 srv->cfg.native_passthrough, srv->cfg.schema_stem, srv->cfg.nschemas,
+					 srv->cfg.listen, srv->cfg.listen_fds ? 0 : srv->cfg.nlisten, srv->cfg.listen_schema };
 	struct buf b;
 	struct timespec now;
 	size_t len;

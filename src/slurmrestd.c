@@ -3,11 +3,11 @@
  * the shape down to the records is checked as each value begins (value_begins); a record (one node,
  * job or share row, or diag's statistics object) is read into a small scratch, its scalars named by
  * their path inside it ("cpus", "free_mem" for free_mem's {set, infinite, number} object, "state[]"
- * for an item of the state array), and turned into samples when it closes (slurmrestd_rec.c). */
+ * for an item of the state array), and turned into samples when it closes (slurmrestd_rec.c). Calls
+ * go one way: the walk calls the records (and their rest_fail), never the other way. */
 #include "slurmrestd_int.h"
 
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,34 +18,6 @@ enum jkind { J_NULL, J_BOOL, J_NUM, J_STR, J_MAP, J_ARRAY };
 static const char *const kind_name[] = { "null", "a boolean", "a number", "a string", "an object", "an array" };
 
 #define TOP_ERRORS (1u << 8)      /* st->top: "errors" seen; bit d: the records' key at depth d */
-
-int rest_fail(struct rest *st, size_t count, const char *fmt, ...)
-{
-	if (!st->nbad) {
-		va_list ap;
-		st->why_at = st->ended ? st->jf.off : jsonfeed_offset(&st->jf);
-		va_start(ap, fmt);
-		vsnprintf(st->why, sizeof(st->why), fmt, ap);
-		va_end(ap);
-	}
-	st->nbad += count;
-	if (!st->failed) {
-		st->failed = 1;
-		jsonfeed_fail(&st->jf, st->why);
-	}
-	return 0;
-}
-
-const char *rest_esc(char *out, size_t len, const char *s, size_t n)
-{
-	size_t k = n < len - 1 ? n : len - 1;
-	while (k < n && k && ((unsigned char)s[k] & 0xc0) == 0x80) /* cut at a character's start */
-		k--;
-	for (size_t i = 0; i < k; i++)
-		out[i] = (unsigned char)s[i] < 0x20 || s[i] == 0x7f ? '?' : s[i];
-	out[k] = '\0';
-	return out;
-}
 
 /* ---- the walk ---- */
 
@@ -478,7 +450,9 @@ void rest_discard(void *p)
 	free(st->item);
 	free(st->parts);
 	free(st->aggs);
+	hmap_free(&st->aidx);
 	free(st->seen);
+	hmap_free(&st->sidx);
 	arena_reset(&st->arena);
 	free(st);
 }

@@ -1,7 +1,9 @@
 /* slurmrestd_int.h: the inside of slurmrestd.c's converter, shared by its two halves: the walk over the
  * document (slurmrestd.c: shapes, paths, {set, infinite, number} objects) and the records it reads
  * (slurmrestd_rec.c: a node, job, share row or diag's statistics into samples, duplicates refused, the jobs'
- * and partitions' aggregates). Not an interface for anyone else: see slurmrestd.h.
+ * and partitions' aggregates) with slurmrestd_nodepart.c and slurmrestd_diaglist.c, and what they all
+ * share about the document (slurmrestd_doc.c: its failure, rest_fail; what it listed). Calls go down
+ * that list, never back. Not an interface for anyone else: see slurmrestd.h.
  * Every function returning int returns 1 to go on, or 0 when it made the document unusable
  * (rest_fail: the parse stops), as the yajl callbacks it is called from do. */
 #ifndef SHIM_SLURMRESTD_INT_H
@@ -11,6 +13,7 @@
 #include <stdint.h>
 
 #include "expo.h"
+#include "hmap.h"
 #include "jsonfeed.h"
 #include "labels.h"
 #include "slurmrestd_state.h"
@@ -71,7 +74,7 @@ struct agg {                  /* one distinct label set of an aggregate family *
 	int node_user;            /* jobs: a {node,user} entry of slurmrestd_node_job_user, not of agg_fams */
 };
 
-struct seen_ent { const char *s; uint32_t n, h; };
+struct seen_ent { const char *s; uint32_t n; };
 
 struct rest {
 	enum rest_doc doc;
@@ -98,10 +101,12 @@ struct rest {
 	struct diag_item *item;   /* diag: the list item being read (slurmrestd_diaglist.c), or NULL */
 	struct str *parts;        /* the node's partitions */
 	size_t partcap, nodes;    /* nodes: records ended, for agg.node */
-	struct agg *aggs;         /* jobs, partitions: open addressing, acap a power of two */
+	struct agg *aggs;         /* jobs, partitions: in the order first seen */
 	size_t nagg, acap;
+	struct hmap aidx;         /* aggs' index by label set (hmap.h) */
 	struct seen_ent *seen;    /* what was listed (node names, share rows, job ids, diag paths) */
 	size_t nseen, seencap;
+	struct hmap sidx;         /* seen's index (hmap.h) */
 	struct arena arena;       /* the label values of aggs, the strings of seen */
 };
 
@@ -136,10 +141,15 @@ int rest_diag_item_end(struct rest *st);
 /* slurmrestd_nodepart.c: the license document's fields and its record's end */
 extern const struct slot rest_lic_slots[];
 int rest_lic_end(struct rest *st);
-/* slurmrestd_rec.c: for the documents' ends kept in other files */
-const char *rest_sp(const struct rest *st, const struct str *s);
-int rest_seen_before(struct rest *st, const void *s, size_t n);
+/* A string of the record: its bytes in the scratch (s->len of them, not NUL-terminated). */
+static inline const char *rest_sp(const struct rest *st, const struct str *s)
+{
+	return st->scratch + s->off;
+}
 
+/* slurmrestd_doc.c, which every other file of the reader calls and which calls none of them. */
+/* 1 when the bytes were listed before in this document, else 0 (and they are now). */
+int rest_seen_before(struct rest *st, const void *s, size_t n);
 /* The document is unusable (count problems): the first reason is kept with its offset; the parse
  * stops. Returns 0. */
 int rest_fail(struct rest *st, size_t count, const char *fmt, ...) __attribute__((format(printf, 3, 4)));

@@ -652,7 +652,7 @@ static void test_tree_footprint(void **state)
 	buf_free(&b);
 }
 
-/* names.h: the classes are the exposition format's, FNV-1a is the published one, slots round-trip. */
+/* names.h: the classes are the exposition format's, FNV-1a is the published one. */
 static void test_names(void **state)
 {
 	(void)state;
@@ -666,13 +666,7 @@ static void test_names(void **state)
 	assert_true(fnv1a("", 0) == 0xcbf29ce484222325ULL);
 	assert_true(fnv1a("a", 1) == 0xaf63dc4c8601ec8cULL);
 	assert_true(fnv1a("foobar", 6) == 0x85944171f73967e8ULL);
-	uint64_t slot[8] = { 0 };
-	hslot_put(slot, 7, 0xdeadbee1u, 5);
-	hslot_put(slot, 7, 0x00000001u, 6); /* collides: the next slot */
-	assert_int_equal(hslot_hash(slot[1]), 0xdeadbee1u);
-	assert_int_equal(hslot_index(slot[1]), 5);
-	assert_int_equal(hslot_hash(slot[2]), 1);
-	assert_int_equal(hslot_index(slot[2]), 6);
+	/* the hash slots moved to hmap.c: tests/test_hmap.c */
 }
 
 int main(void)
