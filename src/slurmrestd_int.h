@@ -168,8 +168,6 @@ void rest_node_part_series(struct expo *e, const struct node_rec *r, const struc
 			   double load, const double gpus[2]);
 /* slurmrestd_nodepart.c: slurmrestd_partition_node_active_features for one node and partition */
 void rest_node_features_series(struct expo *e, const struct label l[3], const char *features, size_t n);
-/* slurmrestd_nodepart.c: an item of a string list into s, after a ',' when s holds one already */
-int rest_list_add(struct rest *st, struct str *s, const unsigned char *p, size_t n);
 /* slurmrestd_nodepart.c: the items of a ','-joined list sorted (byte order) into out (n bytes) */
 void rest_list_sorted(const char *s, size_t n, char *out);
 /* slurmrestd_nodepart.c: what squeue's %m prints for a job, in MB (0 when neither is set) */

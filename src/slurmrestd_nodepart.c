@@ -47,24 +47,6 @@ void rest_node_features_series(struct expo *e, const struct label l[3], const ch
 	expo_add(e, fam, sizeof(fam) - 1, c, 4, 1);
 }
 
-int rest_list_add(struct rest *st, struct str *s, const unsigned char *p, size_t n)
-{
-	if (!s->set || !s->len)
-		return rest_keep_str(st, s, p, n);
-	struct str item;
-	size_t was = s->len;
-	if (s->off + s->len != st->slen) { /* not the last string kept: keep a copy of it last */
-		struct str copy;
-		if (!rest_keep_str(st, &copy, (const unsigned char *)st->scratch + s->off, s->len))
-			return 0;
-		*s = copy;
-	}
-	if (!rest_keep_str(st, &item, (const unsigned char *)",", 1) || !rest_keep_str(st, &item, p, n))
-		return 0;
-	s->len = (uint32_t)(was + 1 + n);
-	return 1;
-}
-
 struct piece { const char *p; size_t n; };
 
 static int piece_cmp(const void *a, const void *b)
