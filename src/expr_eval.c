@@ -412,7 +412,15 @@ static inline double fn_none(double v, double arg) { (void)arg; return v; }
 static inline double fn_abs(double v, double arg) { (void)arg; return fabs(v); }
 static inline double fn_ceil(double v, double arg) { (void)arg; return ceil(v); }
 static inline double fn_floor(double v, double arg) { (void)arg; return floor(v); }
-static inline double fn_round(double v, double arg) { (void)arg; return floor(v + 0.5); }
+/* PromQL's round(v, to_nearest): to the nearest multiple of to_nearest (1 when not given), ties up;
+ * divided by the inverse, as Prometheus does, so that round(0.2816901, 0.000001) is 0.28169 */
+static inline double fn_round(double v, double arg)
+{
+	if (arg == 0)
+		return floor(v + 0.5);
+	double inv = 1.0 / arg;
+	return floor(v * inv + 0.5) / inv;
+}
 
 /* Go's math.Max/math.Min, which PromQL uses: an infinity wins over NaN, NaN over numbers */
 static inline double fn_clamp_min(double v, double arg)

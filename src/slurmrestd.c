@@ -70,6 +70,25 @@ static const char *path_of(const struct rest *st, char *buf, int top)
 	return buf;
 }
 
+/* An item of a string list into s, after a ',' when s holds one already (S_LIST) */
+static int list_add(struct rest *st, struct str *s, const unsigned char *p, size_t n)
+{
+	if (!s->set || !s->len)
+		return rest_keep_str(st, s, p, n);
+	struct str item;
+	size_t was = s->len;
+	if (s->off + s->len != st->slen) { /* not the last string kept: keep a copy of it last */
+		struct str copy;
+		if (!rest_keep_str(st, &copy, (const unsigned char *)st->scratch + s->off, s->len))
+			return 0;
+		*s = copy;
+	}
+	if (!rest_keep_str(st, &item, (const unsigned char *)",", 1) || !rest_keep_str(st, &item, p, n))
+		return 0;
+	s->len = (uint32_t)(was + 1 + n);
+	return 1;
+}
+
 /* A value read at path, a string s (is_str) or a number v: into its slot (a value of the wrong
  * type is ignored), or diag's family. 1, or 0 when it made the document unusable. */
 static int on_value(struct rest *st, const char *path, int is_str, const unsigned char *s, size_t n, double v)
@@ -98,6 +117,8 @@ static int on_value(struct rest *st, const char *path, int is_str, const unsigne
 		return 1;
 	case S_PART:
 		return rest_add_part(st, s, n);
+	case S_LIST:
+		return list_add(st, (struct str *)(void *)(rec + f->off), s, n);
 	}
 	return 1;
 }

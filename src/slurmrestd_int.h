@@ -40,6 +40,7 @@ struct str { uint32_t off, len; int set; };
 struct node_rec {
 	struct node_state state;
 	struct str name, gres, gres_used, reason, reason_user;
+	struct str features;      /* active_features, joined by ',' as read */
 	double cpus, alloc_cpus, real_memory, alloc_memory, free_mem, reason_at;
 	double cpu_load;          /* load average x 100, as slurmd reported it */
 	double weight;            /* the scheduling weight (sinfo's %w) */
@@ -60,7 +61,7 @@ struct lic_rec {              /* an item of /licenses' "licenses" (scontrol show
 
 struct share_rec {
 	struct str name, parent, partition, type;
-	double factor, level;
+	double factor, level, shares, shares_norm, usage, usage_norm;
 };
 
 enum { AGG_STATE, AGG_REASON, AGG_USER, AGG_ACCOUNT, AGG_PARTITION, AGG_N };
@@ -112,7 +113,7 @@ struct rest {
 /* A field a record reads: its path inside the record ("state[]": an item of the array "state";
  * "fairshare.factor": a member; a {set, infinite, number} object reads as its own path), what it
  * holds and where in the record (an offset into rest.r). */
-enum slot_kind { S_NUM, S_STR, S_NODE_STATE, S_JOB_STATE, S_PART };
+enum slot_kind { S_NUM, S_STR, S_NODE_STATE, S_JOB_STATE, S_PART, S_LIST /* strings joined by ',' */ };
 
 struct slot {
 	const char *path;
@@ -164,7 +165,11 @@ int rest_diag_num(struct rest *st, const char *path, double v);
 void rest_add_aggregates(struct rest *st);
 /* slurmrestd_nodepart.c: one node's series in one of its partitions (labels node, partition, state) */
 void rest_node_part_series(struct expo *e, const struct node_rec *r, const struct label l[3], double alloc, double idle,
-			   double load);
+			   double load, const double gpus[2]);
+/* slurmrestd_nodepart.c: slurmrestd_partition_node_active_features for one node and partition */
+void rest_node_features_series(struct expo *e, const struct label l[3], const char *features, size_t n);
+/* slurmrestd_nodepart.c: the items of a ','-joined list sorted (byte order) into out (n bytes) */
+void rest_list_sorted(const char *s, size_t n, char *out);
 /* slurmrestd_nodepart.c: what squeue's %m prints for a job, in MB (0 when neither is set) */
 double rest_job_memory(const struct job_rec *r);
 

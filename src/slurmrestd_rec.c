@@ -53,7 +53,7 @@ void rest_record_reset(struct rest *st)
 	else if (st->doc == REST_JOBS)
 		jr->cpus = jr->uid = jr->id = jr->mem_node = jr->mem_cpu = NAN;
 	else if (st->doc == REST_SHARES)
-		sr->factor = sr->level = NAN;
+		sr->factor = sr->level = sr->shares = sr->shares_norm = sr->usage = sr->usage_norm = NAN;
 	else if (st->doc == REST_LICENSES)
 		st->r.lic.total = st->r.lic.used = st->r.lic.free = st->r.lic.reserved = st->r.lic.last_consumed =
 			st->r.lic.last_deficit = NAN;
@@ -205,15 +205,18 @@ static int node_end(struct rest *st)
 	node_load(st, r, l);
 	if (!isnan(r->weight))
 		add(st, "slurmrestd_node_weight", l, 2, r->weight);
-	add(st, "slurmrestd_node_gpus", l, 2, r->gres.set ? gres_gpus(sp(st, &r->gres), r->gres.len) : 0);
-	add(st, "slurmrestd_node_gpus_used", l, 2,
-	    r->gres_used.set ? gres_gpus(sp(st, &r->gres_used), r->gres_used.len) : 0);
+	const double gpus[2] = { r->gres.set ? gres_gpus(sp(st, &r->gres), r->gres.len) : 0,
+				 r->gres_used.set ? gres_gpus(sp(st, &r->gres_used), r->gres_used.len) : 0 };
+	add(st, "slurmrestd_node_gpus", l, 2, gpus[0]);
+	add(st, "slurmrestd_node_gpus_used", l, 2, gpus[1]);
 	if (r->reason.len) { /* scontrol's Reason=... [user@time]: the status page's "who, since when" */
 		struct label w[3] = { label_of("node", sp(st, &r->name), r->name.len),
 				      label_of("reason", sp(st, &r->reason), r->reason.len),
 				      label_of("user", sp(st, &r->reason_user), r->reason_user.len) };
 		add(st, "slurmrestd_node_reason_info", w, 3, isnan(r->reason_at) || isinf(r->reason_at) ? 0 : r->reason_at);
 	}
+	char *feat = xmalloc(r->features.len + 1); /* sinfo's %b: sorted */
+	rest_list_sorted(sp(st, &r->features), r->features.len, feat);
 	for (size_t i = 0; i < r->nparts; i++) {
 		const struct str *part = &st->parts[i];
 		if (!part->len)
@@ -224,18 +227,22 @@ static int node_end(struct rest *st)
 		struct agg *a = agg_slot(st, &p[1], 1);
 		if (a->node == st->nodes) {
 			char pesc[48];
+			free(feat);
 			return rest_fail(st, 1, "node '%s' lists partition '%s' twice", esc,
 					 rest_esc(pesc, sizeof(pesc), sp(st, part), part->len));
 		}
 		a->node = st->nodes;
 		add(st, "slurmrestd_node_partition", p, 2, 1);
 		const struct label np[3] = { p[0], p[1], l[1] };
-		rest_node_part_series(st->e, r, np, alloc, other ? 0 : rest, load_problem(r) ? NAN : r->cpu_load / 100);
+		rest_node_part_series(st->e, r, np, alloc, other ? 0 : rest, load_problem(r) ? NAN : r->cpu_load / 100,
+				      gpus);
+		rest_node_features_series(st->e, np, feat, r->features.len);
 		a->v[0] += r->cpus;
 		a->v[1] += alloc;
 		a->v[2] += other ? 0 : rest;
 		a->v[3] += other ? rest : 0;
 	}
+	free(feat);
 	return 1;
 }
 
@@ -280,8 +287,14 @@ static int share_end(struct rest *st)
 	}
 	if (!isnan(r->factor))
 		add(st, "slurmrestd_share_fairshare", l, n, r->factor);
-	if (!isnan(r->level))
-		add(st, "slurmrestd_share_level", l, n, r->level);
+	const struct { const char *fam; double v; } v[] = {
+		{ "slurmrestd_share_level", r->level }, { "slurmrestd_share_shares", r->shares },
+		{ "slurmrestd_share_shares_normalized", r->shares_norm }, { "slurmrestd_share_usage", r->usage },
+		{ "slurmrestd_share_usage_normalized", r->usage_norm },
+	};
+	for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++)
+		if (!isnan(v[i].v))
+			add(st, v[i].fam, l, n, v[i].v);
 	return 1;
 }
 
@@ -439,7 +452,7 @@ static const struct slot node_slots[] = {
 	NODE("gres", S_STR, gres), NODE("gres_used", S_STR, gres_used),
 	NODE("partitions[]", S_PART, nparts), NODE("reason", S_STR, reason),
 	NODE("reason_set_by_user", S_STR, reason_user), NODE("reason_changed_at", S_NUM, reason_at),
-	NODE("weight", S_NUM, weight),
+	NODE("weight", S_NUM, weight), NODE("active_features[]", S_LIST, features),
 	{ NULL, S_NUM, 0 },
 };
 
@@ -455,7 +468,9 @@ static const struct slot job_slots[] = {
 static const struct slot share_slots[] = {
 	SHARE("name", S_STR, name), SHARE("parent", S_STR, parent), SHARE("partition", S_STR, partition),
 	SHARE("type[]", S_STR, type), SHARE("fairshare.factor", S_NUM, factor),
-	SHARE("fairshare.level", S_NUM, level), { NULL, S_NUM, 0 },
+	SHARE("fairshare.level", S_NUM, level), SHARE("shares", S_NUM, shares),
+	SHARE("shares_normalized", S_NUM, shares_norm), SHARE("usage", S_NUM, usage),
+	SHARE("usage_normalized", S_NUM, usage_norm), { NULL, S_NUM, 0 },
 };
 
 const struct doc_info docs[REST_DOCS] = {

@@ -603,6 +603,11 @@ static void test_pick_schema(void **state)
 	const char *shipped[] = { MAPPING, "mappings/rivosinc-slurm-exporter.json" };
 	assert_int_equal(pick(shipped, 2, vpenso, why, sizeof(why)), 0);
 	assert_int_equal(pick(shipped, 2, PEERS "rivosinc_exporter_metrics.txt", why, sizeof(why)), 1);
+	/* the three shipped tables: each page its own */
+	const char *all[] = { MAPPING, "mappings/rivosinc-slurm-exporter.json", "mappings/sckyzo-slurm-exporter.json" };
+	assert_int_equal(pick(all, 3, vpenso, why, sizeof(why)), 0);
+	assert_int_equal(pick(all, 3, PEERS "rivosinc_exporter_metrics.txt", why, sizeof(why)), 1);
+	assert_int_equal(pick(all, 3, PEERS "sckyzo_exporter_metrics.txt", why, sizeof(why)), 2);
 	const char *riv[] = { RIVOSINC };
 	assert_int_equal(pick(riv, 1, vpenso, why, sizeof(why)), -1); /* not one name shared */
 	assert_string_equal(why, "rivosinc-slurm-exporter 0 of 56"); /* 54 families on the page, 2 rows */

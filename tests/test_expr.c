@@ -126,6 +126,11 @@ static void test_functions(void **state)
 	EXPECT("ceil(slurm_nodes / 2)", " 2\n");
 	EXPECT("abs(slurm_nodes_alloc - slurm_nodes_draining)", " 1\n");
 	EXPECT("round(vector(2.5))", " 3\n");
+	/* PromQL's to_nearest: a multiple of it, divided by its inverse as Prometheus does */
+	EXPECT("round(vector(0.28169014084507044), 0.000001)", " 0.28169\n");
+	EXPECT("round(vector(0.16666666666666666), 0.000001)", " 0.166667\n");
+	EXPECT("round(vector(17), 5)", " 15\n");
+	EXPECT("round(vector(2.5), 1)", " 3\n");
 	EXPECT("vector(4)", " 4\n");
 	EXPECT("scalar(slurm_nodes) * 2", " 6\n");
 	EXPECT("scalar(slurm_node_cpus)", " NaN\n");
