@@ -51,6 +51,8 @@ static int has_prefix(const char *name, size_t len, const char *prefix)
 
 int nodeview_has_input(const char *name, size_t len)
 {
+	if (loadview_has_input(name, len))
+		return 1;
 	if (name_is_lit(name, len, "slurm_nodes") || has_prefix(name, len, NODES_PREFIX) || name_is_lit(name, len, PER_NODE))
 		return 1;
 	for (size_t i = 0; i < NPART_FAMS; i++)
@@ -88,7 +90,7 @@ static void copy_cut(char *out, size_t cap, const char *s, size_t n)
 /* A label's value, or "" (and *n 0) when the sample has none. */
 static const char *label(const struct expo_sample *s, const char *name, size_t *n)
 {
-	int k = labels_find(s->labels, s->nlabels, name, strlen(name));
+	int k = labels_find_str(s->labels, s->nlabels, name);
 	*n = k < 0 ? 0 : s->labels[k].vlen;
 	return k < 0 ? "" : s->labels[k].value;
 }

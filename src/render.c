@@ -99,6 +99,7 @@ static void source_facts(const struct render_in *in, struct render_source *o, en
 static void record_facts(const struct render_in *in, struct render_result *res)
 {
 	res->m = in->m;
+	res->schemas = in->schemas;
 	res->slow_fetch = in->slow_fetch;
 	res->reload_ok = in->reload_ok;
 	res->reload_time = in->reload_time;
@@ -130,6 +131,7 @@ static void record_nodes(const struct render_in *in, struct render_result *res, 
 		return;
 	res->nodes = xcalloc(1, sizeof(*res->nodes));
 	nodeview_build(res->nodes, ex);
+	loadview_build(&res->nodes->load, ex, in->load_margin);
 }
 
 /* The record's times, just before the self metrics are written from it. */

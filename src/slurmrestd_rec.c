@@ -1,7 +1,10 @@
 /* slurmrestd_rec.c: see slurmrestd_int.h. The records of slurmrestd's documents into samples: a node's state,
  * CPUs, memory, GPUs and partitions; a share row's FairShare; a job into the aggregates by label set;
- * every number of diag's statistics. What is listed twice is refused, not summed or dropped. */
+ * every number of diag's statistics. What is listed twice is refused, not summed or dropped. Calls go
+ * one way: the walk (slurmrestd.c) calls this file, this file calls slurmrestd_nodepart.c, and all of
+ * them slurmrestd_doc.c (the document's first problem, what was listed), which calls none of them. */
 #include "slurmrestd_int.h"
+#include "slurmrestd_hostlist.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -45,17 +48,15 @@ void rest_record_reset(struct rest *st)
 	struct job_rec *jr = &st->r.job;
 	struct share_rec *sr = &st->r.share;
 	if (st->doc == REST_NODES)
-		nr->cpus = nr->alloc_cpus = nr->real_memory = nr->alloc_memory = nr->free_mem = nr->reason_at = NAN;
+		nr->cpus = nr->alloc_cpus = nr->real_memory = nr->alloc_memory = nr->free_mem = nr->reason_at =
+			nr->cpu_load = nr->weight = NAN;
 	else if (st->doc == REST_JOBS)
-		jr->cpus = jr->uid = jr->id = NAN;
+		jr->cpus = jr->uid = jr->id = jr->mem_node = jr->mem_cpu = NAN;
 	else if (st->doc == REST_SHARES)
-		sr->factor = sr->level = NAN;
-}
-
-static struct label lab(const char *name, const char *v, size_t n)
-{
-	struct label l = { name, v, (uint32_t)strlen(name), (uint32_t)n };
-	return l;
+		sr->factor = sr->level = sr->shares = sr->shares_norm = sr->usage = sr->usage_norm = NAN;
+	else if (st->doc == REST_LICENSES)
+		st->r.lic.total = st->r.lic.used = st->r.lic.free = st->r.lic.reserved = st->r.lic.last_consumed =
+			st->r.lic.last_deficit = NAN;
 }
 
 /* One sample; labels with an empty value are left out, as Prometheus does. */
@@ -71,77 +72,37 @@ static void add(struct rest *st, const char *fam, const struct label *l, uint32_
 
 /* ---- what was listed: node names, share rows, job ids, diag paths ---- */
 
-/* 1 when the bytes were listed before in this document, else 0 (and they are now). */
-static int seen_before(struct rest *st, const void *s, size_t n)
-{
-	uint32_t h = 2166136261u;
-	for (size_t i = 0; i < n; i++)
-		h = (h ^ ((const unsigned char *)s)[i]) * 16777619u;
-	if ((st->nseen + 1) * 2 > st->seencap) {
-		size_t cap = st->seencap ? st->seencap * 2 : 64;
-		struct seen_ent *t = xcalloc(cap, sizeof(*t));
-		for (size_t i = 0; i < st->seencap; i++) {
-			if (!st->seen[i].s)
-				continue;
-			size_t j = st->seen[i].h & (cap - 1);
-			while (t[j].s)
-				j = (j + 1) & (cap - 1);
-			t[j] = st->seen[i];
-		}
-		free(st->seen);
-		st->seen = t;
-		st->seencap = cap;
-	}
-	size_t j = h & (st->seencap - 1);
-	for (; st->seen[j].s; j = (j + 1) & (st->seencap - 1))
-		if (st->seen[j].h == h && st->seen[j].n == n && !memcmp(st->seen[j].s, s, n))
-			return 1;
-	st->seen[j] = (struct seen_ent){ arena_strndup(&st->arena, s, n), (uint32_t)n, h };
-	st->nseen++;
-	return 0;
-}
-
 /* The entry of label set l (n labels, sorted by name) in the document's aggregate, made on first
  * sight with copies of the values. */
 static struct agg *agg_slot(struct rest *st, const struct label *l, uint32_t n)
 {
 	uint32_t h = labels_hash(l, n);
-	if ((st->nagg + 1) * 2 > st->acap) {
-		size_t cap = st->acap ? st->acap * 2 : 64;
-		struct agg *t = xcalloc(cap, sizeof(*t));
-		for (size_t i = 0; i < st->acap; i++) {
-			if (!st->aggs[i].nl)
-				continue;
-			size_t j = st->aggs[i].hash & (cap - 1);
-			while (t[j].nl)
-				j = (j + 1) & (cap - 1);
-			t[j] = st->aggs[i];
-		}
-		free(st->aggs);
-		st->aggs = t;
-		st->acap = cap;
-	}
-	size_t j = h & (st->acap - 1);
-	for (; st->aggs[j].nl; j = (j + 1) & (st->acap - 1))
-		if (st->aggs[j].hash == h && labels_is_equal(st->aggs[j].l, st->aggs[j].nl, l, n))
-			return &st->aggs[j];
-	struct agg *a = &st->aggs[j];
+	struct hmap_iter it = hmap_iter(&st->aidx, h);
+	for (size_t i; (i = hmap_next(&it)) != HMAP_NONE;)
+		if (labels_is_equal(st->aggs[i].l, st->aggs[i].nl, l, n))
+			return &st->aggs[i];
+	st->aggs = xgrow(st->aggs, &st->acap, st->nagg + 1, sizeof(*st->aggs));
+	struct agg *a = &st->aggs[st->nagg];
+	memset(a, 0, sizeof(*a));
 	for (uint32_t k = 0; k < n; k++) {
 		a->l[k] = l[k];
 		a->l[k].value = l[k].vlen ? arena_strndup(&st->arena, l[k].value, l[k].vlen) : "";
 	}
 	a->nl = n;
 	a->hash = h;
-	st->nagg++;
+	hmap_put(&st->aidx, h, st->nagg++);
 	return a;
 }
 
 void rest_add_aggregates(struct rest *st)
 {
 	for (int f = 0; f < 4 && docs[st->doc].agg_fams[f]; f++)
-		for (size_t i = 0; i < st->acap; i++)
-			if (st->aggs[i].nl)
+		for (size_t i = 0; i < st->nagg; i++)
+			if (!st->aggs[i].node_user)
 				add(st, docs[st->doc].agg_fams[f], st->aggs[i].l, st->aggs[i].nl, st->aggs[i].v[f]);
+	for (size_t i = 0; i < st->nagg; i++)
+		if (st->aggs[i].node_user)
+			add(st, "slurmrestd_node_job_user", st->aggs[i].l, st->aggs[i].nl, st->aggs[i].v[0]);
 }
 
 /* ---- nodes ---- */
@@ -179,6 +140,40 @@ static double gres_gpus(const char *s, size_t n)
 	return sum;
 }
 
+/* Slurm's NO_VAL and INFINITE of a uint32_t: a load slurmd never reported */
+#define LOAD_NO_VAL 4294967294.0
+/* A load average over this many times the node's CPUs is no reading (docs/mapping.md) */
+#define LOAD_ABSURD_PER_CPU 1000
+
+/* Why node r's cpu_load is no reading of its load now, or NULL: it is one. */
+static const char *load_problem(const struct node_rec *r)
+{
+	const char *silent = node_state_silent(&r->state);
+	if (silent)
+		return silent;
+	if (isnan(r->cpu_load))
+		return "no cpu_load in slurmrestd's answer";
+	if (r->cpu_load >= LOAD_NO_VAL)
+		return "cpu_load not reported (Slurm's NO_VAL)";
+	if (r->cpu_load < 0)
+		return "negative cpu_load";
+	if (isinf(r->cpu_load) || r->cpu_load / 100 > LOAD_ABSURD_PER_CPU * (r->cpus > 1 ? r->cpus : 1))
+		return "cpu_load over 1000 times its CPUs";
+	return NULL;
+}
+
+/* The node's load (cpu_load / 100, as sinfo's CPU_LOAD prints it), or, when it is no reading, why. */
+static void node_load(struct rest *st, const struct node_rec *r, const struct label l[2])
+{
+	const char *why = load_problem(r);
+	if (!why) {
+		add(st, "slurmrestd_node_cpu_load", l, 2, r->cpu_load / 100);
+		return;
+	}
+	struct label w[3] = { l[0], l[1], label_str("why", why) };
+	add(st, "slurmrestd_node_cpu_load_unknown", w, 3, 1);
+}
+
 static int node_end(struct rest *st)
 {
 	struct node_rec *r = &st->r.node;
@@ -188,14 +183,14 @@ static int node_end(struct rest *st)
 	rest_esc(esc, sizeof(esc), sp(st, &r->name), r->name.len);
 	if (isnan(r->cpus))
 		return rest_fail(st, 1, "node '%s' without cpus", esc);
-	if (seen_before(st, sp(st, &r->name), r->name.len)) /* a node must be named to be told apart */
+	if (rest_seen_before(st, sp(st, &r->name), r->name.len)) /* a node must be named to be told apart */
 		return rest_fail(st, 1, "node '%s' listed twice", esc);
 	st->nodes++;
 	char state[32];
 	size_t slen = node_state_sinfo(&r->state, state, sizeof(state));
 	double alloc = isnan(r->alloc_cpus) ? 0 : r->alloc_cpus, rest = r->cpus - alloc;
 	int other = node_state_is_cpus_other(&r->state);
-	struct label l[2] = { lab("node", sp(st, &r->name), r->name.len), lab("state", state, slen) };
+	struct label l[2] = { label_of("node", sp(st, &r->name), r->name.len), label_of("state", state, slen) };
 	add(st, "slurmrestd_node_state", l, 2, 1);
 	add(st, "slurmrestd_node_cpus", l, 2, r->cpus);
 	add(st, "slurmrestd_node_cpus_alloc", l, 2, alloc);
@@ -207,35 +202,47 @@ static int node_end(struct rest *st)
 		add(st, "slurmrestd_node_memory_alloc", l, 2, r->alloc_memory);
 	if (!isnan(r->free_mem))
 		add(st, "slurmrestd_node_memory_free", l, 2, r->free_mem);
-	add(st, "slurmrestd_node_gpus", l, 2, r->gres.set ? gres_gpus(sp(st, &r->gres), r->gres.len) : 0);
-	add(st, "slurmrestd_node_gpus_used", l, 2,
-	    r->gres_used.set ? gres_gpus(sp(st, &r->gres_used), r->gres_used.len) : 0);
+	node_load(st, r, l);
+	if (!isnan(r->weight))
+		add(st, "slurmrestd_node_weight", l, 2, r->weight);
+	const double gpus[2] = { r->gres.set ? gres_gpus(sp(st, &r->gres), r->gres.len) : 0,
+				 r->gres_used.set ? gres_gpus(sp(st, &r->gres_used), r->gres_used.len) : 0 };
+	add(st, "slurmrestd_node_gpus", l, 2, gpus[0]);
+	add(st, "slurmrestd_node_gpus_used", l, 2, gpus[1]);
 	if (r->reason.len) { /* scontrol's Reason=... [user@time]: the status page's "who, since when" */
-		struct label w[3] = { lab("node", sp(st, &r->name), r->name.len),
-				      lab("reason", sp(st, &r->reason), r->reason.len),
-				      lab("user", sp(st, &r->reason_user), r->reason_user.len) };
+		struct label w[3] = { label_of("node", sp(st, &r->name), r->name.len),
+				      label_of("reason", sp(st, &r->reason), r->reason.len),
+				      label_of("user", sp(st, &r->reason_user), r->reason_user.len) };
 		add(st, "slurmrestd_node_reason_info", w, 3, isnan(r->reason_at) || isinf(r->reason_at) ? 0 : r->reason_at);
 	}
+	char *feat = xmalloc(r->features.len + 1); /* sinfo's %b: sorted */
+	rest_list_sorted(sp(st, &r->features), r->features.len, feat);
 	for (size_t i = 0; i < r->nparts; i++) {
 		const struct str *part = &st->parts[i];
 		if (!part->len)
 			continue;
-		struct label p[2] = { lab("node", sp(st, &r->name), r->name.len),
-				      lab("partition", sp(st, part), part->len) };
+		struct label p[2] = { label_of("node", sp(st, &r->name), r->name.len),
+				      label_of("partition", sp(st, part), part->len) };
 		/* sinfo -o %R,%C: a partition's CPUs are its nodes' (rows cannot join on node) */
 		struct agg *a = agg_slot(st, &p[1], 1);
 		if (a->node == st->nodes) {
 			char pesc[48];
+			free(feat);
 			return rest_fail(st, 1, "node '%s' lists partition '%s' twice", esc,
 					 rest_esc(pesc, sizeof(pesc), sp(st, part), part->len));
 		}
 		a->node = st->nodes;
 		add(st, "slurmrestd_node_partition", p, 2, 1);
+		const struct label np[3] = { p[0], p[1], l[1] };
+		rest_node_part_series(st->e, r, np, alloc, other ? 0 : rest, load_problem(r) ? NAN : r->cpu_load / 100,
+				      gpus);
+		rest_node_features_series(st->e, np, feat, r->features.len);
 		a->v[0] += r->cpus;
 		a->v[1] += alloc;
 		a->v[2] += other ? 0 : rest;
 		a->v[3] += other ? rest : 0;
 	}
+	free(feat);
 	return 1;
 }
 
@@ -251,13 +258,13 @@ static int share_end(struct rest *st)
 	struct label l[3];
 	uint32_t n = 0;
 	if (user) {
-		l[n++] = lab("account", sp(st, &r->parent), r->parent.set ? r->parent.len : 0);
-		l[n++] = lab("user", sp(st, &r->name), r->name.len);
+		l[n++] = label_of("account", sp(st, &r->parent), r->parent.set ? r->parent.len : 0);
+		l[n++] = label_of("user", sp(st, &r->name), r->name.len);
 	} else {
-		l[n++] = lab("account", sp(st, &r->name), r->name.len);
+		l[n++] = label_of("account", sp(st, &r->name), r->name.len);
 	}
 	if (r->partition.set && r->partition.len)
-		l[n++] = lab("partition", sp(st, &r->partition), r->partition.len);
+		l[n++] = label_of("partition", sp(st, &r->partition), r->partition.len);
 	/* the row's series: its label values, each behind its name's first letter */
 	size_t whole = 1, k = 0;
 	for (uint32_t i = 0; i < n; i++)
@@ -270,7 +277,7 @@ static int share_end(struct rest *st)
 			k += l[i].vlen;
 			key[k++] = '\0';
 		}
-	int twice = seen_before(st, key, k);
+	int twice = rest_seen_before(st, key, k);
 	free(key);
 	if (twice) {
 		char a[48], u[48];
@@ -280,8 +287,14 @@ static int share_end(struct rest *st)
 	}
 	if (!isnan(r->factor))
 		add(st, "slurmrestd_share_fairshare", l, n, r->factor);
-	if (!isnan(r->level))
-		add(st, "slurmrestd_share_level", l, n, r->level);
+	const struct { const char *fam; double v; } v[] = {
+		{ "slurmrestd_share_level", r->level }, { "slurmrestd_share_shares", r->shares },
+		{ "slurmrestd_share_shares_normalized", r->shares_norm }, { "slurmrestd_share_usage", r->usage },
+		{ "slurmrestd_share_usage_normalized", r->usage_norm },
+	};
+	for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++)
+		if (!isnan(v[i].v))
+			add(st, v[i].fam, l, n, v[i].v);
 	return 1;
 }
 
@@ -332,30 +345,56 @@ static size_t uid_text(double v, char *buf, size_t cap)
 	return n > 0 && (size_t)n < cap ? (size_t)n : 0;
 }
 
+/* A running job's user on one node of its host list: slurmrestd_node_job_user{node,user} counts them. */
+struct node_user_ctx {
+	struct rest *st;
+	struct label user;
+};
+
+static void count_node_user(void *ctx, const char *host, size_t n)
+{
+	struct node_user_ctx *c = ctx;
+	struct label l[2] = { label_of("node", host, n), c->user }; /* sorted: node, user */
+	struct agg *a = agg_slot(c->st, l, 2);
+	a->node_user = 1;
+	a->v[0] += 1;
+}
+
+/* The users of the jobs running on each node (the status page's load table, loadview.h). A host list
+ * it does not read only leaves that job out of them (the legacy rows read /jobs too: never refused for
+ * a field only the page reads). */
+static void job_nodes(struct rest *st, const struct job_rec *r, const struct label *user)
+{
+	if (!r->state.base || strcmp(r->state.base, "RUNNING") || !r->nodes.set || !r->nodes.len || !user->vlen)
+		return;
+	struct node_user_ctx c = { st, *user };
+	rest_hostlist_each(sp(st, &r->nodes), r->nodes.len, count_node_user, &c);
+}
+
 static int job_end(struct rest *st)
 {
 	struct job_rec *r = &st->r.job;
 	if (!r->state.base && !r->state.flag)
 		return rest_fail(st, 1, "a job without a state");
-	if (!isnan(r->id) && seen_before(st, &r->id, sizeof(r->id)))
+	if (!isnan(r->id) && rest_seen_before(st, &r->id, sizeof(r->id)))
 		return rest_fail(st, 1, "job %.0f listed twice", r->id);
 	char uid[24];
 	struct label l[AGG_N];
 	const char *state = job_state_squeue(&r->state);
-	l[AGG_STATE] = lab("state", state, strlen(state));
+	l[AGG_STATE] = label_str("state", state);
 	/* squeue's %r: the description when slurmctld wrote one, else the reason's name */
 	const struct str *why = r->desc.set && r->desc.len ? &r->desc : &r->reason;
-	l[AGG_REASON] = lab("reason", sp(st, why), why->set ? why->len : 0);
+	l[AGG_REASON] = label_of("reason", sp(st, why), why->set ? why->len : 0);
 	if (r->user.set && r->user.len) {
-		l[AGG_USER] = lab("user", sp(st, &r->user), r->user.len);
+		l[AGG_USER] = label_of("user", sp(st, &r->user), r->user.len);
 	} else { /* squeue prints the uid of a user that no longer resolves */
 		size_t n = isnan(r->uid) ? 0 : uid_text(r->uid, uid, sizeof(uid));
 		if (!n && !isnan(r->uid))
 			return rest_fail(st, 1, "job %.0f: user_id %g is not a uid", r->id, r->uid);
-		l[AGG_USER] = lab("user", uid, n);
+		l[AGG_USER] = label_of("user", uid, n);
 	}
-	l[AGG_ACCOUNT] = lab("account", sp(st, &r->account), r->account.set ? r->account.len : 0);
-	l[AGG_PARTITION] = lab("partition", sp(st, &r->partition), r->partition.set ? r->partition.len : 0);
+	l[AGG_ACCOUNT] = label_of("account", sp(st, &r->account), r->account.set ? r->account.len : 0);
+	l[AGG_PARTITION] = label_of("partition", sp(st, &r->partition), r->partition.set ? r->partition.len : 0);
 	/* squeue -r prints one line per task of a pending array record */
 	double tasks = 1;
 	if (r->tasks.set && r->tasks.len) {
@@ -373,6 +412,8 @@ static int job_end(struct rest *st)
 	struct agg *a = agg_slot(st, sorted, AGG_N);
 	a->v[0] += tasks;
 	a->v[1] += tasks * (isnan(r->cpus) ? 0 : r->cpus);
+	a->v[2] += tasks * rest_job_memory(r);
+	job_nodes(st, r, &l[AGG_USER]);
 	return 1;
 }
 
@@ -392,7 +433,7 @@ int rest_diag_num(struct rest *st, const char *path, double v)
 		else if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_'))
 			return 1; /* lists ("[]") and odd keys are not families */
 	}
-	if (seen_before(st, path, strlen(path)))
+	if (rest_seen_before(st, path, strlen(path)))
 		return rest_fail(st, 1, "'statistics.%s' given twice", path);
 	expo_add(st->e, name, n, NULL, 0, v);
 	return 1;
@@ -407,10 +448,11 @@ int rest_diag_num(struct rest *st, const char *path, double v)
 static const struct slot node_slots[] = {
 	NODE("name", S_STR, name), NODE("state[]", S_NODE_STATE, state), NODE("cpus", S_NUM, cpus),
 	NODE("alloc_cpus", S_NUM, alloc_cpus), NODE("real_memory", S_NUM, real_memory),
-	NODE("alloc_memory", S_NUM, alloc_memory), NODE("free_mem", S_NUM, free_mem),
+	NODE("alloc_memory", S_NUM, alloc_memory), NODE("free_mem", S_NUM, free_mem), NODE("cpu_load", S_NUM, cpu_load),
 	NODE("gres", S_STR, gres), NODE("gres_used", S_STR, gres_used),
 	NODE("partitions[]", S_PART, nparts), NODE("reason", S_STR, reason),
 	NODE("reason_set_by_user", S_STR, reason_user), NODE("reason_changed_at", S_NUM, reason_at),
+	NODE("weight", S_NUM, weight), NODE("active_features[]", S_LIST, features),
 	{ NULL, S_NUM, 0 },
 };
 
@@ -419,16 +461,19 @@ static const struct slot job_slots[] = {
 	JOB("state_reason", S_STR, reason), JOB("state_description", S_STR, desc),
 	JOB("user_name", S_STR, user), JOB("user_id", S_NUM, uid), JOB("account", S_STR, account),
 	JOB("partition", S_STR, partition), JOB("cpus", S_NUM, cpus),
-	JOB("array_task_string", S_STR, tasks), JOB("job_id", S_NUM, id), { NULL, S_NUM, 0 },
+	JOB("array_task_string", S_STR, tasks), JOB("job_id", S_NUM, id), JOB("nodes", S_STR, nodes),
+	JOB("memory_per_node", S_NUM, mem_node), JOB("memory_per_cpu", S_NUM, mem_cpu), { NULL, S_NUM, 0 },
 };
 
 static const struct slot share_slots[] = {
 	SHARE("name", S_STR, name), SHARE("parent", S_STR, parent), SHARE("partition", S_STR, partition),
 	SHARE("type[]", S_STR, type), SHARE("fairshare.factor", S_NUM, factor),
-	SHARE("fairshare.level", S_NUM, level), { NULL, S_NUM, 0 },
+	SHARE("fairshare.level", S_NUM, level), SHARE("shares", S_NUM, shares),
+	SHARE("shares_normalized", S_NUM, shares_norm), SHARE("usage", S_NUM, usage),
+	SHARE("usage_normalized", S_NUM, usage_norm), { NULL, S_NUM, 0 },
 };
 
-const struct doc_info docs[4] = {
+const struct doc_info docs[REST_DOCS] = {
 	[REST_NODES] = { .prefix = { "nodes" }, .nprefix = 1, .array = 1, .what = "nodes", .slots = node_slots,
 			 .end = node_end,
 			 .agg_fams = { "slurmrestd_partition_cpus", "slurmrestd_partition_cpus_alloc",
@@ -436,6 +481,8 @@ const struct doc_info docs[4] = {
 	[REST_SHARES] = { .prefix = { "shares", "shares" }, .nprefix = 2, .array = 1, .what = "shares.shares",
 			  .slots = share_slots, .end = share_end },
 	[REST_JOBS] = { .prefix = { "jobs" }, .nprefix = 1, .array = 1, .what = "jobs", .slots = job_slots,
-			.end = job_end, .agg_fams = { "slurmrestd_jobs", "slurmrestd_jobs_cpus" } },
+			.end = job_end, .agg_fams = { "slurmrestd_jobs", "slurmrestd_jobs_cpus", "slurmrestd_jobs_memory" } },
 	[REST_DIAG] = { .prefix = { "statistics" }, .nprefix = 1, .what = "statistics" },
+	[REST_LICENSES] = { .prefix = { "licenses" }, .nprefix = 1, .array = 1, .what = "licenses",
+			    .slots = rest_lic_slots, .end = rest_lic_end },
 };

@@ -96,6 +96,7 @@ static const struct source_parser rest_nodes_parser = REST_PARSER(rest_begin_nod
 static const struct source_parser rest_shares_parser = REST_PARSER(rest_begin_shares);
 static const struct source_parser rest_jobs_parser = REST_PARSER(rest_begin_jobs);
 static const struct source_parser rest_diag_parser = REST_PARSER(rest_begin_diag);
+static const struct source_parser rest_licenses_parser = REST_PARSER(rest_begin_licenses);
 
 static const char *const partitions_names[] = { "slurm_partition", NULL };
 static const char *const nodes_names[] = { "slurm_node_", "slurm_nodes", NULL };
@@ -105,6 +106,7 @@ static const char *const rest_nodes_names[] = { "slurmrestd_node_", "slurmrestd_
 static const char *const rest_shares_names[] = { "slurmrestd_share_", NULL };
 static const char *const rest_jobs_names[] = { "slurmrestd_jobs", NULL };
 static const char *const rest_diag_names[] = { "slurmrestd_diag_", NULL };
+static const char *const rest_licenses_names[] = { "slurmrestd_license_", NULL };
 
 const struct source sources[SRC_COUNT] = {
 	[SRC_JOBS] = { .name = "jobs", .path = "/metrics/jobs", .file = "metrics_jobs.txt", .upstream = UPSTREAM_SLURMCTLD,
@@ -138,6 +140,10 @@ const struct source sources[SRC_COUNT] = {
 	[SRC_REST_DIAG] = { .name = "slurmrestd-diag", .path = "/slurm/{version}/diag", .file = "rest_diag.json",
 			    .upstream = UPSTREAM_SLURMRESTD, .parser = &rest_diag_parser, .prefixes = rest_diag_names,
 			    .names_optional = 1 },
+	/* fetched, like every source, only while a loaded table's row reads its families */
+	[SRC_REST_LICENSES] = { .name = "slurmrestd-licenses", .path = "/slurm/{version}/licenses",
+				.file = "rest_licenses.json", .upstream = UPSTREAM_SLURMRESTD, .parser = &rest_licenses_parser,
+				.prefixes = rest_licenses_names, .names_optional = 1 },
 };
 
 /* No strlen of the prefix: a name that differs early (most do) costs a compare or two. */

@@ -1,6 +1,6 @@
 /* fuzz_restjson.c: libFuzzer target for the slurmrestd JSON converter (src/slurmrestd.c) and the
  * bounded feeder under it (src/jsonfeed.c). The first byte picks the document (nodes, shares, jobs,
- * diag) and the piece size; the rest is the answer.
+ * diag, licenses) and the piece size; the rest is the answer.
  * Checks the documented contracts: no crash, no leak; the answer fed in pieces gives exactly the
  * families, problem count and first reason of the whole answer, and one recorded error exactly when
  * it has problems; every sample is in its family and found. Then jsonfeed alone with a small string
@@ -197,7 +197,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	if (size < 1)
 		return 0;
-	enum rest_doc doc = (enum rest_doc)(data[0] % 4);
+	enum rest_doc doc = (enum rest_doc)(data[0] % REST_DOCS);
 	size_t chunk = 1 + (data[0] >> 2) % 61;
 	size--;
 	char *long_text = data[0] < 244 ? NULL : with_long_runs((const char *)data + 1, &size, data[0] < 248 ? LONG_RUN : CUT_RUN);

@@ -1,0 +1,128 @@
+/* slurmrestd_nodepart.c: the node x partition view of slurmrestd's /nodes, a job's memory as
+ * squeue prints it, and /licenses. A node listed in several partitions is counted in each (sinfo prints one line
+ * per node and partition), so that rows can sum node values by partition and node state
+ * (`sum by (partition, state) (slurmrestd_partition_node_cpus_alloc)`) without a join. */
+#include <math.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "xmalloc.h"
+
+#include "slurmrestd_int.h"
+
+static void put(struct expo *e, const char *fam, const struct label l[3], double v)
+{
+	struct label c[3] = { l[0], l[1], l[2] };
+	if (!isnan(v))
+		expo_add(e, fam, strlen(fam), c, 3, v);
+}
+
+/* l: node, partition, state (sorted by name); alloc and idle as sinfo's %C splits the node's CPUs
+ * (the rest of its CPUs "other"); load as slurmrestd_node_cpu_load, NaN when it is no reading (no
+ * sample, as there); gpus: the node's GPUs and those in use, as slurmrestd_node_gpus{,_used} */
+void rest_node_part_series(struct expo *e, const struct node_rec *r, const struct label l[3], double alloc, double idle,
+			   double load, const double gpus[2])
+{
+	put(e, "slurmrestd_partition_node_state", l, 1);
+	put(e, "slurmrestd_partition_node_cpus", l, r->cpus);
+	put(e, "slurmrestd_partition_node_cpus_alloc", l, alloc);
+	put(e, "slurmrestd_partition_node_cpus_idle", l, idle);
+	put(e, "slurmrestd_partition_node_cpus_other", l, r->cpus - alloc - idle);
+	put(e, "slurmrestd_partition_node_memory", l, r->real_memory);
+	put(e, "slurmrestd_partition_node_memory_alloc", l, r->alloc_memory);
+	put(e, "slurmrestd_partition_node_memory_free", l, r->free_mem);
+	put(e, "slurmrestd_partition_node_weight", l, r->weight);
+	put(e, "slurmrestd_partition_node_cpu_load", l, load);
+	put(e, "slurmrestd_partition_node_gpus", l, gpus[0]);
+	put(e, "slurmrestd_partition_node_gpus_used", l, gpus[1]);
+}
+
+/* 1 per node and partition, labelled also active_features (the node's, sorted, joined by ','; no
+ * label when it has none): sinfo's %b beside %R and %T */
+void rest_node_features_series(struct expo *e, const struct label l[3], const char *features, size_t n)
+{
+	static const char fam[] = "slurmrestd_partition_node_active_features";
+	struct label c[4] = { { "active_features", features, 15, (uint32_t)n }, l[0], l[1], l[2] };
+	expo_add(e, fam, sizeof(fam) - 1, c, 4, 1);
+}
+
+struct piece { const char *p; size_t n; };
+
+static int piece_cmp(const void *a, const void *b)
+{
+	const struct piece *x = a, *y = b;
+	int c = memcmp(x->p, y->p, x->n < y->n ? x->n : y->n);
+	return c ? c : (x->n > y->n) - (x->n < y->n);
+}
+
+void rest_list_sorted(const char *s, size_t n, char *out)
+{
+	size_t k = 1, at = 0;
+	for (size_t i = 0; i < n; i++)
+		k += s[i] == ',';
+	struct piece *v = xmalloc(k * sizeof(*v));
+	k = 0;
+	for (size_t i = 0, start = 0; i <= n; i++)
+		if (i == n || s[i] == ',') {
+			v[k++] = (struct piece){ s + start, i - start };
+			start = i + 1;
+		}
+	qsort(v, k, sizeof(*v), piece_cmp);
+	for (size_t i = 0; i < k; i++) {
+		if (i)
+			out[at++] = ',';
+		memcpy(out + at, v[i].p, v[i].n);
+		at += v[i].n;
+	}
+	free(v);
+}
+
+/* squeue's %m: the memory per node when the job asked for it, else the memory per CPU (printed as
+ * is, not multiplied), else 0; in MB. */
+double rest_job_memory(const struct job_rec *r)
+{
+	if (!isnan(r->mem_node) && !isinf(r->mem_node))
+		return r->mem_node;
+	if (!isnan(r->mem_cpu) && !isinf(r->mem_cpu))
+		return r->mem_cpu;
+	return 0;
+}
+
+/* ---- licenses: /slurm/{version}/licenses, what `scontrol show licenses` prints ---- */
+
+
+
+const struct slot rest_lic_slots[] = {
+	{ "LicenseName", S_STR, offsetof(struct lic_rec, name) },
+	{ "Total", S_NUM, offsetof(struct lic_rec, total) }, { "Used", S_NUM, offsetof(struct lic_rec, used) },
+	{ "Free", S_NUM, offsetof(struct lic_rec, free) }, { "Reserved", S_NUM, offsetof(struct lic_rec, reserved) },
+	{ "LastConsumed", S_NUM, offsetof(struct lic_rec, last_consumed) },
+	{ "LastDeficit", S_NUM, offsetof(struct lic_rec, last_deficit) },
+	{ NULL, S_NUM, 0 },
+};
+
+/* One sample per license in each family, labelled license; a value slurmrestd does not give has
+ * no sample. */
+int rest_lic_end(struct rest *st)
+{
+	const struct lic_rec *r = &st->r.lic;
+	if (!r->name.len)
+		return rest_fail(st, 1, "a license without a name");
+	const char *name = rest_sp(st, &r->name);
+	if (rest_seen_before(st, name, r->name.len)) {
+		char esc[48];
+		return rest_fail(st, 1, "license '%s' listed twice", rest_esc(esc, sizeof(esc), name, r->name.len));
+	}
+	struct label l[1] = { { "license", name, 7, r->name.len } };
+	const struct { const char *fam; double v; } v[] = {
+		{ "slurmrestd_license_total", r->total }, { "slurmrestd_license_used", r->used },
+		{ "slurmrestd_license_free", r->free }, { "slurmrestd_license_reserved", r->reserved },
+		{ "slurmrestd_license_last_consumed", r->last_consumed },
+		{ "slurmrestd_license_last_deficit", r->last_deficit },
+	};
+	for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++)
+		if (!isnan(v[i].v))
+			expo_add(st->e, v[i].fam, strlen(v[i].fam), l, 1, v[i].v);
+	return 1;
+}
