@@ -69,7 +69,7 @@ enum { AGG_STATE, AGG_REASON, AGG_USER, AGG_ACCOUNT, AGG_PARTITION, AGG_N };
 struct agg {                  /* one distinct label set of an aggregate family */
 	struct label l[AGG_N];
 	uint32_t nl, hash;
-	double v[4];              /* the values of the document's agg_fams */
+	double v[5];              /* the values of the document's agg_fams */
 	size_t node;              /* partitions: the last node (its sequence number) counted in it */
 	int node_user;            /* jobs: a {node,user} entry of slurmrestd_node_job_user, not of agg_fams */
 };
@@ -127,7 +127,7 @@ struct doc_info {
 	const char *what;         /* the records' container, for messages */
 	const struct slot *slots; /* NULL: every number, by its path (diag) */
 	int (*end)(struct rest *st);
-	const char *agg_fams[4];  /* the families of the aggregate's values, in rest_end */
+	const char *agg_fams[5];  /* the families of the aggregate's values, in rest_end */
 };
 
 extern const struct doc_info docs[REST_DOCS];

@@ -96,7 +96,7 @@ static struct agg *agg_slot(struct rest *st, const struct label *l, uint32_t n)
 
 void rest_add_aggregates(struct rest *st)
 {
-	for (int f = 0; f < 4 && docs[st->doc].agg_fams[f]; f++)
+	for (int f = 0; f < 5 && docs[st->doc].agg_fams[f]; f++)
 		for (size_t i = 0; i < st->nagg; i++)
 			if (!st->aggs[i].node_user)
 				add(st, docs[st->doc].agg_fams[f], st->aggs[i].l, st->aggs[i].nl, st->aggs[i].v[f]);
@@ -413,6 +413,8 @@ static int job_end(struct rest *st)
 	a->v[0] += tasks;
 	a->v[1] += tasks * (isnan(r->cpus) ? 0 : r->cpus);
 	a->v[2] += tasks * rest_job_memory(r);
+	a->v[3] += 1; /* records, as squeue without -r prints them: a pending array once */
+	a->v[4] += isnan(r->cpus) ? 0 : r->cpus;
 	job_nodes(st, r, &l[AGG_USER]);
 	return 1;
 }
@@ -481,7 +483,8 @@ const struct doc_info docs[REST_DOCS] = {
 	[REST_SHARES] = { .prefix = { "shares", "shares" }, .nprefix = 2, .array = 1, .what = "shares.shares",
 			  .slots = share_slots, .end = share_end },
 	[REST_JOBS] = { .prefix = { "jobs" }, .nprefix = 1, .array = 1, .what = "jobs", .slots = job_slots,
-			.end = job_end, .agg_fams = { "slurmrestd_jobs", "slurmrestd_jobs_cpus", "slurmrestd_jobs_memory" } },
+			.end = job_end, .agg_fams = { "slurmrestd_jobs", "slurmrestd_jobs_cpus", "slurmrestd_jobs_memory",
+					     "slurmrestd_jobs_records", "slurmrestd_jobs_records_cpus" } },
 	[REST_DIAG] = { .prefix = { "statistics" }, .nprefix = 1, .what = "statistics" },
 	[REST_LICENSES] = { .prefix = { "licenses" }, .nprefix = 1, .array = 1, .what = "licenses",
 			    .slots = rest_lic_slots, .end = rest_lic_end },
