@@ -1,5 +1,5 @@
 /* test_rest_nodepart.c: the slurmrestd reader's node x partition families
- * (slurmrestd_partition_node_*), slurmrestd_node_weight, slurmrestd_jobs_memory, the licenses and /diag's lists, on small
+ * (slurmrestd_partition_node_*), slurmrestd_node_weight, slurmrestd_jobs_memory and _records, the licenses and /diag's lists, on small
  * documents whose every value is known (the real captures are checked through the schemas in
  * test_peers.c and test_golden.c). */
 #include "testutil.h"
@@ -157,6 +157,12 @@ static void test_job_memory(void **state)
 	assert_true(sum_of(&e, "slurmrestd_jobs_memory", "account", "y", &n) == 900 && n == 1);
 	assert_true(sum_of(&e, "slurmrestd_jobs_memory", "account", "z", &n) == 0 && n == 1);
 	assert_true(sum_of(&e, "slurmrestd_jobs", "account", "y", &n) == 3);
+	/* records as squeue without -r prints them: the pending array once, with one task's CPUs */
+	assert_true(sum_of(&e, "slurmrestd_jobs_records", "account", "y", &n) == 1 && n == 1);
+	assert_true(sum_of(&e, "slurmrestd_jobs_records", NULL, NULL, &n) == 3 && n == 3);
+	assert_true(sum_of(&e, "slurmrestd_jobs_records_cpus", "account", "y", &n) == 1 && n == 1);
+	assert_true(sum_of(&e, "slurmrestd_jobs_records_cpus", NULL, NULL, &n) == 4 && n == 3);
+	assert_true(sum_of(&e, "slurmrestd_jobs_cpus", NULL, NULL, &n) == 6 && n == 3);
 	expo_free(&e);
 }
 
