@@ -5,7 +5,8 @@
 # serves at that listener's /metrics every series rivosinc printed for its exact rows; slurmrestd's
 # /licenses is fetched only while a loaded table reads it (the legacy table alone: never); the SckyzO
 # table first (its names at /metrics, as on SckyzO's :9341), every exact row equal to SckyzO's output
-# series for series. 127.0.0.1
+# series for series; then, on every other captured state, both tables from one process, every exact
+# row equal to each peer's output series for series. 127.0.0.1
 # only. The last line is "N passed, M failed".
 set -u
 cd "$(dirname "$0")/.." || exit 1
@@ -101,4 +102,29 @@ check "SckyzO's schema adds no request but /licenses" sh -c "grep -v '^rest_lice
 compare "$SCKYZO" "$STATE/sckyzo_exporter_metrics.txt" "$TMP/sckyzo.txt" >"$TMP/cmp2.txt" 2>&1
 check "every exact row equals SckyzO's series ($(tail -1 "$TMP/cmp2.txt"))" grep -q ' 0 differ$' "$TMP/cmp2.txt"
 grep '^differs' "$TMP/cmp2.txt" | head -5 | sed 's/^/     /'
+
+# ---- the other captured states: both schemas from one process (SckyzO's first, rivosinc's bound)
+for STATE in tests/fixtures/peers-25.11/P[2-9]*/; do
+	STATE=${STATE%/}
+	S=${STATE##*/}
+	MAPPING=$SCKYZO
+	for _t in 1 2 3; do # the bound port may be taken meanwhile (a random port): another one
+		killwait "$SHIM_PID" "$FAKE_PID"
+		SHIM_PID= FAKE_PID=
+		P4=$(rand_port)
+		start_fake && start_shim_with 100 \
+			--slurmrestd.url "http://127.0.0.1:$FAKE_PORT" --slurmrestd.jobs --slurmrestd.min-interval "$MIN_INTERVAL" \
+			--mapping.file "$RIVOSINC" --web.listen-address "127.0.0.1:$P4=rivosinc-slurm-exporter" && break
+	done
+	MAPPING=$LEGACY
+	[ -n "$SHIM_PID" ] || bad "$S: the shim does not start: $(head -3 "$TMP/shim.log")"
+	curl -s --max-time 20 "$URL" >"$TMP/s.txt"
+	curl -s --max-time 20 "http://127.0.0.1:$P4/metrics" >"$TMP/r.txt"
+	compare "$SCKYZO" "$STATE/sckyzo_exporter_metrics.txt" "$TMP/s.txt" >"$TMP/cmp.txt" 2>&1
+	check "$S: every exact row equals SckyzO's series ($(tail -1 "$TMP/cmp.txt"))" grep -q ' 0 differ$' "$TMP/cmp.txt"
+	grep '^differs' "$TMP/cmp.txt" | head -5 | sed 's/^/     /'
+	compare "$RIVOSINC" "$STATE/rivosinc_exporter_metrics.txt" "$TMP/r.txt" >"$TMP/cmp.txt" 2>&1
+	check "$S: every exact row equals rivosinc's series ($(tail -1 "$TMP/cmp.txt"))" grep -q ' 0 differ$' "$TMP/cmp.txt"
+	grep '^differs' "$TMP/cmp.txt" | head -5 | sed 's/^/     /'
+done
 finish
