@@ -44,6 +44,7 @@ struct node_rec {
 struct job_rec {
 	struct job_state state;
 	struct str reason, desc, user, account, partition, tasks;
+	struct str sid;           /* /jobs/state: the job id as a string ("17", "16_8", "20+1") */
 	double cpus, uid, id;
 };
 
@@ -97,7 +98,7 @@ struct rest {
 /* A field a record reads: its path inside the record ("state[]": an item of the array "state";
  * "fairshare.factor": a member; a {set, infinite, number} object reads as its own path), what it
  * holds and where in the record (an offset into rest.r). */
-enum slot_kind { S_NUM, S_STR, S_NODE_STATE, S_JOB_STATE, S_PART };
+enum slot_kind { S_NUM, S_STR, S_NODE_STATE, S_JOB_STATE, S_JOB_STATE_KNOWN, S_PART };
 
 struct slot {
 	const char *path;
@@ -114,7 +115,7 @@ struct doc_info {
 	const char *agg_fams[4];  /* the families of the aggregate's values, in rest_end */
 };
 
-extern const struct doc_info docs[4];
+extern const struct doc_info docs[REST_DOC_COUNT];
 
 /* The document is unusable (count problems): the first reason is kept with its offset; the parse
  * stops. Returns 0. */

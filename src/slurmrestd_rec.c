@@ -376,6 +376,27 @@ static int job_end(struct rest *st)
 	return 1;
 }
 
+/* ---- /jobs/state: each job's id and state, counted by squeue's state ---- */
+
+/* slurmrestd lists every task of a pending array on its own ("16_8": the data_parser expands the
+ * record's bitmap), as squeue -r prints them: one entry is one job. */
+static int job_state_end(struct rest *st)
+{
+	struct job_rec *r = &st->r.job;
+	char esc[48];
+	if (!r->sid.len)
+		return rest_fail(st, 1, "a job without a job_id");
+	rest_esc(esc, sizeof(esc), sp(st, &r->sid), r->sid.len);
+	if (!r->state.base && !r->state.flag)
+		return rest_fail(st, 1, "job %s without a state", esc);
+	if (seen_before(st, sp(st, &r->sid), r->sid.len))
+		return rest_fail(st, 1, "job %s listed twice", esc);
+	const char *state = job_state_squeue(&r->state);
+	struct label l = lab("state", state, strlen(state));
+	agg_slot(st, &l, 1)->v[0] += 1;
+	return 1;
+}
+
 /* ---- diag: every number of "statistics" (and of its objects), named by its path ---- */
 
 int rest_diag_num(struct rest *st, const char *path, double v)
@@ -422,13 +443,19 @@ static const struct slot job_slots[] = {
 	JOB("array_task_string", S_STR, tasks), JOB("job_id", S_NUM, id), { NULL, S_NUM, 0 },
 };
 
+static const struct slot job_state_slots[] = {
+	JOB("job_id", S_STR, sid), JOB("state[]", S_JOB_STATE_KNOWN, state),
+	JOB("state", S_JOB_STATE_KNOWN, state), /* a string, as v0.0.41's job_state */
+	{ NULL, S_NUM, 0 },
+};
+
 static const struct slot share_slots[] = {
 	SHARE("name", S_STR, name), SHARE("parent", S_STR, parent), SHARE("partition", S_STR, partition),
 	SHARE("type[]", S_STR, type), SHARE("fairshare.factor", S_NUM, factor),
 	SHARE("fairshare.level", S_NUM, level), { NULL, S_NUM, 0 },
 };
 
-const struct doc_info docs[4] = {
+const struct doc_info docs[REST_DOC_COUNT] = {
 	[REST_NODES] = { .prefix = { "nodes" }, .nprefix = 1, .array = 1, .what = "nodes", .slots = node_slots,
 			 .end = node_end,
 			 .agg_fams = { "slurmrestd_partition_cpus", "slurmrestd_partition_cpus_alloc",
@@ -438,4 +465,6 @@ const struct doc_info docs[4] = {
 	[REST_JOBS] = { .prefix = { "jobs" }, .nprefix = 1, .array = 1, .what = "jobs", .slots = job_slots,
 			.end = job_end, .agg_fams = { "slurmrestd_jobs", "slurmrestd_jobs_cpus" } },
 	[REST_DIAG] = { .prefix = { "statistics" }, .nprefix = 1, .what = "statistics" },
+	[REST_JOB_STATES] = { .prefix = { "jobs" }, .nprefix = 1, .array = 1, .what = "jobs", .slots = job_state_slots,
+			      .end = job_state_end, .agg_fams = { "slurmrestd_job_states" } },
 };
