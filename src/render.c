@@ -110,6 +110,29 @@ static void write_row_fidelity(struct buf *b, const struct mapping *m, const str
 	}
 }
 
+/* How old the answers each served row was computed from are: the oldest of its form's sources, so
+ * a row fed from a reused answer (a cost-scheduled /jobs, one within its --*.min-interval) says so
+ * whatever the other rows' sources are. */
+static void write_row_age(const struct render_in *in, struct buf *b, const struct mapping *m, const struct render_result *res)
+{
+	double now = in->clock ? clock_of(in) : 0;
+	write_header(b, "slurm_exporter_shim_row_age_seconds",
+		     "Age of the oldest answer the served family was computed from this scrape (its form's endpoints: "
+		     "slurm_exporter_shim_payload_age_seconds).", "gauge");
+	for (size_t i = 0; i < res->nrows; i++) {
+		const struct render_row *o = &res->rows[i];
+		if (o->status != ROW_OK || o->output_full)
+			continue;
+		double age = 0;
+		for (int id = 0; id < SRC_COUNT; id++) {
+			const struct render_source *s = &res->src[id];
+			if ((m->rows[i].forms[o->form].sources & (1u << id)) && in->clock && s->at && now - s->at > age)
+				age = now - s->at;
+		}
+		self_sample(b, "slurm_exporter_shim_row_age_seconds", "family", m->rows[i].name, age);
+	}
+}
+
 /* Per source: up, fetch duration, bytes, status, parse errors, age, and the counters since start. */
 static void write_sources(const struct render_in *in, const struct render_result *res, struct buf *b, double now)
 {
@@ -250,6 +273,7 @@ static void write_self(const struct render_in *in, const struct render_result *r
 		write_sample(b, "slurm_exporter_shim_family_left_out", l, 2, 1);
 	}
 	write_row_fidelity(b, m, res);
+	write_row_age(in, b, m, res);
 	catalog_write_metrics(b, m, &res->catalog);
 	write_header(b, "slurm_exporter_shim_invalid_utf8_repaired",
 		     "Label values from slurmctld with invalid UTF-8 that this scrape served repaired (U+FFFD).", "gauge");

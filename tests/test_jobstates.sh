@@ -6,7 +6,8 @@
 # writes, errors[] set, HTTP 500) is a named error in the log, on the status page and in the self
 # metrics, the rows fall back to slurmctld's native forms, and none is served from the bad answer;
 # with /jobs refused (500) and --slurmrestd.jobs, the queue rows are still exact from /jobs/state and
-# the rows that need /jobs are left out, never 0.
+# the rows that need /jobs are left out, never 0; each row's slurm_exporter_shim_row_age_seconds is
+# the age of the answers it was computed from (the reused /jobs' rows older than /jobs/state's).
 # Env: SHIM_BIN, FAKE_SLURMCTLD. Run from the repository root. Needs curl.
 cd "$(dirname "$0")/.." || exit 1
 SHIM_BIN=${SHIM_BIN:-./slurm-exporter-shim}
@@ -108,4 +109,20 @@ has "/jobs refused: from /jobs/state" 'slurm_exporter_shim_row_fidelity{family="
 lacks "/jobs refused: pending_dependency left out, not 0" 'slurm_queue_pending_dependency ' "$TMP/m"
 n=$(stat_of rest_jobs)
 check "/jobs refused: /jobs requested with --slurmrestd.jobs ($n)" [ "${n:-0}" -ge 1 ]
+killwait "$SHIM_PID" "$FAKE_PID"
+SHIM_PID= FAKE_PID=
+
+# 4. every row says how old its answers are: /jobs reused (cost-scheduled, at least 30 s), /jobs/state
+# fetched anew on every scrape (--slurmrestd.min-interval 0 here)
+row_age() { awk -v f="slurm_exporter_shim_row_age_seconds{family=\"$1\"}" '$1 == f { print $2 }' "$TMP/m"; }
+fake || { bad "fake did not start"; finish; }
+shim --slurmrestd.jobs || { bad "shim did not start"; finish; }
+scrape
+sleep 2
+scrape
+old=$(row_age slurm_queue_pending_dependency) new=$(row_age slurm_queue_pending)
+check "row age: a row of the reused /jobs answer ($old s) is older than 1.5 s" awk -v a="$old" 'BEGIN { exit !(a >= 1.5) }'
+check "row age: a row of /jobs/state ($new s) is fresh" awk -v a="$new" 'BEGIN { exit !(a != "" && a < 1.5) }'
+has "row age: /jobs' answer age" 'slurm_exporter_shim_payload_age_seconds{endpoint="slurmrestd-jobs"} ' "$TMP/m"
+check "row age: /jobs/state equal to the old exporter's still" queue_equal
 finish
