@@ -19,7 +19,7 @@ TMP=$(mktemp -d /tmp/shim-test-jobstates.XXXXXX) || exit 1
 STATE=$TMP/state
 . tests/lib.sh
 PASS=0 FAIL=0
-FAKE_PID= SHIM_PID=
+FAKE_PID='' SHIM_PID=''
 cleanup() { killwait "$SHIM_PID" "$FAKE_PID"; rm -rf "$TMP"; }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
@@ -97,7 +97,7 @@ has "good again: from slurmrestd" 'slurm_exporter_shim_row_fidelity{family="slur
 n=$(stat_of rest_jobs)
 check "bad answers: /jobs never requested ($n)" [ "$n" = 0 ]
 killwait "$SHIM_PID" "$FAKE_PID"
-SHIM_PID= FAKE_PID=
+SHIM_PID='' FAKE_PID=''
 
 # 3. --slurmrestd.jobs with /jobs refused: the queue rows still exact; what needs /jobs left out
 fake --fault 500 --fault-endpoint rest_jobs || { bad "fake did not start"; finish; }
@@ -110,7 +110,7 @@ lacks "/jobs refused: pending_dependency left out, not 0" 'slurm_queue_pending_d
 n=$(stat_of rest_jobs)
 check "/jobs refused: /jobs requested with --slurmrestd.jobs ($n)" [ "${n:-0}" -ge 1 ]
 killwait "$SHIM_PID" "$FAKE_PID"
-SHIM_PID= FAKE_PID=
+SHIM_PID='' FAKE_PID=''
 
 # 4. every row says how old its answers are: /jobs reused (cost-scheduled, at least 30 s), /jobs/state
 # fetched anew on every scrape (--slurmrestd.min-interval 0 here)
