@@ -16,6 +16,9 @@
 #   $(DATADIR)/migrate-legacy-args                    packaging/migrate-legacy-args (postinst, %post)
 #   $(DATADIR)/default.dist                           the defaults file as shipped (what
 #                                                     migrate-legacy-args compares with)
+#   $(DATADIR)/replace-file.sh                        packaging/replace-file.sh (0644: sourced by
+#                                                     migrate-legacy-args and enable-slurmrestd,
+#                                                     how they rewrite a file)
 # and the optional slurmrestd unit (installed, not enabled; see docs/operations.md):
 #   $(UNITDIR)/slurm-exporter-shim-slurmrestd.service packaging/systemd/slurm-exporter-shim-slurmrestd.service
 #   $(SYSCONFDIR)/default/slurm-exporter-shim-slurmrestd  packaging/default/slurm-exporter-shim-slurmrestd
@@ -57,6 +60,7 @@ SHIM_MANPAGE  := docs/slurm-exporter-shim.1
 SHIM_UNIT     := packaging/systemd/slurm-exporter-shim.service
 SHIM_DEFAULTS := packaging/default/slurm-exporter-shim
 SHIM_MIGRATE  := packaging/migrate-legacy-args
+SHIM_REPLACE  := packaging/replace-file.sh
 SHIM_REST_UNIT     := packaging/systemd/slurm-exporter-shim-slurmrestd.service
 SHIM_REST_DEFAULTS := packaging/default/slurm-exporter-shim-slurmrestd
 SHIM_REST_SCRIPTS  := packaging/run-slurmrestd packaging/enable-slurmrestd
@@ -78,6 +82,7 @@ install: $(BIN) $(BUILD)/man/slurm-exporter-shim.1.gz
 	$(INSTALL) -D -m 0644 $(SHIM_DEFAULTS) $(DESTDIR)$(SYSCONFDIR)/default/slurm-exporter-shim
 	$(INSTALL) -D -m 0644 $(SHIM_DEFAULTS) $(DESTDIR)$(DATADIR)/default.dist
 	$(INSTALL) -D -m 0755 $(SHIM_MIGRATE) $(DESTDIR)$(DATADIR)/migrate-legacy-args
+	$(INSTALL) -D -m 0644 $(SHIM_REPLACE) $(DESTDIR)$(DATADIR)/replace-file.sh
 	$(INSTALL) -D -m 0644 $(SHIM_UNIT) $(DESTDIR)$(UNITDIR)/slurm-exporter-shim.service
 	$(INSTALL) -D -m 0644 $(SHIM_REST_UNIT) $(DESTDIR)$(UNITDIR)/slurm-exporter-shim-slurmrestd.service
 	$(INSTALL) -D -m 0644 $(SHIM_REST_DEFAULTS) $(DESTDIR)$(SYSCONFDIR)/default/slurm-exporter-shim-slurmrestd
@@ -97,7 +102,7 @@ uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/slurm-exporter-shim
 	rm -f $(foreach f,$(SHIM_MAPPINGS),$(DESTDIR)$(SYSCONFDIR)/slurm-exporter-shim/$(notdir $(f)))
 	rm -f $(DESTDIR)$(SYSCONFDIR)/default/slurm-exporter-shim
-	rm -f $(DESTDIR)$(DATADIR)/default.dist $(DESTDIR)$(DATADIR)/migrate-legacy-args
+	rm -f $(DESTDIR)$(DATADIR)/default.dist $(DESTDIR)$(DATADIR)/migrate-legacy-args $(DESTDIR)$(DATADIR)/replace-file.sh
 	rm -f $(DESTDIR)$(UNITDIR)/slurm-exporter-shim.service
 	rm -f $(DESTDIR)$(UNITDIR)/slurm-exporter-shim-slurmrestd.service
 	rm -f $(DESTDIR)$(SYSCONFDIR)/default/slurm-exporter-shim-slurmrestd

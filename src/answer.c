@@ -30,7 +30,8 @@ struct answer *answer_ref(struct answer *a)
 
 size_t answer_bytes(const struct answer *a)
 {
-	return a->len + (a->result ? sizeof(*a->result) + a->result->nrows * sizeof(*a->result->rows) : 0) +
+	const struct render_result *r = a->result;
+	return a->len + (r ? sizeof(*r) + r->nrows * sizeof(*r->rows) + (r->nodes ? sizeof(*r->nodes) : 0) : 0) +
 	       compressed_bytes(&((struct answer *)a)->gz); /* its lock only: the answer stays immutable */
 }
 

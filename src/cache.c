@@ -174,6 +174,14 @@ void cache_table_get(struct cache *c, struct cache_table *t)
 	pthread_mutex_unlock(&c->mu);
 }
 
+void cache_table_dup(struct cache *c, const struct cache_table *t, struct cache_table *out)
+{
+	pthread_mutex_lock(&c->mu);
+	t->ref->refs++;
+	*out = *t;
+	pthread_mutex_unlock(&c->mu);
+}
+
 void cache_table_put(struct cache *c, struct cache_table *t)
 {
 	pthread_mutex_lock(&c->mu);

@@ -89,6 +89,8 @@ struct cache_table {
 };
 void cache_table_get(struct cache *c, struct cache_table *t);
 void cache_table_put(struct cache *c, struct cache_table *t);
+/* Another reference to the table t holds, into *out (cache_table_put it too). */
+void cache_table_dup(struct cache *c, const struct cache_table *t, struct cache_table *out);
 
 /* A cost-scheduled source as of one scrape (cache_config.cost_sources). */
 struct cache_cost {

@@ -1,7 +1,6 @@
 /* catalog.c: see catalog.h. */
 #include "catalog.h"
 #include "names.h"
-#include "writer.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -114,42 +113,6 @@ uint64_t catalog_diff_hash(const struct catalog_diff *d)
 		}
 	}
 	return h;
-}
-
-void catalog_write_metrics(struct buf *b, const struct mapping *m, const struct catalog_diff *d)
-{
-	static const char *const metric[] = { "slurm_exporter_shim_native_family_missing",
-					      "slurm_exporter_shim_native_family_unknown" };
-	static const char *const help[] = {
-		"Families the table reads that slurmctld's answer on the endpoint no longer names, though the validated "
-		"Slurm release closest to this scrape's answers serves them there (the first 50; docs/operations.md, "
-		"\"Upgrading Slurm\").",
-		"Families slurmctld's answer on the endpoint names that no validated Slurm release of the table lists "
-		"there (the first 50; docs/operations.md, \"Upgrading Slurm\").",
-	};
-	static const char count[] = "slurm_exporter_shim_native_catalog_differences";
-	static const char rel[] = "slurm_exporter_shim_native_catalog_release";
-	if (!m->nreleases)
-		return;
-	for (int k = 0; k < CATALOG_KIND_COUNT; k++) {
-		write_header(b, metric[k], help[k], "gauge");
-		for (size_t i = 0; i < d->n[k] && i < CATALOG_LISTED_MAX; i++) {
-			const char *ep = sources[d->fam[k][i].src].name, *f = d->fam[k][i].name;
-			struct label l[2] = { { "endpoint", ep, 8, (uint32_t)strlen(ep) }, { "family", f, 6, (uint32_t)strlen(f) } };
-			write_sample(b, metric[k], l, 2, 1);
-		}
-	}
-	write_header(b, count, "Families this scrape found missing or unknown (all of them: the lists stop at 50).", "gauge");
-	for (int k = 0; k < CATALOG_KIND_COUNT; k++) {
-		struct label l = { "kind", kind_names[k], 4, (uint32_t)strlen(kind_names[k]) };
-		write_sample(b, count, &l, 1, (double)d->n[k]);
-	}
-	write_header(b, rel, "The validated Slurm release of the table whose catalog slurmctld's answers of this scrape "
-			     "are closest to.", "gauge");
-	if (d->compared) {
-		struct label l = { "release", d->release, 7, (uint32_t)strlen(d->release) };
-		write_sample(b, rel, &l, 1, 1);
-	}
 }
 
 void catalog_describe(const struct catalog_diff *d, char *out, size_t outsz)

@@ -13,7 +13,7 @@
  * the later one in the file on a tie. On every shipped capture (25.11.7, 26.05.3) nothing is found.
  *
  * Pure: a function of the table and the payloads (no lock, no clock); render.c fills the result
- * record's diff, which the self metrics, the status snapshot and the log read. */
+ * record's diff, which the self metrics, the status page and the log read. */
 #ifndef SHIM_CATALOG_H
 #define SHIM_CATALOG_H
 
@@ -59,8 +59,6 @@ const char *catalog_kind_name(enum catalog_kind k);
 int catalog_diff_has_any(const struct catalog_diff *d);
 /* A fingerprint of what d lists and counts (the log says it once per change). */
 uint64_t catalog_diff_hash(const struct catalog_diff *d);
-/* The self metrics (nothing when the table has no catalog: m->nreleases 0). */
-void catalog_write_metrics(struct buf *b, const struct mapping *m, const struct catalog_diff *d);
 /* One line for the log: each kind's families as "endpoint/family", at most about outsz bytes,
  * the rest counted. */
 void catalog_describe(const struct catalog_diff *d, char *out, size_t outsz);

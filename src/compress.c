@@ -1,9 +1,7 @@
 /* compress.c: see compress.h. */
 #include "compress.h"
 #include "http_encoding.h"
-#include "labels.h"
 #include "log.h"
-#include "writer.h"
 #include "xmalloc.h"
 
 #include <libdeflate.h>
@@ -91,27 +89,6 @@ void compress_count_sent(struct compress_stats *st, int coding, size_t bytes)
 {
 	if (st && (coding == CODING_IDENTITY || coding == CODING_GZIP))
 		atomic_fetch_add(&st->bytes[coding], (unsigned long long)bytes);
-}
-
-void compress_write_self(struct buf *b, struct compress_stats *st)
-{
-	static const char *const coding_name[] = { [CODING_IDENTITY] = "identity", [CODING_GZIP] = "gzip" };
-	write_header(b, "slurm_exporter_shim_compressed_answers_total",
-		     "Answers gzip-compressed since start: each answer once, for the first request that accepts gzip; "
-		     "every other request sending it shares that form.",
-		     "counter");
-	write_sample(b, "slurm_exporter_shim_compressed_answers_total", NULL, 0, (double)atomic_load(&st->answers));
-	write_header(b, "slurm_exporter_shim_compression_cpu_seconds_total",
-		     "CPU time spent gzip-compressing answers since start.", "counter");
-	write_sample(b, "slurm_exporter_shim_compression_cpu_seconds_total", NULL, 0,
-		     (double)atomic_load(&st->cpu_ns) / 1e9);
-	write_header(b, "slurm_exporter_shim_response_body_bytes_total",
-		     "Body bytes of answers sent to GET requests since start, by content coding.", "counter");
-	for (int c = CODING_IDENTITY; c <= CODING_GZIP; c++) {
-		struct label l = { "encoding", coding_name[c], 8, (uint32_t)strlen(coding_name[c]) };
-		write_sample(b, "slurm_exporter_shim_response_body_bytes_total", &l, 1,
-			     (double)atomic_load(&st->bytes[c]));
-	}
 }
 
 size_t compressed_bytes(struct compressed *z)

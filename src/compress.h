@@ -51,9 +51,5 @@ int compressed_get(struct compressed *z, const void *plain, size_t len, struct c
 int compress_gzip(const void *in, size_t len, int level, unsigned char **out, size_t *outlen);
 /* Count body bytes sent with coding (enum content_coding) for the self metrics. */
 void compress_count_sent(struct compress_stats *st, int coding, size_t bytes);
-/* The self metrics of st: slurm_exporter_shim_compressed_answers_total,
- * slurm_exporter_shim_compression_cpu_seconds_total and
- * slurm_exporter_shim_response_body_bytes_total{encoding}. */
-void compress_write_self(struct buf *b, struct compress_stats *st);
 
 #endif

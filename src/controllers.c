@@ -2,7 +2,6 @@
 #include "controllers.h"
 #include "cred.h"
 #include "log.h"
-#include "writer.h"
 #include "xmalloc.h"
 
 #include <pthread.h>
@@ -289,27 +288,10 @@ size_t controllers_view(struct controllers *c, struct controller_view out[CONTRO
 	return n;
 }
 
-void controllers_write_metrics(struct controllers *c, struct buf *b)
+unsigned long controllers_switches(struct controllers *c)
 {
-	enum controller_role roles[CONTROLLERS_MAX];
-	unsigned long switches;
-	size_t n;
 	pthread_mutex_lock(&c->mu);
-	memcpy(roles, c->role, sizeof(roles));
-	switches = c->switches;
-	n = c->total;
+	unsigned long n = c->switches;
 	pthread_mutex_unlock(&c->mu);
-	write_header(b, "slurm_exporter_shim_controller_info",
-		     "Each slurmctld controller (--slurmctld.url, and one a single URL's 303 pointed at) as last seen: "
-		     "primary (answered usably), standby (303 or 503), unusable (answered, nothing usable), down (no HTTP "
-		     "answer), unknown (not tried yet, or not since another answered as primary).", "gauge");
-	for (size_t i = 0; i < n; i++) {
-		const char *role = controller_role_name(roles[i]);
-		struct label l[2] = { { "url", c->shown[i], 3, (uint32_t)strlen(c->shown[i]) },
-				      { "role", role, 4, (uint32_t)strlen(role) } };
-		write_sample(b, "slurm_exporter_shim_controller_info", l, 2, 1);
-	}
-	write_header(b, "slurm_exporter_shim_controller_switches_total",
-		     "Times the controller answering the shim changed since start (failover or failback).", "counter");
-	write_sample(b, "slurm_exporter_shim_controller_switches_total", NULL, 0, (double)switches);
+	return n;
 }

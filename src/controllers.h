@@ -75,9 +75,8 @@ void controllers_seen(struct controllers *c, size_t i, enum controller_role role
 void controllers_answered(struct controllers *c, size_t i);
 /* The current controller's index, or -1 before any answered. */
 int controllers_current(struct controllers *c);
-/* slurm_exporter_shim_controller_info{url,role} per controller and
- * slurm_exporter_shim_controller_switches_total, in the self-metric style. */
-void controllers_write_metrics(struct controllers *c, struct buf *b);
+/* Times the current controller changed since start (the self metrics' switches). */
+unsigned long controllers_switches(struct controllers *c);
 const char *controller_role_name(enum controller_role r);
 /* What the status page shows of one controller. */
 struct controller_view {

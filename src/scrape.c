@@ -22,7 +22,7 @@
 struct scraper {
 	struct scraper_config cfg;
 	struct cache *cache;      /* the payloads: fetches, intervals, deadlines, the table (cache.h) */
-	pthread_mutex_t mu;       /* the answers, the snapshot and the counters below */
+	pthread_mutex_t mu;       /* the answers, the last one and the counters below */
 	pthread_mutex_t render_mu;  /* one render at a time, so scrapes of the same inputs share one */
 	struct answer *answer;    /* the last shareable answer, reused while its inputs are current */
 	size_t last_output;       /* bytes of the last scrape's output (to size the next one) */
@@ -31,7 +31,8 @@ struct scraper {
 	size_t nlogged;
 	uint64_t catalog_logged;  /* catalog_diff_hash of the last catalog comparison logged, under render_mu */
 	int catalog_seen, catalog_differed; /* one was compared; it found families missing or unknown */
-	struct scraper_status status; /* the status page's snapshot of the last render, under mu */
+	struct answer *last;      /* the last rendered answer, which the status page reads, under mu */
+	struct cache_table last_t; /* the table it was rendered with (its rows are read with it) */
 	/* The native passthrough's last answer per endpoint (scraper_native), shared by the requests
 	 * that get the same payload. */
 	struct answer *native[SRC_NATIVE_COUNT];
@@ -67,6 +68,10 @@ void scraper_free(struct scraper *s)
 {
 	if (!s)
 		return;
+	if (s->last) {
+		cache_table_put(s->cache, &s->last_t);
+		answer_unref(s->last);
+	}
 	cache_free(s->cache); /* after the fetches still running, which borrow it */
 	for (int id = 0; id < SRC_NATIVE_COUNT; id++)
 		answer_unref(s->native[id]);
@@ -153,134 +158,79 @@ struct scrape_ctx {
 	size_t last_output;
 };
 
-/* The status page's snapshot of this render's rows (none on a 503). */
-static void status_rows(struct scraper_status *st, const struct mapping *m, const struct render_result *res)
-{
-	for (size_t i = 0; i < res->nrows; i++) {
-		const struct row *r = &m->rows[i];
-		const struct render_row *o = &res->rows[i];
-		const char *why = render_left_out(o);
-		st->rows[o->status]++;
-		if (o->status == ROW_OK && !o->output_full)
-			st->fidelity[o->fidelity][row_upstream(r, o->form)]++;
-		st->output_full += (size_t)o->output_full;
-		if (render_row_has_wrap(o) && st->nwrapped++ < SCRAPER_STATUS_LEFT_MAX) {
-			struct scraper_status_family *w = &st->wrapped[st->nwrapped - 1];
-			snprintf(w->family, sizeof(w->family), "%s", r->name);
-			render_wrap_why(r, o, 1, w->why, sizeof(w->why));
-		}
-		if (!why || st->nleft++ >= SCRAPER_STATUS_LEFT_MAX)
-			continue;
-		snprintf(st->left[st->nleft - 1].family, sizeof(st->left[0].family), "%s", r->name);
-		snprintf(st->left[st->nleft - 1].why, sizeof(st->left[0].why), "%s%s%s", why,
-			 o->err[0] && !o->output_full ? ": " : "", o->output_full ? "" : o->err);
-	}
-}
-
-/* The status page's snapshot of a render, from its result record (and, for the tokens, the
- * payloads it was rendered from). */
-static void status_record(struct scraper *s, const struct scrape_ctx *c, const struct render_result *res,
-			  const struct payload *const p[SRC_COUNT])
-{
-	unsigned configured = source_configured(s->cfg.upstream) & ~s->cfg.sources_off;
-	/* the node view (nodeview.h) of the payloads this render read: built before the lock (O(nodes)),
-	 * copied into the snapshot under it */
-	const struct expo *ex[SRC_COUNT];
-	for (int id = 0; id < SRC_COUNT; id++)
-		ex[id] = p[id] && res->src[id].given && res->src[id].up ? &p[id]->expo : NULL;
-	struct nodeview *nv = xcalloc(1, sizeof(*nv));
-	if (res->status == 200)
-		nodeview_build(nv, ex);
-	pthread_mutex_lock(&s->mu);
-	struct scraper_status *st = &s->status;
-	memset(st, 0, sizeof(*st));
-	st->rendered = 1;
-	st->mono_at = mono_now();
-	st->http_status = res->status;
-	st->reload_ok = c->reload_ok;
-	st->reload_time = c->reload_time;
-	st->slow_fetch = s->cfg.slow_fetch;
-	for (int id = 0; id < SRC_COUNT; id++) {
-		struct scraper_status_source *o = &st->src[id];
-		const struct render_source *r = &res->src[id];
-		o->configured = (configured >> id) & 1;
-		if (!r->given)
-			continue;
-		o->fetched = 1;
-		o->up = r->up;
-		o->seconds = r->seconds;
-		o->len = r->len;
-		o->http_status = r->http_status;
-		o->parse_errors = r->parse_errors;
-		o->slow = s->cfg.slow_fetch > 0 && !s->cfg.replay_dir && r->seconds > s->cfg.slow_fetch;
-		o->slow_total = c->counts[id].slow;
-		o->costed = c->counts[id].costed;
-		o->cost = c->counts[id].cost;
-		o->interval = c->counts[id].interval;
-		o->timeout = c->counts[id].timeout;
-		o->failures = c->counts[id].failures;
-		st->src_at[id] = r->at;
-		snprintf(o->reason, sizeof(o->reason), "%s", r->reason);
-	}
-	for (int u = 0; u < UPSTREAM_COUNT; u++) {
-		int which = -1;
-		st->token[u].state = source_token_state(p, ~0u, (enum upstream_id)u, &which);
-		st->token[u].source = which;
-		st->token[u].http_status = which >= 0 ? p[which]->http_status : 0;
-	}
-	status_rows(st, c->m, res);
-	st->has_catalog = c->m->nreleases > 0;
-	st->catalog = res->catalog;
-	st->nodes = *nv;
-	if (controllers_of(s))
-		st->ncontrollers = controllers_view(controllers_of(s), st->controller);
-	pthread_mutex_unlock(&s->mu);
-	free(nv);
-}
-
+/* The status page's view (scrape.h): the last render's answer and the table it was rendered with,
+ * each a new reference, and the scraper's reload state as of now. */
 void scraper_status(struct scraper *s, struct scraper_status *out)
 {
-	struct cache_table t;
+	memset(out, 0, sizeof(*out));
 	pthread_mutex_lock(&s->mu);
-	*out = s->status;
+	if (s->last) {
+		out->answer = answer_ref(s->last);
+		cache_table_dup(s->cache, &s->last_t, &out->table);
+	}
 	pthread_mutex_unlock(&s->mu);
-	cache_table_get(s->cache, &t); /* live: a reload since the last render shows at once */
-	out->reload_ok = t.reload_ok;
-	out->reload_time = t.reload_time;
-	cache_table_put(s->cache, &t);
-	if (!out->rendered)
+	struct cache_table now;
+	cache_table_get(s->cache, &now); /* live: a reload since the last render shows at once */
+	out->reload_ok = now.reload_ok;
+	out->reload_time = now.reload_time;
+	cache_table_put(s->cache, &now);
+	out->configured = source_configured(s->cfg.upstream) & ~s->cfg.sources_off;
+	out->now = mono_now();
+	if (!out->answer)
 		return;
-	double now = mono_now();
-	out->age = now - out->mono_at;
-	for (int id = 0; id < SRC_COUNT; id++)
-		out->src[id].age = out->src_at[id] > 0 ? now - out->src_at[id] : -1;
+	out->res = out->answer->result;
+	out->age = out->now - out->res->at;
 }
 
-/* Render the table over the payloads into a new answer (render.h), then log and take the status
- * page's snapshot from what it was made of. */
+void scraper_status_put(struct scraper *s, struct scraper_status *st)
+{
+	if (st->answer)
+		cache_table_put(s->cache, &st->table);
+	answer_unref(st->answer);
+	st->answer = NULL;
+	st->res = NULL;
+}
+
+/* The answer just rendered (with the table t it was rendered with) becomes the one the status page
+ * reads; the previous one is let go. */
+static void keep_last(struct scraper *s, struct answer *a, const struct cache_table *t)
+{
+	struct cache_table mine, old_t;
+	cache_table_dup(s->cache, t, &mine);
+	answer_ref(a);
+	pthread_mutex_lock(&s->mu);
+	struct answer *old = s->last;
+	old_t = s->last_t;
+	s->last = a;
+	s->last_t = mine;
+	pthread_mutex_unlock(&s->mu);
+	if (old) {
+		cache_table_put(s->cache, &old_t);
+		answer_unref(old);
+	}
+}
+
+/* Render the table over the payloads into a new answer (render.h), then log from its record. */
 static struct answer *render(struct scraper *s, const struct scrape_ctx *c, const struct payload *const p[SRC_COUNT])
 {
 	struct render_result *res = xcalloc(1, sizeof(*res));
-	struct buf out, tail;
+	struct buf out;
 	struct controllers *ctl = controllers_of(s);
+	struct controller_view *view = ctl ? xcalloc(CONTROLLERS_MAX, sizeof(*view)) : NULL;
 	buf_init(&out, 0);
-	buf_init(&tail, 0);
-	if (ctl)
-		controllers_write_metrics(ctl, &tail);
-	if (s->cfg.compression)
-		compress_write_self(&tail, &s->gz);
 	const struct render_in in = {
 		.m = c->m, .flags = s->cfg.flags, .p = p, .counts = c->counts, .max_output = s->cfg.max_output,
-		.size_hint = c->last_output, .reload_ok = c->reload_ok, .reload_time = c->reload_time,
-		.clock = mono_now, .started = c->started, .tail = tail.data, .tail_len = tail.len,
+		.slow_fetch = s->cfg.replay_dir ? 0 : s->cfg.slow_fetch, .size_hint = c->last_output,
+		.reload_ok = c->reload_ok, .reload_time = c->reload_time, .clock = mono_now, .started = c->started,
+		.node_view = 1, .ctl = view, .nctl = ctl ? controllers_view(ctl, view) : 0,
+		.ctl_switches = ctl ? controllers_switches(ctl) : 0, .gz = s->cfg.compression ? &s->gz : NULL,
 	};
 	int status = render_run(&in, &out, res);
 	size_t len;
 	char *body = buf_steal(&out, &len);
-	buf_free(&tail);
+	free(view);
 	log_rows(s, c->m, res);
 	log_catalog(s, &res->catalog);
-	status_record(s, c, res, p);
 	if (status == 200) {
 		pthread_mutex_lock(&s->mu);
 		s->last_output = len;
@@ -289,19 +239,41 @@ static struct answer *render(struct scraper *s, const struct scrape_ctx *c, cons
 	return answer_new(status, body, len, res);
 }
 
+/* From now on a's bytes count as held (answer.h), under s->mu: held_by_connections reads whether
+ * the last answer counts. */
+static void count_held(struct scraper *s, struct answer *a)
+{
+	pthread_mutex_lock(&s->mu);
+	answer_count_held(a, s->held);
+	pthread_mutex_unlock(&s->mu);
+}
+
 /* An answer that a connection may hold while it is no longer the scraper's (or never was) counts
  * as held; it is let go here (responses still sending it keep their reference). */
 static void let_go(struct scraper *s, struct answer *a)
 {
-	answer_count_held(a, s->held);
+	count_held(s, a);
 	answer_unref(a);
+}
+
+/* The bytes of answers only connections hold: the ledger's, less the last answer's while the
+ * status page's reference (s->last) is the only one left (it is no connection's). */
+static size_t held_by_connections(struct scraper *s)
+{
+	size_t held = answer_held_bytes(s->held);
+	pthread_mutex_lock(&s->mu);
+	struct answer *a = s->last;
+	if (a && a->held && atomic_load(&a->refs) == 1)
+		held -= held < a->held_bytes ? held : a->held_bytes;
+	pthread_mutex_unlock(&s->mu);
+	return held;
 }
 
 /* NULL, or the 503 a scrape gets instead of a new answer while the answers only connections hold
  * are over cfg.max_held; logged once when that starts and once when it ends. */
 static struct answer *refusal(struct scraper *s)
 {
-	size_t held = answer_held_bytes(s->held);
+	size_t held = held_by_connections(s);
 	int refuse = s->cfg.max_held && held > s->cfg.max_held;
 	pthread_mutex_lock(&s->mu);
 	int was = s->refusing;
@@ -381,8 +353,9 @@ struct answer *scraper_answer(struct scraper *s, double timeout_s)
 		a = render(s, &c, g.p);
 		a->reloads = t.reloads;
 		memcpy(a->in, g.serial, sizeof(a->in)); /* the payloads themselves are let go below */
+		keep_last(s, a, &t);
 		if (g.own) { /* an answer with payloads of this scrape's own (deadline passed) is its own */
-			answer_count_held(a, s->held);
+			count_held(s, a);
 		} else {
 			pthread_mutex_lock(&s->mu);
 			struct answer *old = s->answer;
@@ -443,7 +416,7 @@ struct answer *scraper_native(struct scraper *s, enum source_id id, double timeo
 		}
 		pthread_mutex_unlock(&s->mu);
 		if (g.own)
-			answer_count_held(a, s->held);
+			count_held(s, a);
 		let_go(s, old);
 	}
 	cache_got_release(&g);

@@ -1,7 +1,8 @@
 /* scrape.h: one scrape, from request to answer: the payload cache (cache.h: the fetches, their
  * intervals and deadlines, the table's generations) gives one set of finished payloads, the render
  * (render.h) makes the body and its result record from them, and the scraper shares the answer,
- * logs what the rows did (once per family and reason) and keeps the status page's snapshot.
+ * logs what the rows did (once per family and reason) and keeps the last answer rendered, whose
+ * record the status page reads.
  *
  * Concurrent scrapes share one in-flight fetch per source, and a finished answer (good or bad) is
  * reused for its source's min_interval seconds; nothing older is ever served. A scrape only waits,
@@ -15,19 +16,18 @@
  * strings it points to; slurmctld's base_url is split into its controllers once by the cache
  * (unless cfg gives them, or replays): no rendered answer mixes two controllers. scraper_new and
  * scraper_set_mapping take ownership of the mapping; scraper_answer returns a new reference;
- * scraper_status copies into the caller's struct. */
+ * scraper_status takes references that scraper_status_put drops. */
 #ifndef SHIM_SCRAPE_H
 #define SHIM_SCRAPE_H
 
 #include <stdatomic.h>
 
+#include "answer.h"
 #include "buf.h"
-#include "catalog.h"
-#include "controllers.h"
+#include "cache.h"
 #include "fetch.h"
 #include "mapping.h"
-#include "nodeview.h"
-#include "answer.h"
+#include "render.h"
 #include "schedule.h"
 
 struct scraper_config {
@@ -78,63 +78,22 @@ int scraper_run(struct scraper *s, double timeout_s, struct buf *out);
  * how later ones fetch. */
 struct answer *scraper_native(struct scraper *s, enum source_id id, double timeout_s);
 
-/* The status page's view of the last render (status.h): a small snapshot the scraper writes at the
- * end of each render, under its lock, and scraper_status copies out, so the page never fetches. */
-#define SCRAPER_STATUS_LEFT_MAX 96
-struct scraper_status_source {
-	int configured;          /* its upstream is used and it is not switched off */
-	int fetched;             /* the last render read an answer of it (the mapping needs it) */
-	int up;                  /* rows could read it */
-	double age;              /* seconds since its answer finished, when copied out; -1: none */
-	double seconds;          /* fetch duration */
-	size_t len;              /* body bytes */
-	long http_status;        /* 0: no HTTP answer */
-	size_t parse_errors;
-	int slow;                /* the fetch took longer than --log.slow-fetch (a load on its upstream) */
-	unsigned long slow_total; /* such fetches since start */
-	int costed;              /* cost-scheduled (scraper_config.cost_sources): the four below */
-	double cost;             /* seconds: its last usable fetch (0: none yet) */
-	double interval;         /* seconds from the end of its last fetch to the next */
-	double timeout;          /* seconds the next fetch may take */
-	unsigned failures;       /* failed fetches in a row: > 0 is backing off */
-	char reason[400];        /* why it is not up (raw upstream bytes possible); "" when up */
-};
+/* The status page's view of the last render (status.h): the last rendered answer's result record
+ * (render.h), read through a reference to that answer and to the table it was rendered with, which
+ * the caller holds until scraper_status_put; nothing of it is copied, and the page never fetches. */
 struct scraper_status {
-	int rendered;            /* 0: no scrape has rendered yet, and every field below is zero */
-	double age;              /* seconds since that render, when copied out */
-	int http_status;         /* 200, or 503 when no needed source was usable (no row evaluated) */
-	double slow_fetch;       /* --log.slow-fetch, seconds; 0: never slow */
-	int reload_ok;
-	double reload_time;      /* unix time of the last mapping (re)load attempt */
-	size_t rows[ROW_STATUS_COUNT]; /* rows by enum row_status (served: ROW_OK) */
-	size_t output_full;      /* evaluated rows that did not fit the output cap (left out) */
-	size_t fidelity[FID_COUNT][UPSTREAM_COUNT]; /* served rows by their form's fidelity
-								  and upstream */
-	size_t nleft;            /* families left out; the first SCRAPER_STATUS_LEFT_MAX are listed */
-	struct scraper_status_family {
-		char family[96];
-		char why[200];   /* the self metric's reason, then the row's error when it has one */
-	} left[SCRAPER_STATUS_LEFT_MAX];
-	size_t nwrapped;         /* families served approximate because the counters their form reads may
-				    have wrapped (render_row_has_wrap); the first SCRAPER_STATUS_LEFT_MAX listed */
-	struct scraper_status_family wrapped[SCRAPER_STATUS_LEFT_MAX]; /* why: render_wrap_why's */
-	struct scraper_status_source src[SRC_COUNT];
-	int has_catalog;         /* the table records a native catalog ("validated_on") */
-	struct catalog_diff catalog; /* slurmctld's answers against it (catalog.h) */
-	struct {
-		int state;       /* source_token_state(): TOKEN_NOT_CONFIGURED, _UNREADABLE, _SENT, -1: refused */
-		int source;      /* refused: by this source */
-		long http_status;
-	} token[UPSTREAM_COUNT];
-	size_t ncontrollers;     /* slurmctld's controllers (controllers.h), as last seen */
-	struct controller_view controller[CONTROLLERS_MAX];
-	struct nodeview nodes;   /* the nodes, partitions and queue of this render's payloads
-				    (nodeview.h; source NV_SRC_NONE on a 503) */
-	double mono_at;          /* internal: when rendered (monotonic) */
-	double src_at[SRC_COUNT]; /* internal: when each answer finished (monotonic), 0: none */
+	const struct render_result *res; /* the last render's record; NULL: no scrape has rendered yet */
+	double age;              /* seconds since it was rendered */
+	double now;              /* the monotonic clock when taken: a source's answer is now - res->src[id].at old */
+	unsigned configured;     /* sources whose upstream is used and that are not switched off (bit 1 << id) */
+	int reload_ok;           /* the scraper's, as of now (a reload since the last render shows at once), */
+	double reload_time;      /* not the render's: unix time of the last mapping (re)load attempt */
+	/* internal: the references held */
+	struct answer *answer;
+	struct cache_table table;
 };
-/* Copy the last render's snapshot into out (ages computed now). reload_ok and reload_time are the
- * scraper's own, as of now (a reload since the last render shows at once), not the render's. */
+/* Take the status page's view of the last render; scraper_status_put drops its references. */
 void scraper_status(struct scraper *s, struct scraper_status *out);
+void scraper_status_put(struct scraper *s, struct scraper_status *st);
 
 #endif

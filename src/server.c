@@ -203,10 +203,10 @@ static double scrape_timeout(struct server *srv, struct MHD_Connection *c)
 	return t;
 }
 
-/* The status page: the last scrape's snapshot, copied out (it fetches nothing of its own). */
+/* The status page: the last answer's record, read through a reference (it fetches nothing of its own). */
 static enum MHD_Result status(struct server *srv, struct MHD_Connection *c)
 {
-	struct scraper_status *st = xmalloc(sizeof(*st)); /* tens of kB: not on the connection's stack */
+	struct scraper_status st;
 	struct status_page_info info = { SHIM_VERSION, srv->cfg.path, srv->cfg.mapping_file, 0, srv->cfg.probes,
 					 srv->cfg.native_passthrough };
 	struct buf b;
@@ -214,10 +214,10 @@ static enum MHD_Result status(struct server *srv, struct MHD_Connection *c)
 	size_t len;
 	clock_gettime(CLOCK_REALTIME, &now);
 	info.now = (double)now.tv_sec + now.tv_nsec / 1e9;
-	scraper_status(srv->scraper, st);
+	scraper_status(srv->scraper, &st);
 	buf_init(&b, 0);
-	status_page(&b, &info, st);
-	free(st);
+	status_page(&b, &info, &st);
+	scraper_status_put(srv->scraper, &st);
 	char *body = buf_steal(&b, &len);
 	return respond(c, MHD_HTTP_OK, body, len, "text/html; charset=utf-8", srv->cfg.web);
 }

@@ -6,6 +6,7 @@
 #include "native.h"
 #include "nodeview.h"
 #include "catalog.h"
+#include "render.h"
 #include "scrape.h"
 
 #include <math.h>
@@ -43,26 +44,35 @@ static void put_time(struct buf *out, double unix_time)
 	buf_puts(out, t);
 }
 
+/* How old source id's answer is now (-1: none). */
+static double source_age(const struct scraper_status *st, int id)
+{
+	double at = st->res->src[id].at;
+	return at > 0 ? st->now - at : -1;
+}
+
 /* One row of the sources table. */
-static void source_row(struct buf *out, int id, const struct scraper_status_source *o)
+static void source_row(struct buf *out, int id, const struct scraper_status *st)
 {
 	const struct source *src = &sources[id];
+	const struct render_source *o = &st->res->src[id];
+	double age = source_age(st, id);
 	buf_puts(out, "<tr><td>");
 	esc(out, src->name);
 	buf_puts(out, "</td><td>");
 	esc(out, upstreams[src->upstream].name);
 	buf_puts(out, "</td>");
-	if (!o->configured) {
+	if (!((st->configured >> id) & 1)) {
 		buf_puts(out, "<td class=\"off\">switched off</td><td colspan=\"6\"></td></tr>\n");
 		return;
 	}
-	if (!o->fetched) {
+	if (!o->given) {
 		buf_puts(out, "<td class=\"off\">not read by the mapping</td><td colspan=\"6\"></td></tr>\n");
 		return;
 	}
 	buf_printf(out, "<td class=\"%s\">%s</td>", o->up ? "up" : "down", o->up ? "up" : "down");
-	if (o->age >= 0)
-		buf_printf(out, "<td class=\"n\">%.1f s</td>", o->age);
+	if (age >= 0)
+		buf_printf(out, "<td class=\"n\">%.1f s</td>", age);
 	else
 		buf_puts(out, "<td class=\"n\">-</td>");
 	buf_printf(out, "<td class=\"n\">%ld</td><td class=\"n%s\">%.3f s%s</td><td class=\"n\">%zu</td><td class=\"n\">%zu</td>",
@@ -74,8 +84,10 @@ static void source_row(struct buf *out, int id, const struct scraper_status_sour
 
 /* A cost-scheduled source (slurmrestd's /jobs): what its fetches cost, the interval and age that
  * gives, and its back-off (docs/operations.md, "What /jobs costs slurmrestd"). */
-static void cost_line(struct buf *out, int id, const struct scraper_status_source *o)
+static void cost_line(struct buf *out, int id, const struct scraper_status *st)
 {
+	const struct render_counts *o = &st->res->src[id].n;
+	double age = source_age(st, id);
 	buf_printf(out, "<p class=\"%s\">", o->failures ? "slow" : "up");
 	esc(out, sources[id].name);
 	if (o->cost > 0)
@@ -83,8 +95,8 @@ static void cost_line(struct buf *out, int id, const struct scraper_status_sourc
 			   o->cost, o->interval);
 	else
 		buf_printf(out, ": no usable fetch yet; the next one %.0f s after the last one ended", o->interval);
-	if (o->age >= 0)
-		buf_printf(out, "; the answer served is %.0f s old", o->age);
+	if (age >= 0)
+		buf_printf(out, "; the answer served is %.0f s old", age);
 	buf_printf(out, "; the next fetch may take %.0f s.", o->timeout);
 	if (o->failures)
 		buf_printf(out, " <b>Backing off</b> after %u failed fetch%s in a row: the rows that read it are served "
@@ -97,23 +109,22 @@ static void write_sources(struct buf *out, const struct scraper_status *st)
 	buf_puts(out, "<h2>Sources</h2>\n<table>\n<tr><th>Endpoint</th><th>Upstream</th><th>State</th><th>Age</th>"
 		      "<th>HTTP status</th><th>Fetch</th><th>Bytes</th><th>Parse errors</th><th>Last error</th></tr>\n");
 	for (int id = 0; id < SRC_COUNT; id++) {
-		const struct scraper_status_source *o = &st->src[id];
-		if (!o->configured && upstreams[sources[id].upstream].optional)
+		if (!((st->configured >> id) & 1) && upstreams[sources[id].upstream].optional)
 			continue; /* slurmrestd without --slurmrestd.url: nothing to say */
-		source_row(out, id, o);
+		source_row(out, id, st);
 	}
 	buf_puts(out, "</table>\n");
 	for (int id = 0; id < SRC_COUNT; id++)
-		if (st->src[id].fetched && st->src[id].costed)
-			cost_line(out, id, &st->src[id]);
+		if (st->res->src[id].given && st->res->src[id].n.costed)
+			cost_line(out, id, st);
 	for (int id = 0; id < SRC_COUNT; id++) {
-		const struct scraper_status_source *o = &st->src[id];
-		if (!o->fetched || !o->slow)
+		const struct render_source *o = &st->res->src[id];
+		if (!o->given || !o->slow)
 			continue;
 		buf_puts(out, "<p class=\"slow\">Slow: ");
 		esc(out, sources[id].name);
 		buf_printf(out, " took %.3f s (over --log.slow-fetch %g s; %lu slow fetches since start). Every fetch of it "
-			   "is a load on ", o->seconds, st->slow_fetch, o->slow_total);
+			   "is a load on ", o->seconds, st->res->slow_fetch, o->n.slow);
 		esc(out, upstreams[sources[id].upstream].name);
 		buf_puts(out, ": see how often it is fetched in docs/operations.md, \"Seeing the load\".</p>\n");
 	}
@@ -123,7 +134,8 @@ static void write_sources(struct buf *out, const struct scraper_status *st)
 static void write_tokens(struct buf *out, const struct scraper_status *st)
 {
 	for (int u = 0; u < UPSTREAM_COUNT; u++) {
-		int state = st->token[u].state;
+		const struct render_token *t = &st->res->token[u];
+		int state = t->state;
 		if (state == TOKEN_NOT_CONFIGURED)
 			continue;
 		buf_printf(out, "<p class=\"%s\">Token of <code>%s.auth.token-file</code>: ", state == TOKEN_SENT ? "up" : "down",
@@ -137,8 +149,8 @@ static void write_tokens(struct buf *out, const struct scraper_status *st)
 			continue;
 		}
 		esc(out, upstreams[u].name);
-		buf_printf(out, " refused it (HTTP %ld from ", st->token[u].http_status);
-		esc(out, sources[st->token[u].source].name);
+		buf_printf(out, " refused it (HTTP %ld from ", t->http_status);
+		esc(out, sources[t->source].name);
 		buf_puts(out, "): it has expired or is not accepted; renew it (<code>scontrol token</code>).</p>\n");
 	}
 }
@@ -146,11 +158,11 @@ static void write_tokens(struct buf *out, const struct scraper_status *st)
 /* Several slurmctld controllers: each one's role as last seen (docs/operations.md, High availability). */
 static void write_controllers(struct buf *out, const struct scraper_status *st)
 {
-	if (st->ncontrollers < 2)
+	if (st->res->nctl < 2)
 		return;
 	buf_puts(out, "<h2>Controllers</h2>\n<table>\n<tr><th>URL</th><th>Role</th><th>Why passed over</th></tr>\n");
-	for (size_t i = 0; i < st->ncontrollers; i++) {
-		const struct controller_view *v = &st->controller[i];
+	for (size_t i = 0; i < st->res->nctl; i++) {
+		const struct controller_view *v = &st->res->ctl[i];
 		buf_puts(out, "<tr><td><code>");
 		esc(out, v->url);
 		buf_printf(out, "</code>%s</td><td class=\"%s\">%s</td><td class=\"err\">", v->current ? " (read now)" : "",
@@ -170,23 +182,69 @@ static void count_row(struct buf *out, const char *what, size_t n, int bad)
 	buf_printf(out, "</td><td class=\"n%s\">%zu</td></tr>\n", bad && n ? " down" : "", n);
 }
 
-/* A list of families with why (n of them, the first SCRAPER_STATUS_LEFT_MAX in f), the rest
- * counted and pointed to the self metric that names them all. */
-static void family_list(struct buf *out, const struct scraper_status_family *f, size_t n, const char *metric)
+/* The families a list shows: those left out (render_left_out), or those served approximate because
+ * their counters may have wrapped (render_row_has_wrap). */
+enum family_kind { FAM_LEFT_OUT, FAM_WRAPPED };
+
+/* Whether row i of res is in the list of kind k, and if so why, into why. */
+static int family_is_listed(const struct render_result *res, size_t i, enum family_kind k, char *why, size_t whysz)
 {
+	const struct render_row *o = &res->rows[i];
+	if (k == FAM_WRAPPED) {
+		if (!render_row_has_wrap(o))
+			return 0;
+		render_wrap_why(&res->m->rows[i], o, 1, why, whysz);
+		return 1;
+	}
+	const char *left = render_left_out(o);
+	if (!left)
+		return 0;
+	snprintf(why, whysz, "%s%s%s", left, o->err[0] && !o->output_full ? ": " : "", o->output_full ? "" : o->err);
+	return 1;
+}
+
+/* A list of families of kind k with why (n of them, the first STATUS_FAMILIES_MAX listed), the rest
+ * counted and pointed to the self metric that names them all. */
+static void family_list(struct buf *out, const struct render_result *res, enum family_kind k, size_t n, const char *metric)
+{
+	size_t listed = 0;
 	buf_puts(out, "<table>\n<tr><th>Family</th><th>Reason</th></tr>\n");
-	for (size_t i = 0; i < n && i < SCRAPER_STATUS_LEFT_MAX; i++) {
+	for (size_t i = 0; i < res->nrows && listed < STATUS_FAMILIES_MAX; i++) {
+		char why[200];
+		if (!family_is_listed(res, i, k, why, sizeof(why)))
+			continue;
+		listed++;
 		buf_puts(out, "<tr><td class=\"fam\">");
-		esc(out, f[i].family);
+		esc(out, res->m->rows[i].name);
 		buf_puts(out, "</td><td class=\"err\">");
-		esc(out, f[i].why);
+		esc(out, why);
 		buf_puts(out, "</td></tr>\n");
 	}
 	buf_puts(out, "</table>\n");
-	if (n > SCRAPER_STATUS_LEFT_MAX) {
-		buf_printf(out, "<p>and %zu more (see ", n - SCRAPER_STATUS_LEFT_MAX);
+	if (n > STATUS_FAMILIES_MAX) {
+		buf_printf(out, "<p>and %zu more (see ", n - STATUS_FAMILIES_MAX);
 		esc(out, metric);
 		buf_puts(out, ").</p>\n");
+	}
+}
+
+/* The rows of res by outcome, output_full apart, and the served ones by fidelity and upstream. */
+struct row_counts {
+	size_t rows[ROW_STATUS_COUNT], output_full, nleft, nwrapped;
+	size_t fidelity[FID_COUNT][UPSTREAM_COUNT];
+};
+
+static void count_rows(const struct render_result *res, struct row_counts *c)
+{
+	memset(c, 0, sizeof(*c));
+	for (size_t i = 0; i < res->nrows; i++) {
+		const struct render_row *o = &res->rows[i];
+		c->rows[o->status]++;
+		c->output_full += (size_t)o->output_full;
+		if (o->status == ROW_OK && !o->output_full)
+			c->fidelity[o->fidelity][row_upstream(&res->m->rows[i], o->form)]++;
+		c->nwrapped += (size_t)render_row_has_wrap(o);
+		c->nleft += render_left_out(o) != NULL;
 	}
 }
 
@@ -194,39 +252,41 @@ static void family_list(struct buf *out, const struct scraper_status_family *f, 
  * approximate because their counters may have wrapped, and the families left out. */
 static void write_rows(struct buf *out, const struct scraper_status *st)
 {
+	struct row_counts c;
 	buf_puts(out, "<h2>Rows</h2>\n");
-	if (st->http_status != 200) {
+	if (st->res->status != 200) {
 		buf_puts(out, "<p class=\"down\">No source the mapping needs answered usably: no row was evaluated "
 			      "(/metrics answers 503).</p>\n");
 		return;
 	}
+	count_rows(st->res, &c);
 	buf_puts(out, "<table>\n<tr><th>Outcome</th><th>Rows</th></tr>\n");
-	count_row(out, "served", st->rows[ROW_OK] - st->output_full, 0);
-	count_row(out, "left out: input down", st->rows[ROW_INPUT_DOWN], 1);
-	count_row(out, "left out: input missing", st->rows[ROW_INPUT_MISSING], 1);
-	count_row(out, "left out: no input", st->rows[ROW_NO_INPUT], 1);
-	count_row(out, "left out: error", st->rows[ROW_ERROR], 1);
-	count_row(out, "left out: output full", st->output_full, 1);
-	count_row(out, "disabled (flag not set)", st->rows[ROW_DISABLED], 0);
-	count_row(out, "unavailable (no source)", st->rows[ROW_UNAVAILABLE], 0);
+	count_row(out, "served", c.rows[ROW_OK] - c.output_full, 0);
+	count_row(out, "left out: input down", c.rows[ROW_INPUT_DOWN], 1);
+	count_row(out, "left out: input missing", c.rows[ROW_INPUT_MISSING], 1);
+	count_row(out, "left out: no input", c.rows[ROW_NO_INPUT], 1);
+	count_row(out, "left out: error", c.rows[ROW_ERROR], 1);
+	count_row(out, "left out: output full", c.output_full, 1);
+	count_row(out, "disabled (flag not set)", c.rows[ROW_DISABLED], 0);
+	count_row(out, "unavailable (no source)", c.rows[ROW_UNAVAILABLE], 0);
 	buf_puts(out, "</table>\n<table>\n<tr><th>Served rows by fidelity</th><th>native (slurmctld)</th>"
 		      "<th>slurmrestd form</th></tr>\n");
 	for (int f = FID_EXACT; f <= FID_APPROXIMATE; f++)
 		buf_printf(out, "<tr><td>%s</td><td class=\"n\">%zu</td><td class=\"n\">%zu</td></tr>\n", fidelity_name((enum fidelity)f),
-			   st->fidelity[f][UPSTREAM_SLURMCTLD], st->fidelity[f][UPSTREAM_SLURMRESTD]);
+			   c.fidelity[f][UPSTREAM_SLURMCTLD], c.fidelity[f][UPSTREAM_SLURMRESTD]);
 	buf_puts(out, "</table>\n");
-	if (st->nwrapped) {
+	if (c.nwrapped) {
 		buf_puts(out, "<h2>Served approximate: counters that may have wrapped</h2>\n<p>The native counters these "
 			      "rows read wrap (slurmctld keeps them in 16 bits, modulo 65,536): at this cluster's size "
 			      "their values can be wrong by a multiple of that. A row's slurmrestd form, where it has "
 			      "one, is exact and used while slurmrestd answers (<code>--slurmrestd.url</code>).</p>\n");
-		family_list(out, st->wrapped, st->nwrapped, "slurm_exporter_shim_row_fidelity{reason!=\"\"}");
+		family_list(out, st->res, FAM_WRAPPED, c.nwrapped, "slurm_exporter_shim_row_fidelity{reason!=\"\"}");
 	}
 	buf_puts(out, "<h2>Families left out</h2>\n");
-	if (!st->nleft)
+	if (!c.nleft)
 		buf_puts(out, "<p>None.</p>\n");
 	else
-		family_list(out, st->left, st->nleft, "slurm_exporter_shim_family_left_out");
+		family_list(out, st->res, FAM_LEFT_OUT, c.nleft, "slurm_exporter_shim_family_left_out");
 }
 
 /* slurmctld's answers against the table's native catalog (catalog.h): the families the table reads
@@ -234,9 +294,9 @@ static void write_rows(struct buf *out, const struct scraper_status *st)
 static void write_catalog(struct buf *out, const struct scraper_status *st)
 {
 	static const char *const what[] = { "no longer served (the table reads it)", "in no validated catalog" };
-	const struct catalog_diff *d = &st->catalog;
+	const struct catalog_diff *d = &st->res->catalog;
 	buf_puts(out, "<h2>Native catalog</h2>\n");
-	if (!st->has_catalog) {
+	if (!st->res->m->nreleases) {
 		buf_puts(out, "<p>The mapping table records no validated catalog (<code>validated_on</code>): nothing "
 			      "compared.</p>\n");
 		return;
@@ -303,9 +363,9 @@ static void put_aiot(struct buf *out, double a, double i, double o)
 }
 
 /* Without slurmrestd's /nodes the legacy per-node status labels are guessed: say so, and the fix. */
-static void write_banner(struct buf *out, const struct scraper_status *st)
+static void write_banner(struct buf *out, const struct scraper_status *st, const struct nodeview *v)
 {
-	if (st->nodes.source != NV_SRC_GUESS)
+	if (v->source != NV_SRC_GUESS)
 		return;
 	buf_printf(out, "<p class=\"banner\" id=\"node-states-guessed\"><b>Per-node states are guessed.</b> %s, so "
 		   "the per-node <code>status</code> label of the legacy families is guessed from CPU counts: a down, "
@@ -314,7 +374,7 @@ static void write_banner(struct buf *out, const struct scraper_status *st)
 		   "counts below are slurmctld's own (exact). Fix: add slurmrestd, <code>--slurmrestd.url</code> "
 		   "(the package's <code>/usr/share/slurm-exporter-shim/enable-slurmrestd</code> sets it up); "
 		   "<code>" NODEVIEW_SOURCE_METRIC "{source=\"slurmctld-guess\"}</code> is 1 meanwhile.</p>\n",
-		   st->src[SRC_REST_NODES].configured ? "slurmrestd's /nodes was not usable this scrape"
+		   (st->configured >> SRC_REST_NODES) & 1 ? "slurmrestd's /nodes was not usable this scrape"
 						      : "slurmrestd is not configured");
 }
 
@@ -494,7 +554,7 @@ void status_page(struct buf *out, const struct status_page_info *info, const str
 	}
 	buf_puts(out, "</p>\n");
 	write_probes(out, info->probes);
-	if (!st->rendered) {
+	if (!st->res) {
 		write_mapping(out, info, st);
 		buf_puts(out, "<p>No scrape has happened yet: this page shows the state of the last scrape and never "
 			      "fetches by itself. Open ");
@@ -504,12 +564,14 @@ void status_page(struct buf *out, const struct status_page_info *info, const str
 	}
 	buf_printf(out, "<p>Last scrape: %.1f s ago (at ", st->age);
 	put_time(out, info->now - st->age);
-	buf_printf(out, "), answered <span class=\"%s\">HTTP %d</span>.</p>\n", st->http_status == 200 ? "up" : "down",
-		   st->http_status);
-	write_banner(out, st);
-	write_nodes(out, &st->nodes);
-	write_partitions(out, &st->nodes);
-	write_queue(out, &st->nodes);
+	buf_printf(out, "), answered <span class=\"%s\">HTTP %d</span>.</p>\n", st->res->status == 200 ? "up" : "down",
+		   st->res->status);
+	static const struct nodeview none; /* a 503: no node source usable (NV_SRC_NONE) */
+	const struct nodeview *v = st->res->nodes ? st->res->nodes : &none;
+	write_banner(out, st, v);
+	write_nodes(out, v);
+	write_partitions(out, v);
+	write_queue(out, v);
 	write_sources(out, st);
 	write_catalog(out, st);
 	write_tokens(out, st);

@@ -1,5 +1,5 @@
 /* status.h: the status page at / (what an admin opens when a panel is empty), built only from the
- * scraper's snapshot of its last render (scraper_status): it never fetches. Per source: up or not,
+ * result record of the scraper's last rendered answer (scraper_status, render.h): it never fetches. Per source: up or not,
  * the answer's age, last error, HTTP status, fetch duration and bytes; the mapping file and its
  * last reload; slurmctld's answers against the table's native catalog (catalog.h: the families the
  * table reads that slurmctld no longer serves, those it serves that no validated release lists);
@@ -17,9 +17,10 @@ struct probe_set;
 struct scraper_status;
 
 /* The page's size bound in bytes, whatever the cluster's size: every list on it stops at its
- * bound (nodeview.h, SCRAPER_STATUS_LEFT_MAX) with a count of the rest; tests/test_nodeview.c
+ * bound (nodeview.h, STATUS_FAMILIES_MAX) with a count of the rest; tests/test_nodeview.c
  * checks it at 50,000 nodes with every string at its longest and escaped. */
 #define STATUS_PAGE_MAX (512u * 1024)
+#define STATUS_FAMILIES_MAX 96 /* families listed as left out, and as served approximate */
 
 struct status_page_info {
 	const char *version;       /* SHIM_VERSION */

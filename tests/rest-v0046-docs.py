@@ -5,7 +5,7 @@ Usage: tests/rest-v0046-docs.py [SRC_STATE [DEST_DIR]]
   default SRC_STATE: tests/fixtures/slurm-25.11-rest/R2-busy-mix-draining
   default DEST_DIR:  tests/fixtures/slurmrestd-v0.0.46
 
-No Slurm built from the development branch was at hand, so test_http's test_rest_newer_versions
+No Slurm built from the development branch was at hand, so test_http_rest's test_rest_newer_versions
 reads these: the real 25.11.7 answers (v0.0.44) of /nodes, /shares, /jobs, /diag and /jobs/state with the
 changes applied that Slurm's src/plugins/data_parser/v0.0.45 (slurm-26-05-3-1) and v0.0.46
 (master) make to what slurmrestd dumps in those documents (each field as data_parser dumps it):

@@ -327,10 +327,11 @@ static void test_logged_once_and_on_status_page(void **state)
 		fail_msg("not logged once:\n%s", log);
 	free(log);
 	struct scraper_status *st = xcalloc(1, sizeof(*st));
-	scraper_status(sc, st);
-	assert_true(st->has_catalog);
-	assert_int_equal(st->catalog.n[CATALOG_MISSING], 1);
-	assert_int_equal(st->catalog.n[CATALOG_UNKNOWN], 1);
+	scraper_status(sc, st); /* the last answer's record */
+	assert_non_null(st->res);
+	assert_true(st->res->m->nreleases > 0);
+	assert_int_equal(st->res->catalog.n[CATALOG_MISSING], 1);
+	assert_int_equal(st->res->catalog.n[CATALOG_UNKNOWN], 1);
 	struct status_page_info info = { "0", "/metrics", NULL, 1796121752, NULL, 0 };
 	struct buf page;
 	buf_init(&page, 0);
@@ -343,6 +344,8 @@ static void test_logged_once_and_on_status_page(void **state)
 	assert_non_null(strstr(page.data, "<tr><td>nodes</td><td class=\"fam\">slurm_node_cpus_allocated</td><td "
 					  "class=\"err\">in no validated catalog</td></tr>"));
 	buf_free(&page);
+	scraper_status_put(sc, st);
+	assert_null(st->res);
 
 	/* slurmctld back to what 25.11 serves: one line, and the page says so */
 	drop_capture(dir);
@@ -373,6 +376,7 @@ static void test_logged_once_and_on_status_page(void **state)
 	buf_putc(&page, '\0');
 	assert_non_null(strstr(page.data, "slurmctld's answers name the families of the validated catalog of Slurm 25.11"));
 	buf_free(&page);
+	scraper_status_put(sc, st);
 	free(st);
 	buf_free(&out);
 	scraper_free(sc);

@@ -7,19 +7,63 @@
  * those served approximate for a counter that may have wrapped full, and both lists of the native
  * catalog's differences: 100 names of 127 bytes HTML escapes) the counts stay right, the
  * lists stop at their bounds, a cut reason is still valid UTF-8, and the page stays under STATUS_PAGE_MAX;
- * at 70,000 nodes without slurmrestd the counters that may have wrapped at 65,536 are marked. */
+ * at 70,000 nodes without slurmrestd the counters that may have wrapped at 65,536 are marked; and a
+ * page from a record whose every string is hostile is all escaped and valid UTF-8. The page reads
+ * a result record (render.h) as the last answer holds it: page_record makes one by hand. */
 #include "testutil.h"
 
 #include <math.h>
 
 #include "expo.h"
 #include "nodeview.h"
+#include "render.h"
 #include "scrape.h"
 #include "slurmrestd.h"
 #include "status.h"
 #include "utf8.h"
 
 #define R4 "tests/fixtures/slurm-25.11-rest/R4-downdrain-fail-maint-reserved/"
+
+/* A result record as a render leaves it (render.h), for the page: a table of nrows rows named
+ * name (each with one form whose wraps_at reads bound), and the node view v; and the page's view
+ * of it (scraper_status), as the last answer of a scraper with nothing configured. */
+struct page_record {
+	struct mapping m;
+	struct row_form form;
+	struct row_wrap wrap;
+	struct render_result res;
+	struct scraper_status st;
+};
+
+static struct page_record *page_record_new(size_t nrows, const char *name, const char *bound, struct nodeview *v)
+{
+	struct page_record *r = xcalloc(1, sizeof(*r));
+	r->wrap = (struct row_wrap){ .bound_src = (char *)bound, .limit = 65536 };
+	r->form = (struct row_form){ .fidelity = FID_EXACT, .wrap = &r->wrap };
+	r->m.nrows = nrows;
+	r->m.rows = xcalloc(nrows + 1, sizeof(*r->m.rows));
+	for (size_t i = 0; i < nrows; i++)
+		r->m.rows[i] = (struct row){ .name = (char *)name, .forms = &r->form, .nforms = 1 };
+	r->res = (struct render_result){ .status = 200, .m = &r->m, .nrows = nrows, .nodes = v,
+					 .rows = xcalloc(nrows + 1, sizeof(*r->res.rows)), .has_clock = 1, .at = 100 };
+	r->st = (struct scraper_status){ .res = &r->res, .now = 101, .age = 1 };
+	return r;
+}
+
+static void page_record_free(struct page_record *r)
+{
+	free(r->m.rows);
+	free(r->res.rows);
+	free(r);
+}
+
+/* A page is safe: no tag from data, valid UTF-8. */
+static void assert_page_safe(const char *page, size_t len)
+{
+	assert_true(utf8_is_valid(page, len));
+	assert_int_equal(strlen(page), len); /* no NUL */
+	assert_null(strstr(page, "<script"));
+}
 #define S03 "tests/fixtures/slurm-25.11/03-drain-down-cancel/"
 
 struct input {
@@ -207,9 +251,8 @@ static void test_50000_nodes_bounded(void **state)
 	}
 	expo_add_end(parts);
 	const struct expo *ex[SRC_COUNT] = { [SRC_REST_NODES] = e, [SRC_PARTITIONS] = parts };
-	struct scraper_status *st = xcalloc(1, sizeof(*st));
-	nodeview_build(&st->nodes, ex);
-	struct nodeview *v = &st->nodes;
+	struct nodeview *v = xcalloc(1, sizeof(*v));
+	nodeview_build(v, ex);
 	assert_true(v->nodes == BIG_NODES);
 	assert_true(v->a == BIG_NODES / 4 && v->o == BIG_NODES / 4 && v->i == BIG_NODES / 2);
 	assert_int_equal(v->nbad, BIG_NODES / 4 + BIG_NODES / 2); /* drained, idle~ and idle* */
@@ -229,28 +272,36 @@ static void test_50000_nodes_bounded(void **state)
 	assert_int_equal(v->parts_more, BIG_PARTS - NODEVIEW_PARTS_MAX);
 	assert_true(v->part[0].a + v->part[0].i + v->part[0].o == BIG_NODES / BIG_PARTS);
 	assert_true(v->part[0].nodes == BIG_NODES / BIG_PARTS);
-	/* the page: this view, every left-out slot full of characters HTML escapes */
-	st->rendered = 1;
-	st->http_status = 200;
-	st->nleft = 5000;
-	st->nwrapped = 5000; /* and every slot of the families served approximate because they may have wrapped */
-	for (size_t i = 0; i < SCRAPER_STATUS_LEFT_MAX; i++) {
-		memset(st->left[i].family, '"', sizeof(st->left[i].family) - 1);
-		memset(st->left[i].why, '<', sizeof(st->left[i].why) - 1);
-		st->wrapped[i] = st->left[i];
+	/* the page: this view, 5,000 families left out with an error and 5,000 served approximate for a
+	   counter that may have wrapped, names and reasons full of characters HTML escapes */
+	char name[96], err[160], bound[200];
+	memset(name, '"', sizeof(name) - 1);
+	name[sizeof(name) - 1] = '\0';
+	memset(bound, '<', sizeof(bound) - 1);
+	bound[sizeof(bound) - 1] = '\0';
+	struct page_record *pr = page_record_new(10000, name, bound, v);
+	memset(err, '<', sizeof(err) - 1);
+	err[sizeof(err) - 1] = '\0';
+	for (size_t i = 0; i < 10000; i++) {
+		struct render_row *o = &pr->res.rows[i];
+		o->status = i % 2 ? ROW_ERROR : ROW_OK;
+		o->wrap = i % 2 ? WRAP_NONE : WRAP_REACHED;
+		o->bound = 1e300;
+		memcpy(o->err, err, sizeof(err));
 	}
-	st->has_catalog = 1; /* and both lists of the native catalog's differences full (catalog.h) */
-	st->catalog.compared = 1;
-	memset(st->catalog.release, '&', MAPPING_RELEASE_MAX);
+	pr->m.nreleases = 1; /* and both lists of the native catalog's differences full (catalog.h) */
+	struct catalog_diff *d = &pr->res.catalog;
+	d->compared = 1;
+	memset(d->release, '&', MAPPING_RELEASE_MAX);
 	for (int k = 0; k < CATALOG_KIND_COUNT; k++) {
-		st->catalog.n[k] = 5000;
+		d->n[k] = 5000;
 		for (size_t i = 0; i < CATALOG_LISTED_MAX; i++)
-			memset(st->catalog.fam[k][i].name, '"', CATALOG_NAME_MAX - 1);
+			memset(d->fam[k][i].name, '"', CATALOG_NAME_MAX - 1);
 	}
 	struct status_page_info info = { "0", "/metrics", "/etc/m.json", 1796121752, NULL, 1 };
 	struct buf b;
 	buf_init(&b, 0);
-	status_page(&b, &info, st);
+	status_page(&b, &info, &pr->st);
 	buf_putc(&b, '\0');
 	if (b.len > STATUS_PAGE_MAX)
 		fail_msg("the page is %zu bytes, over STATUS_PAGE_MAX %u", b.len, STATUS_PAGE_MAX);
@@ -265,7 +316,8 @@ static void test_50000_nodes_bounded(void **state)
 	assert_null(strstr(b.data, "node00067")); /* the 51st not-OK node */
 	print_message("status page at %d nodes: %zu bytes (bound %u)\n", BIG_NODES, b.len, STATUS_PAGE_MAX);
 	buf_free(&b);
-	free(st);
+	page_record_free(pr);
+	free(v);
 	expo_free(e);
 	free(e);
 	expo_free(parts);
@@ -299,16 +351,15 @@ static void test_70000_nodes_counters_marked(void **state)
 	add_sample(parts, "slurm_partition_nodes_cpus_idle", p, 1, CPUS % 65536);
 	expo_add_end(parts);
 	const struct expo *ex[SRC_COUNT] = { [SRC_NODES] = nodes, [SRC_PARTITIONS] = parts };
-	struct scraper_status *st = xcalloc(1, sizeof(*st));
-	nodeview_build(&st->nodes, ex);
-	assert_true(st->nodes.nodes == NODES);
-	assert_true(st->nodes.counts_may_wrap && st->nodes.part[0].cpus_may_wrap);
-	st->rendered = 1;
-	st->http_status = 200;
+	struct nodeview *v = xcalloc(1, sizeof(*v));
+	nodeview_build(v, ex);
+	assert_true(v->nodes == NODES);
+	assert_true(v->counts_may_wrap && v->part[0].cpus_may_wrap);
+	struct page_record *pr = page_record_new(0, "", "", v);
 	struct status_page_info info = { "0", "/metrics", "/etc/m.json", 1796121752, NULL, 1 };
 	struct buf b;
 	buf_init(&b, 0);
-	status_page(&b, &info, st);
+	status_page(&b, &info, &pr->st);
 	buf_putc(&b, '\0');
 	assert_non_null(strstr(b.data, "<td>idle</td><td class=\"n wrap\">4464*</td>"));
 	assert_non_null(strstr(b.data, "id=\"wrap-node-counters\""));
@@ -319,20 +370,71 @@ static void test_70000_nodes_counters_marked(void **state)
 	/* below the limit: nothing marked */
 	struct input in = { 0 };
 	load_native_all(&in, S03);
-	nodeview_build(&st->nodes, in.ex);
-	assert_false(st->nodes.counts_may_wrap || st->nodes.part[0].cpus_may_wrap);
+	nodeview_build(v, in.ex);
+	assert_false(v->counts_may_wrap || v->part[0].cpus_may_wrap);
 	buf_init(&b, 0);
-	status_page(&b, &info, st);
+	status_page(&b, &info, &pr->st);
 	buf_putc(&b, '\0');
 	assert_null(strstr(b.data, "class=\"n wrap\""));
 	assert_null(strstr(b.data, "<p class=\"wrap\""));
 	buf_free(&b);
 	input_free(&in);
-	free(st);
+	page_record_free(pr);
+	free(v);
 	expo_free(nodes);
 	expo_free(parts);
 	free(nodes);
 	free(parts);
+}
+
+/* status_page on a record whose every string is hostile: all escaped, the page valid UTF-8. */
+static void test_status_page_render(void **state)
+{
+	(void)state;
+	static const char hostile[] = "<script>alert(1)</script>&\"x\xff";
+	struct scraper_status none = { 0 };
+	struct status_page_info info = { "0.test", "/metrics\"><script>", hostile, 1800000000, NULL, 1 };
+	struct buf b;
+	buf_init(&b, 0);
+	status_page(&b, &info, &none); /* no scrape yet */
+	buf_putc(&b, '\0');
+	assert_non_null(strstr(b.data, "No scrape has happened yet"));
+	assert_non_null(strstr(b.data, "<a href=\"/metrics&quot;&gt;&lt;script&gt;\">"));
+	assert_page_safe(b.data, b.len - 1);
+	buf_free(&b);
+
+	/* 7 rows served (5 exact, 2 approximate), 2 left out with their input down, and 97 for an error:
+	   3 more than the page lists */
+	struct page_record *pr = page_record_new(7 + 2 + 97, hostile, hostile, NULL);
+	pr->st.reload_ok = 1;
+	pr->st.configured = (1u << SRC_NATIVE_COUNT) - 1;
+	for (size_t i = 0; i < pr->res.nrows; i++) {
+		struct render_row *o = &pr->res.rows[i];
+		o->status = i < 7 ? ROW_OK : i < 9 ? ROW_INPUT_DOWN : ROW_ERROR;
+		o->fidelity = i < 5 ? FID_EXACT : FID_APPROXIMATE;
+		snprintf(o->err, sizeof(o->err), "%s", hostile);
+	}
+	for (int id = 0; id < SRC_NATIVE_COUNT; id++) {
+		struct render_source *o = &pr->res.src[id];
+		o->given = o->up = 1;
+		o->http_status = 200;
+	}
+	pr->res.src[SRC_NODES].up = 0;
+	pr->res.src[SRC_NODES].http_status = 500;
+	snprintf(pr->res.src[SRC_NODES].reason, sizeof(pr->res.src[SRC_NODES].reason), "%s", hostile);
+	buf_init(&b, 0);
+	status_page(&b, &info, &pr->st);
+	buf_putc(&b, '\0');
+	assert_page_safe(b.data, b.len - 1);
+	assert_non_null(strstr(b.data, "&lt;script&gt;alert(1)&lt;/script&gt;&amp;&quot;x\xEF\xBF\xBD"));
+	assert_non_null(strstr(b.data, "<td>served</td><td class=\"n\">7</td>"));
+	assert_non_null(strstr(b.data, "<td>left out: input down</td><td class=\"n down\">2</td>"));
+	assert_non_null(strstr(b.data, "<tr><td>exact</td><td class=\"n\">5</td><td class=\"n\">0</td></tr>"));
+	assert_non_null(strstr(b.data, "and 3 more"));
+	assert_non_null(strstr(b.data, "<td class=\"down\">down</td>"));
+	assert_null(strstr(b.data, "slurmrestd-nodes")); /* slurmrestd not configured: not listed */
+	buf_free(&b);
+	page_record_free(pr);
 }
 
 int main(void)
@@ -342,6 +444,7 @@ int main(void)
 		cmocka_unit_test(test_03_native_only),
 		cmocka_unit_test(test_50000_nodes_bounded),
 		cmocka_unit_test(test_70000_nodes_counters_marked),
+		cmocka_unit_test(test_status_page_render),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

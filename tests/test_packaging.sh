@@ -302,6 +302,12 @@ for field in Conflicts Replaces Provides; do
     bad "the package's $field does not name prometheus-slurm-exporter: $(dpkg-deb -f "$deb" "$field")"
   fi
 done
+if cmp -s "$tmp/root$DATADIR/replace-file.sh" packaging/replace-file.sh &&
+   [ "$(stat -c %a "$tmp/root$DATADIR/replace-file.sh")" = 644 ]; then
+  ok "the .deb ships packaging/replace-file.sh as $DATADIR/replace-file.sh (0644, sourced by migrate-legacy-args and enable-slurmrestd)"
+else
+  bad "the .deb does not ship packaging/replace-file.sh as $DATADIR/replace-file.sh, mode 0644"
+fi
 if cmp -s "$tmp/root$REST_UNIT" "$REPO_REST_UNIT" && [ -x "$tmp/root$DATADIR/run-slurmrestd" ] &&
    [ -x "$tmp/root$DATADIR/enable-slurmrestd" ] && [ -f "$tmp/root$REST_DEFAULTS" ]; then
   ok "the .deb ships $REPO_REST_UNIT as $REST_UNIT, $REST_DEFAULTS, $DATADIR/run-slurmrestd and enable-slurmrestd"
@@ -466,6 +472,12 @@ if [ -f "$REST_UNIT" ] && grep -qx "$REST_UNIT" "$tmp/files" && [ -x "$DATADIR/r
   ok "slurmrestd unit installed: $REST_UNIT, $DATADIR/run-slurmrestd, $DATADIR/enable-slurmrestd"
 else
   bad "slurmrestd unit $REST_UNIT, run-slurmrestd or enable-slurmrestd not installed"
+fi
+if "$DATADIR/enable-slurmrestd" --help >"$tmp/help.log" 2>&1 && grep -q 'enable-slurmrestd' "$tmp/help.log"; then
+  ok "the installed enable-slurmrestd finds the replace-file.sh it sources (--help)"
+else
+  bad "the installed enable-slurmrestd --help fails"
+  show "$tmp/help.log"
 fi
 if [ -e "$REST_WANTS" ] || [ -L "$REST_WANTS" ]; then
   bad "the slurmrestd unit was enabled by the package: $REST_WANTS"

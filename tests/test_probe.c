@@ -2,7 +2,7 @@
  * class of problem with its exact FILE:LINE:COLUMN; every problem of a file reported together, at
  * most PROBE_MAX_ERRORS and a count of the rest; hostile bytes escaped; YAML-level errors) and the
  * set of target scrapers (names looked up with their length; a target's bad mapping refuses the
- * set). The HTTP side (/probe?target=) is in test_http.c. Fixtures: tests/fixtures/probe/. */
+ * set). The HTTP side (/probe?target=) is in test_http_probe.c. Fixtures: tests/fixtures/probe/. */
 #include "testutil.h"
 
 #include <sys/resource.h>

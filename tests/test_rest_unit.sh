@@ -170,19 +170,9 @@ fi
 
 # --------------------------------------------------------------- enable-slurmrestd
 mkdir -p "$tmp/bin"
-# The stub systemctl logs each call; "enable --now" of the slurmrestd unit makes its socket under ROOT
-# (STUB_NO_SOCKET=1: it does not); STUB_FAIL=WORD: a call whose arguments contain WORD fails.
-cat >"$tmp/bin/systemctl" <<'EOF'
-#!/bin/sh
-echo "$*" >>"$STUB_LOG"
-case " $* " in *" ${STUB_FAIL:-no-such-word} "*) echo "stub systemctl: failed" >&2; exit 1 ;; esac
-if [ "$*" = "enable --now slurm-exporter-shim-slurmrestd.service" ] && [ "${STUB_NO_SOCKET:-0}" != 1 ]; then
-	mkdir -p "$ROOT/run/slurm-exporter-shim-slurmrestd"
-	python3 -c 'import socket, sys; socket.socket(socket.AF_UNIX).bind(sys.argv[1])' \
-		"$ROOT/run/slurm-exporter-shim-slurmrestd/slurmrestd.sock"
-fi
-exit 0
-EOF
+# the stub systemctl (tests/stub-systemctl: it logs each call, makes the unit's socket; STUB_FAIL,
+# STUB_NO_SOCKET)
+cp tests/stub-systemctl "$tmp/bin/systemctl"
 chmod 755 "$tmp/bin/systemctl"
 r=$tmp/root
 D=$r/etc/default/slurm-exporter-shim
@@ -361,7 +351,7 @@ said "--disable with another URL" "names --slurmrestd.url http://rest1:6820, not
 expect_calls "--disable with another URL" "disable --now slurm-exporter-shim-slurmrestd.service"
 
 if command -v shellcheck >/dev/null 2>&1; then
-	shellcheck -s sh "$RUN" "$ENABLE" >"$tmp/sc" 2>&1 && ok "shellcheck: run-slurmrestd, enable-slurmrestd" ||
+	shellcheck -x -s sh "$RUN" "$ENABLE" >"$tmp/sc" 2>&1 && ok "shellcheck: run-slurmrestd, enable-slurmrestd (and replace-file.sh it sources)" ||
 		{ bad "shellcheck"; show "$tmp/sc"; }
 fi
 

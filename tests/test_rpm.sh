@@ -40,7 +40,8 @@ done
 for f in /usr/lib/systemd/system/slurm-exporter-shim.service /usr/lib/systemd/system/slurm-exporter-shim-slurmrestd.service \
 	/etc/default/slurm-exporter-shim /etc/default/slurm-exporter-shim-slurmrestd /usr/share/slurm-exporter-shim/default.dist \
 	/etc/slurm-exporter-shim/prometheus-slurm-exporter.json /usr/share/man/man1/slurm-exporter-shim.1.gz \
-	/usr/share/doc/slurm-exporter-shim/migration.md /usr/share/doc/slurm-exporter-shim/alert-rules.yml; do
+	/usr/share/doc/slurm-exporter-shim/migration.md /usr/share/doc/slurm-exporter-shim/alert-rules.yml \
+	/usr/share/slurm-exporter-shim/replace-file.sh; do
 	check "ships $f" has_file -rw-r--r-- "$f"
 done
 rpm -qcp "$rpm" 2>/dev/null | sort >"$T/config"
@@ -69,6 +70,7 @@ rpm2archive - <"$rpm" | tar -xzf - -C "$T/x"
 for pair in usr/lib/systemd/system/slurm-exporter-shim.service=packaging/systemd/slurm-exporter-shim.service \
 	usr/lib/systemd/system/slurm-exporter-shim-slurmrestd.service=packaging/systemd/slurm-exporter-shim-slurmrestd.service \
 	usr/share/slurm-exporter-shim/migrate-legacy-args=packaging/migrate-legacy-args \
+	usr/share/slurm-exporter-shim/replace-file.sh=packaging/replace-file.sh \
 	usr/share/slurm-exporter-shim/enable-slurmrestd=packaging/enable-slurmrestd \
 	usr/share/slurm-exporter-shim/run-slurmrestd=packaging/run-slurmrestd \
 	etc/default/slurm-exporter-shim-slurmrestd=packaging/default/slurm-exporter-shim-slurmrestd \

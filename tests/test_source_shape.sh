@@ -6,11 +6,14 @@
 # start of a line (or '{' at the end of the line that closes its parameters).
 # The checker is then run on copies of src/ that break each rule, which it must refuse naming the
 # file and the function: a test that cannot fail proves nothing.
+# The tests' own files (tests/, C, headers and scripts) are held to 1,500 lines each: a test file
+# longer than that is split by concern (as tests/test_http_*.c are).
 # Run from the repository root: sh tests/test_source_shape.sh. Last line "N passed, M failed".
 set -u
 
 MAX_FILE_LINES=900
 MAX_FUNCTION_LINES=100
+MAX_TEST_FILE_LINES=1500
 PASS=0
 FAIL=0
 TMP=$(mktemp -d) || exit 1
@@ -55,6 +58,15 @@ check_shape() {
 	}' "$1"/*.c "$1"/*.h
 }
 
+# check_test_files DIR: every C file, header, shell or Python script below DIR over
+# MAX_TEST_FILE_LINES, named on a line of its own; exits 1 when there is one.
+check_test_files() {
+	find "$1" -type f \( -name '*.c' -o -name '*.h' -o -name '*.sh' -o -name '*.py' \) -exec wc -l {} + |
+		awk -v max="$MAX_TEST_FILE_LINES" '$2 != "total" && $1 > max {
+			printf "%s: %d lines, over %d: split it by concern (tests/README.md)\n", $2, $1, max; bad = 1 }
+		$2 != "total" { n++ } END { if (!bad) printf "%d test files, none over %d lines\n", n, max; exit bad }'
+}
+
 # expect_refused NAME SRCDIR WORDS: the checker refuses the tree, saying WORDS
 expect_refused() { refused "$1" "$3" check_shape "$2"; }
 
@@ -66,6 +78,19 @@ else
 	bad "src/ breaks the size rules:"
 	sed 's/^/    /' "$TMP/out"
 fi
+
+if check_test_files tests >"$TMP/out" 2>&1; then
+	ok "tests/: $(tail -1 "$TMP/out")"
+else
+	bad "tests/ has a file over $MAX_TEST_FILE_LINES lines:"
+	sed 's/^/    /' "$TMP/out"
+fi
+mkdir -p "$TMP/tests-big/sub"
+awk -v n="$MAX_TEST_FILE_LINES" 'BEGIN { for (i = 0; i < n; i++) print "/* */" }' >"$TMP/tests-big/sub/test_fits.c"
+if check_test_files "$TMP/tests-big" >"$TMP/out" 2>&1; then ok "a test file of exactly $MAX_TEST_FILE_LINES lines is accepted"
+else bad "a test file of exactly $MAX_TEST_FILE_LINES lines is refused"; sed 's/^/    /' "$TMP/out"; fi
+echo '/* one over */' >>"$TMP/tests-big/sub/test_fits.c"
+refused "a test file one line over" "sub/test_fits.c: $((MAX_TEST_FILE_LINES + 1)) lines, over $MAX_TEST_FILE_LINES" check_test_files "$TMP/tests-big"
 
 # --- copies of src/ the checker must refuse ----------------------------------------------------
 

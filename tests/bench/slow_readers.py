@@ -5,7 +5,7 @@ Starts fake_slurmctld on DIR (e.g. a payload from gen_payload.py) and the shim w
 --slurmctld.min-interval 60, scrapes once to warm up (and to size the answer), then opens N
 connections with a 4 KiB receive buffer that send one GET /metrics each and read only the status
 line, and prints the shim's VmRSS (from /proc/PID/status) before and after. Figures only, no
-assertion (tests/test_http.c test_slow_readers_share_one_body asserts a bound).
+assertion (tests/test_http_limits.c test_slow_readers_share_one_body asserts a bound).
 
 usage: slow_readers.py --dir DIR [--shim BIN] [--fake BIN] [--clients N ...]
 """
