@@ -3,6 +3,10 @@
 
     docs/gen-metrics-doc.py            regenerate (runs build/tests/test_golden for the figures)
     docs/gen-metrics-doc.py --check    exit 1 if docs/metrics.md disagrees with the mapping
+
+The peers' schemas (PEERS: mappings/<stem>.json) get a table each after the legacy one, under
+"## Schema <stem>", checked the same way (tests/test_peers.c checks their rows on the peers'
+outputs).
 """
 import json, re, subprocess, sys
 
@@ -96,9 +100,72 @@ def figures():
             d[(m.group(1), m.group(2))] = m.group(3) + (" (status label differs on down/drained nodes)" if m.group(4).strip() else "")
     return d
 
-def check():
-    text = open(DOC).read()
+PEERS = [
+    ("rivosinc-slurm-exporter", "rivosinc/prometheus-slurm-exporter v1.7.0",
+     "run with `-slurm.collect-diags`, `-slurm.collect-licenses` and `-slurm.collect-limits` (its CLI mode, port 9092)",
+     "`tests/fixtures/peers-25.11/P1-busy-mix` (Slurm 25.11.7, slurmrestd at data_parser v0.0.44)"),
+]
+PEER_MARK = "\n## Schema "
+
+def peer_rows(stem):
+    return json.load(open(f"mappings/{stem}.json"))["metrics"]
+
+def peer_fid(r):
+    return (rest_form(r) or r)["fidelity"]
+
+def peer_line(r):
+    form = rest_form(r)
+    note = form.get("note", "") if form else r.get("note", "")
+    labels = ", ".join(f"`{k}`→`{v}`" for k, v in (r.get("rename_labels") or {}).items())
+    return (f"| `{r['name']}` | {peer_fid(r)} | {r['fidelity']} | {code(form['expr']) if form else ''} | "
+            f"{labels} | {note.replace('|', '/')} |")
+
+def peer_section(stem, title, how, where):
+    rs = peer_rows(stem)
+    c = {f: sum(1 for r in rs if peer_fid(r) == f) for f in ("exact", "approximate", "unavailable")}
+    n = {f: sum(1 for r in rs if r["fidelity"] == f) for f in ("exact", "approximate", "unavailable")}
+    out = [f"## Schema {stem}", "",
+           f"`mappings/{stem}.json`: the {len(rs)} families of {title}, {how}, with its names, HELP texts, "
+           f"TYPEs, label names and rules for when a series exists (its own health families, `go_*`, `process_*`, "
+           f"`promhttp_*`, the `*_scrape_duration`, `*_scrape_error` and `job_scrape_errors`, are not rows). With "
+           f"slurmrestd: {c['exact']} exact, {c['approximate']} approximate, {c['unavailable']} unavailable; "
+           f"from slurmctld alone (the column 'without'): {n['exact']} exact, {n['approximate']} approximate, "
+           f"{n['unavailable']} unavailable (slurmctld's endpoints carry no per-node state or load, per-job, license "
+           f"or RPC data in the peer's form). `tests/test_peers.c` serves the table on {where}, with and without "
+           f"slurmrestd's answers, and finds every exact row equal to the peer's output series for series; every "
+           f"approximate one within the largest difference its note states. Like the legacy exporter, rivosinc runs "
+           f"`sinfo` and `squeue` without `-a`: a partition hidden from its user, and a node in no partition, are not in "
+           f"its sums, while slurmrestd lists every node and partition (as root's `sinfo` shows them); the captured "
+           f"state has neither. A family the peer prints only when a value is "
+           f"above 0 (a license's reservations, account limits) is checked to be absent where the peer printed nothing.",
+           "", "| family | with slurmrestd | without | slurmrestd form | labels renamed | notes |", "|---|---|---|---|---|---|"]
+    return "\n".join(out + [peer_line(r) for r in rs]) + "\n"
+
+def check_peers(text):
     bad = 0
+    for stem, *_ in PEERS:
+        at = text.find(PEER_MARK + stem + "\n")
+        if at < 0:
+            print(f"{DOC}: no section 'Schema {stem}'; run {sys.argv[0]}")
+            bad += 1
+            continue
+        end = text.find(PEER_MARK, at + 1)
+        part = text[at:end if end >= 0 else len(text)]
+        rs = peer_rows(stem)
+        for r in rs:
+            if not re.search(r"^\| `%s` \| %s \| %s \|" % (re.escape(r["name"]), peer_fid(r), r["fidelity"]), part, re.M):
+                print(f"{DOC}: schema {stem}: row {r['name']} missing or out of date; run {sys.argv[0]}")
+                bad += 1
+        n = len(re.findall(r"^\| `", part, re.M))
+        if n != len(rs):
+            print(f"{DOC}: schema {stem}: {n} rows documented, the mapping has {len(rs)}")
+            bad += 1
+    return bad
+
+def check():
+    full = open(DOC).read()
+    text = full.split(PEER_MARK)[0]
+    bad = check_peers(full)
     for r in rows():
         form = rest_form(r)
         rfid = form["fidelity"] if form else r["fidelity"]
@@ -130,6 +197,7 @@ def main():
     out.append("|---|---|---|---|---|---|---|---|")
     out += [table_line(r, diffs) for r in rs]
     out.append(FOOTER)
+    out += [peer_section(*p) for p in PEERS]
     open(DOC, "w").write("\n".join(out) + "\n")
 
 HEADER = """# Legacy metrics: source and fidelity

@@ -103,6 +103,8 @@ static const char *path_of(const struct rest *st, char *buf, int top)
 static int on_value(struct rest *st, const char *path, int is_str, const unsigned char *s, size_t n, double v)
 {
 	const struct slot *f = docs[st->doc].slots;
+	if (!f && strstr(path, "[]"))
+		return rest_diag_item_value(st, path, is_str, s, n, v);
 	if (!f)
 		return is_str ? 1 : rest_diag_num(st, path, v);
 	while (f->path && strcmp(f->path, path))
@@ -375,6 +377,9 @@ static int close_container(struct rest *st)
 		if (path && !on_value(st, path, 0, NULL, 0, l->nv_inf ? INFINITY : !l->nv_set ? NAN : l->nv_num))
 			return 0;
 	}
+	if (st->doc == REST_DIAG && st->in_rec && st->depth == st->rd + 2 && st->lv[st->rd].array && !l->array &&
+	    !rest_diag_item_end(st))
+		return 0;
 	if (st->in_rec && st->depth == st->rd) {
 		st->in_rec = 0;
 		if (docs[st->doc].end && !docs[st->doc].end(st))
@@ -436,6 +441,11 @@ void *rest_begin_diag(struct expo *e)
 	return rest_begin(e, REST_DIAG);
 }
 
+void *rest_begin_licenses(struct expo *e)
+{
+	return rest_begin(e, REST_LICENSES);
+}
+
 void *rest_begin_job_states(struct expo *e)
 {
 	return rest_begin(e, REST_JOB_STATES);
@@ -475,6 +485,7 @@ void rest_discard(void *p)
 		return;
 	jsonfeed_free(&st->jf);
 	free(st->scratch);
+	free(st->item);
 	free(st->parts);
 	free(st->aggs);
 	free(st->seen);

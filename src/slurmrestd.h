@@ -43,13 +43,14 @@
 #define REST_MAX_STRING (64u * 1024)   /* a longer string is cut (jsonfeed.h): refused where it is read */
 #define REST_MAX_PARTS 4096            /* partitions of one node */
 
-enum rest_doc { REST_NODES, REST_SHARES, REST_JOBS, REST_DIAG, REST_JOB_STATES, REST_DOC_COUNT };
+enum rest_doc { REST_NODES, REST_SHARES, REST_JOBS, REST_DIAG, REST_LICENSES, REST_JOB_STATES, REST_DOCS };
 
 void *rest_begin(struct expo *e, enum rest_doc doc);
 void *rest_begin_nodes(struct expo *e);
 void *rest_begin_shares(struct expo *e);
 void *rest_begin_jobs(struct expo *e);
 void *rest_begin_diag(struct expo *e);
+void *rest_begin_licenses(struct expo *e);
 void *rest_begin_job_states(struct expo *e);
 void rest_feed(void *st, struct expo *e, const char *data, size_t n);
 int rest_is_stopped(const void *st);

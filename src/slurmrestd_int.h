@@ -38,14 +38,22 @@ struct node_rec {
 	struct node_state state;
 	struct str name, gres, gres_used, reason, reason_user;
 	double cpus, alloc_cpus, real_memory, alloc_memory, free_mem, reason_at;
+	double cpu_load;          /* load average x 100, as slurmd reported it */
+	double weight;            /* the scheduling weight (sinfo's %w) */
 	size_t nparts;            /* in rest.parts */
 };
 
 struct job_rec {
 	struct job_state state;
-	struct str reason, desc, user, account, partition, tasks;
+	struct str reason, desc, user, account, partition, tasks, nodes;
 	struct str sid;           /* /jobs/state: the job id as a string ("17", "16_8", "20+1") */
 	double cpus, uid, id;
+	double mem_node, mem_cpu; /* memory_per_node, memory_per_cpu (MB; NaN when not set) */
+};
+
+struct lic_rec {              /* an item of /licenses' "licenses" (scontrol show licenses) */
+	struct str name;
+	double total, used, free, reserved, last_consumed, last_deficit;
 };
 
 struct share_rec {
@@ -60,6 +68,7 @@ struct agg {                  /* one distinct label set of an aggregate family *
 	uint32_t nl, hash;
 	double v[4];              /* the values of the document's agg_fams */
 	size_t node;              /* partitions: the last node (its sequence number) counted in it */
+	int node_user;            /* jobs: a {node,user} entry of slurmrestd_node_job_user, not of agg_fams */
 };
 
 struct seen_ent { const char *s; uint32_t n, h; };
@@ -85,7 +94,8 @@ struct rest {
 	char errs[REST_ERRS_MAX];
 	char *scratch;            /* the record's strings */
 	size_t slen;
-	union { struct node_rec node; struct job_rec job; struct share_rec share; } r;
+	union { struct node_rec node; struct job_rec job; struct share_rec share; struct lic_rec lic; } r;
+	struct diag_item *item;   /* diag: the list item being read (slurmrestd_diaglist.c), or NULL */
 	struct str *parts;        /* the node's partitions */
 	size_t partcap, nodes;    /* nodes: records ended, for agg.node */
 	struct agg *aggs;         /* jobs, partitions: open addressing, acap a power of two */
@@ -115,7 +125,20 @@ struct doc_info {
 	const char *agg_fams[4];  /* the families of the aggregate's values, in rest_end */
 };
 
-extern const struct doc_info docs[REST_DOC_COUNT];
+extern const struct doc_info docs[REST_DOCS];
+/* slurmrestd_diaglist.c: diag's lists of objects ("rpcs_by_user": [{"user": "root", "count": 9}]):
+ * a member of an item (path "list[].member"), and the item's end (depth: the item map's) */
+#define DIAG_ITEM_MAX 8           /* string and number members kept per item */
+struct diag_member { char key[KEY_MAX]; unsigned char klen; struct str s; double v; };
+struct diag_item { unsigned nstr, nnum; struct diag_member str[DIAG_ITEM_MAX], num[DIAG_ITEM_MAX]; };
+int rest_diag_item_value(struct rest *st, const char *path, int is_str, const unsigned char *s, size_t n, double v);
+int rest_diag_item_end(struct rest *st);
+/* slurmrestd_nodepart.c: the license document's fields and its record's end */
+extern const struct slot rest_lic_slots[];
+int rest_lic_end(struct rest *st);
+/* slurmrestd_rec.c: for the documents' ends kept in other files */
+const char *rest_sp(const struct rest *st, const struct str *s);
+int rest_seen_before(struct rest *st, const void *s, size_t n);
 
 /* The document is unusable (count problems): the first reason is kept with its offset; the parse
  * stops. Returns 0. */
@@ -130,5 +153,10 @@ int rest_keep_str(struct rest *st, struct str *s, const unsigned char *p, size_t
 int rest_add_part(struct rest *st, const unsigned char *p, size_t n);
 int rest_diag_num(struct rest *st, const char *path, double v);
 void rest_add_aggregates(struct rest *st);
+/* slurmrestd_nodepart.c: one node's series in one of its partitions (labels node, partition, state) */
+void rest_node_part_series(struct expo *e, const struct node_rec *r, const struct label l[3], double alloc, double idle,
+			   double load);
+/* slurmrestd_nodepart.c: what squeue's %m prints for a job, in MB (0 when neither is set) */
+double rest_job_memory(const struct job_rec *r);
 
 #endif

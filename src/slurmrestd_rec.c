@@ -2,6 +2,7 @@
  * CPUs, memory, GPUs and partitions; a share row's FairShare; a job into the aggregates by label set;
  * every number of diag's statistics. What is listed twice is refused, not summed or dropped. */
 #include "slurmrestd_int.h"
+#include "slurmrestd_hostlist.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -28,6 +29,11 @@ static const char *sp(const struct rest *st, const struct str *s)
 	return st->scratch + s->off;
 }
 
+const char *rest_sp(const struct rest *st, const struct str *s)
+{
+	return sp(st, s);
+}
+
 int rest_add_part(struct rest *st, const unsigned char *p, size_t n)
 {
 	struct node_rec *r = &st->r.node;
@@ -45,11 +51,15 @@ void rest_record_reset(struct rest *st)
 	struct job_rec *jr = &st->r.job;
 	struct share_rec *sr = &st->r.share;
 	if (st->doc == REST_NODES)
-		nr->cpus = nr->alloc_cpus = nr->real_memory = nr->alloc_memory = nr->free_mem = nr->reason_at = NAN;
+		nr->cpus = nr->alloc_cpus = nr->real_memory = nr->alloc_memory = nr->free_mem = nr->reason_at =
+			nr->cpu_load = nr->weight = NAN;
 	else if (st->doc == REST_JOBS)
-		jr->cpus = jr->uid = jr->id = NAN;
+		jr->cpus = jr->uid = jr->id = jr->mem_node = jr->mem_cpu = NAN;
 	else if (st->doc == REST_SHARES)
 		sr->factor = sr->level = NAN;
+	else if (st->doc == REST_LICENSES)
+		st->r.lic.total = st->r.lic.used = st->r.lic.free = st->r.lic.reserved = st->r.lic.last_consumed =
+			st->r.lic.last_deficit = NAN;
 }
 
 static struct label lab(const char *name, const char *v, size_t n)
@@ -101,6 +111,11 @@ static int seen_before(struct rest *st, const void *s, size_t n)
 	return 0;
 }
 
+int rest_seen_before(struct rest *st, const void *s, size_t n)
+{
+	return seen_before(st, s, n);
+}
+
 /* The entry of label set l (n labels, sorted by name) in the document's aggregate, made on first
  * sight with copies of the values. */
 static struct agg *agg_slot(struct rest *st, const struct label *l, uint32_t n)
@@ -140,8 +155,11 @@ void rest_add_aggregates(struct rest *st)
 {
 	for (int f = 0; f < 4 && docs[st->doc].agg_fams[f]; f++)
 		for (size_t i = 0; i < st->acap; i++)
-			if (st->aggs[i].nl)
+			if (st->aggs[i].nl && !st->aggs[i].node_user)
 				add(st, docs[st->doc].agg_fams[f], st->aggs[i].l, st->aggs[i].nl, st->aggs[i].v[f]);
+	for (size_t i = 0; i < st->acap; i++)
+		if (st->aggs[i].nl && st->aggs[i].node_user)
+			add(st, "slurmrestd_node_job_user", st->aggs[i].l, st->aggs[i].nl, st->aggs[i].v[0]);
 }
 
 /* ---- nodes ---- */
@@ -179,6 +197,40 @@ static double gres_gpus(const char *s, size_t n)
 	return sum;
 }
 
+/* Slurm's NO_VAL and INFINITE of a uint32_t: a load slurmd never reported */
+#define LOAD_NO_VAL 4294967294.0
+/* A load average over this many times the node's CPUs is no reading (docs/mapping.md) */
+#define LOAD_ABSURD_PER_CPU 1000
+
+/* Why node r's cpu_load is no reading of its load now, or NULL: it is one. */
+static const char *load_problem(const struct node_rec *r)
+{
+	const char *silent = node_state_silent(&r->state);
+	if (silent)
+		return silent;
+	if (isnan(r->cpu_load))
+		return "no cpu_load in slurmrestd's answer";
+	if (r->cpu_load >= LOAD_NO_VAL)
+		return "cpu_load not reported (Slurm's NO_VAL)";
+	if (r->cpu_load < 0)
+		return "negative cpu_load";
+	if (isinf(r->cpu_load) || r->cpu_load / 100 > LOAD_ABSURD_PER_CPU * (r->cpus > 1 ? r->cpus : 1))
+		return "cpu_load over 1000 times its CPUs";
+	return NULL;
+}
+
+/* The node's load (cpu_load / 100, as sinfo's CPU_LOAD prints it), or, when it is no reading, why. */
+static void node_load(struct rest *st, const struct node_rec *r, const struct label l[2])
+{
+	const char *why = load_problem(r);
+	if (!why) {
+		add(st, "slurmrestd_node_cpu_load", l, 2, r->cpu_load / 100);
+		return;
+	}
+	struct label w[3] = { l[0], l[1], lab("why", why, strlen(why)) };
+	add(st, "slurmrestd_node_cpu_load_unknown", w, 3, 1);
+}
+
 static int node_end(struct rest *st)
 {
 	struct node_rec *r = &st->r.node;
@@ -207,6 +259,9 @@ static int node_end(struct rest *st)
 		add(st, "slurmrestd_node_memory_alloc", l, 2, r->alloc_memory);
 	if (!isnan(r->free_mem))
 		add(st, "slurmrestd_node_memory_free", l, 2, r->free_mem);
+	node_load(st, r, l);
+	if (!isnan(r->weight))
+		add(st, "slurmrestd_node_weight", l, 2, r->weight);
 	add(st, "slurmrestd_node_gpus", l, 2, r->gres.set ? gres_gpus(sp(st, &r->gres), r->gres.len) : 0);
 	add(st, "slurmrestd_node_gpus_used", l, 2,
 	    r->gres_used.set ? gres_gpus(sp(st, &r->gres_used), r->gres_used.len) : 0);
@@ -231,6 +286,8 @@ static int node_end(struct rest *st)
 		}
 		a->node = st->nodes;
 		add(st, "slurmrestd_node_partition", p, 2, 1);
+		const struct label np[3] = { p[0], p[1], l[1] };
+		rest_node_part_series(st->e, r, np, alloc, other ? 0 : rest, load_problem(r) ? NAN : r->cpu_load / 100);
 		a->v[0] += r->cpus;
 		a->v[1] += alloc;
 		a->v[2] += other ? 0 : rest;
@@ -332,6 +389,32 @@ static size_t uid_text(double v, char *buf, size_t cap)
 	return n > 0 && (size_t)n < cap ? (size_t)n : 0;
 }
 
+/* A running job's user on one node of its host list: slurmrestd_node_job_user{node,user} counts them. */
+struct node_user_ctx {
+	struct rest *st;
+	struct label user;
+};
+
+static void count_node_user(void *ctx, const char *host, size_t n)
+{
+	struct node_user_ctx *c = ctx;
+	struct label l[2] = { lab("node", host, n), c->user }; /* sorted: node, user */
+	struct agg *a = agg_slot(c->st, l, 2);
+	a->node_user = 1;
+	a->v[0] += 1;
+}
+
+/* The users of the jobs running on each node (the status page's load table, loadview.h). A host list
+ * it does not read only leaves that job out of them (the legacy rows read /jobs too: never refused for
+ * a field only the page reads). */
+static void job_nodes(struct rest *st, const struct job_rec *r, const struct label *user)
+{
+	if (!r->state.base || strcmp(r->state.base, "RUNNING") || !r->nodes.set || !r->nodes.len || !user->vlen)
+		return;
+	struct node_user_ctx c = { st, *user };
+	rest_hostlist_each(sp(st, &r->nodes), r->nodes.len, count_node_user, &c);
+}
+
 static int job_end(struct rest *st)
 {
 	struct job_rec *r = &st->r.job;
@@ -373,6 +456,8 @@ static int job_end(struct rest *st)
 	struct agg *a = agg_slot(st, sorted, AGG_N);
 	a->v[0] += tasks;
 	a->v[1] += tasks * (isnan(r->cpus) ? 0 : r->cpus);
+	a->v[2] += tasks * rest_job_memory(r);
+	job_nodes(st, r, &l[AGG_USER]);
 	return 1;
 }
 
@@ -428,10 +513,11 @@ int rest_diag_num(struct rest *st, const char *path, double v)
 static const struct slot node_slots[] = {
 	NODE("name", S_STR, name), NODE("state[]", S_NODE_STATE, state), NODE("cpus", S_NUM, cpus),
 	NODE("alloc_cpus", S_NUM, alloc_cpus), NODE("real_memory", S_NUM, real_memory),
-	NODE("alloc_memory", S_NUM, alloc_memory), NODE("free_mem", S_NUM, free_mem),
+	NODE("alloc_memory", S_NUM, alloc_memory), NODE("free_mem", S_NUM, free_mem), NODE("cpu_load", S_NUM, cpu_load),
 	NODE("gres", S_STR, gres), NODE("gres_used", S_STR, gres_used),
 	NODE("partitions[]", S_PART, nparts), NODE("reason", S_STR, reason),
 	NODE("reason_set_by_user", S_STR, reason_user), NODE("reason_changed_at", S_NUM, reason_at),
+	NODE("weight", S_NUM, weight),
 	{ NULL, S_NUM, 0 },
 };
 
@@ -440,7 +526,8 @@ static const struct slot job_slots[] = {
 	JOB("state_reason", S_STR, reason), JOB("state_description", S_STR, desc),
 	JOB("user_name", S_STR, user), JOB("user_id", S_NUM, uid), JOB("account", S_STR, account),
 	JOB("partition", S_STR, partition), JOB("cpus", S_NUM, cpus),
-	JOB("array_task_string", S_STR, tasks), JOB("job_id", S_NUM, id), { NULL, S_NUM, 0 },
+	JOB("array_task_string", S_STR, tasks), JOB("job_id", S_NUM, id), JOB("nodes", S_STR, nodes),
+	JOB("memory_per_node", S_NUM, mem_node), JOB("memory_per_cpu", S_NUM, mem_cpu), { NULL, S_NUM, 0 },
 };
 
 static const struct slot job_state_slots[] = {
@@ -455,7 +542,7 @@ static const struct slot share_slots[] = {
 	SHARE("fairshare.level", S_NUM, level), { NULL, S_NUM, 0 },
 };
 
-const struct doc_info docs[REST_DOC_COUNT] = {
+const struct doc_info docs[REST_DOCS] = {
 	[REST_NODES] = { .prefix = { "nodes" }, .nprefix = 1, .array = 1, .what = "nodes", .slots = node_slots,
 			 .end = node_end,
 			 .agg_fams = { "slurmrestd_partition_cpus", "slurmrestd_partition_cpus_alloc",
@@ -463,8 +550,10 @@ const struct doc_info docs[REST_DOC_COUNT] = {
 	[REST_SHARES] = { .prefix = { "shares", "shares" }, .nprefix = 2, .array = 1, .what = "shares.shares",
 			  .slots = share_slots, .end = share_end },
 	[REST_JOBS] = { .prefix = { "jobs" }, .nprefix = 1, .array = 1, .what = "jobs", .slots = job_slots,
-			.end = job_end, .agg_fams = { "slurmrestd_jobs", "slurmrestd_jobs_cpus" } },
+			.end = job_end, .agg_fams = { "slurmrestd_jobs", "slurmrestd_jobs_cpus", "slurmrestd_jobs_memory" } },
 	[REST_DIAG] = { .prefix = { "statistics" }, .nprefix = 1, .what = "statistics" },
+	[REST_LICENSES] = { .prefix = { "licenses" }, .nprefix = 1, .array = 1, .what = "licenses",
+			    .slots = rest_lic_slots, .end = rest_lic_end },
 	[REST_JOB_STATES] = { .prefix = { "jobs" }, .nprefix = 1, .array = 1, .what = "jobs", .slots = job_state_slots,
 			      .end = job_state_end, .agg_fams = { "slurmrestd_job_states" } },
 };

@@ -96,6 +96,7 @@ static const struct source_parser rest_nodes_parser = REST_PARSER(rest_begin_nod
 static const struct source_parser rest_shares_parser = REST_PARSER(rest_begin_shares);
 static const struct source_parser rest_jobs_parser = REST_PARSER(rest_begin_jobs);
 static const struct source_parser rest_diag_parser = REST_PARSER(rest_begin_diag);
+static const struct source_parser rest_licenses_parser = REST_PARSER(rest_begin_licenses);
 static const struct source_parser rest_job_states_parser = REST_PARSER(rest_begin_job_states);
 
 static const char *const partitions_names[] = { "slurm_partition", NULL };
@@ -106,6 +107,7 @@ static const char *const rest_nodes_names[] = { "slurmrestd_node_", "slurmrestd_
 static const char *const rest_shares_names[] = { "slurmrestd_share_", NULL };
 static const char *const rest_jobs_names[] = { "slurmrestd_jobs", NULL };
 static const char *const rest_diag_names[] = { "slurmrestd_diag_", NULL };
+static const char *const rest_licenses_names[] = { "slurmrestd_license_", NULL };
 static const char *const rest_job_states_names[] = { "slurmrestd_job_state", NULL };
 
 const struct source sources[SRC_COUNT] = {
@@ -140,6 +142,10 @@ const struct source sources[SRC_COUNT] = {
 	[SRC_REST_DIAG] = { .name = "slurmrestd-diag", .path = "/slurm/{version}/diag", .file = "rest_diag.json",
 			    .upstream = UPSTREAM_SLURMRESTD, .parser = &rest_diag_parser, .prefixes = rest_diag_names,
 			    .names_optional = 1 },
+	/* fetched, like every source, only while a loaded table's row reads its families */
+	[SRC_REST_LICENSES] = { .name = "slurmrestd-licenses", .path = "/slurm/{version}/licenses",
+				.file = "rest_licenses.json", .upstream = UPSTREAM_SLURMRESTD, .parser = &rest_licenses_parser,
+				.prefixes = rest_licenses_names, .names_optional = 1 },
 	/* each job's id and state alone, under one job read lock: about 1/97 of /jobs' bytes, so it is
 	 * fetched every --slurmrestd.min-interval, not cost-scheduled (docs/performance.md) */
 	[SRC_REST_JOB_STATES] = { .name = "slurmrestd-jobs-state", .path = "/slurm/{version}/jobs/state",

@@ -147,8 +147,11 @@ static size_t drop_each(const struct mapping *m, const char *state, unsigned fla
 static void read_answers(const struct mapping *m, const char *state, int n, char *bodies[SRC_COUNT], size_t lens[SRC_COUNT],
 			 struct payload *p[SRC_COUNT])
 {
+	unsigned read = mapping_sources(m, ROW_FLAG_GPUS_ACCT | ROW_FLAG_REST_JOBS, ~0u);
 	for (int ep = 0; ep < n; ep++) {
 		char path[600];
+		if (ep >= SRC_NATIVE_COUNT && !(read & (1u << ep)))
+			continue; /* a slurmrestd document the table does not read (/licenses): never fetched */
 		snprintf(path, sizeof(path), "tests/fixtures/%s/%s", state, sources[ep].file);
 		bodies[ep] = tu_slurp(path, &lens[ep]);
 		assert_non_null(bodies[ep]);

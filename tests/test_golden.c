@@ -65,10 +65,11 @@ static void run_state_with(const struct mapping *m, const char *state, unsigned 
 	size_t len;
 	snprintf(dir, sizeof(dir), "tests/fixtures/%s", state);
 	memset(r->p, 0, sizeof(r->p));
+	unsigned read = mapping_sources(m, flags | ROW_FLAG_REST_JOBS, ~0u);
 	for (int ep = 0; ep < (rest ? SRC_COUNT : SRC_NATIVE_COUNT); ep++) {
 		int absent = (rest == 2 && ep >= SRC_NATIVE_COUNT) || (rest == 4 && ep == SRC_REST_JOBS);
-		if (rest == 3 && ep == SRC_REST_JOBS)
-			continue;
+		if (!(read & (1u << ep)) || (rest == 3 && ep == SRC_REST_JOBS))
+			continue; /* no row reads it (slurmrestd's /licenses for this table), or switched off */
 		r->p[ep] = payload_replay(absent ? "/nonexistent" : dir, (enum source_id)ep, 1 << 28, 0, mapping_has_input, (void *)m);
 		if (r->p[ep]->ok == absent)
 			fail_msg("%s: %s: %s", state, sources[ep].name, absent ? "usable" : r->p[ep]->reason);

@@ -91,6 +91,8 @@ static void test_source_table(void **state)
 	assert_int_equal(source_for_metric("slurmrestd_share_fairshare"), SRC_REST_SHARES);
 	assert_int_equal(source_for_metric("slurmrestd_jobs_cpus"), SRC_REST_JOBS);
 	assert_int_equal(source_for_metric("slurmrestd_diag_server_thread_count"), SRC_REST_DIAG);
+	assert_int_equal(source_for_metric("slurmrestd_license_free"), SRC_REST_LICENSES);
+	assert_int_equal(source_for_metric("slurmrestd_partition_node_cpus"), SRC_REST_NODES);
 	assert_int_equal(source_for_metric("slurmrestd_job_states"), SRC_REST_JOB_STATES);
 	/* the table's conventions: each fails on a row with a typo or a field left out */
 	int catch_all = -1;
@@ -118,7 +120,7 @@ static void test_source_table(void **state)
 		snprintf(want, sizeof(want), native ? "metrics_%s.txt" : "rest_%s.json", under);
 		assert_string_equal(src->file, want);
 		/* and a capture holds that file */
-		snprintf(want, sizeof(want), "tests/fixtures/slurm-25.11-rest/R1-idle-drained/%s", src->file);
+		snprintf(want, sizeof(want), "tests/fixtures/peers-25.11/P1-busy-mix/%s", src->file);
 		if (access(want, R_OK))
 			fail_msg("source %s: no replay file %s", src->name, want);
 		for (int j = 0; j < id; j++)

@@ -14,17 +14,17 @@
 #   tests/fuzz/corpus/probe/      tests/fixtures/probe/*.yml
 #   tests/fuzz/corpus/accept/     every Accept-Encoding field of tests/test_encoding.c's table, and a few
 #                           requests of several field lines ('\n' between them)
-#   tests/fuzz/corpus/restjson/   each of slurmrestd's five documents of every slurm-25.11-rest state (the
+#   tests/fuzz/corpus/restjson/   each of slurmrestd's documents of every slurm-25.11-rest state (the
 #                           jobs cut to their first two, the shares to their first four rows), the
 #                           nodes and jobs of R2 with their keys sorted ({set, infinite, number} in
 #                           any order), and hostile shapes: not objects, items that are not
 #                           objects, slurmrestd's errors, records and keys given twice, a node in 100
 #                           partitions, strings of 5,000 bytes (escapes, UTF-8) in fields nothing
 #                           reads and in one it reads, a uid that is no uid; each behind a selector
-#                           byte (the document, 0 nodes .. 3 diag, 4 jobs/state, plus 5 x a piece
-#                           size); /jobs/state's bad answers (a job without a state or a job_id, a
+#                           byte (the document, 0 nodes .. 3 diag, 4 licenses, 5 jobs/state, plus 6
+#                           x a piece size); /jobs/state's bad answers (a job without a state or a job_id, a
 #                           state name no data_parser writes, a job twice, errors set); and
-#                           behind 240 and 245 + the document, answers whose '~' fuzz_restjson makes
+#                           behind 240 and 246 + the document, answers whose '~' fuzz_restjson makes
 #                           70,001 and 393,223 bytes (past REST_MAX_STRING, past jsonfeed's cut: in
 #                           fields read and unread, in a key)
 #   tests/fuzz/fuzz_payload.h     a small exposition per endpoint (the first three samples of every family
@@ -132,14 +132,16 @@ for lit in re.findall(r'^\t\{ "((?:[^"\\]|\\.)*)", [GI] \},$', open('tests/test_
     put('tests/fuzz/corpus/accept', lit.encode('latin-1').decode('unicode_escape').encode('latin-1'))
 for lines in (['br', 'gzip'], ['gzip', 'gzip;q=0'], ['*;q=0', 'identity;q=0.5', 'x-gzip;q=0.4'], ['', 'gzip']):
     put('tests/fuzz/corpus/accept', '\n'.join(lines).encode())
-# fuzz_restjson: the first byte picks the document (its value % 5) and the piece size
+# fuzz_restjson: the first byte picks the document (its value % 6, enum rest_doc's order) and the piece size
 reset('tests/fuzz/corpus/restjson')
 REST = 'tests/fixtures/slurm-25.11-rest'
-DOCS = ['nodes', 'shares', 'jobs', 'diag', 'jobs_state']
+DOCS = ['nodes', 'shares', 'jobs', 'diag', 'licenses', 'jobs_state']
 def rest_seed(doc, k, body):
-    put('tests/fuzz/corpus/restjson', bytes([DOCS.index(doc) + 5 * (k % 48)]) + body.encode())
+    put('tests/fuzz/corpus/restjson', bytes([DOCS.index(doc) + 6 * (k % 40)]) + body.encode())
 for i, st in enumerate(sorted(glob.glob(REST + '/R[0-9]*'))):
     for doc in DOCS:
+        if not os.path.exists(f'{st}/rest_{doc}.json'):  # /licenses: no capture of these states
+            continue
         text = open(f'{st}/rest_{doc}.json').read()
         if doc in ('jobs', 'shares'):
             j = json.loads(text)
@@ -179,7 +181,7 @@ shapes = [
 for k, (doc, body) in enumerate(shapes):
     rest_seed(doc, 11 * k + 1, body)
 # selector 240 + doc: each '~' becomes 70,001 bytes (fuzz_restjson.c), past
-# REST_MAX_STRING; 245 + doc: 393,223 bytes, past jsonfeed's cut: skipped in a
+# REST_MAX_STRING; 246 + doc: 393,223 bytes, past jsonfeed's cut: skipped in a
 # field nothing reads, refused in a read one, refused with a bad escape after the cut
 long_shapes = [
     ('jobs', '{"jobs": [{"comment": "~", "job_state": ["PENDING"], "user_name": "u", "cpus": 2}, {"job_state": "RUNNING"}]}'),
@@ -189,7 +191,7 @@ long_shapes = [
     ('jobs_state', '{"jobs": [{"job_id": "~", "state": ["PENDING"]}, {"job_id": "2", "x": "~", "state": ["RUNNING"]}]}'),
 ]
 for doc, body in long_shapes:
-    for sel in (240, 245):
+    for sel in (240, 246):
         put('tests/fuzz/corpus/restjson', bytes([sel + DOCS.index(doc)]) + body.encode())
 
 # the fixed payload

@@ -1,0 +1,220 @@
+/* test_peers.c: the peer exporters' schemas against what each peer printed for the same cluster
+ * instant (tests/fixtures/peers-25.11/<state>/: slurmctld's endpoints, slurmrestd's answers and the
+ * peer's output, taken together), row by row as each row's fidelity promises, on the answer the
+ * daemon serves (render_run's body, read back strictly):
+ *   every family the peer prints (less its own health families) is a row; a row the peer printed
+ *   nothing of on a state serves nothing there either (unless unavailable);
+ *   exact        the same series (label sets and values) as the peer's;
+ *   approximate  the same label names, within the difference its note states;
+ *   unavailable  no series.
+ * An empty label value is no label (Prometheus reads feature="" as no label "feature"). */
+#include "testutil.h"
+
+#include <math.h>
+
+#include "expo.h"
+#include "mapping.h"
+#include "payload.h"
+#include "render.h"
+#include "source.h"
+
+struct peer {
+	const char *mapping, *output;
+	const char *const *health;  /* the peer's own health families, which are not rows */
+};
+
+static const char *const rivosinc_health[] = {
+	"go_", "process_", "promhttp_", "job_scrape_errors", "slurm_diag_scrape_", "slurm_job_scrape_",
+	"slurm_lic_scrape_", "slurm_limit_scrape_", "slurm_node_scrape_", NULL,
+};
+
+static const struct peer rivosinc = { "mappings/rivosinc-slurm-exporter.json", "rivosinc_exporter_metrics.txt",
+				      rivosinc_health };
+
+static const char *const peer_states[] = { "peers-25.11/P1-busy-mix" };
+
+static int is_health(const struct peer *p, const char *name, size_t n)
+{
+	for (const char *const *h = p->health; *h; h++)
+		if (n >= strlen(*h) && !strncmp(name, *h, strlen(*h)))
+			return 1;
+	return 0;
+}
+
+/* The series of f equal to labels l (n of them), empty values on either side being no label. */
+static int same_labels(const struct expo_sample *s, const struct label *l, size_t n)
+{
+	size_t a = 0, b = 0;
+	for (size_t i = 0; i < s->nlabels; i++)
+		a += s->labels[i].vlen != 0;
+	for (size_t i = 0; i < n; i++)
+		b += l[i].vlen != 0;
+	if (a != b)
+		return 0;
+	for (size_t i = 0; i < n; i++) {
+		if (!l[i].vlen)
+			continue;
+		int found = 0;
+		for (size_t k = 0; k < s->nlabels && !found; k++)
+			found = slice_is_equal(s->labels[k].name, s->labels[k].nlen, l[i].name, l[i].nlen) &&
+				slice_is_equal(s->labels[k].value, s->labels[k].vlen, l[i].value, l[i].vlen);
+		if (!found)
+			return 0;
+	}
+	return 1;
+}
+
+static const struct expo_sample *find_series(const struct expo_family *f, const struct label *l, size_t n)
+{
+	for (size_t i = 0; f && i < f->n; i++)
+		if (same_labels(&f->samples[i], l, n))
+			return &f->samples[i];
+	return NULL;
+}
+
+struct counts { size_t exact, approximate, unavailable; };
+
+/* The largest difference an approximate form's note states for a state ("Largest difference on
+ * P1-busy-mix: 31."), -1 when it states none. */
+static double stated_bound(const char *note, const char *state)
+{
+	char key[160];
+	const char *leaf = strrchr(state, '/');
+	snprintf(key, sizeof(key), "Largest difference on %s: ", leaf ? leaf + 1 : state);
+	const char *p = note ? strstr(note, key) : NULL;
+	char *end;
+	double v = p ? strtod(p + strlen(key), &end) : -1;
+	return p && end != p + strlen(key) ? v : -1;
+}
+
+static void check_row(const struct row *row, const struct render_row *res, const struct expo_family *sf,
+		      const struct expo_family *pf, const char *state, size_t want_form, struct counts *c)
+{
+	size_t pn = pf ? pf->n : 0, sn = sf ? sf->n : 0;
+	/* with every answer there, the row is served as its first form says; without slurmrestd's, as its
+	 * native form says */
+	if (res->fidelity != row->forms[want_form].fidelity)
+		fail_msg("%s: row %s served %d, its form %zu says %d (status %d: %s)", state, row->name, res->fidelity,
+			 want_form, row->forms[want_form].fidelity, res->status, res->err ? res->err : "");
+	if (res->fidelity == FID_UNAVAILABLE) {
+		assert_int_equal(res->status, ROW_UNAVAILABLE);
+		assert_null(sf);
+		c->unavailable++;
+		return;
+	}
+	if (res->status != ROW_OK)
+		fail_msg("%s: row %s: status %d (%s)", state, row->name, res->status, res->err);
+	if (res->form != want_form)
+		fail_msg("%s: row %s served with form %zu, not %zu", state, row->name, res->form, want_form);
+	if (res->fidelity != FID_EXACT) { /* measured against the bound its note states */
+		double worst = 0;
+		for (size_t k = 0; k < pn; k++) {
+			const struct expo_sample *e = find_series(sf, pf->samples[k].labels, pf->samples[k].nlabels);
+			double d = fabs((e ? e->value : 0) - pf->samples[k].value);
+			worst = d > worst ? d : worst;
+		}
+		for (size_t k = 0; k < sn; k++) /* a series the peer lacks counts as its whole value */
+			if (!find_series(pf, sf->samples[k].labels, sf->samples[k].nlabels) && fabs(sf->samples[k].value) > worst)
+				worst = fabs(sf->samples[k].value);
+		double bound = stated_bound(row->forms[res->form].note, state);
+		printf("  %s: approximate, largest difference %g (stated %g)\n", row->name, worst, bound);
+		if (bound < 0 || worst > bound)
+			fail_msg("%s: row %s: largest difference %g, its note states %g", state, row->name, worst, bound);
+		c->approximate++;
+		return;
+	}
+	if (sn != pn)
+		fail_msg("%s: exact row %s has %zu series, the peer %zu", state, row->name, sn, pn);
+	for (size_t k = 0; k < pn; k++) {
+		const struct expo_sample *ps = &pf->samples[k];
+		const struct expo_sample *e = find_series(sf, ps->labels, ps->nlabels);
+		if (!e)
+			fail_msg("%s: exact row %s lacks the peer's series #%zu", state, row->name, k);
+		if (e->value != ps->value && !(isnan(e->value) && isnan(ps->value)))
+			fail_msg("%s: exact row %s: %.17g, the peer %.17g", state, row->name, e->value, ps->value);
+	}
+	c->exact++;
+}
+
+/* rest 1: slurmctld's and slurmrestd's answers; 0: slurmctld's alone (every row its native form) */
+static void check_peer_state(const struct peer *peer, const char *state, int rest)
+{
+	char dir[512], path[600];
+	struct buf msg, out;
+	size_t len;
+	buf_init(&msg, 0);
+	struct mapping *m = mapping_load(peer->mapping, &msg);
+	if (!m)
+		fail_msg("%.*s", (int)msg.len, msg.data);
+	buf_free(&msg);
+	snprintf(dir, sizeof(dir), "tests/fixtures/%s", state);
+	struct payload *p[SRC_COUNT] = { 0 };
+	for (int ep = 0; ep < (rest ? SRC_COUNT : SRC_NATIVE_COUNT); ep++) {
+		p[ep] = payload_replay(dir, (enum source_id)ep, 1 << 28, 0, mapping_has_input, (void *)m);
+		if (!p[ep]->ok)
+			fail_msg("%s: %s: %s", state, sources[ep].name, p[ep]->reason);
+	}
+	snprintf(path, sizeof(path), "%s/%s", dir, peer->output);
+	char *peer_text = tu_slurp(path, &len);
+	assert_non_null(peer_text);
+	struct expo pe, served;
+	expo_init(&pe);
+	assert_int_equal(expo_parse(&pe, peer_text, len, EXPO_STRICT), 0);
+	const struct render_in in = { .m = m, .flags = ROW_FLAG_REST_JOBS, .p = (const struct payload *const *)p };
+	struct render_result res;
+	buf_init(&out, 0);
+	assert_int_equal(render_run(&in, &out, &res), 200);
+	char *body = buf_steal(&out, &len);
+	expo_init(&served);
+	assert_int_equal(expo_parse(&served, body, len, EXPO_STRICT), 0);
+	/* every family the peer printed is a row (its health families aside) */
+	size_t peer_families = 0;
+	for (size_t i = 0; i < pe.nfams; i++) {
+		const struct expo_family *f = &pe.fams[i];
+		if (is_health(peer, f->name, f->nlen))
+			continue;
+		peer_families++;
+		size_t r = 0;
+		while (r < m->nrows && !slice_is_equal(m->rows[r].name, strlen(m->rows[r].name), f->name, f->nlen))
+			r++;
+		if (r == m->nrows)
+			fail_msg("%s: the peer's family %.*s is no row of %s", state, (int)f->nlen, f->name, peer->mapping);
+	}
+	struct counts c = { 0, 0, 0 };
+	for (size_t i = 0; i < m->nrows; i++) {
+		const char *name = m->rows[i].name;
+		const struct expo_family *pf = expo_find(&pe, name, strlen(name));
+		const struct expo_family *sf = expo_find(&served, name, strlen(name));
+		/* a family the peer prints only when a value is > 0 (a license's reserved count): none
+		 * here, and none from the row either (checked as an exact row with no series) */
+		check_row(&m->rows[i], &res.rows[i], sf, pf, state, rest ? 0 : m->rows[i].nforms - 1, &c);
+	}
+	printf("%s %s, %s: the peer printed %zu families; %zu rows: %zu exact, %zu approximate, %zu unavailable\n", state,
+	       peer->mapping, rest ? "with slurmrestd" : "slurmctld alone", peer_families, m->nrows, c.exact, c.approximate,
+	       c.unavailable);
+	assert_int_equal(c.exact + c.approximate + c.unavailable, m->nrows);
+	expo_free(&served);
+	free(body);
+	render_result_free(&res);
+	expo_free(&pe);
+	free(peer_text);
+	for (int ep = 0; ep < SRC_COUNT; ep++)
+		payload_unref(p[ep]);
+	mapping_free(m);
+}
+
+static void test_rivosinc_rows_against_peer(void **state)
+{
+	(void)state;
+	for (size_t s = 0; s < sizeof(peer_states) / sizeof(peer_states[0]); s++)
+		for (int rest = 1; rest >= 0; rest--)
+			check_peer_state(&rivosinc, peer_states[s], rest);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_rivosinc_rows_against_peer),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

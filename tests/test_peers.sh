@@ -1,0 +1,81 @@
+#!/bin/sh
+# The peers' schemas through the daemon, against fake_slurmctld serving a peers-25.11 state
+# (slurmctld's endpoints and slurmrestd's answers): the rivosinc table as a second schema, its own
+# listener bound to it (--web.listen-address ADDR=rivosinc-slurm-exporter, as on rivosinc's :9092),
+# serves at that listener's /metrics every series rivosinc printed for its exact rows; slurmrestd's
+# /licenses is fetched only while a loaded table reads it (the legacy table alone: never). 127.0.0.1
+# only. The last line is "N passed, M failed".
+set -u
+cd "$(dirname "$0")/.." || exit 1
+. tests/lib.sh
+PASS=0
+FAIL=0
+SHIM_BIN=${SHIM_BIN:-./slurm-exporter-shim}
+FAKE_SLURMCTLD=${FAKE_SLURMCTLD:-build/tests/fake_slurmctld}
+STATE=tests/fixtures/peers-25.11/P1-busy-mix
+MAPPING=mappings/prometheus-slurm-exporter.json
+RIVOSINC=mappings/rivosinc-slurm-exporter.json
+MIN_INTERVAL=600
+TMP=$(mktemp -d)
+FAKE_PID= SHIM_PID=
+cleanup() { killwait "$SHIM_PID" "$FAKE_PID"; rm -rf "$TMP"; }
+trap cleanup EXIT
+
+stats() { curl -s --max-time 5 "http://127.0.0.1:$FAKE_PORT/_stats"; }
+run() {
+	killwait "$SHIM_PID" "$FAKE_PID"
+	SHIM_PID= FAKE_PID=
+	start_fake || { bad "fake_slurmctld does not start"; return 1; }
+	start_shim_with 100 --slurmrestd.url "http://127.0.0.1:$FAKE_PORT" --slurmrestd.jobs \
+		--slurmrestd.min-interval "$MIN_INTERVAL" "$@" ||
+		{ bad "the shim does not start: $(head -3 "$TMP/shim.log")"; return 1; }
+}
+
+# ---- the legacy table alone reads no license: /licenses never asked
+run && curl -s --max-time 20 "$URL" >/dev/null && stats >"$TMP/one.stats"
+check "the legacy table alone: slurmrestd's /licenses not fetched" grep -q '^rest_licenses 0$' "$TMP/one.stats"
+check "the legacy table alone: slurmrestd's /nodes fetched" grep -q '^rest_nodes 1$' "$TMP/one.stats"
+
+# ---- the rivosinc table as a second schema, on a listener of its own
+P2=$(rand_port)
+run --mapping.file "$RIVOSINC" --web.listen-address "127.0.0.1:$P2=rivosinc-slurm-exporter"
+curl -s --max-time 20 "http://127.0.0.1:$P2/metrics" >"$TMP/bound.txt"
+curl -s --max-time 20 "http://127.0.0.1:$PORT/schemas/rivosinc-slurm-exporter/metrics" >"$TMP/path.txt"
+curl -s --max-time 20 "$URL" >"$TMP/legacy.txt"
+stats >"$TMP/two.stats"
+check "rivosinc's schema: /licenses fetched once" grep -q '^rest_licenses 1$' "$TMP/two.stats"
+check "rivosinc's schema adds no other request" sh -c "grep -v '^rest_licenses' '$TMP/one.stats' >'$TMP/a'; grep -v '^rest_licenses' '$TMP/two.stats' >'$TMP/b'; cmp -s '$TMP/a' '$TMP/b'"
+check "the bound listener serves rivosinc's names at /metrics" grep -q '^slurm_lic_total{name="matlab"} 10$' "$TMP/bound.txt"
+check "the first listener's /metrics is still the legacy table" sh -c "grep -q '^slurm_cpus_total ' '$TMP/legacy.txt' && ! grep -q '^slurm_lic_total' '$TMP/legacy.txt'"
+check "/schemas/rivosinc-slurm-exporter/metrics serves the same families" \
+	sh -c "grep -v '^slurm_exporter_shim_\|^# ' '$TMP/bound.txt' >'$TMP/c'; grep -v '^slurm_exporter_shim_\|^# ' '$TMP/path.txt' >'$TMP/d'; cmp -s '$TMP/c' '$TMP/d'"
+
+# every exact row's family: the same series (label sets, values) as rivosinc printed; an empty label
+# value is no label, as Prometheus reads it
+python3 - "$RIVOSINC" "$STATE/rivosinc_exporter_metrics.txt" "$TMP/bound.txt" >"$TMP/cmp.txt" 2>&1 <<'PY'
+import json, re, sys
+def series(path):
+    out = {}
+    for line in open(path):
+        m = re.match(r'^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{(.*)\})? (\S+)$', line.strip())
+        if not m:
+            continue
+        labels = tuple(sorted((k, v) for k, v in re.findall(r'(\w+)="((?:[^"\\]|\\.)*)"', m.group(3) or "") if v))
+        out.setdefault(m.group(1), {})[labels] = float(m.group(4))
+    return out
+rows = json.load(open(sys.argv[1]))["metrics"]
+peer, shim = series(sys.argv[2]), series(sys.argv[3])
+bad = n = 0
+for r in rows:
+    if (r.get("prefer") or [r])[0]["fidelity"] != "exact":
+        continue
+    n += 1
+    if peer.get(r["name"], {}) != shim.get(r["name"], {}):
+        print("differs:", r["name"], peer.get(r["name"]), shim.get(r["name"]))
+        bad += 1
+print(f"{n} exact rows compared, {bad} differ")
+sys.exit(1 if bad or not n else 0)
+PY
+check "every exact row equals rivosinc's series ($(tail -1 "$TMP/cmp.txt"))" grep -q ' 0 differ$' "$TMP/cmp.txt"
+grep '^differs' "$TMP/cmp.txt" | head -5 | sed 's/^/     /'
+finish
