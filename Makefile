@@ -48,7 +48,7 @@ TEST_BINS := $(TEST_SRCS:tests/%.c=$(BUILD)/tests/%)
 HTTP_TEST_BINS := $(filter $(BUILD)/tests/test_http_%,$(TEST_BINS))
 TEST_SH   := $(sort $(wildcard tests/test_*.sh))
 # shell tests that exercise the binary itself, rerun with the sanitizer build
-TEST_SH_SAN := $(filter tests/test_cli.sh tests/test_tls.sh tests/test_conformance.sh tests/test_files.sh tests/test_secrets.sh tests/test_listen.sh tests/test_schemas.sh,$(TEST_SH))
+TEST_SH_SAN := $(filter tests/test_cli.sh tests/test_tls.sh tests/test_conformance.sh tests/test_files.sh tests/test_secrets.sh tests/test_listen.sh tests/test_schemas.sh tests/test_schema_rows.sh,$(TEST_SH))
 
 all: $(BIN) $(BUILD)/tests/fake_slurmctld
 
@@ -99,7 +99,7 @@ asan:
 # the daemon's threads (shared fetches, reload, concurrent scrapes) under ThreadSanitizer
 tsan:
 	$(MAKE) BUILD=build-tsan BIN=build-tsan/slurm-exporter-shim CFLAGS="-O1 -g -fsanitize=thread" \
-	  LDFLAGS="-fsanitize=thread" TEST_BINS="$(patsubst $(BUILD)/%,build-tsan/%,$(HTTP_TEST_BINS))" TEST_SH= test
+	  LDFLAGS="-fsanitize=thread" TEST_BINS="$(patsubst $(BUILD)/%,build-tsan/%,$(HTTP_TEST_BINS)) build-tsan/tests/test_slow_readers" TEST_SH= test
 
 valgrind: $(BIN) $(BUILD)/tests/fake_slurmctld $(TEST_BINS)
 	$(MAKE) test TEST_SH= TEST_WRAP="valgrind -q --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite,indirect --show-leak-kinds=definite,indirect"

@@ -103,7 +103,19 @@ def figures():
 PEERS = [
     ("rivosinc-slurm-exporter", "rivosinc/prometheus-slurm-exporter v1.7.0",
      "run with `-slurm.collect-diags`, `-slurm.collect-licenses` and `-slurm.collect-limits` (its CLI mode, port 9092)",
-     "`tests/fixtures/peers-25.11/P1-busy-mix` (Slurm 25.11.7, slurmrestd at data_parser v0.0.44)"),
+     "`tests/fixtures/peers-25.11/P1-busy-mix` (Slurm 25.11.7, slurmrestd at data_parser v0.0.44)",
+     "`go_*`, `process_*`, `promhttp_*`, the `*_scrape_duration`, `*_scrape_error` and `job_scrape_errors`",
+     "Like the legacy exporter, rivosinc runs `sinfo` and `squeue` without `-a`: a partition hidden from its user, "
+     "and a node in no partition, are not in its sums, while slurmrestd lists every node and partition (as root's "
+     "`sinfo` shows them); the captured state has neither. A family the peer prints only when a value is "
+     "above 0 (a license's reservations, account limits) is checked to be absent where the peer printed nothing."),
+    ("sckyzo-slurm-exporter", "SckyzO/slurm_exporter v1.8.4",
+     "run with its default collectors (port 9341; the 101 it printed on the captured state and those it prints only "
+     "when there is something to print: suspended, completing and configuring jobs, drain reasons, reservations)",
+     "`tests/fixtures/peers-25.11/P1-busy-mix` (Slurm 25.11.7, slurmrestd at data_parser v0.0.44)",
+     "`go_*`, `process_*`, `promhttp_*` and `slurm_exporter_*`",
+     "SckyzO runs `squeue` without `--states`: it lists no finished job, so its counts of cancelled, completed, "
+     "failed, node-failed, preempted and timed-out jobs are always 0, and so are the rows."),
 ]
 PEER_MARK = "\n## Schema "
 
@@ -120,24 +132,20 @@ def peer_line(r):
     return (f"| `{r['name']}` | {peer_fid(r)} | {r['fidelity']} | {code(form['expr']) if form else ''} | "
             f"{labels} | {note.replace('|', '/')} |")
 
-def peer_section(stem, title, how, where):
+def peer_section(stem, title, how, where, health, extra):
     rs = peer_rows(stem)
     c = {f: sum(1 for r in rs if peer_fid(r) == f) for f in ("exact", "approximate", "unavailable")}
     n = {f: sum(1 for r in rs if r["fidelity"] == f) for f in ("exact", "approximate", "unavailable")}
     out = [f"## Schema {stem}", "",
            f"`mappings/{stem}.json`: the {len(rs)} families of {title}, {how}, with its names, HELP texts, "
-           f"TYPEs, label names and rules for when a series exists (its own health families, `go_*`, `process_*`, "
-           f"`promhttp_*`, the `*_scrape_duration`, `*_scrape_error` and `job_scrape_errors`, are not rows). With "
+           f"TYPEs, label names and rules for when a series exists (its own health families, {health}, "
+           f"are not rows). With "
            f"slurmrestd: {c['exact']} exact, {c['approximate']} approximate, {c['unavailable']} unavailable; "
            f"from slurmctld alone (the column 'without'): {n['exact']} exact, {n['approximate']} approximate, "
            f"{n['unavailable']} unavailable (slurmctld's endpoints carry no per-node state or load, per-job, license "
            f"or RPC data in the peer's form). `tests/test_peers.c` serves the table on {where}, with and without "
            f"slurmrestd's answers, and finds every exact row equal to the peer's output series for series; every "
-           f"approximate one within the largest difference its note states. Like the legacy exporter, rivosinc runs "
-           f"`sinfo` and `squeue` without `-a`: a partition hidden from its user, and a node in no partition, are not in "
-           f"its sums, while slurmrestd lists every node and partition (as root's `sinfo` shows them); the captured "
-           f"state has neither. A family the peer prints only when a value is "
-           f"above 0 (a license's reservations, account limits) is checked to be absent where the peer printed nothing.",
+           f"approximate one within the largest difference its note states. {extra}",
            "", "| family | with slurmrestd | without | slurmrestd form | labels renamed | notes |", "|---|---|---|---|---|---|"]
     return "\n".join(out + [peer_line(r) for r in rs]) + "\n"
 

@@ -311,12 +311,17 @@ static int verdict_of(struct tally t)
 	return t.disappear || t.exact ? 1 : 0;
 }
 
-static void render(const struct fam_result *res, size_t n, enum compare_format fmt, struct buf *out)
+static void render(const struct mapping *named, const struct fam_result *res, size_t n, enum compare_format fmt,
+		   struct buf *out)
 {
 	struct tally t = count(res, n);
 	int rc = verdict_of(t);
 	if (fmt == COMPARE_JSON) {
 		json_t *doc = json_object(), *fams = json_array();
+		if (named) {
+			json_object_set_new(doc, "schema", json_string(named->stem));
+			json_object_set_new(doc, "schema_file", json_string(named->path));
+		}
 		for (size_t i = 0; i < n; i++)
 			json_array_append_new(fams, json_row(&res[i]));
 		json_object_set_new(doc, "passed", json_boolean(rc == 0));
@@ -332,6 +337,8 @@ static void render(const struct fam_result *res, size_t n, enum compare_format f
 		json_decref(doc);
 		return;
 	}
+	if (named)
+		buf_printf(out, "schema %s (%s)\n", named->stem, named->path);
 	buf_printf(out, "%-22s %-12s %-10s %s\n", "RESULT", "FIDELITY", "UPSTREAM", "FAMILY");
 	for (size_t i = 0; i < n; i++)
 		table_row(out, &res[i]);
@@ -341,8 +348,50 @@ static void render(const struct fam_result *res, size_t n, enum compare_format f
 		   t.disappear == 1 ? "it" : "them", rc ? "" : ": every exact family agrees and none disappears");
 }
 
+/* The old exporter's families that count (with a sample, not the Go client's), as a NUL-terminated
+ * name in name[] (NULL: this one does not count). */
+static const char *counted_family(const struct expo_family *f, char name[512])
+{
+	if (!f->n || family_is_ignored(f->name, f->nlen) || f->nlen >= 512)
+		return NULL;
+	memcpy(name, f->name, f->nlen);
+	name[f->nlen] = '\0';
+	return name;
+}
+
+int compare_pick_schema(const struct mapping *chain, const struct expo *legacy, char *why, size_t whysz)
+{
+	size_t npage = 0, bs = 0, bu = 1, nbest = 0, len = 0;
+	char name[512];
+	int pick = -1, k = 0;
+	for (size_t i = 0; i < legacy->nfams; i++)
+		npage += counted_family(&legacy->fams[i], name) != NULL;
+	why[0] = '\0';
+	for (const struct mapping *m = chain; m; m = m->next, k++) {
+		size_t shared = 0;
+		for (size_t i = 0; i < legacy->nfams; i++)
+			shared += counted_family(&legacy->fams[i], name) && mapping_row_index(m, name) >= 0;
+		size_t uni = npage + m->nrows - shared;
+		/* shared / uni against the best's bs / bu, as integers: equal fractions tie */
+		if (shared * bu > bs * uni)
+			pick = k, bs = shared, bu = uni, nbest = 0;
+		nbest += shared && shared * bu == bs * uni;
+		if (len < whysz)
+			len += (size_t)snprintf(why + len, whysz - len, "%s%s %zu of %zu", k ? ", " : "",
+						m->stem[0] ? m->stem : m->path, shared, uni ? uni : 1);
+	}
+	return bs && nbest == 1 ? pick : -1;
+}
+
 int compare_families(const struct mapping *m, unsigned flags, const struct expo *legacy, const struct expo *shim,
 		     const struct render_result *served, enum compare_format fmt, struct buf *out)
+{
+	return compare_schema_families(m, 0, flags, legacy, shim, served, fmt, out);
+}
+
+int compare_schema_families(const struct mapping *m, int name_schema, unsigned flags, const struct expo *legacy,
+			    const struct expo *shim, const struct render_result *served, enum compare_format fmt,
+			    struct buf *out)
 {
 	struct fam_result *res = xcalloc(m->nrows + legacy->nfams + 1, sizeof(*res));
 	size_t n = 0;
@@ -354,15 +403,11 @@ int compare_families(const struct mapping *m, unsigned flags, const struct expo 
 	for (size_t i = 0; i < legacy->nfams; i++) {
 		const struct expo_family *f = &legacy->fams[i];
 		char name[512];
-		if (!f->n || family_is_ignored(f->name, f->nlen) || f->nlen >= sizeof(name))
-			continue;
-		memcpy(name, f->name, f->nlen);
-		name[f->nlen] = '\0';
-		if (mapping_row_index(m, name) >= 0)
+		if (!counted_family(f, name) || mapping_row_index(m, name) >= 0)
 			continue;
 		compare_one(f->name, f->nlen, NULL, NULL, flags, legacy, shim, &res[n++]);
 	}
-	render(res, n, fmt, out);
+	render(name_schema ? m : NULL, res, n, fmt, out);
 	rc = verdict_of(count(res, n));
 	free(res);
 	return rc;

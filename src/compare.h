@@ -27,6 +27,19 @@ enum compare_format { COMPARE_TABLE, COMPARE_JSON };
  * family whose form is exact agrees (same series, same values); 1 otherwise. */
 int compare_families(const struct mapping *m, unsigned flags, const struct expo *legacy, const struct expo *shim,
 		     const struct render_result *served, enum compare_format fmt, struct buf *out);
+/* The same, naming m when name_schema is set (several schemas loaded): the table's first line
+ * "schema NAME (FILE)", the JSON's "schema" and "schema_file". */
+int compare_schema_families(const struct mapping *m, int name_schema, unsigned flags, const struct expo *legacy,
+			    const struct expo *shim, const struct render_result *served, enum compare_format fmt,
+			    struct buf *out);
+
+/* Which schema of chain (mapping.h's mapping_load_set) the old exporter's page legacy speaks: the one
+ * whose row names are most like its family names (those with a sample; go_*, process_* and
+ * promhttp_* ignored): the most names shared over the names of either (so a schema that adds rows to
+ * another's names is not taken for it). Its index, or -1 with the reason in why (each schema's
+ * "shared of either"): no family is a row of any schema, or two schemas are alike best (then
+ * --compare-legacy.schema decides). */
+int compare_pick_schema(const struct mapping *chain, const struct expo *legacy, char *why, size_t whysz);
 
 /* 1 if legacy, the old exporter's page parsed, is an exporter's page at all: it has one sample or
  * more. An empty 200 or a page of comments is not (the URL points at something else): the caller

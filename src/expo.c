@@ -70,7 +70,7 @@ void expo_free(struct expo *e)
 	for (size_t i = 0; i < e->nfams; i++)
 		free(e->fams[i].samples);
 	free(e->fams);
-	free(e->htab);
+	hmap_free(&e->fidx);
 	parse_state_free(e);
 	arena_reset(&e->arena);
 	memset(e, 0, sizeof(*e));
@@ -96,30 +96,13 @@ size_t expo_pending(const struct expo *e)
 
 const struct expo_family *expo_find(const struct expo *e, const char *name, size_t nlen)
 {
-	if (!e->hcap)
-		return NULL;
-	size_t mask = e->hcap - 1;
-	for (size_t i = fnv1a(name, nlen) & mask;; i = (i + 1) & mask) {
-		uint32_t v = e->htab[i];
-		if (!v)
-			return NULL;
-		const struct expo_family *f = &e->fams[v - 1];
+	struct hmap_iter it = hmap_iter(&e->fidx, hmap_hash(name, nlen));
+	for (size_t i; (i = hmap_next(&it)) != HMAP_NONE;) {
+		const struct expo_family *f = &e->fams[i];
 		if (slice_is_equal(f->name, f->nlen, name, nlen))
 			return f;
 	}
-}
-
-static void rehash(struct expo *e, size_t cap)
-{
-	free(e->htab);
-	e->htab = xcalloc(cap, sizeof(*e->htab));
-	e->hcap = cap;
-	for (size_t k = 0; k < e->nfams; k++) {
-		size_t i = fnv1a(e->fams[k].name, e->fams[k].nlen) & (cap - 1);
-		while (e->htab[i])
-			i = (i + 1) & (cap - 1);
-		e->htab[i] = (uint32_t)(k + 1);
-	}
+	return NULL;
 }
 
 static struct expo_family *family_get(struct expo *e, const char *name, size_t nlen)
@@ -127,17 +110,12 @@ static struct expo_family *family_get(struct expo *e, const char *name, size_t n
 	struct expo_family *f = (struct expo_family *)expo_find(e, name, nlen);
 	if (f)
 		return f;
-	if ((e->nfams + 1) * 2 > e->hcap)
-		rehash(e, e->hcap ? e->hcap * 2 : 64);
 	e->fams = xgrow(e->fams, &e->capfams, e->nfams + 1, sizeof(*e->fams));
 	f = &e->fams[e->nfams++];
 	memset(f, 0, sizeof(*f));
 	f->name = e->ps && e->ps->in.copy ? arena_strndup(&e->arena, name, nlen) : name; /* expo_add copies first */
 	f->nlen = (uint32_t)nlen;
-	size_t mask = e->hcap - 1, i = fnv1a(name, nlen) & mask;
-	while (e->htab[i])
-		i = (i + 1) & mask;
-	e->htab[i] = (uint32_t)e->nfams;
+	hmap_put(&e->fidx, hmap_hash(name, nlen), e->nfams - 1);
 	return f;
 }
 
@@ -591,39 +569,27 @@ static int same_sets_as_twin(const struct expo *e, size_t k)
 
 static void mark_duplicates(struct expo *e)
 {
-	uint64_t *set = NULL; /* hslot()s of sample indexes */
-	size_t setcap = 0;
+	struct hmap set = { 0 }; /* the family's samples by label set */
 	for (size_t k = 0; k < e->nfams; k++) {
 		struct expo_family *f = &e->fams[k];
 		if (f->n < 2 || f->duplicate || same_sets_as_twin(e, k))
 			continue;
-		size_t cap = 16;
-		while (cap < f->n * 2)
-			cap *= 2;
-		if (cap > setcap) {
-			free(set);
-			set = xmalloc(cap * sizeof(*set));
-			setcap = cap;
-		}
-		memset(set, 0, cap * sizeof(*set));
+		hmap_reset(&set, f->n);
 		for (size_t i = 0; i < f->n && !f->duplicate; i++) {
 			const struct expo_sample *s = &f->samples[i];
-			for (size_t j = s->hash & (cap - 1);; j = (j + 1) & (cap - 1)) {
-				if (!set[j]) {
-					set[j] = hslot(s->hash, i);
-					break;
-				}
-				if (hslot_hash(set[j]) != s->hash)
-					continue;
-				const struct expo_sample *o = &f->samples[hslot_index(set[j])];
+			struct hmap_iter it = hmap_iter(&set, s->hash);
+			for (size_t j; (j = hmap_next(&it)) != HMAP_NONE;) {
+				const struct expo_sample *o = &f->samples[j];
 				if (labels_is_equal(o->labels, o->nlabels, s->labels, s->nlabels)) {
 					f->duplicate = 1;
 					break;
 				}
 			}
+			if (!f->duplicate)
+				hmap_put(&set, s->hash, i);
 		}
 	}
-	free(set);
+	hmap_free(&set);
 }
 
 /* One line [p, le), without its '\n' (has_nl 0: the body's last line has none). */

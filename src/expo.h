@@ -23,6 +23,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "hmap.h"
 #include "labels.h"
 #include "xmalloc.h"
 
@@ -69,8 +70,7 @@ struct expo {
 	struct arena arena;
 	struct expo_family *fams;
 	size_t nfams, capfams;
-	uint32_t *htab;          /* open addressing: family index + 1, 0 = empty */
-	size_t hcap;
+	struct hmap fidx;        /* fams' index by name (hmap.h) */
 	size_t nsamples, nlines, nerrors;
 	size_t nnamed;            /* TYPE lines and sample lines of any family, kept or not */
 	size_t invalid_utf8;      /* label values that are not served as they are (invalid UTF-8 or a

@@ -2,7 +2,7 @@
 #include "expr_int.h"
 #include "buf.h"
 #include "expo.h"
-#include "names.h"
+#include "hmap.h"
 
 #include <math.h>
 #include <stddef.h>
@@ -20,11 +20,12 @@
 
 struct expr_memo;
 
-/* The tables of an index (struct index below): hslot()s of element indexes (names.h),
- * and a bitmap with bit (hash * K) >> shift set for every element. */
+/* The tables of an index (struct index below): the elements by hash (hmap.h, in an arena's
+ * slots), and a bitmap with bit (hash * K) >> shift set for every element. */
 struct hashtab {
-	uint64_t *slot, *bits;
-	size_t mask, bmask;
+	struct hmap map;
+	uint64_t *bits;
+	size_t bmask;
 };
 
 /* A vector the evaluator only reads: a payload's samples, a shared result, an operand. */
@@ -43,7 +44,7 @@ struct value {
 struct expr_memo {
 	int done;
 	struct value v;
-	struct hashtab ix;       /* its index, built at the first use (ix.slot NULL before) */
+	struct hashtab ix;       /* its index, built at the first use (ix.map.slot NULL before) */
 };
 
 struct evalctx {
@@ -73,7 +74,7 @@ static int re_has_match(const regex_t *re, const char *v, size_t vl)
 
 static int matcher_has_match(const struct matcher *m, const struct label *ls, uint32_t n)
 {
-	int i = labels_find(ls, n, m->label, strlen(m->label));
+	int i = labels_find_str(ls, n, m->label);
 	const char *v = i >= 0 ? ls[i].value : "";
 	size_t vl = i >= 0 ? ls[i].vlen : 0;
 	const struct mop_info *op = &expr_mops[m->op];
@@ -167,25 +168,21 @@ static void index_build(struct evalctx *c, struct index *ix, const struct value 
 	struct expr_memo *m = val->memo;
 	ix->next = 0;
 	ix->v = v;
-	if (m && m->ix.slot) {
+	if (m && m->ix.map.slot) {
 		ix->t = m->ix;
 		return;
 	}
 	struct hashtab *t = &ix->t;
-	size_t cap = 8;
-	while (cap < v->n * 2)
-		cap *= 2;
+	size_t cap = hmap_slots_for(v->n);
 	struct arena *a = m && c->src->memo_arena ? c->src->memo_arena : c->a;
-	t->slot = arena_alloc(a, cap * sizeof(*t->slot));
-	memset(t->slot, 0, cap * sizeof(*t->slot));
-	t->mask = cap - 1;
-	size_t nbits = cap < 16 ? 64 : cap * 4; /* about 8 bits per element */
+	hmap_init_in(&t->map, arena_alloc(a, cap * sizeof(uint64_t)), v->n);
+	size_t nbits = cap * 4; /* about 8 bits per element */
 	t->bits = arena_alloc(a, nbits / 8);
 	memset(t->bits, 0, nbits / 8);
 	t->bmask = nbits - 1;
 	for (size_t i = 0; i < v->n; i++) {
 		size_t b = bit_of(v->e[i].hash, t->bmask);
-		hslot_put(t->slot, t->mask, v->e[i].hash, i);
+		hmap_put(&t->map, v->e[i].hash, i);
 		t->bits[b / 64] |= 1ULL << (b % 64);
 	}
 	if (m)
@@ -204,18 +201,15 @@ static const struct velem *index_get(struct index *ix, const struct velem *k)
 	if (!(t->bits[b / 64] >> (b % 64) & 1))
 		return NULL;
 	/* the slot's copy of the hash settles most other misses without reading the element */
-	for (size_t j = k->hash & t->mask;; j = (j + 1) & t->mask) {
-		uint64_t s = t->slot[j];
-		if (!s)
-			return NULL;
-		if (hslot_hash(s) != k->hash)
-			continue;
-		e = &ix->v->e[hslot_index(s)];
+	struct hmap_iter it = hmap_iter(&t->map, k->hash);
+	for (size_t i; (i = hmap_next(&it)) != HMAP_NONE;) {
+		e = &ix->v->e[i];
 		if (labels_is_equal(e->labels, e->nlabels, k->labels, k->nlabels)) {
-			ix->next = hslot_index(s) + 1;
+			ix->next = i + 1;
 			return e;
 		}
 	}
+	return NULL;
 }
 
 /* The evaluators named in expr_ops.h's EXPR_BINOPS: the result, and *keep (a comparison's
@@ -344,8 +338,8 @@ static void eval_binary(struct evalctx *c, const struct expr *x, struct value *o
 	combine_binary(c, x, &l, &r, out);
 }
 
-/* Groups are found through a table that starts small and doubles (a plain sum has one group), its
- * slots holding the group's hash beside its index like struct index. */
+/* Groups are found through a map (hmap.h) that starts small and doubles (a plain sum has one
+ * group). */
 static NOINLINE void aggregate(struct evalctx *c, const struct expr *x, const struct cvec *in, struct cvec *out)
 {
 	struct velem *acc = vec_new(c, out, in->n);
@@ -365,9 +359,7 @@ static NOINLINE void aggregate(struct evalctx *c, const struct expr *x, const st
 	size_t *glen = arena_alloc(c->a, (x->ngrouping ? x->ngrouping : 1) * sizeof(*glen));
 	for (size_t g = 0; g < x->ngrouping; g++)
 		glen[g] = strlen(x->grouping[g]);
-	size_t cap = 16;
-	uint64_t *slot = arena_alloc(c->a, cap * sizeof(*slot));
-	memset(slot, 0, cap * sizeof(*slot));
+	struct hmap groups = { 0 };
 	for (size_t i = 0; i < in->n; i++) {
 		const struct velem *e = &in->e[i];
 		struct label tmp[64];
@@ -380,15 +372,13 @@ static NOINLINE void aggregate(struct evalctx *c, const struct expr *x, const st
 				tmp[n++] = e->labels[k];
 		}
 		uint32_t hash = labels_hash(tmp, n);
-		size_t j = hash & (cap - 1);
 		struct velem *g = NULL;
-		for (; slot[j]; j = (j + 1) & (cap - 1)) {
-			struct velem *cand = &acc[hslot_index(slot[j])];
-			if (hslot_hash(slot[j]) == hash && labels_is_equal(cand->labels, cand->nlabels, tmp, n)) {
-				g = cand;
+		struct hmap_iter it = hmap_iter(&groups, hash);
+		for (size_t j; (j = hmap_next(&it)) != HMAP_NONE;)
+			if (labels_is_equal(acc[j].labels, acc[j].nlabels, tmp, n)) {
+				g = &acc[j];
 				break;
 			}
-		}
 		if (!g) {
 			g = &acc[nacc];
 			*g = (struct velem){ .labels = NULL, .nlabels = n, .hash = hash };
@@ -397,17 +387,11 @@ static NOINLINE void aggregate(struct evalctx *c, const struct expr *x, const st
 				memcpy(g->labels, tmp, n * sizeof(struct label));
 			}
 			agg_start(x->agg, g, &count[nacc], e->v);
-			slot[j] = hslot(hash, nacc++);
-			if (nacc * 2 > cap) { /* grow: rehash the groups into twice the slots */
-				cap *= 2;
-				slot = arena_alloc(c->a, cap * sizeof(*slot));
-				memset(slot, 0, cap * sizeof(*slot));
-				for (size_t k = 0; k < nacc; k++)
-					hslot_put(slot, cap - 1, acc[k].hash, k);
-			}
+			hmap_put(&groups, hash, nacc++);
 		}
 		agg_fold(x->agg, g, &count[g - acc], e->v);
 	}
+	hmap_free(&groups);
 out:
 	if (x->agg == A_AVG)
 		for (size_t i = 0; i < nacc; i++)
@@ -428,7 +412,15 @@ static inline double fn_none(double v, double arg) { (void)arg; return v; }
 static inline double fn_abs(double v, double arg) { (void)arg; return fabs(v); }
 static inline double fn_ceil(double v, double arg) { (void)arg; return ceil(v); }
 static inline double fn_floor(double v, double arg) { (void)arg; return floor(v); }
-static inline double fn_round(double v, double arg) { (void)arg; return floor(v + 0.5); }
+/* PromQL's round(v, to_nearest): to the nearest multiple of to_nearest (1 when not given), ties up;
+ * divided by the inverse, as Prometheus does, so that round(0.2816901, 0.000001) is 0.28169 */
+static inline double fn_round(double v, double arg)
+{
+	if (arg == 0)
+		return floor(v + 0.5);
+	double inv = 1.0 / arg;
+	return floor(v * inv + 0.5) / inv;
+}
 
 /* Go's math.Max/math.Min, which PromQL uses: an infinity wins over NaN, NaN over numbers */
 static inline double fn_clamp_min(double v, double arg)
@@ -474,7 +466,7 @@ static void eval_label_replace(struct evalctx *c, const struct expr *x, const st
 			vlen = strlen(val);
 			goto set;
 		}
-		int si = *src ? labels_find(e->labels, e->nlabels, src, strlen(src)) : -1;
+		int si = *src ? labels_find_str(e->labels, e->nlabels, src) : -1;
 		char *sv = arena_strndup(c->a, si >= 0 ? e->labels[si].value : "", si >= 0 ? e->labels[si].vlen : 0);
 		size_t ngroups = x->lr->re->re_nsub + 1;
 		regmatch_t *m = arena_alloc(c->a, ngroups * sizeof(*m));
@@ -490,10 +482,10 @@ set:;
 		struct label *ls = arena_alloc(c->a, (e->nlabels + 1) * sizeof(*ls));
 		uint32_t n = 0;
 		for (uint32_t k = 0; k < e->nlabels; k++)
-			if (!slice_is_equal(e->labels[k].name, e->labels[k].nlen, dst, strlen(dst)))
+			if (!label_has_name(&e->labels[k], dst))
 				ls[n++] = e->labels[k];
 		if (vlen)
-			ls[n++] = (struct label){ dst, val, (uint32_t)strlen(dst), (uint32_t)vlen };
+			ls[n++] = label_of(dst, val, vlen);
 		labels_sort(ls, n);
 		o[i].labels = ls;
 		o[i].nlabels = n;

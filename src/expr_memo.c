@@ -1,5 +1,6 @@
 /* expr_memo.c: the pass that finds shared subexpressions among the compiled trees. */
 #include "expr_int.h"
+#include "hmap.h"
 #include "names.h"
 
 #include <math.h>
@@ -13,18 +14,18 @@
  * are in one class when their own fields are equal (as printed: every NaN alike, -0 apart from 0)
  * and their operands are in the same classes. print_rec writes every field it compares and nothing
  * else, and its output compiles back to the same tree, so that is printing the same text. Classes
- * are found in one hash table of representatives: each node is hashed once from its fields and its
+ * are found in one map (hmap.h) of representatives: each node is hashed once from its fields and its
  * operands' classes, and compared (shallowly) only with representatives of the same hash. The
  * table and the per-class arrays grow with the classes, not the nodes: a large table usually
  * repeats itself (tests/bench/gen_mapping.py's dense.json: docs/performance.md). */
 struct memo_class {
 	uint32_t count;             /* how many nodes of an eligible kind (saturating at 2) */
 	uint32_t slot;              /* its memo slot, 0 if none yet */
+	struct expr *rep;           /* one node of the class */
 };
 
 struct memo_pass {
-	struct expr **rep;          /* open addressing, by memo_hash: one node of each class; NULL empty */
-	size_t mask;
+	struct hmap idx;            /* the classes by their nodes' memo_hash (hmap.h) */
 	size_t nclass;
 	struct memo_class *cls;     /* per class */
 	size_t cls_cap;
@@ -149,35 +150,13 @@ static size_t count_nodes(const struct expr *x)
 	return x ? 1 + count_nodes(x->a) + count_nodes(x->b) : 0;
 }
 
-/* Twice the slots for the representatives, at half load. */
-static void grow_table(struct memo_pass *mp)
+/* A new class, represented by x. */
+static void new_class(struct memo_pass *mp, struct expr *x)
 {
-	size_t cap = (mp->mask + 1) * 2;
-	struct expr **rep = xcalloc(cap, sizeof(*rep));
-	for (size_t i = 0; i <= mp->mask; i++) {
-		struct expr *r = mp->rep[i];
-		mp->work++;
-		if (!r)
-			continue;
-		size_t j = r->memo_hash & (cap - 1);
-		while (rep[j])
-			j = (j + 1) & (cap - 1);
-		rep[j] = r;
-	}
-	free(mp->rep);
-	mp->rep = rep;
-	mp->mask = cap - 1;
-}
-
-/* A new class, represented by x (its slot j is free). */
-static void new_class(struct memo_pass *mp, struct expr *x, size_t j)
-{
-	mp->rep[j] = x;
 	x->memo_class = (uint32_t)mp->nclass;
 	mp->cls = xgrow(mp->cls, &mp->cls_cap, mp->nclass + 1, sizeof(*mp->cls));
-	mp->cls[mp->nclass++] = (struct memo_class){ 0, 0 };
-	if (mp->nclass * 2 > mp->mask + 1)
-		grow_table(mp);
+	mp->cls[mp->nclass] = (struct memo_class){ 0, 0, x };
+	hmap_put(&mp->idx, x->memo_hash, mp->nclass++);
 }
 
 /* Post-order: class the operands, then x. */
@@ -189,18 +168,18 @@ static void classify(struct memo_pass *mp, struct expr *x)
 	classify(mp, x->b);
 	uint64_t h = node_hash(mp, x);
 	x->memo_hash = (uint32_t)(h ^ h >> 29);
-	for (size_t j = x->memo_hash & mp->mask;; j = (j + 1) & mp->mask) {
-		struct expr *r = mp->rep[j];
+	struct hmap_iter it = hmap_iter(&mp->idx, x->memo_hash);
+	size_t k;
+	mp->work++;
+	while ((k = hmap_next(&it)) != HMAP_NONE) {
 		mp->work++;
-		if (!r) {
-			new_class(mp, x, j);
+		if (node_is_same(mp, mp->cls[k].rep, x))
 			break;
-		}
-		if (r->memo_hash == x->memo_hash && node_is_same(mp, r, x)) {
-			x->memo_class = r->memo_class;
-			break;
-		}
 	}
+	if (k == HMAP_NONE)
+		new_class(mp, x);
+	else
+		x->memo_class = (uint32_t)k;
 	struct memo_class *c = &mp->cls[x->memo_class];
 	if (memo_is_eligible(x))
 		c->count += c->count < 2; /* only "more than once" matters */
@@ -229,14 +208,12 @@ size_t expr_memo_assign_work(struct expr *const *roots, size_t n, size_t *work)
 	size_t nodes = 0;
 	for (size_t i = 0; i < n; i++)
 		nodes += count_nodes(roots[i]);
-	mp.rep = xcalloc(16, sizeof(*mp.rep));
-	mp.mask = 15;
 	mp.work = nodes;
 	for (size_t i = 0; i < n; i++)
 		classify(&mp, roots[i]);
 	for (size_t i = 0; i < n; i++)
 		number(&mp, roots[i]);
-	free(mp.rep);
+	hmap_free(&mp.idx);
 	free(mp.cls);
 	if (work)
 		*work = mp.work;

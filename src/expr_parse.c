@@ -534,7 +534,8 @@ static struct expr *parse_func(struct parser *p, int fn, size_t pos)
 	next(p);
 	next(p); /* '(' */
 	struct expr **slot[2] = { &x->a, &x->b };
-	for (int i = 0; i < expr_funcs[fn].nargs; i++) {
+	int nargs = expr_funcs[fn].nargs;
+	for (int i = 0; i < nargs; i++) {
 		if (i > 0 && expect(p, T_COMMA, "',' between arguments") < 0)
 			return NULL;
 		*slot[i] = parse_expr(p, 0);
@@ -555,6 +556,8 @@ static struct expr *parse_func(struct parser *p, int fn, size_t pos)
 			     want_scalar ? "number" : "vector");
 			return NULL;
 		}
+		if (fn == F_ROUND && i == 0 && p->t == T_COMMA) /* round(v, to_nearest): PromQL's optional argument */
+			nargs = 2;
 	}
 	if (expect(p, T_RP, "')' after arguments") < 0 || set_depth(p, x) < 0)
 		return NULL;

@@ -1,6 +1,7 @@
-/* fetch_int.h: fetch.c's transfer engine, shared with fetch_ctld.c (slurmctld's controllers);
- * not for other modules. One fetch_sources call is one run: one curl multi, each upstream's
- * credentials read once, every transfer parsed as it arrives into its payload. */
+/* fetch_int.h: the transfer engine (fetch_xfer.c), used by fetch.c and fetch_ctld.c (slurmctld's
+ * controllers); not for other modules. Calls go one way: fetch.c to fetch_ctld.c, both to
+ * fetch_xfer.c, which calls neither. One fetch_sources call is one run: one curl multi, each
+ * upstream's credentials read once, every transfer parsed as it arrives into its payload. */
 #ifndef SHIM_FETCH_INT_H
 #define SHIM_FETCH_INT_H
 
@@ -84,6 +85,8 @@ struct payload *fetch_failed(enum source_id id, unsigned gen, expo_keep_fn keep,
 /* The origin of an absolute http(s) URL as a base URL ("http://host:6817"), into out; -1 when it
  * does not parse or does not fit. */
 int fetch_origin_base(const char *url, char *out, size_t len);
+/* The end of a run: its curl multi cleaned up, the credentials it read freed. */
+void fetch_run_end(struct run *r);
 /* slurmctld's sources in mask, from one of its controllers (fetch_ctld.c). */
 void fetch_ctld(struct run *r, const struct upstream_rt *u, unsigned mask, unsigned gen, expo_keep_fn keep, void *ctx,
 		double hint, struct payload *out[SRC_COUNT]);

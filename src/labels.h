@@ -6,6 +6,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 struct label {
 	const char *name, *value;
@@ -35,11 +36,36 @@ void labels_sort(struct label *l, size_t n);   /* insertion sort: sets are tiny 
 /* Index of label `name` in the set, or -1. */
 int labels_find(const struct label *l, size_t n, const char *name, size_t nlen);
 
+/* Labels made from C strings: the one place their lengths are counted. A label made borrows its
+ * name and value (it owns nothing); name is NUL-terminated, the value is vlen bytes (label_of) or
+ * NUL-terminated (label_str). */
+static inline struct label label_of(const char *name, const char *value, size_t vlen)
+{
+	return (struct label){ name, value, (uint32_t)strlen(name), (uint32_t)vlen };
+}
+
+static inline struct label label_str(const char *name, const char *value)
+{
+	return label_of(name, value, strlen(value));
+}
+
 /* Equal byte strings. The parser makes equal label names of a family share one pointer, so the
  * pointer test settles most comparisons without reading the bytes. */
 static inline int slice_is_equal(const char *a, size_t na, const char *b, size_t nb)
 {
 	return na == nb && (na == 0 || a == b || __builtin_memcmp(a, b, na) == 0);
+}
+
+/* Whether l is named name (NUL-terminated). */
+static inline int label_has_name(const struct label *l, const char *name)
+{
+	return slice_is_equal(l->name, l->nlen, name, strlen(name));
+}
+
+/* labels_find of a NUL-terminated name. */
+static inline int labels_find_str(const struct label *l, size_t n, const char *name)
+{
+	return labels_find(l, n, name, strlen(name));
 }
 
 #endif

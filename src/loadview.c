@@ -33,7 +33,7 @@ static const struct expo_family *fam(const struct expo *e, const char *name)
 /* A label's value, or "" (and *n 0) when the sample has none. */
 static const char *label(const struct expo_sample *s, const char *name, size_t *n)
 {
-	int k = labels_find(s->labels, s->nlabels, name, strlen(name));
+	int k = labels_find_str(s->labels, s->nlabels, name);
 	*n = k < 0 ? 0 : s->labels[k].vlen;
 	return k < 0 ? "" : s->labels[k].value;
 }

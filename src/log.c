@@ -19,8 +19,9 @@ static const char *const names[] = { "debug", "info", "warn", "error" };
 /* The one escape of a log line, at the sink (logfmt, msg="..."): '"' and '\\' get a '\\', control
  * bytes (C0, DEL) and each byte of invalid UTF-8 become \xNN, valid UTF-8 is kept. pre: the text was
  * escaped where it was written (a loader's problems: \xNN, \"), so a backslash and the printable
- * byte after it are copied as they are, an escape already. Appends to out[o..cap) and returns the
- * new o; stops, at a whole character, 8 bytes before cap. */
+ * byte after it are copied as they are, an escape already. A bidirectional formatting character
+ * (utf8_bidi_control), valid but able to reorder the line on a terminal, is \xNN byte by byte too.
+ * Appends to out[o..cap) and returns the new o; stops, at a whole character, 8 bytes before cap. */
 static size_t quote_into(char *out, size_t o, size_t cap, const char *s, size_t n, int pre)
 {
 	static const char hex[] = "0123456789abcdef";
@@ -28,20 +29,21 @@ static size_t quote_into(char *out, size_t o, size_t cap, const char *s, size_t 
 	for (size_t i = 0; i < n;) {
 		int ok = 1;
 		size_t len = u[i] < 0x80 ? 1 : utf8_next(u + i, n - i, &ok);
-		size_t need = ok && len > 1 ? len : 4 * len;
+		int bidi = ok && len > 1 && utf8_bidi_control(u + i, len);
+		size_t need = ok && len > 1 && !bidi ? len : 4 * len;
 		if (o + need >= cap - 8)
 			break;
 		if (pre && u[i] == '\\' && i + 1 < n && u[i + 1] > 0x20 && u[i + 1] < 0x7f) {
 			out[o++] = '\\';
 			out[o++] = (char)u[i + 1];
 			len = 2;
-		} else if (ok && len > 1) {
+		} else if (ok && len > 1 && !bidi) {
 			memcpy(out + o, s + i, len);
 			o += len;
 		} else if (ok && (u[i] == '"' || u[i] == '\\')) {
 			out[o++] = '\\';
 			out[o++] = (char)u[i];
-		} else if (ok && u[i] >= 0x20 && u[i] != 0x7f) {
+		} else if (ok && len == 1 && u[i] >= 0x20 && u[i] != 0x7f) {
 			out[o++] = (char)u[i];
 		} else {
 			for (size_t k = 0; k < len; k++) {
@@ -57,7 +59,8 @@ static size_t quote_into(char *out, size_t o, size_t cap, const char *s, size_t 
 }
 
 /* {"level":"info","msg":"..."}: the fields of the logfmt line, the text escaped as RFC 8259 says (" \
- * and control characters; DEL too, so that no terminal control reaches a screen), invalid UTF-8
+ * and control characters; DEL too, so that no terminal control reaches a screen; a bidirectional
+ * formatting character as its \uXXXX, so that it reorders no terminal line), invalid UTF-8
  * replaced by U+FFFD (as Go's encoding/json does: a JSON text is UTF-8). One write. */
 static void json_line(enum log_level lvl, const char *text, size_t n)
 {
@@ -71,6 +74,8 @@ static void json_line(enum log_level lvl, const char *text, size_t n)
 		if (!ok) {
 			memcpy(out + o, "\\ufffd", 6);
 			o += 6;
+		} else if (len > 1 && utf8_bidi_control(u + i, len)) {
+			o += (size_t)snprintf(out + o, sizeof(out) - o, "\\u%04x", utf8_bidi_control(u + i, len));
 		} else if (len > 1) {
 			memcpy(out + o, text + i, len);
 			o += len;

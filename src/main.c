@@ -49,6 +49,30 @@ static int check_mapping(const struct options *opt)
 	return 0;
 }
 
+/* --version; with --mapping.file, each schema given: its name, file and rows by the best fidelity
+ * their forms promise (mapping_fidelity_counts). 0, or 1 when a file is not valid (its problems on stderr). */
+static int version(const struct options *opt)
+{
+	version_print(stdout);
+	if (!opt->mappings_given)
+		return 0;
+	struct buf problems;
+	buf_init(&problems, 0);
+	struct mapping *set = mapping_load_set(opt->mappings, opt->nmapping, &problems);
+	if (!set)
+		fwrite(problems.data, 1, problems.len, stderr);
+	for (const struct mapping *m = set; m; m = m->next) {
+		size_t c[FID_COUNT];
+		mapping_fidelity_counts(m, c);
+		printf("  schema:           %s (%s%s): %zu rows, %zu exact, %zu approximate, %zu unavailable\n",
+		       m->stem[0] ? m->stem : "(unnamed)", m->path, m == set ? ", at the metrics path" : "", m->nrows,
+		       c[FID_EXACT], c[FID_APPROXIMATE], c[FID_UNAVAILABLE]);
+	}
+	mapping_free(set);
+	buf_free(&problems);
+	return set ? 0 : 1;
+}
+
 static int check_exposition(int strict, size_t max_body)
 {
 	struct buf in;
@@ -250,6 +274,7 @@ static void scraper_config_init(struct scraper_config *sc, const struct options 
 		.flags = row_flags(opt),
 		.load_margin = (double)opt->load_margin,
 		.log_load = !opt->once && !opt->compare_legacy, /* --once prints what it always printed */
+		.self_schemas = !opt->once && !opt->compare_legacy,
 		/* /jobs is the full job RPC: only on request, whatever the rows read */
 		.sources_off = opt->rest_jobs ? 0 : 1u << SRC_REST_JOBS,
 		.max_output = 1u << 30, /* legacy families; a family that does not fit is left out whole */
@@ -343,17 +368,43 @@ static int parse_page(struct expo *e, const struct buf *b, const char *what)
 	return -1;
 }
 
+/* The schema --compare-legacy compares against: --compare-legacy.schema's, else the only one, else
+ * the one the old exporter's page legacy speaks (compare_pick_schema; NULL: not parsed yet). *k set
+ * (-1: not yet known, the page decides). 0, or -1 logged. */
+static int compare_schema(const struct options *opt, const struct mapping *chain, const struct expo *legacy, int *k)
+{
+	char why[512];
+	if (opt->compare_schema)
+		*k = schema_named(chain, "--compare-legacy.schema", opt->compare_schema);
+	else if (!chain->next)
+		*k = 0;
+	else if (legacy && (*k = compare_pick_schema(chain, legacy, why, sizeof(why))) < 0)
+		log_error("--compare-legacy: cannot tell which schema the old exporter speaks (its family names shared with "
+			  "each schema's row names, of the names of either: %s); name it with --compare-legacy.schema", why);
+	else if (legacy)
+		log_info("--compare-legacy: the old exporter speaks %s (its family names shared with each schema's row names, "
+			 "of the names of either: %s)",
+			 mapping_schema(chain, (size_t)*k)->stem, why);
+	else
+		*k = -1;
+	return opt->compare_schema || legacy ? (*k < 0 ? -1 : 0) : 0;
+}
+
 /* --compare-legacy: the old exporter and one scrape of the shim at the same moment, compared: the
  * shim's answer as served, and its render's result record for the form each row was served with.
+ * With several schemas and none named, the page is read first and says which schema to scrape.
  * 0 every exact family agrees, 1 one differs (or the shim could not scrape), 2 the old exporter's
- * page could not be read. table borrows the scraper's mapping. */
-static int compare_legacy(const struct options *opt, struct scraper *scraper, const struct mapping *table)
+ * page could not be read or its schema not told. chain borrows the scrapers' tables. */
+static int compare_legacy(const struct options *opt, const struct schemas *sc, const struct mapping *chain)
 {
 	struct legacy_page page = { .url = opt->compare_legacy, .timeout = opt->timeout };
 	struct buf shim, report;
 	struct expo le, se;
+	struct answer *a = NULL;
 	pthread_t t;
-	int rc = 2;
+	int rc = 2, k;
+	if (compare_schema(opt, chain, NULL, &k) < 0)
+		return 2;
 	buf_init(&page.body, (size_t)opt->max_body);
 	buf_init(&shim, 0);
 	buf_init(&report, 0);
@@ -362,7 +413,8 @@ static int compare_legacy(const struct options *opt, struct scraper *scraper, co
 	int started = pthread_create(&t, NULL, get_legacy, &page) == 0;
 	if (!started)
 		get_legacy(&page);
-	struct answer *a = scraper_answer(scraper, opt->timeout);
+	if (k >= 0)
+		a = scraper_answer(sc->s[k], opt->timeout);
 	if (started)
 		pthread_join(t, NULL);
 	if (page.rc < 0) {
@@ -377,13 +429,19 @@ static int compare_legacy(const struct options *opt, struct scraper *scraper, co
 			  page.body.len);
 		goto out;
 	}
+	if (k < 0 && compare_schema(opt, chain, &le, &k) < 0)
+		goto out;
+	if (!a)
+		a = scraper_answer(sc->s[k], opt->timeout);
 	if (a->status != 200)
 		fwrite(a->body, 1, a->len, stderr); /* nothing of the shim's: every family the old exporter has differs */
 	else
 		buf_append(&shim, a->body, a->len);
 	if (parse_page(&se, &shim, "the shim's own answer") < 0)
 		goto out;
-	rc = compare_families(table, row_flags(opt), &le, &se, a->result, (enum compare_format)opt->compare_format, &report);
+	/* several schemas: the report names the one compared (one schema: as it always was) */
+	rc = compare_schema_families(mapping_schema(chain, (size_t)k), chain->next != NULL, row_flags(opt), &le, &se,
+				     a->result, (enum compare_format)opt->compare_format, &report);
 	fwrite(report.data, 1, report.len, stdout);
 out:
 	answer_unref(a);
@@ -412,10 +470,8 @@ int main(int argc, char **argv)
 		options_usage(stdout);
 		return 0;
 	}
-	if (opt.version) {
-		version_print(stdout);
-		return 0;
-	}
+	if (opt.version)
+		return version(&opt);
 	if (opt.rest_api_version && !slurmrestd_api_is_known(opt.rest_api_version)) {
 		fprintf(stderr, "slurm-exporter-shim: flag --slurmrestd.api-version: value \"%.40s\" is not a version this shim reads (%s)\n",
 			opt.rest_api_version, slurmrestd_api_known_text());
@@ -462,7 +518,7 @@ int main(int argc, char **argv)
 	if (schemas_init(&schemas, &opt, scraper, table) < 0)
 		goto out;
 	if (opt.compare_legacy) {
-		rc = compare_legacy(&opt, scraper, table);
+		rc = compare_legacy(&opt, &schemas, table);
 	} else if (opt.once) {
 		rc = once(&opt, schemas.s[once_schema]);
 	} else {

@@ -24,9 +24,8 @@ static int relabel(const struct row *r, struct vec *v, struct arena *a, char *er
 			if (!l.vlen)
 				continue;
 			for (size_t j = 0; j < r->nrenames; j++)
-				if (slice_is_equal(l.name, l.nlen, r->renames[j].key, strlen(r->renames[j].key))) {
-					l.name = r->renames[j].value;
-					l.nlen = (uint32_t)strlen(l.name);
+				if (label_has_name(&l, r->renames[j].key)) {
+					l = label_of(r->renames[j].value, l.value, l.vlen);
 					break;
 				}
 			if (labels_find(ls, n, l.name, l.nlen) >= 0) {
@@ -37,9 +36,8 @@ static int relabel(const struct row *r, struct vec *v, struct arena *a, char *er
 		}
 		for (size_t j = 0; j < r->nfills; j++) {
 			const char *key = r->fills[j].key;
-			if (labels_find(ls, n, key, strlen(key)) < 0)
-				ls[n++] = (struct label){ key, r->fills[j].value, (uint32_t)strlen(key),
-							  (uint32_t)strlen(r->fills[j].value) };
+			if (labels_find_str(ls, n, key) < 0)
+				ls[n++] = label_str(key, r->fills[j].value);
 		}
 		labels_sort(ls, n);
 		e->labels = ls;
@@ -346,4 +344,17 @@ unsigned mapping_sources(const struct mapping *m, unsigned flags, unsigned usabl
 				eps |= form_sources(&r->forms[k]);
 	}
 	return eps;
+}
+
+void mapping_fidelity_counts(const struct mapping *m, size_t out[FID_COUNT])
+{
+	for (int f = 0; f < FID_COUNT; f++)
+		out[f] = 0;
+	for (size_t i = 0; m && i < m->nrows; i++) {
+		enum fidelity best = FID_UNAVAILABLE;
+		for (size_t k = 0; k < m->rows[i].nforms; k++)
+			if (m->rows[i].forms[k].fidelity < best)
+				best = m->rows[i].forms[k].fidelity;
+		out[best]++;
+	}
 }

@@ -26,6 +26,7 @@
 
 #include "source.h"
 #include "expr.h"
+#include "hmap.h"
 
 enum fidelity { FID_EXACT, FID_APPROXIMATE, FID_UNAVAILABLE, FID_COUNT };
 
@@ -110,8 +111,7 @@ struct mapping {
 				       check that it grows linearly with the file */
 	char **inputs;              /* sorted, unique native names the rows read */
 	size_t ninputs;
-	size_t *names;              /* the rows by name (mapping_row_index): index + 1, 0 empty */
-	size_t names_mask;
+	struct hmap names;          /* the rows' index by name (mapping_row_index; hmap.h) */
 	struct catalog_release *releases; /* "validated_on", in the file's order; none: nothing to compare */
 	size_t nreleases;
 	/* Several schemas served by one process (mapping_load_set): the next one, owned (mapping_free
@@ -177,6 +177,10 @@ static inline int row_is_enabled(const struct row *r, unsigned flags)
 }
 /* "exact", "approximate" or "unavailable" (a literal). */
 const char *fidelity_name(enum fidelity f);
+/* m's rows (this schema's alone, not the chain's) by the best fidelity any of their forms promises
+ * (a preferred form's with the upstream it reads, else the native form's): out[FID_EXACT] rows exact
+ * at best, and so on; the status page, --version and slurm_exporter_shim_schema_rows count so. */
+void mapping_fidelity_counts(const struct mapping *m, size_t out[FID_COUNT]);
 /* The upstream form r->forms[form] reads: slurmrestd when any of its sources is slurmrestd's, else
  * slurmctld. */
 enum upstream_id row_upstream(const struct row *r, size_t form);

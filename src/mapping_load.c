@@ -63,7 +63,7 @@ void mapping_free(struct mapping *m)
 	for (size_t i = 0; i < m->ninputs; i++)
 		free(m->inputs[i]);
 	free(m->inputs);
-	free(m->names);
+	hmap_free(&m->names);
 	free(m->path);
 	mapping_catalog_free(m);
 	free(m);
@@ -152,22 +152,24 @@ static int label_name_is_valid(const char *s)
 }
 
 /* Comparing each row's name with every row before it was quadratic (docs/performance.md): rows
- * are found by name in a table with room for all of them (m->names). Returns the slot of the row
- * of this name (its index + 1), or the empty slot where it goes (0); *work counts the probes. */
-static size_t *name_slot(const struct mapping *m, const char *name, size_t *work)
+ * are found by name in a map with room for all of them (m->names). Returns the row of this name's
+ * index + 1, or 0; *work counts the rows compared (and the lookup). */
+static size_t name_row(const struct mapping *m, const char *name, size_t *work)
 {
-	uint64_t h = fnv1a(name, strlen(name));
-	for (size_t j = (size_t)(h ^ h >> 32) & m->names_mask;; j = (j + 1) & m->names_mask) {
+	struct hmap_iter it = hmap_iter(&m->names, hmap_hash(name, strlen(name)));
+	(*work)++;
+	for (size_t i; (i = hmap_next(&it)) != HMAP_NONE;) {
 		(*work)++;
-		if (!m->names[j] || strcmp(m->rows[m->names[j] - 1].name, name) == 0)
-			return &m->names[j];
+		if (strcmp(m->rows[i].name, name) == 0)
+			return i + 1;
 	}
+	return 0;
 }
 
 int mapping_row_index(const struct mapping *m, const char *name)
 {
 	size_t work = 0;
-	return (int)*name_slot(m, name, &work) - 1;
+	return (int)name_row(m, name, &work) - 1;
 }
 
 static void load_kv(struct loader *L, json_t *obj, const char *field, struct kv **out, size_t *n, int keys_are_labels,
@@ -339,7 +341,7 @@ static void load_name(struct loader *L, const struct field *f, json_t *v)
 		bad_value(L, f);
 	else if (strncmp(name, "slurm_exporter_shim_", 20) == 0)
 		row_problem(L, f->key, "names starting with slurm_exporter_shim_ are reserved for self metrics");
-	else if ((first = *name_slot(L->m, name, &L->work)))
+	else if ((first = name_row(L->m, name, &L->work)))
 		row_problem(L, f->key, "duplicate row name (first defined at row %zu)", first);
 	else
 		load_string(L, f, v);
@@ -632,7 +634,7 @@ static void load_row(struct loader *L, struct mapping *m, size_t ri, json_t *jr)
 		row_clear(r);
 		return;
 	}
-	*name_slot(m, r->name, &L->work) = m->nrows + 1;
+	hmap_put(&m->names, hmap_hash(r->name, strlen(r->name)), m->nrows);
 	for (size_t k = 0; k < r->nforms; k++)
 		m->sources |= r->forms[k].sources | (r->forms[k].wrap ? r->forms[k].wrap->sources : 0);
 	m->nrows++;
@@ -708,10 +710,7 @@ struct mapping *mapping_load(const char *path, struct buf *problems)
 	L.m = m;
 	m->path = xstrdup(path);
 	m->rows = xcalloc(json_array_size(rows) + 1, sizeof(*m->rows));
-	m->names_mask = 15;
-	while (m->names_mask < json_array_size(rows) * 2)
-		m->names_mask = m->names_mask * 2 + 1;
-	m->names = xcalloc(m->names_mask + 1, sizeof(*m->names));
+	hmap_reset(&m->names, json_array_size(rows));
 	for (size_t i = 0; i < json_array_size(rows); i++)
 		load_row(&L, m, i, json_array_get(rows, i));
 	if (!L.nproblems) {

@@ -73,31 +73,4 @@ static inline uint64_t fnv1a(const char *s, size_t n)
 	return h;
 }
 
-/* ---- hash slots: hash << 32 | index + 1, 0 for an empty slot ---- */
-
-static inline uint64_t hslot(uint32_t hash, size_t i)
-{
-	return (uint64_t)hash << 32 | (uint64_t)(i + 1);
-}
-
-static inline uint32_t hslot_hash(uint64_t s)
-{
-	return (uint32_t)(s >> 32);
-}
-
-static inline size_t hslot_index(uint64_t s)
-{
-	return (size_t)(uint32_t)s - 1;
-}
-
-/* Put element i, of hash `hash`, in the first free slot from its own (linear probing; the table
- * has mask + 1 slots, a power of two, and room). */
-static inline void hslot_put(uint64_t *slot, size_t mask, uint32_t hash, size_t i)
-{
-	size_t j = hash & mask;
-	while (slot[j])
-		j = (j + 1) & mask;
-	slot[j] = hslot(hash, i);
-}
-
 #endif

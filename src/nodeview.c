@@ -90,7 +90,7 @@ static void copy_cut(char *out, size_t cap, const char *s, size_t n)
 /* A label's value, or "" (and *n 0) when the sample has none. */
 static const char *label(const struct expo_sample *s, const char *name, size_t *n)
 {
-	int k = labels_find(s->labels, s->nlabels, name, strlen(name));
+	int k = labels_find_str(s->labels, s->nlabels, name);
 	*n = k < 0 ? 0 : s->labels[k].vlen;
 	return k < 0 ? "" : s->labels[k].value;
 }

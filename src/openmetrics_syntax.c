@@ -188,14 +188,16 @@ int om_num_is_negative(const struct om_num *x)
 void om_keyset_init(struct om_keyset *k)
 {
 	buf_init(&k->store, 0);
-	k->slot = NULL;
+	k->key = NULL;
 	k->cap = k->n = 0;
+	k->idx = (struct hmap){ 0 };
 }
 
 void om_keyset_free(struct om_keyset *k)
 {
 	buf_free(&k->store);
-	free(k->slot);
+	free(k->key);
+	hmap_free(&k->idx);
 	om_keyset_init(k);
 }
 
@@ -204,60 +206,36 @@ void om_keyset_clear(struct om_keyset *k)
 {
 	k->store.len = 0;
 	k->n = 0;
-	if (k->cap > 256) {
-		free(k->slot);
-		k->slot = NULL;
-		k->cap = 0;
-	} else if (k->slot) {
-		memset(k->slot, 0, k->cap * sizeof(*k->slot));
-	}
+	if (k->idx.mask + 1 > 256)
+		hmap_free(&k->idx);
+	else
+		hmap_clear(&k->idx);
 }
 
-static struct om_kslot *keyset_find(const struct om_keyset *k, const char *s, size_t n, uint64_t h)
+static size_t keyset_find(const struct om_keyset *k, const char *s, size_t n, uint32_t h)
 {
-	size_t mask = k->cap - 1;
-	for (size_t i = h & mask;; i = (i + 1) & mask) {
-		struct om_kslot *sl = &k->slot[i];
-		if (!sl->used)
-			return sl;
-		if (sl->h == h && sl->len == n && (n == 0 || memcmp(k->store.data + sl->off, s, n) == 0))
-			return sl;
-	}
+	struct hmap_iter it = hmap_iter(&k->idx, h);
+	for (size_t i; (i = hmap_next(&it)) != HMAP_NONE;)
+		if (k->key[i].len == n && (n == 0 || memcmp(k->store.data + k->key[i].off, s, n) == 0))
+			return i;
+	return HMAP_NONE;
 }
 
 int om_keyset_has(const struct om_keyset *k, const char *s, size_t n)
 {
-	return k->cap && keyset_find(k, s, n, fnv1a(s, n))->used;
+	return keyset_find(k, s, n, hmap_hash(s, n)) != HMAP_NONE;
 }
 
 /* Add a key: 1 if it was new, 0 if it was already there. */
 int om_keyset_add(struct om_keyset *k, const char *s, size_t n)
 {
-	uint64_t h = fnv1a(s, n);
-	if ((k->n + 1) * 2 > k->cap) {
-		size_t cap = k->cap ? k->cap * 2 : 16;
-		struct om_kslot *old = k->slot;
-		size_t oldcap = k->cap;
-		k->slot = xcalloc(cap, sizeof(*k->slot));
-		k->cap = cap;
-		for (size_t i = 0; i < oldcap; i++)
-			if (old[i].used) {
-				size_t j = old[i].h & (cap - 1);
-				while (k->slot[j].used)
-					j = (j + 1) & (cap - 1);
-				k->slot[j] = old[i];
-			}
-		free(old);
-	}
-	struct om_kslot *sl = keyset_find(k, s, n, h);
-	if (sl->used)
+	uint32_t h = hmap_hash(s, n);
+	if (keyset_find(k, s, n, h) != HMAP_NONE)
 		return 0;
-	sl->used = 1;
-	sl->h = h;
-	sl->off = k->store.len;
-	sl->len = n;
+	k->key = xgrow(k->key, &k->cap, k->n + 1, sizeof(*k->key));
+	k->key[k->n] = (struct om_key){ k->store.len, n };
 	buf_append(&k->store, s, n);
-	k->n++;
+	hmap_put(&k->idx, h, k->n++);
 	return 1;
 }
 

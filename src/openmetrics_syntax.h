@@ -13,6 +13,7 @@
 #include <stdint.h>
 
 #include "buf.h"
+#include "hmap.h"
 
 enum om_num_kind { OM_FINITE, OM_PINF, OM_NINF, OM_NAN };
 
@@ -23,16 +24,15 @@ struct om_num {
 	size_t n;
 };
 
-struct om_kslot {
-	uint64_t h;
-	size_t off, len;
-	int used;
+struct om_key {
+	size_t off, len;  /* in store */
 };
 
 struct om_keyset {
 	struct buf store; /* the keys' bytes */
-	struct om_kslot *slot;
+	struct om_key *key; /* in the order added */
 	size_t cap, n;
+	struct hmap idx;  /* key's index by hash (hmap.h) */
 };
 
 struct om_label {

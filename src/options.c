@@ -212,12 +212,16 @@ static const struct flag flags[] = {
 	  .help = "scrape the old exporter at URL and the shim at once, report per family, exit (0 every exact family agrees and none disappears, 1 otherwise, 2 URL unreadable)" },
 	{ .name = "compare-legacy.format", F_ENUM(compare_format, compare_formats), .def = "table",
 	  .metavar = "FORMAT", .help = "how --compare-legacy reports: table or json" },
+	{ .name = "compare-legacy.schema", F_STRING(compare_schema), .metavar = "NAME",
+	  .help = "with --compare-legacy: compare against this --mapping.file (its name without .json) instead of the "
+	  "schema whose row names the old exporter's page shares most" },
 	{ .name = "check-mapping", F_FILES(check_mapping, checks, ncheck), .metavar = "FILE",
 	  .help = "check a mapping file (repeat it for several, checked as one set): print every problem, exit 1 if any" },
 	{ .name = "check-exposition", F_BOOL(check_expo),
 	  .help = "parse one exposition from stdin: exit 0 if valid, else 1 with the first error" },
 	{ .name = "strict", F_BOOL(strict), .help = "with --check-exposition: the strict OpenMetrics grammar" },
-	{ .name = "version", F_BOOL(version), .help = "print the version and exit" },
+	{ .name = "version", F_BOOL(version), .help = "print the version and exit; with --mapping.file, also each schema "
+	  "and its rows by fidelity" },
 	{ .name = "help", .alias = "h", F_BOOL(help), .help = "print this help and exit" },
 };
 #define NFLAGS (sizeof(flags) / sizeof(flags[0]))
@@ -418,6 +422,7 @@ static int set_files(struct options *o, const struct flag *f, const char *v, FIL
 		return bad_value(f, v, err);
 	all[(*n)++] = v;
 	*dst = all[0];
+	o->mappings_given |= all == o->mappings && v != f->def; /* the defaults are set through here too */
 	return 0;
 }
 

@@ -30,9 +30,11 @@ struct options {
 	char listen_addr[OPTIONS_LISTEN_MAX][128]; /* ADDR=NAME: ADDR (listens[i] points here) */
 	const char *mappings[OPTIONS_FILES_MAX]; /* every --mapping.file (mapping is the first) */
 	size_t nmapping;
+	int mappings_given;              /* --mapping.file was given (mappings[] is not the default) */
 	const char *checks[OPTIONS_FILES_MAX];   /* every --check-mapping (check_mapping is the first) */
 	size_t ncheck;
 	const char *once_schema;         /* --once.schema NAME: the schema --once prints; NULL: the first */
+	const char *compare_schema;      /* --compare-legacy.schema NAME: the schema compared; NULL: recognised */
 	long long load_margin;           /* --status.load-margin: percent of a node's CPUs */
 	int systemd_socket;              /* --web.systemd-socket: systemd's sockets, not listens[] */
 	int log_format;                  /* 0 logfmt, 1 json (log.h's log_json) */

@@ -3,7 +3,6 @@
 #include "file_read.h"
 #include "log.h"
 #include "monotime.h"
-#include "names.h"
 #include "xmalloc.h"
 
 #include <errno.h>
@@ -17,13 +16,10 @@
 
 static size_t names_find(const struct payload_names *nm, const char *name, size_t len, uint32_t h)
 {
-	if (!nm->slot)
-		return SIZE_MAX;
-	for (size_t j = h & nm->mask; nm->slot[j]; j = (j + 1) & nm->mask) {
-		size_t i = hslot_index(nm->slot[j]);
-		if (hslot_hash(nm->slot[j]) == h && !strncmp(nm->v[i], name, len) && !nm->v[i][len])
+	struct hmap_iter it = hmap_iter(&nm->idx, h);
+	for (size_t i; (i = hmap_next(&it)) != HMAP_NONE;)
+		if (!strncmp(nm->v[i], name, len) && !nm->v[i][len])
 			return i;
-	}
 	return SIZE_MAX;
 }
 
@@ -32,7 +28,7 @@ static void names_add(struct payload_names *nm, const char *name, size_t len)
 {
 	if (len > PAYLOAD_NAME_MAX)
 		len = PAYLOAD_NAME_MAX;
-	uint32_t h = (uint32_t)fnv1a(name, len);
+	uint32_t h = hmap_hash(name, len);
 	if (nm->n && !strncmp(nm->v[nm->n - 1], name, len) && !nm->v[nm->n - 1][len])
 		return; /* the TYPE line's name again, at its samples */
 	if (names_find(nm, name, len, h) != SIZE_MAX)
@@ -41,16 +37,9 @@ static void names_add(struct payload_names *nm, const char *name, size_t len)
 		nm->more++;
 		return;
 	}
-	if (2 * (nm->n + 1) > nm->mask) { /* at most half full: grow and put every name again */
-		nm->mask = nm->mask ? 2 * nm->mask + 1 : 255;
-		free(nm->slot);
-		nm->slot = xcalloc(nm->mask + 1, sizeof(*nm->slot));
-		for (size_t i = 0; i < nm->n; i++)
-			hslot_put(nm->slot, nm->mask, (uint32_t)fnv1a(nm->v[i], strlen(nm->v[i])), i);
-	}
 	nm->v = xgrow(nm->v, &nm->cap, nm->n + 1, sizeof(*nm->v));
 	nm->v[nm->n] = xstrndup(name, len);
-	hslot_put(nm->slot, nm->mask, h, nm->n++);
+	hmap_put(&nm->idx, h, nm->n++);
 }
 
 static void names_clear(struct payload_names *nm)
@@ -58,13 +47,13 @@ static void names_clear(struct payload_names *nm)
 	for (size_t i = 0; i < nm->n; i++)
 		free(nm->v[i]);
 	free(nm->v);
-	free(nm->slot);
+	hmap_free(&nm->idx);
 	memset(nm, 0, sizeof(*nm));
 }
 
 int payload_has_named(const struct payload *p, const char *name, size_t len)
 {
-	return len <= PAYLOAD_NAME_MAX && names_find(&p->named, name, len, (uint32_t)fnv1a(name, len)) != SIZE_MAX;
+	return len <= PAYLOAD_NAME_MAX && names_find(&p->named, name, len, hmap_hash(name, len)) != SIZE_MAX;
 }
 
 /* slurmctld's answers: every family name the parser sees passes here, so that an exporter's page

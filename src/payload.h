@@ -14,6 +14,7 @@
 #include <stdint.h>
 
 #include "expo.h"
+#include "hmap.h"
 #include "source.h"
 
 /* The distinct family names a slurmctld answer named, kept or not (the catalog check, catalog.h):
@@ -25,8 +26,7 @@ struct payload_names {
 	char **v;
 	size_t n, cap;
 	size_t more;
-	uint64_t *slot;          /* hash slots (names.h): mask + 1 of them, 0: none yet */
-	size_t mask;
+	struct hmap idx;         /* v's index by name (hmap.h) */
 };
 
 struct payload {

@@ -99,6 +99,7 @@ static void source_facts(const struct render_in *in, struct render_source *o, en
 static void record_facts(const struct render_in *in, struct render_result *res)
 {
 	res->m = in->m;
+	res->schemas = in->schemas;
 	res->slow_fetch = in->slow_fetch;
 	res->reload_ok = in->reload_ok;
 	res->reload_time = in->reload_time;

@@ -66,6 +66,9 @@ struct render_in {
 	size_t nctl;
 	unsigned long ctl_switches;
 	struct compress_stats *gz; /* the answers' compression counters (compress.h); NULL: no compression */
+	/* every schema the process serves (mapping.h's chain, m one of them), for the self metric
+	   slurm_exporter_shim_schema_rows; NULL: not written (--once prints what it always printed) */
+	const struct mapping *schemas;
 };
 
 /* What one row gave. */
@@ -109,6 +112,7 @@ struct render_token {
 struct render_result {
 	int status;               /* 200, or 503: payloads given and none usable (no row evaluated) */
 	const struct mapping *m;  /* the table rendered (borrowed: see Ownership) */
+	const struct mapping *schemas; /* render_in's: the chain m belongs to (borrowed as m is), or NULL */
 	size_t nrows;             /* the table's rows, 0 on 503 */
 	struct render_row *rows;  /* per row of the table; NULL on 503 */
 	struct render_source src[SRC_COUNT];

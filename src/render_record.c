@@ -62,6 +62,7 @@ enum self_each {
 	EACH_RELEASE,     /* the closest validated release, when one was compared */
 	EACH_CONTROLLER,  /* each slurmctld controller as last seen */
 	EACH_CODING,      /* each enum content_coding */
+	EACH_SCHEMA_FID,  /* each schema served, by each enum fidelity (schema * FID_COUNT + fidelity) */
 };
 
 /* When a family is written at all. */
@@ -71,6 +72,7 @@ enum self_when {
 	WHEN_CATALOG,     /* the table records a native catalog (validated_on) */
 	WHEN_CTL,         /* the record has controllers (not a replay) */
 	WHEN_GZ,          /* the record has compression counters (the daemon) */
+	WHEN_SCHEMAS,     /* the record has the schemas served (the daemon) */
 };
 
 #define SELF_LABELS_MAX 4
@@ -129,6 +131,12 @@ static double v_switches(const struct render_result *r, size_t i) { (void)i; ret
 static double v_gz_answers(const struct render_result *r, size_t i) { (void)i; return (double)r->gz_answers; }
 static double v_gz_cpu(const struct render_result *r, size_t i) { (void)i; return (double)r->gz_cpu_ns / 1e9; }
 static double v_gz_bytes(const struct render_result *r, size_t i) { return (double)r->gz_bytes[i]; }
+static double v_schema_rows(const struct render_result *r, size_t i)
+{
+	size_t n[FID_COUNT];
+	mapping_fidelity_counts(mapping_schema(r->schemas, i / FID_COUNT), n);
+	return (double)n[i % FID_COUNT];
+}
 
 #define UPGRADING "docs/operations.md, \"Upgrading Slurm\""
 
@@ -234,6 +242,10 @@ static const struct self_family self[] = {
 	{ .name = "slurm_exporter_shim_response_body_bytes_total", .type = "counter", .each = EACH_CODING, .when = WHEN_GZ,
 	  .value = v_gz_bytes, .labels = { "encoding" },
 	  .help = "Body bytes of answers sent to GET requests since start, by content coding." },
+	{ .name = "slurm_exporter_shim_schema_rows", .type = "gauge", .each = EACH_SCHEMA_FID, .when = WHEN_SCHEMAS,
+	  .value = v_schema_rows, .labels = { "schema", "fidelity" },
+	  .help = "Rows of each schema this process serves (--mapping.file, named by its file name without .json), by "
+		  "the best fidelity any of a row's forms promises (with every upstream it reads)." },
 };
 
 /* How far a family's index runs in r. */
@@ -253,6 +265,7 @@ static size_t each_count(enum self_each each, const struct render_result *r)
 	case EACH_KIND: return CATALOG_KIND_COUNT;
 	case EACH_RELEASE: return r->catalog.compared ? 1 : 0;
 	case EACH_CONTROLLER: return r->nctl;
+	case EACH_SCHEMA_FID: return mapping_schema_count(r->schemas) * FID_COUNT;
 	}
 	return 0;
 }
@@ -310,6 +323,10 @@ static int each_point(enum self_each each, const struct render_result *r, size_t
 		lv[1] = controller_role_name(r->ctl[i].role);
 		return 1;
 	case EACH_CODING: lv[0] = codings[i]; return 1;
+	case EACH_SCHEMA_FID:
+		lv[0] = mapping_schema(r->schemas, i / FID_COUNT)->stem;
+		lv[1] = fidelity_name((enum fidelity)(i % FID_COUNT));
+		return 1;
 	}
 	return 0;
 }
@@ -320,6 +337,7 @@ static int self_is_written(const struct self_family *f, const struct render_resu
 	case WHEN_CATALOG: return r->m && r->m->nreleases > 0;
 	case WHEN_CTL: return r->has_ctl;
 	case WHEN_GZ: return r->has_gz;
+	case WHEN_SCHEMAS: return r->schemas != NULL;
 	default: return 1;
 	}
 }
@@ -339,8 +357,7 @@ static void write_self_family(struct buf *b, const struct self_family *f, const 
 		s->labels = &l[SELF_LABELS_MAX * i];
 		for (size_t k = 0; k < SELF_LABELS_MAX && f->labels[k]; k++)
 			if (lv[k])
-				s->labels[s->nlabels++] = (struct label){ f->labels[k], lv[k], (uint32_t)strlen(f->labels[k]),
-									  (uint32_t)strlen(lv[k]) };
+				s->labels[s->nlabels++] = label_str(f->labels[k], lv[k]);
 		s->v = f->value(r, i);
 	}
 	if (v.n || f->when != WHEN_SAMPLE)

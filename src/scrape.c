@@ -14,10 +14,10 @@
 
 #define LOGGED_MAX 256   /* family|reason pairs logged once (log_family_once); later ones log every time */
 
-/* Why a scrape is refused before it renders (scrape.h: cfg.max_held). */
-#define HELD_WHY "slurm-exporter-shim: earlier answers that clients have not read yet hold %zu bytes, over " \
-		 "--web.max-held-bytes %zu: no new answer is rendered until they are read or their connections " \
-		 "time out (--web.connection-timeout)\n"
+/* How long a scrape that had connections closed to make room waits for them to let their answers go
+ * (they do within milliseconds: libmicrohttpd's thread sees its socket shut down at once). */
+#define EVICT_WAIT_S 0.5
+#define EVICT_WARN_EVERY_S 60.0 /* at most one warning a minute about the connections closed */
 
 struct scraper {
 	struct scraper_config cfg;
@@ -37,7 +37,8 @@ struct scraper {
 	 * that get the same payload. */
 	struct answer *native[SRC_NATIVE_COUNT];
 	struct answer_held *held; /* the bytes of answers only connections hold (cfg.max_held) */
-	int refusing;             /* the last scrape was refused for them (logged once per change) */
+	unsigned long evicted;    /* connections closed for cfg.max_held since the last warning */
+	double evict_warned;      /* when that warning was logged (monotonic; 0: never) */
 	struct compress_stats gz; /* its answers' gzip forms and bytes sent (server.c counts) */
 	size_t schema;            /* which schema of the table's chain it serves (mapping_schema) */
 	int shares_cache;         /* the cache is another scraper's (scraper_new_schema) */
@@ -170,7 +171,7 @@ static void log_catalog(struct scraper *s, const struct catalog_diff *d)
 
 /* What a scrape knows besides its payloads: the table and the values of its self metrics. */
 struct scrape_ctx {
-	const struct mapping *m;
+	const struct mapping *m, *chain; /* the schema rendered, and the chain it belongs to */
 	struct render_counts counts[SRC_COUNT];
 	double started, reload_time;
 	int reload_ok;
@@ -188,11 +189,10 @@ void scraper_status(struct scraper *s, struct scraper_status *out)
 		cache_table_dup(s->cache, &s->last_t, &out->table);
 	}
 	pthread_mutex_unlock(&s->mu);
-	struct cache_table now;
-	cache_table_get(s->cache, &now); /* live: a reload since the last render shows at once */
-	out->reload_ok = now.reload_ok;
-	out->reload_time = now.reload_time;
-	cache_table_put(s->cache, &now);
+	cache_table_get(s->cache, &out->live); /* live: a reload since the last render shows at once */
+	out->reload_ok = out->live.reload_ok;
+	out->reload_time = out->live.reload_time;
+	out->schemas = out->live.m;
 	out->configured = source_configured(s->cfg.upstream) & ~s->cfg.sources_off;
 	out->now = mono_now();
 	if (!out->answer)
@@ -205,6 +205,9 @@ void scraper_status_put(struct scraper *s, struct scraper_status *st)
 {
 	if (st->answer)
 		cache_table_put(s->cache, &st->table);
+	if (st->live.ref)
+		cache_table_put(s->cache, &st->live);
+	st->schemas = NULL;
 	answer_unref(st->answer);
 	st->answer = NULL;
 	st->res = NULL;
@@ -253,6 +256,7 @@ static struct answer *render(struct scraper *s, const struct scrape_ctx *c, cons
 		.node_view = !s->shares_cache, /* the status page is the first schema's */
 		.load_margin = s->cfg.load_margin, .ctl = view, .nctl = ctl ? controllers_view(ctl, view) : 0,
 		.ctl_switches = ctl ? controllers_switches(ctl) : 0, .gz = s->cfg.compression ? &s->gz : NULL,
+		.schemas = s->cfg.self_schemas ? c->chain : NULL,
 	};
 	int status = render_run(&in, &out, res);
 	size_t len;
@@ -293,35 +297,49 @@ static size_t held_by_connections(struct scraper *s)
 	size_t held = answer_held_bytes(s->held);
 	pthread_mutex_lock(&s->mu);
 	struct answer *a = s->last;
-	if (a && a->held && atomic_load(&a->refs) == 1)
-		held -= held < a->held_bytes ? held : a->held_bytes;
+	size_t page = a && atomic_load(&a->refs) == 1 ? answer_counted(a) : 0;
+	held -= held < page ? held : page;
 	pthread_mutex_unlock(&s->mu);
 	return held;
 }
 
-/* NULL, or the 503 a scrape gets instead of a new answer while the answers only connections hold
- * are over cfg.max_held; logged once when that starts and once when it ends. */
-static struct answer *refusal(struct scraper *s)
+/* Before a new answer is rendered: when the answers that only connections hold (clients that do not
+ * read) are over cfg.max_held, the connections holding the oldest of them are closed (answer.h:
+ * never those of the answer just replaced), and the render waits a little for them to let go. A
+ * scrape is never refused for them. A warning says so at most once a minute, with the connections
+ * closed since the last one (debug lines in between). */
+static void make_room(struct scraper *s)
 {
-	size_t held = held_by_connections(s);
-	int refuse = s->cfg.max_held && held > s->cfg.max_held;
+	size_t held = held_by_connections(s), goal = 0;
+	unsigned closed = 0;
+	if (!s->cfg.max_held || held <= s->cfg.max_held)
+		return;
 	pthread_mutex_lock(&s->mu);
-	int was = s->refusing;
-	s->refusing = refuse;
+	struct answer *page = s->last ? answer_ref(s->last) : NULL; /* the status page's: no connection's */
 	pthread_mutex_unlock(&s->mu);
-	if (refuse != was && refuse)
-		log_warn("answers that clients have not read yet hold %zu bytes, over --web.max-held-bytes %zu: "
-			 "scrapes get 503 until they are read or their connections time out", held, s->cfg.max_held);
-	else if (refuse != was)
-		log_info("answers held by clients are under --web.max-held-bytes again (%zu bytes): rendering", held);
-	if (!refuse)
-		return NULL;
-	struct buf out;
-	buf_init(&out, 0);
-	buf_printf(&out, HELD_WHY, held, s->cfg.max_held);
-	size_t len;
-	char *body = buf_steal(&out, &len);
-	return answer_new(503, body, len, NULL);
+	closed = answer_held_evict(s->held, s->cfg.max_held, page, &goal);
+	answer_unref(page);
+	if (!closed)
+		return;
+	double now = mono_now();
+	pthread_mutex_lock(&s->mu);
+	unsigned long since = s->evicted += closed;
+	int warn = s->evict_warned == 0 || now - s->evict_warned >= EVICT_WARN_EVERY_S;
+	if (warn) {
+		s->evict_warned = now;
+		s->evicted = 0;
+	}
+	pthread_mutex_unlock(&s->mu);
+	if (warn)
+		log_warn("answers that clients have not read yet hold %zu bytes, over --web.max-held-bytes %zu: closed the %u "
+			 "connections holding the oldest of them (%lu since the last such warning)", held, s->cfg.max_held,
+			 closed, since);
+	else
+		log_debug("answers not read yet hold %zu bytes, over --web.max-held-bytes %zu: closed %u more connections", held,
+			  s->cfg.max_held, closed);
+	if (answer_held_wait(s->held, goal, EVICT_WAIT_S) < 0)
+		log_debug("answers held by clients: %zu bytes %.1f s after closing their connections (goal %zu)",
+			  answer_held_bytes(s->held), EVICT_WAIT_S, goal);
 }
 
 /* The last answer, when it was rendered from exactly these payloads (their serials) under the same
@@ -365,6 +383,7 @@ struct answer *scraper_answer(struct scraper *s, double timeout_s)
 
 	cache_table_get(s->cache, &t);
 	c.m = mapping_schema(t.m, s->schema) ? mapping_schema(t.m, s->schema) : t.m;
+	c.chain = t.m;
 	c.reload_ok = t.reload_ok;
 	c.reload_time = t.reload_time;
 	pthread_mutex_lock(&s->mu);
@@ -379,7 +398,8 @@ struct answer *scraper_answer(struct scraper *s, double timeout_s)
 	/* one render at a time: the scrapes that got the same payloads meanwhile share its body */
 	pthread_mutex_lock(&s->render_mu);
 	a = g.own ? NULL : shared_answer(s, t.reloads, g.serial);
-	if (!a && !(a = refusal(s))) {
+	if (!a) {
+		make_room(s);
 		a = render(s, &c, g.p);
 		a->reloads = t.reloads;
 		memcpy(a->in, g.serial, sizeof(a->in)); /* the payloads themselves are let go below */
@@ -435,7 +455,8 @@ struct answer *scraper_native(struct scraper *s, enum source_id id, double timeo
 	if (!g.own && s->native[id] && s->native[id]->in[id] == g.serial[id])
 		a = answer_ref(s->native[id]);
 	pthread_mutex_unlock(&s->mu);
-	if (!a && !(a = refusal(s))) {
+	if (!a) {
+		make_room(s);
 		a = native_answer(g.p[id], id, &repaired); /* outside the lock: it can be megabytes */
 		a->in[id] = g.serial[id];
 		pthread_mutex_lock(&s->mu);

@@ -43,8 +43,8 @@ struct scraper_config {
 	double slow_fetch;        /* seconds: a fetch that takes longer is counted and logged (on the
 				     way from fast to slow and back); 0: never */
 	size_t max_held;          /* bytes of earlier answers that only connections still hold (clients
-				     that do not read); beyond it a scrape that needs a new answer gets
-				     503 instead (answer.h); 0: no bound */
+				     that do not read); beyond it the connections holding the oldest
+				     are closed before a new answer is rendered (answer.h); 0: no bound */
 	int compression;          /* answers may be sent gzip-compressed (the daemon): the compression
 				     self metrics are written (compress.h) */
 	unsigned cost_sources;    /* sources whose interval, back-off and timeout follow what their
@@ -52,6 +52,7 @@ struct scraper_config {
 	struct sched_cost_config cost;
 	double load_margin;       /* --status.load-margin, percent (loadview.h) */
 	int log_load;             /* log the nodes of unknown load once per change (the daemon) */
+	int self_schemas;         /* write slurm_exporter_shim_schema_rows, every schema's row counts (the daemon) */
 };
 
 struct scraper;
@@ -67,8 +68,9 @@ void scraper_set_mapping(struct scraper *s, struct mapping *m);   /* NULL: a rel
 /* Run one scrape: the exposition (or, on 503, the reasons) as a new reference. timeout_s bounds how
  * long this scrape waits for payloads (never the shared fetch); a source still in flight then is
  * left out of this answer with the reason "scrape deadline passed". A scrape that needs a new
- * answer while earlier ones that only connections hold take more than cfg.max_held bytes gets a
- * 503 saying so instead (nothing is rendered). */
+ * answer while earlier ones that only connections hold take more than cfg.max_held bytes first has
+ * the connections holding the oldest of them closed (answer_held_evict); it is never refused for
+ * them. */
 struct answer *scraper_answer(struct scraper *s, double timeout_s);
 /* The scraper's compression counters (its self metrics), which server.c updates. */
 struct compress_stats *scraper_compress_stats(struct scraper *s);
@@ -94,9 +96,10 @@ struct scraper_status {
 	unsigned configured;     /* sources whose upstream is used and that are not switched off (bit 1 << id) */
 	int reload_ok;           /* the scraper's, as of now (a reload since the last render shows at once), */
 	double reload_time;      /* not the render's: unix time of the last mapping (re)load attempt */
+	const struct mapping *schemas; /* the tables as of now (every schema's: mapping.h's chain) */
 	/* internal: the references held */
 	struct answer *answer;
-	struct cache_table table;
+	struct cache_table table, live;
 };
 /* Take the status page's view of the last render; scraper_status_put drops its references. */
 void scraper_status(struct scraper *s, struct scraper_status *out);

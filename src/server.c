@@ -33,6 +33,8 @@ struct server {
 	struct scraper *scraper;
 	struct MHD_Daemon *d[SERVER_LISTEN_MAX];
 	int fd[SERVER_LISTEN_MAX];       /* until its daemon owns it */
+	const char *listen_use[SERVER_LISTEN_MAX]; /* cfg.listen without duplicates (listen_dedupe) */
+	size_t schema_use[SERVER_LISTEN_MAX];      /* and their cfg.listen_schema */
 	unsigned port[SERVER_LISTEN_MAX];
 	int lfd[SERVER_LISTEN_MAX];      /* listener i's socket, set before its daemon starts (listener_schema) */
 	size_t n;
@@ -80,9 +82,35 @@ static enum MHD_Result respond(struct MHD_Connection *c, unsigned code, char *bo
 	return queue(c, code, r, ctype, wc);
 }
 
+/* A connection sending an answer: registered with the answer (answer.h) from its response's creation
+ * to its release, so that it can be closed when what clients that do not read hold is over
+ * --web.max-held-bytes. */
+struct holding {
+	struct answer_holder h;
+	MHD_socket fd;
+};
+
+/* Close the connection at once: no lingering (a reset, not the rest of the answer), and both
+ * directions shut, which wakes its libmicrohttpd thread, whose send then fails and closes it. The fd
+ * is still the connection's: the response (and with it this holder) is released before
+ * libmicrohttpd closes a connection's socket, and answer.c calls this under the lock that
+ * answer_unhold takes. */
+static void evict(struct answer_holder *h)
+{
+	MHD_socket fd = ((struct holding *)h->cls)->fd;
+	struct linger now = { 1, 0 };
+	setsockopt(fd, SOL_SOCKET, SO_LINGER, &now, sizeof(now));
+	shutdown(fd, SHUT_RDWR);
+}
+
 static void answer_release(void *cls)
 {
-	answer_unref(cls);
+	struct holding *k = cls;
+	struct answer *a = k->h.a;
+	if (k->fd != MHD_INVALID_SOCKET)
+		answer_unhold(&k->h);
+	answer_unref(a);
+	free(k);
 }
 
 static enum MHD_Result add_accept_encoding(void *cls, enum MHD_ValueKind kind, const char *key, size_t klen,
@@ -119,13 +147,22 @@ static enum MHD_Result respond_answer(struct server *srv, struct MHD_Connection 
 	size_t len = a->len;
 	enum content_coding coding = CODING_IDENTITY;
 	if (srv->cfg.compression && code == 200 && negotiate(c) == CODING_GZIP &&
-	    compressed_get(&a->gz, a->body, a->len, scraper_compress_stats(s), &body, &len) == 0)
+	    answer_gzip(a, scraper_compress_stats(s), &body, &len) == 0)
 		coding = CODING_GZIP;
-	struct MHD_Response *r = MHD_create_response_from_buffer_with_free_callback_cls(len, (void *)body, answer_release, a);
+	struct holding *k = xcalloc(1, sizeof(*k));
+	const union MHD_ConnectionInfo *ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+	k->h.a = a;
+	k->h.evict = evict;
+	k->h.cls = k;
+	k->fd = ci ? ci->connect_fd : MHD_INVALID_SOCKET;
+	struct MHD_Response *r = MHD_create_response_from_buffer_with_free_callback_cls(len, (void *)body, answer_release, k);
 	if (!r) {
 		answer_unref(a);
+		free(k);
 		return MHD_NO;
 	}
+	if (k->fd != MHD_INVALID_SOCKET)
+		answer_hold(a, &k->h);
 	if (!head)
 		compress_count_sent(scraper_compress_stats(s), coding, len);
 	if (srv->cfg.compression)
@@ -209,7 +246,8 @@ static enum MHD_Result status(struct server *srv, struct MHD_Connection *c)
 {
 	struct scraper_status st;
 	struct status_page_info info = { SHIM_VERSION, srv->cfg.path, srv->cfg.mapping_file, 0, srv->cfg.probes,
-					 srv->cfg.native_passthrough };
+					 srv->cfg.native_passthrough, srv->cfg.schema_stem, srv->cfg.nschemas,
+					 srv->cfg.listen, srv->cfg.listen_fds ? 0 : srv->cfg.nlisten, srv->cfg.listen_schema };
 	struct buf b;
 	struct timespec now;
 	size_t len;
@@ -441,6 +479,125 @@ static int bind_listen(const char *addr, unsigned *port_out, char *err, size_t e
 	return fd;
 }
 
+/* What a listen address binds, to tell two spellings of one address and port apart: the first
+ * address getaddrinfo gives as bind_listen asks it, an IPv4-mapped IPv6 address as its IPv4 one.
+ * any: 2 for every address (":port", "[::]:port": dual-stack), 1 for every IPv4 one ("0.0.0.0"). */
+struct listen_key {
+	int family, any;
+	unsigned char addr[16];
+	unsigned port;
+};
+
+/* 0 with *k, or -1 when addr does not resolve (its bind then says why). */
+static int listen_key(const char *addr, struct listen_key *k)
+{
+	char host[256];
+	const char *colon = strrchr(addr, ':');
+	struct addrinfo hints = { .ai_socktype = SOCK_STREAM, .ai_flags = AI_PASSIVE | AI_NUMERICSERV }, *res = NULL;
+	size_t hl = colon ? (size_t)(colon - addr) : 0;
+	if (!colon || !colon[1])
+		return -1;
+	if (hl >= 2 && addr[0] == '[' && addr[hl - 1] == ']') {
+		addr++;
+		hl -= 2;
+	}
+	if (hl >= sizeof(host))
+		return -1;
+	memcpy(host, addr, hl);
+	host[hl] = '\0';
+	hints.ai_family = hl ? AF_UNSPEC : AF_INET6;
+	int rc = getaddrinfo(hl ? host : NULL, colon + 1, &hints, &res);
+	if (rc && !hl) {
+		hints.ai_family = AF_INET;
+		rc = getaddrinfo(NULL, colon + 1, &hints, &res);
+	}
+	if (rc || !res)
+		return -1;
+	memset(k, 0, sizeof(*k));
+	if (res->ai_family == AF_INET6) {
+		const struct sockaddr_in6 *a6 = (const struct sockaddr_in6 *)res->ai_addr;
+		k->port = ntohs(a6->sin6_port);
+		if (IN6_IS_ADDR_V4MAPPED(&a6->sin6_addr)) {
+			k->family = AF_INET;
+			memcpy(k->addr, a6->sin6_addr.s6_addr + 12, 4);
+			k->any = !memcmp(k->addr, "\0\0\0\0", 4);
+		} else {
+			k->family = AF_INET6;
+			memcpy(k->addr, &a6->sin6_addr, 16);
+			k->any = IN6_IS_ADDR_UNSPECIFIED(&a6->sin6_addr) ? 2 : 0;
+		}
+	} else {
+		const struct sockaddr_in *a4 = (const struct sockaddr_in *)res->ai_addr;
+		k->family = AF_INET;
+		k->port = ntohs(a4->sin_port);
+		memcpy(k->addr, &a4->sin_addr, 4);
+		k->any = a4->sin_addr.s_addr == htonl(INADDR_ANY);
+	}
+	freeaddrinfo(res);
+	return 0;
+}
+
+/* Whether listening on x already serves every connection to y (binding both would fail with "address
+ * in use"): the same port (never port 0, which is a new port each time), and the same address or x
+ * a wildcard that takes y's. */
+static int listen_covers(const struct listen_key *x, const struct listen_key *y)
+{
+	if (x->port != y->port || !x->port)
+		return 0;
+	if (x->any == 2 || (x->any == 1 && y->family == AF_INET))
+		return 1;
+	return x->family == y->family && !memcmp(x->addr, y->addr, x->family == AF_INET ? 4 : 16);
+}
+
+/* The listen addresses to bind, into srv->listen_use (srv->cfg then points at them): each given once.
+ * One that another given earlier already serves (the same address and port however written,
+ * "127.1:9341" and "127.0.0.1:9341", or one inside a wildcard on that port) is left out, and an
+ * earlier one inside a later wildcard is replaced by it, each with a warning naming both. */
+static void listen_dedupe(struct server *srv)
+{
+	struct listen_key key[SERVER_LISTEN_MAX];
+	int known[SERVER_LISTEN_MAX];
+	size_t n = 0;
+	const size_t *schema = srv->cfg.listen_schema;
+	for (size_t i = 0; i < srv->cfg.nlisten && i < SERVER_LISTEN_MAX; i++) {
+		const char *a = srv->cfg.listen[i];
+		struct listen_key k;
+		/* two schemas on one address are not one listener: binding both fails, naming it */
+		int ok = listen_key(a, &k) == 0 && (!schema || schema[i] == schema[0]);
+		size_t j = 0;
+		while (ok && j < n && !(known[j] && listen_covers(&key[j], &k)))
+			j++;
+		if (ok && j < n) {
+			log_warn("--web.listen-address \"%s\" is already served by \"%s\" (the same address and port%s): "
+				 "listening on it once", a, srv->listen_use[j], key[j].any > k.any ? ", a wildcard" : "");
+			continue;
+		}
+		for (j = 0; ok && j < n;) {
+			if (!known[j] || !listen_covers(&k, &key[j])) {
+				j++;
+				continue;
+			}
+			log_warn("--web.listen-address \"%s\" is served by \"%s\" given after it (a wildcard on that port): "
+				 "listening on that one only", srv->listen_use[j], a);
+			memmove(&srv->listen_use[j], &srv->listen_use[j + 1], (n - j - 1) * sizeof(srv->listen_use[0]));
+			memmove(&key[j], &key[j + 1], (n - j - 1) * sizeof(key[0]));
+			memmove(&known[j], &known[j + 1], (n - j - 1) * sizeof(known[0]));
+			if (schema)
+				memmove(&srv->schema_use[j], &srv->schema_use[j + 1], (n - j - 1) * sizeof(srv->schema_use[0]));
+			n--;
+		}
+		srv->listen_use[n] = a;
+		if (schema)
+			srv->schema_use[n] = schema[i];
+		key[n] = k;
+		known[n++] = ok;
+	}
+	srv->cfg.listen = srv->listen_use;
+	if (schema)
+		srv->cfg.listen_schema = srv->schema_use;
+	srv->cfg.nlisten = n;
+}
+
 /* The port of bound socket fd, and its address as text ("127.0.0.1:9341", "[::1]:9341") into addr. */
 static unsigned sock_port(int fd, char *addr, size_t addrlen)
 {
@@ -462,8 +619,12 @@ static unsigned sock_port(int fd, char *addr, size_t addrlen)
 /* One daemon on listening socket fd (which it owns from then on, even when it fails to start). */
 static struct MHD_Daemon *start_daemon(struct server *srv, int fd, const char *what, char *err, size_t errlen)
 {
-	/* poll(), not select(): select() refuses every socket numbered FD_SETSIZE (1024) or above */
-	unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION | MHD_USE_POLL | MHD_USE_ERROR_LOG;
+	/* poll(), not select(): select() refuses every socket numbered FD_SETSIZE (1024) or above. ITC:
+	 * without it, libmicrohttpd wakes its listening thread at stop with shutdown(2) on the listening
+	 * socket, which stops it for every process holding it (systemd's socket, for the next start);
+	 * with it, a pipe wakes the thread, and MHD_quiesce_daemon can hand the socket back (stop_daemon) */
+	unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION | MHD_USE_POLL | MHD_USE_ERROR_LOG |
+			 MHD_USE_ITC;
 	const struct server_config *cfg = &srv->cfg;
 	const struct webconfig *wc = cfg->web;
 	struct MHD_OptionItem ops[13];
@@ -502,13 +663,29 @@ static struct MHD_Daemon *start_daemon(struct server *srv, int fd, const char *w
 	return d;
 }
 
+/* Stop daemon d. A socket systemd passed (inherited) is systemd's: libmicrohttpd hands it back
+ * first (MHD_quiesce_daemon, so that stopping neither shuts it down nor closes it) and only this
+ * process's descriptor is closed; the socket keeps listening for the next start. A socket of our
+ * own bind is closed by the daemon. */
+static void stop_daemon(struct MHD_Daemon *d, int inherited)
+{
+	int fd = inherited ? MHD_quiesce_daemon(d) : -1;
+	MHD_stop_daemon(d);
+	if (fd >= 0)
+		close(fd);
+}
+
 struct server *server_start(const struct server_config *cfg, struct scraper *s, char *err, size_t errlen)
 {
 	struct server *srv = xcalloc(1, sizeof(*srv));
-	size_t want = cfg->listen_fds ? cfg->nfds : cfg->nlisten, o = 0;
+	size_t o = 0;
 	srv->cfg = *cfg;
 	srv->scraper = s;
 	err[0] = '\0';
+	if (!cfg->listen_fds && cfg->nlisten <= SERVER_LISTEN_MAX)
+		listen_dedupe(srv);
+	cfg = &srv->cfg;
+	size_t want = cfg->listen_fds ? cfg->nfds : cfg->nlisten;
 	if (!want || want > SERVER_LISTEN_MAX) {
 		snprintf(err, errlen, "%zu listeners: from 1 to %d can be served", want, SERVER_LISTEN_MAX);
 		goto fail;
@@ -541,7 +718,7 @@ struct server *server_start(const struct server_config *cfg, struct scraper *s, 
 fail:
 	for (size_t i = 0; i < SERVER_LISTEN_MAX; i++) {
 		if (srv->d[i])
-			MHD_stop_daemon(srv->d[i]);
+			stop_daemon(srv->d[i], cfg->listen_fds != NULL);
 		else if (i < srv->n && srv->fd[i] >= 0)
 			close(srv->fd[i]);
 	}
@@ -564,6 +741,6 @@ void server_stop(struct server *srv)
 	if (!srv)
 		return;
 	for (size_t i = 0; i < srv->n; i++)
-		MHD_stop_daemon(srv->d[i]); /* closes its listen socket too */
+		stop_daemon(srv->d[i], srv->cfg.listen_fds != NULL); /* closes our descriptor of its socket */
 	free(srv);
 }

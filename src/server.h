@@ -11,7 +11,8 @@
  * systemd passed (--web.systemd-socket), each with the connection limits; all serve the same, but
  * that a listener may be bound to a schema (server_config.listen_schema) for its metrics path.
  * Ownership: server_start returns a new server (server_stop frees it); it borrows the scraper, the
- * probe set and the web config, which must outlive it, and takes the listen_fds (closed on stop). */
+ * probe set and the web config, which must outlive it, and takes the listen_fds (on stop it closes its
+ * own descriptors of them, and never shuts one down: a socket systemd passed keeps listening). */
 #ifndef SHIM_SERVER_H
 #define SHIM_SERVER_H
 

@@ -3,11 +3,11 @@
  * the shape down to the records is checked as each value begins (value_begins); a record (one node,
  * job or share row, or diag's statistics object) is read into a small scratch, its scalars named by
  * their path inside it ("cpus", "free_mem" for free_mem's {set, infinite, number} object, "state[]"
- * for an item of the state array), and turned into samples when it closes (slurmrestd_rec.c). */
+ * for an item of the state array), and turned into samples when it closes (slurmrestd_rec.c). Calls
+ * go one way: the walk calls the records (and their rest_fail), never the other way. */
 #include "slurmrestd_int.h"
 
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,34 +18,6 @@ enum jkind { J_NULL, J_BOOL, J_NUM, J_STR, J_MAP, J_ARRAY };
 static const char *const kind_name[] = { "null", "a boolean", "a number", "a string", "an object", "an array" };
 
 #define TOP_ERRORS (1u << 8)      /* st->top: "errors" seen; bit d: the records' key at depth d */
-
-int rest_fail(struct rest *st, size_t count, const char *fmt, ...)
-{
-	if (!st->nbad) {
-		va_list ap;
-		st->why_at = st->ended ? st->jf.off : jsonfeed_offset(&st->jf);
-		va_start(ap, fmt);
-		vsnprintf(st->why, sizeof(st->why), fmt, ap);
-		va_end(ap);
-	}
-	st->nbad += count;
-	if (!st->failed) {
-		st->failed = 1;
-		jsonfeed_fail(&st->jf, st->why);
-	}
-	return 0;
-}
-
-const char *rest_esc(char *out, size_t len, const char *s, size_t n)
-{
-	size_t k = n < len - 1 ? n : len - 1;
-	while (k < n && k && ((unsigned char)s[k] & 0xc0) == 0x80) /* cut at a character's start */
-		k--;
-	for (size_t i = 0; i < k; i++)
-		out[i] = (unsigned char)s[i] < 0x20 || s[i] == 0x7f ? '?' : s[i];
-	out[k] = '\0';
-	return out;
-}
 
 /* ---- the walk ---- */
 
@@ -98,6 +70,25 @@ static const char *path_of(const struct rest *st, char *buf, int top)
 	return buf;
 }
 
+/* An item of a string list into s, after a ',' when s holds one already (S_LIST) */
+static int list_add(struct rest *st, struct str *s, const unsigned char *p, size_t n)
+{
+	if (!s->set || !s->len)
+		return rest_keep_str(st, s, p, n);
+	struct str item;
+	size_t was = s->len;
+	if (s->off + s->len != st->slen) { /* not the last string kept: keep a copy of it last */
+		struct str copy;
+		if (!rest_keep_str(st, &copy, (const unsigned char *)st->scratch + s->off, s->len))
+			return 0;
+		*s = copy;
+	}
+	if (!rest_keep_str(st, &item, (const unsigned char *)",", 1) || !rest_keep_str(st, &item, p, n))
+		return 0;
+	s->len = (uint32_t)(was + 1 + n);
+	return 1;
+}
+
 /* A value read at path, a string s (is_str) or a number v: into its slot (a value of the wrong
  * type is ignored), or diag's family. 1, or 0 when it made the document unusable. */
 static int on_value(struct rest *st, const char *path, int is_str, const unsigned char *s, size_t n, double v)
@@ -133,6 +124,8 @@ static int on_value(struct rest *st, const char *path, int is_str, const unsigne
 		return 1;
 	case S_PART:
 		return rest_add_part(st, s, n);
+	case S_LIST:
+		return list_add(st, (struct str *)(void *)(rec + f->off), s, n);
 	}
 	return 1;
 }
@@ -488,7 +481,9 @@ void rest_discard(void *p)
 	free(st->item);
 	free(st->parts);
 	free(st->aggs);
+	hmap_free(&st->aidx);
 	free(st->seen);
+	hmap_free(&st->sidx);
 	arena_reset(&st->arena);
 	free(st);
 }

@@ -4,7 +4,10 @@
  * (`sum by (partition, state) (slurmrestd_partition_node_cpus_alloc)`) without a join. */
 #include <math.h>
 #include <stddef.h>
+#include <stdlib.h>
 #include <string.h>
+
+#include "xmalloc.h"
 
 #include "slurmrestd_int.h"
 
@@ -15,19 +18,64 @@ static void put(struct expo *e, const char *fam, const struct label l[3], double
 		expo_add(e, fam, strlen(fam), c, 3, v);
 }
 
-/* l: node, partition, state (sorted by name); alloc and idle as sinfo's %C splits the node's CPUs;
- * load as slurmrestd_node_cpu_load, NaN when it is no reading (no sample, as there) */
+/* l: node, partition, state (sorted by name); alloc and idle as sinfo's %C splits the node's CPUs
+ * (the rest of its CPUs "other"); load as slurmrestd_node_cpu_load, NaN when it is no reading (no
+ * sample, as there); gpus: the node's GPUs and those in use, as slurmrestd_node_gpus{,_used} */
 void rest_node_part_series(struct expo *e, const struct node_rec *r, const struct label l[3], double alloc, double idle,
-			   double load)
+			   double load, const double gpus[2])
 {
 	put(e, "slurmrestd_partition_node_state", l, 1);
 	put(e, "slurmrestd_partition_node_cpus", l, r->cpus);
 	put(e, "slurmrestd_partition_node_cpus_alloc", l, alloc);
 	put(e, "slurmrestd_partition_node_cpus_idle", l, idle);
+	put(e, "slurmrestd_partition_node_cpus_other", l, r->cpus - alloc - idle);
 	put(e, "slurmrestd_partition_node_memory", l, r->real_memory);
+	put(e, "slurmrestd_partition_node_memory_alloc", l, r->alloc_memory);
 	put(e, "slurmrestd_partition_node_memory_free", l, r->free_mem);
 	put(e, "slurmrestd_partition_node_weight", l, r->weight);
 	put(e, "slurmrestd_partition_node_cpu_load", l, load);
+	put(e, "slurmrestd_partition_node_gpus", l, gpus[0]);
+	put(e, "slurmrestd_partition_node_gpus_used", l, gpus[1]);
+}
+
+/* 1 per node and partition, labelled also active_features (the node's, sorted, joined by ','; no
+ * label when it has none): sinfo's %b beside %R and %T */
+void rest_node_features_series(struct expo *e, const struct label l[3], const char *features, size_t n)
+{
+	static const char fam[] = "slurmrestd_partition_node_active_features";
+	struct label c[4] = { { "active_features", features, 15, (uint32_t)n }, l[0], l[1], l[2] };
+	expo_add(e, fam, sizeof(fam) - 1, c, 4, 1);
+}
+
+struct piece { const char *p; size_t n; };
+
+static int piece_cmp(const void *a, const void *b)
+{
+	const struct piece *x = a, *y = b;
+	int c = memcmp(x->p, y->p, x->n < y->n ? x->n : y->n);
+	return c ? c : (x->n > y->n) - (x->n < y->n);
+}
+
+void rest_list_sorted(const char *s, size_t n, char *out)
+{
+	size_t k = 1, at = 0;
+	for (size_t i = 0; i < n; i++)
+		k += s[i] == ',';
+	struct piece *v = xmalloc(k * sizeof(*v));
+	k = 0;
+	for (size_t i = 0, start = 0; i <= n; i++)
+		if (i == n || s[i] == ',') {
+			v[k++] = (struct piece){ s + start, i - start };
+			start = i + 1;
+		}
+	qsort(v, k, sizeof(*v), piece_cmp);
+	for (size_t i = 0; i < k; i++) {
+		if (i)
+			out[at++] = ',';
+		memcpy(out + at, v[i].p, v[i].n);
+		at += v[i].n;
+	}
+	free(v);
 }
 
 /* squeue's %m: the memory per node when the job asked for it, else the memory per CPU (printed as

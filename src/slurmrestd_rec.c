@@ -1,6 +1,8 @@
 /* slurmrestd_rec.c: see slurmrestd_int.h. The records of slurmrestd's documents into samples: a node's state,
  * CPUs, memory, GPUs and partitions; a share row's FairShare; a job into the aggregates by label set;
- * every number of diag's statistics. What is listed twice is refused, not summed or dropped. */
+ * every number of diag's statistics. What is listed twice is refused, not summed or dropped. Calls go
+ * one way: the walk (slurmrestd.c) calls this file, this file calls slurmrestd_nodepart.c, and all of
+ * them slurmrestd_doc.c (the document's first problem, what was listed), which calls none of them. */
 #include "slurmrestd_int.h"
 #include "slurmrestd_hostlist.h"
 
@@ -29,11 +31,6 @@ static const char *sp(const struct rest *st, const struct str *s)
 	return st->scratch + s->off;
 }
 
-const char *rest_sp(const struct rest *st, const struct str *s)
-{
-	return sp(st, s);
-}
-
 int rest_add_part(struct rest *st, const unsigned char *p, size_t n)
 {
 	struct node_rec *r = &st->r.node;
@@ -56,16 +53,10 @@ void rest_record_reset(struct rest *st)
 	else if (st->doc == REST_JOBS)
 		jr->cpus = jr->uid = jr->id = jr->mem_node = jr->mem_cpu = NAN;
 	else if (st->doc == REST_SHARES)
-		sr->factor = sr->level = NAN;
+		sr->factor = sr->level = sr->shares = sr->shares_norm = sr->usage = sr->usage_norm = NAN;
 	else if (st->doc == REST_LICENSES)
 		st->r.lic.total = st->r.lic.used = st->r.lic.free = st->r.lic.reserved = st->r.lic.last_consumed =
 			st->r.lic.last_deficit = NAN;
-}
-
-static struct label lab(const char *name, const char *v, size_t n)
-{
-	struct label l = { name, v, (uint32_t)strlen(name), (uint32_t)n };
-	return l;
 }
 
 /* One sample; labels with an empty value are left out, as Prometheus does. */
@@ -81,84 +72,36 @@ static void add(struct rest *st, const char *fam, const struct label *l, uint32_
 
 /* ---- what was listed: node names, share rows, job ids, diag paths ---- */
 
-/* 1 when the bytes were listed before in this document, else 0 (and they are now). */
-static int seen_before(struct rest *st, const void *s, size_t n)
-{
-	uint32_t h = 2166136261u;
-	for (size_t i = 0; i < n; i++)
-		h = (h ^ ((const unsigned char *)s)[i]) * 16777619u;
-	if ((st->nseen + 1) * 2 > st->seencap) {
-		size_t cap = st->seencap ? st->seencap * 2 : 64;
-		struct seen_ent *t = xcalloc(cap, sizeof(*t));
-		for (size_t i = 0; i < st->seencap; i++) {
-			if (!st->seen[i].s)
-				continue;
-			size_t j = st->seen[i].h & (cap - 1);
-			while (t[j].s)
-				j = (j + 1) & (cap - 1);
-			t[j] = st->seen[i];
-		}
-		free(st->seen);
-		st->seen = t;
-		st->seencap = cap;
-	}
-	size_t j = h & (st->seencap - 1);
-	for (; st->seen[j].s; j = (j + 1) & (st->seencap - 1))
-		if (st->seen[j].h == h && st->seen[j].n == n && !memcmp(st->seen[j].s, s, n))
-			return 1;
-	st->seen[j] = (struct seen_ent){ arena_strndup(&st->arena, s, n), (uint32_t)n, h };
-	st->nseen++;
-	return 0;
-}
-
-int rest_seen_before(struct rest *st, const void *s, size_t n)
-{
-	return seen_before(st, s, n);
-}
-
 /* The entry of label set l (n labels, sorted by name) in the document's aggregate, made on first
  * sight with copies of the values. */
 static struct agg *agg_slot(struct rest *st, const struct label *l, uint32_t n)
 {
 	uint32_t h = labels_hash(l, n);
-	if ((st->nagg + 1) * 2 > st->acap) {
-		size_t cap = st->acap ? st->acap * 2 : 64;
-		struct agg *t = xcalloc(cap, sizeof(*t));
-		for (size_t i = 0; i < st->acap; i++) {
-			if (!st->aggs[i].nl)
-				continue;
-			size_t j = st->aggs[i].hash & (cap - 1);
-			while (t[j].nl)
-				j = (j + 1) & (cap - 1);
-			t[j] = st->aggs[i];
-		}
-		free(st->aggs);
-		st->aggs = t;
-		st->acap = cap;
-	}
-	size_t j = h & (st->acap - 1);
-	for (; st->aggs[j].nl; j = (j + 1) & (st->acap - 1))
-		if (st->aggs[j].hash == h && labels_is_equal(st->aggs[j].l, st->aggs[j].nl, l, n))
-			return &st->aggs[j];
-	struct agg *a = &st->aggs[j];
+	struct hmap_iter it = hmap_iter(&st->aidx, h);
+	for (size_t i; (i = hmap_next(&it)) != HMAP_NONE;)
+		if (labels_is_equal(st->aggs[i].l, st->aggs[i].nl, l, n))
+			return &st->aggs[i];
+	st->aggs = xgrow(st->aggs, &st->acap, st->nagg + 1, sizeof(*st->aggs));
+	struct agg *a = &st->aggs[st->nagg];
+	memset(a, 0, sizeof(*a));
 	for (uint32_t k = 0; k < n; k++) {
 		a->l[k] = l[k];
 		a->l[k].value = l[k].vlen ? arena_strndup(&st->arena, l[k].value, l[k].vlen) : "";
 	}
 	a->nl = n;
 	a->hash = h;
-	st->nagg++;
+	hmap_put(&st->aidx, h, st->nagg++);
 	return a;
 }
 
 void rest_add_aggregates(struct rest *st)
 {
 	for (int f = 0; f < 4 && docs[st->doc].agg_fams[f]; f++)
-		for (size_t i = 0; i < st->acap; i++)
-			if (st->aggs[i].nl && !st->aggs[i].node_user)
+		for (size_t i = 0; i < st->nagg; i++)
+			if (!st->aggs[i].node_user)
 				add(st, docs[st->doc].agg_fams[f], st->aggs[i].l, st->aggs[i].nl, st->aggs[i].v[f]);
-	for (size_t i = 0; i < st->acap; i++)
-		if (st->aggs[i].nl && st->aggs[i].node_user)
+	for (size_t i = 0; i < st->nagg; i++)
+		if (st->aggs[i].node_user)
 			add(st, "slurmrestd_node_job_user", st->aggs[i].l, st->aggs[i].nl, st->aggs[i].v[0]);
 }
 
@@ -227,7 +170,7 @@ static void node_load(struct rest *st, const struct node_rec *r, const struct la
 		add(st, "slurmrestd_node_cpu_load", l, 2, r->cpu_load / 100);
 		return;
 	}
-	struct label w[3] = { l[0], l[1], lab("why", why, strlen(why)) };
+	struct label w[3] = { l[0], l[1], label_str("why", why) };
 	add(st, "slurmrestd_node_cpu_load_unknown", w, 3, 1);
 }
 
@@ -240,14 +183,14 @@ static int node_end(struct rest *st)
 	rest_esc(esc, sizeof(esc), sp(st, &r->name), r->name.len);
 	if (isnan(r->cpus))
 		return rest_fail(st, 1, "node '%s' without cpus", esc);
-	if (seen_before(st, sp(st, &r->name), r->name.len)) /* a node must be named to be told apart */
+	if (rest_seen_before(st, sp(st, &r->name), r->name.len)) /* a node must be named to be told apart */
 		return rest_fail(st, 1, "node '%s' listed twice", esc);
 	st->nodes++;
 	char state[32];
 	size_t slen = node_state_sinfo(&r->state, state, sizeof(state));
 	double alloc = isnan(r->alloc_cpus) ? 0 : r->alloc_cpus, rest = r->cpus - alloc;
 	int other = node_state_is_cpus_other(&r->state);
-	struct label l[2] = { lab("node", sp(st, &r->name), r->name.len), lab("state", state, slen) };
+	struct label l[2] = { label_of("node", sp(st, &r->name), r->name.len), label_of("state", state, slen) };
 	add(st, "slurmrestd_node_state", l, 2, 1);
 	add(st, "slurmrestd_node_cpus", l, 2, r->cpus);
 	add(st, "slurmrestd_node_cpus_alloc", l, 2, alloc);
@@ -262,37 +205,44 @@ static int node_end(struct rest *st)
 	node_load(st, r, l);
 	if (!isnan(r->weight))
 		add(st, "slurmrestd_node_weight", l, 2, r->weight);
-	add(st, "slurmrestd_node_gpus", l, 2, r->gres.set ? gres_gpus(sp(st, &r->gres), r->gres.len) : 0);
-	add(st, "slurmrestd_node_gpus_used", l, 2,
-	    r->gres_used.set ? gres_gpus(sp(st, &r->gres_used), r->gres_used.len) : 0);
+	const double gpus[2] = { r->gres.set ? gres_gpus(sp(st, &r->gres), r->gres.len) : 0,
+				 r->gres_used.set ? gres_gpus(sp(st, &r->gres_used), r->gres_used.len) : 0 };
+	add(st, "slurmrestd_node_gpus", l, 2, gpus[0]);
+	add(st, "slurmrestd_node_gpus_used", l, 2, gpus[1]);
 	if (r->reason.len) { /* scontrol's Reason=... [user@time]: the status page's "who, since when" */
-		struct label w[3] = { lab("node", sp(st, &r->name), r->name.len),
-				      lab("reason", sp(st, &r->reason), r->reason.len),
-				      lab("user", sp(st, &r->reason_user), r->reason_user.len) };
+		struct label w[3] = { label_of("node", sp(st, &r->name), r->name.len),
+				      label_of("reason", sp(st, &r->reason), r->reason.len),
+				      label_of("user", sp(st, &r->reason_user), r->reason_user.len) };
 		add(st, "slurmrestd_node_reason_info", w, 3, isnan(r->reason_at) || isinf(r->reason_at) ? 0 : r->reason_at);
 	}
+	char *feat = xmalloc(r->features.len + 1); /* sinfo's %b: sorted */
+	rest_list_sorted(sp(st, &r->features), r->features.len, feat);
 	for (size_t i = 0; i < r->nparts; i++) {
 		const struct str *part = &st->parts[i];
 		if (!part->len)
 			continue;
-		struct label p[2] = { lab("node", sp(st, &r->name), r->name.len),
-				      lab("partition", sp(st, part), part->len) };
+		struct label p[2] = { label_of("node", sp(st, &r->name), r->name.len),
+				      label_of("partition", sp(st, part), part->len) };
 		/* sinfo -o %R,%C: a partition's CPUs are its nodes' (rows cannot join on node) */
 		struct agg *a = agg_slot(st, &p[1], 1);
 		if (a->node == st->nodes) {
 			char pesc[48];
+			free(feat);
 			return rest_fail(st, 1, "node '%s' lists partition '%s' twice", esc,
 					 rest_esc(pesc, sizeof(pesc), sp(st, part), part->len));
 		}
 		a->node = st->nodes;
 		add(st, "slurmrestd_node_partition", p, 2, 1);
 		const struct label np[3] = { p[0], p[1], l[1] };
-		rest_node_part_series(st->e, r, np, alloc, other ? 0 : rest, load_problem(r) ? NAN : r->cpu_load / 100);
+		rest_node_part_series(st->e, r, np, alloc, other ? 0 : rest, load_problem(r) ? NAN : r->cpu_load / 100,
+				      gpus);
+		rest_node_features_series(st->e, np, feat, r->features.len);
 		a->v[0] += r->cpus;
 		a->v[1] += alloc;
 		a->v[2] += other ? 0 : rest;
 		a->v[3] += other ? rest : 0;
 	}
+	free(feat);
 	return 1;
 }
 
@@ -308,13 +258,13 @@ static int share_end(struct rest *st)
 	struct label l[3];
 	uint32_t n = 0;
 	if (user) {
-		l[n++] = lab("account", sp(st, &r->parent), r->parent.set ? r->parent.len : 0);
-		l[n++] = lab("user", sp(st, &r->name), r->name.len);
+		l[n++] = label_of("account", sp(st, &r->parent), r->parent.set ? r->parent.len : 0);
+		l[n++] = label_of("user", sp(st, &r->name), r->name.len);
 	} else {
-		l[n++] = lab("account", sp(st, &r->name), r->name.len);
+		l[n++] = label_of("account", sp(st, &r->name), r->name.len);
 	}
 	if (r->partition.set && r->partition.len)
-		l[n++] = lab("partition", sp(st, &r->partition), r->partition.len);
+		l[n++] = label_of("partition", sp(st, &r->partition), r->partition.len);
 	/* the row's series: its label values, each behind its name's first letter */
 	size_t whole = 1, k = 0;
 	for (uint32_t i = 0; i < n; i++)
@@ -327,7 +277,7 @@ static int share_end(struct rest *st)
 			k += l[i].vlen;
 			key[k++] = '\0';
 		}
-	int twice = seen_before(st, key, k);
+	int twice = rest_seen_before(st, key, k);
 	free(key);
 	if (twice) {
 		char a[48], u[48];
@@ -337,8 +287,14 @@ static int share_end(struct rest *st)
 	}
 	if (!isnan(r->factor))
 		add(st, "slurmrestd_share_fairshare", l, n, r->factor);
-	if (!isnan(r->level))
-		add(st, "slurmrestd_share_level", l, n, r->level);
+	const struct { const char *fam; double v; } v[] = {
+		{ "slurmrestd_share_level", r->level }, { "slurmrestd_share_shares", r->shares },
+		{ "slurmrestd_share_shares_normalized", r->shares_norm }, { "slurmrestd_share_usage", r->usage },
+		{ "slurmrestd_share_usage_normalized", r->usage_norm },
+	};
+	for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++)
+		if (!isnan(v[i].v))
+			add(st, v[i].fam, l, n, v[i].v);
 	return 1;
 }
 
@@ -398,7 +354,7 @@ struct node_user_ctx {
 static void count_node_user(void *ctx, const char *host, size_t n)
 {
 	struct node_user_ctx *c = ctx;
-	struct label l[2] = { lab("node", host, n), c->user }; /* sorted: node, user */
+	struct label l[2] = { label_of("node", host, n), c->user }; /* sorted: node, user */
 	struct agg *a = agg_slot(c->st, l, 2);
 	a->node_user = 1;
 	a->v[0] += 1;
@@ -420,25 +376,25 @@ static int job_end(struct rest *st)
 	struct job_rec *r = &st->r.job;
 	if (!r->state.base && !r->state.flag)
 		return rest_fail(st, 1, "a job without a state");
-	if (!isnan(r->id) && seen_before(st, &r->id, sizeof(r->id)))
+	if (!isnan(r->id) && rest_seen_before(st, &r->id, sizeof(r->id)))
 		return rest_fail(st, 1, "job %.0f listed twice", r->id);
 	char uid[24];
 	struct label l[AGG_N];
 	const char *state = job_state_squeue(&r->state);
-	l[AGG_STATE] = lab("state", state, strlen(state));
+	l[AGG_STATE] = label_str("state", state);
 	/* squeue's %r: the description when slurmctld wrote one, else the reason's name */
 	const struct str *why = r->desc.set && r->desc.len ? &r->desc : &r->reason;
-	l[AGG_REASON] = lab("reason", sp(st, why), why->set ? why->len : 0);
+	l[AGG_REASON] = label_of("reason", sp(st, why), why->set ? why->len : 0);
 	if (r->user.set && r->user.len) {
-		l[AGG_USER] = lab("user", sp(st, &r->user), r->user.len);
+		l[AGG_USER] = label_of("user", sp(st, &r->user), r->user.len);
 	} else { /* squeue prints the uid of a user that no longer resolves */
 		size_t n = isnan(r->uid) ? 0 : uid_text(r->uid, uid, sizeof(uid));
 		if (!n && !isnan(r->uid))
 			return rest_fail(st, 1, "job %.0f: user_id %g is not a uid", r->id, r->uid);
-		l[AGG_USER] = lab("user", uid, n);
+		l[AGG_USER] = label_of("user", uid, n);
 	}
-	l[AGG_ACCOUNT] = lab("account", sp(st, &r->account), r->account.set ? r->account.len : 0);
-	l[AGG_PARTITION] = lab("partition", sp(st, &r->partition), r->partition.set ? r->partition.len : 0);
+	l[AGG_ACCOUNT] = label_of("account", sp(st, &r->account), r->account.set ? r->account.len : 0);
+	l[AGG_PARTITION] = label_of("partition", sp(st, &r->partition), r->partition.set ? r->partition.len : 0);
 	/* squeue -r prints one line per task of a pending array record */
 	double tasks = 1;
 	if (r->tasks.set && r->tasks.len) {
@@ -474,10 +430,10 @@ static int job_state_end(struct rest *st)
 	rest_esc(esc, sizeof(esc), sp(st, &r->sid), r->sid.len);
 	if (!r->state.base && !r->state.flag)
 		return rest_fail(st, 1, "job %s without a state", esc);
-	if (seen_before(st, sp(st, &r->sid), r->sid.len))
+	if (rest_seen_before(st, sp(st, &r->sid), r->sid.len))
 		return rest_fail(st, 1, "job %s listed twice", esc);
 	const char *state = job_state_squeue(&r->state);
-	struct label l = lab("state", state, strlen(state));
+	struct label l = label_of("state", state, strlen(state));
 	agg_slot(st, &l, 1)->v[0] += 1;
 	return 1;
 }
@@ -498,7 +454,7 @@ int rest_diag_num(struct rest *st, const char *path, double v)
 		else if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_'))
 			return 1; /* lists ("[]") and odd keys are not families */
 	}
-	if (seen_before(st, path, strlen(path)))
+	if (rest_seen_before(st, path, strlen(path)))
 		return rest_fail(st, 1, "'statistics.%s' given twice", path);
 	expo_add(st->e, name, n, NULL, 0, v);
 	return 1;
@@ -517,7 +473,7 @@ static const struct slot node_slots[] = {
 	NODE("gres", S_STR, gres), NODE("gres_used", S_STR, gres_used),
 	NODE("partitions[]", S_PART, nparts), NODE("reason", S_STR, reason),
 	NODE("reason_set_by_user", S_STR, reason_user), NODE("reason_changed_at", S_NUM, reason_at),
-	NODE("weight", S_NUM, weight),
+	NODE("weight", S_NUM, weight), NODE("active_features[]", S_LIST, features),
 	{ NULL, S_NUM, 0 },
 };
 
@@ -539,7 +495,9 @@ static const struct slot job_state_slots[] = {
 static const struct slot share_slots[] = {
 	SHARE("name", S_STR, name), SHARE("parent", S_STR, parent), SHARE("partition", S_STR, partition),
 	SHARE("type[]", S_STR, type), SHARE("fairshare.factor", S_NUM, factor),
-	SHARE("fairshare.level", S_NUM, level), { NULL, S_NUM, 0 },
+	SHARE("fairshare.level", S_NUM, level), SHARE("shares", S_NUM, shares),
+	SHARE("shares_normalized", S_NUM, shares_norm), SHARE("usage", S_NUM, usage),
+	SHARE("usage_normalized", S_NUM, usage_norm), { NULL, S_NUM, 0 },
 };
 
 const struct doc_info docs[REST_DOCS] = {

@@ -519,6 +519,59 @@ static void metrics_link(struct buf *out, const char *path)
 	buf_puts(out, "</a>");
 }
 
+/* The listeners that serve schema k at the metrics path, comma-separated ("-": none). */
+static void schema_listeners(struct buf *out, const struct status_page_info *info, size_t k)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < info->nlisten; i++) {
+		if ((info->listen_schema ? info->listen_schema[i] : (size_t)0) != k)
+			continue;
+		buf_puts(out, n++ ? ", <code>" : "<code>");
+		esc(out, info->listen[i]);
+		buf_puts(out, "</code>");
+	}
+	if (!info->nlisten && !k)
+		buf_puts(out, "systemd's sockets");
+	else if (!n)
+		buf_puts(out, "-");
+}
+
+/* Each schema served: its name and file, the paths and listeners serving it, its rows by the best
+ * fidelity their forms promise (mapping_fidelity_counts). */
+static void write_schemas(struct buf *out, const struct status_page_info *info, const struct scraper_status *st)
+{
+	size_t n = mapping_schema_count(st->schemas);
+	if (!n)
+		return;
+	buf_puts(out, "<h2>Schemas</h2>\n<table>\n<tr><th>Schema</th><th>File</th><th>Paths</th><th>Listeners</th>"
+		      "<th>Rows</th><th>Exact</th><th>Approximate</th><th>Unavailable</th></tr>\n");
+	for (size_t k = 0; k < n; k++) {
+		const struct mapping *m = mapping_schema(st->schemas, k);
+		const char *stem = k < info->nschemas ? info->schema_stem[k] : m->stem;
+		size_t c[FID_COUNT];
+		mapping_fidelity_counts(m, c);
+		buf_puts(out, "<tr><td><code>");
+		esc(out, stem[0] ? stem : "(unnamed)");
+		buf_puts(out, "</code></td><td><code>");
+		esc(out, m->path ? m->path : "");
+		buf_puts(out, "</code></td><td>");
+		if (!k)
+			metrics_link(out, info->metrics_path);
+		if (stem[0] && k < info->nschemas) {
+			char path[MAPPING_STEM_MAX + 32];
+			snprintf(path, sizeof(path), "/schemas/%s/metrics", stem);
+			buf_puts(out, k ? "" : ", ");
+			metrics_link(out, path);
+		}
+		buf_puts(out, "</td><td>");
+		schema_listeners(out, info, k);
+		buf_printf(out, "</td><td>%zu</td><td>%zu</td><td>%zu</td><td>%zu</td></tr>\n", m->nrows, c[FID_EXACT],
+			   c[FID_APPROXIMATE], c[FID_UNAVAILABLE]);
+	}
+	buf_puts(out, "</table>\n<p>A row counts as exact, approximate or unavailable by the best of its forms "
+		      "(a preferred form with the upstream it reads); which form each row was served with is below.</p>\n");
+}
+
 /* The other clusters (--probe.targets-file): a link to each one's /probe?target=. This page is about
  * --slurmctld.url's cluster only; each target's own state is in its self metrics. */
 static void write_probes(struct buf *out, const struct probe_set *ps)
@@ -557,6 +610,7 @@ void status_page(struct buf *out, const struct status_page_info *info, const str
 	write_probes(out, info->probes);
 	if (!st->res) {
 		write_mapping(out, info, st);
+		write_schemas(out, info, st);
 		buf_puts(out, "<p>No scrape has happened yet: this page shows the state of the last scrape and never "
 			      "fetches by itself. Open ");
 		metrics_link(out, info->metrics_path);
@@ -579,6 +633,7 @@ void status_page(struct buf *out, const struct status_page_info *info, const str
 	write_tokens(out, st);
 	write_controllers(out, st);
 	write_mapping(out, info, st);
+	write_schemas(out, info, st);
 	write_rows(out, st);
 	buf_puts(out, "</body></html>\n");
 }

@@ -12,6 +12,8 @@
 #ifndef SHIM_STATUS_H
 #define SHIM_STATUS_H
 
+#include <stddef.h>
+
 struct buf;
 struct probe_set;
 struct scraper_status;
@@ -29,6 +31,14 @@ struct status_page_info {
 	double now;                /* unix time the page is built at */
 	const struct probe_set *probes; /* --probe.targets-file's targets, linked; NULL: none */
 	int native_passthrough;    /* link /native/metrics/<endpoint> (native.h) */
+	/* The schemas served (server.h's server_config): their names, and which listener serves which
+	   (listen_schema NULL: every listener the first; nlisten 0: systemd's sockets). The rows of
+	   each are counted from scraper_status.schemas, the tables as of now. */
+	const char *const *schema_stem;
+	size_t nschemas;
+	const char *const *listen;
+	size_t nlisten;
+	const size_t *listen_schema;
 };
 
 void status_page(struct buf *out, const struct status_page_info *info, const struct scraper_status *st);

@@ -31,6 +31,21 @@ static inline int utf8_is_control(unsigned char c)
 {
 	return (c < 0x20 && c != '\n') || c == 0x7f;
 }
+/* The code point of the valid sequence at s of len bytes (utf8_next's) when it is a bidirectional
+ * formatting character, else 0: U+061C, U+200E, U+200F, U+202A to U+202E, U+2066 to U+2069. Raw,
+ * they reorder the text around them where it is shown (a status page, a terminal reading a log), so
+ * that an upstream string can make what an admin reads differ from what it is: the page and the log
+ * show them as their code point instead (status_html.h, log.h). */
+static inline unsigned utf8_bidi_control(const unsigned char *s, size_t len)
+{
+	unsigned cp;
+	if (len == 2 && s[0] == 0xD8 && s[1] == 0x9C)
+		return 0x061C;
+	if (len != 3 || s[0] != 0xE2 || (s[1] != 0x80 && s[1] != 0x81))
+		return 0;
+	cp = 0x2000u | ((unsigned)(s[1] & 0x3F) << 6) | (s[2] & 0x3F);
+	return cp == 0x200E || cp == 0x200F || (cp >= 0x202A && cp <= 0x202E) || (cp >= 0x2066 && cp <= 0x2069) ? cp : 0;
+}
 /* 1 if s[0..n) is served as it is: well-formed UTF-8 and no control byte (utf8_is_control). */
 int utf8_is_clean(const char *s, size_t n);
 /* utf8_repair, and every control byte (utf8_is_control) replaced by U+FFFD too. dst has room for

@@ -332,7 +332,7 @@ static void test_logged_once_and_on_status_page(void **state)
 	assert_true(st->res->m->nreleases > 0);
 	assert_int_equal(st->res->catalog.n[CATALOG_MISSING], 1);
 	assert_int_equal(st->res->catalog.n[CATALOG_UNKNOWN], 1);
-	struct status_page_info info = { "0", "/metrics", NULL, 1796121752, NULL, 0 };
+	struct status_page_info info = { .version = "0", .metrics_path = "/metrics", .mapping_file = NULL, .now = 1796121752, .native_passthrough = 0 };
 	struct buf page;
 	buf_init(&page, 0);
 	status_page(&page, &info, st);

@@ -6,7 +6,10 @@
  * no exact family differs, and the exit is 0 exactly when no family disappears (the last line's
  * counts); 25.11 state 03 exits 1 with its 2 disappearing families counted and named; a page with one
  * exact family's value changed: exit 1 naming it; an unreachable URL, a 404, an unparsable page, an
- * empty 200 and a page without a sample: exit 2. */
+ * empty 200 and a page without a sample: exit 2. With several schemas: which one the old exporter's
+ * page speaks (compare_pick_schema), on vpenso's captured page and on rivosinc's and SckyzO's
+ * (tests/fixtures/peers-25.11/P1-busy-mix, against small stand-in schemas named as theirs), two
+ * schemas alike refused, --compare-legacy.schema naming one. */
 #include "testutil.h"
 
 #include <jansson.h>
@@ -347,12 +350,12 @@ static int compare(unsigned port, const char *state_dir, char **out, ...)
 {
 	char url[64];
 	snprintf(url, sizeof(url), "http://127.0.0.1:%u/metrics", port);
-	char *argv[16] = { (char *)tu_shim_bin(), "--compare-legacy", url, "--replay-dir", (char *)state_dir,
+	char *argv[24] = { (char *)tu_shim_bin(), "--compare-legacy", url, "--replay-dir", (char *)state_dir,
 			   "--mapping.file", MAPPING, "--log.level", "error" };
 	int n = 9;
 	va_list ap;
 	va_start(ap, out);
-	for (char *a; (a = va_arg(ap, char *)) && n < 15;)
+	for (char *a; (a = va_arg(ap, char *)) && n < 23;)
 		argv[n++] = a;
 	va_end(ap);
 	argv[n] = NULL;
@@ -514,6 +517,183 @@ static void test_empty_page(void **state)
 	}
 }
 
+
+/* ------------------------------------------------------------------ which schema the old exporter speaks */
+
+#define PEERS "tests/fixtures/peers-25.11/P1-busy-mix/"
+#define RIVOSINC "/tmp/shimtest-cmp-schemas/rivosinc-slurm-exporter.json"
+#define SCKYZO "/tmp/shimtest-cmp-schemas/sckyzo-slurm-exporter.json"
+#define TWIN "/tmp/shimtest-cmp-schemas/rivosinc-twin.json"
+
+/* Small stand-ins for the peers' schemas, named as theirs: two rows each, of names only that peer
+ * prints (unavailable: the comparison needs no expression), the SckyzO one with every vpenso row name
+ * too (its fork adds families to vpenso's: it must not be taken for vpenso's page). */
+static void write_schemas(void)
+{
+#define ROW "{\"name\": \"%s\", \"help\": \"h\", \"type\": \"gauge\", \"fidelity\": \"unavailable\", \"note\": \"test\"}"
+	char r1[200], r2[200];
+	mkdir("/tmp/shimtest-cmp-schemas", 0700);
+	snprintf(r1, sizeof(r1), ROW, "slurm_lic_total");
+	snprintf(r2, sizeof(r2), ROW, "slurm_partition_weight");
+	struct buf b;
+	buf_init(&b, 0);
+	buf_printf(&b, "{\"metrics\": [%s, %s]}", r1, r2);
+	tu_write(RIVOSINC, b.data);
+	tu_write(TWIN, b.data);
+	buf_free(&b);
+	struct mapping *v = load();
+	buf_init(&b, 0);
+	buf_puts(&b, "{\"metrics\": [");
+	for (size_t i = 0; i < v->nrows; i++) {
+		snprintf(r1, sizeof(r1), ROW, v->rows[i].name);
+		buf_printf(&b, "%s, ", r1);
+	}
+	snprintf(r1, sizeof(r1), ROW, "slurm_account_fairshare_norm_shares");
+	snprintf(r2, sizeof(r2), ROW, "slurm_info");
+	buf_printf(&b, "%s, %s]}", r1, r2);
+	tu_write(SCKYZO, b.data);
+	buf_free(&b);
+	mapping_free(v);
+#undef ROW
+}
+
+/* compare_pick_schema on a page file: the index picked (-1: none), the reason into why. */
+static int pick(const char *const *files, size_t n, const char *page, char *why, size_t whysz)
+{
+	struct buf problems;
+	buf_init(&problems, 0);
+	struct mapping *chain = mapping_load_set(files, n, &problems);
+	if (!chain)
+		fail_msg("%s", problems.data);
+	size_t len;
+	char *text = tu_slurp(page, &len);
+	assert_non_null(text);
+	struct expo e;
+	expo_init(&e);
+	assert_int_equal(expo_parse(&e, text, len, EXPO_STRICT), 0);
+	int k = compare_pick_schema(chain, &e, why, whysz);
+	expo_free(&e);
+	free(text);
+	mapping_free(chain);
+	buf_free(&problems);
+	return k;
+}
+
+/* Each peer's page picks its own schema, whatever the order the files are given in; vpenso's page
+ * is vpenso's though SckyzO's rows hold every one of its names; two schemas alike best, or a page
+ * no schema names, pick none. */
+static void test_pick_schema(void **state)
+{
+	(void)state;
+	write_schemas();
+	const char *vpenso = "tests/fixtures/slurm-25.11/02-busy-mix/legacy_exporter_metrics.txt";
+	const char *three[] = { MAPPING, RIVOSINC, SCKYZO }, *rev[] = { SCKYZO, RIVOSINC, MAPPING };
+	char why[512];
+	assert_int_equal(pick(three, 3, vpenso, why, sizeof(why)), 0);
+	assert_int_equal(pick(rev, 3, vpenso, why, sizeof(why)), 2);
+	assert_int_equal(pick(three, 3, PEERS "rivosinc_exporter_metrics.txt", why, sizeof(why)), 1);
+	assert_int_equal(pick(rev, 3, PEERS "rivosinc_exporter_metrics.txt", why, sizeof(why)), 1);
+	assert_int_equal(pick(three, 3, PEERS "sckyzo_exporter_metrics.txt", why, sizeof(why)), 2);
+	assert_int_equal(pick(rev, 3, PEERS "sckyzo_exporter_metrics.txt", why, sizeof(why)), 0);
+	const char *twins[] = { MAPPING, RIVOSINC, TWIN };
+	assert_int_equal(pick(twins, 3, PEERS "rivosinc_exporter_metrics.txt", why, sizeof(why)), -1);
+	if (!strstr(why, "rivosinc-slurm-exporter 2 of ") || !strstr(why, "rivosinc-twin 2 of "))
+		fail_msg("why: %s", why);
+	/* the shipped rivosinc table beside vpenso's */
+	const char *shipped[] = { MAPPING, "mappings/rivosinc-slurm-exporter.json" };
+	assert_int_equal(pick(shipped, 2, vpenso, why, sizeof(why)), 0);
+	assert_int_equal(pick(shipped, 2, PEERS "rivosinc_exporter_metrics.txt", why, sizeof(why)), 1);
+	/* the three shipped tables: each page its own */
+	const char *all[] = { MAPPING, "mappings/rivosinc-slurm-exporter.json", "mappings/sckyzo-slurm-exporter.json" };
+	assert_int_equal(pick(all, 3, vpenso, why, sizeof(why)), 0);
+	assert_int_equal(pick(all, 3, PEERS "rivosinc_exporter_metrics.txt", why, sizeof(why)), 1);
+	assert_int_equal(pick(all, 3, PEERS "sckyzo_exporter_metrics.txt", why, sizeof(why)), 2);
+	const char *riv[] = { RIVOSINC };
+	assert_int_equal(pick(riv, 1, vpenso, why, sizeof(why)), -1); /* not one name shared */
+	assert_string_equal(why, "rivosinc-slurm-exporter 0 of 56"); /* 54 families on the page, 2 rows */
+}
+
+/* compare() with stderr too. */
+static int compare_err(unsigned port, const char *state_dir, char **out, char **err, const char *const *extra)
+{
+	char url[64];
+	snprintf(url, sizeof(url), "http://127.0.0.1:%u/metrics", port);
+	char *argv[24] = { (char *)tu_shim_bin(), "--compare-legacy", url, "--replay-dir", (char *)state_dir,
+			   "--mapping.file", MAPPING, "--log.level", "info" };
+	int n = 9;
+	for (size_t i = 0; extra[i] && n < 23; i++)
+		argv[n++] = (char *)extra[i];
+	argv[n] = NULL;
+	return tu_run(argv, NULL, out, NULL, err);
+}
+
+/* The mode with several schemas: the page's schema recognised (the report's first line names it, the
+ * log says why), then compared row by row as with that schema alone: vpenso's page gives the report a
+ * single --mapping.file gives, after that line; rivosinc's and SckyzO's pages their stand-in's rows.
+ * --compare-legacy.schema overrides; an unknown name, and two schemas alike best, exit 2 saying so. */
+static void test_schema_recognised(void **state)
+{
+	(void)state;
+	write_schemas();
+	const char *dir = "tests/fixtures/slurm-25.11/02-busy-mix";
+	const char *three[] = { "--mapping.file", RIVOSINC, "--mapping.file", SCKYZO, NULL };
+	struct fake f;
+	char *out = NULL, *err = NULL, *alone = NULL;
+	fake_start(&f, dir, "tests/fixtures/slurm-25.11/02-busy-mix/legacy_exporter_metrics.txt");
+	int rc1 = compare(f.port, dir, &alone, NULL);
+	int rc = compare_err(f.port, dir, &out, &err, three);
+	const char *first = "schema prometheus-slurm-exporter (" MAPPING ")\n";
+	if (rc != rc1 || strncmp(out, first, strlen(first)) || strcmp(out + strlen(first), alone))
+		fail_msg("exit %d (alone %d)\n%s\n--- alone:\n%s", rc, rc1, out, alone);
+	if (!strstr(err, "the old exporter speaks prometheus-slurm-exporter (") || !strstr(err, "sckyzo-slurm-exporter 54 of 64"))
+		fail_msg("log: %s", err);
+	free(out), free(err);
+	/* told: the vpenso page against the rivosinc stand-in */
+	const char *told[] = { "--mapping.file", RIVOSINC, "--compare-legacy.schema", "rivosinc-slurm-exporter", NULL };
+	assert_int_equal(compare_err(f.port, dir, &out, &err, told), 1);
+	assert_non_null(strstr(out, "schema rivosinc-slurm-exporter (" RIVOSINC ")\n"));
+	assert_line(out, "slurm_lic_total", "absent                 unavailable");
+	assert_line(out, "slurm_cpus_alloc", "only-legacy            none");
+	free(out), free(err);
+	const char *unknown[] = { "--mapping.file", RIVOSINC, "--compare-legacy.schema", "nope", NULL };
+	assert_int_equal(compare_err(f.port, dir, &out, &err, unknown), 2);
+	assert_non_null(strstr(err, "--compare-legacy.schema: no --mapping.file is named \\\"nope\\\""));
+	free(out), free(err);
+	fake_stop(&f);
+	free(alone);
+	/* the peers' pages */
+	fake_start(&f, dir, PEERS "rivosinc_exporter_metrics.txt");
+	assert_int_equal(compare_err(f.port, dir, &out, &err, three), 1);
+	assert_non_null(strstr(out, "schema rivosinc-slurm-exporter ("));
+	assert_line(out, "slurm_lic_total", "only-legacy            unavailable");
+	assert_line(out, "slurm_partition_weight", "only-legacy            unavailable");
+	assert_line(out, "slurm_cpu_load", "only-legacy            none");
+	free(out), free(err);
+	const char *twins[] = { "--mapping.file", RIVOSINC, "--mapping.file", TWIN, NULL };
+	assert_int_equal(compare_err(f.port, dir, &out, &err, twins), 2);
+	assert_non_null(strstr(err, "cannot tell which schema the old exporter speaks"));
+	assert_non_null(strstr(err, "--compare-legacy.schema"));
+	assert_true(!out || !*out);
+	free(out), free(err);
+	fake_stop(&f);
+	fake_start(&f, dir, PEERS "sckyzo_exporter_metrics.txt");
+	assert_int_equal(compare_err(f.port, dir, &out, &err, three), 1);
+	assert_non_null(strstr(out, "schema sckyzo-slurm-exporter ("));
+	assert_line(out, "slurm_account_fairshare_norm_shares", "only-legacy            unavailable");
+	free(out), free(err);
+	const char *json[] = { "--mapping.file", RIVOSINC, "--mapping.file", SCKYZO, "--compare-legacy.format", "json", NULL };
+	assert_int_equal(compare_err(f.port, dir, &out, &err, json), 1);
+	json_error_t jerr;
+	json_t *doc = json_loads(out, 0, &jerr);
+	if (!doc)
+		fail_msg("not JSON: %s\n%s", jerr.text, out);
+	assert_string_equal(json_string_value(json_object_get(doc, "schema")), "sckyzo-slurm-exporter");
+	assert_string_equal(json_string_value(json_object_get(doc, "schema_file")), SCKYZO);
+	json_decref(doc);
+	free(out), free(err);
+	fake_stop(&f);
+}
+
 int main(void)
 {
 	signal(SIGPIPE, SIG_IGN);
@@ -532,6 +712,8 @@ int main(void)
 		cmocka_unit_test_teardown(test_disappearing, stop_fake),
 		cmocka_unit_test_teardown(test_unreadable, stop_fake),
 		cmocka_unit_test_teardown(test_empty_page, stop_fake),
+		cmocka_unit_test(test_pick_schema),
+		cmocka_unit_test_teardown(test_schema_recognised, stop_fake),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

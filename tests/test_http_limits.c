@@ -1,7 +1,7 @@
 /* test_http_limits.c: hostile clients and the memory the shim holds for them: a 0.001 s scrape
  * timeout neither fails nor shortens the shared fetch, a scrape after SIGHUP during the old table's
  * fetch serves the new table, slow readers share one body, readers arriving apart hold bodies only (not
- * the payloads), and --web.max-held-bytes bounds what they hold (503 past it). */
+ * the payloads); --web.max-held-bytes past its budget: tests/test_slow_readers.c. */
 #include "http_fixture.h"
 
 /* A scrape on a thread of its own, with one optional request header. */
@@ -249,53 +249,6 @@ static void test_slow_readers_apart_hold_bodies_only(void **state)
 	stop(&f);
 }
 
-/* --web.max-held-bytes: beyond it, a scrape that needs a new answer gets 503 saying why, so what
- * such readers hold stays bounded; once they are gone, scrapes are served again. */
-static void test_slow_readers_held_bytes_bounded(void **state)
-{
-	(void)state;
-	struct proc f, s;
-	struct resp r;
-	int fds[12], st[12], refused = 0;
-	long answer_kb;
-	fake_start(&f, big_payload(10000), NULL);
-	shim_start(&s, f.port, "--slurmctld.min-interval", "0.4", "--slurmctld.jobs.min-interval", "0.4",
-		   "--web.max-held-bytes", "12000000", NULL);
-	long grew = readers_apart(&s, 12, fds, st, &answer_kb);
-	for (int i = 0; i < 12; i++) {
-		assert_true(st[i] == 200 || (st[i] == 503 && i >= 2));
-		refused += st[i] == 503;
-	}
-	print_message("figures: answer %ld kB, shim VmRSS +%ld kB with 12 readers one interval apart, %d refused\n",
-		      answer_kb, grew, refused);
-	assert_true(refused >= 6);
-	if (!shim_has("__tsan_init") && !shim_has("__asan_init"))
-		assert_true(grew < 12000 + 3 * answer_kb + 16384);
-	http("GET", s.port, "/metrics", &r, 10000);
-	assert_int_equal(r.status, 503);
-	assert_non_null(strstr(r.body.data, "over --web.max-held-bytes 12000000: no new answer is rendered until"));
-	buf_free(&r.body);
-	for (int i = 0; i < 12; i++)
-		close(fds[i]);
-	for (int i = 0; i < 100; i++) { /* libmicrohttpd lets the closed connections' answers go */
-		tu_sleep_ms(100);
-		http("GET", s.port, "/metrics", &r, 10000);
-		int ok = r.status == 200;
-		buf_free(&r.body);
-		if (ok)
-			break;
-	}
-	http("GET", s.port, "/metrics", &r, 10000);
-	assert_int_equal(r.status, 200);
-	buf_free(&r.body);
-	char *log = tu_slurp(s.log, NULL);
-	assert_non_null(strstr(log, "over --web.max-held-bytes 12000000: scrapes get 503 until"));
-	assert_non_null(strstr(log, "under --web.max-held-bytes again"));
-	free(log);
-	stop(&s);
-	stop(&f);
-}
-
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -303,7 +256,6 @@ int main(void)
 		cmocka_unit_test_teardown(test_reload_during_fetch, kill_children),
 		cmocka_unit_test_teardown(test_slow_readers_share_one_body, kill_children),
 		cmocka_unit_test_teardown(test_slow_readers_apart_hold_bodies_only, kill_children),
-		cmocka_unit_test_teardown(test_slow_readers_held_bytes_bounded, kill_children),
 	};
 	return http_fixture_run("http_limits", tests, sizeof(tests) / sizeof(tests[0]));
 }

@@ -71,20 +71,56 @@ else
 	bad "two --web.listen-address: the shim does not start"
 fi
 
-# the second address is taken (by the first): the start fails, naming it, and nothing is left listening
-port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-"$BIN" --replay-dir "$STATE" --mapping.file "$MAP" --web.listen-address "127.0.0.1:$port" \
-	--web.listen-address "127.0.0.1:$port" >/dev/null 2>"$T/log" &
-pid=$!
-i=0
-while kill -0 "$pid" 2>/dev/null && [ $i -lt 200 ]; do sleep 0.05; i=$((i + 1)); done
-wait "$pid"
+# one address and port given twice, however written (repeated, "127.1" for 127.0.0.1,
+# an IPv4-mapped IPv6 address): listened on once, with a warning naming both, and served (binding it
+# twice failed with "address in use" before)
+twice() { # what, then the flags
+	what=$1
+	shift
+	port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+	set -- $(echo "$*" | sed "s/PORT/$port/g")
+	"$BIN" --replay-dir "$STATE" --mapping.file "$MAP" "$@" >/dev/null 2>"$T/log" &
+	pid=$!
+	if wait_listening; then
+		if metrics_from "$port"; then ok "$what: served on port $port"; else bad "$what: no metrics on $port"; fi
+		n=$(grep 'listening on' "$T/log" | grep -o "(port $port)" | wc -l)
+		if [ "$n" -eq 1 ]; then ok "$what: one listener"; else bad "$what: $n listeners"; fi
+		if grep -q 'level=warn msg="--web.listen-address .* is already served by .* (the same address and port): listening on it once"' "$T/log"; then
+			ok "$what: a warning names both"
+		else
+			bad "$what: no warning"
+		fi
+		stop "$what"
+	else
+		bad "$what: the shim does not start"
+	fi
+}
+twice "an address given twice" --web.listen-address 127.0.0.1:PORT --web.listen-address 127.0.0.1:PORT
+twice "127.1 and 127.0.0.1" --web.listen-address 127.1:PORT --web.listen-address=127.0.0.1:PORT
+twice "an IPv4-mapped IPv6 address and its IPv4 one" --web.listen-address 127.0.0.1:PORT --web.listen-address [::ffff:127.0.0.1]:PORT
+# a comma list: refused at start (the flag is repeated instead), naming the value
+"$BIN" --replay-dir "$STATE" --mapping.file "$MAP" --web.listen-address "127.0.0.1:1,127.0.0.1:1" >/dev/null 2>"$T/log"
 rc=$?
-pid=
-if [ "$rc" -eq 1 ] && grep -q "cannot listen on 127.0.0.1:$port" "$T/log" && ! grep -q 'listening on' "$T/log"; then
-	ok "an address given twice: exit 1, named, nothing served"
+if [ "$rc" -eq 2 ] && grep -q 'flag --web.listen-address: value "127.0.0.1:1,127.0.0.1:1" is not a valid' "$T/log"; then ok "a comma list: exit 2"; else bad "a comma list: exit $rc"; fi
+
+# an address another process holds: the start fails, naming it, and nothing is left listening
+cat >"$T/hold.py" <<'PY'
+import socket, subprocess, sys
+s = socket.socket()
+s.bind(("127.0.0.1", 0))
+s.listen(1)
+port = s.getsockname()[1]
+args = [a.replace("PORT", str(port)) for a in sys.argv[1:]]
+p = subprocess.run(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, timeout=20)
+sys.stderr.buffer.write(p.stderr)
+print(port, p.returncode)
+PY
+set -- $(python3 "$T/hold.py" "$BIN" --replay-dir "$STATE" --mapping.file "$MAP" --web.listen-address 127.0.0.1:0 \
+	--web.listen-address 127.0.0.1:PORT 2>"$T/log")
+if [ "${2:-}" = 1 ] && grep -q "cannot listen on 127.0.0.1:$1" "$T/log" && ! grep -q 'listening on' "$T/log"; then
+	ok "an address in use: exit 1, named, nothing served"
 else
-	bad "an address given twice: exit $rc"
+	bad "an address in use: exit ${2:-?}"
 fi
 
 # ---------------------------------------------------------------- --web.systemd-socket
@@ -113,6 +149,65 @@ if wait_listening; then
 else
 	bad "--web.systemd-socket: the shim does not start"
 fi
+# systemd keeps the socket across restarts: stopping the shim must close its own descriptor only,
+# never shut the socket down (that stops it for every holder). This harness holds the socket too, as
+# systemd does, starts a shim on it, stops it, checks the socket still listens (a connection is
+# accepted on the harness's copy) and that a second shim starts on it and serves.
+cat >"$T/restart.py" <<'PY'
+import os, signal, socket, sys, time, urllib.request
+binary, args = sys.argv[1], sys.argv[2:]
+s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+s.bind(("127.0.0.1", 0))
+s.listen(16)
+port = s.getsockname()[1]
+def start(log):
+    pid = os.fork()
+    if pid == 0:
+        fd = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_APPEND)
+        os.dup2(fd, 2)
+        os.dup2(s.fileno(), 3)
+        os.set_inheritable(3, True)
+        os.execve(binary, [binary] + args, dict(os.environ, LISTEN_FDS="1", LISTEN_PID=str(os.getpid())))
+    return pid
+def serves():
+    for _ in range(200):
+        try:
+            return b"slurm_cpus_alloc 42\n" in urllib.request.urlopen("http://127.0.0.1:%d/metrics" % port, timeout=5).read()
+        except OSError:
+            time.sleep(0.05)
+    return False
+def say(good, what):
+    print(("ok   " if good else "FAIL ") + what, flush=True)
+for n in (1, 2):
+    pid = start(sys.argv[0] + ".log")
+    say(serves(), "--web.systemd-socket, start %d on the kept socket: serves /metrics" % n)
+    os.kill(pid, signal.SIGTERM)
+    _, st = os.waitpid(pid, 0)
+    say(os.WIFEXITED(st) and os.WEXITSTATUS(st) == 0, "--web.systemd-socket, start %d: exits 0 on SIGTERM" % n)
+    listening = s.getsockopt(socket.SOL_SOCKET, socket.SO_ACCEPTCONN)
+    say(listening == 1, "--web.systemd-socket, after stop %d: the socket still listens (SO_ACCEPTCONN %d)" % (n, listening))
+    s.settimeout(5)
+    try:
+        c = socket.create_connection(("127.0.0.1", port), timeout=5)
+        a, _ = s.accept()
+        a.close()
+        c.close()
+        say(True, "--web.systemd-socket, after stop %d: a connection is accepted on it" % n)
+    except OSError as e:
+        say(False, "--web.systemd-socket, after stop %d: no connection accepted (%s)" % (n, e))
+    s.settimeout(None)
+PY
+python3 "$T/restart.py" "$BIN" --replay-dir "$STATE" --mapping.file "$MAP" --web.systemd-socket >"$T/restart.out" 2>&1
+cp "$T/restart.py.log" "$T/log" 2>/dev/null
+while IFS= read -r line; do
+	case $line in
+	"ok   "*) ok "${line#ok   }" ;;
+	"FAIL "*) bad "${line#FAIL }" ;;
+	*) echo "     $line" ;;
+	esac
+done <"$T/restart.out"
+grep -q '^ok   --web.systemd-socket, start 2 on the kept socket' "$T/restart.out" || bad "--web.systemd-socket: the restart harness did not reach the second start"
+
 # the sockets of another process (LISTEN_PID is not the shim's): refused, not served
 python3 "$T/activate.py" other "$BIN" --replay-dir "$STATE" --mapping.file "$MAP" --web.systemd-socket >"$T/port" 2>"$T/log"
 rc=$?

@@ -298,7 +298,7 @@ static void test_50000_nodes_bounded(void **state)
 		for (size_t i = 0; i < CATALOG_LISTED_MAX; i++)
 			memset(d->fam[k][i].name, '"', CATALOG_NAME_MAX - 1);
 	}
-	struct status_page_info info = { "0", "/metrics", "/etc/m.json", 1796121752, NULL, 1 };
+	struct status_page_info info = { .version = "0", .metrics_path = "/metrics", .mapping_file = "/etc/m.json", .now = 1796121752, .native_passthrough = 1 };
 	struct buf b;
 	buf_init(&b, 0);
 	status_page(&b, &info, &pr->st);
@@ -356,7 +356,7 @@ static void test_70000_nodes_counters_marked(void **state)
 	assert_true(v->nodes == NODES);
 	assert_true(v->counts_may_wrap && v->part[0].cpus_may_wrap);
 	struct page_record *pr = page_record_new(0, "", "", v);
-	struct status_page_info info = { "0", "/metrics", "/etc/m.json", 1796121752, NULL, 1 };
+	struct status_page_info info = { .version = "0", .metrics_path = "/metrics", .mapping_file = "/etc/m.json", .now = 1796121752, .native_passthrough = 1 };
 	struct buf b;
 	buf_init(&b, 0);
 	status_page(&b, &info, &pr->st);
@@ -393,7 +393,7 @@ static void test_status_page_render(void **state)
 	(void)state;
 	static const char hostile[] = "<script>alert(1)</script>&\"x\xff";
 	struct scraper_status none = { 0 };
-	struct status_page_info info = { "0.test", "/metrics\"><script>", hostile, 1800000000, NULL, 1 };
+	struct status_page_info info = { .version = "0.test", .metrics_path = "/metrics\"><script>", .mapping_file = hostile, .now = 1800000000, .native_passthrough = 1 };
 	struct buf b;
 	buf_init(&b, 0);
 	status_page(&b, &info, &none); /* no scrape yet */

@@ -47,6 +47,8 @@ MAX_EXPOSURE=${MAX_EXPOSURE:-2.0}
 BIN=/usr/bin/$PKG
 MAPPING=/etc/$PKG/prometheus-slurm-exporter.json
 LOAD_MAPPING=/etc/$PKG/slurm-node-load.json
+RIVOSINC_MAPPING=/etc/$PKG/rivosinc-slurm-exporter.json
+SCKYZO_MAPPING=/etc/$PKG/sckyzo-slurm-exporter.json
 DEFAULTS=/etc/default/$PKG
 UNIT=/lib/systemd/system/$PKG.service
 MANGZ=/usr/share/man/man1/$PKG.1.gz
@@ -427,10 +429,11 @@ else
   bad "$BIN --version (exit $rc) does not print VERSION $version: $out"
 fi
 
-if "$BIN" --check-mapping "$MAPPING" --check-mapping "$LOAD_MAPPING" >"$tmp/check.log" 2>&1; then
-  ok "$BIN --check-mapping $MAPPING $LOAD_MAPPING: $(tr '\n' ' ' <"$tmp/check.log")"
+if "$BIN" --check-mapping "$MAPPING" --check-mapping "$LOAD_MAPPING" --check-mapping "$RIVOSINC_MAPPING" \
+	--check-mapping "$SCKYZO_MAPPING" >"$tmp/check.log" 2>&1; then
+  ok "$BIN --check-mapping $MAPPING $LOAD_MAPPING $RIVOSINC_MAPPING $SCKYZO_MAPPING: $(tr '\n' ' ' <"$tmp/check.log")"
 else
-  bad "$BIN --check-mapping $MAPPING $LOAD_MAPPING"
+  bad "$BIN --check-mapping $MAPPING $LOAD_MAPPING $RIVOSINC_MAPPING $SCKYZO_MAPPING"
   show "$tmp/check.log"
 fi
 
@@ -486,7 +489,7 @@ else
   ok "the slurmrestd unit is not enabled by the package (no $REST_WANTS)"
 fi
 conffiles=$(dpkg-query -W -f='${Conffiles}\n' "$PKG" | awk 'NF { print $1 }' | sort)
-expected=$(printf '%s\n' "$DEFAULTS" "$MAPPING" "$LOAD_MAPPING" "$REST_DEFAULTS" | sort)
+expected=$(printf '%s\n' "$DEFAULTS" "$MAPPING" "$LOAD_MAPPING" "$RIVOSINC_MAPPING" "$SCKYZO_MAPPING" "$REST_DEFAULTS" | sort)
 if [ "$conffiles" = "$expected" ] && [ -f "$DEFAULTS" ] && [ -f "$MAPPING" ] && [ -f "$REST_DEFAULTS" ]; then
   ok "conffiles: $(echo $conffiles)"
 else

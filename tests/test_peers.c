@@ -31,6 +31,10 @@ static const char *const rivosinc_health[] = {
 static const struct peer rivosinc = { "mappings/rivosinc-slurm-exporter.json", "rivosinc_exporter_metrics.txt",
 				      rivosinc_health };
 
+static const char *const sckyzo_health[] = { "go_", "process_", "promhttp_", "slurm_exporter_", NULL };
+
+static const struct peer sckyzo = { "mappings/sckyzo-slurm-exporter.json", "sckyzo_exporter_metrics.txt", sckyzo_health };
+
 static const char *const peer_states[] = { "peers-25.11/P1-busy-mix" };
 
 static int is_health(const struct peer *p, const char *name, size_t n)
@@ -203,18 +207,30 @@ static void check_peer_state(const struct peer *peer, const char *state, int res
 	mapping_free(m);
 }
 
+static void check_peer(const struct peer *peer)
+{
+	for (size_t s = 0; s < sizeof(peer_states) / sizeof(peer_states[0]); s++)
+		for (int rest = 1; rest >= 0; rest--)
+			check_peer_state(peer, peer_states[s], rest);
+}
+
 static void test_rivosinc_rows_against_peer(void **state)
 {
 	(void)state;
-	for (size_t s = 0; s < sizeof(peer_states) / sizeof(peer_states[0]); s++)
-		for (int rest = 1; rest >= 0; rest--)
-			check_peer_state(&rivosinc, peer_states[s], rest);
+	check_peer(&rivosinc);
+}
+
+static void test_sckyzo_rows_against_peer(void **state)
+{
+	(void)state;
+	check_peer(&sckyzo);
 }
 
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_rivosinc_rows_against_peer),
+		cmocka_unit_test(test_sckyzo_rows_against_peer),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -3,7 +3,9 @@
 # (slurmctld's endpoints and slurmrestd's answers): the rivosinc table as a second schema, its own
 # listener bound to it (--web.listen-address ADDR=rivosinc-slurm-exporter, as on rivosinc's :9092),
 # serves at that listener's /metrics every series rivosinc printed for its exact rows; slurmrestd's
-# /licenses is fetched only while a loaded table reads it (the legacy table alone: never). 127.0.0.1
+# /licenses is fetched only while a loaded table reads it (the legacy table alone: never); the SckyzO
+# table first (its names at /metrics, as on SckyzO's :9341), every exact row equal to SckyzO's output
+# series for series. 127.0.0.1
 # only. The last line is "N passed, M failed".
 set -u
 cd "$(dirname "$0")/.." || exit 1
@@ -15,6 +17,7 @@ FAKE_SLURMCTLD=${FAKE_SLURMCTLD:-build/tests/fake_slurmctld}
 STATE=tests/fixtures/peers-25.11/P1-busy-mix
 MAPPING=mappings/prometheus-slurm-exporter.json
 RIVOSINC=mappings/rivosinc-slurm-exporter.json
+SCKYZO=mappings/sckyzo-slurm-exporter.json
 MIN_INTERVAL=600
 TMP=$(mktemp -d)
 FAKE_PID= SHIM_PID=
@@ -50,9 +53,10 @@ check "the first listener's /metrics is still the legacy table" sh -c "grep -q '
 check "/schemas/rivosinc-slurm-exporter/metrics serves the same families" \
 	sh -c "grep -v '^slurm_exporter_shim_\|^# ' '$TMP/bound.txt' >'$TMP/c'; grep -v '^slurm_exporter_shim_\|^# ' '$TMP/path.txt' >'$TMP/d'; cmp -s '$TMP/c' '$TMP/d'"
 
-# every exact row's family: the same series (label sets, values) as rivosinc printed; an empty label
-# value is no label, as Prometheus reads it
-python3 - "$RIVOSINC" "$STATE/rivosinc_exporter_metrics.txt" "$TMP/bound.txt" >"$TMP/cmp.txt" 2>&1 <<'PY'
+# every exact row's family: the same series (label sets, values) as the peer printed; an empty label
+# value is no label, as Prometheus reads it. compare MAPPING PEER_OUTPUT SERVED
+compare() {
+python3 - "$1" "$2" "$3" <<'PY'
 import json, re, sys
 def series(path):
     out = {}
@@ -76,6 +80,25 @@ for r in rows:
 print(f"{n} exact rows compared, {bad} differ")
 sys.exit(1 if bad or not n else 0)
 PY
+}
+compare "$RIVOSINC" "$STATE/rivosinc_exporter_metrics.txt" "$TMP/bound.txt" >"$TMP/cmp.txt" 2>&1
 check "every exact row equals rivosinc's series ($(tail -1 "$TMP/cmp.txt"))" grep -q ' 0 differ$' "$TMP/cmp.txt"
 grep '^differs' "$TMP/cmp.txt" | head -5 | sed 's/^/     /'
+
+# ---- the SckyzO table first, on the first listener (as on SckyzO's :9341), the legacy table bound to
+# a second one
+P3=$(rand_port)
+LEGACY=$MAPPING
+MAPPING=$SCKYZO # start_shim_with gives $MAPPING as the first --mapping.file
+run --mapping.file "$LEGACY" --web.listen-address "127.0.0.1:$P3=prometheus-slurm-exporter"
+MAPPING=$LEGACY
+curl -s --max-time 20 "$URL" >"$TMP/sckyzo.txt"
+curl -s --max-time 20 "http://127.0.0.1:$P3/metrics" >"$TMP/legacy3.txt"
+stats >"$TMP/three.stats"
+check "SckyzO's schema at the first listener's /metrics" grep -q '^slurm_license_total{license="matlab"} 10$' "$TMP/sckyzo.txt"
+check "the legacy table at the bound listener" sh -c "grep -q '^slurm_queue_pending 4$' '$TMP/legacy3.txt' && ! grep -q '^slurm_license_total' '$TMP/legacy3.txt'"
+check "SckyzO's schema adds no request but /licenses" sh -c "grep -v '^rest_licenses' '$TMP/one.stats' >'$TMP/e'; grep -v '^rest_licenses' '$TMP/three.stats' >'$TMP/f'; cmp -s '$TMP/e' '$TMP/f'"
+compare "$SCKYZO" "$STATE/sckyzo_exporter_metrics.txt" "$TMP/sckyzo.txt" >"$TMP/cmp2.txt" 2>&1
+check "every exact row equals SckyzO's series ($(tail -1 "$TMP/cmp2.txt"))" grep -q ' 0 differ$' "$TMP/cmp2.txt"
+grep '^differs' "$TMP/cmp2.txt" | head -5 | sed 's/^/     /'
 finish

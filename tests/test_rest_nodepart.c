@@ -43,6 +43,8 @@ static double sum_of(const struct expo *e, const char *fam, const char *name, co
 static const char nodes_doc[] =
 	"{\"nodes\": ["
 	"{\"name\": \"a\", \"state\": [\"MIXED\"], \"cpus\": 8, \"alloc_cpus\": 2, \"real_memory\": 1000,"
+	" \"alloc_memory\": 700, \"gres\": \"gpu:a100:4\", \"gres_used\": \"gpu:a100:3(IDX:0-2)\","
+	" \"active_features\": [\"zen\", \"gpu\", \"amd\"], \"reason\": \"x\", \"features\": [\"ignored\"],"
 	" \"free_mem\": " NV(600) ", \"cpu_load\": 150, \"weight\": 5, \"partitions\": [\"batch\", \"gpu\"]},"
 	"{\"name\": \"b\", \"state\": [\"IDLE\", \"DRAIN\"], \"cpus\": 4, \"alloc_cpus\": 0, \"real_memory\": 500,"
 	" \"free_mem\": " UNSET ", \"cpu_load\": 4294967294, \"partitions\": [\"batch\"]}"
@@ -68,6 +70,30 @@ static void test_node_partition_series(void **state)
 	assert_true(sum_of(&e, "slurmrestd_partition_node_cpu_load", "partition", "batch", &n) == 1.5 && n == 1);
 	assert_true(sum_of(&e, "slurmrestd_partition_node_weight", "partition", "batch", &n) == 5 && n == 1);
 	assert_true(sum_of(&e, "slurmrestd_node_weight", NULL, NULL, &n) == 5 && n == 1);
+	/* b's free CPUs are its "other" ones; a's none */
+	assert_true(sum_of(&e, "slurmrestd_partition_node_cpus_other", "node", "b", &n) == 4 && n == 1);
+	assert_true(sum_of(&e, "slurmrestd_partition_node_cpus_other", "node", "a", &n) == 0 && n == 2);
+	/* a's allocated memory and GPUs in each of its partitions; b gives no alloc_memory (no sample)
+	 * and has no GPUs (0, as slurmrestd_node_gpus) */
+	assert_true(sum_of(&e, "slurmrestd_partition_node_memory_alloc", "partition", "gpu", &n) == 700 && n == 1);
+	assert_true(sum_of(&e, "slurmrestd_partition_node_memory_alloc", "partition", "batch", &n) == 700 && n == 1);
+	assert_true(sum_of(&e, "slurmrestd_partition_node_gpus", "partition", "batch", &n) == 4 && n == 2);
+	assert_true(sum_of(&e, "slurmrestd_partition_node_gpus_used", "partition", "gpu", &n) == 3 && n == 1);
+	assert_true(sum_of(&e, "slurmrestd_partition_node_gpus_used", "node", "b", &n) == 0 && n == 1);
+	/* sinfo's %b: a's active features sorted (read around another string, its reason), in each of
+	 * its partitions; b has none: no label */
+	assert_true(sum_of(&e, "slurmrestd_partition_node_active_features", "active_features", "amd,gpu,zen", &n) == 2 &&
+		    n == 2);
+	assert_true(sum_of(&e, "slurmrestd_partition_node_active_features", "node", "b", &n) == 1 && n == 1);
+	const struct expo_family *af = expo_find(&e, "slurmrestd_partition_node_active_features", 41);
+	assert_non_null(af);
+	assert_int_equal(af->n, 3);
+	for (size_t i = 0; i < af->n; i++) {
+		const struct expo_sample *x = &af->samples[i];
+		int has = labels_find(x->labels, x->nlabels, "active_features", 15) >= 0;
+		assert_int_equal(x->nlabels, 3 + has);
+		assert_true(labels_find(x->labels, x->nlabels, "state", 5) >= 0);
+	}
 	/* each series is labelled node, partition, state */
 	const struct expo_family *f = expo_find(&e, "slurmrestd_partition_node_cpus", strlen("slurmrestd_partition_node_cpus"));
 	assert_non_null(f);
@@ -92,6 +118,34 @@ static const char jobs_doc[] =
 	"{\"job_id\": 3, \"job_state\": [\"PENDING\"], \"user_name\": \"u\", \"account\": \"z\", \"partition\": \"p\","
 	" \"cpus\": " NV(1) "}"
 	"], \"errors\": []}";
+
+/* sshare's RawShares, NormShares, RawUsage and NormUsage per row; a number slurmrestd says is not
+ * set has no sample (root's shares). */
+static const char shares_doc[] =
+	"{\"shares\": {\"shares\": ["
+	"{\"name\": \"root\", \"parent\": \"\", \"type\": [\"ASSOCIATION\"], \"shares\": " UNSET ","
+	" \"shares_normalized\": " NV(0.5) ", \"usage\": 90, \"usage_normalized\": " NV(1) ","
+	" \"fairshare\": {\"factor\": " NV(0) "}},"
+	"{\"name\": \"al\", \"parent\": \"phys\", \"type\": [\"USER\"], \"shares\": " NV(3) ","
+	" \"shares_normalized\": " NV(0.75) ", \"usage\": 40, \"usage_normalized\": " NV(0.25) ","
+	" \"fairshare\": {\"factor\": " NV(0.8) "}}"
+	"]}, \"errors\": []}";
+
+static void test_share_figures(void **state)
+{
+	(void)state;
+	struct expo e;
+	size_t n;
+	parse_text(&e, REST_SHARES, shares_doc);
+	assert_true(sum_of(&e, "slurmrestd_share_shares", NULL, NULL, &n) == 3 && n == 1);
+	assert_true(sum_of(&e, "slurmrestd_share_shares", "user", "al", &n) == 3 && n == 1);
+	assert_true(sum_of(&e, "slurmrestd_share_shares_normalized", "account", "root", &n) == 0.5 && n == 1);
+	assert_true(sum_of(&e, "slurmrestd_share_shares_normalized", "account", "phys", &n) == 0.75 && n == 1);
+	assert_true(sum_of(&e, "slurmrestd_share_usage", NULL, NULL, &n) == 130 && n == 2);
+	assert_true(sum_of(&e, "slurmrestd_share_usage_normalized", "user", "al", &n) == 0.25 && n == 1);
+	assert_true(sum_of(&e, "slurmrestd_share_fairshare", "user", "al", &n) == 0.8 && n == 1);
+	expo_free(&e);
+}
 
 static void test_job_memory(void **state)
 {
@@ -193,6 +247,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_node_partition_series),
+		cmocka_unit_test(test_share_figures),
 		cmocka_unit_test(test_job_memory),
 		cmocka_unit_test(test_licenses),
 		cmocka_unit_test(test_diag_lists),

@@ -40,6 +40,7 @@ done
 for f in /usr/lib/systemd/system/slurm-exporter-shim.service /usr/lib/systemd/system/slurm-exporter-shim-slurmrestd.service \
 	/etc/default/slurm-exporter-shim /etc/default/slurm-exporter-shim-slurmrestd /usr/share/slurm-exporter-shim/default.dist \
 	/etc/slurm-exporter-shim/prometheus-slurm-exporter.json /etc/slurm-exporter-shim/slurm-node-load.json \
+	/etc/slurm-exporter-shim/rivosinc-slurm-exporter.json /etc/slurm-exporter-shim/sckyzo-slurm-exporter.json \
 	/usr/share/man/man1/slurm-exporter-shim.1.gz \
 	/usr/share/doc/slurm-exporter-shim/migration.md /usr/share/doc/slurm-exporter-shim/alert-rules.yml \
 	/usr/share/slurm-exporter-shim/replace-file.sh; do
@@ -47,7 +48,8 @@ for f in /usr/lib/systemd/system/slurm-exporter-shim.service /usr/lib/systemd/sy
 done
 rpm -qcp "$rpm" 2>/dev/null | sort >"$T/config"
 printf '%s\n' /etc/default/slurm-exporter-shim /etc/default/slurm-exporter-shim-slurmrestd \
-	/etc/slurm-exporter-shim/prometheus-slurm-exporter.json /etc/slurm-exporter-shim/slurm-node-load.json >"$T/config.want"
+	/etc/slurm-exporter-shim/prometheus-slurm-exporter.json /etc/slurm-exporter-shim/rivosinc-slurm-exporter.json \
+	/etc/slurm-exporter-shim/sckyzo-slurm-exporter.json /etc/slurm-exporter-shim/slurm-node-load.json >"$T/config.want"
 check "config files: both defaults files and the mappings ($(tr '\n' ' ' <"$T/config"))" cmp -s "$T/config" "$T/config.want"
 
 # scriptlets: %post carries the old flags (and names the fork's enabled unit) before the units' own

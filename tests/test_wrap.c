@@ -654,7 +654,7 @@ static void test_logged_once_and_on_status_page(void **state)
 	for (size_t i = 0; i < st->res->nrows; i++)
 		wrapped += (size_t)render_row_has_wrap(&st->res->rows[i]);
 	assert_int_equal(wrapped, 5);
-	struct status_page_info info = { "0", "/metrics", NULL, 1796121752, NULL, 0 };
+	struct status_page_info info = { .version = "0", .metrics_path = "/metrics", .mapping_file = NULL, .now = 1796121752, .native_passthrough = 0 };
 	struct buf page;
 	buf_init(&page, 0);
 	status_page(&page, &info, st);

@@ -23,7 +23,7 @@ trap 'exit 2' INT TERM
 
 [ -x "$BIN" ] || { echo "gen-doc.sh: no binary at $BIN (set SHIM_BIN)" >&2; exit 2; }
 ${CC:-cc} -std=c11 -O1 -D_GNU_SOURCE -Isrc -o "$T/expo_dump" tests/conformance/expo_dump.c \
-	src/expo.c src/labels.c src/names.c src/utf8.c src/xmalloc.c src/buf.c -lm || exit 2
+	src/expo.c src/hmap.c src/labels.c src/names.c src/utf8.c src/xmalloc.c src/buf.c -lm || exit 2
 
 # Why the tolerant mode accepts a bad case: a category per case (see the texts in write_doc).
 category() {
