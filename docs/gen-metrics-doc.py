@@ -225,7 +225,12 @@ Two columns of fidelity:
   {rapproximate} approximate, {runavailable} unavailable. A row's preferred slurmrestd form
   (`prefer`, docs/mapping.md) is used while its slurmrestd sources answer; otherwise the row falls
   back to its native source. Which one each scrape used is in
-  `slurm_exporter_shim_row_fidelity{{family,fidelity,upstream}}`.
+  `slurm_exporter_shim_row_fidelity{{family,fidelity,upstream}}`. With `--slurmrestd.url` alone
+  (no `--slurmrestd.jobs`: slurmrestd's full `/jobs` is not fetched), the eleven job-state rows
+  `slurm_queue_<state>` are still exact, from `/jobs/state` (each job's id and state alone, fetched
+  every `--slurmrestd.min-interval`; the golden test checks them on every slurmrestd capture that
+  way, and with `/jobs` down); the rows whose slurmrestd form reads `slurmrestd_jobs` (pending
+  reasons, per-user, per-account and per-partition jobs and CPUs) are served from their native forms.
 
 - **exact**: the source measures the same thing the old exporter's command did. The golden test
   checks these series for series (label sets and values) against what the real old exporter printed

@@ -169,9 +169,10 @@ static const struct flag flags[] = {
 	{ .name = "slurmrestd.timeout", F_SECONDS(rest_timeout), .def = "10", .lo = 0.001, .hi = 86400,
 	  .metavar = "SECONDS", .help = "per-request timeout to slurmrestd" },
 	{ .name = "slurmrestd.min-interval", F_SECONDS(rest_min_interval), .def = "5", .lo = 0, .hi = 86400,
-	  .metavar = "SECONDS", .help = "reuse a slurmrestd /nodes, /shares or /diag answer this long" },
+	  .metavar = "SECONDS", .help = "reuse a slurmrestd /nodes, /shares, /diag or /jobs/state answer this long" },
 	{ .name = "slurmrestd.jobs", F_BOOL(rest_jobs),
-	  .help = "fetch slurmrestd's /jobs (about 10 KB per job) for the rows enabled_by \"slurmrestd-jobs\"" },
+	  .help = "fetch slurmrestd's /jobs (about 10 KB per job) for the rows only it serves (pending reasons, per-user and "
+		  "per-account jobs); the job-state rows read /jobs/state without it" },
 	{ .name = "slurmrestd.jobs.min-interval", F_SECONDS(rest_jobs_min_interval), .def = "30", .lo = 0, .hi = 86400,
 	  .metavar = "SECONDS", .help = "reuse a slurmrestd /jobs answer at least this long (the floor of its interval)" },
 	{ .name = "slurmrestd.jobs.max-share", F_INT(rest_jobs_max_share), .def = "5", .lo = 0, .hi = 100,

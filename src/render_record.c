@@ -93,6 +93,16 @@ static double v_len(const struct render_result *r, size_t i) { return (double)r-
 static double v_http(const struct render_result *r, size_t i) { return (double)r->src[i].http_status; }
 static double v_parse(const struct render_result *r, size_t i) { return (double)r->src[i].parse_errors; }
 static double v_age(const struct render_result *r, size_t i) { return render_source_age(r, (enum source_id)i); }
+/* A served row's age: the oldest answer its form read (a reused /jobs, one within its --*.min-interval). */
+static double v_row_age(const struct render_result *r, size_t i)
+{
+	double age = 0;
+	unsigned read = r->m->rows[i].forms[r->rows[i].form].sources;
+	for (int id = 0; id < SRC_COUNT; id++)
+		if ((read & (1u << id)) && render_source_age(r, (enum source_id)id) > age)
+			age = render_source_age(r, (enum source_id)id);
+	return age;
+}
 static double v_fetches(const struct render_result *r, size_t i) { return (double)r->src[i].n.fetches; }
 static double v_slow(const struct render_result *r, size_t i) { return (double)r->src[i].n.slow; }
 static double v_repaired(const struct render_result *r, size_t i) { return (double)r->src[i].n.repaired; }
@@ -187,6 +197,10 @@ static const struct self_family self[] = {
 	{ .name = "slurm_exporter_shim_row_fidelity", .type = "gauge", .each = EACH_SERVED, .value = v_one,
 	  .labels = { "family", "fidelity", "reason", "upstream" },
 	  .help = "Legacy families this scrape served, by the fidelity and upstream of the form they were computed with." },
+	{ .name = "slurm_exporter_shim_row_age_seconds", .type = "gauge", .each = EACH_SERVED, .value = v_row_age,
+	  .labels = { "family" },
+	  .help = "Age of the oldest answer the served family was computed from this scrape (its form's endpoints: "
+		  "slurm_exporter_shim_payload_age_seconds)." },
 	{ .name = "slurm_exporter_shim_native_family_missing", .type = "gauge", .each = EACH_MISSING, .when = WHEN_CATALOG,
 	  .value = v_one, .labels = { "endpoint", "family" },
 	  .help = "Families the table reads that slurmctld's answer on the endpoint no longer names, though the validated "

@@ -115,6 +115,13 @@ static int on_value(struct rest *st, const char *path, int is_str, const unsigne
 	case S_JOB_STATE:
 		job_state_add((struct job_state *)(void *)(rec + f->off), (const char *)s, n);
 		return 1;
+	case S_JOB_STATE_KNOWN: /* a job counted in a state of its own: which one is not known */
+		if (job_state_add((struct job_state *)(void *)(rec + f->off), (const char *)s, n) < 0) {
+			char esc[48];
+			return rest_fail(st, 1, "a job with state '%s', a name no data_parser writes",
+					 rest_esc(esc, sizeof(esc), (const char *)s, n));
+		}
+		return 1;
 	case S_PART:
 		return rest_add_part(st, s, n);
 	case S_LIST:
@@ -430,6 +437,11 @@ void *rest_begin_diag(struct expo *e)
 void *rest_begin_licenses(struct expo *e)
 {
 	return rest_begin(e, REST_LICENSES);
+}
+
+void *rest_begin_job_states(struct expo *e)
+{
+	return rest_begin(e, REST_JOB_STATES);
 }
 
 /* The feeder stopped on its own (syntax, a bound): its reason is the document's problem. */

@@ -50,6 +50,7 @@ struct node_rec {
 struct job_rec {
 	struct job_state state;
 	struct str reason, desc, user, account, partition, tasks, nodes;
+	struct str sid;           /* /jobs/state: the job id as a string ("17", "16_8", "20+1") */
 	double cpus, uid, id;
 	double mem_node, mem_cpu; /* memory_per_node, memory_per_cpu (MB; NaN when not set) */
 };
@@ -113,7 +114,7 @@ struct rest {
 /* A field a record reads: its path inside the record ("state[]": an item of the array "state";
  * "fairshare.factor": a member; a {set, infinite, number} object reads as its own path), what it
  * holds and where in the record (an offset into rest.r). */
-enum slot_kind { S_NUM, S_STR, S_NODE_STATE, S_JOB_STATE, S_PART, S_LIST /* strings joined by ',' */ };
+enum slot_kind { S_NUM, S_STR, S_NODE_STATE, S_JOB_STATE, S_JOB_STATE_KNOWN, S_PART, S_LIST /* strings joined by ',' */ };
 
 struct slot {
 	const char *path;

@@ -419,6 +419,27 @@ static int job_end(struct rest *st)
 	return 1;
 }
 
+/* ---- /jobs/state: each job's id and state, counted by squeue's state ---- */
+
+/* slurmrestd lists every task of a pending array on its own ("16_8": the data_parser expands the
+ * record's bitmap), as squeue -r prints them: one entry is one job. */
+static int job_state_end(struct rest *st)
+{
+	struct job_rec *r = &st->r.job;
+	char esc[48];
+	if (!r->sid.len)
+		return rest_fail(st, 1, "a job without a job_id");
+	rest_esc(esc, sizeof(esc), sp(st, &r->sid), r->sid.len);
+	if (!r->state.base && !r->state.flag)
+		return rest_fail(st, 1, "job %s without a state", esc);
+	if (rest_seen_before(st, sp(st, &r->sid), r->sid.len))
+		return rest_fail(st, 1, "job %s listed twice", esc);
+	const char *state = job_state_squeue(&r->state);
+	struct label l = label_of("state", state, strlen(state));
+	agg_slot(st, &l, 1)->v[0] += 1;
+	return 1;
+}
+
 /* ---- diag: every number of "statistics" (and of its objects), named by its path ---- */
 
 int rest_diag_num(struct rest *st, const char *path, double v)
@@ -467,6 +488,12 @@ static const struct slot job_slots[] = {
 	JOB("memory_per_node", S_NUM, mem_node), JOB("memory_per_cpu", S_NUM, mem_cpu), { NULL, S_NUM, 0 },
 };
 
+static const struct slot job_state_slots[] = {
+	JOB("job_id", S_STR, sid), JOB("state[]", S_JOB_STATE_KNOWN, state),
+	JOB("state", S_JOB_STATE_KNOWN, state), /* a string, as v0.0.41's job_state */
+	{ NULL, S_NUM, 0 },
+};
+
 static const struct slot share_slots[] = {
 	SHARE("name", S_STR, name), SHARE("parent", S_STR, parent), SHARE("partition", S_STR, partition),
 	SHARE("type[]", S_STR, type), SHARE("fairshare.factor", S_NUM, factor),
@@ -488,4 +515,6 @@ const struct doc_info docs[REST_DOCS] = {
 	[REST_DIAG] = { .prefix = { "statistics" }, .nprefix = 1, .what = "statistics" },
 	[REST_LICENSES] = { .prefix = { "licenses" }, .nprefix = 1, .array = 1, .what = "licenses",
 			    .slots = rest_lic_slots, .end = rest_lic_end },
+	[REST_JOB_STATES] = { .prefix = { "jobs" }, .nprefix = 1, .array = 1, .what = "jobs", .slots = job_state_slots,
+			      .end = job_state_end, .agg_fams = { "slurmrestd_job_states" } },
 };

@@ -35,6 +35,9 @@ struct job_state {
 	int flag;          /* index + 1 into the flag order, 0 = no flag seen */
 	const char *base;  /* static name, NULL until a base state is named */
 };
+/* Add one name of a data_parser job state array to s. Returns 0 for every name data_parser v0.0.41..v0.0.46
+ * writes (the flags squeue never prints, LAUNCH_FAILED, RECONFIG_FAIL, POWER_UP_NODE, and END, add
+ * nothing), -1 for any other (a newer Slurm's: where its job counts is not known). */
 int job_state_add(struct job_state *s, const char *name, size_t n);
 /* squeue's %T: the first flag of Slurm's order, else the base; "?" when neither was named. */
 const char *job_state_squeue(const struct job_state *s);

@@ -97,6 +97,7 @@ static const struct source_parser rest_shares_parser = REST_PARSER(rest_begin_sh
 static const struct source_parser rest_jobs_parser = REST_PARSER(rest_begin_jobs);
 static const struct source_parser rest_diag_parser = REST_PARSER(rest_begin_diag);
 static const struct source_parser rest_licenses_parser = REST_PARSER(rest_begin_licenses);
+static const struct source_parser rest_job_states_parser = REST_PARSER(rest_begin_job_states);
 
 static const char *const partitions_names[] = { "slurm_partition", NULL };
 static const char *const nodes_names[] = { "slurm_node_", "slurm_nodes", NULL };
@@ -107,6 +108,7 @@ static const char *const rest_shares_names[] = { "slurmrestd_share_", NULL };
 static const char *const rest_jobs_names[] = { "slurmrestd_jobs", NULL };
 static const char *const rest_diag_names[] = { "slurmrestd_diag_", NULL };
 static const char *const rest_licenses_names[] = { "slurmrestd_license_", NULL };
+static const char *const rest_job_states_names[] = { "slurmrestd_job_state", NULL };
 
 const struct source sources[SRC_COUNT] = {
 	[SRC_JOBS] = { .name = "jobs", .path = "/metrics/jobs", .file = "metrics_jobs.txt", .upstream = UPSTREAM_SLURMCTLD,
@@ -144,6 +146,12 @@ const struct source sources[SRC_COUNT] = {
 	[SRC_REST_LICENSES] = { .name = "slurmrestd-licenses", .path = "/slurm/{version}/licenses",
 				.file = "rest_licenses.json", .upstream = UPSTREAM_SLURMRESTD, .parser = &rest_licenses_parser,
 				.prefixes = rest_licenses_names, .names_optional = 1 },
+	/* each job's id and state alone, under one job read lock: about 1/97 of /jobs' bytes, so it is
+	 * fetched every --slurmrestd.min-interval, not cost-scheduled (docs/performance.md) */
+	[SRC_REST_JOB_STATES] = { .name = "slurmrestd-jobs-state", .path = "/slurm/{version}/jobs/state",
+				  .file = "rest_jobs_state.json", .upstream = UPSTREAM_SLURMRESTD,
+				  .parser = &rest_job_states_parser, .prefixes = rest_job_states_names,
+				  .names_optional = 1 },
 };
 
 /* No strlen of the prefix: a name that differs early (most do) costs a compare or two. */

@@ -13,7 +13,7 @@
 # tests/bench/gen_payload.py, as make bench does; a missing one is skipped and said so). With FAKE
 # (tests/fake_slurmctld's binary), --compare-legacy against the old exporter's page of every capture
 # that has one, in both formats. Masked: the values of the families that time something
-# (fetch duration, payload age, scrape duration, reload timestamp). Each file ends with the exit
+# (fetch duration, payload age, row age, scrape duration, reload timestamp). Each file ends with the exit
 # code. Runs from the repository root.
 set -eu
 bin=$1
@@ -23,7 +23,7 @@ mkdir -p "$out"
 
 # The self metrics whose values are times: masked.
 mask() {
-	sed -E 's/^(slurm_exporter_shim_(fetch_duration_seconds|payload_age_seconds|scrape_duration_seconds|mapping_reload_timestamp_seconds)(\{[^}]*\})?) .*/\1 TIME/'
+	sed -E 's/^(slurm_exporter_shim_(fetch_duration_seconds|payload_age_seconds|row_age_seconds|scrape_duration_seconds|mapping_reload_timestamp_seconds)(\{[^}]*\})?) .*/\1 TIME/'
 }
 
 # one NAME ARGS...: the answer (stdout and stderr) and the exit code into OUT/NAME.

@@ -6,7 +6,7 @@ Usage: tests/rest-v0046-docs.py [SRC_STATE [DEST_DIR]]
   default DEST_DIR:  tests/fixtures/slurmrestd-v0.0.46
 
 No Slurm built from the development branch was at hand, so test_http_rest's test_rest_newer_versions
-reads these: the real 25.11.7 answers (v0.0.44) of /nodes, /shares, /jobs and /diag with the
+reads these: the real 25.11.7 answers (v0.0.44) of /nodes, /shares, /jobs, /diag and /jobs/state with the
 changes applied that Slurm's src/plugins/data_parser/v0.0.45 (slurm-26-05-3-1) and v0.0.46
 (master) make to what slurmrestd dumps in those documents (each field as data_parser dumps it):
 
@@ -22,6 +22,7 @@ changes applied that Slurm's src/plugins/data_parser/v0.0.45 (slurm-26-05-3-1) a
     diag: "parts_packed" (removed since 25.11) is no longer dumped.
   v0.0.45 -> v0.0.46
     job:  "container_type" becomes "runtime" (after "resv_name").
+  /jobs/state (rest_jobs_state.json): unchanged in both (JOB_STATE_RESP_JOB: job_id, state).
   both: meta.plugin.data_parser names the version; meta.slurm the release of the branch.
 
 Checked against the real v0.0.45 answers of Slurm 26.05.3 (tests/fixtures/slurm-26.05-rest): the
@@ -86,7 +87,7 @@ def job(j):
 
 def main():
     os.makedirs(DEST, exist_ok=True)
-    for name in ("nodes", "shares", "jobs", "diag"):
+    for name in ("nodes", "shares", "jobs", "diag", "jobs_state"):
         with open(os.path.join(SRC, "rest_%s.json" % name)) as f:
             doc = json.load(f)
         if name == "nodes":

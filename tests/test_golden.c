@@ -53,8 +53,10 @@ struct state_run {
  * keeping what the table reads, then rendered (render_run: the rows, the writer, the output cap and
  * the self metrics) and the body read back strictly. rest 1: slurmrestd's answers too
  * (rest_*.json, /jobs included: --slurmrestd.url and --slurmrestd.jobs); 2: slurmrestd configured
- * but its files absent (every slurmrestd source down); 0: slurmctld's alone. legacy: the old
- * exporter's output to compare with (legacy_exporter_metrics.txt when NULL). */
+ * but its files absent (every slurmrestd source down); 3: --slurmrestd.url alone (/jobs switched
+ * off, never fetched); 4: /jobs down (its file absent), the rest of slurmrestd's answers there;
+ * 0: slurmctld's alone. legacy: the old exporter's output to compare with
+ * (legacy_exporter_metrics.txt when NULL). */
 static void run_state_with(const struct mapping *m, const char *state, unsigned flags, int rest, const char *legacy,
 			   struct state_run *r)
 {
@@ -65,9 +67,9 @@ static void run_state_with(const struct mapping *m, const char *state, unsigned 
 	memset(r->p, 0, sizeof(r->p));
 	unsigned read = mapping_sources(m, flags | ROW_FLAG_REST_JOBS, ~0u);
 	for (int ep = 0; ep < (rest ? SRC_COUNT : SRC_NATIVE_COUNT); ep++) {
-		int absent = rest == 2 && ep >= SRC_NATIVE_COUNT;
-		if (!(read & (1u << ep)))
-			continue; /* no row reads it: never fetched (slurmrestd's /licenses for this table) */
+		int absent = (rest == 2 && ep >= SRC_NATIVE_COUNT) || (rest == 4 && ep == SRC_REST_JOBS);
+		if (!(read & (1u << ep)) || (rest == 3 && ep == SRC_REST_JOBS))
+			continue; /* no row reads it (slurmrestd's /licenses for this table), or switched off */
 		r->p[ep] = payload_replay(absent ? "/nonexistent" : dir, (enum source_id)ep, 1 << 28, 0, mapping_has_input, (void *)m);
 		if (r->p[ep]->ok == absent)
 			fail_msg("%s: %s: %s", state, sources[ep].name, absent ? "usable" : r->p[ep]->reason);
@@ -574,6 +576,50 @@ static void test_jobs_derived_from_accounts(void **state)
 	mapping_free(m);
 }
 
+/* The old exporter's eleven job-state families (squeue -r --states=all by state) from /jobs/state:
+ * with --slurmrestd.url alone (/jobs never fetched), and with /jobs down while the rows that need it
+ * are asked for (--slurmrestd.jobs), each is served with its first form, the one reading
+ * slurmrestd_job_states alone, and equals the old exporter's on every captured state. */
+static void test_queue_from_job_states(void **state)
+{
+	(void)state;
+	struct mapping *m = tu_load_shipped();
+	size_t checked = 0;
+	for (size_t s = 0; s < NREST; s++)
+		for (int mode = 3; mode <= 4; mode++) {
+			struct state_run r;
+			run_state_with(m, rest_states[s], mode == 4 ? ROW_FLAG_REST_JOBS : 0, mode, NULL, &r);
+			for (size_t i = 0; i < m->nrows; i++) {
+				const struct row *row = &m->rows[i];
+				const struct render_row *res = &r.res.rows[i];
+				if (strncmp(row->name, "slurm_queue_", 12))
+					continue;
+				if (!strcmp(row->name, "slurm_queue_pending_dependency")) { /* needs /jobs' reasons */
+					assert_int_equal(res->status, ROW_UNAVAILABLE);
+					assert_null(served_family(m, &r, i));
+					continue;
+				}
+				assert_int_equal(row->forms[0].sources, 1u << SRC_REST_JOB_STATES);
+				if (res->form != 0 || res->status != ROW_OK || res->fidelity != FID_EXACT)
+					fail_msg("%s (mode %d): row %s served with form %zu, status %d", rest_states[s], mode,
+						 row->name, res->form, res->status);
+				check_exact(served_family(m, &r, i), expo_find(&r.legacy, row->name, strlen(row->name)),
+					    rest_states[s], row->name);
+				checked++;
+			}
+			free_state(&r);
+		}
+	assert_int_equal(checked, 11 * 2 * NREST);
+	/* with --slurmrestd.url alone, the table fetches /jobs/state and not /jobs */
+	unsigned rest = 0;
+	for (int id = SRC_NATIVE_COUNT; id < SRC_COUNT; id++)
+		rest |= 1u << id;
+	unsigned need = mapping_sources(m, 0, (source_of_upstream(UPSTREAM_SLURMCTLD) | rest) & ~(1u << SRC_REST_JOBS));
+	assert_true(need & (1u << SRC_REST_JOB_STATES));
+	assert_false(need & (1u << SRC_REST_JOBS));
+	mapping_free(m);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -582,6 +628,7 @@ int main(void)
 		cmocka_unit_test(test_odd_account),
 		cmocka_unit_test(test_gpu_families),
 		cmocka_unit_test(test_jobs_derived_from_accounts),
+		cmocka_unit_test(test_queue_from_job_states),
 	};
 	return cmocka_run_group_tests_name("golden", tests, NULL, NULL);
 }

@@ -93,6 +93,7 @@ static void test_source_table(void **state)
 	assert_int_equal(source_for_metric("slurmrestd_diag_server_thread_count"), SRC_REST_DIAG);
 	assert_int_equal(source_for_metric("slurmrestd_license_free"), SRC_REST_LICENSES);
 	assert_int_equal(source_for_metric("slurmrestd_partition_node_cpus"), SRC_REST_NODES);
+	assert_int_equal(source_for_metric("slurmrestd_job_states"), SRC_REST_JOB_STATES);
 	/* the table's conventions: each fails on a row with a typo or a field left out */
 	int catch_all = -1;
 	for (int id = 0; id < SRC_COUNT; id++) {
@@ -104,13 +105,19 @@ static void test_source_table(void **state)
 		assert_non_null(src->parser);
 		assert_int_equal(src->parser == sources[SRC_JOBS].parser, native);
 		assert_true(source_of_upstream(src->upstream) & (1u << id));
-		/* its name, path and replay file name the same endpoint */
-		const char *leaf = strrchr(src->path, '/') + 1;
-		snprintf(want, sizeof(want), native ? "/metrics/%s" : "/slurm/{version}/%s", leaf);
-		assert_string_equal(src->path, want);
-		snprintf(want, sizeof(want), native ? "%s" : "slurmrestd-%s", leaf);
+		/* its name, path and replay file name the same endpoint ("/slurm/{version}/jobs/state":
+		 * slurmrestd-jobs-state, rest_jobs_state.json) */
+		const char *top = native ? "/metrics/" : "/slurm/{version}/";
+		assert_true(!strncmp(src->path, top, strlen(top)));
+		char leaf[64], dash[64], under[64];
+		snprintf(leaf, sizeof(leaf), "%s", src->path + strlen(top));
+		for (size_t k = 0; k <= strlen(leaf); k++) {
+			dash[k] = leaf[k] == '/' ? '-' : leaf[k];
+			under[k] = leaf[k] == '/' ? '_' : leaf[k];
+		}
+		snprintf(want, sizeof(want), native ? "%s" : "slurmrestd-%s", dash);
 		assert_string_equal(src->name, want);
-		snprintf(want, sizeof(want), native ? "metrics_%s.txt" : "rest_%s.json", leaf);
+		snprintf(want, sizeof(want), native ? "metrics_%s.txt" : "rest_%s.json", under);
 		assert_string_equal(src->file, want);
 		/* and a capture holds that file */
 		snprintf(want, sizeof(want), "tests/fixtures/peers-25.11/P1-busy-mix/%s", src->file);

@@ -1,6 +1,7 @@
 #!/bin/sh
 # shellcheck disable=SC2153 # CTLD_PID, REST_PID and SHIM_PID are set by live-lib.sh's functions
-# tests/bench/live-rest-jobs.sh: the controller host's CPU per minute with --slurmrestd.jobs, against
+# tests/bench/live-rest-jobs.sh: the controller host's CPU per minute with --slurmrestd.url alone
+# (the queue rows from /jobs/state) and with --slurmrestd.jobs, against
 # the old exporter's, on a live cluster (the table in docs/performance.md, "Live: the job
 # rows from slurmrestd, per minute").
 #
@@ -9,14 +10,18 @@
 # for each RECORDS level (held jobs of several users, accounts and partitions, one sbatch per
 # record, as tests/bench/live-slurm.sh fills the queue):
 #   idle   nothing scrapes, IDLE_S seconds: slurmctld and slurmrestd alone
-#   shim   the shim with --slurmrestd.url unix:<socket> --slurmrestd.jobs and every other flag at
-#          its default (SHIM_SET adds flags), scraped every EVERY s for SHIM_S seconds
+#   shim   for each of SHIM_MODES: "url", the shim with --slurmrestd.url unix:<socket> alone (the
+#          eleven queue rows from /jobs/state, /jobs not fetched); "jobs", with --slurmrestd.jobs too;
+#          every other flag at its default (SHIM_SET adds flags), scraped every EVERY s for SHIM_S
+#          seconds
 #   old    the old exporter 0.20 (OLD_EXPORTER: built as docs/performance.md says), with the Slurm
 #          commands on its PATH, scraped the same way for OLD_S seconds
 # Each minute's CPU time (ms) of slurmctld, slurmrestd and the shim (the shim's rows), or of
 # slurmctld, the old exporter's children (sinfo, squeue, sdiag: the cutime + cstime of the exporter)
 # and the exporter itself, from tests/bench/live_cpu.py's window mode; each scrape's duration and
-# what the shim said about /jobs (its cost, interval, timeout, failures, age) after the table.
+# what the shim said about /jobs and /jobs/state (cost, interval, timeout, failures, age) and the age
+# of each kind of row (slurm_queue_pending: /jobs/state; slurm_queue_pending_dependency: /jobs) after
+# the table.
 # Scrapes are as Prometheus sends them (gzip accepted, a 10 s scrape timeout).
 #
 # Usage, as root (slurmrestd refuses root and runs as REST_USER; the jobs belong to FILL_USERS),
@@ -30,6 +35,7 @@
 #   EVERY          seconds between scrapes (default 30); IDLE_S, SHIM_S, OLD_S the rows' lengths in
 #                  seconds, whole minutes (default 60, 300, 240)
 #   SHIM_SET       more flags for the shim (e.g. "--slurmrestd.jobs.max-share 2")
+#   SHIM_MODES     the shim rows, in order (default "url jobs")
 #   BASE_PORT      slurmctld's port; slurmd use the next four, the shim BASE_PORT+10, the old
 #                  exporter BASE_PORT+12 (default 8817)
 #   REST_USER, FILL_USERS, MUNGED, SHIM_BIN, MAPPING, WORKDIR, KEEP: as tests/bench/live-slurm.sh
@@ -47,6 +53,7 @@ IDLE_S=${IDLE_S:-60}
 SHIM_S=${SHIM_S:-300}
 OLD_S=${OLD_S:-240}
 SHIM_SET=${SHIM_SET:-}
+SHIM_MODES=${SHIM_MODES:-url jobs}
 BASE_PORT=${BASE_PORT:-8817}
 REST_USER=${REST_USER:-daemon}
 KEEP=${KEEP:-0}
@@ -108,7 +115,7 @@ for n in $RECORDS; do
 	LEVEL=$(records)
 	echo
 	echo "== $LEVEL job records"
-	for d in jobs nodes; do
+	for d in jobs jobs/state nodes; do
 		# shellcheck disable=SC2086 # REST_CURL is words
 		echo "  slurmrestd /$d: $(curl -s --max-time 120 -o /dev/null -w '%{size_download} bytes in %{time_total} s' $REST_CURL/slurm/$REST_VERSION/$d)"
 	done
@@ -116,16 +123,24 @@ for n in $RECORDS; do
 	echo "idle (nothing scrapes), ${IDLE_S} s:"
 	$LIVE_CPU window "$IDLE_S" 0 none "slurmctld=$CTLD_PID" "slurmrestd=$REST_PID" | grep -v '# scrape'
 	echo
-	echo "shim --slurmrestd.jobs ${SHIM_SET:+$SHIM_SET }(defaults otherwise), ${SHIM_S} s:"
-	# shellcheck disable=SC2086 # SHIM_SET is words
-	start_shim "$CTLD" --slurmrestd.url "unix:$REST_SOCK" --slurmrestd.jobs $SHIM_SET
-	$LIVE_CPU window "$SHIM_S" "$EVERY" "http://127.0.0.1:$SHIM_PORT/metrics" "slurmctld=$CTLD_PID" \
-		"slurmrestd=$REST_PID" "shim=$SHIM_PID"
-	curl -s "http://127.0.0.1:$SHIM_PORT/" | sed -n 's/<[^>]*>//g; /slurmrestd-jobs:/p'
-	stop_shim
-	echo "  shim log:"
-	sed 's/^/    /' "$W/log/shim.out"
-	: >"$W/log/shim.out"
+	for mode in $SHIM_MODES; do
+		case $mode in
+		url) mflags= ;;
+		jobs) mflags=--slurmrestd.jobs ;;
+		*) die "SHIM_MODES: $mode is neither url nor jobs" ;;
+		esac
+		echo
+		echo "shim --slurmrestd.url${mflags:+ $mflags} ${SHIM_SET:+$SHIM_SET }(defaults otherwise), ${SHIM_S} s:"
+		# shellcheck disable=SC2086 # SHIM_SET and mflags are words
+		start_shim "$CTLD" --slurmrestd.url "unix:$REST_SOCK" $mflags $SHIM_SET
+		$LIVE_CPU window "$SHIM_S" "$EVERY" "http://127.0.0.1:$SHIM_PORT/metrics" "slurmctld=$CTLD_PID" \
+			"slurmrestd=$REST_PID" "shim=$SHIM_PID"
+		curl -s "http://127.0.0.1:$SHIM_PORT/" | sed -n 's/<[^>]*>//g; /slurmrestd-jobs/p'
+		stop_shim
+		echo "  shim log:"
+		sed 's/^/    /' "$W/log/shim.out"
+		: >"$W/log/shim.out"
+	done
 	if [ -n "$OLD_EXPORTER" ]; then
 		echo
 		echo "old exporter 0.20, ${OLD_S} s:"

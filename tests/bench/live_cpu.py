@@ -117,7 +117,8 @@ def scrape(url, out):
     except Exception as e:  # a failed scrape is a row too
         body, status = b"", str(e).replace("\n", " ")[:80]
     keep = [l for l in body.decode("utf-8", "replace").splitlines()
-            if l.startswith("slurm_exporter_shim_") and "slurmrestd-jobs" in l
+            if l.startswith("slurm_exporter_shim_") and ("slurmrestd-jobs" in l
+                                                       or l.startswith("slurm_exporter_shim_row_age_seconds{family=\"slurm_queue_pending"))
             and not l.startswith(("slurm_exporter_shim_response_bytes", "slurm_exporter_shim_http_status",
                                   "slurm_exporter_shim_parse_errors", "slurm_exporter_shim_slow_fetches"))]
     out.append((t0, time.monotonic() - t0, status, len(body), keep))

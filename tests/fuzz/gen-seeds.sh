@@ -14,15 +14,17 @@
 #   tests/fuzz/corpus/probe/      tests/fixtures/probe/*.yml
 #   tests/fuzz/corpus/accept/     every Accept-Encoding field of tests/test_encoding.c's table, and a few
 #                           requests of several field lines ('\n' between them)
-#   tests/fuzz/corpus/restjson/   each of slurmrestd's four documents of every slurm-25.11-rest state (the
+#   tests/fuzz/corpus/restjson/   each of slurmrestd's documents of every slurm-25.11-rest state (the
 #                           jobs cut to their first two, the shares to their first four rows), the
 #                           nodes and jobs of R2 with their keys sorted ({set, infinite, number} in
 #                           any order), and hostile shapes: not objects, items that are not
 #                           objects, slurmrestd's errors, records and keys given twice, a node in 100
 #                           partitions, strings of 5,000 bytes (escapes, UTF-8) in fields nothing
 #                           reads and in one it reads, a uid that is no uid; each behind a selector
-#                           byte (the document, 0 nodes .. 3 diag, plus 4 x a piece size); and
-#                           behind 244 and 248 + the document, answers whose '~' fuzz_restjson makes
+#                           byte (the document, 0 nodes .. 3 diag, 4 licenses, 5 jobs/state, plus 6
+#                           x a piece size); /jobs/state's bad answers (a job without a state or a job_id, a
+#                           state name no data_parser writes, a job twice, errors set); and
+#                           behind 240 and 246 + the document, answers whose '~' fuzz_restjson makes
 #                           70,001 and 393,223 bytes (past REST_MAX_STRING, past jsonfeed's cut: in
 #                           fields read and unread, in a key)
 #   tests/fuzz/fuzz_payload.h     a small exposition per endpoint (the first three samples of every family
@@ -130,14 +132,16 @@ for lit in re.findall(r'^\t\{ "((?:[^"\\]|\\.)*)", [GI] \},$', open('tests/test_
     put('tests/fuzz/corpus/accept', lit.encode('latin-1').decode('unicode_escape').encode('latin-1'))
 for lines in (['br', 'gzip'], ['gzip', 'gzip;q=0'], ['*;q=0', 'identity;q=0.5', 'x-gzip;q=0.4'], ['', 'gzip']):
     put('tests/fuzz/corpus/accept', '\n'.join(lines).encode())
-# fuzz_restjson: the first byte picks the document (its value % 4) and the piece size
+# fuzz_restjson: the first byte picks the document (its value % 6, enum rest_doc's order) and the piece size
 reset('tests/fuzz/corpus/restjson')
 REST = 'tests/fixtures/slurm-25.11-rest'
-DOCS = ['nodes', 'shares', 'jobs', 'diag']
+DOCS = ['nodes', 'shares', 'jobs', 'diag', 'licenses', 'jobs_state']
 def rest_seed(doc, k, body):
-    put('tests/fuzz/corpus/restjson', bytes([DOCS.index(doc) + 4 * (k % 61)]) + body.encode())
+    put('tests/fuzz/corpus/restjson', bytes([DOCS.index(doc) + 6 * (k % 40)]) + body.encode())
 for i, st in enumerate(sorted(glob.glob(REST + '/R[0-9]*'))):
     for doc in DOCS:
+        if not os.path.exists(f'{st}/rest_{doc}.json'):  # /licenses: no capture of these states
+            continue
         text = open(f'{st}/rest_{doc}.json').read()
         if doc in ('jobs', 'shares'):
             j = json.loads(text)
@@ -168,20 +172,26 @@ shapes = [
     ('jobs', '{"jobs": [{"user_name": "%s", "job_state": "RUNNING", "job_id": 1}, {"job_id": 1, "job_state": "PENDING"}]}' % ('u' * 5000)),
     ('shares', '{"shares": {"shares": [{"name": "a", "fairshare": {"level": {"number": 0, "set": true, "infinite": true}}},'
                ' {"name": "a"}]}}'),
+    ('jobs_state', '{"jobs": [{"job_id": "1", "state": []}, {"state": ["PENDING"]}]}'),
+    ('jobs_state', '{"jobs": [{"job_id": "16_8", "state": ["PENDING", "HIBERNATING"]}]}'),
+    ('jobs_state', '{"jobs": [{"job_id": "2+1", "state": ["CANCELLED", "COMPLETING", "END"]}, {"job_id": "2+1", "state": "RUNNING"}]}'),
+    ('jobs_state', '{"jobs": [{"job_id": 7, "state": ["RUNNING"], "state": ["RUNNING"]}], "errors": [{"error": "Unable to query jobs"}]}'),
+    ('jobs_state', '{"jobs": [{"job_id": "1", "state": ["RUNNING", "LAUNCH_FAILED", "POWER_UP_NODE", "RECONFIG_FAIL"]}, 3]}'),
 ]
 for k, (doc, body) in enumerate(shapes):
     rest_seed(doc, 11 * k + 1, body)
-# selector 244 + doc (pieces of 1 byte): each '~' becomes 70,001 bytes (fuzz_restjson.c), past
-# REST_MAX_STRING; 248 + doc (pieces of 2 bytes): 393,223 bytes, past jsonfeed's cut: skipped in a
+# selector 240 + doc: each '~' becomes 70,001 bytes (fuzz_restjson.c), past
+# REST_MAX_STRING; 246 + doc: 393,223 bytes, past jsonfeed's cut: skipped in a
 # field nothing reads, refused in a read one, refused with a bad escape after the cut
 long_shapes = [
     ('jobs', '{"jobs": [{"comment": "~", "job_state": ["PENDING"], "user_name": "u", "cpus": 2}, {"job_state": "RUNNING"}]}'),
     ('jobs', '{"jobs": [{"user_name": "~", "job_state": "RUNNING"}]}'),
     ('jobs', '{"jobs": [{"comment": "~\\x", "job_state": "RUNNING"}]}'),
     ('nodes', '{"nodes": [{"name": "n1", "extra": "~", "cpus": 4, "~": 1, "partitions": ["a"]}]}'),
+    ('jobs_state', '{"jobs": [{"job_id": "~", "state": ["PENDING"]}, {"job_id": "2", "x": "~", "state": ["RUNNING"]}]}'),
 ]
 for doc, body in long_shapes:
-    for sel in (244, 248):
+    for sel in (240, 246):
         put('tests/fuzz/corpus/restjson', bytes([sel + DOCS.index(doc)]) + body.encode())
 
 # the fixed payload
