@@ -48,7 +48,7 @@ TEST_BINS := $(TEST_SRCS:tests/%.c=$(BUILD)/tests/%)
 HTTP_TEST_BINS := $(filter $(BUILD)/tests/test_http_%,$(TEST_BINS))
 TEST_SH   := $(sort $(wildcard tests/test_*.sh))
 # shell tests that exercise the binary itself, rerun with the sanitizer build
-TEST_SH_SAN := $(filter tests/test_cli.sh tests/test_tls.sh tests/test_conformance.sh tests/test_files.sh tests/test_secrets.sh tests/test_listen.sh,$(TEST_SH))
+TEST_SH_SAN := $(filter tests/test_cli.sh tests/test_tls.sh tests/test_conformance.sh tests/test_files.sh tests/test_secrets.sh tests/test_listen.sh tests/test_schemas.sh,$(TEST_SH))
 
 all: $(BIN) $(BUILD)/tests/fake_slurmctld
 

@@ -9,13 +9,14 @@ what=${1:-all}
 #   build: the compiler, the headers and libraries (libdeflate-dev: the gzip answers, compress.c)
 #   test:  cmocka, valgrind, clang runtimes; zlib1g-dev (the tests and bench decompress the gzip
 #          answers with zlib, and bench_gzip measures zlib against libdeflate); curl, openssl (test_tls), wrk (test_load), prometheus and
-#          promtool (test_prometheus), python3 (test_docs, prom_check.py, bench), git (build-deb.sh,
+#          promtool (test_prometheus), prometheus-node-exporter (test_node_load: the real node_exporter
+#          scraped beside the shim), python3 (test_docs, prom_check.py, bench), git (build-deb.sh,
 #          test_packaging), dpkg-dev, debhelper, lintian, systemd (systemd-analyze), man-db (man),
 #          adduser and procps (/bin/kill of the unit's ExecReload) for the package; rpm (test_rpm: rpmbuild,
 #          rpm2archive); chromium
 #          (test_status_browser: the status page opened in a real headless browser, what a person sees)
 build="gcc libc6-dev make pkg-config libmicrohttpd-dev libjansson-dev libcurl4-openssl-dev libyaml-dev libyajl-dev libgnutls28-dev libcrypt-dev libdeflate-dev"
-test="wrk openssl libcmocka-dev zlib1g-dev valgrind curl prometheus clang libclang-rt-dev build-essential dpkg-dev debhelper lintian systemd man-db adduser procps git python3 rpm chromium"
+test="wrk openssl libcmocka-dev zlib1g-dev valgrind curl prometheus prometheus-node-exporter clang libclang-rt-dev build-essential dpkg-dev debhelper lintian systemd man-db adduser procps git python3 rpm chromium"
 case "$what" in
   build) pkgs="$build" ;;
   test|all) pkgs="$build $test" ;;

@@ -25,21 +25,26 @@
 #include <string.h>
 #include <unistd.h>
 
-static int check_mapping(const char *path)
+/* --check-mapping FILE...: every file checked, and the set as the daemon loads it (mapping.h's
+ * mapping_load_set: two files of one stem, an unsafe stem). */
+static int check_mapping(const struct options *opt)
 {
 	struct buf problems;
 	buf_init(&problems, 0);
-	struct mapping *m = mapping_load(path, &problems);
-	if (!m) {
+	struct mapping *set = mapping_load_set(opt->checks, opt->ncheck, &problems);
+	if (!set) {
 		fwrite(problems.data, 1, problems.len, stderr);
 		buf_free(&problems);
 		return 1;
 	}
-	size_t counts[3] = { 0 };
-	for (size_t i = 0; i < m->nrows; i++)
-		counts[row_native(&m->rows[i])->fidelity]++;
-	printf("%s: OK, %zu rows (%zu exact, %zu approximate, %zu unavailable)\n", path, m->nrows, counts[0], counts[1], counts[2]);
-	mapping_free(m);
+	for (const struct mapping *m = set; m; m = m->next) {
+		size_t counts[3] = { 0 };
+		for (size_t i = 0; i < m->nrows; i++)
+			counts[row_native(&m->rows[i])->fidelity]++;
+		printf("%s: OK, %zu rows (%zu exact, %zu approximate, %zu unavailable)\n", m->path, m->nrows, counts[0],
+		       counts[1], counts[2]);
+	}
+	mapping_free(set);
 	buf_free(&problems);
 	return 0;
 }
@@ -83,20 +88,69 @@ static int check_exposition(int strict, size_t max_body)
 	return rc;
 }
 
-static struct mapping *load_mapping(const char *path)
+/* Every --mapping.file, as one chain (mapping.h's mapping_load_set), or NULL with every problem logged. */
+static struct mapping *load_mapping(const struct options *opt)
 {
 	struct buf problems;
 	buf_init(&problems, 0);
-	struct mapping *m = mapping_load(path, &problems);
+	struct mapping *m = mapping_load_set(opt->mappings, opt->nmapping, &problems);
 	if (!m)
 		log_error_lines("mapping: ", problems.data, problems.len); /* every problem, each on its own line */
 	buf_free(&problems);
 	return m;
 }
 
+/* The schemas served: one scraper each, the first's cache shared (scraper_new_schema). */
+struct schemas {
+	struct scraper *s[MAPPING_SET_MAX];
+	const char *stem[MAPPING_SET_MAX]; /* into names: a reload frees the tables, never the files' names */
+	char names[MAPPING_SET_MAX][MAPPING_STEM_MAX];
+	size_t listen[OPTIONS_LISTEN_MAX]; /* the schema each --web.listen-address serves */
+	size_t n;
+};
+
+/* The index of schema NAME (flag names the flag it was given to), or -1 logged. */
+static int schema_named(const struct mapping *m, const char *flag, const char *name)
+{
+	int i = mapping_schema_index(m, name, strlen(name));
+	if (i < 0) {
+		char safe[200];
+		log_error("%s: no --mapping.file is named \"%s\" (a file's name without .json)", flag,
+			  log_escape(safe, sizeof(safe), name, strlen(name)));
+	}
+	return i;
+}
+
+/* The scrapers of the schemas after the first (borrowing its cache) and the listeners' schemas.
+ * 0, or -1 logged. */
+static int schemas_init(struct schemas *sc, const struct options *opt, struct scraper *first, const struct mapping *m)
+{
+	memset(sc, 0, sizeof(*sc));
+	sc->n = mapping_schema_count(m);
+	for (size_t i = 0; i < sc->n; i++) {
+		const struct mapping *one = mapping_schema(m, i);
+		memcpy(sc->names[i], one->stem, sizeof(sc->names[i]));
+		sc->stem[i] = sc->names[i];
+		sc->s[i] = i ? scraper_new_schema(first, i) : first;
+	}
+	for (size_t i = 0; i < opt->nlisten; i++) {
+		int k = opt->listen_schema[i] ? schema_named(m, "--web.listen-address", opt->listen_schema[i]) : 0;
+		if (k < 0)
+			return -1;
+		sc->listen[i] = (size_t)k;
+	}
+	return 0;
+}
+
+static void schemas_free(struct schemas *sc)
+{
+	for (size_t i = 1; i < sc->n; i++) /* before the first, whose cache they borrow */
+		scraper_free(sc->s[i]);
+}
+
 /* Serve until SIGTERM or SIGINT; SIGHUP reloads the mapping (and every probe target's). 0, or 1
  * when the server cannot start. probes: the --probe.targets-file clusters, or NULL. */
-static int serve(const struct options *opt, struct scraper *scraper, struct probe_set *probes)
+static int serve(const struct options *opt, const struct schemas *sc, struct probe_set *probes)
 {
 	struct webconfig *wc = NULL;
 	struct server *srv = NULL;
@@ -126,27 +180,30 @@ static int serve(const struct options *opt, struct scraper *scraper, struct prob
 		.per_ip_connections = (unsigned)(opt->max_conn > 8 ? opt->max_conn / 2 : opt->max_conn),
 		.connection_timeout = (unsigned)opt->conn_timeout, .upstream_timeout = opt->timeout, .web = wc,
 		.mapping_file = opt->mapping, .probes = probes, .native_passthrough = opt->native,
-		.compression = opt->compression,
+		.compression = opt->compression, .schemas = sc->s, .schema_stem = sc->stem, .nschemas = sc->n,
+		.listen_schema = opt->systemd_socket ? NULL : sc->listen,
 	};
+	struct scraper *scraper = sc->s[0];
 	srv = server_start(&srvc, scraper, err, sizeof(err));
 	if (!srv) {
 		log_error("%s", err);
 		goto out;
 	}
 	char ctld[CRED_SHOWN_MAX], rest[CRED_SHOWN_MAX];
-	log_info("listening on %s, path %s, slurmctld %s%s, slurmrestd %s, mapping %s", server_listening(srv), opt->path, opt->replay_dir ? "replay from " : "",
+	log_info("listening on %s, path %s, slurmctld %s%s, slurmrestd %s, mapping %s%s", server_listening(srv), opt->path, opt->replay_dir ? "replay from " : "",
 		 opt->replay_dir ? opt->replay_dir : cred_url_shown(ctld, sizeof(ctld), opt->url),
-		 opt->rest_url ? cred_url_shown(rest, sizeof(rest), opt->rest_url) : "not used", opt->mapping);
+		 opt->rest_url ? cred_url_shown(rest, sizeof(rest), opt->rest_url) : "not used", opt->mapping,
+		 sc->n > 1 ? " (and more schemas at /schemas/<name>/metrics)" : "");
 	for (;;) {
 		int sig;
 		if (sigwait(&sigs, &sig) != 0)
 			continue;
 		if (sig == SIGHUP) {
-			struct mapping *nm = load_mapping(opt->mapping);
-			if (nm)
-				log_info("mapping reloaded from %s: %zu rows", opt->mapping, nm->nrows);
-			else
-				log_error("mapping reload failed; keeping the running table");
+			struct mapping *nm = load_mapping(opt);
+			for (const struct mapping *one = nm; one; one = one->next)
+				log_info("mapping reloaded from %s: %zu rows", one->path, one->nrows);
+			if (!nm)
+				log_error("mapping reload failed; keeping the running tables");
 			scraper_set_mapping(scraper, nm);
 			probe_set_reload(probes);
 			continue;
@@ -191,6 +248,8 @@ static void scraper_config_init(struct scraper_config *sc, const struct options 
 						   .api_version = opt->rest_api_version },
 		.replay_dir = opt->replay_dir,
 		.flags = row_flags(opt),
+		.load_margin = (double)opt->load_margin,
+		.log_load = !opt->once && !opt->compare_legacy, /* --once prints what it always printed */
 		/* /jobs is the full job RPC: only on request, whatever the rows read */
 		.sources_off = opt->rest_jobs ? 0 : 1u << SRC_REST_JOBS,
 		.max_output = 1u << 30, /* legacy families; a family that does not fit is left out whole */
@@ -207,6 +266,23 @@ static void scraper_config_init(struct scraper_config *sc, const struct options 
 	};
 	for (int id = 0; id < SRC_COUNT; id++)
 		sc->min_interval[id] = opt->once ? 0 : min_interval(opt, (enum source_id)id);
+}
+
+/* --mapping.to-rules DIR: the first schema's files into DIR, every other's into DIR/<its name>. 0, or 1 logged. */
+static int to_rules(const struct options *opt, const struct mapping *m)
+{
+	char err[512], dir[4096];
+	for (size_t i = 0; m; m = m->next, i++) {
+		if (i && (size_t)snprintf(dir, sizeof(dir), "%s/%s", opt->to_rules, m->stem) >= sizeof(dir)) {
+			log_error("--mapping.to-rules: the directory name is too long");
+			return 1;
+		}
+		if (rules_export(m, opt->url, opt->listen, row_flags(opt), i ? dir : opt->to_rules, err, sizeof(err)) < 0) {
+			log_error("%s", err);
+			return 1;
+		}
+	}
+	return 0;
 }
 
 /* One scrape to stdout (stderr when it failed): 0, or 1 when it failed. */
@@ -326,6 +402,7 @@ int main(int argc, char **argv)
 	struct scraper *scraper = NULL;
 	struct probe_targets *targets = NULL; /* until probe_set_new takes them */
 	struct probe_set *probes = NULL;
+	struct schemas schemas = { .n = 0 };
 	int rc = 1, bad_targets;
 
 	xmalloc_tune();
@@ -348,7 +425,7 @@ int main(int argc, char **argv)
 	log_json = opt.log_format;
 	fork_flags_warn(opt.fork_given, opt.nfork_given, opt.nfork_more);
 	if (opt.check_mapping)
-		return check_mapping(opt.check_mapping);
+		return check_mapping(&opt);
 	if (opt.check_expo)
 		return check_exposition(opt.strict, (size_t)opt.max_body);
 
@@ -357,18 +434,19 @@ int main(int argc, char **argv)
 		return 2;
 
 	fetch_global_init();
-	m = load_mapping(opt.mapping);
+	m = load_mapping(&opt);
 	if (!m) {
-		log_error("cannot start: the mapping file %s is not valid", opt.mapping);
+		log_error("cannot start: the mapping file%s %s%s not valid", opt.nmapping > 1 ? "s" : "", opt.mapping,
+			  opt.nmapping > 1 ? " (and the others given) are" : " is");
 		goto out;
 	}
 	if (opt.to_rules) {
-		char err[512];
-		rc = rules_export(m, opt.url, opt.listen, row_flags(&opt), opt.to_rules, err, sizeof(err)) < 0 ? 1 : 0;
-		if (rc)
-			log_error("%s", err);
+		rc = to_rules(&opt, m);
 		goto out;
 	}
+	int once_schema = opt.once_schema ? schema_named(m, "--once.schema", opt.once_schema) : 0;
+	if (once_schema < 0)
+		goto out;
 
 	struct scraper_config sc;
 	scraper_config_init(&sc, &opt);
@@ -381,10 +459,12 @@ int main(int argc, char **argv)
 		own.keep_all = (1u << SRC_NATIVE_COUNT) - 1; /* /native/metrics/<endpoint> shares every fetch */
 	scraper = scraper_new(&own, m);
 	m = NULL;
+	if (schemas_init(&schemas, &opt, scraper, table) < 0)
+		goto out;
 	if (opt.compare_legacy) {
 		rc = compare_legacy(&opt, scraper, table);
 	} else if (opt.once) {
-		rc = once(&opt, scraper);
+		rc = once(&opt, schemas.s[once_schema]);
 	} else {
 		if (targets) { /* the targets' scrapers: the global flags, each target's upstreams */
 			probes = probe_set_new(targets, &sc, opt.mapping);
@@ -392,11 +472,12 @@ int main(int argc, char **argv)
 			if (!probes)
 				goto out;
 		}
-		rc = serve(&opt, scraper, probes);
+		rc = serve(&opt, &schemas, probes);
 	}
 out:
 	probe_set_free(probes); /* after the server, which borrows it, has stopped */
 	probe_targets_free(targets);
+	schemas_free(&schemas);
 	scraper_free(scraper);
 	mapping_free(m);
 	return rc;

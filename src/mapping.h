@@ -92,6 +92,7 @@ static inline const struct row_form *row_native(const struct row *r)
  * (docs/mapping.md): the families slurmctld served on each of its endpoints, built from real
  * captures (tests/gen-catalog.py). Only the names are kept; the file records TYPE and labels too,
  * which the loader checks. Each scrape compares slurmctld's answers with it (catalog.h). */
+#define MAPPING_STEM_MAX 64           /* bytes of a schema's stem, with its NUL */
 #define MAPPING_RELEASE_MAX 32         /* bytes of a release's name */
 struct catalog_release {
 	char *name;                          /* "25.11" */
@@ -113,7 +114,30 @@ struct mapping {
 	size_t names_mask;
 	struct catalog_release *releases; /* "validated_on", in the file's order; none: nothing to compare */
 	size_t nreleases;
+	/* Several schemas served by one process (mapping_load_set): the next one, owned (mapping_free
+	 * frees the chain), and this one's stem, its file name without ".json" ("" when it is no safe
+	 * URL path segment: then it is served at the metrics path only). */
+	struct mapping *next;
+	char stem[MAPPING_STEM_MAX];
 };
+
+/* mapping_set.c: the schemas of one process, one chain loaded and reloaded together. Each is served
+ * at /schemas/<stem>/metrics, the first also at the metrics path; the payload cache keeps what any
+ * of them reads (mapping_set_has_input), so a schema adds no fetch of its own. */
+#define MAPPING_SET_MAX 8
+/* Load every file of paths[0..n) (1 <= n <= MAPPING_SET_MAX) as one chain, the first at its head;
+ * every problem of every file appended, and two files of one stem, or (n > 1) a stem with a
+ * character other than [A-Za-z0-9._-] or starting with '.', refused. NULL on any problem. */
+struct mapping *mapping_load_set(const char *const *paths, size_t n, struct buf *problems);
+/* The stem of path into out (a name [A-Za-z0-9._-], not starting with '.', of at most
+ * MAPPING_STEM_MAX - 1 bytes): 0, or -1 with out "" when it is none. */
+int mapping_stem(const char *path, char out[MAPPING_STEM_MAX]);
+/* The i-th schema of the chain, or NULL past its end; the index of stem, or -1. */
+const struct mapping *mapping_schema(const struct mapping *m, size_t i);
+size_t mapping_schema_count(const struct mapping *m);
+int mapping_schema_index(const struct mapping *m, const char *stem, size_t len);
+/* expo_keep_fn over every schema of the chain (ctx: its head). */
+int mapping_set_has_input(const char *name, size_t len, void *ctx);
 
 /* Whether release r lists family [name, name + len) on slurmctld source src. */
 int mapping_catalog_has(const struct catalog_release *r, enum source_id src, const char *name, size_t len);

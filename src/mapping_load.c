@@ -56,6 +56,7 @@ void mapping_free(struct mapping *m)
 {
 	if (!m)
 		return;
+	mapping_free(m->next); /* at most MAPPING_SET_MAX deep */
 	for (size_t i = 0; i < m->nrows; i++)
 		row_clear(&m->rows[i]);
 	free(m->rows);

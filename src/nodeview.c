@@ -51,6 +51,8 @@ static int has_prefix(const char *name, size_t len, const char *prefix)
 
 int nodeview_has_input(const char *name, size_t len)
 {
+	if (loadview_has_input(name, len))
+		return 1;
 	if (name_is_lit(name, len, "slurm_nodes") || has_prefix(name, len, NODES_PREFIX) || name_is_lit(name, len, PER_NODE))
 		return 1;
 	for (size_t i = 0; i < NPART_FAMS; i++)

@@ -16,6 +16,7 @@
 
 #include <stddef.h>
 
+#include "loadview.h"
 #include "source.h"
 
 struct expo;
@@ -72,6 +73,8 @@ struct nodeview {
 	struct nodeview_part part[NODEVIEW_PARTS_MAX];
 	int has_queue;
 	double queue[NV_Q_COUNT];
+	struct loadview load;    /* the nodes whose load disagrees with Slurm (loadview.h): built by the
+				    scraper beside nodeview_build, with its --status.load-margin */
 };
 
 /* Where the per-node states came from, as a self metric (scrape.c writes it): 1 for the source of

@@ -34,6 +34,8 @@ enum opt_type {
 	T_SECONDS,  /* double */
 	T_ENUM,     /* int: the value of the matching choice */
 	T_NAME,     /* const char *, a header value: no control byte (CR, LF...), at most CRED_USER_MAX bytes */
+	T_FILES,    /* const char *, a file; given again: one more (the list named by the flag's list/nlist,
+		       the first one here; the first one given replaces the default) */
 };
 
 /* What a value of each type is, for "value "x" is not ...". */
@@ -47,6 +49,7 @@ static const char *const type_what[] = {
 	[T_WSECONDS] = "a valid whole number of seconds in decimal digits", [T_SECONDS] = "a valid number of seconds",
 	[T_ENUM] = "a valid choice",
 	[T_NAME] = "a user name (no control characters, at most " CRED_USER_MAX_TEXT " bytes)",
+	[T_FILES] = "a file name",
 };
 
 struct choice {
@@ -77,6 +80,7 @@ struct flag {
 	double lo, hi;            /* bounds of the numeric types (unset: strings, booleans, choices) */
 	const struct choice *choices;
 	const char *metavar, *help; /* help NULL: the choices */
+	size_t list, nlist;       /* T_FILES: where its const char *[OPTIONS_FILES_MAX] and its count are */
 };
 
 /* The flag's type and where its value goes, one macro per type: the field's offset in struct options,
@@ -96,12 +100,15 @@ struct flag {
 #define F_WSECONDS(field) .type = T_WSECONDS, .off = AT(long long, field)
 #define F_SECONDS(field)  .type = T_SECONDS, .off = AT(double, field)
 #define F_ENUM(field, list) .type = T_ENUM, .off = AT(int, field), .choices = list
+#define F_FILES(field, all, n) .type = T_FILES, .off = AT(const char *, field), \
+	.list = AT(const char **, all), .nlist = AT(size_t, n)
 
 static const struct flag flags[] = {
 	/* checked here: the port was taken mod 65536 by the bind (":99999" listened on 34463); repeated,
 	 * as exporter-toolkit's: one listener each (an IPv4 and an IPv6 address, say) */
 	{ .name = "web.listen-address", .alias = "listen-address", F_ADDR(listen), .def = ":9341", .metavar = "ADDR",
-	  .help = "address to serve on; repeat it to serve on several" },
+	  .help = "address to serve on; repeat it to serve on several; ADDR=NAME serves the --mapping.file NAME "
+	  "(its name without .json) at the metrics path of that address" },
 	/* exporter-toolkit's: the unit's .socket holds the address (socket activation, sd_listen_fds) */
 	{ .name = "web.systemd-socket", F_BOOL(systemd_socket),
 	  .help = "serve on the sockets systemd passes (socket activation: LISTEN_FDS) instead of --web.listen-address" },
@@ -178,8 +185,9 @@ static const struct flag flags[] = {
 	  "twice its last usable fetch's duration, doubled per failure in a row, never less than --slurmrestd.timeout" },
 	{ .name = "slurmrestd.max-body", F_BYTES(rest_max_body), .def = "4294967296", .lo = 1, .hi = 1099511627776.0,
 	  .metavar = "BYTES", .help = "largest slurmrestd body accepted" },
-	{ .name = "mapping.file", F_STRING(mapping), .def = DEFAULT_MAPPING, .metavar = "FILE",
-	  .help = "mapping table" },
+	{ .name = "mapping.file", F_FILES(mapping, mappings, nmapping), .def = DEFAULT_MAPPING, .metavar = "FILE",
+	  .help = "mapping table; repeat it to serve several schemas from one set of fetches: the first at the metrics "
+	  "path, each at /schemas/<file name without .json>/metrics" },
 	{ .name = "mapping.to-rules", F_STRING(to_rules), .metavar = "DIR",
 	  .help = "write DIR/rules.yml, DIR/scrape.yml (through the shim) and DIR/scrape-direct.yml for Prometheus, then exit" },
 	{ .name = "probe.targets-file", F_STRING(targets_file), .metavar = "FILE",
@@ -192,14 +200,19 @@ static const struct flag flags[] = {
 	{ .name = "log.slow-fetch", F_SECONDS(slow_fetch), .def = "1", .lo = 0, .hi = 86400, .metavar = "SECONDS",
 	  .help = "warn once when an endpoint's fetches take longer than this, and count them; 0: never" },
 	{ .name = "once", F_BOOL(once), .help = "scrape once, print to stdout, exit (1 when every endpoint failed)" },
+	{ .name = "once.schema", F_STRING(once_schema), .metavar = "NAME",
+	  .help = "with --once: print the schema of this --mapping.file (its name without .json) instead of the first" },
+	{ .name = "status.load-margin", F_INT(load_margin), .def = "10", .lo = 0, .hi = 1000, .metavar = "PERCENT",
+	  .help = "the status page lists a node whose load exceeds its allocated CPUs by more than this share of its "
+	  "CPUs (at least 1 CPU)" },
 	{ .name = "replay-dir", F_STRING(replay_dir), .metavar = "DIR",
 	  .help = "read DIR/metrics_<endpoint>.txt instead of fetching over HTTP" },
 	{ .name = "compare-legacy", F_URL(compare_legacy), .metavar = "URL",
 	  .help = "scrape the old exporter at URL and the shim at once, report per family, exit (0 every exact family agrees and none disappears, 1 otherwise, 2 URL unreadable)" },
 	{ .name = "compare-legacy.format", F_ENUM(compare_format, compare_formats), .def = "table",
 	  .metavar = "FORMAT", .help = "how --compare-legacy reports: table or json" },
-	{ .name = "check-mapping", F_STRING(check_mapping), .metavar = "FILE",
-	  .help = "check a mapping file: print every problem, exit 1 if any" },
+	{ .name = "check-mapping", F_FILES(check_mapping, checks, ncheck), .metavar = "FILE",
+	  .help = "check a mapping file (repeat it for several, checked as one set): print every problem, exit 1 if any" },
 	{ .name = "check-exposition", F_BOOL(check_expo),
 	  .help = "parse one exposition from stdin: exit 0 if valid, else 1 with the first error" },
 	{ .name = "strict", F_BOOL(strict), .help = "with --check-exposition: the strict OpenMetrics grammar" },
@@ -357,18 +370,53 @@ static int set_urls(struct options *o, const struct flag *f, const char *v, FILE
 	return 0;
 }
 
-/* One more listener: the first one given replaces the default. */
+/* One more listener: the first one given replaces the default. ADDR=NAME: the address, bound to
+ * schema NAME (checked against the mapping files at start). */
 static int set_addrs(struct options *o, const struct flag *f, const char *v, FILE *err)
 {
 	const char **dst = (const char **)((char *)o + f->off);
+	const char *eq = strchr(v, '=');
 	if (*dst == f->def)
 		o->nlisten = 0;
 	if (o->nlisten == OPTIONS_LISTEN_MAX) {
 		fprintf(err, "slurm-exporter-shim: flag --%s: given more than %d times\n", f->name, OPTIONS_LISTEN_MAX);
 		return -1;
 	}
+	size_t i = o->nlisten;
+	o->listen_schema[i] = NULL;
+	if (eq) {
+		size_t n = (size_t)(eq - v);
+		if (n >= sizeof(o->listen_addr[0]) || !eq[1])
+			return bad_value(f, v, err);
+		memcpy(o->listen_addr[i], v, n);
+		o->listen_addr[i][n] = '\0';
+		if (!addr_ok(o->listen_addr[i]))
+			return bad_value(f, v, err);
+		o->listen_schema[i] = eq + 1;
+		v = o->listen_addr[i];
+	} else if (!addr_ok(v)) {
+		return bad_value(f, v, err);
+	}
 	o->listens[o->nlisten++] = v;
 	*dst = o->listens[0];
+	return 0;
+}
+
+/* One more file of a repeatable flag: the first one given replaces the default. */
+static int set_files(struct options *o, const struct flag *f, const char *v, FILE *err)
+{
+	const char **dst = (const char **)((char *)o + f->off), **all = (const char **)((char *)o + f->list);
+	size_t *n = (size_t *)((char *)o + f->nlist);
+	if (*dst == f->def)
+		*n = 0;
+	if (*n == OPTIONS_FILES_MAX) {
+		fprintf(err, "slurm-exporter-shim: flag --%s: given more than %d times\n", f->name, OPTIONS_FILES_MAX);
+		return -1;
+	}
+	if (!*v)
+		return bad_value(f, v, err);
+	all[(*n)++] = v;
+	*dst = all[0];
 	return 0;
 }
 
@@ -381,9 +429,9 @@ static int set_value(struct options *o, const struct flag *f, const char *v, FIL
 	case T_URLS:
 		return set_urls(o, f, v, err);
 	case T_ADDR:
-		if (!addr_ok(v))
-			return bad_value(f, v, err);
 		return set_addrs(o, f, v, err);
+	case T_FILES:
+		return set_files(o, f, v, err);
 	case T_PATH:
 		if (v[0] != '/')
 			return bad_value(f, v, err);
@@ -555,7 +603,7 @@ void options_usage(FILE *f)
 		if (is_numeric(g->type))
 			snprintf(range, sizeof(range), "%.15g to %.15g, ", g->lo, g->hi);
 		if (g->def) {
-			int quote = g->type == T_STRING || g->type == T_ADDR || g->type == T_PATH || g->type == T_URL || g->type == T_RURL || g->type == T_URLS;
+			int quote = g->type == T_STRING || g->type == T_FILES || g->type == T_ADDR || g->type == T_PATH || g->type == T_URL || g->type == T_RURL || g->type == T_URLS;
 			snprintf(def, sizeof(def), " (%sdefault %s%s%s)", range, quote ? "\"" : "", g->def, quote ? "\"" : "");
 		}
 		char choices[150] = "";

@@ -7,7 +7,8 @@
  * also before any thread starts. Everything else lives in objects with an owner (scraper, server, webconfig,
  * mapping) or on a stack.
  *
- * Ownership: the strings of a parsed struct options borrow argv or string literals, or url_list. */
+ * Ownership: the strings of a parsed struct options borrow argv or string literals, or url_list and
+ * listen_addr: a parsed struct options is not copied (listens[] may point into it). */
 #ifndef SHIM_OPTIONS_H
 #define SHIM_OPTIONS_H
 
@@ -17,12 +18,22 @@
 
 /* Most --web.listen-address flags (one listener each). */
 #define OPTIONS_LISTEN_MAX 8
+/* Most --mapping.file (and --check-mapping) flags: mapping.h's MAPPING_SET_MAX. */
+#define OPTIONS_FILES_MAX 8
 
 struct options {
 	const char *listen, *path, *web_config, *url, *token_file, *user, *mapping, *to_rules;
 	const char *replay_dir, *check_mapping;
 	const char *listens[OPTIONS_LISTEN_MAX]; /* every --web.listen-address (listen is the first) */
 	size_t nlisten;
+	const char *listen_schema[OPTIONS_LISTEN_MAX]; /* ADDR=NAME: NAME, the schema it serves; NULL: the first */
+	char listen_addr[OPTIONS_LISTEN_MAX][128]; /* ADDR=NAME: ADDR (listens[i] points here) */
+	const char *mappings[OPTIONS_FILES_MAX]; /* every --mapping.file (mapping is the first) */
+	size_t nmapping;
+	const char *checks[OPTIONS_FILES_MAX];   /* every --check-mapping (check_mapping is the first) */
+	size_t ncheck;
+	const char *once_schema;         /* --once.schema NAME: the schema --once prints; NULL: the first */
+	long long load_margin;           /* --status.load-margin: percent of a node's CPUs */
 	int systemd_socket;              /* --web.systemd-socket: systemd's sockets, not listens[] */
 	int log_format;                  /* 0 logfmt, 1 json (log.h's log_json) */
 	const char *fork_given[FORK_GIVEN_MAX]; /* the SckyzO fork's flags given (options_fork.h), one per name */

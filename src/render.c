@@ -130,6 +130,7 @@ static void record_nodes(const struct render_in *in, struct render_result *res, 
 		return;
 	res->nodes = xcalloc(1, sizeof(*res->nodes));
 	nodeview_build(res->nodes, ex);
+	loadview_build(&res->nodes->load, ex, in->load_margin);
 }
 
 /* The record's times, just before the self metrics are written from it. */

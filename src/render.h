@@ -59,6 +59,7 @@ struct render_in {
 	double started;           /* clock() when the scrape began */
 	int time_rows;            /* measure the rows' evaluation and writing apart (the benchmark) */
 	int node_view;            /* build the record's node view (nodeview.h: the status page's) */
+	double load_margin;       /* with node_view: --status.load-margin, percent (loadview.h) */
 	/* slurmctld's controllers as last seen (controllers_view), and the switches between them since
 	   start; ctl NULL: none (a replay): no controller metrics */
 	const struct controller_view *ctl;

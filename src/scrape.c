@@ -39,12 +39,16 @@ struct scraper {
 	struct answer_held *held; /* the bytes of answers only connections hold (cfg.max_held) */
 	int refusing;             /* the last scrape was refused for them (logged once per change) */
 	struct compress_stats gz; /* its answers' gzip forms and bytes sent (server.c counts) */
+	size_t schema;            /* which schema of the table's chain it serves (mapping_schema) */
+	int shares_cache;         /* the cache is another scraper's (scraper_new_schema) */
+	uint64_t load_logged;     /* loadview_unknown_hash of the nodes of unknown load last logged, under render_mu */
 };
 
-/* The families a payload keeps: the table's, and the status page's node view (nodeview.h). */
+/* The families a payload keeps: every schema's of the table (mapping_set_has_input), and the status
+ * page's node view (nodeview.h). */
 static int table_or_view_has_input(const char *name, size_t len, void *m)
 {
-	return mapping_has_input(name, len, m) || nodeview_has_input(name, len);
+	return mapping_set_has_input(name, len, m) || nodeview_has_input(name, len);
 }
 
 struct scraper *scraper_new(const struct scraper_config *cfg, struct mapping *m)
@@ -64,6 +68,20 @@ struct scraper *scraper_new(const struct scraper_config *cfg, struct mapping *m)
 	return s;
 }
 
+struct scraper *scraper_new_schema(struct scraper *first, size_t schema)
+{
+	struct scraper *s = xcalloc(1, sizeof(*s));
+	s->cfg = first->cfg;
+	s->cfg.keep_all = 0; /* the passthrough is the first's */
+	s->cache = first->cache;
+	s->shares_cache = 1;
+	s->schema = schema;
+	s->held = answer_held_new();
+	pthread_mutex_init(&s->mu, NULL);
+	pthread_mutex_init(&s->render_mu, NULL);
+	return s;
+}
+
 void scraper_free(struct scraper *s)
 {
 	if (!s)
@@ -72,7 +90,8 @@ void scraper_free(struct scraper *s)
 		cache_table_put(s->cache, &s->last_t);
 		answer_unref(s->last);
 	}
-	cache_free(s->cache); /* after the fetches still running, which borrow it */
+	if (!s->shares_cache)
+		cache_free(s->cache); /* after the fetches still running, which borrow it */
 	for (int id = 0; id < SRC_NATIVE_COUNT; id++)
 		answer_unref(s->native[id]);
 	answer_unref(s->answer);
@@ -210,6 +229,15 @@ static void keep_last(struct scraper *s, struct answer *a, const struct cache_ta
 	}
 }
 
+/* The nodes of unknown load (loadview.h), logged once per change (the daemon only). Under render_mu. */
+static void log_load(struct scraper *s, const struct nodeview *v)
+{
+	uint64_t unknown = v ? loadview_unknown_hash(&v->load) : 0;
+	if (unknown != s->load_logged && unknown && s->cfg.log_load)
+		loadview_log_unknown(&v->load);
+	s->load_logged = unknown;
+}
+
 /* Render the table over the payloads into a new answer (render.h), then log from its record. */
 static struct answer *render(struct scraper *s, const struct scrape_ctx *c, const struct payload *const p[SRC_COUNT])
 {
@@ -222,7 +250,8 @@ static struct answer *render(struct scraper *s, const struct scrape_ctx *c, cons
 		.m = c->m, .flags = s->cfg.flags, .p = p, .counts = c->counts, .max_output = s->cfg.max_output,
 		.slow_fetch = s->cfg.replay_dir ? 0 : s->cfg.slow_fetch, .size_hint = c->last_output,
 		.reload_ok = c->reload_ok, .reload_time = c->reload_time, .clock = mono_now, .started = c->started,
-		.node_view = 1, .ctl = view, .nctl = ctl ? controllers_view(ctl, view) : 0,
+		.node_view = !s->shares_cache, /* the status page is the first schema's */
+		.load_margin = s->cfg.load_margin, .ctl = view, .nctl = ctl ? controllers_view(ctl, view) : 0,
 		.ctl_switches = ctl ? controllers_switches(ctl) : 0, .gz = s->cfg.compression ? &s->gz : NULL,
 	};
 	int status = render_run(&in, &out, res);
@@ -231,6 +260,7 @@ static struct answer *render(struct scraper *s, const struct scrape_ctx *c, cons
 	free(view);
 	log_rows(s, c->m, res);
 	log_catalog(s, &res->catalog);
+	log_load(s, res->nodes);
 	if (status == 200) {
 		pthread_mutex_lock(&s->mu);
 		s->last_output = len;
@@ -334,7 +364,7 @@ struct answer *scraper_answer(struct scraper *s, double timeout_s)
 	struct answer *a;
 
 	cache_table_get(s->cache, &t);
-	c.m = t.m;
+	c.m = mapping_schema(t.m, s->schema) ? mapping_schema(t.m, s->schema) : t.m;
 	c.reload_ok = t.reload_ok;
 	c.reload_time = t.reload_time;
 	pthread_mutex_lock(&s->mu);

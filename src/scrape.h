@@ -50,11 +50,17 @@ struct scraper_config {
 	unsigned cost_sources;    /* sources whose interval, back-off and timeout follow what their
 				     fetches take (bit 1 << id: slurmrestd's /jobs; cache.h), with cost */
 	struct sched_cost_config cost;
+	double load_margin;       /* --status.load-margin, percent (loadview.h) */
+	int log_load;             /* log the nodes of unknown load once per change (the daemon) */
 };
 
 struct scraper;
 
 struct scraper *scraper_new(const struct scraper_config *cfg, struct mapping *m);
+/* A scraper of schema `schema` of first's table chain (mapping.h's mapping_load_set: 0 is the first):
+ * its own answers, snapshot and log, over first's cache (its fetches, payloads and reloads), which
+ * it borrows: free it before first. */
+struct scraper *scraper_new_schema(struct scraper *first, size_t schema);
 void scraper_free(struct scraper *s); /* NULL: nothing */
 void scraper_set_mapping(struct scraper *s, struct mapping *m);   /* NULL: a reload failed */
 

@@ -34,6 +34,7 @@ struct server {
 	struct MHD_Daemon *d[SERVER_LISTEN_MAX];
 	int fd[SERVER_LISTEN_MAX];       /* until its daemon owns it */
 	unsigned port[SERVER_LISTEN_MAX];
+	int lfd[SERVER_LISTEN_MAX];      /* listener i's socket, set before its daemon starts (listener_schema) */
 	size_t n;
 	char listening[1024];
 	/* Why MHD_start_daemon failed: the first message libmicrohttpd logs on the starting thread
@@ -267,6 +268,33 @@ static enum MHD_Result probe(struct server *srv, struct MHD_Connection *c, int h
 	return respond_answer(srv, c, s, scraper_answer(s, scrape_timeout(srv, c)), head);
 }
 
+/* The scraper of /schemas/<stem>/metrics, or NULL: another path. */
+static struct scraper *schema_at(const struct server *srv, const char *url)
+{
+	static const char pre[] = "/schemas/", post[] = "/metrics";
+	size_t n = strlen(url);
+	if (n <= sizeof(pre) - 1 + sizeof(post) - 1 || strncmp(url, pre, sizeof(pre) - 1) ||
+	    strcmp(url + n - (sizeof(post) - 1), post))
+		return NULL;
+	const char *stem = url + sizeof(pre) - 1;
+	size_t len = n - (sizeof(pre) - 1) - (sizeof(post) - 1);
+	for (size_t i = 0; i < srv->cfg.nschemas; i++)
+		if (srv->cfg.schema_stem[i][0] && strlen(srv->cfg.schema_stem[i]) == len && !memcmp(stem, srv->cfg.schema_stem[i], len))
+			return srv->cfg.schemas[i];
+	return NULL;
+}
+
+/* The scraper of the metrics path on the listener connection c came through. */
+static struct scraper *listener_schema(const struct server *srv, struct MHD_Connection *c)
+{
+	const union MHD_ConnectionInfo *ci = srv->cfg.listen_schema ? MHD_get_connection_info(c, MHD_CONNECTION_INFO_DAEMON) : NULL;
+	const union MHD_DaemonInfo *di = ci ? MHD_get_daemon_info(ci->daemon, MHD_DAEMON_INFO_LISTEN_FD) : NULL;
+	for (size_t i = 0; di && i < srv->n; i++)
+		if (srv->lfd[i] == di->listen_fd && srv->cfg.listen_schema[i] < srv->cfg.nschemas)
+			return srv->cfg.schemas[srv->cfg.listen_schema[i]];
+	return srv->scraper;
+}
+
 static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *url, const char *method,
 			      const char *version, const char *upload, size_t *upload_size, void **state)
 {
@@ -297,8 +325,9 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 	if (*upload_size)
 		return MHD_NO; /* a body the headers did not announce: close */
 	int head = strcmp(method, MHD_HTTP_METHOD_HEAD) == 0;
-	if (strcmp(url, srv->cfg.path) == 0)
-		return respond_answer(srv, c, srv->scraper, scraper_answer(srv->scraper, scrape_timeout(srv, c)), head);
+	struct scraper *one = strcmp(url, srv->cfg.path) == 0 ? listener_schema(srv, c) : schema_at(srv, url);
+	if (one)
+		return respond_answer(srv, c, one, scraper_answer(one, scrape_timeout(srv, c)), head);
 	int native = srv->cfg.native_passthrough ? native_source(url) : -1;
 	if (native >= 0)
 		return respond_answer(srv, c, srv->scraper,
@@ -502,6 +531,7 @@ struct server *server_start(const struct server_config *cfg, struct scraper *s, 
 	}
 	for (size_t i = 0; i < srv->n; i++) {
 		int fd = srv->fd[i];
+		srv->lfd[i] = fd;
 		srv->fd[i] = -1; /* the daemon's from here, started or not */
 		srv->d[i] = start_daemon(srv, fd, cfg->listen_fds ? "a systemd socket" : cfg->listen[i], err, errlen);
 		if (!srv->d[i])

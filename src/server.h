@@ -8,7 +8,8 @@
  * /probe?target=NAME (with --probe.targets-file) answers as /metrics does, from that target's
  * scraper; an unknown or missing target gets 400 and fetches nothing.
  * Listeners: one libmicrohttpd daemon per address (--web.listen-address, repeated) or per socket
- * systemd passed (--web.systemd-socket), each with the connection limits; all serve the same.
+ * systemd passed (--web.systemd-socket), each with the connection limits; all serve the same, but
+ * that a listener may be bound to a schema (server_config.listen_schema) for its metrics path.
  * Ownership: server_start returns a new server (server_stop frees it); it borrows the scraper, the
  * probe set and the web config, which must outlive it, and takes the listen_fds (closed on stop). */
 #ifndef SHIM_SERVER_H
@@ -35,6 +36,13 @@ struct server_config {
 	const struct probe_set *probes; /* /probe?target=NAME (probe.h); NULL: /probe is not served */
 	int native_passthrough;      /* serve /native/metrics/<endpoint> (native.h) */
 	int compression;             /* gzip answers for clients that accept it (http_encoding.h) */
+	/* Several schemas (mapping.h's mapping_load_set): schemas[i] serves /schemas/<schema_stem[i]>/metrics
+	 * (a stem "" is not served there), schemas[0] is the scraper given to server_start; listener i
+	 * serves schemas[listen_schema[i]] at path. nschemas 0: the scraper alone, everywhere. */
+	struct scraper *const *schemas;
+	const char *const *schema_stem;
+	size_t nschemas;
+	const size_t *listen_schema; /* nlisten of them; NULL: every listener serves the first */
 };
 
 struct server;

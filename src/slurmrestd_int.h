@@ -38,12 +38,13 @@ struct node_rec {
 	struct node_state state;
 	struct str name, gres, gres_used, reason, reason_user;
 	double cpus, alloc_cpus, real_memory, alloc_memory, free_mem, reason_at;
+	double cpu_load;          /* load average x 100, as slurmd reported it */
 	size_t nparts;            /* in rest.parts */
 };
 
 struct job_rec {
 	struct job_state state;
-	struct str reason, desc, user, account, partition, tasks;
+	struct str reason, desc, user, account, partition, tasks, nodes;
 	double cpus, uid, id;
 };
 
@@ -59,6 +60,7 @@ struct agg {                  /* one distinct label set of an aggregate family *
 	uint32_t nl, hash;
 	double v[4];              /* the values of the document's agg_fams */
 	size_t node;              /* partitions: the last node (its sequence number) counted in it */
+	int node_user;            /* jobs: a {node,user} entry of slurmrestd_node_job_user, not of agg_fams */
 };
 
 struct seen_ent { const char *s; uint32_t n, h; };

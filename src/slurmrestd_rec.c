@@ -2,6 +2,7 @@
  * CPUs, memory, GPUs and partitions; a share row's FairShare; a job into the aggregates by label set;
  * every number of diag's statistics. What is listed twice is refused, not summed or dropped. */
 #include "slurmrestd_int.h"
+#include "slurmrestd_hostlist.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -45,7 +46,8 @@ void rest_record_reset(struct rest *st)
 	struct job_rec *jr = &st->r.job;
 	struct share_rec *sr = &st->r.share;
 	if (st->doc == REST_NODES)
-		nr->cpus = nr->alloc_cpus = nr->real_memory = nr->alloc_memory = nr->free_mem = nr->reason_at = NAN;
+		nr->cpus = nr->alloc_cpus = nr->real_memory = nr->alloc_memory = nr->free_mem = nr->reason_at =
+			nr->cpu_load = NAN;
 	else if (st->doc == REST_JOBS)
 		jr->cpus = jr->uid = jr->id = NAN;
 	else if (st->doc == REST_SHARES)
@@ -140,8 +142,11 @@ void rest_add_aggregates(struct rest *st)
 {
 	for (int f = 0; f < 4 && docs[st->doc].agg_fams[f]; f++)
 		for (size_t i = 0; i < st->acap; i++)
-			if (st->aggs[i].nl)
+			if (st->aggs[i].nl && !st->aggs[i].node_user)
 				add(st, docs[st->doc].agg_fams[f], st->aggs[i].l, st->aggs[i].nl, st->aggs[i].v[f]);
+	for (size_t i = 0; i < st->acap; i++)
+		if (st->aggs[i].nl && st->aggs[i].node_user)
+			add(st, "slurmrestd_node_job_user", st->aggs[i].l, st->aggs[i].nl, st->aggs[i].v[0]);
 }
 
 /* ---- nodes ---- */
@@ -179,6 +184,40 @@ static double gres_gpus(const char *s, size_t n)
 	return sum;
 }
 
+/* Slurm's NO_VAL and INFINITE of a uint32_t: a load slurmd never reported */
+#define LOAD_NO_VAL 4294967294.0
+/* A load average over this many times the node's CPUs is no reading (docs/mapping.md) */
+#define LOAD_ABSURD_PER_CPU 1000
+
+/* Why node r's cpu_load is no reading of its load now, or NULL: it is one. */
+static const char *load_problem(const struct node_rec *r)
+{
+	const char *silent = node_state_silent(&r->state);
+	if (silent)
+		return silent;
+	if (isnan(r->cpu_load))
+		return "no cpu_load in slurmrestd's answer";
+	if (r->cpu_load >= LOAD_NO_VAL)
+		return "cpu_load not reported (Slurm's NO_VAL)";
+	if (r->cpu_load < 0)
+		return "negative cpu_load";
+	if (isinf(r->cpu_load) || r->cpu_load / 100 > LOAD_ABSURD_PER_CPU * (r->cpus > 1 ? r->cpus : 1))
+		return "cpu_load over 1000 times its CPUs";
+	return NULL;
+}
+
+/* The node's load (cpu_load / 100, as sinfo's CPU_LOAD prints it), or, when it is no reading, why. */
+static void node_load(struct rest *st, const struct node_rec *r, const struct label l[2])
+{
+	const char *why = load_problem(r);
+	if (!why) {
+		add(st, "slurmrestd_node_cpu_load", l, 2, r->cpu_load / 100);
+		return;
+	}
+	struct label w[3] = { l[0], l[1], lab("why", why, strlen(why)) };
+	add(st, "slurmrestd_node_cpu_load_unknown", w, 3, 1);
+}
+
 static int node_end(struct rest *st)
 {
 	struct node_rec *r = &st->r.node;
@@ -207,6 +246,7 @@ static int node_end(struct rest *st)
 		add(st, "slurmrestd_node_memory_alloc", l, 2, r->alloc_memory);
 	if (!isnan(r->free_mem))
 		add(st, "slurmrestd_node_memory_free", l, 2, r->free_mem);
+	node_load(st, r, l);
 	add(st, "slurmrestd_node_gpus", l, 2, r->gres.set ? gres_gpus(sp(st, &r->gres), r->gres.len) : 0);
 	add(st, "slurmrestd_node_gpus_used", l, 2,
 	    r->gres_used.set ? gres_gpus(sp(st, &r->gres_used), r->gres_used.len) : 0);
@@ -332,6 +372,32 @@ static size_t uid_text(double v, char *buf, size_t cap)
 	return n > 0 && (size_t)n < cap ? (size_t)n : 0;
 }
 
+/* A running job's user on one node of its host list: slurmrestd_node_job_user{node,user} counts them. */
+struct node_user_ctx {
+	struct rest *st;
+	struct label user;
+};
+
+static void count_node_user(void *ctx, const char *host, size_t n)
+{
+	struct node_user_ctx *c = ctx;
+	struct label l[2] = { lab("node", host, n), c->user }; /* sorted: node, user */
+	struct agg *a = agg_slot(c->st, l, 2);
+	a->node_user = 1;
+	a->v[0] += 1;
+}
+
+/* The users of the jobs running on each node (the status page's load table, loadview.h). A host list
+ * it does not read only leaves that job out of them (the legacy rows read /jobs too: never refused for
+ * a field only the page reads). */
+static void job_nodes(struct rest *st, const struct job_rec *r, const struct label *user)
+{
+	if (!r->state.base || strcmp(r->state.base, "RUNNING") || !r->nodes.set || !r->nodes.len || !user->vlen)
+		return;
+	struct node_user_ctx c = { st, *user };
+	rest_hostlist_each(sp(st, &r->nodes), r->nodes.len, count_node_user, &c);
+}
+
 static int job_end(struct rest *st)
 {
 	struct job_rec *r = &st->r.job;
@@ -373,6 +439,7 @@ static int job_end(struct rest *st)
 	struct agg *a = agg_slot(st, sorted, AGG_N);
 	a->v[0] += tasks;
 	a->v[1] += tasks * (isnan(r->cpus) ? 0 : r->cpus);
+	job_nodes(st, r, &l[AGG_USER]);
 	return 1;
 }
 
@@ -407,7 +474,7 @@ int rest_diag_num(struct rest *st, const char *path, double v)
 static const struct slot node_slots[] = {
 	NODE("name", S_STR, name), NODE("state[]", S_NODE_STATE, state), NODE("cpus", S_NUM, cpus),
 	NODE("alloc_cpus", S_NUM, alloc_cpus), NODE("real_memory", S_NUM, real_memory),
-	NODE("alloc_memory", S_NUM, alloc_memory), NODE("free_mem", S_NUM, free_mem),
+	NODE("alloc_memory", S_NUM, alloc_memory), NODE("free_mem", S_NUM, free_mem), NODE("cpu_load", S_NUM, cpu_load),
 	NODE("gres", S_STR, gres), NODE("gres_used", S_STR, gres_used),
 	NODE("partitions[]", S_PART, nparts), NODE("reason", S_STR, reason),
 	NODE("reason_set_by_user", S_STR, reason_user), NODE("reason_changed_at", S_NUM, reason_at),
@@ -419,7 +486,7 @@ static const struct slot job_slots[] = {
 	JOB("state_reason", S_STR, reason), JOB("state_description", S_STR, desc),
 	JOB("user_name", S_STR, user), JOB("user_id", S_NUM, uid), JOB("account", S_STR, account),
 	JOB("partition", S_STR, partition), JOB("cpus", S_NUM, cpus),
-	JOB("array_task_string", S_STR, tasks), JOB("job_id", S_NUM, id), { NULL, S_NUM, 0 },
+	JOB("array_task_string", S_STR, tasks), JOB("job_id", S_NUM, id), JOB("nodes", S_STR, nodes), { NULL, S_NUM, 0 },
 };
 
 static const struct slot share_slots[] = {

@@ -158,6 +158,17 @@ int node_state_is_cpus_other(const struct node_state *s)
 	return (s->flags & F(DRAIN)) || s->base == RNODE_DOWN;
 }
 
+const char *node_state_silent(const struct node_state *s)
+{
+	if (s->flags & F(NOT_RESPONDING))
+		return "not responding: its load is the last slurmd reported";
+	if (s->flags & F(POWERED_DOWN))
+		return "powered down: no slurmd reports its load";
+	if (s->base == RNODE_DOWN)
+		return "down: its load is the last slurmd reported";
+	return NULL;
+}
+
 /* squeue prints the first of these flags a job carries, else its base state. */
 static const char *const job_flags[] = {
 	"COMPLETING", "STAGE_OUT", "CONFIGURING", "EXPEDITING", "RESIZING", "REQUEUED", "REQUEUE_FED",

@@ -26,6 +26,9 @@ int node_state_add(struct node_state *s, const char *name, size_t n);
 size_t node_state_sinfo(const struct node_state *s, char *buf, size_t cap);
 /* sinfo's CPU rule (%C): the unallocated CPUs of a drained/draining or down node are "other". */
 int node_state_is_cpus_other(const struct node_state *s);
+/* Why a node's slurmd no longer reports its load (NOT_RESPONDING, POWERED_DOWN, base state DOWN),
+ * or NULL: it does. */
+const char *node_state_silent(const struct node_state *s);
 
 /* A job state: rank of the flag squeue prints first (0 = none yet), and the base name. */
 struct job_state {

@@ -4,6 +4,7 @@
 #include "status_html.h"
 #include "probe.h"
 #include "native.h"
+#include "loadview.h"
 #include "nodeview.h"
 #include "catalog.h"
 #include "render.h"
@@ -570,6 +571,7 @@ void status_page(struct buf *out, const struct status_page_info *info, const str
 	const struct nodeview *v = st->res->nodes ? st->res->nodes : &none;
 	write_banner(out, st, v);
 	write_nodes(out, v);
+	loadview_page(out, &v->load, source_age(st, SRC_REST_NODES));
 	write_partitions(out, v);
 	write_queue(out, v);
 	write_sources(out, st);

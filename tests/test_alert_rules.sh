@@ -1,6 +1,7 @@
 #!/bin/sh
 # docs/alert-rules.yml (shipped with the package) is a valid Prometheus rule file, and the copy shown
-# in docs/operations.md is that file, byte for byte. The last line is "N passed, M failed".
+# in docs/operations.md is that file, byte for byte; promtool test rules evaluates the load alert
+# (tests/alert-rules-test.yml). The last line is "N passed, M failed".
 cd "$(dirname "$0")/.." || exit 1
 passed=0
 failed=0
@@ -23,6 +24,13 @@ if cmp -s "$tmp/doc.yml" "$RULES"; then
 else
 	bad "docs/operations.md's alert rules differ from $RULES"
 	diff "$RULES" "$tmp/doc.yml" | head -20 | sed 's/^/       | /'
+fi
+# the rules evaluated: tests/alert-rules-test.yml's series and the alerts they must (and must not) fire
+if promtool test rules tests/alert-rules-test.yml >"$tmp/test" 2>&1; then
+	ok "promtool test rules tests/alert-rules-test.yml: the node loaded beyond its allocation alerts, the others do not"
+else
+	bad "promtool test rules tests/alert-rules-test.yml"
+	sed 's/^/       | /' "$tmp/test"
 fi
 n=$(grep -c '^ *- alert: ' "$RULES")
 [ "$n" -ge 8 ] && ok "$n alerts" || bad "only $n alerts in $RULES"

@@ -91,7 +91,7 @@ has "--log.level loud" 'flag --log.level: value "loud" is not a valid choice (ex
 check "--log.level warning" 0 "$BIN" --log.level warning --version
 check "--help shows ranges and defaults" 0 "$BIN" --help
 has "--help shows ranges and defaults" "simultaneous HTTP connections (1 to 65535, default 64)"
-has "--help shows ranges and defaults" 'address to serve on; repeat it to serve on several (default ":9341")'
+has "--help shows ranges and defaults" 'at the metrics path of that address (default ":9341")'
 has "--help lists the log levels" "debug, info, warn or error (default info)"
 check "-h" 0 "$BIN" -h
 has "-h is listed in --help" "--help, -h"

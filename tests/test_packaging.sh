@@ -46,6 +46,7 @@ PKG=slurm-exporter-shim
 MAX_EXPOSURE=${MAX_EXPOSURE:-2.0}
 BIN=/usr/bin/$PKG
 MAPPING=/etc/$PKG/prometheus-slurm-exporter.json
+LOAD_MAPPING=/etc/$PKG/slurm-node-load.json
 DEFAULTS=/etc/default/$PKG
 UNIT=/lib/systemd/system/$PKG.service
 MANGZ=/usr/share/man/man1/$PKG.1.gz
@@ -426,10 +427,10 @@ else
   bad "$BIN --version (exit $rc) does not print VERSION $version: $out"
 fi
 
-if "$BIN" --check-mapping "$MAPPING" >"$tmp/check.log" 2>&1; then
-  ok "$BIN --check-mapping $MAPPING: $(tail -n 1 "$tmp/check.log")"
+if "$BIN" --check-mapping "$MAPPING" --check-mapping "$LOAD_MAPPING" >"$tmp/check.log" 2>&1; then
+  ok "$BIN --check-mapping $MAPPING $LOAD_MAPPING: $(tr '\n' ' ' <"$tmp/check.log")"
 else
-  bad "$BIN --check-mapping $MAPPING"
+  bad "$BIN --check-mapping $MAPPING $LOAD_MAPPING"
   show "$tmp/check.log"
 fi
 
@@ -485,7 +486,7 @@ else
   ok "the slurmrestd unit is not enabled by the package (no $REST_WANTS)"
 fi
 conffiles=$(dpkg-query -W -f='${Conffiles}\n' "$PKG" | awk 'NF { print $1 }' | sort)
-expected=$(printf '%s\n' "$DEFAULTS" "$MAPPING" "$REST_DEFAULTS" | sort)
+expected=$(printf '%s\n' "$DEFAULTS" "$MAPPING" "$LOAD_MAPPING" "$REST_DEFAULTS" | sort)
 if [ "$conffiles" = "$expected" ] && [ -f "$DEFAULTS" ] && [ -f "$MAPPING" ] && [ -f "$REST_DEFAULTS" ]; then
   ok "conffiles: $(echo $conffiles)"
 else

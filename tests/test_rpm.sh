@@ -39,15 +39,16 @@ for f in /usr/bin/slurm-exporter-shim /usr/share/slurm-exporter-shim/migrate-leg
 done
 for f in /usr/lib/systemd/system/slurm-exporter-shim.service /usr/lib/systemd/system/slurm-exporter-shim-slurmrestd.service \
 	/etc/default/slurm-exporter-shim /etc/default/slurm-exporter-shim-slurmrestd /usr/share/slurm-exporter-shim/default.dist \
-	/etc/slurm-exporter-shim/prometheus-slurm-exporter.json /usr/share/man/man1/slurm-exporter-shim.1.gz \
+	/etc/slurm-exporter-shim/prometheus-slurm-exporter.json /etc/slurm-exporter-shim/slurm-node-load.json \
+	/usr/share/man/man1/slurm-exporter-shim.1.gz \
 	/usr/share/doc/slurm-exporter-shim/migration.md /usr/share/doc/slurm-exporter-shim/alert-rules.yml \
 	/usr/share/slurm-exporter-shim/replace-file.sh; do
 	check "ships $f" has_file -rw-r--r-- "$f"
 done
 rpm -qcp "$rpm" 2>/dev/null | sort >"$T/config"
 printf '%s\n' /etc/default/slurm-exporter-shim /etc/default/slurm-exporter-shim-slurmrestd \
-	/etc/slurm-exporter-shim/prometheus-slurm-exporter.json >"$T/config.want"
-check "config files: both defaults files and the mapping ($(tr '\n' ' ' <"$T/config"))" cmp -s "$T/config" "$T/config.want"
+	/etc/slurm-exporter-shim/prometheus-slurm-exporter.json /etc/slurm-exporter-shim/slurm-node-load.json >"$T/config.want"
+check "config files: both defaults files and the mappings ($(tr '\n' ' ' <"$T/config"))" cmp -s "$T/config" "$T/config.want"
 
 # scriptlets: %post carries the old flags (and names the fork's enabled unit) before the units' own
 rpm -qp --scripts "$rpm" 2>/dev/null >"$T/scripts"
