@@ -80,3 +80,26 @@ start_shim_with() {
 	done
 	return 1
 }
+
+# trend_growth K SAMPLES...: a memory series' growth that an oscillation of period up to K samples
+# cannot fake: the minimum of the last K samples less the minimum of the first K (negative if it
+# fell), K cut to half the samples so that the two windows never overlap; "unknown" if a sample is
+# not a number or there are fewer than 2. The soak tests alternate new-connection and keep-alive
+# batches, and a sample alternates with them: with K = 2 each window holds one low of the swing, and a
+# steady leak of G per batch shows as G * (N - 2) of the G * (N - 1) that the largest growth over the
+# first sample showed (8 of 9 batches with the soak's 10 samples; with 3 samples K is 1: the last
+# sample less the first).
+trend_growth() {
+	k=$1
+	shift
+	[ $# -ge 2 ] || { echo unknown; return; }
+	[ "$k" -le $(($# / 2)) ] || k=$(($# / 2))
+	for v in "$@"; do case "$v" in '' | *[!0-9]*) echo unknown; return ;; esac; done
+	i=0 early='' late=''
+	for v in "$@"; do
+		i=$((i + 1))
+		if [ $i -le "$k" ] && { [ -z "$early" ] || [ "$v" -lt "$early" ]; }; then early=$v; fi
+		if [ $i -gt $(($# - k)) ] && { [ -z "$late" ] || [ "$v" -lt "$late" ]; }; then late=$v; fi
+	done
+	echo $((late - early))
+}

@@ -24,20 +24,33 @@
 #     some "possibly lost" thread blocks, which are freed at exit).
 # Then SIGTERM. Asserts:
 #   - every scrape answered 200;
-#   - flat memory: the first batch may grow; after it, every RSS sample stays within RSS_BOUND_KB
-#     (8192 kB) of the first sample, and every heap sample within HEAP_BOUND_KB (64 kB) of the first;
+#   - flat heap: the first batch may grow; after it, every heap sample stays within HEAP_BOUND_KB
+#     (64 kB) of the first (the heap in use is exact: it has been flat to the byte);
 #   - after SIGTERM the shim exits 0 (valgrind's --error-exitcode is 99) and valgrind reports
 #     0 errors and no definitely, indirectly or possibly lost bytes.
+#   The valgrind process's RSS is reported (samples, largest growth over the first, trend), not
+#   asserted: it is valgrind's memory more than the shim's. Measured with tests/test_soak.sh (samples
+#   every 200 scrapes) on a fresh Debian 12 root (heap in use flat within 9 bytes) and on a 2-core
+#   machine at load 13 to 17 (within 330 bytes): 87,076 and 87,668 kB after the first batch, then
+#   swinging between about 97 and 114 MB from one sample to the next, 25,384 and 26,164 kB above the
+#   first at most, its lows 9 to 12 MB above the first sample (valgrind's queue of freed blocks,
+#   translation cache and stack-trace tables filling), so neither the old bound (every sample within
+#   8 MiB of the first) nor a trend within 8 MiB held while the shim's heap did not grow.
 # Phase 2, native (NATIVE_SCRAPES, default SCRAPES; 0 skips it): the same scrapes against the plain
-#   binary, whose VmRSS is the shim's own: every sample after the first within NATIVE_RSS_BOUND_KB
-#   (4096 kB) of the first, every scrape 200, exit 0 after SIGTERM, no sanitizer report in its log.
+#   binary, whose VmRSS is the shim's own: every scrape 200, exit 0 after SIGTERM, no sanitizer
+#   report in its log, and flat RSS judged by its trend (trend_growth in tests/lib.sh): the lowest of
+#   the last two samples less the lowest of the first two under NATIVE_RSS_BOUND_KB (4096 kB). The
+#   batches alternate new-connection and keep-alive, and the RSS with them (by 200 to 500 kB natively,
+#   16 MB under valgrind): a swing between two samples cannot fail this, while a steady leak of G per
+#   batch shows as G * (N - 2) of the G * (N - 1) the largest growth over the first sample showed
+#   (the bound as before, 4 MiB; a leak of 512 kB per batch fails it at 10 samples).
 # A sanitizer build (make asan: SHIM_BIN contains __asan_init) cannot run under valgrind, and ASan's
 # quarantine keeps up to 256 MB of freed memory: phase 1 is skipped and the native RSS is reported,
 # not asserted; LeakSanitizer's exit status at SIGTERM stands in for the leak check.
 # MAX_SECONDS (0: none) stops sending new batches once a phase has run that long, and BATCH_SECONDS
-# (0: none) cuts a batch that takes longer (the scrapes it completed still count); a phase then
-# fails unless at least MIN_SAMPLES (3) samples were taken (tests/test_soak.sh uses both to bound
-# `make test`).
+# (0: none) cuts a batch that takes longer: the scrapes it completed count, it is sampled as any
+# batch, and the phase goes on (a batch cut with no scrape done ends it); a phase fails unless at
+# least MIN_SAMPLES (3) samples were taken (tests/test_soak.sh uses both to bound `make test`).
 # Prints "figures: ..." per phase and, last, "N passed, M failed"; exits non-zero on failure.
 set -u
 cd "$(dirname "$0")/.." || exit 1
@@ -49,7 +62,6 @@ SCRAPES=${SCRAPES:-10000}
 NATIVE_SCRAPES=${NATIVE_SCRAPES:-$SCRAPES}
 SAMPLE_EVERY=${SAMPLE_EVERY:-1000}
 MIN_INTERVAL=${MIN_INTERVAL:-0}
-RSS_BOUND_KB=${RSS_BOUND_KB:-8192}
 HEAP_BOUND_KB=${HEAP_BOUND_KB:-64}
 NATIVE_RSS_BOUND_KB=${NATIVE_RSS_BOUND_KB:-4096}
 MAX_SECONDS=${MAX_SECONDS:-0}
@@ -128,7 +140,7 @@ batch_cfg() {
 scrape_loop() {
 	total=$1
 	T0=$(secs)
-	DONE=0 GOOD=0 BATCH=0 SAMPLES= HEAPS= NSAMPLES=0 STOPPED=
+	DONE=0 GOOD=0 BATCH=0 SAMPLES= HEAPS= NSAMPLES=0 STOPPED= CUTS=0
 	while [ $DONE -lt "$total" ]; do
 		if [ "$MAX_SECONDS" -gt 0 ] && [ $(($(secs) - T0)) -ge "$MAX_SECONDS" ]; then
 			STOPPED="stopped at $DONE scrapes after MAX_SECONDS=$MAX_SECONDS"
@@ -154,9 +166,15 @@ scrape_loop() {
 		got=$(grep -c '^[0-9][0-9][0-9]$' "$TMP/codes")
 		GOOD=$((GOOD + g))
 		if [ "$crc" -eq 124 ]; then
+			# a cut batch is a sample of fewer scrapes, and the phase goes on (MAX_SECONDS bounds it):
+			# under valgrind on a busy 2-core machine (load 16) 200 scrapes took over 30 s, and ending
+			# the phase at the first cut left one sample, too few to judge
 			n=$got
-			STOPPED="batch $((BATCH + 1)) cut after BATCH_SECONDS=$BATCH_SECONDS ($got scrapes done)"
-			total=$((DONE + n)) # no further batches
+			CUTS=$((CUTS + 1))
+			if [ "$got" -eq 0 ]; then
+				STOPPED="batch $((BATCH + 1)) cut after BATCH_SECONDS=$BATCH_SECONDS with no scrape done"
+				total=$DONE # no further batches
+			fi
 		fi
 		DONE=$((DONE + n))
 		BATCH=$((BATCH + 1))
@@ -173,6 +191,7 @@ scrape_loop() {
 		echo "  $DONE scrapes ($g/$n answered 200), $(($(secs) - T0)) s, VmRSS $r kB${h:+, heap in use $h bytes}"
 	done
 	SECONDS_TAKEN=$(($(secs) - T0))
+	if [ "$CUTS" -gt 0 ]; then echo "note: $CUTS of $BATCH batches cut after BATCH_SECONDS=$BATCH_SECONDS"; fi
 	if [ -n "$STOPPED" ]; then echo "note: $STOPPED"; fi
 }
 
@@ -186,10 +205,10 @@ elif start_shim valgrind --leak-check=full --error-exitcode=99 --freelist-vol=20
 	check "valgrind: every scrape answered 200 ($GOOD of $DONE)" eval '[ "$GOOD" -eq "$DONE" ] && [ "$DONE" -gt 0 ]'
 	check "valgrind: at least $MIN_SAMPLES samples ($NSAMPLES)" [ "$NSAMPLES" -ge "$MIN_SAMPLES" ]
 	# shellcheck disable=SC2086
-	MAXD=$(max_growth $SAMPLES)
+	MAXD=$(max_growth $SAMPLES) TREND=$(trend_growth 2 $SAMPLES)
+	# reported, not asserted: valgrind's own memory (see the top of this file for the figures)
 	# shellcheck disable=SC2086
-	check "valgrind: flat RSS after the first batch: $(set -- $SAMPLES; echo "${1:-?}") kB -> $(last_of $SAMPLES) kB, max growth $MAXD kB < $RSS_BOUND_KB kB" \
-		eval '[ "$MAXD" != unknown ] && [ "$MAXD" -lt "$RSS_BOUND_KB" ]'
+	echo "note: valgrind RSS (valgrind's memory, not asserted): $(set -- $SAMPLES; echo "${1:-?}") kB -> $(last_of $SAMPLES) kB, max growth over the first $MAXD kB, trend $TREND kB"
 	if command -v vgdb >/dev/null 2>&1; then
 		# shellcheck disable=SC2086
 		HMAXD=$(max_growth $HEAPS)
@@ -219,7 +238,7 @@ elif start_shim valgrind --leak-check=full --error-exitcode=99 --freelist-vol=20
 		tail -20 "$TMP/shim.log"
 	fi
 	echo "figures: phase=valgrind scrapes=$DONE ok=$GOOD min_interval=$MIN_INTERVAL seconds=$SECONDS_TAKEN" \
-		"rss_start_kb=$RSS_START rss_samples_kb=[$(echo $SAMPLES | tr ' ' ',')] rss_max_growth_after_first_kb=$MAXD" \
+		"rss_start_kb=$RSS_START rss_samples_kb=[$(echo $SAMPLES | tr ' ' ',')] rss_max_growth_after_first_kb=$MAXD rss_trend_kb=$TREND" \
 		"heap_samples_bytes=[$(echo $HEAPS | tr ' ' ',')] heap_max_growth_after_first_bytes=$HMAXD" \
 		"valgrind_exit=$VG_RC errors=${ERRS:-?} in_use_at_exit=\"$INUSE\" heap=\"$HEAP\" upstream: $FETCHES"
 else
@@ -235,13 +254,13 @@ if [ "$NATIVE_SCRAPES" -gt 0 ]; then
 		check "native: every scrape answered 200 ($GOOD of $DONE)" eval '[ "$GOOD" -eq "$DONE" ] && [ "$DONE" -gt 0 ]'
 		check "native: at least $MIN_SAMPLES samples ($NSAMPLES)" [ "$NSAMPLES" -ge "$MIN_SAMPLES" ]
 		# shellcheck disable=SC2086
-		MAXD=$(max_growth $SAMPLES)
+		MAXD=$(max_growth $SAMPLES) TREND=$(trend_growth 2 $SAMPLES)
 		# shellcheck disable=SC2086
-		RSS_NAME="native: flat RSS after the first batch: $(set -- $SAMPLES; echo "${1:-?}") kB -> $(last_of $SAMPLES) kB, max growth $MAXD kB < $NATIVE_RSS_BOUND_KB kB"
+		RSS_NAME="native: flat RSS after the first batch: $(set -- $SAMPLES; echo "${1:-?}") kB -> $(last_of $SAMPLES) kB, lowest of the last two less lowest of the first two $TREND kB < $NATIVE_RSS_BOUND_KB kB (max growth over the first $MAXD kB)"
 		if [ "$ASAN" -eq 1 ]; then
 			echo "skip $RSS_NAME (sanitizer build: RSS not asserted)"
 		else
-			check "$RSS_NAME" eval '[ "$MAXD" != unknown ] && [ "$MAXD" -lt "$NATIVE_RSS_BOUND_KB" ]'
+			check "$RSS_NAME" eval '[ "$TREND" != unknown ] && [ "$TREND" -lt "$NATIVE_RSS_BOUND_KB" ]'
 		fi
 		kill -TERM "$SHIM_PID"
 		wait "$SHIM_PID"
@@ -252,7 +271,7 @@ if [ "$NATIVE_SCRAPES" -gt 0 ]; then
 			eval '[ "$RC" -eq 0 ] && [ "$SAN" -eq 0 ]'
 		[ "$SAN" -eq 0 ] || grep -E -A20 'AddressSanitizer|LeakSanitizer|runtime error:' "$TMP/shim.log" | head -40
 		echo "figures: phase=native scrapes=$DONE ok=$GOOD min_interval=$MIN_INTERVAL seconds=$SECONDS_TAKEN" \
-			"rss_start_kb=$RSS_START rss_samples_kb=[$(echo $SAMPLES | tr ' ' ',')] rss_max_growth_after_first_kb=$MAXD"
+			"rss_start_kb=$RSS_START rss_samples_kb=[$(echo $SAMPLES | tr ' ' ',')] rss_max_growth_after_first_kb=$MAXD rss_trend_kb=$TREND"
 	else
 		bad "native: start the shim: $(cat "$TMP/shim.log")"
 	fi
