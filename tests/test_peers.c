@@ -111,7 +111,7 @@ static void check_row(const struct row *row, size_t ri, const struct render_row 
 	 * native form says */
 	if (res->fidelity != row->forms[want_form].fidelity) {
 		row_fail("%s: row %s served %d, its form %zu says %d (status %d: %s)", state, row->name, res->fidelity,
-			 want_form, row->forms[want_form].fidelity, res->status, res->err ? res->err : "");
+			 want_form, row->forms[want_form].fidelity, res->status, res->err);
 		return;
 	}
 	if (res->fidelity == FID_UNAVAILABLE) {
