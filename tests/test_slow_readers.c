@@ -4,162 +4,23 @@
  * answer). Answers that only they hold count in --web.max-held-bytes; over it, the connections
  * holding the oldest are closed before a new answer is rendered, and an ordinary scraper is never
  * refused for them (docs/reliability.md, "Readers that arrive one interval apart"). */
-#include "testutil.h"
-
-#include <arpa/inet.h>
-#include <curl/curl.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
-
-#define MAPPING "mappings/prometheus-slurm-exporter.json"
-
-struct proc {
-	pid_t pid;
-	unsigned port;
-	char log[64];
-};
-
-static pid_t children[4];
-
-static unsigned free_port(void)
-{
-	int fd = socket(AF_INET, SOCK_STREAM, 0);
-	struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
-	socklen_t l = sizeof(a);
-	assert_int_equal(bind(fd, (struct sockaddr *)&a, sizeof(a)), 0);
-	getsockname(fd, (struct sockaddr *)&a, &l);
-	close(fd);
-	return ntohs(a.sin_port);
-}
-
-static pid_t spawn(char *const argv[], const char *logfile)
-{
-	pid_t pid = fork();
-	if (pid == 0) {
-		FILE *f = freopen(logfile, "w", stderr);
-		FILE *g = freopen("/dev/null", "w", stdout);
-		(void)f;
-		(void)g;
-		execv(argv[0], argv);
-		_exit(127);
-	}
-	for (int i = 0; i < 4; i++)
-		if (!children[i]) {
-			children[i] = pid;
-			break;
-		}
-	return pid;
-}
-
-static void reap(pid_t pid)
-{
-	kill(pid, SIGTERM);
-	waitpid(pid, NULL, 0);
-	for (int i = 0; i < 4; i++)
-		if (children[i] == pid)
-			children[i] = 0;
-}
-
-static int kill_children(void **state)
-{
-	(void)state;
-	for (int i = 0; i < 4; i++)
-		if (children[i])
-			reap(children[i]);
-	return 0;
-}
-
-static void stop(struct proc *p)
-{
-	if (p->pid <= 0)
-		return;
-	reap(p->pid);
-	p->pid = 0;
-	char *log = tu_slurp(p->log, NULL);
-	if (log && (strstr(log, "ERROR: AddressSanitizer") || strstr(log, "ERROR: LeakSanitizer") ||
-		    strstr(log, "WARNING: ThreadSanitizer") || strstr(log, "runtime error:")))
-		fail_msg("sanitizer report in %s:\n%s", p->log, log);
-	free(log);
-}
-
-static size_t on_body(char *ptr, size_t size, size_t n, void *ud)
-{
-	buf_append(ud, ptr, size * n);
-	return size * n;
-}
+#include "http_fixture.h"
 
 /* GET path: the status (0: no answer), the body into body. */
 static long get(unsigned port, const char *path, struct buf *body, long timeout_ms)
 {
-	char url[128];
-	long status = 0;
-	CURL *h = curl_easy_init();
-	snprintf(url, sizeof(url), "http://127.0.0.1:%u%s", port, path);
-	buf_init(body, 0);
-	curl_easy_setopt(h, CURLOPT_URL, url);
-	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
-	curl_easy_setopt(h, CURLOPT_WRITEDATA, body);
-	curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, timeout_ms);
-	curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
-	if (curl_easy_perform(h) == CURLE_OK)
-		curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
-	buf_putc(body, '\0');
-	curl_easy_cleanup(h);
-	return status;
-}
-
-static int wait_ready(pid_t pid, unsigned port)
-{
-	for (int i = 0; i < 400; i++) {
-		struct buf b;
-		int st;
-		long status = get(port, "/", &b, 500);
-		buf_free(&b);
-		if (status)
-			return 1;
-		if (waitpid(pid, &st, WNOHANG) == pid) {
-			for (int k = 0; k < 4; k++)
-				if (children[k] == pid)
-					children[k] = 0;
-			return 0;
-		}
-		tu_sleep_ms(25);
-	}
-	fail_msg("nothing answers on port %u", port);
-	return 0;
-}
-
-static void start(struct proc *p, char **argv, char *port, const char *what)
-{
-	for (int attempt = 0; attempt < 5; attempt++) {
-		p->port = free_port();
-		snprintf(port, 64, strchr(port, ':') ? "127.0.0.1:%u" : "%u", p->port);
-		snprintf(p->log, sizeof(p->log), "/tmp/shimtest-%s-%u.log", what, p->port);
-		p->pid = spawn(argv, p->log);
-		if (wait_ready(p->pid, p->port))
-			return;
-	}
-	fail_msg("%s does not start (see %s)", what, p->log);
-}
-
-static void fake_start(struct proc *f, const char *dir)
-{
-	char port[64] = "";
-	const char *bin = getenv("FAKE_SLURMCTLD") ? getenv("FAKE_SLURMCTLD") : "build/tests/fake_slurmctld";
-	char *argv[] = { (char *)bin, "--port", port, "--dir", (char *)dir, NULL };
-	start(f, argv, port, "fake");
+	struct resp r;
+	http("GET", port, path, &r, timeout_ms);
+	*body = r.body;
+	return r.status;
 }
 
 /* The shim on upstream port up, both min-intervals 0.4 s (a reader 0.5 s after another gets an answer
  * of its own), with --web.max-held-bytes held. */
-static void shim_start(struct proc *s, unsigned up, const char *held)
+static void shim_held(struct proc *s, unsigned up, const char *held)
 {
-	char listen[64] = ":", url[64];
-	char *argv[] = { (char *)tu_shim_bin(), "--web.listen-address", listen, "--slurmctld.url", url,
-			 "--mapping.file", MAPPING, "--log.level", "debug", "--slurmctld.min-interval", "0.4",
-			 "--slurmctld.jobs.min-interval", "0.4", "--web.max-held-bytes", (char *)held, NULL };
-	snprintf(url, sizeof(url), "http://127.0.0.1:%u", up);
-	start(s, argv, listen, "shim");
+	shim_start(s, up, "--slurmctld.min-interval", "0.4", "--slurmctld.jobs.min-interval", "0.4",
+		   "--web.max-held-bytes", (char *)held, (char *)NULL);
 }
 
 static long vmrss_kb(pid_t pid)
@@ -259,8 +120,8 @@ static void test_slow_readers_evicted_scraper_served(void **state)
 	struct proc f, s;
 	struct buf b;
 	int fds[N], served = 0, evicted = 0;
-	fake_start(&f, big_payload(10000));
-	shim_start(&s, f.port, "12000000");
+	fake_start(&f, big_payload(10000), (char *)NULL);
+	shim_held(&s, f.port, "12000000");
 	assert_int_equal(get(s.port, "/metrics", &b, 30000), 200); /* warm up: every allocation of a render made once */
 	long answer_kb = (long)b.len / 1024;
 	assert_true(answer_kb > 4096);
@@ -321,8 +182,8 @@ static void test_slow_readers_native_evicted(void **state)
 	struct proc f, s;
 	struct buf b;
 	int fds[N], served = 0, evicted = 0;
-	fake_start(&f, big_payload(10000));
-	shim_start(&s, f.port, "12000000");
+	fake_start(&f, big_payload(10000), (char *)NULL);
+	shim_held(&s, f.port, "12000000");
 	assert_int_equal(get(s.port, path, &b, 30000), 200);
 	size_t page = b.len;
 	assert_true(page > 8000000);
@@ -357,8 +218,5 @@ int main(void)
 		cmocka_unit_test_teardown(test_slow_readers_evicted_scraper_served, kill_children),
 		cmocka_unit_test_teardown(test_slow_readers_native_evicted, kill_children),
 	};
-	curl_global_init(CURL_GLOBAL_DEFAULT);
-	int rc = cmocka_run_group_tests(tests, NULL, NULL);
-	curl_global_cleanup();
-	return rc;
+	return http_fixture_run("test_slow_readers", tests, sizeof(tests) / sizeof(tests[0]));
 }
