@@ -305,6 +305,29 @@ static inline int count_of(const char *text, const char *needle)
 	return n;
 }
 
+/* SIGHUP to p, then wait (up to 10 s) until its log holds one more line with needle ("mapping
+ * reload": the daemon's reload, done or refused; "target NAME: mapping reload": a probe target's,
+ * logged after it), and 100 ms more: a fixed sleep alone was too short for the TSan build on a busy
+ * machine (test_gzip_native_probe_off read the answer rendered before the reload). */
+static inline void reload_and_wait(const struct proc *p, const char *needle)
+{
+	char *log = tu_slurp(p->log, NULL);
+	int before = log ? count_of(log, needle) : 0;
+	free(log);
+	kill(p->pid, SIGHUP);
+	for (int i = 0; i < 400; i++) {
+		log = tu_slurp(p->log, NULL);
+		int now = log ? count_of(log, needle) : 0;
+		free(log);
+		if (now > before) {
+			tu_sleep_ms(100); /* the line is logged just before the table is handed over */
+			return;
+		}
+		tu_sleep_ms(25);
+	}
+	fail_msg("no '%s' in %s within 10 s of SIGHUP", needle, p->log);
+}
+
 /* A self metric's value for one endpoint in an exposition; -1 when absent. */
 static inline double self_value(const char *text, const char *name, const char *endpoint)
 {

@@ -260,8 +260,7 @@ static void test_gzip_compressed_once(void **state)
 	for (int i = 0; i < 20; i++)
 		gz_free(&a[i].r);
 	/* a new render (SIGHUP) writes the counters as they are: 1 answer compressed, 20 bodies sent */
-	kill(s.pid, SIGHUP);
-	tu_sleep_ms(300);
+	reload_and_wait(&s, "mapping reload");
 	http_gz("GET", s.port, "/metrics", NULL, NULL, &r);
 	assert_int_equal(r.status, 200);
 	assert_non_null(strstr(r.body.data, "\nslurm_exporter_shim_compressed_answers_total 1\n"));
@@ -315,8 +314,7 @@ static void test_gzip_cost(void **state)
 	shim_start(&s, f.port, "--slurmctld.min-interval", "300", "--slurmctld.jobs.min-interval", "300", NULL);
 	for (int round = 0; round < 3; round++) {
 		if (round) {
-			kill(s.pid, SIGHUP); /* a new answer, not compressed yet */
-			tu_sleep_ms(300);
+			reload_and_wait(&s, "mapping reload"); /* a new answer, not compressed yet */
 		}
 		scrapes_cpu(&s, NULL, 1); /* renders it */
 		double first = scrapes_cpu(&s, "Accept-Encoding: gzip", 1); /* compresses it */
@@ -380,8 +378,7 @@ static void test_gzip_native_probe_off(void **state)
 	expect_header(&gz, "Vary", NULL);
 	gz_free(&gz);
 	/* the probe's scraper counts its own answers */
-	kill(e.s.pid, SIGHUP);
-	tu_sleep_ms(300);
+	reload_and_wait(&e.s, "target busy: mapping reload");
 	http_gz("GET", e.s.port, "/probe?target=busy", NULL, NULL, &id);
 	assert_non_null(strstr(id.body.data, "\nslurm_exporter_shim_compressed_answers_total 1\n"));
 	gz_free(&id);

@@ -252,16 +252,14 @@ static void test_reload(void **state)
 	if (!wait_ready(s.pid, s.port))
 		fail_msg("the shim does not start (see %s)", s.log);
 	tu_write(path, "{\"metrics\": [{\"name\": \"only_row\", \"help\": \"h\", \"type\": \"gauge\", \"expr\": \"slurm_nodes\", \"fidelity\": \"exact\"}]}\n");
-	kill(s.pid, SIGHUP);
-	tu_sleep_ms(300);
+	reload_and_wait(&s, "mapping reload");
 	http("GET", s.port, "/metrics", &r, 10000);
 	assert_non_null(strstr(r.body.data, "\nonly_row 4\n"));
 	assert_null(strstr(r.body.data, "slurm_cpus_total"));
 	assert_non_null(strstr(r.body.data, "slurm_exporter_shim_mapping_reload_success 1\n"));
 	buf_free(&r.body);
 	tu_write(path, "{\"metrics\": [{\"name\": \"broken\", \"help\": \"h\", \"type\": \"gauge\", \"expr\": \"sum(\", \"fidelity\": \"exact\"}]}\n");
-	kill(s.pid, SIGHUP);
-	tu_sleep_ms(300);
+	reload_and_wait(&s, "mapping reload");
 	/* the status page says so at once, before any scrape (it showed the last render's "succeeded") */
 	http("GET", s.port, "/", &r, 10000);
 	if (!strstr(r.body.data, "failed (the previous table is still in use)"))
@@ -281,8 +279,7 @@ static void test_reload(void **state)
 	tu_write(path, j.data);
 	buf_free(&j);
 	free(deep);
-	kill(s.pid, SIGHUP);
-	tu_sleep_ms(300);
+	reload_and_wait(&s, "mapping reload");
 	assert_int_equal(waitpid(s.pid, NULL, WNOHANG), 0);
 	http("GET", s.port, "/metrics", &r, 10000);
 	assert_non_null(strstr(r.body.data, "\nonly_row 4\n"));

@@ -27,6 +27,20 @@ expect() {
 	got=$(args)
 	if [ "$got" = "$2" ]; then ok "$1: ARGS=$2"; else bad "$1: ARGS=$got, want $2"; sed 's/^/       | /' "$tmp/out"; fi
 }
+# shim_schema NAME: the shim takes the carried ARGS (the schemas' /etc path read from mappings/) and
+# serves NAME at the metrics path
+shim_schema() {
+	a=$(args | tr -d '"' | sed 's#/etc/slurm-exporter-shim/#mappings/#g')
+	# shellcheck disable=SC2086
+	if "${SHIM_BIN:-./slurm-exporter-shim}" $a --version >"$tmp/ver" 2>&1 &&
+		grep -q "schema: *$1 (mappings/$1.json, at the metrics path)" "$tmp/ver" &&
+		[ "$(grep -c 'schema:' "$tmp/ver")" = 1 ]; then
+		ok "the shim accepts the carried ARGS and serves the $1 schema only"
+	else
+		bad "the shim with ARGS $a: not the $1 schema alone"
+		sed 's/^/       | /' "$tmp/ver"
+	fi
+}
 said() {
 	if grep -q -- "$2" "$tmp/out"; then ok "$1: says '$2'"; else bad "$1: does not say '$2'"; sed 's/^/       | /' "$tmp/out"; fi
 }
@@ -72,15 +86,17 @@ ExecStart=/usr/local/bin/slurm_exporter \
   --command.timeout=10s --log.format=json --no-collector.scheduler
 EOF
 run
-expect "the fork's unit (GPU collector on by default, --log.format carried)" '"--web.listen-address=:9341 --log.format=json --gpus-acct"'
-said "the fork's unit" "not carried: --command.timeout=10s (the shim runs no Slurm command"
-"${SHIM_BIN:-./slurm-exporter-shim}" $(args | tr -d '"') --version >/dev/null 2>&1 && ok "the shim accepts the fork's carried flags" ||
-	bad "the shim refuses the carried ARGS $(args)"
+expect "the fork's unit: its schema, --log.format and --command.timeout carried" \
+	'"--mapping.file=/etc/slurm-exporter-shim/sckyzo-slurm-exporter.json --web.listen-address=:9341 --log.format=json --slurmctld.timeout=10 --slurmrestd.timeout=10"'
+said "the fork's unit" "not carried: --no-collector.scheduler (the SckyzO schema serves all its rows"
+said "the fork's unit" "the sckyzo schema reads most of its rows from slurmrestd: /usr/share/slurm-exporter-shim/enable-slurmrestd --jobs"
+shim_schema sckyzo-slurm-exporter
 
 fresh
 printf 'ARGS="--log.format text --log.format=yaml --web.systemd-socket"\n' >"$tmp/root/etc/default/slurm_exporter"
 run
-expect "--log.format with its value apart, the fork's text as logfmt; a format the shim lacks" '"--log.format=logfmt --gpus-acct"'
+expect "--log.format with its value apart, the fork's text as logfmt; a format the shim lacks" \
+	'"--mapping.file=/etc/slurm-exporter-shim/sckyzo-slurm-exporter.json --log.format=logfmt"'
 said "a format the shim lacks" "--log.format=yaml yaml (format not one of logfmt, json, text)"
 said "--web.systemd-socket" "--web.systemd-socket (the shim's unit has no .socket unit"
 
@@ -93,7 +109,66 @@ mkdir -p "$tmp/root/etc/systemd/system/slurm_exporter.service.d"
 printf '[Service]\nExecStart=\nExecStart=/usr/local/bin/slurm_exporter --web.listen-address=:9400 --no-collector.gpus\n' \
 	>"$tmp/root/etc/systemd/system/slurm_exporter.service.d/override.conf"
 run
-expect "a drop-in's ExecStart replaces the unit's; --no-collector.gpus" '"--web.listen-address=:9400"'
+expect "a drop-in's ExecStart replaces the unit's" '"--mapping.file=/etc/slurm-exporter-shim/sckyzo-slurm-exporter.json --web.listen-address=:9400"'
+said "--no-collector.gpus" "not carried: the GPU collector off (the sckyzo schema serves its GPU rows always)"
+shim_schema sckyzo-slurm-exporter
+
+fresh
+printf 'ARGS="--command.timeout 1m30s --collector.licenses --command.timeout=soon"\n' >"$tmp/root/etc/default/slurm_exporter"
+run
+expect "SckyzO's defaults file: no listen address (its :9341 is the shim's), a Go duration in seconds" \
+	'"--mapping.file=/etc/slurm-exporter-shim/sckyzo-slurm-exporter.json --slurmctld.timeout=90 --slurmrestd.timeout=90"'
+said "a duration that is none" "--command.timeout=soon soon (not a duration from 1ms to 24h)"
+shim_schema sckyzo-slurm-exporter
+
+# rivosinc's exporter: its .deb/.rpm ship no unit; its README writes prometheus-slurm-exporter.service,
+# and systemctl edit's drop-in sets its variables
+rivos_unit() {
+	printf '[Unit]\nDescription=Prometheus SLURM Exporter\n\n[Service]\nExecStart=/usr/bin/prometheus-slurm-exporter %s\nRestart=always\nRestartSec=15\n' "$1" \
+		>"$tmp/root/etc/systemd/system/prometheus-slurm-exporter.service"
+}
+fresh
+rivos_unit '-slurm.collect-diags -slurm.collect-licenses -slurm.collect-limits -slurm.poll-limit 30 -trace.enabled -web.log-level warning -slurm.cli-fallback=false'
+mkdir -p "$tmp/root/etc/systemd/system/prometheus-slurm-exporter.service.d"
+printf '[Service]\nEnvironment="PATH=/opt/slurm/bin"\nEnvironment="CLI_TIMEOUT=60"\nEnvironment="MY_POLL_LIMIT=3"\n' \
+	>"$tmp/root/etc/systemd/system/prometheus-slurm-exporter.service.d/override.conf"
+run
+expect "rivosinc's unit: its schema on its :9092, the poll limit, CLI_TIMEOUT, the log level" \
+	'"--mapping.file=/etc/slurm-exporter-shim/rivosinc-slurm-exporter.json --log.level=warn --web.listen-address=:9092 --slurmctld.timeout=60 --slurmrestd.timeout=60 --slurmrestd.min-interval=30"'
+said "rivosinc's unit" "found the old exporter's flags in /etc/systemd/system/prometheus-slurm-exporter.service (Environment CLI_TIMEOUT), /etc/systemd/system/prometheus-slurm-exporter.service (ExecStart)"
+said "rivosinc's collector toggles" "not carried: -slurm.collect-diags (the rivosinc schema always serves its sdiag and license rows, from slurmrestd); -slurm.collect-licenses (the rivosinc schema always serves its sdiag and license rows, from slurmrestd); -slurm.collect-limits (the rivosinc schema's account limit rows are unavailable: slurmdbd's associations are not read); -trace.enabled (the shim has no /trace endpoint); -slurm.cli-fallback=false (the shim runs no Slurm command"
+said "rivosinc's unit" "the rivosinc schema reads most of its rows from slurmrestd"
+shim_schema rivosinc-slurm-exporter
+
+fresh
+rivos_unit '-web.listen-address=127.0.0.1:9200 -slurm.sinfo-cli "sinfo -h" -metrics.exclude slurm_rpc.*'
+printf '[Service]\nEnvironment=POLL_LIMIT=2.5\n' >>"$tmp/root/etc/systemd/system/prometheus-slurm-exporter.service"
+run
+expect "rivosinc: its listen address, POLL_LIMIT, a flag's value apart not taken for a flag" \
+	'"--mapping.file=/etc/slurm-exporter-shim/rivosinc-slurm-exporter.json --web.listen-address=127.0.0.1:9200 --slurmrestd.min-interval=2.5"'
+said "-metrics.exclude" "-metrics.exclude (the shim has no metric filter"
+shim_schema rivosinc-slurm-exporter
+
+# rivosinc's .deb installed, run with no flag (its unit bare): dpkg names the package's maintainer
+fresh
+rivos_unit ''
+mkdir -p "$tmp/root/var/lib/dpkg"
+printf 'Package: other\nStatus: install ok installed\nMaintainer: abhinavDhulipala\n\nPackage: prometheus-slurm-exporter\nStatus: install ok installed\nMaintainer: abhinavDhulipala\nVersion: 1.7.0\n\n' \
+	>"$tmp/root/var/lib/dpkg/status"
+run
+expect "rivosinc's package with no flag: its schema on :9092" \
+	'"--mapping.file=/etc/slurm-exporter-shim/rivosinc-slurm-exporter.json --web.listen-address=:9092"'
+said "rivosinc's package" "/var/lib/dpkg/status (rivosinc's prometheus-slurm-exporter package)"
+shim_schema rivosinc-slurm-exporter
+
+# vpenso's Debian package of the same name: not rivosinc's
+fresh
+mkdir -p "$tmp/root/var/lib/dpkg"
+printf 'Package: prometheus-slurm-exporter\nStatus: install ok installed\nMaintainer: Debian Go Packaging Team <team+pkg-go@tracker.debian.org>\n\n' \
+	>"$tmp/root/var/lib/dpkg/status"
+echo 'ARGS="-gpus-acct"' >"$tmp/root/etc/default/prometheus-slurm-exporter"
+run
+expect "vpenso's Debian package: the legacy table, no schema flag" '"--gpus-acct"'
 
 fresh
 touch "$tmp/pwned-not"

@@ -344,7 +344,7 @@ printf '[Service]\nExecStart=/usr/local/bin/slurm_exporter --web.listen-address=
 	>"$r/etc/systemd/system/slurm_exporter.service"
 mig
 expect_mig "the same listen address in the old file and the fork's unit, another one besides: each carried once" \
-	'"--web.listen-address=:9341 --web.listen-address=:9342 --gpus-acct"'
+	'"--mapping.file=/etc/slurm-exporter-shim/sckyzo-slurm-exporter.json --web.listen-address=:9341 --web.listen-address=:9342"'
 
 # ------------------------------------------------------------------ run-slurmrestd
 printf '#!/bin/sh\necho ran\n' >"$tmp/slurmrestd"
