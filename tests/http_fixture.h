@@ -328,6 +328,47 @@ static inline void reload_and_wait(const struct proc *p, const char *needle)
 	fail_msg("no '%s' in %s within 10 s of SIGHUP", needle, p->log);
 }
 
+/* A payload of tests/bench/gen_payload.py with this many nodes, made once: /tmp/shimtest-bigN. 4,000
+ * nodes give a 1.6 MB answer; 10,000 a 4.2 MB one, more than the 4 MB a socket's send buffer takes,
+ * so that a client that does not read keeps the shim's answer. */
+static inline const char *big_payload(int nodes)
+{
+	static char dir[64];
+	char n[16];
+	snprintf(dir, sizeof(dir), "/tmp/shimtest-big%d", nodes);
+	snprintf(n, sizeof(n), "%d", nodes);
+	if (!tu_is_dir(dir)) {
+		char *argv[] = { "/usr/bin/env", "python3", "tests/bench/gen_payload.py", "--nodes", n, "--out", dir, NULL };
+		assert_int_equal(tu_run(argv, NULL, NULL, NULL, NULL), 0);
+	}
+	return dir;
+}
+
+/* Whether the shim under test was built with symbol sym in it: "__tsan_init" (ThreadSanitizer
+ * gives every thread about 1 MB of its own) or "__asan_init" (AddressSanitizer keeps freed memory
+ * in its quarantine): memory figures that depend on it are reported, not asserted there. */
+static inline int shim_has(const char *sym)
+{
+	size_t binlen = 0;
+	char *bin = tu_slurp(tu_shim_bin(), &binlen);
+	int has = bin && memmem(bin, binlen, sym, strlen(sym));
+	free(bin);
+	return has;
+}
+
+/* A process's resident memory in kB (-1: unknown). */
+static inline long vmrss_kb(pid_t pid)
+{
+	char path[64], *st, *p;
+	long kb = -1;
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	st = tu_slurp(path, NULL);
+	if (st && (p = strstr(st, "VmRSS:")))
+		kb = strtol(p + 6, NULL, 10);
+	free(st);
+	return kb;
+}
+
 /* A self metric's value for one endpoint in an exposition; -1 when absent. */
 static inline double self_value(const char *text, const char *name, const char *endpoint)
 {

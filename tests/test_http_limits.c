@@ -102,18 +102,6 @@ static void test_reload_during_fetch(void **state)
 	stop(&f);
 }
 
-static long vmrss_kb(pid_t pid)
-{
-	char path[64], *st, *p;
-	long kb = -1;
-	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
-	st = tu_slurp(path, NULL);
-	if (st && (p = strstr(st, "VmRSS:")))
-		kb = strtol(p + 6, NULL, 10);
-	free(st);
-	return kb;
-}
-
 /* A client that sends a request and does not read the answer; it waits only for the status line,
  * which proves the answer is queued. */
 static int slow_reader(unsigned port)
@@ -127,34 +115,6 @@ static int slow_reader(unsigned port)
 	assert_int_equal(connect(fd, (struct sockaddr *)&a, sizeof(a)), 0);
 	assert_int_equal(send(fd, req, sizeof(req) - 1, MSG_NOSIGNAL), (ssize_t)(sizeof(req) - 1));
 	return fd;
-}
-
-/* A payload of tests/bench/gen_payload.py with this many nodes, made once: /tmp/shimtest-bigN. 4,000
- * nodes give a 1.6 MB answer; 10,000 a 4.2 MB one, more than the 4 MB a socket's send buffer takes,
- * so that a client that does not read keeps the shim's answer. */
-static const char *big_payload(int nodes)
-{
-	static char dir[64];
-	char n[16];
-	snprintf(dir, sizeof(dir), "/tmp/shimtest-big%d", nodes);
-	snprintf(n, sizeof(n), "%d", nodes);
-	if (!tu_is_dir(dir)) {
-		char *argv[] = { "/usr/bin/env", "python3", "tests/bench/gen_payload.py", "--nodes", n, "--out", dir, NULL };
-		assert_int_equal(tu_run(argv, NULL, NULL, NULL, NULL), 0);
-	}
-	return dir;
-}
-
-/* Whether the shim under test was built with symbol sym in it: "__tsan_init" (ThreadSanitizer
- * gives every thread about 1 MB of its own) or "__asan_init" (AddressSanitizer keeps freed memory
- * in its quarantine): memory figures that depend on it are reported, not asserted there. */
-static int shim_has(const char *sym)
-{
-	size_t binlen = 0;
-	char *bin = tu_slurp(tu_shim_bin(), &binlen);
-	int has = bin && memmem(bin, binlen, sym, strlen(sym));
-	free(bin);
-	return has;
 }
 
 /* N clients that do not read one large answer hold one body between them, not N. Memory, not

@@ -23,41 +23,6 @@ static void shim_held(struct proc *s, unsigned up, const char *held)
 		   "--web.max-held-bytes", (char *)held, (char *)NULL);
 }
 
-static long vmrss_kb(pid_t pid)
-{
-	char path[64], *st, *p;
-	long kb = -1;
-	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
-	st = tu_slurp(path, NULL);
-	if (st && (p = strstr(st, "VmRSS:")))
-		kb = strtol(p + 6, NULL, 10);
-	free(st);
-	return kb;
-}
-
-static int shim_has(const char *sym)
-{
-	size_t binlen = 0;
-	char *bin = tu_slurp(tu_shim_bin(), &binlen);
-	int has = bin && memmem(bin, binlen, sym, strlen(sym));
-	free(bin);
-	return has;
-}
-
-/* A payload of tests/bench/gen_payload.py with this many nodes, made once: /tmp/shimtest-bigN. */
-static const char *big_payload(int nodes)
-{
-	static char dir[64];
-	char n[16];
-	snprintf(dir, sizeof(dir), "/tmp/shimtest-big%d", nodes);
-	snprintf(n, sizeof(n), "%d", nodes);
-	if (!tu_is_dir(dir)) {
-		char *argv[] = { "/usr/bin/env", "python3", "tests/bench/gen_payload.py", "--nodes", n, "--out", dir, NULL };
-		assert_int_equal(tu_run(argv, NULL, NULL, NULL, NULL), 0);
-	}
-	return dir;
-}
-
 /* A client that sends GET path with a 4 KiB receive buffer and reads only the status line: its
  * status code (the socket in *fd). */
 static int slow_reader(unsigned port, const char *path, int *fd)
