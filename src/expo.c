@@ -751,6 +751,23 @@ int expo_add(struct expo *e, const char *name, size_t nlen, struct label *labels
 	return 1;
 }
 
+void expo_declare(struct expo *e, const char *name, size_t nlen)
+{
+	struct expo_family *f = (struct expo_family *)expo_find(e, name, nlen);
+	if (!f) {
+		if (e->ps && e->ps->keep && !e->ps->keep(name, nlen, e->ps->keep_ctx))
+			return;
+		f = family_get(e, arena_strndup(&e->arena, name, nlen), nlen);
+		f->type = EXPO_GAUGE;
+	}
+	f->declared = 1;
+}
+
+int expo_is_kept(const struct expo *e, const char *name, size_t nlen)
+{
+	return expo_find(e, name, nlen) || !e->ps || !e->ps->keep || e->ps->keep(name, nlen, e->ps->keep_ctx);
+}
+
 void expo_add_end(struct expo *e)
 {
 	mark_duplicates(e);

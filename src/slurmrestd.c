@@ -18,6 +18,7 @@ enum jkind { J_NULL, J_BOOL, J_NUM, J_STR, J_MAP, J_ARRAY };
 static const char *const kind_name[] = { "null", "a boolean", "a number", "a string", "an object", "an array" };
 
 #define TOP_ERRORS (1u << 8)      /* st->top: "errors" seen; bit d: the records' key at depth d */
+#define TOP_CLOCK (1u << 9)       /* st->top: "last_update" read (docs with .clock) */
 
 /* ---- the walk ---- */
 
@@ -199,16 +200,38 @@ static inline int value_begins(struct rest *st, enum jkind k)
 	return st->in_rec || shape_is_valid(st, k);
 }
 
+/* Is the value about to be read the document's top-level "last_update" (depth 1) or a member of its
+ * {set, infinite, number} object (depth 2)? Only for the documents that read their clock. */
+static int value_is_clock(const struct rest *st)
+{
+	return docs[st->doc].clock && !st->in_rec && (st->depth == 1 || (st->depth == 2 && !st->lv[1].array)) &&
+	       KEY_IS(&st->lv[0], "last_update");
+}
+
+/* The document's clock: slurmctld's time when it answered (show_resv() packs time(NULL) as the
+ * message's last_update), against which a reservation's state is told as scontrol tells it. */
+static int clock_set(struct rest *st, double v)
+{
+	if (st->top & TOP_CLOCK)
+		return rest_fail(st, 1, "'last_update' given twice");
+	st->top |= TOP_CLOCK;
+	st->clock = v;
+	return 1;
+}
+
 /* A number, or a member of a {set, infinite, number} object (data_parser's NO_VAL wrapper): its
  * members are kept in its level and the value is read when it closes, whatever their order. */
 static int on_number(struct rest *st, double v, int is_bool)
 {
 	char buf[PATH_MAX_LEN + 8];
 	const char *path = path_of(st, buf, st->depth);
-	if (!path)
+	int clock = !path && value_is_clock(st);
+	if (!path && !clock)
 		return 1;
+	if (clock)
+		path = "last_update";
 	struct level *top = &st->lv[st->depth - 1];
-	if (st->depth > st->rd && !top->array) {
+	if ((clock ? st->depth == 2 : st->depth > st->rd) && !top->array) {
 		if (is_bool && KEY_IS(top, "set")) {
 			top->nv_set = v != 0;
 			return 1;
@@ -225,6 +248,8 @@ static int on_number(struct rest *st, double v, int is_bool)
 			return 1;
 		}
 	}
+	if (clock)
+		return st->depth == 1 ? clock_set(st, v) : 1;
 	return on_value(st, path, 0, NULL, 0, v);
 }
 
@@ -367,7 +392,10 @@ static int close_container(struct rest *st)
 	if (!l->array && l->nv_has) { /* a {set, infinite, number} object, read as its own path */
 		char buf[PATH_MAX_LEN + 8];
 		const char *path = path_of(st, buf, st->depth - 1);
-		if (path && !on_value(st, path, 0, NULL, 0, l->nv_inf ? INFINITY : !l->nv_set ? NAN : l->nv_num))
+		double v = l->nv_inf ? INFINITY : !l->nv_set ? NAN : l->nv_num;
+		if (path && !on_value(st, path, 0, NULL, 0, v))
+			return 0;
+		if (!path && value_is_clock(st) && !clock_set(st, v))
 			return 0;
 	}
 	if (st->doc == REST_DIAG && st->in_rec && st->depth == st->rd + 2 && st->lv[st->rd].array && !l->array &&
@@ -409,6 +437,7 @@ void *rest_begin(struct expo *e, enum rest_doc doc)
 	st->e = e;
 	st->rd = docs[doc].nprefix + docs[doc].array + 1;
 	st->scratch = xmalloc(REC_MAX);
+	st->clock = NAN;
 	arena_init(&st->arena);
 	jsonfeed_init(&st->jf, &callbacks, st, REST_MAX_STRING);
 	return st;
@@ -442,6 +471,11 @@ void *rest_begin_licenses(struct expo *e)
 void *rest_begin_job_states(struct expo *e)
 {
 	return rest_begin(e, REST_JOB_STATES);
+}
+
+void *rest_begin_reservations(struct expo *e)
+{
+	return rest_begin(e, REST_RESERVATIONS);
 }
 
 /* The feeder stopped on its own (syntax, a bound): its reason is the document's problem. */
@@ -483,6 +517,7 @@ void rest_discard(void *p)
 	free(st->aggs);
 	hmap_free(&st->aidx);
 	free(st->seen);
+	free(st->resv);
 	hmap_free(&st->sidx);
 	arena_reset(&st->arena);
 	free(st);
@@ -497,6 +532,11 @@ size_t rest_end(void *p, struct expo *e)
 	st->ended = 1;
 	if (!st->failed && !st->done) /* yajl takes an empty text */
 		rest_fail(st, 1, "not a JSON document");
+	const struct doc_info *d = &docs[st->doc];
+	if (!st->failed && d->finish)
+		d->finish(st);
+	for (int i = 0; !st->failed && i < 2 && d->declared[i]; i++) /* read as no series when none came */
+		expo_declare(e, d->declared[i], strlen(d->declared[i]));
 	rest_add_aggregates(st);
 	expo_add_end(e);
 	for (size_t i = 0; i < e->nfams; i++) /* what the checks above let through: never served */

@@ -41,6 +41,7 @@ struct node_rec {
 	struct node_state state;
 	struct str name, gres, gres_used, reason, reason_user;
 	struct str features;      /* active_features, joined by ',' as read */
+	struct str resv;          /* reservation: the active reservation it is in (scontrol's ReservationName) */
 	double cpus, alloc_cpus, real_memory, alloc_memory, free_mem, reason_at;
 	double cpu_load;          /* load average x 100, as slurmd reported it */
 	double weight;            /* the scheduling weight (sinfo's %w) */
@@ -58,6 +59,21 @@ struct job_rec {
 struct lic_rec {              /* an item of /licenses' "licenses" (scontrol show licenses) */
 	struct str name;
 	double total, used, free, reserved, last_consumed, last_deficit;
+};
+
+struct resv_rec {             /* an item of /reservations' "reservations" (scontrol show reservation) */
+	struct str name, users, accounts, nodes, partition;
+	struct str flags;         /* flags, joined by ',' as read */
+	double start, end, node_count, core_count, purge;
+};
+
+/* A reservation read, kept until the document's clock (its last_update) is known: its label values
+ * (RESV_L_* below) and numbers. */
+enum { RESV_L_ACCOUNTS, RESV_L_FLAGS, RESV_L_NODES, RESV_L_PARTITION, RESV_L_NAME, RESV_L_USERS, RESV_L_N };
+struct resv_kept {
+	const char *v[RESV_L_N];
+	uint32_t n[RESV_L_N];
+	double start, end, node_count, core_count;
 };
 
 struct share_rec {
@@ -98,7 +114,7 @@ struct rest {
 	char errs[REST_ERRS_MAX];
 	char *scratch;            /* the record's strings */
 	size_t slen;
-	union { struct node_rec node; struct job_rec job; struct share_rec share; struct lic_rec lic; } r;
+	union { struct node_rec node; struct job_rec job; struct share_rec share; struct lic_rec lic; struct resv_rec resv; } r;
 	struct diag_item *item;   /* diag: the list item being read (slurmrestd_diaglist.c), or NULL */
 	struct str *parts;        /* the node's partitions */
 	size_t partcap, nodes;    /* nodes: records ended, for agg.node */
@@ -108,7 +124,10 @@ struct rest {
 	struct seen_ent *seen;    /* what was listed (node names, share rows, job ids, diag paths) */
 	size_t nseen, seencap;
 	struct hmap sidx;         /* seen's index (hmap.h) */
-	struct arena arena;       /* the label values of aggs, the strings of seen */
+	struct arena arena;       /* the label values of aggs, the strings of seen and of resv */
+	double clock;             /* the top-level last_update (docs with .clock); NaN until read */
+	struct resv_kept *resv;   /* reservations: read, emitted in rest_end against the clock */
+	size_t nresv, resvcap;
 };
 
 /* A field a record reads: its path inside the record ("state[]": an item of the array "state";
@@ -129,6 +148,9 @@ struct doc_info {
 	const struct slot *slots; /* NULL: every number, by its path (diag) */
 	int (*end)(struct rest *st);
 	const char *agg_fams[5];  /* the families of the aggregate's values, in rest_end */
+	int clock;                /* reads the top-level "last_update" into rest.clock (needed) */
+	int (*finish)(struct rest *st); /* in rest_end, after the last record of a good document */
+	const char *declared[2];  /* families every good answer declares, with or without series */
 };
 
 extern const struct doc_info docs[REST_DOCS];
@@ -142,6 +164,10 @@ int rest_diag_item_end(struct rest *st);
 /* slurmrestd_nodepart.c: the license document's fields and its record's end */
 extern const struct slot rest_lic_slots[];
 int rest_lic_end(struct rest *st);
+/* slurmrestd_resv.c: /reservations' fields, a reservation's end, the document's end */
+extern const struct slot rest_resv_slots[];
+int rest_resv_end(struct rest *st);
+int rest_resv_finish(struct rest *st);
 /* A string of the record: its bytes in the scratch (s->len of them, not NUL-terminated). */
 static inline const char *rest_sp(const struct rest *st, const struct str *s)
 {

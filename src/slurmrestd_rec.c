@@ -54,6 +54,8 @@ void rest_record_reset(struct rest *st)
 		jr->cpus = jr->uid = jr->id = jr->mem_node = jr->mem_cpu = NAN;
 	else if (st->doc == REST_SHARES)
 		sr->factor = sr->level = sr->shares = sr->shares_norm = sr->usage = sr->usage_norm = NAN;
+	else if (st->doc == REST_RESERVATIONS)
+		st->r.resv.start = st->r.resv.end = st->r.resv.node_count = st->r.resv.core_count = st->r.resv.purge = NAN;
 	else if (st->doc == REST_LICENSES)
 		st->r.lic.total = st->r.lic.used = st->r.lic.free = st->r.lic.reserved = st->r.lic.last_consumed =
 			st->r.lic.last_deficit = NAN;
@@ -214,6 +216,12 @@ static int node_end(struct rest *st)
 				      label_of("reason", sp(st, &r->reason), r->reason.len),
 				      label_of("user", sp(st, &r->reason_user), r->reason_user.len) };
 		add(st, "slurmrestd_node_reason_info", w, 3, isnan(r->reason_at) || isinf(r->reason_at) ? 0 : r->reason_at);
+	}
+	if (r->resv.len) { /* scontrol show node's ReservationName=, beside its State='s first word */
+		const char *base = node_state_base_name(&r->state);
+		struct label w[4] = { l[0], label_of("reservation", sp(st, &r->resv), r->resv.len), l[1],
+				      label_str("base_state", base) };
+		add(st, "slurmrestd_node_reservation", w, 4, 1);
 	}
 	char *feat = xmalloc(r->features.len + 1); /* sinfo's %b: sorted */
 	rest_list_sorted(sp(st, &r->features), r->features.len, feat);
@@ -475,7 +483,7 @@ static const struct slot node_slots[] = {
 	NODE("gres", S_STR, gres), NODE("gres_used", S_STR, gres_used),
 	NODE("partitions[]", S_PART, nparts), NODE("reason", S_STR, reason),
 	NODE("reason_set_by_user", S_STR, reason_user), NODE("reason_changed_at", S_NUM, reason_at),
-	NODE("weight", S_NUM, weight), NODE("active_features[]", S_LIST, features),
+	NODE("weight", S_NUM, weight), NODE("active_features[]", S_LIST, features), NODE("reservation", S_STR, resv),
 	{ NULL, S_NUM, 0 },
 };
 
@@ -504,7 +512,7 @@ static const struct slot share_slots[] = {
 
 const struct doc_info docs[REST_DOCS] = {
 	[REST_NODES] = { .prefix = { "nodes" }, .nprefix = 1, .array = 1, .what = "nodes", .slots = node_slots,
-			 .end = node_end,
+			 .end = node_end, .declared = { "slurmrestd_node_reservation" },
 			 .agg_fams = { "slurmrestd_partition_cpus", "slurmrestd_partition_cpus_alloc",
 				       "slurmrestd_partition_cpus_idle", "slurmrestd_partition_cpus_other" } },
 	[REST_SHARES] = { .prefix = { "shares", "shares" }, .nprefix = 2, .array = 1, .what = "shares.shares",
@@ -517,4 +525,6 @@ const struct doc_info docs[REST_DOCS] = {
 			    .slots = rest_lic_slots, .end = rest_lic_end },
 	[REST_JOB_STATES] = { .prefix = { "jobs" }, .nprefix = 1, .array = 1, .what = "jobs", .slots = job_state_slots,
 			      .end = job_state_end, .agg_fams = { "slurmrestd_job_states" } },
+	[REST_RESERVATIONS] = { .prefix = { "reservations" }, .nprefix = 1, .array = 1, .what = "reservations",
+				.slots = rest_resv_slots, .end = rest_resv_end, .clock = 1, .finish = rest_resv_finish },
 };

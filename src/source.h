@@ -21,7 +21,7 @@ struct expo;
 /* slurmctld's five OpenMetrics endpoints, then slurmrestd's JSON documents (optional upstream). */
 enum source_id {
 	SRC_JOBS, SRC_NODES, SRC_PARTITIONS, SRC_SCHEDULER, SRC_UA,
-	SRC_REST_NODES, SRC_REST_SHARES, SRC_REST_JOBS, SRC_REST_DIAG, SRC_REST_LICENSES, SRC_REST_JOB_STATES,
+	SRC_REST_NODES, SRC_REST_SHARES, SRC_REST_JOBS, SRC_REST_DIAG, SRC_REST_LICENSES, SRC_REST_JOB_STATES, SRC_REST_RESERVATIONS,
 	SRC_COUNT
 };
 #define SRC_NATIVE_COUNT SRC_REST_NODES /* slurmctld's sources come first: 0 to this - 1 */
