@@ -125,11 +125,10 @@ static int resv_nodes(struct rest *st, const struct resv_rec *r, const char *esc
 	if (!r->nodes.len || !expo_is_kept(st->e, fam, sizeof(fam) - 1))
 		return 1;
 	struct resv_host_ctx c = { st, label_of("reservation", rest_sp(st, &r->name), r->name.len) };
+	char list[40];
 	if (rest_hostlist_each(rest_sp(st, &r->nodes), r->nodes.len, resv_host, &c) < 0)
-		return rest_fail(st, 1,
-				 "reservation '%s': node_list is no host list the reader expands (more than %u hosts, "
-				 "or nested brackets)",
-				 esc, REST_HOSTLIST_MAX);
+		return rest_fail(st, 1, "reservation '%s': node_list '%s' not expanded (over %u hosts, or no host list)", esc,
+				 rest_esc(list, sizeof(list), rest_sp(st, &r->nodes), r->nodes.len), REST_HOSTLIST_MAX);
 	return 1;
 }
 

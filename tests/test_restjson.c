@@ -731,6 +731,24 @@ static void test_shapeless(void **state)
 	PROBLEM(REST_SHARES, "{\"shares\": {\"shares\": [], \"shares\": []}}", 1, 37, "'shares.shares' given twice");
 	PROBLEM(REST_DIAG, "{\"statistics\": []}", 1, 16, "'statistics' is an array, not an object");
 	PROBLEM(REST_DIAG, "{\"meta\": {}}", 1, 12, "no 'statistics' object");
+	/* /reservations: its clock (last_update, a number or a {set, infinite, number} object, before or
+	 * after the records) is needed to tell a reservation's state */
+	PROBLEM(REST_RESERVATIONS, "{\"reservations\": [], \"errors\": []}", 1, 34,
+		"no 'last_update': the reservations' state cannot be told");
+	PROBLEM(REST_RESERVATIONS, "{\"reservations\": [], \"last_update\": {\"set\": false, \"number\": 0}}", 1, 64,
+		"no 'last_update': the reservations' state cannot be told");
+	PROBLEM(REST_RESERVATIONS, "{\"last_update\": 5}", 1, 18, "no 'reservations' array");
+	PROBLEM(REST_RESERVATIONS, "{\"reservations\": {}, \"last_update\": 5}", 1, 18,
+		"'reservations' is an object, not an array");
+	PROBLEM(REST_RESERVATIONS, "{\"reservations\": [3], \"last_update\": 5}", 1, 19,
+		"item 0 of 'reservations' is a number, not an object");
+	PROBLEM(REST_RESERVATIONS, "{\"reservations\": [], \"last_update\": 5, \"errors\": [\"boom\"]}", 1, 57,
+		"slurmrestd reported 1 error(s): boom");
+	PROBLEM(REST_RESERVATIONS, "{\"reservations\": [{\"users\": \"a\"}], \"last_update\": 5}", 1, 32,
+		"a reservation without a name");
+	PROBLEM(REST_RESERVATIONS, "{\"reservations\": [{\"name\": \"r\", \"start_time\": 1, \"end_time\": 9}], \"last_update\":"
+		" {\"number\": 5, \"set\": true}}", 0, 0, "");
+	PROBLEM(REST_RESERVATIONS, "{\"last_update\": 5, \"reservations\": []}", 0, 0, "");
 	/* what is still a good document: no records, other keys of any shape, an empty errors array */
 	PROBLEM(REST_JOBS, "{\"jobs\": [], \"meta\": [1, {\"jobs\": 3}], \"errors\": [], \"warnings\": [\"w\"]}", 0, 0, "");
 	PROBLEM(REST_SHARES, "{\"shares\": {\"shares\": [], \"x\": 1}}", 0, 0, "");
@@ -766,6 +784,20 @@ static void test_listed_twice(void **state)
 	PROBLEM(REST_SHARES, "{\"shares\": {\"shares\": [{\"name\": \"u\", \"parent\": \"a\", \"type\": [\"USER\"]}, "
 		"{\"type\": [\"USER\"], \"parent\": \"a\", \"name\": \"u\"}]}}", 1, 117,
 		"share row of account 'a' user 'u' listed twice");
+	PROBLEM(REST_RESERVATIONS, "{\"reservations\": [{\"name\": \"r\"}, {\"name\": \"r\"}], \"last_update\": 5}", 1, 46,
+		"reservation 'r' listed twice");
+	PROBLEM(REST_RESERVATIONS, "{\"reservations\": [{\"name\": \"r\", \"name\": \"s\"}], \"last_update\": 5}", 1, 38,
+		"'name' given twice in a record of 'reservations'");
+	PROBLEM(REST_RESERVATIONS, "{\"reservations\": [], \"last_update\": 5, \"last_update\": 6}", 1, 55,
+		"'last_update' given twice");
+	PROBLEM(REST_RESERVATIONS, "{\"reservations\": [], \"last_update\": {\"number\": 5, \"number\": 6}}", 1, 61,
+		"'last_update' given twice");
+	/* a reservation's node_list is expanded (when a table reads its nodes: here every family is kept)
+	 * within slurmrestd_hostlist.h's bound, or the answer is refused, naming it */
+	PROBLEM(REST_RESERVATIONS, "{\"reservations\": [{\"name\": \"r\", \"node_list\": \"n[1-70000]\"}], \"last_update\": 5}", 1,
+		58, "reservation 'r': node_list 'n[1-70000]' not expanded (over 65536 hosts, or no host list)");
+	PROBLEM(REST_RESERVATIONS, "{\"reservations\": [{\"name\": \"r\", \"node_list\": \"n[1-3\"}], \"last_update\": 5}", 1, 53,
+		"reservation 'r': node_list 'n[1-3' not expanded (over 65536 hosts, or no host list)");
 	/* the same names in other places are not twice: a user row and its account's row, two nodes'
 	 * partitions, a key of two records */
 	PROBLEM(REST_SHARES, "{\"shares\": {\"shares\": [{\"name\": \"a\"}, {\"name\": \"a\", \"parent\": \"a\", \"type\": [\"USER\"]},"

@@ -1,0 +1,276 @@
+/* test_rest_resv.c: the slurmrestd reader's reservations: /reservations' families against what
+ * `scontrol show reservation` printed at the same instant (tests/fixtures/peers-25.11/P3..P7), a
+ * reservation's state told against the answer's last_update, its flags in scontrol's order and words,
+ * its node_list expanded only when kept; /nodes' slurmrestd_node_reservation (scontrol show node's
+ * ReservationName and State='s first word), declared by an answer where no node is in a reservation.
+ * The answers that are refused are in test_restjson.c (test_shapeless, test_listed_twice). */
+#include "testutil.h"
+
+#include <math.h>
+#include <time.h>
+
+#include "expo.h"
+#include "labels.h"
+#include "slurmrestd.h"
+
+#define NV(x) "{\"set\": true, \"infinite\": false, \"number\": " #x "}"
+
+static size_t parse_keep(struct expo *e, enum rest_doc doc, const char *text, size_t len, expo_keep_fn keep)
+{
+	expo_init_keep(e, keep, NULL);
+	void *st = rest_begin(e, doc);
+	rest_feed(st, e, text, len);
+	size_t bad = rest_end(st, e);
+	expo_drop_keep(e);
+	return bad;
+}
+
+static void parse_text(struct expo *e, enum rest_doc doc, const char *text)
+{
+	assert_int_equal(parse_keep(e, doc, text, strlen(text), NULL), 0);
+}
+
+/* The sample of fam whose label `reservation` (or `node`) is key; NULL: none. */
+static const struct expo_sample *sample_of(const struct expo *e, const char *fam, const char *label, const char *key)
+{
+	const struct expo_family *f = expo_find(e, fam, strlen(fam));
+	for (size_t i = 0; f && i < f->n; i++) {
+		const struct expo_sample *s = &f->samples[i];
+		int k = labels_find(s->labels, s->nlabels, label, strlen(label));
+		if (k >= 0 && slice_is_equal(s->labels[k].value, s->labels[k].vlen, key, strlen(key)))
+			return s;
+	}
+	return NULL;
+}
+
+/* Label name of s as a string ("" when it has none). */
+static const char *label_value(const struct expo_sample *s, const char *name, char *buf, size_t cap)
+{
+	int k = labels_find(s->labels, s->nlabels, name, strlen(name));
+	snprintf(buf, cap, "%.*s", k < 0 ? 0 : (int)s->labels[k].vlen, k < 0 ? "" : s->labels[k].value);
+	return buf;
+}
+
+/* scontrol's value of key in one record ("(null)" read as ""), into out */
+static const char *scontrol_value(const char *rec, size_t n, const char *key, char *out, size_t cap)
+{
+	size_t kl = strlen(key);
+	out[0] = '\0';
+	for (size_t i = 0; i + kl < n; i++)
+		if ((i == 0 || rec[i - 1] == ' ' || rec[i - 1] == '\n') && !strncmp(rec + i, key, kl) && rec[i + kl] == '=') {
+			size_t j = i + kl + 1, k = 0;
+			while (j < n && rec[j] != ' ' && rec[j] != '\n' && k + 1 < cap)
+				out[k++] = rec[j++];
+			out[k] = '\0';
+			break;
+		}
+	if (!strcmp(out, "(null)"))
+		out[0] = '\0';
+	return out;
+}
+
+static double scontrol_time(const char *s)
+{
+	struct tm tm = { 0 };
+	assert_non_null(strptime(s, "%Y-%m-%dT%H:%M:%S", &tm)); /* the captures' hosts ran in UTC */
+	return (double)timegm(&tm);
+}
+
+/* One reservation record of scontrol's text against the families. */
+static void check_record(const struct expo *e, const char *rec, size_t n, const char *state)
+{
+	char name[128], v[512], got[512];
+	scontrol_value(rec, n, "ReservationName", name, sizeof(name));
+	const struct expo_sample *info = sample_of(e, "slurmrestd_reservation_info", "reservation", name);
+	if (!info)
+		fail_msg("%s: reservation %s: no slurmrestd_reservation_info", state, name);
+	static const char *const pairs[][2] = {
+		{ "State", "state" }, { "Flags", "flags" }, { "Users", "users" }, { "Accounts", "accounts" },
+		{ "Nodes", "nodes" }, { "PartitionName", "partition" },
+	};
+	for (size_t i = 0; i < sizeof(pairs) / sizeof(pairs[0]); i++) {
+		scontrol_value(rec, n, pairs[i][0], v, sizeof(v));
+		label_value(info, pairs[i][1], got, sizeof(got));
+		if (strcmp(v, got))
+			fail_msg("%s: reservation %s: %s=%s, label %s=\"%s\"", state, name, pairs[i][0], v, pairs[i][1], got);
+	}
+	static const char *const nums[][2] = {
+		{ "NodeCnt", "slurmrestd_reservation_node_count" }, { "CoreCnt", "slurmrestd_reservation_core_count" },
+		{ "StartTime", "slurmrestd_reservation_start_time" }, { "EndTime", "slurmrestd_reservation_end_time" },
+	};
+	for (size_t i = 0; i < sizeof(nums) / sizeof(nums[0]); i++) {
+		scontrol_value(rec, n, nums[i][0], v, sizeof(v));
+		const struct expo_sample *s = sample_of(e, nums[i][1], "reservation", name);
+		assert_non_null(s);
+		double want = strchr(v, 'T') ? scontrol_time(v) : strtod(v, NULL);
+		if (s->value != want)
+			fail_msg("%s: reservation %s: %s=%s, %s %.17g", state, name, nums[i][0], v, nums[i][1], s->value);
+	}
+}
+
+/* Every reservation scontrol printed, field for field, and no other */
+static void test_reservations_equal_scontrol(void **state)
+{
+	(void)state;
+	static const char *const states[] = { "P1-busy-mix", "P2-node-trouble", "P3-reservation-suspended", "P4-licenses-gpu-full",
+					      "P5-array-dependency-holds", "P6-recovered-failing", "P7-quiet-all-cancelled" };
+	size_t checked = 0;
+	for (size_t i = 0; i < sizeof(states) / sizeof(states[0]); i++) {
+		char path[256];
+		size_t len, tlen;
+		snprintf(path, sizeof(path), "tests/fixtures/peers-25.11/%s/rest_reservations.json", states[i]);
+		char *json = tu_slurp(path, &len);
+		snprintf(path, sizeof(path), "tests/fixtures/peers-25.11/%s/context_scontrol_show_reservations.txt", states[i]);
+		char *text = tu_slurp(path, &tlen);
+		assert_non_null(json);
+		struct expo e;
+		assert_int_equal(parse_keep(&e, REST_RESERVATIONS, json, len, NULL), 0);
+		size_t records = 0;
+		for (const char *p = text ? text : ""; *p;) { /* records end with a blank line */
+			const char *end = strstr(p, "\n\n");
+			size_t n = end ? (size_t)(end - p) : strlen(p);
+			if (!strncmp(p, "ReservationName=", 16)) {
+				check_record(&e, p, n, states[i]);
+				records++;
+			}
+			p += n;
+			while (*p == '\n')
+				p++;
+		}
+		const struct expo_family *f = expo_find(&e, "slurmrestd_reservation_info", 27);
+		assert_int_equal(f ? f->n : 0, records);
+		checked += records;
+		expo_free(&e);
+		free(json);
+		free(text);
+	}
+	assert_int_equal(checked, 7); /* P3 one, P4 and P5 two, P6 and P7 one, P1 and P2 none */
+}
+
+/* scontrol: ACTIVE when start_time <= now <= end_time; now is the answer's last_update, a number or a
+ * {set, infinite, number} object, before or after the records */
+static void test_reservation_state(void **state)
+{
+	(void)state;
+	static const struct { const char *clock; int before; const char *want; } cases[] = {
+		{ "99", 0, "INACTIVE" }, { "100", 0, "ACTIVE" }, { NV(150), 1, "ACTIVE" }, { "200", 1, "ACTIVE" },
+		{ NV(201), 0, "INACTIVE" },
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char doc[512], got[32];
+		const char *resv = "\"reservations\": [{\"name\": \"r\", \"start_time\": " NV(100) ", \"end_time\": 200}]";
+		snprintf(doc, sizeof(doc), cases[i].before ? "{\"last_update\": %s, %s}" : "{%2$s, \"last_update\": %1$s}",
+			 cases[i].clock, resv);
+		struct expo e;
+		parse_text(&e, REST_RESERVATIONS, doc);
+		const struct expo_sample *s = sample_of(&e, "slurmrestd_reservation_info", "reservation", "r");
+		assert_non_null(s);
+		if (strcmp(label_value(s, "state", got, sizeof(got)), cases[i].want))
+			fail_msg("last_update %s: state %s, want %s", cases[i].clock, got, cases[i].want);
+		expo_free(&e);
+	}
+}
+
+/* flags as scontrol's reservation_flags_string() writes them: its order whatever the answer's, the
+ * data_parser's names it never prints left out, PURGE_COMP=<[days-]HH:MM:SS>, an unknown name last */
+static void test_reservation_flags(void **state)
+{
+	(void)state;
+	static const struct { const char *flags, *purge, *want; } cases[] = {
+		{ "\"SPEC_NODES\", \"IGNORE_JOBS\", \"MAINT\"", "0", "MAINT,IGNORE_JOBS,SPEC_NODES" },
+		{ "\"NEW_ONE\", \"PURGE_COMP\", \"TRES_PER_NODE\", \"NO_IGNORE_JOBS\", \"DAILY\"", NV(300),
+		  "DAILY,PURGE_COMP=00:05:00,NEW_ONE" },
+		{ "\"PURGE_COMP\"", NV(90061), "PURGE_COMP=1-01:01:01" },
+		{ "\"PURGE_COMP\"", "{\"set\": false, \"number\": 0}", "PURGE_COMP" },
+		{ "\"REOCCURRING\", \"SKIP\"", "0", "" },
+		{ "", "0", "" },
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char doc[512], got[128];
+		snprintf(doc, sizeof(doc),
+			 "{\"reservations\": [{\"name\": \"r\", \"flags\": [%s], \"purge_completed\": {\"time\": %s}}],"
+			 " \"last_update\": 5}",
+			 cases[i].flags, cases[i].purge);
+		struct expo e;
+		parse_text(&e, REST_RESERVATIONS, doc);
+		const struct expo_sample *s = sample_of(&e, "slurmrestd_reservation_info", "reservation", "r");
+		assert_non_null(s);
+		if (strcmp(label_value(s, "flags", got, sizeof(got)), cases[i].want))
+			fail_msg("flags [%s]: \"%s\", want \"%s\"", cases[i].flags, got, cases[i].want);
+		expo_free(&e);
+	}
+}
+
+static int keep_no_resv_node(const char *name, size_t len, void *ctx)
+{
+	(void)ctx;
+	return !slice_is_equal(name, len, "slurmrestd_reservation_node", 27);
+}
+
+/* slurmrestd_reservation_node{node,reservation}: the node_list expanded, only when kept (a list it
+ * cannot expand is then no problem); Slurm's NO_VAL node_count is scontrol's NodeCnt=0 */
+static void test_reservation_nodes(void **state)
+{
+	(void)state;
+	static const char doc[] = "{\"reservations\": [{\"name\": \"r\", \"node_list\": \"n[1-3],gpu01\", \"node_count\": 4},"
+				  " {\"name\": \"s\", \"node_list\": \"\", \"node_count\": 4294967294}], \"last_update\": 5}";
+	struct expo e;
+	parse_text(&e, REST_RESERVATIONS, doc);
+	const struct expo_family *f = expo_find(&e, "slurmrestd_reservation_node", 27);
+	assert_non_null(f);
+	assert_int_equal(f->n, 4);
+	assert_non_null(sample_of(&e, "slurmrestd_reservation_node", "node", "n2"));
+	assert_non_null(sample_of(&e, "slurmrestd_reservation_node", "node", "gpu01"));
+	assert_true(sample_of(&e, "slurmrestd_reservation_node_count", "reservation", "s")->value == 0);
+	expo_free(&e);
+	static const char big[] = "{\"reservations\": [{\"name\": \"r\", \"node_list\": \"n[1-70000]\"}], \"last_update\": 5}";
+	assert_int_equal(parse_keep(&e, REST_RESERVATIONS, big, sizeof(big) - 1, keep_no_resv_node), 0);
+	assert_null(expo_find(&e, "slurmrestd_reservation_node", 27));
+	assert_non_null(sample_of(&e, "slurmrestd_reservation_info", "reservation", "r"));
+	expo_free(&e);
+	assert_int_equal(parse_keep(&e, REST_RESERVATIONS, big, sizeof(big) - 1, NULL), 1);
+	expo_free(&e);
+}
+
+/* /nodes: a node whose reservation is set, with its base state as scontrol's State= begins; no node in
+ * a reservation: the family declared with no series, so that a row may read it as none */
+static void test_node_reservation(void **state)
+{
+	(void)state;
+	static const char doc[] =
+		"{\"nodes\": [{\"name\": \"a\", \"cpus\": 4, \"state\": [\"IDLE\", \"DRAIN\", \"RESERVED\"], \"reservation\": \"m\"},"
+		" {\"name\": \"b\", \"cpus\": 4, \"state\": [\"MIXED\", \"PLANNED\"], \"reservation\": \"m\"},"
+		" {\"name\": \"c\", \"cpus\": 4, \"state\": [\"ALLOCATED\"], \"reservation\": \"\"}], \"errors\": []}";
+	struct expo e;
+	char v[32];
+	parse_text(&e, REST_NODES, doc);
+	const struct expo_family *f = expo_find(&e, "slurmrestd_node_reservation", 27);
+	assert_non_null(f);
+	assert_int_equal(f->n, 2);
+	const struct expo_sample *a = sample_of(&e, "slurmrestd_node_reservation", "node", "a");
+	assert_string_equal(label_value(a, "base_state", v, sizeof(v)), "IDLE");
+	assert_string_equal(label_value(a, "reservation", v, sizeof(v)), "m");
+	assert_string_equal(label_value(a, "state", v, sizeof(v)), "drained");
+	const struct expo_sample *b = sample_of(&e, "slurmrestd_node_reservation", "node", "b");
+	assert_string_equal(label_value(b, "base_state", v, sizeof(v)), "MIXED");
+	assert_null(sample_of(&e, "slurmrestd_node_reservation", "node", "c"));
+	expo_free(&e);
+	parse_text(&e, REST_NODES, "{\"nodes\": [{\"name\": \"c\", \"cpus\": 4, \"state\": [\"IDLE\"]}]}");
+	f = expo_find(&e, "slurmrestd_node_reservation", 27);
+	assert_non_null(f);
+	assert_int_equal(f->n, 0);
+	assert_true(f->declared);
+	expo_free(&e);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_reservations_equal_scontrol),
+		cmocka_unit_test(test_reservation_state),
+		cmocka_unit_test(test_reservation_flags),
+		cmocka_unit_test(test_reservation_nodes),
+		cmocka_unit_test(test_node_reservation),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
