@@ -99,7 +99,8 @@ extern const struct source sources[SRC_COUNT];
  * and slurm_account_* -> jobs-users-accts, slurm_jobs* -> jobs), and the converter's for
  * slurmrestd (slurmrestd_node_* and slurmrestd_partition_* -> slurmrestd-nodes, slurmrestd_share_*
  * -> slurmrestd-shares, slurmrestd_jobs* -> slurmrestd-jobs, slurmrestd_diag_* -> slurmrestd-diag,
- * slurmrestd_job_state* -> slurmrestd-jobs-state);
+ * slurmrestd_job_state* -> slurmrestd-jobs-state, slurmrestd_license_* -> slurmrestd-licenses,
+ * slurmrestd_reservation_* -> slurmrestd-reservations);
  * everything else -> scheduler. */
 enum source_id source_for_metric(const char *name);
 /* The sources of upstream u, as a mask (bit 1 << id). */
