@@ -128,6 +128,7 @@ struct rest {
 	double clock;             /* the top-level last_update (docs with .clock); NaN until read */
 	struct resv_kept *resv;   /* reservations: read, emitted in rest_end against the clock */
 	size_t nresv, resvcap;
+	size_t resv_hosts;        /* reservations: the hosts of their node_lists expanded so far */
 };
 
 /* A field a record reads: its path inside the record ("state[]": an item of the array "state";

@@ -105,6 +105,17 @@ static const char *flags_scontrol(struct rest *st, const struct resv_rec *r, uin
 	return out;
 }
 
+/* The hosts of every reservation's node_list, together (each list is bounded by REST_HOSTLIST_MAX on
+ * its own, but "n[1-65536]" is 11 bytes of JSON): a document listing more is refused. */
+#define RESV_HOSTS_MAX (1u << 20)
+
+static void count_host(void *ctx, const char *host, size_t n)
+{
+	(void)host;
+	(void)n;
+	(*(size_t *)ctx)++;
+}
+
 /* One host of a reservation's node_list: slurmrestd_reservation_node{node,reservation} 1. */
 struct resv_host_ctx {
 	struct rest *st;
@@ -114,21 +125,27 @@ struct resv_host_ctx {
 static void resv_host(void *ctx, const char *host, size_t n)
 {
 	struct resv_host_ctx *c = ctx;
-	static const char fam[] = "slurmrestd_reservation_node";
 	struct label l[2] = { label_of("node", host, n), c->name };
-	expo_add(c->st->e, fam, sizeof(fam) - 1, l, 2, 1);
+	expo_add(c->st->e, "slurmrestd_reservation_node", sizeof("slurmrestd_reservation_node") - 1, l, 2, 1);
 }
 
+static const char node_fam[] = "slurmrestd_reservation_node";
+
+/* A reservation's node_list, when a table reads its hosts: counted (expanded in rest_resv_finish, once
+ * every list is known to be within the bounds). */
 static int resv_nodes(struct rest *st, const struct resv_rec *r, const char *esc)
 {
-	static const char fam[] = "slurmrestd_reservation_node";
-	if (!r->nodes.len || !expo_is_kept(st->e, fam, sizeof(fam) - 1))
+	if (!r->nodes.len || !expo_is_kept(st->e, node_fam, sizeof(node_fam) - 1))
 		return 1;
-	struct resv_host_ctx c = { st, label_of("reservation", rest_sp(st, &r->name), r->name.len) };
 	char list[40];
-	if (rest_hostlist_each(rest_sp(st, &r->nodes), r->nodes.len, resv_host, &c) < 0)
+	size_t hosts = 0;
+	if (rest_hostlist_each(rest_sp(st, &r->nodes), r->nodes.len, count_host, &hosts) < 0)
 		return rest_fail(st, 1, "reservation '%s': node_list '%s' not expanded (over %u hosts, or no host list)", esc,
 				 rest_esc(list, sizeof(list), rest_sp(st, &r->nodes), r->nodes.len), REST_HOSTLIST_MAX);
+	if (hosts > RESV_HOSTS_MAX - st->resv_hosts)
+		return rest_fail(st, 1, "the reservations' node_lists hold more than %u hosts together (at reservation '%s')",
+				 RESV_HOSTS_MAX, esc);
+	st->resv_hosts += hosts;
 	return 1;
 }
 
@@ -193,6 +210,10 @@ int rest_resv_finish(struct rest *st)
 		put(st, "slurmrestd_reservation_end_time", &name, k->end);
 		put(st, "slurmrestd_reservation_node_count", &name, k->node_count);
 		put(st, "slurmrestd_reservation_core_count", &name, k->core_count);
+		if (st->resv_hosts && k->n[RESV_L_NODES]) { /* counted and bounded when the record ended */
+			struct resv_host_ctx c = { st, name };
+			rest_hostlist_each(k->v[RESV_L_NODES], k->n[RESV_L_NODES], resv_host, &c);
+		}
 	}
 	return 1;
 }

@@ -230,6 +230,18 @@ static void test_reservation_nodes(void **state)
 	expo_free(&e);
 	assert_int_equal(parse_keep(&e, REST_RESERVATIONS, big, sizeof(big) - 1, NULL), 1);
 	expo_free(&e);
+	/* the lists together: 16 of 65,536 hosts are the most (1,048,576), a 17th is refused before any
+	 * is expanded */
+	char doc17[2048];
+	size_t at = (size_t)snprintf(doc17, sizeof(doc17), "{\"last_update\": 5, \"reservations\": [");
+	for (int i = 0; i < 17; i++)
+		at += (size_t)snprintf(doc17 + at, sizeof(doc17) - at, "%s{\"name\": \"r%d\", \"node_list\": \"n[1-65536]\"}",
+				       i ? ", " : "", i);
+	snprintf(doc17 + at, sizeof(doc17) - at, "]}");
+	assert_int_equal(parse_keep(&e, REST_RESERVATIONS, doc17, strlen(doc17), NULL), 1);
+	assert_string_equal(e.errors[0].reason,
+			    "the reservations' node_lists hold more than 1048576 hosts together (at reservation 'r16')");
+	expo_free(&e);
 }
 
 /* /nodes: a node whose reservation is set, with its base state as scontrol's State= begins; no node in
