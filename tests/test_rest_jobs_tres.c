@@ -126,6 +126,15 @@ static void test_families(void **state)
 	assert_true(value_where(&e, "slurmrestd_jobs_memory_printed", t, 1, &n) == 1 && n == 1);
 	assert_true(value_where(&e, "slurmrestd_jobs_memory_printed", none, 1, &n) == 0 && n == 1); /* job 5's "0" */
 	expo_free(&e);
+	/* a figure no uint64_t holds (or negative) leaves the job out of this family only */
+	static const char odd[] = "{\"jobs\": [" JOB(1, "RUNNING", "u1", "a", 1e30, "", "", "") ", "
+		JOB(2, "RUNNING", "u2", "a", -5, "", "", "") ", " JOB(3, "RUNNING", "u3", "a", 9.3e18, "", "", "") "]}";
+	parse_doc(&e, odd, NULL, NULL);
+	assert_null(expo_find(&e, "slurmrestd_jobs_memory_printed", 30));
+	assert_null(expo_find(&e, "slurmrestd_jobs_tres", 20));
+	const char *a[] = { "account", "a" };
+	assert_true(value_where(&e, "slurmrestd_jobs", a, 1, &n) == 3 && n == 3);
+	expo_free(&e);
 }
 
 static int no_tres(const char *name, size_t len, void *ctx)
