@@ -1,5 +1,5 @@
 /* slurmrestd_nodepart.c: the node x partition view of slurmrestd's /nodes, a job's memory as
- * squeue prints it, and /licenses. A node listed in several partitions is counted in each (sinfo prints one line
+ * squeue prints it (the figure, and its text), a job's TRES string item by item, and /licenses. A node listed in several partitions is counted in each (sinfo prints one line
  * per node and partition), so that rows can sum node values by partition and node state
  * (`sum by (partition, state) (slurmrestd_partition_node_cpus_alloc)`) without a join. */
 #include <inttypes.h>
