@@ -117,8 +117,9 @@ void expo_add_end(struct expo *e);
  * records all lack what the family counts): the family is made when e->keep wants it, and marked
  * declared. nnamed is left as it is (an answer that only declares names nothing). */
 void expo_declare(struct expo *e, const char *name, size_t nlen);
-/* Whether expo_add would store family `name` (e->keep wants it, or it is stored already): 0 or 1. */
-int expo_is_kept(const struct expo *e, const char *name, size_t nlen);
+/* 1 when expo_add would store a sample of family `name` (it holds the family, or its keep()
+ * wants it), else 0: a builder skips the work of a family nobody reads. */
+int expo_wants(const struct expo *e, const char *name, size_t nlen);
 /* A problem of an input that is not exposition text, at position `at` (slurmrestd.h: a byte offset),
  * as the parser records a malformed line: the first EXPO_MAX_ERRORS are kept. */
 void expo_add_error(struct expo *e, size_t at, const char *reason);

@@ -135,7 +135,7 @@ static const char node_fam[] = "slurmrestd_reservation_node";
  * every list is known to be within the bounds). */
 static int resv_nodes(struct rest *st, const struct resv_rec *r, const char *esc)
 {
-	if (!r->nodes.len || !expo_is_kept(st->e, node_fam, sizeof(node_fam) - 1))
+	if (!r->nodes.len || !expo_wants(st->e, node_fam, sizeof(node_fam) - 1))
 		return 1;
 	char list[40];
 	size_t hosts = 0;
