@@ -8,6 +8,7 @@
 
 #include <math.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "expo.h"
 #include "labels.h"
@@ -345,6 +346,55 @@ static void test_bad_answer_leaves_rows_out(void **state)
 	free(good);
 }
 
+/* A family the answer declares with no series (no node in a reservation) reads as none in a row that
+ * lists it in absent_ok, and the row is served with no series; without absent_ok it is missing, as a
+ * family the answer does not have: the row is left out (input_missing), never served empty. */
+static void test_declared_family_in_rows(void **state)
+{
+	(void)state;
+	char path[] = "/tmp/test_rest_resv_XXXXXX";
+	int fd = mkstemp(path);
+	assert_true(fd >= 0);
+	static const char table[] =
+		"{\"metrics\": ["
+		"{\"name\": \"ok\", \"help\": \"h\", \"type\": \"gauge\", \"fidelity\": \"exact\", "
+		"\"expr\": \"count by (reservation) (slurmrestd_node_reservation)\", \"absent_ok\": [\"slurmrestd_node_reservation\"]},"
+		"{\"name\": \"not_ok\", \"help\": \"h\", \"type\": \"gauge\", \"fidelity\": \"exact\", "
+		"\"expr\": \"count by (reservation) (slurmrestd_node_reservation)\"}]}";
+	assert_int_equal(write(fd, table, sizeof(table) - 1), (ssize_t)(sizeof(table) - 1));
+	close(fd);
+	struct buf msg;
+	buf_init(&msg, 0);
+	struct mapping *m = mapping_load(path, &msg);
+	unlink(path);
+	if (!m)
+		fail_msg("%.*s", (int)msg.len, msg.data);
+	buf_free(&msg);
+	static const char *const nodes[] = {
+		"{\"nodes\": [{\"name\": \"a\", \"cpus\": 4, \"state\": [\"IDLE\"], \"reservation\": \"\"}]}",
+		"{\"nodes\": [{\"name\": \"a\", \"cpus\": 4, \"state\": [\"IDLE\"], \"reservation\": \"m\"}]}",
+	};
+	for (size_t k = 0; k < 2; k++) {
+		struct payload *p[SRC_COUNT] = { 0 };
+		p[SRC_REST_NODES] = payload_new(SRC_REST_NODES, 0, mapping_has_input, (void *)m);
+		payload_feed(p[SRC_REST_NODES], nodes[k], strlen(nodes[k]), 1 << 20);
+		payload_finish(p[SRC_REST_NODES]);
+		assert_true(p[SRC_REST_NODES]->ok);
+		const struct render_in in = { .m = m, .p = (const struct payload *const *)p };
+		struct render_result res;
+		struct buf out;
+		buf_init(&out, 0);
+		assert_int_equal(render_run(&in, &out, &res), 200);
+		assert_int_equal(res.rows[0].status, ROW_OK);
+		assert_int_equal(res.rows[1].status, k ? ROW_OK : ROW_INPUT_MISSING);
+		assert_int_equal(strstr(out.data, "ok{reservation=\"m\"} 1") != NULL, k);
+		render_result_free(&res);
+		buf_free(&out);
+		payload_unref(p[SRC_REST_NODES]);
+	}
+	mapping_free(m);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -354,6 +404,7 @@ int main(void)
 		cmocka_unit_test(test_reservation_nodes),
 		cmocka_unit_test(test_node_reservation),
 		cmocka_unit_test(test_bad_answer_leaves_rows_out),
+		cmocka_unit_test(test_declared_family_in_rows),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
