@@ -116,6 +116,8 @@ static void count_host(void *ctx, const char *host, size_t n)
 	(*(size_t *)ctx)++;
 }
 
+static const char node_fam[] = "slurmrestd_reservation_node";
+
 /* One host of a reservation's node_list: slurmrestd_reservation_node{node,reservation} 1. */
 struct resv_host_ctx {
 	struct rest *st;
@@ -126,10 +128,8 @@ static void resv_host(void *ctx, const char *host, size_t n)
 {
 	struct resv_host_ctx *c = ctx;
 	struct label l[2] = { label_of("node", host, n), c->name };
-	expo_add(c->st->e, "slurmrestd_reservation_node", sizeof("slurmrestd_reservation_node") - 1, l, 2, 1);
+	expo_add(c->st->e, node_fam, sizeof(node_fam) - 1, l, 2, 1);
 }
-
-static const char node_fam[] = "slurmrestd_reservation_node";
 
 /* A reservation's node_list, when a table reads its hosts: counted (expanded in rest_resv_finish, once
  * every list is known to be within the bounds). */
