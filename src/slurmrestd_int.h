@@ -26,6 +26,7 @@
 #define REC_MAX (256u * 1024) /* scratch bytes of one record */
 #define REST_WHY_MAX 160      /* the first problem's reason */
 #define REST_ERRS_MAX 120     /* slurmrestd's error messages quoted in it */
+#define REST_META_MAX 64      /* meta.slurm's cluster or release: a longer one is not kept */
 
 struct level {
 	char key[KEY_MAX];
@@ -109,6 +110,8 @@ struct rest {
 	size_t nseen, seencap;
 	struct hmap sidx;         /* seen's index (hmap.h) */
 	struct arena arena;       /* the label values of aggs, the strings of seen */
+	char meta[2][REST_META_MAX]; /* meta.slurm's cluster and release, as given (meta_fam) */
+	unsigned char meta_len[2];
 };
 
 /* A field a record reads: its path inside the record ("state[]": an item of the array "state";
@@ -129,6 +132,7 @@ struct doc_info {
 	const struct slot *slots; /* NULL: every number, by its path (diag) */
 	int (*end)(struct rest *st);
 	const char *agg_fams[5];  /* the families of the aggregate's values, in rest_end */
+	const char *meta_fam;     /* the family of the document's meta.slurm (release, cluster), or NULL */
 };
 
 extern const struct doc_info docs[REST_DOCS];

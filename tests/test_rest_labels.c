@@ -1,10 +1,12 @@
-/* test_clitime.c: a time as Slurm's commands print it (clitime.c: slurm_make_time_str's "%FT%T" in the
- * local time zone, "Unknown" and "None" where sinfo prints them), in UTC and in other zones, on every
- * bad input; the node families of slurmrestd's reader that carry it and the load as sinfo prints it
- * (slurmrestd_node_reason, slurmrestd_partition_node_reason, slurmrestd_node_cpu_load_reported and its
- * node x partition twin); and the peers' rows that read them (SckyzO's slurm_node_drain_reason_info,
- * rivosinc's slurm_cpu_load and slurm_partition_cpu_load) rendered from small documents, a reason
- * with control characters and quotes escaped as every label value is. */
+/* test_rest_labels.c: the labels slurmrestd's reader makes from its records' fields, and the peers' rows
+ * that read them. A time as Slurm's commands print it (clitime.c: slurm_make_time_str's "%FT%T" in the
+ * local time zone, "Unknown" and "None" where sinfo prints them), in UTC and in other zones, on every bad
+ * input; the node families that carry it and the load as sinfo prints it (slurmrestd_node_reason,
+ * slurmrestd_partition_node_reason, slurmrestd_node_cpu_load_reported and its node x partition twin);
+ * the release slurmrestd reports (slurmrestd_diag_slurm_info); the rows that read them (SckyzO's
+ * slurm_node_drain_reason_info and slurm_info, rivosinc's slurm_cpu_load and slurm_partition_cpu_load)
+ * rendered from small documents, a reason with control characters and quotes escaped as every label
+ * value is. */
 #include "testutil.h"
 
 #include <math.h>
@@ -195,8 +197,8 @@ static void test_reader_families(void **state)
 	set_tz("UTC");
 }
 
-/* The served family of row name of the table at path, over slurmrestd's /nodes answer doc alone. */
-static char *served(const char *path, const char *name, const char *doc)
+/* The served family of row name of the table at path, over slurmrestd's answer doc of source src alone. */
+static char *served_from(const char *path, const char *name, enum source_id src, const char *doc)
 {
 	struct buf msg, out;
 	buf_init(&msg, 0);
@@ -205,10 +207,10 @@ static char *served(const char *path, const char *name, const char *doc)
 		fail_msg("%.*s", (int)msg.len, msg.data);
 	buf_free(&msg);
 	struct payload *p[SRC_COUNT] = { 0 };
-	p[SRC_REST_NODES] = payload_new(SRC_REST_NODES, 0, mapping_has_input, m);
-	assert_int_equal(payload_feed(p[SRC_REST_NODES], doc, strlen(doc), 0), PAYLOAD_FEED_MORE);
-	payload_finish(p[SRC_REST_NODES]);
-	assert_true(p[SRC_REST_NODES]->ok);
+	p[src] = payload_new(src, 0, mapping_has_input, m);
+	assert_int_equal(payload_feed(p[src], doc, strlen(doc), 0), PAYLOAD_FEED_MORE);
+	payload_finish(p[src]);
+	assert_true(p[src]->ok);
 	const struct render_in in = { .m = m, .p = (const struct payload *const *)p };
 	struct render_result res;
 	buf_init(&out, 0);
@@ -218,15 +220,20 @@ static char *served(const char *path, const char *name, const char *doc)
 		r++;
 	assert_true(r < m->nrows);
 	assert_int_equal(res.rows[r].status, ROW_OK);
-	assert_int_equal(res.rows[r].fidelity, FID_EXACT);
+	assert_int_equal(res.rows[r].form, 0);
 	char *text = xmalloc(res.rows[r].len + 1);
 	memcpy(text, out.data + res.rows[r].off, res.rows[r].len);
 	text[res.rows[r].len] = '\0';
 	render_result_free(&res);
 	buf_free(&out);
-	payload_unref(p[SRC_REST_NODES]);
+	payload_unref(p[src]);
 	mapping_free(m);
 	return text;
+}
+
+static char *served(const char *path, const char *name, const char *doc)
+{
+	return served_from(path, name, SRC_REST_NODES, doc);
 }
 
 static void test_drain_reason_row(void **state)
@@ -273,6 +280,51 @@ static void test_load_rows(void **state)
 	free(text);
 }
 
+/* tpl with its one "%s" replaced by arg, into out (n bytes) */
+static void fill(char *out, size_t n, const char *tpl, const char *arg)
+{
+	const char *at = strstr(tpl, "%s");
+	assert_non_null(at);
+	int len = snprintf(out, n, "%.*s%s%s", (int)(at - tpl), tpl, arg, at + 2);
+	assert_true(len > 0 && (size_t)len < n);
+}
+
+/* meta.slurm of /diag: its release and cluster, once; SckyzO's slurm_info{type="general"} from it */
+static void test_release(void **state)
+{
+	(void)state;
+	static const char stats[] = "\"statistics\": {\"server_thread_count\": 3}";
+	const char *docs[] = {
+		"{\"meta\": {\"slurm\": {\"version\": {\"major\": \"25\"}, \"release\": \"25.11.7\", \"cluster\": \"peers\"}}, %s}",
+		"{%s, \"meta\": {\"slurm\": {\"release\": \"26.05.3\"}}}",               /* after, no cluster */
+		"{\"meta\": {\"slurm\": {\"cluster\": \"c\"}}, %s}",                          /* no release: none */
+		"{\"meta\": {\"slurm\": [\"25.11.7\"]}, %s}",                                  /* not an object: none */
+		"{\"meta\": {\"slurm\": {\"release\": \"%s\"}}, \"statistics\": {}}",            /* 64 bytes: none */
+		"{%s, \"x\": {\"meta\": {\"slurm\": {\"release\": \"1\"}}}}",              /* deeper: none */
+	};
+	const char *want[] = { "cluster=peers,release=25.11.7", "release=26.05.3", NULL, NULL, NULL, NULL };
+	char doc[512], long_release[65];
+	memset(long_release, '9', 64);
+	long_release[64] = '\0';
+	for (size_t i = 0; i < sizeof(docs) / sizeof(docs[0]); i++) {
+		fill(doc, sizeof(doc), docs[i], i == 4 ? long_release : stats);
+		struct expo e;
+		expo_init(&e);
+		void *st = rest_begin(&e, REST_DIAG);
+		rest_feed(st, &e, doc, strlen(doc));
+		assert_int_equal(rest_end(st, &e), 0);
+		assert_int_equal(count_of(&e, "slurmrestd_diag_slurm_info"), want[i] ? 1 : 0);
+		if (want[i])
+			assert_true(sample(&e, "slurmrestd_diag_slurm_info", want[i]) == 1);
+		expo_free(&e);
+	}
+	fill(doc, sizeof(doc), docs[0], stats);
+	char *text = served_from("mappings/sckyzo-slurm-exporter.json", "slurm_info", SRC_REST_DIAG, doc);
+	assert_non_null(strstr(text, "\nslurm_info{type=\"general\",version=\"25.11.7\"} 1\n"));
+	assert_int_equal(strstr(text, "} 1\n") + 4 - text, (long)strlen(text)); /* the one series */
+	free(text);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -281,6 +333,7 @@ int main(void)
 		cmocka_unit_test(test_reader_families),
 		cmocka_unit_test(test_drain_reason_row),
 		cmocka_unit_test(test_load_rows),
+		cmocka_unit_test(test_release),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
