@@ -26,6 +26,7 @@
 #define REC_MAX (256u * 1024) /* scratch bytes of one record */
 #define REST_WHY_MAX 160      /* the first problem's reason */
 #define REST_ERRS_MAX 120     /* slurmrestd's error messages quoted in it */
+#define REST_META_MAX 64      /* meta.slurm's cluster or release: a longer one is not kept */
 
 struct level {
 	char key[KEY_MAX];
@@ -134,6 +135,8 @@ struct rest {
 	struct resv_kept *resv;   /* reservations: read, emitted in rest_end against the clock */
 	size_t nresv, resvcap;
 	size_t resv_hosts;        /* reservations: the hosts of their node_lists expanded so far */
+	char meta[2][REST_META_MAX]; /* meta.slurm's cluster and release, as given (meta_fam) */
+	unsigned char meta_len[2];
 };
 
 /* A field a record reads: its path inside the record ("state[]": an item of the array "state";
@@ -157,6 +160,7 @@ struct doc_info {
 	int clock;                /* reads the top-level "last_update" into rest.clock (needed) */
 	int (*finish)(struct rest *st); /* in rest_end, after the last record of a good document */
 	const char *declared[2];  /* families every good answer declares, with or without series */
+	const char *meta_fam;     /* the family of the document's meta.slurm (release, cluster), or NULL */
 };
 
 extern const struct doc_info docs[REST_DOCS];
@@ -199,6 +203,15 @@ void rest_add_aggregates(struct rest *st);
 /* slurmrestd_nodepart.c: one node's series in one of its partitions (labels node, partition, state) */
 void rest_node_part_series(struct expo *e, const struct node_rec *r, const struct label l[3], double alloc, double idle,
 			   double load, const double gpus[2]);
+/* Slurm's NO_VAL and INFINITE of a uint32_t: a load slurmd never reported */
+#define LOAD_NO_VAL 4294967294.0
+/* slurmrestd_nodepart.c: the node's load as sinfo's %O prints it (cpu_load / 100, whatever the node's
+ * state), NaN when it prints N/A (NO_VAL) or slurmrestd gave no load that Slurm could hold */
+double rest_load_reported(const struct node_rec *r);
+/* slurmrestd_nodepart.c: 1 in slurmrestd_partition_node_reason for one node and partition: l the node,
+ * partition and state labels, why its reason, reason_time and user labels (each sorted by name; an
+ * empty value is no label) */
+void rest_node_reason_series(struct expo *e, const struct label l[3], const struct label why[3]);
 /* slurmrestd_nodepart.c: slurmrestd_partition_node_active_features for one node and partition */
 void rest_node_features_series(struct expo *e, const struct label l[3], const char *features, size_t n);
 /* slurmrestd_nodepart.c: the items of a ','-joined list sorted (byte order) into out (n bytes) */
