@@ -6,6 +6,7 @@
  * The answers that are refused are in test_restjson.c (test_shapeless, test_listed_twice). */
 #include "testutil.h"
 
+#include <glob.h>
 #include <math.h>
 #include <time.h>
 #include <unistd.h>
@@ -112,43 +113,138 @@ static void check_record(const struct expo *e, const char *rec, size_t n, const 
 	}
 }
 
-/* Every reservation scontrol printed, field for field, and no other */
+/* The captures with scontrol's text beside slurmrestd's answers: peers-25.11 (Slurm 25.11.7, data_parser
+ * v0.0.44) names them context_scontrol_show_*, slurm-25.11-rest and slurm-26.05-rest (v0.0.45)
+ * context_scontrol_{res,nodes}. *text: scontrol's text of `what` (reservations or nodes), or NULL. */
+static char *capture(const char *dir, const char *what, const char *json_name, char **text, size_t *len)
+{
+	char path[600];
+	int peers = strstr(dir, "peers-25.11") != NULL;
+	snprintf(path, sizeof(path), "%s/context_scontrol_%s.txt", dir,
+		 peers ? (strcmp(what, "nodes") ? "show_reservations" : "show_nodes") : (strcmp(what, "nodes") ? "res" : "nodes"));
+	*text = tu_slurp(path, NULL);
+	snprintf(path, sizeof(path), "%s/%s", dir, json_name);
+	return tu_slurp(path, len);
+}
+
+/* each record of scontrol's text (records end with a blank line) starting with `first` */
+static size_t each_record(const char *text, const char *first, void (*fn)(const char *rec, size_t n, void *ctx), void *ctx)
+{
+	size_t records = 0;
+	for (const char *p = text ? text : ""; *p;) {
+		const char *end = strstr(p, "\n\n");
+		size_t n = end ? (size_t)(end - p) : strlen(p);
+		if (!strncmp(p, first, strlen(first))) {
+			fn(p, n, ctx);
+			records++;
+		}
+		p += n;
+		while (*p == '\n')
+			p++;
+	}
+	return records;
+}
+
+struct check_ctx { const struct expo *e; const char *state; };
+
+static void check_resv(const char *rec, size_t n, void *ctx)
+{
+	const struct check_ctx *c = ctx;
+	check_record(c->e, rec, n, c->state);
+}
+
+static const char *const capture_globs[] = { "tests/fixtures/peers-25.11/P*", "tests/fixtures/slurm-2*-rest/R*" };
+
+/* Every reservation scontrol printed, field for field, and no other, on every capture */
 static void test_reservations_equal_scontrol(void **state)
 {
 	(void)state;
-	static const char *const states[] = { "P1-busy-mix", "P2-node-trouble", "P3-reservation-suspended", "P4-licenses-gpu-full",
-					      "P5-array-dependency-holds", "P6-recovered-failing", "P7-quiet-all-cancelled" };
-	size_t checked = 0;
-	for (size_t i = 0; i < sizeof(states) / sizeof(states[0]); i++) {
-		char path[256];
-		size_t len, tlen;
-		snprintf(path, sizeof(path), "tests/fixtures/peers-25.11/%s/rest_reservations.json", states[i]);
-		char *json = tu_slurp(path, &len);
-		snprintf(path, sizeof(path), "tests/fixtures/peers-25.11/%s/context_scontrol_show_reservations.txt", states[i]);
-		char *text = tu_slurp(path, &tlen);
-		assert_non_null(json);
-		struct expo e;
-		assert_int_equal(parse_keep(&e, REST_RESERVATIONS, json, len, NULL), 0);
-		size_t records = 0;
-		for (const char *p = text ? text : ""; *p;) { /* records end with a blank line */
-			const char *end = strstr(p, "\n\n");
-			size_t n = end ? (size_t)(end - p) : strlen(p);
-			if (!strncmp(p, "ReservationName=", 16)) {
-				check_record(&e, p, n, states[i]);
-				records++;
+	size_t checked = 0, states = 0;
+	for (size_t g = 0; g < sizeof(capture_globs) / sizeof(capture_globs[0]); g++) {
+		glob_t gl;
+		assert_int_equal(glob(capture_globs[g], 0, NULL, &gl), 0);
+		for (size_t i = 0; i < gl.gl_pathc; i++) {
+			size_t len;
+			char *text, *json = capture(gl.gl_pathv[i], "reservations", "rest_reservations.json", &text, &len);
+			if (!json || !text) { /* a capture without reservations' answer or scontrol's text */
+				free(json);
+				free(text);
+				continue;
 			}
-			p += n;
-			while (*p == '\n')
-				p++;
+			struct expo e;
+			assert_int_equal(parse_keep(&e, REST_RESERVATIONS, json, len, NULL), 0);
+			struct check_ctx c = { &e, gl.gl_pathv[i] };
+			size_t records = each_record(text, "ReservationName=", check_resv, &c);
+			const struct expo_family *f = expo_find(&e, "slurmrestd_reservation_info", 27);
+			assert_int_equal(f ? f->n : 0, records);
+			checked += records;
+			states++;
+			expo_free(&e);
+			free(json);
+			free(text);
 		}
-		const struct expo_family *f = expo_find(&e, "slurmrestd_reservation_info", 27);
-		assert_int_equal(f ? f->n : 0, records);
-		checked += records;
-		expo_free(&e);
-		free(json);
-		free(text);
+		globfree(&gl);
 	}
-	assert_int_equal(checked, 7); /* P3 one, P4 and P5 two, P6 and P7 one, P1 and P2 none */
+	/* P3 one, P4 and P5 two, P6 and P7 one; 25.11's R4 two, R9 one; 26.05's R4, R9, R10 one */
+	assert_int_equal(checked, 13);
+	assert_int_equal(states, 19);
+}
+
+static void check_node(const char *rec, size_t n, void *ctx)
+{
+	const struct check_ctx *c = ctx;
+	char name[128], resv[128], st[256], got[256];
+	scontrol_value(rec, n, "NodeName", name, sizeof(name));
+	scontrol_value(rec, n, "ReservationName", resv, sizeof(resv));
+	scontrol_value(rec, n, "State", st, sizeof(st));
+	st[strcspn(st, "+")] = '\0'; /* the base state: State='s first word */
+	const struct expo_sample *s = sample_of(c->e, "slurmrestd_node_reservation", "node", name);
+	if (!resv[0]) {
+		if (s)
+			fail_msg("%s: node %s: no ReservationName, a slurmrestd_node_reservation series", c->state, name);
+		return;
+	}
+	if (!s)
+		fail_msg("%s: node %s: ReservationName=%s, no slurmrestd_node_reservation", c->state, name, resv);
+	if (strcmp(label_value(s, "reservation", got, sizeof(got)), resv))
+		fail_msg("%s: node %s: ReservationName=%s, reservation=\"%s\"", c->state, name, resv, got);
+	if (strcmp(label_value(s, "base_state", got, sizeof(got)), st))
+		fail_msg("%s: node %s: State=%s..., base_state=\"%s\"", c->state, name, st, got);
+}
+
+/* slurmrestd_node_reservation equals scontrol show node's ReservationName and the first word of its
+ * State=, node for node, on every capture */
+static void test_node_reservation_equal_scontrol(void **state)
+{
+	(void)state;
+	size_t in_resv = 0, nodes = 0;
+	for (size_t g = 0; g < sizeof(capture_globs) / sizeof(capture_globs[0]); g++) {
+		glob_t gl;
+		assert_int_equal(glob(capture_globs[g], 0, NULL, &gl), 0);
+		for (size_t i = 0; i < gl.gl_pathc; i++) {
+			size_t len;
+			char *text, *json = capture(gl.gl_pathv[i], "nodes", "rest_nodes.json", &text, &len);
+			if (!json || !text) {
+				free(json);
+				free(text);
+				continue;
+			}
+			struct expo e;
+			assert_int_equal(parse_keep(&e, REST_NODES, json, len, NULL), 0);
+			struct check_ctx c = { &e, gl.gl_pathv[i] };
+			nodes += each_record(text, "NodeName=", check_node, &c);
+			const struct expo_family *f = expo_find(&e, "slurmrestd_node_reservation", 27);
+			in_resv += f ? f->n : 0;
+			expo_free(&e);
+			free(json);
+			free(text);
+		}
+		globfree(&gl);
+	}
+	/* 19 captures of 5 nodes; in an active reservation: n1 of P3, P4, P5, n1 and n2 of 25.11's R4, n2 of
+	 * 26.05's R4 */
+	assert_int_equal(nodes, 95);
+	assert_int_equal(in_resv, 6);
 }
 
 /* scontrol: ACTIVE when start_time <= now <= end_time; now is the answer's last_update, a number or a
@@ -401,6 +497,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_reservations_equal_scontrol),
+		cmocka_unit_test(test_node_reservation_equal_scontrol),
 		cmocka_unit_test(test_reservation_state),
 		cmocka_unit_test(test_reservation_flags),
 		cmocka_unit_test(test_reservation_nodes),
