@@ -33,7 +33,8 @@
  * - /reservations: no top-level "last_update" (slurmctld's clock when it answered, which a
  *   reservation's state is told against) or one given twice, a reservation without a name or
  *   listed twice, one whose node_list is no host list the reader expands (while a table reads
- *   the reservations' nodes: more than REST_HOSTLIST_MAX hosts, nested brackets).
+ *   the reservations' nodes: more than REST_HOSTLIST_MAX hosts, nested brackets), node_lists of
+ *   more than 1,048,576 hosts together.
  * Strings longer than REST_MAX_STRING in fields nothing reads are skipped whatever their length,
  * without being held (jsonfeed.h); {set, infinite, number} objects are read whatever their key order.
  * Ownership: the state is the caller's between begin and end/discard; e is borrowed. */

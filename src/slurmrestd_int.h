@@ -134,7 +134,7 @@ struct rest {
 	double clock;             /* the top-level last_update (docs with .clock); NaN until read */
 	struct resv_kept *resv;   /* reservations: read, emitted in rest_end against the clock */
 	size_t nresv, resvcap;
-	size_t resv_hosts;        /* reservations: the hosts of their node_lists expanded so far */
+	size_t resv_hosts;        /* reservations: the hosts of their node_lists counted so far (kept) */
 	char meta[2][REST_META_MAX]; /* meta.slurm's cluster and release, as given (meta_fam) */
 	unsigned char meta_len[2];
 };
