@@ -15,7 +15,9 @@ Subcommands:
           in any state (PEER_OUTPUTS): "unavailable", with why (printed once per query);
         * else (an approximate row): "equal" or "differing-approximate", the difference printed with
           the row's fidelity and note; never a failure.
-      Prints a summary per state and one over all states; the last line is "N passed, M failed".
+      Every query is evaluated at the same instant on both, a query with a subquery at the next
+      multiple of its step (eval_time). Prints a summary per state and one over all states; the last
+      line is "N passed, M failed".
   wait-all SECONDS NAME=URL,PID[,DATA]...
       Wait for several processes at once (one Python start instead of one each): URL answers 2xx,
       and with DATA it is a Prometheus whose --storage.tsdb.path is DATA (as prom_check.py
@@ -94,9 +96,24 @@ def grafana_regex(rx):
     return re.compile(m.group(1), re.I if "i" in m.group(2) else 0) if m else re.compile(rx)
 
 
-def answer(prom, q, at):
+SUBQUERY_RE = re.compile(r"\[[^\]:]*:\s*(\d+)([smhd])\s*\]")
+UNIT = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+
+
+def eval_time(query, now):
+    """When to evaluate: now; a query with subqueries (`[1h:5m]`) at the next multiple of their
+    largest step, whose points are aligned to it: now, seconds after Prometheus started, there is no
+    such point yet (the latest sample is still within the 5m lookback of the next one, up to a step
+    of 5m)."""
+    steps = [int(n) * UNIT[u] for n, u in SUBQUERY_RE.findall(query)]
+    if not steps:
+        return now
+    return math.ceil(now / max(steps)) * max(steps)
+
+
+def answer(prom, q, now):
     """({label key: value}, error): a variable's answer is its values (after its regex) -> 1."""
-    data, err = prom.api("/api/v1/query", query=q["query"], time="%.3f" % at)
+    data, err = prom.api("/api/v1/query", query=q["query"], time="%.3f" % eval_time(q["query"], now))
     if err:
         return None, err
     if data["resultType"] == "scalar":
@@ -184,6 +201,7 @@ def compare_main(args):
     never = sum(1 for w in qwhy if any("never prints" in x for _, x in w))
     differs = {}  # approximate query -> [(state, diff lines)]
     per_query = ["equal"] * len(queries)
+    empty_always = [True] * len(queries)  # equal because both are empty on every state
     totals = {"equal": 0, "empty": 0, "approx": 0, "unavailable": 0, "failed": 0}
     for spec in a.states:
         state, urls = spec.split("=", 1)
@@ -214,12 +232,15 @@ def compare_main(args):
             elif eq:
                 n["equal"] += 1
                 n["empty"] += not pa
+                empty_always[i] = empty_always[i] and not pa
                 rep.ok("%s: equal (%d series)" % (where(q), len(pa)))
             elif qclass[i] == "exact":
+                empty_always[i] = False
                 n["failed"] += 1
                 per_query[i] = "failed"
                 rep.fail("%s: differs, though every family it reads is an exact row" % where(q), diff(pa, sa))
             else:
+                empty_always[i] = False
                 n["approx"] += 1
                 if per_query[i] == "equal":
                     per_query[i] = "approx"
@@ -234,14 +255,18 @@ def compare_main(args):
         for n, w in qwhy[i]:
             print("   %s: %s" % (n, w))
         print("   [%s] %s" % (found[0][0], "; ".join(found[0][1])))
+    vacuous = [i for i, c in enumerate(qclass) if c != "unavailable" and per_query[i] == "equal" and empty_always[i]]
+    for i in vacuous:
+        print("empty on both on every state: %s" % where(queries[i]))
     print("all %d states: %d query answers: %d equal (%d empty on both), %d differing-approximate, "
           "%d unavailable, %d failed" % (ns, ns * len(queries), totals["equal"], totals["empty"], totals["approx"],
                                          totals["unavailable"], totals["failed"]))
     distinct = len({q["query"] for q in queries})
-    print("per query over the %d states: %d queries (%d distinct; %d not evaluated): %d equal on every state, "
-          "%d differing-approximate, %d unavailable (%d read a family the peer never prints), %d failed"
+    print("per query over the %d states: %d queries (%d distinct; %d not evaluated): %d equal on every state "
+          "(%d of them empty on both on every state), %d differing-approximate, %d unavailable (%d read a family "
+          "the peer never prints), %d failed"
           % (ns, len(queries), distinct, skipped,
-             sum(1 for i, c in enumerate(per_query) if c == "equal" and qclass[i] != "unavailable"),
+             sum(1 for i, c in enumerate(per_query) if c == "equal" and qclass[i] != "unavailable"), len(vacuous),
              sum(1 for i, c in enumerate(per_query) if c == "approx" and qclass[i] != "unavailable"),
              qclass.count("unavailable"), never, per_query.count("failed")))
     print("%d passed, %d failed" % (rep.passed, rep.failed))
