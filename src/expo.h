@@ -111,6 +111,9 @@ const struct expo_family *expo_find(const struct expo *e, const char *name, size
 int expo_add(struct expo *e, const char *name, size_t nlen, struct label *labels, uint32_t nlabels,
 	     double value);
 void expo_add_end(struct expo *e);
+/* 1 when expo_add would store a sample of family `name` (it holds the family, or its keep()
+ * wants it), else 0: a builder skips the work of a family nobody reads. */
+int expo_wants(const struct expo *e, const char *name, size_t nlen);
 /* A problem of an input that is not exposition text, at position `at` (slurmrestd.h: a byte offset),
  * as the parser records a malformed line: the first EXPO_MAX_ERRORS are kept. */
 void expo_add_error(struct expo *e, size_t at, const char *reason);

@@ -59,5 +59,10 @@ void rest_discard(void *st);
 
 /* Tasks of an array record's task string ("1-6", "1,3,5-9:2%4"); 0 for an empty or bad string. */
 unsigned long rest_array_tasks(const char *s, size_t n);
+/* squeue's %m text of mb megabytes (0 to 2^63; its convert_num_unit: the largest binary unit that
+ * keeps the figure exact or a half, "%.2f" past that, cut to 9 characters as squeue's buffer cuts
+ * it): the number it prints into *num and its unit letter into unit ("" for "0" or a cut text;
+ * "M", "G", "T", "P" or "?"). The family slurmrestd_jobs_memory_printed; slurmrestd_nodepart.c. */
+void rest_squeue_memory(double mb, double *num, char unit[2]);
 
 #endif

@@ -51,6 +51,7 @@ struct job_rec {
 	struct job_state state;
 	struct str reason, desc, user, account, partition, tasks, nodes;
 	struct str sid;           /* /jobs/state: the job id as a string ("17", "16_8", "20+1") */
+	struct str tres_alloc, tres_req; /* tres_alloc_str, tres_req_str ("cpu=2,mem=2G,node=1,gres/gpu=1") */
 	double cpus, uid, id;
 	double mem_node, mem_cpu; /* memory_per_node, memory_per_cpu (MB; NaN when not set) */
 };
@@ -66,13 +67,15 @@ struct share_rec {
 };
 
 enum { AGG_STATE, AGG_REASON, AGG_USER, AGG_ACCOUNT, AGG_PARTITION, AGG_N };
+#define AGG_LABELS_MAX (AGG_N + 1) /* jobs: the five labels and a family's own (tres, unit) */
 
 struct agg {                  /* one distinct label set of an aggregate family */
-	struct label l[AGG_N];
+	struct label l[AGG_LABELS_MAX];
 	uint32_t nl, hash;
 	double v[5];              /* the values of the document's agg_fams */
 	size_t node;              /* partitions: the last node (its sequence number) counted in it */
-	int node_user;            /* jobs: a {node,user} entry of slurmrestd_node_job_user, not of agg_fams */
+	const char *fam;          /* jobs: NULL, an entry of agg_fams; else the one family of its v[0]
+				   * (slurmrestd_node_job_user, slurmrestd_jobs_tres...) */
 };
 
 struct seen_ent { const char *s; uint32_t n; };
@@ -90,6 +93,8 @@ struct rest {
 	unsigned top;             /* the containers down to the records seen (slurmrestd.c) */
 	size_t nitems;            /* records begun */
 	int failed, done, ended;  /* the parse stopped; the top-level object closed; rest_end began */
+	signed char want_tres, want_mem; /* jobs: the table reads slurmrestd_jobs_tres, _memory_printed
+					  * (1), not (-1), not asked yet (0) */
 	size_t nbad;
 	size_t why_at;
 	char why[REST_WHY_MAX];
@@ -173,5 +178,14 @@ void rest_node_features_series(struct expo *e, const struct label l[3], const ch
 void rest_list_sorted(const char *s, size_t n, char *out);
 /* slurmrestd_nodepart.c: what squeue's %m prints for a job, in MB (0 when neither is set) */
 double rest_job_memory(const struct job_rec *r);
+/* slurmrestd_nodepart.c: each item of a TRES string ("cpu=2,mem=2G,node=1,gres/gpu:a100=1"), as
+ * slurmctld prints one: name=count, joined by ','. each() gets the item's name and its count,
+ * an integer; an item whose count is printed with a unit or a fraction ("mem=2G", "bb/x=1.50T")
+ * is skipped. Returns NULL, or what is wrong (the item not name=count: RTRES_MALFORMED; a count
+ * of more than 2^53: RTRES_HUGE) with the item in *bad, *badlen. */
+#define RTRES_MALFORMED "not name=count"
+#define RTRES_HUGE "a count over 2^53"
+const char *rest_tres_each(const char *s, size_t n, void (*each)(void *ctx, const char *name, size_t nlen, double v),
+			   void *ctx, const char **bad, size_t *badlen);
 
 #endif

@@ -1,9 +1,11 @@
 /* slurmrestd_nodepart.c: the node x partition view of slurmrestd's /nodes, a job's memory as
- * squeue prints it, and /licenses. A node listed in several partitions is counted in each (sinfo prints one line
+ * squeue prints it (the figure, and its text), a job's TRES string item by item, and /licenses. A node listed in several partitions is counted in each (sinfo prints one line
  * per node and partition), so that rows can sum node values by partition and node state
  * (`sum by (partition, state) (slurmrestd_partition_node_cpus_alloc)`) without a join. */
+#include <inttypes.h>
 #include <math.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -87,6 +89,71 @@ double rest_job_memory(const struct job_rec *r)
 	if (!isnan(r->mem_cpu) && !isinf(r->mem_cpu))
 		return r->mem_cpu;
 	return 0;
+}
+
+void rest_squeue_memory(double mb, double *num, char unit[2])
+{
+	static const char units[] = "\0KMGTP?"; /* Slurm's UNIT_NONE .. UNIT_UNKNOWN */
+	char text[10];                           /* squeue's min_mem[10] */
+	double v = (double)(float)mb;            /* squeue converts (float)pn_min_memory */
+	int type = 2;                            /* UNIT_MEGA */
+	unit[0] = unit[1] = '\0';
+	*num = 0;
+	if (!(v >= 1 && v < 18446744073709551616.0))
+		return;                          /* "0" (the callers give 0 to 2^63 MB) */
+	while (v >= 1024 && (uint64_t)v % 512 == 0) { /* exact, or a half (2.50G) */
+		v /= 1024;
+		type++;
+	}
+	if (type > 6)
+		type = 6;
+	uint64_t i = (uint64_t)v;
+	if ((double)i == v)
+		snprintf(text, sizeof(text), "%" PRIu64 "%c", i, units[type]);
+	else
+		snprintf(text, sizeof(text), "%.2f%c", v, units[type]);
+	char *end;
+	*num = strtod(text, &end);
+	unit[0] = *end;
+}
+
+const char *rest_tres_each(const char *s, size_t n, void (*each)(void *ctx, const char *name, size_t nlen, double v),
+			   void *ctx, const char **bad, size_t *badlen)
+{
+	for (size_t i = 0; i < n;) {
+		size_t b = i, eq = n, e = i;
+		for (; e < n && s[e] != ','; e++)
+			if (s[e] == '=' && eq == n)
+				eq = e;
+		*bad = s + b;
+		*badlen = e - b;
+		i = e + 1;
+		if (eq == n || eq == b || eq + 1 == e)
+			return RTRES_MALFORMED;
+		size_t k = eq + 1;
+		uint64_t v = 0;               /* at most 2^53 before each digit: no overflow */
+		for (; k < e && s[k] >= '0' && s[k] <= '9'; k++)
+			if ((v = v * 10 + (uint64_t)(s[k] - '0')) > (UINT64_C(1) << 53))
+				return RTRES_HUGE;
+		if (k == eq + 1)
+			return RTRES_MALFORMED;
+		if (k == e) {
+			each(ctx, s + b, eq - b, (double)v);
+			continue;
+		}
+		if (s[k] == '.') {             /* a fraction: "1.50G" */
+			size_t f = ++k;
+			while (k < e && s[k] >= '0' && s[k] <= '9')
+				k++;
+			if (k == f)
+				return RTRES_MALFORMED;
+		}
+		if (k < e && strchr("KMGTPE?", s[k]) && s[k])
+			k++;                   /* a unit: skipped, not counted */
+		if (k != e)
+			return RTRES_MALFORMED;
+	}
+	return NULL;
 }
 
 /* ---- licenses: /slurm/{version}/licenses, what `scontrol show licenses` prints ---- */

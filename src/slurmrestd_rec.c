@@ -62,9 +62,9 @@ void rest_record_reset(struct rest *st)
 /* One sample; labels with an empty value are left out, as Prometheus does. */
 static void add(struct rest *st, const char *fam, const struct label *l, uint32_t n, double v)
 {
-	struct label set[AGG_N];
+	struct label set[AGG_LABELS_MAX];
 	uint32_t k = 0;
-	for (uint32_t i = 0; i < n && k < AGG_N; i++)
+	for (uint32_t i = 0; i < n && k < AGG_LABELS_MAX; i++)
 		if (l[i].vlen)
 			set[k++] = l[i];
 	expo_add(st->e, fam, strlen(fam), set, k, v);
@@ -98,11 +98,11 @@ void rest_add_aggregates(struct rest *st)
 {
 	for (int f = 0; f < 5 && docs[st->doc].agg_fams[f]; f++)
 		for (size_t i = 0; i < st->nagg; i++)
-			if (!st->aggs[i].node_user)
+			if (!st->aggs[i].fam)
 				add(st, docs[st->doc].agg_fams[f], st->aggs[i].l, st->aggs[i].nl, st->aggs[i].v[f]);
 	for (size_t i = 0; i < st->nagg; i++)
-		if (st->aggs[i].node_user)
-			add(st, "slurmrestd_node_job_user", st->aggs[i].l, st->aggs[i].nl, st->aggs[i].v[0]);
+		if (st->aggs[i].fam)
+			add(st, st->aggs[i].fam, st->aggs[i].l, st->aggs[i].nl, st->aggs[i].v[0]);
 }
 
 /* ---- nodes ---- */
@@ -356,7 +356,7 @@ static void count_node_user(void *ctx, const char *host, size_t n)
 	struct node_user_ctx *c = ctx;
 	struct label l[2] = { label_of("node", host, n), c->user }; /* sorted: node, user */
 	struct agg *a = agg_slot(c->st, l, 2);
-	a->node_user = 1;
+	a->fam = "slurmrestd_node_job_user";
 	a->v[0] += 1;
 }
 
@@ -369,6 +369,61 @@ static void job_nodes(struct rest *st, const struct job_rec *r, const struct lab
 		return;
 	struct node_user_ctx c = { st, *user };
 	rest_hostlist_each(sp(st, &r->nodes), r->nodes.len, count_node_user, &c);
+}
+
+/* A job's count of each TRES into slurmrestd_jobs_tres and its memory as squeue prints it into
+ * slurmrestd_jobs_memory_printed: under the job's five labels (l, sorted by name) and one more. */
+struct job_more_ctx {
+	struct rest *st;
+	const struct label *l;
+	double tasks;
+	const char *fam, *label;
+};
+
+static void count_more(void *ctx, const char *value, size_t n, double v)
+{
+	struct job_more_ctx *c = ctx;
+	struct label l[AGG_LABELS_MAX];
+	memcpy(l, c->l, AGG_N * sizeof(*l));
+	l[AGG_N] = label_of(c->label, value, n);
+	labels_sort(l, AGG_LABELS_MAX);
+	struct agg *a = agg_slot(c->st, l, AGG_LABELS_MAX);
+	a->fam = c->fam;
+	a->v[0] += c->tasks * v;
+}
+
+static int wants(struct rest *st, signed char *want, const char *fam)
+{
+	if (!*want)
+		*want = expo_wants(st->e, fam, strlen(fam)) ? 1 : -1;
+	return *want > 0;
+}
+
+/* What squeue -O tres-alloc prints: tres_alloc_str, else (a job not started) tres_req_str; an item
+ * it does not read makes the document unusable, as an array_task_string does. */
+static int job_more(struct rest *st, const struct job_rec *r, const struct label *sorted, double tasks)
+{
+	struct job_more_ctx c = { st, sorted, tasks, "slurmrestd_jobs_tres", "tres" };
+	const struct str *t = r->tres_alloc.len ? &r->tres_alloc : &r->tres_req;
+	if (t->len && wants(st, &st->want_tres, c.fam)) {
+		const char *item, *why;
+		size_t n;
+		if ((why = rest_tres_each(sp(st, t), t->len, count_more, &c, &item, &n))) {
+			char esc[48];
+			return rest_fail(st, 1, "job %.0f: %s item '%s': %s", r->id,
+					 t == &r->tres_alloc ? "tres_alloc_str" : "tres_req_str",
+					 rest_esc(esc, sizeof(esc), item, n), why);
+		}
+	}
+	double mb = rest_job_memory(r), num;
+	c.fam = "slurmrestd_jobs_memory_printed";
+	c.label = "unit";
+	if (mb >= 0 && mb < 9223372036854775808.0 && wants(st, &st->want_mem, c.fam)) {
+		char unit[2];
+		rest_squeue_memory(mb, &num, unit);
+		count_more(&c, unit, strlen(unit), num);
+	}
+	return 1;
 }
 
 static int job_end(struct rest *st)
@@ -416,7 +471,7 @@ static int job_end(struct rest *st)
 	a->v[3] += 1; /* records, as squeue without -r prints them: a pending array once */
 	a->v[4] += isnan(r->cpus) ? 0 : r->cpus;
 	job_nodes(st, r, &l[AGG_USER]);
-	return 1;
+	return job_more(st, r, sorted, tasks);
 }
 
 /* ---- /jobs/state: each job's id and state, counted by squeue's state ---- */
@@ -485,7 +540,8 @@ static const struct slot job_slots[] = {
 	JOB("user_name", S_STR, user), JOB("user_id", S_NUM, uid), JOB("account", S_STR, account),
 	JOB("partition", S_STR, partition), JOB("cpus", S_NUM, cpus),
 	JOB("array_task_string", S_STR, tasks), JOB("job_id", S_NUM, id), JOB("nodes", S_STR, nodes),
-	JOB("memory_per_node", S_NUM, mem_node), JOB("memory_per_cpu", S_NUM, mem_cpu), { NULL, S_NUM, 0 },
+	JOB("memory_per_node", S_NUM, mem_node), JOB("memory_per_cpu", S_NUM, mem_cpu),
+	JOB("tres_alloc_str", S_STR, tres_alloc), JOB("tres_req_str", S_STR, tres_req), { NULL, S_NUM, 0 },
 };
 
 static const struct slot job_state_slots[] = {

@@ -774,6 +774,35 @@ static void test_listed_twice(void **state)
 		" \"partitions\": [\"a\"]}]}", 0, 0, "");
 }
 
+/* A job's TRES string (tres_alloc_str, else tres_req_str: what squeue -O tres-alloc prints), read
+ * for slurmrestd_jobs_tres: an item that is not name=count, or a count past 2^53 (no double holds
+ * it exactly), makes the document unusable naming the job, the field and the item; an item counted
+ * in a unit ("mem=2G", "bb/x=1.50T") is skipped, not an error. A table that reads no TRES family
+ * does not read the strings at all (test_rest_jobs_tres.c). */
+static void test_tres_bad(void **state)
+{
+	(void)state;
+#define TJOB(tres) "{\"jobs\":[{\"job_id\":7,\"job_state\":[\"RUNNING\"],\"tres_alloc_str\":\"" tres "\"}]}"
+#define TBAD(tres, why) PROBLEM(REST_JOBS, TJOB(tres), 1, sizeof(TJOB(tres)) - 3, "job 7: tres_alloc_str item " why)
+	TBAD("cpu=2,gres/gpu", "'gres/gpu': not name=count");
+	TBAD("cpu=2,,node=1", "'': not name=count");
+	TBAD("=2", "'=2': not name=count");
+	TBAD("gres/gpu=x", "'gres/gpu=x': not name=count");
+	TBAD("gres/gpu=2x", "'gres/gpu=2x': not name=count");
+	TBAD("gres/gpu=-1", "'gres/gpu=-1': not name=count");
+	TBAD("mem=1.G", "'mem=1.G': not name=count");
+	TBAD("gres/gpu=9007199254740993", "'gres/gpu=9007199254740993': a count over 2^53");
+	TBAD("gres/gpu=99999999999999999999999999999999999999",
+	     "'gres/gpu=99999999999999999999999999999999999999': a count over 2^53");
+	PROBLEM(REST_JOBS, "{\"jobs\":[{\"job_id\":8,\"job_state\":[\"PENDING\"],\"tres_alloc_str\":\"\","
+		"\"tres_req_str\":\"cpu=1,gres/gpu:\"}]}", 1, 98, "job 8: tres_req_str item 'gres/gpu:': not name=count");
+	/* good: units and fractions skipped, 2^53 itself, a trailing ',', nothing at all */
+	PROBLEM(REST_JOBS, TJOB("cpu=2,mem=2G,bb/x=1.50T,fs/disk=3K,gres/gpu=9007199254740992,"), 0, 0, "");
+	PROBLEM(REST_JOBS, TJOB(""), 0, 0, "");
+#undef TBAD
+#undef TJOB
+}
+
 /* A node in more than 64 partitions lost the rest (served as exact, no problem). */
 static void test_many_partitions(void **state)
 {
@@ -1004,6 +1033,7 @@ int main(void)
 		cmocka_unit_test(test_uid_not_a_uid),
 		cmocka_unit_test(test_shapeless),
 		cmocka_unit_test(test_listed_twice),
+		cmocka_unit_test(test_tres_bad),
 		cmocka_unit_test(test_many_partitions),
 		cmocka_unit_test(test_novals_any_order),
 		cmocka_unit_test(test_huge_unread_string),
