@@ -173,6 +173,12 @@ def compare_main(args):
         fixture = json.load(f)
     with open(a.mapping) as f:
         rows = {r["name"]: r for r in json.load(f)["metrics"]}
+    src = fixture.get("source") or {}
+    if not (src.get("repository") and src.get("tag") and re.fullmatch(r"[0-9a-f]{40}", src.get("commit", ""))):
+        rep0 = "the fixture does not name its source repository, tag and commit: %r" % src
+        print("FAIL [peers] " + rep0)
+        print("0 passed, 1 failed")
+        return 1
     printed = printed_families(a.peer_outputs)
     queries = [q for q in fixture["queries"] if q.get("query")]
     skipped = len(fixture["queries"]) - len(queries)
@@ -245,6 +251,8 @@ def compare_main(args):
                 if per_query[i] == "equal":
                     per_query[i] = "approx"
                 differs.setdefault(i, []).append((state, diff(pa, sa, 3)))
+        if not n["equal"]:
+            rep.fail("no query answered the same on both: nothing was compared")
         for k in totals:
             totals[k] += n[k]
         print("%s: %d queries: %d equal (%d empty on both), %d differing-approximate, %d unavailable, %d failed"
