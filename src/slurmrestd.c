@@ -258,6 +258,32 @@ static int cb_number(void *ctx, const char *s, size_t n)
 	return on_number(st, strtod(buf, NULL), 0);
 }
 
+/* meta.slurm.cluster or meta.slurm.release (the string about to be read at depth 3, outside a record):
+ * kept for the document's meta_fam, the last one given; one of REST_META_MAX bytes or more is not */
+static void meta_keep(struct rest *st, const unsigned char *s, size_t n)
+{
+	static const char *const keys[2] = { "cluster", "release" };
+	if (st->lv[0].array || !KEY_IS(&st->lv[0], "meta") || st->lv[1].array || !KEY_IS(&st->lv[1], "slurm") ||
+	    st->lv[2].array)
+		return;
+	for (int i = 0; i < 2; i++)
+		if (key_is_named(&st->lv[2], keys[i])) {
+			st->meta_len[i] = n < REST_META_MAX ? (unsigned char)n : 0;
+			memcpy(st->meta[i], s, st->meta_len[i]);
+		}
+}
+
+/* The document's meta_fam: 1, labelled cluster and release, when it gave a release */
+static void meta_add(struct rest *st)
+{
+	const char *fam = docs[st->doc].meta_fam;
+	if (!fam || st->failed || !st->meta_len[1])
+		return;
+	struct label l[2] = { label_of("cluster", st->meta[0], st->meta_len[0]),
+			      label_of("release", st->meta[1], st->meta_len[1]) };
+	expo_add(st->e, fam, strlen(fam), l + !st->meta_len[0], 2 - !st->meta_len[0], 1);
+}
+
 static int cb_string(void *ctx, const unsigned char *s, size_t n)
 {
 	struct rest *st = ctx;
@@ -273,6 +299,10 @@ static int cb_string(void *ctx, const unsigned char *s, size_t n)
 		int i = KEY_IS(&st->lv[2], "error") ? 0 : KEY_IS(&st->lv[2], "description") ? 1 : -1;
 		if (i >= 0)
 			rest_esc(st->err_text[i], sizeof(st->err_text[i]), (const char *)s, n);
+		return 1;
+	}
+	if (st->depth == 3 && !st->in_rec && docs[st->doc].meta_fam) {
+		meta_keep(st, s, n);
 		return 1;
 	}
 	const char *path = path_of(st, buf, st->depth);
@@ -498,6 +528,7 @@ size_t rest_end(void *p, struct expo *e)
 	if (!st->failed && !st->done) /* yajl takes an empty text */
 		rest_fail(st, 1, "not a JSON document");
 	rest_add_aggregates(st);
+	meta_add(st);
 	expo_add_end(e);
 	for (size_t i = 0; i < e->nfams; i++) /* what the checks above let through: never served */
 		if (e->fams[i].duplicate) {

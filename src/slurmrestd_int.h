@@ -26,6 +26,7 @@
 #define REC_MAX (256u * 1024) /* scratch bytes of one record */
 #define REST_WHY_MAX 160      /* the first problem's reason */
 #define REST_ERRS_MAX 120     /* slurmrestd's error messages quoted in it */
+#define REST_META_MAX 64      /* meta.slurm's cluster or release: a longer one is not kept */
 
 struct level {
 	char key[KEY_MAX];
@@ -114,6 +115,8 @@ struct rest {
 	size_t nseen, seencap;
 	struct hmap sidx;         /* seen's index (hmap.h) */
 	struct arena arena;       /* the label values of aggs, the strings of seen */
+	char meta[2][REST_META_MAX]; /* meta.slurm's cluster and release, as given (meta_fam) */
+	unsigned char meta_len[2];
 };
 
 /* A field a record reads: its path inside the record ("state[]": an item of the array "state";
@@ -134,6 +137,7 @@ struct doc_info {
 	const struct slot *slots; /* NULL: every number, by its path (diag) */
 	int (*end)(struct rest *st);
 	const char *agg_fams[5];  /* the families of the aggregate's values, in rest_end */
+	const char *meta_fam;     /* the family of the document's meta.slurm (release, cluster), or NULL */
 };
 
 extern const struct doc_info docs[REST_DOCS];
@@ -172,6 +176,15 @@ void rest_add_aggregates(struct rest *st);
 /* slurmrestd_nodepart.c: one node's series in one of its partitions (labels node, partition, state) */
 void rest_node_part_series(struct expo *e, const struct node_rec *r, const struct label l[3], double alloc, double idle,
 			   double load, const double gpus[2]);
+/* Slurm's NO_VAL and INFINITE of a uint32_t: a load slurmd never reported */
+#define LOAD_NO_VAL 4294967294.0
+/* slurmrestd_nodepart.c: the node's load as sinfo's %O prints it (cpu_load / 100, whatever the node's
+ * state), NaN when it prints N/A (NO_VAL) or slurmrestd gave no load that Slurm could hold */
+double rest_load_reported(const struct node_rec *r);
+/* slurmrestd_nodepart.c: 1 in slurmrestd_partition_node_reason for one node and partition: l the node,
+ * partition and state labels, why its reason, reason_time and user labels (each sorted by name; an
+ * empty value is no label) */
+void rest_node_reason_series(struct expo *e, const struct label l[3], const struct label why[3]);
 /* slurmrestd_nodepart.c: slurmrestd_partition_node_active_features for one node and partition */
 void rest_node_features_series(struct expo *e, const struct label l[3], const char *features, size_t n);
 /* slurmrestd_nodepart.c: the items of a ','-joined list sorted (byte order) into out (n bytes) */

@@ -36,6 +36,7 @@ void rest_node_part_series(struct expo *e, const struct node_rec *r, const struc
 	put(e, "slurmrestd_partition_node_memory_free", l, r->free_mem);
 	put(e, "slurmrestd_partition_node_weight", l, r->weight);
 	put(e, "slurmrestd_partition_node_cpu_load", l, load);
+	put(e, "slurmrestd_partition_node_cpu_load_reported", l, rest_load_reported(r));
 	put(e, "slurmrestd_partition_node_gpus", l, gpus[0]);
 	put(e, "slurmrestd_partition_node_gpus_used", l, gpus[1]);
 }
@@ -47,6 +48,25 @@ void rest_node_features_series(struct expo *e, const struct label l[3], const ch
 	static const char fam[] = "slurmrestd_partition_node_active_features";
 	struct label c[4] = { { "active_features", features, 15, (uint32_t)n }, l[0], l[1], l[2] };
 	expo_add(e, fam, sizeof(fam) - 1, c, 4, 1);
+}
+
+double rest_load_reported(const struct node_rec *r)
+{
+	/* sinfo: "%.2f" of cpu_load / 100.0, "N/A" for NO_VAL; slurmrestd's cpu_load is a uint32_t */
+	return r->cpu_load >= 0 && r->cpu_load < LOAD_NO_VAL ? r->cpu_load / 100 : NAN;
+}
+
+/* sinfo -N prints a node's reason once per partition it lists (none, when it lists none) */
+void rest_node_reason_series(struct expo *e, const struct label l[3], const struct label why[3])
+{
+	static const char fam[] = "slurmrestd_partition_node_reason";
+	struct label c[6] = { l[0], l[1], why[0], why[1], l[2], why[2] };
+	struct label set[6];
+	uint32_t k = 0;
+	for (size_t i = 0; i < 6; i++)
+		if (c[i].vlen)
+			set[k++] = c[i];
+	expo_add(e, fam, sizeof(fam) - 1, set, k, 1);
 }
 
 struct piece { const char *p; size_t n; };

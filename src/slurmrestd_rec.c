@@ -4,6 +4,7 @@
  * one way: the walk (slurmrestd.c) calls this file, this file calls slurmrestd_nodepart.c, and all of
  * them slurmrestd_doc.c (the document's first problem, what was listed), which calls none of them. */
 #include "slurmrestd_int.h"
+#include "clitime.h"
 #include "slurmrestd_hostlist.h"
 
 #include <math.h>
@@ -140,8 +141,6 @@ static double gres_gpus(const char *s, size_t n)
 	return sum;
 }
 
-/* Slurm's NO_VAL and INFINITE of a uint32_t: a load slurmd never reported */
-#define LOAD_NO_VAL 4294967294.0
 /* A load average over this many times the node's CPUs is no reading (docs/mapping.md) */
 #define LOAD_ABSURD_PER_CPU 1000
 
@@ -166,12 +165,35 @@ static const char *load_problem(const struct node_rec *r)
 static void node_load(struct rest *st, const struct node_rec *r, const struct label l[2])
 {
 	const char *why = load_problem(r);
+	double reported = rest_load_reported(r);
+	if (!isnan(reported)) /* sinfo's %O, the last load slurmd reported even when it is stale */
+		add(st, "slurmrestd_node_cpu_load_reported", l, 2, reported);
 	if (!why) {
 		add(st, "slurmrestd_node_cpu_load", l, 2, r->cpu_load / 100);
 		return;
 	}
 	struct label w[3] = { l[0], l[1], label_str("why", why) };
 	add(st, "slurmrestd_node_cpu_load_unknown", w, 3, 1);
+}
+
+/* The node's reason, as sinfo -N -o '%N|%E|%H|%u|%T' prints it for every node (slurmrestd_node_reason: no
+ * reason label for "none", the time as sinfo prints it), and for a node with a reason scontrol's
+ * Reason=... [user@time] (slurmrestd_node_reason_info, the time as a number: the status page's "who, since
+ * when"). why: the reason, reason_time and user labels, for the node x partition view; when: where
+ * reason_time's text is kept (CLITIME_LEN bytes). */
+static void node_reason(struct rest *st, const struct node_rec *r, const struct label l[2], struct label why[3],
+			char *when)
+{
+	size_t tlen = clitime_format(r->reason_at, when, CLITIME_LEN);
+	why[0] = label_of("reason", sp(st, &r->reason), r->reason.len);
+	why[1] = label_of("reason_time", when, tlen);
+	why[2] = label_of("user", sp(st, &r->reason_user), r->reason_user.len);
+	struct label w[5] = { l[0], why[0], why[1], l[1], why[2] };
+	add(st, "slurmrestd_node_reason", w, 5, 1);
+	if (!r->reason.len)
+		return;
+	struct label info[3] = { l[0], why[0], why[2] };
+	add(st, "slurmrestd_node_reason_info", info, 3, isnan(r->reason_at) || isinf(r->reason_at) ? 0 : r->reason_at);
 }
 
 static int node_end(struct rest *st)
@@ -209,12 +231,9 @@ static int node_end(struct rest *st)
 				 r->gres_used.set ? gres_gpus(sp(st, &r->gres_used), r->gres_used.len) : 0 };
 	add(st, "slurmrestd_node_gpus", l, 2, gpus[0]);
 	add(st, "slurmrestd_node_gpus_used", l, 2, gpus[1]);
-	if (r->reason.len) { /* scontrol's Reason=... [user@time]: the status page's "who, since when" */
-		struct label w[3] = { label_of("node", sp(st, &r->name), r->name.len),
-				      label_of("reason", sp(st, &r->reason), r->reason.len),
-				      label_of("user", sp(st, &r->reason_user), r->reason_user.len) };
-		add(st, "slurmrestd_node_reason_info", w, 3, isnan(r->reason_at) || isinf(r->reason_at) ? 0 : r->reason_at);
-	}
+	struct label why[3];
+	char when[CLITIME_LEN];
+	node_reason(st, r, l, why, when);
 	char *feat = xmalloc(r->features.len + 1); /* sinfo's %b: sorted */
 	rest_list_sorted(sp(st, &r->features), r->features.len, feat);
 	for (size_t i = 0; i < r->nparts; i++) {
@@ -237,6 +256,7 @@ static int node_end(struct rest *st)
 		rest_node_part_series(st->e, r, np, alloc, other ? 0 : rest, load_problem(r) ? NAN : r->cpu_load / 100,
 				      gpus);
 		rest_node_features_series(st->e, np, feat, r->features.len);
+		rest_node_reason_series(st->e, np, why);
 		a->v[0] += r->cpus;
 		a->v[1] += alloc;
 		a->v[2] += other ? 0 : rest;
@@ -568,7 +588,8 @@ const struct doc_info docs[REST_DOCS] = {
 	[REST_JOBS] = { .prefix = { "jobs" }, .nprefix = 1, .array = 1, .what = "jobs", .slots = job_slots,
 			.end = job_end, .agg_fams = { "slurmrestd_jobs", "slurmrestd_jobs_cpus", "slurmrestd_jobs_memory",
 					     "slurmrestd_jobs_records", "slurmrestd_jobs_records_cpus" } },
-	[REST_DIAG] = { .prefix = { "statistics" }, .nprefix = 1, .what = "statistics" },
+	[REST_DIAG] = { .prefix = { "statistics" }, .nprefix = 1, .what = "statistics",
+			.meta_fam = "slurmrestd_diag_slurm_info" },
 	[REST_LICENSES] = { .prefix = { "licenses" }, .nprefix = 1, .array = 1, .what = "licenses",
 			    .slots = rest_lic_slots, .end = rest_lic_end },
 	[REST_JOB_STATES] = { .prefix = { "jobs" }, .nprefix = 1, .array = 1, .what = "jobs", .slots = job_state_slots,
