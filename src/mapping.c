@@ -249,15 +249,18 @@ static void eval_row(const struct row *r, const struct expr_source *src, const i
 }
 
 void mapping_run(const struct mapping *m, unsigned flags, const struct expo *const ex[SRC_COUNT],
-		 const int up[SRC_COUNT], mapping_emit_fn emit, void *ctx)
+		 const int up[SRC_COUNT], const struct expo *record, mapping_emit_fn emit, void *ctx)
 {
 	struct arena scrape_a, row_a;
 	struct row_result res;
+	const struct expo *all[SRC_COUNT + 1]; /* the sources' answers by source_id, then the record */
+	memcpy(all, ex, SRC_COUNT * sizeof(*all));
+	all[SRC_COUNT] = record;
 	arena_init(&scrape_a);
 	arena_init(&row_a);
 	/* shared subexpressions are computed once, by the first row that reads them, and live until the
 	 * last row; a row's own series only until it is emitted, so memory holds one row at a time */
-	const struct expr_source src = { ex, SRC_COUNT, expr_memo_alloc(&scrape_a, m->nmemo), m->nmemo, &scrape_a };
+	const struct expr_source src = { all, SRC_COUNT + 1, expr_memo_alloc(&scrape_a, m->nmemo), m->nmemo, &scrape_a };
 	for (size_t i = 0; i < m->nrows; i++) {
 		if (row_is_enabled(&m->rows[i], flags)) {
 			eval_row(&m->rows[i], &src, up, &row_a, &res);
@@ -272,6 +275,29 @@ void mapping_run(const struct mapping *m, unsigned flags, const struct expo *con
 	}
 	arena_reset(&row_a);
 	arena_reset(&scrape_a);
+}
+
+const char *mapping_record_name(enum mapping_record_family f)
+{
+	static const char *const names[REC_COUNT] = {
+#define REC_NAME(id, name) [id] = name,
+		MAPPING_RECORD_FAMILIES(REC_NAME)
+#undef REC_NAME
+	};
+	return names[f];
+}
+
+int mapping_is_record_family(const char *name)
+{
+	return strncmp(name, MAPPING_RECORD_PREFIX, strlen(MAPPING_RECORD_PREFIX)) == 0;
+}
+
+int mapping_record_index(const char *name)
+{
+	for (int f = 0; f < REC_COUNT; f++)
+		if (strcmp(name, mapping_record_name((enum mapping_record_family)f)) == 0)
+			return f;
+	return -1;
 }
 
 const char *row_wrap_name(enum row_wrap_state w)

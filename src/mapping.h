@@ -1,7 +1,8 @@
 /* mapping.h: the mapping table (a JSON file, see docs/mapping.md), compiled once into rows.
  *
  * Each row makes one output family from an expression over the sources' families (slurmctld's
- * native metrics, slurmrestd's converted answers), then applies, in order: rename_labels,
+ * native metrics, slurmrestd's converted answers; and the scrape's record, MAPPING_RECORD_FAMILIES),
+ * then applies, in order: rename_labels,
  * fill_labels, drop_zero, default. Rows read source families only; they never see each other's
  * output, so a source's series can only leave the shim through a row.
  *
@@ -64,6 +65,7 @@ struct row_form {
 	struct row_input *inputs;   /* the families the expression reads, sorted, each once */
 	size_t ninputs;
 	struct row_wrap *wrap;      /* "wraps_at"; NULL: none */
+	int reads_record;           /* the expression reads the scrape's record (MAPPING_RECORD_PREFIX) */
 };
 
 /* The flags that enable rows ("enabled_by"), as bits: --gpus-acct, --slurmrestd.jobs. */
@@ -119,7 +121,32 @@ struct mapping {
 	 * URL path segment: then it is served at the metrics path only). */
 	struct mapping *next;
 	char stem[MAPPING_STEM_MAX];
+	int reads_record;           /* a form of a row reads the scrape's record (render.c builds it) */
 };
+
+/* The scrape's record as families rows may read (docs/mapping.md, "The scrape's record"): one
+ * series per source the table needs, labelled source="<its name>" (slurm_exporter_shim_up's
+ * endpoint), made by render.c from the result record before the rows are evaluated. They come from
+ * no upstream: a form reading them reads no source (never input_down), they are not in the
+ * payloads' keep list, and --mapping.to-rules exports no row whose native form reads them. */
+#define MAPPING_RECORD_PREFIX "shim_source_"
+#define MAPPING_RECORD_FAMILIES(X) \
+	X(REC_UP, "shim_source_up")                             /* 1: rows could read its answer, 0: not */ \
+	X(REC_DURATION, "shim_source_duration_seconds")         /* how long its fetch took */ \
+	X(REC_AGE, "shim_source_age_seconds")                   /* its answer's age when the rows were evaluated */
+
+enum mapping_record_family {
+#define REC_ID(id, name) id,
+	MAPPING_RECORD_FAMILIES(REC_ID)
+#undef REC_ID
+	REC_COUNT
+};
+/* The family's name (a literal), as above. */
+const char *mapping_record_name(enum mapping_record_family f);
+/* Whether name is in the record's namespace (MAPPING_RECORD_PREFIX), and which family it is (-1:
+ * none, which the loader refuses). */
+int mapping_is_record_family(const char *name);
+int mapping_record_index(const char *name);
 
 /* mapping_set.c: the schemas of one process, one chain loaded and reloaded together. Each is served
  * at /schemas/<stem>/metrics, the first also at the metrics path; the payload cache keeps what any
@@ -245,9 +272,10 @@ typedef void (*mapping_emit_fn)(void *ctx, size_t row, const struct row_result *
 
 /* The one row driver (the daemon, --once, tests, fuzzers and bench): evaluate every row enabled
  * under flags over one scrape's answers and emit it. up[ep] says whether endpoint ep delivered a
- * usable answer; ex[ep] is its parsed answer (NULL if down). A row is evaluated with its first
- * preferred form whose sources are all up, else with its native form (unavailable if that is). */
+ * usable answer; ex[ep] is its parsed answer (NULL if down); record holds the scrape's record
+ * families (MAPPING_RECORD_FAMILIES; NULL: none). A row is evaluated with its first preferred form
+ * whose sources are all up, else with its native form (unavailable if that is). */
 void mapping_run(const struct mapping *m, unsigned flags, const struct expo *const ex[SRC_COUNT],
-		 const int up[SRC_COUNT], mapping_emit_fn emit, void *ctx);
+		 const int up[SRC_COUNT], const struct expo *record, mapping_emit_fn emit, void *ctx);
 
 #endif

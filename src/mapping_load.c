@@ -95,6 +95,8 @@ struct loader {
 				     key ("prefer"), where its problems are reported */
 	char form_name[48];       /* the preferred form, for messages: "prefer[1]" */
 	size_t form_inputs_cap;   /* of form->inputs */
+	char bad_record[64];      /* the first name of the record's namespace a form read that is no
+				     family of it ("": none) */
 };
 
 /* "FILE:LINE:COLUMN: row 'NAME': FORM: message" (row and form NULL: not named). */
@@ -204,6 +206,12 @@ static void note_input(const char *name, void *ctx)
 	struct row_form *f = L->form;
 	if (in->n > in->row_start && strcmp(in->v[in->n - 1], name) == 0)
 		return; /* as the name before it: its source is noted already */
+	if (mapping_is_record_family(name)) { /* the scrape's own record: no source, no payload keeps it */
+		if (mapping_record_index(name) < 0 && !L->bad_record[0])
+			snprintf(L->bad_record, sizeof(L->bad_record), "%s", name);
+		f->reads_record = L->m->reads_record = 1;
+		return;
+	}
 	f->sources |= 1u << source_for_metric(name);
 	in->v = xgrow(in->v, &in->cap, in->n + 1, sizeof(*in->v));
 	in->v[in->n++] = xstrdup(name);
@@ -217,6 +225,11 @@ static void note_bound_input(const char *name, void *ctx)
 {
 	struct loader *L = ctx;
 	struct inputs *in = &L->inputs;
+	if (mapping_is_record_family(name)) {
+		if (!L->bad_record[0])
+			snprintf(L->bad_record, sizeof(L->bad_record), "%s", name);
+		return;
+	}
 	L->form->wrap->sources |= 1u << source_for_metric(name);
 	in->v = xgrow(in->v, &in->cap, in->n + 1, sizeof(*in->v));
 	in->v[in->n++] = xstrdup(name);
@@ -258,6 +271,13 @@ static int compile_form(struct loader *L, struct row_form *f, struct jpos at, in
 	L->form_inputs_cap = 0;
 	expr_foreach_metric(f->expr, note_input, L);
 	unique_form_inputs(f);
+	if (L->bad_record[0]) {
+		problem_in(L, at, "%s: %s is no family of the scrape's record (" MAPPING_RECORD_PREFIX "*: %s, %s, %s)",
+			   what, L->bad_record, mapping_record_name(REC_UP), mapping_record_name(REC_DURATION),
+			   mapping_record_name(REC_AGE));
+		L->bad_record[0] = '\0';
+		return -1;
+	}
 	return 0;
 }
 
@@ -456,6 +476,11 @@ static void load_wraps_at(struct loader *L, const struct field *f, json_t *v)
 		return;
 	}
 	expr_foreach_metric(w->bound, note_bound_input, L);
+	if (L->bad_record[0]) {
+		row_problem(L, f->key, "\"%s\": \"bound\": reads %s: a bound reads the native counters, not the "
+			    "scrape's record", f->key, L->bad_record);
+		L->bad_record[0] = '\0';
+	}
 }
 
 static void load_prefer(struct loader *L, const struct field *f, json_t *v);

@@ -134,6 +134,29 @@ static void record_nodes(const struct render_in *in, struct render_result *res, 
 	loadview_build(&res->nodes->load, ex, in->load_margin);
 }
 
+/* The scrape's record as families the rows may read (mapping.h's MAPPING_RECORD_FAMILIES), into e:
+ * per source given, whether rows could read its answer, its fetch's seconds and its answer's age
+ * now (0 without a clock). Only when the table reads them (mapping.reads_record). */
+static void record_families(const struct render_in *in, const struct render_result *res, struct expo *e)
+{
+	double now = clock_of(in);
+	expo_init(e);
+	for (int id = 0; id < SRC_COUNT && in->m->reads_record; id++) {
+		const struct render_source *s = &res->src[id];
+		const double v[REC_COUNT] = {
+			[REC_UP] = s->up,
+			[REC_DURATION] = s->seconds,
+			[REC_AGE] = in->clock && s->at ? now - s->at : 0,
+		};
+		for (int f = 0; f < REC_COUNT && s->given; f++) {
+			const char *name = mapping_record_name((enum mapping_record_family)f);
+			struct label l = label_str("source", sources[id].name);
+			expo_add(e, name, strlen(name), &l, 1, v[f]);
+		}
+	}
+	expo_add_end(e);
+}
+
 /* The record's times, just before the self metrics are written from it. */
 static void record_times(const struct render_in *in, struct render_result *res)
 {
@@ -170,7 +193,10 @@ int render_run(const struct render_in *in, struct buf *out, struct render_result
 	out->max = in->max_output ? out->len + in->max_output : 0;
 	buf_reserve(out, in->size_hint + in->size_hint / 8); /* about the last answer's size, in one go */
 	struct rows_out w = { in, out, res, in->time_rows ? clock_of(in) : 0 };
-	mapping_run(m, in->flags, ex, up, write_row, &w);
+	struct expo record;
+	record_families(in, res, &record);
+	mapping_run(m, in->flags, ex, up, &record, write_row, &w);
+	expo_free(&record);
 	record_nodes(in, res, ex);
 	out->max = 0; /* self metrics are small and always fit: no cap for them */
 	record_times(in, res);

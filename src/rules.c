@@ -242,10 +242,13 @@ static void rules_file(const struct mapping *m, unsigned flags, struct buf *out)
 		if (!row_native(&m->rows[i])->expr)
 			buf_printf(out, "# %s: unavailable, no native source (%s)\n", m->rows[i].name,
 				   row_native(&m->rows[i])->note ? row_native(&m->rows[i])->note : "");
+		else if (row_native(&m->rows[i])->reads_record)
+			buf_printf(out, "# %s: not exported, it reads the shim's record of a scrape (" MAPPING_RECORD_PREFIX
+					"*), which Prometheus does not have\n", m->rows[i].name);
 	buf_puts(out, "groups:\n  - name: slurm-exporter-shim-legacy\n    rules:\n");
 	for (size_t i = 0; i < m->nrows; i++) {
 		const struct row *r = &m->rows[i];
-		if (!row_native(r)->expr || !row_is_enabled(r, flags))
+		if (!row_native(r)->expr || row_native(r)->reads_record || !row_is_enabled(r, flags))
 			continue;
 		struct buf e;
 		buf_init(&e, 0);
