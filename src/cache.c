@@ -296,6 +296,7 @@ static void job_run(struct fetch_job *j)
 			c->slot[id].ok_seconds = got[id]->seconds;
 		c->slot[id].job = NULL;
 		c->slot[id].n.fetches++;
+		c->slot[id].n.failed += !got[id]->ok;
 		note_speed(c, got[id]);
 	}
 	log_transitions(c, got, j->mask);

@@ -68,6 +68,7 @@ struct cache_config {
 struct cache_counts {
 	unsigned long fetches;
 	unsigned long slow;       /* longer than slow_fetch */
+	unsigned long failed;     /* whose answer was not usable (payload.ok 0) */
 };
 
 struct cache *cache_new(const struct cache_config *cfg, struct mapping *m);

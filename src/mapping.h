@@ -133,7 +133,8 @@ struct mapping {
 #define MAPPING_RECORD_FAMILIES(X) \
 	X(REC_UP, "shim_source_up")                             /* 1: rows could read its answer, 0: not */ \
 	X(REC_DURATION, "shim_source_duration_seconds")         /* how long its fetch took */ \
-	X(REC_AGE, "shim_source_age_seconds")                   /* its answer's age when the rows were evaluated */
+	X(REC_AGE, "shim_source_age_seconds")                   /* its answer's age when the rows were evaluated */ \
+	X(REC_ERRORS, "shim_source_errors_total")               /* its fetches since start whose answer was not usable */
 
 enum mapping_record_family {
 #define REC_ID(id, name) id,

@@ -272,9 +272,9 @@ static int compile_form(struct loader *L, struct row_form *f, struct jpos at, in
 	expr_foreach_metric(f->expr, note_input, L);
 	unique_form_inputs(f);
 	if (L->bad_record[0]) {
-		problem_in(L, at, "%s: %s is no family of the scrape's record (" MAPPING_RECORD_PREFIX "*: %s, %s, %s)",
+		problem_in(L, at, "%s: %s is no family of the scrape's record (" MAPPING_RECORD_PREFIX "*: %s, %s, %s, %s)",
 			   what, L->bad_record, mapping_record_name(REC_UP), mapping_record_name(REC_DURATION),
-			   mapping_record_name(REC_AGE));
+			   mapping_record_name(REC_AGE), mapping_record_name(REC_ERRORS));
 		L->bad_record[0] = '\0';
 		return -1;
 	}

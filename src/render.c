@@ -147,6 +147,7 @@ static void record_families(const struct render_in *in, const struct render_resu
 			[REC_UP] = s->up,
 			[REC_DURATION] = s->seconds,
 			[REC_AGE] = in->clock && s->at ? now - s->at : 0,
+			[REC_ERRORS] = (double)s->n.failed,
 		};
 		for (int f = 0; f < REC_COUNT && s->given; f++) {
 			const char *name = mapping_record_name((enum mapping_record_family)f);

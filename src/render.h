@@ -35,6 +35,7 @@
 struct render_counts {
 	unsigned long fetches;
 	unsigned long slow;       /* fetches longer than --log.slow-fetch */
+	unsigned long failed;     /* fetches whose answer was not usable */
 	unsigned long repaired;   /* values the native passthrough served repaired */
 	int costed;               /* cost-scheduled (cache.h's cache_cost): the four below are written */
 	double cost;              /* seconds: its last usable fetch */

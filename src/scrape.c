@@ -367,9 +367,11 @@ static void counts_of(struct scraper *s, const struct cache_got *g, struct rende
 	pthread_mutex_lock(&s->mu);
 	for (int id = 0; id < SRC_COUNT; id++) {
 		const struct cache_cost *k = &g->cost[id];
-		counts[id] = (struct render_counts){ g->n[id].fetches, g->n[id].slow,
-						     id < SRC_NATIVE_COUNT ? s->repaired[id] : 0, k->on, k->st.ok_seconds,
-						     k->interval, k->timeout, k->st.failures };
+		counts[id] = (struct render_counts){ .fetches = g->n[id].fetches, .slow = g->n[id].slow,
+						     .failed = g->n[id].failed,
+						     .repaired = id < SRC_NATIVE_COUNT ? s->repaired[id] : 0, .costed = k->on,
+						     .cost = k->st.ok_seconds, .interval = k->interval, .timeout = k->timeout,
+						     .failures = k->st.failures };
 	}
 	pthread_mutex_unlock(&s->mu);
 }

@@ -242,9 +242,35 @@ static void test_reuse_within_interval(void **state)
 	assert_true(d.serial[SRC_NODES] > a.serial[SRC_NODES]); /* a new fetch, whatever its address */
 	assert_int_equal(calls(&k, SRC_NODES), 2);
 	assert_int_equal(d.n[SRC_NODES].fetches, 2);
+	assert_int_equal(d.n[SRC_NODES].failed, 0);
 	cache_got_release(&a);
 	cache_got_release(&b);
 	cache_got_release(&d);
+	cache_free(c);
+}
+
+/* A fetch whose answer is not usable is counted as failed (the rows' shim_source_errors_total); a
+ * usable one after it is not. */
+static void test_failed_fetches_counted(void **state)
+{
+	(void)state;
+	struct fake k;
+	struct cache_got a, b;
+	fake_init(&k);
+	const char *body = k.body[SRC_NODES];
+	k.body[SRC_NODES] = NULL;
+	struct cache *c = cache_with(&k, 0);
+	get(c, NODES, 0, 5, &a);
+	assert_false(a.p[SRC_NODES]->ok);
+	assert_int_equal(a.n[SRC_NODES].fetches, 1);
+	assert_int_equal(a.n[SRC_NODES].failed, 1);
+	k.body[SRC_NODES] = body;
+	get(c, NODES, 0, 5, &b);
+	assert_true(b.p[SRC_NODES]->ok);
+	assert_int_equal(b.n[SRC_NODES].fetches, 2);
+	assert_int_equal(b.n[SRC_NODES].failed, 1);
+	cache_got_release(&a);
+	cache_got_release(&b);
 	cache_free(c);
 }
 
@@ -622,6 +648,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_concurrent_share_one_fetch),
 		cmocka_unit_test(test_reuse_within_interval),
+		cmocka_unit_test(test_failed_fetches_counted),
 		cmocka_unit_test(test_table_generations),
 		cmocka_unit_test(test_deadline_leaves_fetch_running),
 		cmocka_unit_test(test_one_fetch_per_upstream),

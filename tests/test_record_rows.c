@@ -23,6 +23,9 @@ static const char TABLE[] =
 	" {\"name\": \"legacy_cache_age_seconds\", \"help\": \"h\", \"type\": \"gauge\", \"fidelity\": \"approximate\", "
 	"\"note\": \"n\",\n"
 	"  \"expr\": \"shim_source_age_seconds{source=\\\"nodes\\\"}\"},\n"
+	" {\"name\": \"legacy_scrape_errors\", \"help\": \"h\", \"type\": \"counter\", \"fidelity\": \"approximate\", "
+	"\"note\": \"n\",\n"
+	"  \"expr\": \"sum(shim_source_errors_total{source=~\\\"nodes|partitions\\\"})\"},\n"
 	" {\"name\": \"legacy_nodes\", \"help\": \"h\", \"type\": \"gauge\", \"fidelity\": \"exact\", \"expr\": \"slurm_nodes\"},\n"
 	" {\"name\": \"legacy_queue\", \"help\": \"h\", \"type\": \"gauge\", \"fidelity\": \"exact\", \"expr\": \"slurm_jobs_pending\"}\n"
 	"]}\n";
@@ -62,7 +65,10 @@ static int render(const struct mapping *m, int partitions_down, struct buf *out,
 	p[SRC_PARTITIONS] = answer(m, SRC_PARTITIONS, partitions_down ? NULL : "slurm_partitions 2\n", 0.5, 95);
 	p[SRC_JOBS] = answer(m, SRC_JOBS, "slurm_jobs_pending 3\n", 0.125, 99);
 	now_s = 100;
-	const struct render_in in = { .m = m, .p = (const struct payload *const *)p, .clock = fake_clock, .started = 99.5 };
+	struct render_counts n[SRC_COUNT] = { [SRC_NODES] = { .fetches = 9, .failed = 2 },
+					      [SRC_PARTITIONS] = { .fetches = 9, .failed = 3 + partitions_down } };
+	const struct render_in in = { .m = m, .p = (const struct payload *const *)p, .counts = n, .clock = fake_clock,
+				      .started = 99.5 };
 	buf_init(out, 0);
 	int status = render_run(&in, out, res);
 	for (int id = 0; id < SRC_COUNT; id++)
@@ -103,6 +109,7 @@ static void test_every_source_up(void **state)
 	assert_has(&res, &b, "legacy_collector_duration_seconds",
 		   "legacy_collector_duration_seconds{collector=\"nodes\"} 0.5\n");
 	assert_has(&res, &b, "legacy_cache_age_seconds", "legacy_cache_age_seconds{source=\"nodes\"} 10\n");
+	assert_has(&res, &b, "legacy_scrape_errors", "legacy_scrape_errors 5\n");
 	render_result_free(&res);
 	buf_free(&b);
 	mapping_free(m);
@@ -139,10 +146,10 @@ static void test_loader_refuses_unknown_record_family(void **state)
 	struct buf problems;
 	buf_init(&problems, 0);
 	struct mapping *m = load_table("{\"metrics\": [{\"name\": \"x\", \"help\": \"h\", \"type\": \"gauge\", "
-				       "\"expr\": \"shim_source_errors_total\"}]}\n", &problems);
+				       "\"expr\": \"shim_source_errors\"}]}\n", &problems);
 	assert_null(m);
 	buf_putc(&problems, '\0');
-	assert_non_null(strstr(problems.data, "shim_source_errors_total is no family of the scrape's record"));
+	assert_non_null(strstr(problems.data, "shim_source_errors is no family of the scrape's record"));
 	buf_free(&problems);
 }
 
