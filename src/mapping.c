@@ -229,10 +229,11 @@ static void eval_row(const struct row *r, const struct expr_source *src, const i
 		res->v.e[0] = (struct velem){ .v = r->defval, .hash = labels_hash(NULL, 0) };
 		res->v.n = 1;
 	}
-	if (!res->v.n && !r->drop_zero && !absent) {
-		/* only drop_zero rows, and rows whose absent_ok input is absent, may legitimately come
-		 * out empty; for the others a guard in the expression refused the data (e.g. GPUs
-		 * allocated but none counted: no gres/gpu TRES) */
+	if (!res->v.n && !r->drop_zero && !absent && !(f->reads_record && !f->sources)) {
+		/* only drop_zero rows, rows whose absent_ok input is absent and forms of the record
+		 * alone (the sources they name not needed this scrape) may legitimately come out empty;
+		 * for the others a guard in the expression refused the data (e.g. GPUs allocated but
+		 * none counted: no gres/gpu TRES) */
 		res->status = ROW_NO_INPUT;
 		snprintf(res->err, sizeof(res->err), "the expression gave no series");
 		return;

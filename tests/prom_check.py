@@ -33,7 +33,7 @@ What "state" compares, and how:
     between A and B instead (the shim and the rules must agree), and must not be empty.
   * Every recording rule of rules.yml must be healthy in B and its series must equal the shim's
     output for the family of the same name; the rules must cover exactly the families the shim
-    serves.
+    serves, but those of rows reading the shim's record of a scrape (shim_source_*), which have none.
 The last line printed is "N passed, M failed" for this state.
 """
 import json
@@ -638,15 +638,27 @@ def mapping_rows(path):
         return json.load(f)["metrics"]
 
 
+RECORD_PREFIX = "shim_source_"  # the shim's record of a scrape (docs/mapping.md): no endpoint, no rule
+
+
 def row_endpoints(row):
-    return {endpoint_of(n) for n in metric_names(row["expr"])} if row.get("expr") else set()
+    return ({endpoint_of(n) for n in metric_names(row["expr"]) if not n.startswith(RECORD_PREFIX)}
+            if row.get("expr") else set())
+
+
+def row_reads_record(row):
+    return any(n.startswith(RECORD_PREFIX) for n in metric_names(row.get("expr") or ""))
 
 
 def fams_for_rules(fams, rows, unparseable):
     """What the rules can give: the shim's families, emptied (with the reason) where a row reads
-    an endpoint Prometheus cannot parse in this state."""
+    an endpoint Prometheus cannot parse in this state; none of a row reading the shim's record of a
+    scrape (--mapping.to-rules exports no rule of it)."""
     out = dict(fams)
     for r in rows:
+        if row_reads_record(r):
+            out.pop(r["name"], None)
+            continue
         bad = sorted(row_endpoints(r) & unparseable)
         if r["name"] in fams and bad:
             out[r["name"]] = {"type": fams[r["name"]]["type"], "samples": [],

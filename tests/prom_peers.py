@@ -26,8 +26,9 @@ Subcommands:
   export-check MAPPING RULES.yml
       The export of --mapping.to-rules says what it cannot express: every row without a native
       form (unavailable without slurmrestd) has a "# NAME: unavailable" line and no rule (a line
-      naming slurmrestd where the row has a preferred form, which reads slurmrestd), and every
-      other row has a `record: NAME` rule. Last line "N passed, M failed".
+      naming slurmrestd where the row has a preferred form, which reads slurmrestd), a row reading
+      the shim's record of a scrape (shim_source_*) a "# NAME: not exported" line and no rule, and
+      every other row has a `record: NAME` rule. Last line "N passed, M failed".
 """
 import glob
 import json
@@ -289,6 +290,8 @@ def export_check_main(args):
         text = f.read()
     records = set(re.findall(r"^\s*-?\s*record:\s*(\S+)\s*$", text, re.M))
     said = dict(re.findall(r"^# (\S+): (unavailable\b.*)$", text, re.M))
+    # rows of the scrape's own record (shim_source_*): Prometheus has no such family
+    said_record = dict(re.findall(r"^# (\S+): (not exported\b.*)$", text, re.M))
     rep = pc.Report(os.path.basename(mapping), os.environ.get("VERBOSE") == "1")
     native_unavailable = [r["name"] for r in rows if r.get("fidelity") == "unavailable"]
     for r in rows:
@@ -301,6 +304,12 @@ def export_check_main(args):
                 rep.fail("%s: unavailable without slurmrestd, but the export %s" % (
                     name, "has a rule for it" if name in records else "does not say so" if name not in said
                     else "does not name slurmrestd: " + said[name]))
+        elif "shim_source_" in r.get("expr", ""):
+            if name in said_record and name not in records:
+                rep.ok("%s: the export says it reads the shim's record of a scrape" % name)
+            else:
+                rep.fail("%s: reads the shim's record of a scrape, but the export %s" % (
+                    name, "has a rule for it" if name in records else "does not say so"))
         elif name in records:
             rep.ok("%s: a rule" % name)
         else:
@@ -308,8 +317,8 @@ def export_check_main(args):
     extra = sorted(records - {r["name"] for r in rows})
     if extra:
         rep.fail("rules for names that are no row: " + ", ".join(extra))
-    print("%s: %d rows: %d rules, %d said unavailable without slurmrestd" % (
-        os.path.basename(mapping), len(rows), len(records), len(said)))
+    print("%s: %d rows: %d rules, %d said unavailable without slurmrestd, %d reading the shim's record" % (
+        os.path.basename(mapping), len(rows), len(records), len(said), len(said_record)))
     print("%d passed, %d failed" % (rep.passed, rep.failed))
     return 1 if rep.failed else 0
 

@@ -7,7 +7,11 @@
  *   exact        the same series (label sets and values) as the peer's; a form whose note says "the last
  *                bit of a sum may differ" (a sum the peer adds in Go's map order, which changes from
  *                scrape to scrape) may differ from the peer's value by a relative 1e-12, no more;
- *   approximate  the same label names, within the difference its note states;
+ *   approximate  the same label names, within the difference its note states; a timing (its note says
+ *                "Timings are not compared:", the peer's and the shim's durations and ages on a capture
+ *                being neither the cluster's): no value bound, but every series served is one the peer
+ *                printed (when it printed the family), every series it printed is served with every answer
+ *                there, and every value is finite and at least 0;
  *   unavailable  no series.
  * An empty label value is no label (Prometheus reads feature="" as no label "feature").
  * Times are printed in UTC, the zone the states were captured in (sinfo prints its caller's). */
@@ -28,15 +32,15 @@ struct peer {
 	const char *const *health;  /* the peer's own health families, which are not rows */
 };
 
-static const char *const rivosinc_health[] = {
-	"go_", "process_", "promhttp_", "job_scrape_errors", "slurm_diag_scrape_", "slurm_job_scrape_",
-	"slurm_lic_scrape_", "slurm_limit_scrape_", "slurm_node_scrape_", NULL,
-};
+/* the Go client's own families; the peers' health families are rows (they read the scrape's record) */
+static const char *const rivosinc_health[] = { "go_", "process_", "promhttp_", NULL };
 
 static const struct peer rivosinc = { "mappings/rivosinc-slurm-exporter.json", "rivosinc_exporter_metrics.txt",
 				      rivosinc_health };
 
-static const char *const sckyzo_health[] = { "go_", "process_", "promhttp_", "slurm_exporter_", NULL };
+/* and SckyzO's histogram of its own command runs (a row is no histogram; the shim runs no command) */
+static const char *const sckyzo_health[] = { "go_", "process_", "promhttp_", "slurm_exporter_command_duration_seconds",
+					     NULL };
 
 static const struct peer sckyzo = { "mappings/sckyzo-slurm-exporter.json", "sckyzo_exporter_metrics.txt", sckyzo_health };
 
@@ -116,13 +120,38 @@ static double stated_bound(const char *note)
 	return p && end != p + strlen(BOUND_KEY) ? v : -1;
 }
 
+/* A timing's note (see the top): its values are not compared with the peer's. */
+#define TIMING_KEY "Timings are not compared:"
+static int is_timing(const char *note)
+{
+	return note && strstr(note, TIMING_KEY) != NULL;
+}
+
+/* A timing row: the series served are the peer's (all of them with every answer there: all), each
+ * value finite and at least 0; each problem reported. */
+static void check_timing(const struct row *row, const struct expo_family *sf, const struct expo_family *pf,
+			 const char *state, int all)
+{
+	size_t pn = pf ? pf->n : 0, sn = sf ? sf->n : 0;
+	for (size_t k = 0; k < sn; k++) {
+		const struct expo_sample *s = &sf->samples[k];
+		if (!isfinite(s->value) || s->value < 0)
+			row_fail("%s: timing row %s: value %g", state, row->name, s->value);
+		if (pf && !find_series(pf, s->labels, s->nlabels))
+			row_fail("%s: timing row %s: series #%zu is none the peer printed", state, row->name, k);
+	}
+	for (size_t k = 0; all && k < pn; k++)
+		if (!find_series(sf, pf->samples[k].labels, pf->samples[k].nlabels))
+			row_fail("%s: timing row %s lacks the peer's series #%zu", state, row->name, k);
+}
+
 /* the largest difference measured per row and form over the states so far, -1 when not served */
 #define MAX_ROWS 512
 #define MAX_FORMS 8
 static double worst_seen[MAX_ROWS][MAX_FORMS];
 
 static void check_row(const struct row *row, size_t ri, const struct render_row *res, const struct expo_family *sf,
-		      const struct expo_family *pf, const char *state, size_t want_form, struct counts *c)
+		      const struct expo_family *pf, const char *state, size_t want_form, int rest, struct counts *c)
 {
 	size_t pn = pf ? pf->n : 0, sn = sf ? sf->n : 0;
 	/* with every answer there, the row is served as its first form says; without slurmrestd's, as its
@@ -144,6 +173,12 @@ static void check_row(const struct row *row, size_t ri, const struct render_row 
 	}
 	if (res->form != want_form) {
 		row_fail("%s: row %s served with form %zu, not %zu", state, row->name, res->form, want_form);
+		return;
+	}
+	if (res->fidelity != FID_EXACT && is_timing(row->forms[res->form].note)) {
+		check_timing(row, sf, pf, state, rest);
+		printf("  %s: approximate, a timing (%zu series, the peer %zu)\n", row->name, sn, pn);
+		c->approximate++;
 		return;
 	}
 	if (res->fidelity != FID_EXACT) { /* measured against the bound its note states */
@@ -235,7 +270,7 @@ static void check_peer_state(const struct peer *peer, const char *state, int res
 		const struct expo_family *sf = expo_find(&served, name, strlen(name));
 		/* a family the peer prints only when a value is > 0 (a license's reserved count): none
 		 * here, and none from the row either (checked as an exact row with no series) */
-		check_row(&m->rows[i], i, &res.rows[i], sf, pf, state, rest ? 0 : m->rows[i].nforms - 1, &c);
+		check_row(&m->rows[i], i, &res.rows[i], sf, pf, state, rest ? 0 : m->rows[i].nforms - 1, rest, &c);
 	}
 	printf("%s %s, %s: the peer printed %zu families; %zu rows: %zu exact, %zu approximate, %zu unavailable\n", state,
 	       peer->mapping, rest ? "with slurmrestd" : "slurmctld alone", peer_families, m->nrows, c.exact, c.approximate,

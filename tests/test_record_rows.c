@@ -26,6 +26,8 @@ static const char TABLE[] =
 	" {\"name\": \"legacy_scrape_errors\", \"help\": \"h\", \"type\": \"counter\", \"fidelity\": \"approximate\", "
 	"\"note\": \"n\",\n"
 	"  \"expr\": \"sum(shim_source_errors_total{source=~\\\"nodes|partitions\\\"})\"},\n"
+	" {\"name\": \"legacy_licenses_success\", \"help\": \"h\", \"type\": \"gauge\", \"fidelity\": \"exact\",\n"
+	"  \"expr\": \"min(shim_source_up{source=\\\"slurmrestd-licenses\\\"})\"},\n"
 	" {\"name\": \"legacy_nodes\", \"help\": \"h\", \"type\": \"gauge\", \"fidelity\": \"exact\", \"expr\": \"slurm_nodes\"},\n"
 	" {\"name\": \"legacy_queue\", \"help\": \"h\", \"type\": \"gauge\", \"fidelity\": \"exact\", \"expr\": \"slurm_jobs_pending\"}\n"
 	"]}\n";
@@ -110,6 +112,12 @@ static void test_every_source_up(void **state)
 		   "legacy_collector_duration_seconds{collector=\"nodes\"} 0.5\n");
 	assert_has(&res, &b, "legacy_cache_age_seconds", "legacy_cache_age_seconds{source=\"nodes\"} 10\n");
 	assert_has(&res, &b, "legacy_scrape_errors", "legacy_scrape_errors 5\n");
+	/* a source the table does not need (slurmrestd not configured) has no series: the row of it
+	 * alone is served empty, not left out */
+	size_t len;
+	const char *t = row_text(&res, &b, "legacy_licenses_success", &len);
+	assert_int_equal(res.rows[mapping_row_index(m, "legacy_licenses_success")].status, ROW_OK);
+	assert_true(len > 0 && !memmem(t, len, "\nlegacy_licenses_success ", 26));
 	render_result_free(&res);
 	buf_free(&b);
 	mapping_free(m);
