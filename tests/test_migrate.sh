@@ -161,6 +161,22 @@ expect "rivosinc's package with no flag: its schema on :9092" \
 said "rivosinc's package" "/var/lib/dpkg/status (rivosinc's prometheus-slurm-exporter package)"
 shim_schema rivosinc-slurm-exporter
 
+# rivosinc's RPM installed (an RPM system: no dpkg status), its unit bare: rpm names the vendor; an
+# rpm that knows no such package (or another vendor's) picks no schema
+mkdir -p "$tmp/rpmbin"
+printf '#!/bin/sh\n[ -n "$RPM_ANSWER" ] || exit 1\necho "$RPM_ANSWER"\n' >"$tmp/rpmbin/rpm"
+chmod +x "$tmp/rpmbin/rpm"
+fresh
+rivos_unit ''
+PATH="$tmp/rpmbin:$PATH" RPM_ANSWER='rivosinc|abhinavDhulipala' run
+expect "rivosinc's RPM with no flag: its schema on :9092" \
+	'"--mapping.file=/etc/slurm-exporter-shim/rivosinc-slurm-exporter.json --web.listen-address=:9092"'
+said "rivosinc's RPM" "the RPM database (rivosinc's prometheus-slurm-exporter package)"
+fresh
+echo 'ARGS="-gpus-acct"' >"$tmp/root/etc/default/prometheus-slurm-exporter"
+PATH="$tmp/rpmbin:$PATH" RPM_ANSWER='Fedora Project|Fedora Project' run
+expect "another vendor's RPM of the same name: the legacy table" '"--gpus-acct"'
+
 # vpenso's Debian package of the same name: not rivosinc's
 fresh
 mkdir -p "$tmp/root/var/lib/dpkg"
@@ -188,24 +204,51 @@ run --dry-run
 cmp -s packaging/default/slurm-exporter-shim "$tmp/root/etc/default/slurm-exporter-shim" && ok "--dry-run changes nothing" ||
 	bad "--dry-run changed the file"
 
-# the fork's unit enabled beside ours: said, with how to disable it (both .deb and RPM run this script);
-# a systemctl on PATH that answers is-enabled for slurm_exporter.service as told
-mkdir -p "$tmp/bin"
-printf '#!/bin/sh\n[ "$1 $2 $3" = "is-enabled --quiet slurm_exporter.service" ] && [ -e "$FORK_ENABLED" ]\n' >"$tmp/bin/systemctl"
-chmod +x "$tmp/bin/systemctl"
-fork_run() { PATH="$tmp/bin:$PATH" FORK_ENABLED="$tmp/fork-enabled" run; }
-fresh
-mkdir -p "$tmp/root/run/systemd/system"
-touch "$tmp/fork-enabled"
-fork_run
-said "the fork's unit enabled" "slurm_exporter.service (SckyzO/slurm_exporter) is enabled and also listens on :9341; disable it: systemctl disable --now slurm_exporter.service"
-rm -f "$tmp/fork-enabled"
-fork_run
-[ ! -s "$tmp/out" ] && ok "the fork's unit not enabled: nothing said" || bad "the fork's unit not enabled: $(cat "$tmp/out")"
-touch "$tmp/fork-enabled"
-rm -rf "$tmp/root/run/systemd"
-fork_run
-[ ! -s "$tmp/out" ] && ok "not under systemd: systemctl not asked" || bad "not under systemd: $(cat "$tmp/out")"
+# The old exporter's unit enabled beside ours: the shim's unit Conflicts= with it. Disabled (its file
+# kept) when the flags are carried; only said, with how, when the script changes nothing. The real
+# systemctl, on the temporary root (--root: it reads the unit files, no systemd needed).
+enabled() { systemctl --root="$tmp/root" is-enabled --quiet "$1" 2>/dev/null; }
+fork_unit() {
+	printf '[Service]\nUser=prometheus\nExecStart=/usr/local/bin/slurm_exporter --web.listen-address=":9341"\n\n[Install]\nWantedBy=multi-user.target\n' \
+		>"$tmp/root/etc/systemd/system/slurm_exporter.service"
+	systemctl --root="$tmp/root" enable slurm_exporter.service >/dev/null 2>&1
+}
+if ! command -v systemctl >/dev/null 2>&1; then
+	bad "systemctl not found (systemd; scripts/install-deps.sh test installs it)"
+else
+	fresh
+	fork_unit
+	enabled slurm_exporter.service && ok "the fork's unit enabled (systemctl --root)" || bad "systemctl --root did not enable the fork's unit"
+	run
+	said "the fork's unit enabled" "disabled slurm_exporter.service (SckyzO/slurm_exporter's, on :9341): the shim's unit replaces it"
+	! enabled slurm_exporter.service && [ -f "$tmp/root/etc/systemd/system/slurm_exporter.service" ] &&
+		ok "the fork's unit disabled, its file kept" || bad "the fork's unit still enabled, or its file gone"
+
+	fresh
+	rivos_unit '-slurm.poll-limit 20'
+	printf '\n[Install]\nWantedBy=multi-user.target\n' >>"$tmp/root/etc/systemd/system/prometheus-slurm-exporter.service"
+	systemctl --root="$tmp/root" enable prometheus-slurm-exporter.service >/dev/null 2>&1
+	run --dry-run
+	said "rivosinc's unit enabled, --dry-run" "prometheus-slurm-exporter.service (rivosinc's, on :9092) is enabled; the shim's unit conflicts with it: disable it: systemctl disable --now prometheus-slurm-exporter.service"
+	enabled prometheus-slurm-exporter.service && ok "--dry-run leaves rivosinc's unit enabled" || bad "--dry-run disabled rivosinc's unit"
+	run
+	said "rivosinc's unit enabled" "disabled prometheus-slurm-exporter.service (rivosinc's, on :9092)"
+	! enabled prometheus-slurm-exporter.service && ok "rivosinc's unit disabled" || bad "rivosinc's unit still enabled"
+
+	fresh
+	fork_unit
+	echo '# edited' >>"$tmp/root/etc/default/slurm-exporter-shim"
+	run
+	said "the fork's unit enabled, the defaults file edited" "slurm_exporter.service (SckyzO/slurm_exporter's, on :9341) is enabled; the shim's unit conflicts with it: disable it: systemctl disable --now slurm_exporter.service"
+	enabled slurm_exporter.service && ok "the defaults file edited: the fork's unit left enabled" || bad "the defaults file edited, but the fork's unit was disabled"
+
+	fresh
+	fork_unit
+	systemctl --root="$tmp/root" disable slurm_exporter.service >/dev/null 2>&1
+	run
+	! grep -q 'is enabled\|disabled slurm_exporter' "$tmp/out" && ok "the fork's unit not enabled: nothing said about it" ||
+		bad "the fork's unit not enabled: $(cat "$tmp/out")"
+fi
 
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]
