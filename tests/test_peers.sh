@@ -54,34 +54,8 @@ check "the first listener's /metrics is still the legacy table" sh -c "grep -q '
 check "/schemas/rivosinc-slurm-exporter/metrics serves the same families" \
 	sh -c "grep -v '^slurm_exporter_shim_\|^# ' '$TMP/bound.txt' >'$TMP/c'; grep -v '^slurm_exporter_shim_\|^# ' '$TMP/path.txt' >'$TMP/d'; cmp -s '$TMP/c' '$TMP/d'"
 
-# every exact row's family: the same series (label sets, values) as the peer printed; an empty label
-# value is no label, as Prometheus reads it. compare MAPPING PEER_OUTPUT SERVED
-compare() {
-python3 - "$1" "$2" "$3" <<'PY'
-import json, re, sys
-def series(path):
-    out = {}
-    for line in open(path):
-        m = re.match(r'^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{(.*)\})? (\S+)$', line.strip())
-        if not m:
-            continue
-        labels = tuple(sorted((k, v) for k, v in re.findall(r'(\w+)="((?:[^"\\]|\\.)*)"', m.group(3) or "") if v))
-        out.setdefault(m.group(1), {})[labels] = float(m.group(4))
-    return out
-rows = json.load(open(sys.argv[1]))["metrics"]
-peer, shim = series(sys.argv[2]), series(sys.argv[3])
-bad = n = 0
-for r in rows:
-    if (r.get("prefer") or [r])[0]["fidelity"] != "exact":
-        continue
-    n += 1
-    if peer.get(r["name"], {}) != shim.get(r["name"], {}):
-        print("differs:", r["name"], peer.get(r["name"]), shim.get(r["name"]))
-        bad += 1
-print(f"{n} exact rows compared, {bad} differ")
-sys.exit(1 if bad or not n else 0)
-PY
-}
+# every exact row's family: the same series as the peer printed (tests/peer_compare.py)
+compare() { python3 tests/peer_compare.py "$@"; }
 compare "$RIVOSINC" "$STATE/rivosinc_exporter_metrics.txt" "$TMP/bound.txt" >"$TMP/cmp.txt" 2>&1
 check "every exact row equals rivosinc's series ($(tail -1 "$TMP/cmp.txt"))" grep -q ' 0 differ$' "$TMP/cmp.txt"
 grep '^differs' "$TMP/cmp.txt" | head -5 | sed 's/^/     /'

@@ -1,0 +1,41 @@
+#!/usr/bin/env python3
+"""peer_compare.py MAPPING PEER_OUTPUT SERVED: every exact row of MAPPING (its first "prefer"
+alternative's fidelity) has the same series in SERVED as in PEER_OUTPUT (label sets and values; an
+empty label value is no label, as Prometheus reads it). Prints each family that differs and, last,
+"N exact rows compared, M differ"; exits 1 when one differs or none was compared."""
+import json
+import re
+import sys
+
+
+def series(path):
+    out = {}
+    with open(path) as f:
+        for line in f:
+            m = re.match(r'^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{(.*)\})? (\S+)$', line.strip())
+            if not m:
+                continue
+            labels = tuple(sorted((k, v) for k, v in
+                                  re.findall(r'(\w+)="((?:[^"\\]|\\.)*)"', m.group(3) or "") if v))
+            out.setdefault(m.group(1), {})[labels] = float(m.group(4))
+    return out
+
+
+def main():
+    with open(sys.argv[1]) as f:
+        rows = json.load(f)["metrics"]
+    peer, shim = series(sys.argv[2]), series(sys.argv[3])
+    bad = n = 0
+    for r in rows:
+        if (r.get("prefer") or [r])[0]["fidelity"] != "exact":
+            continue
+        n += 1
+        if peer.get(r["name"], {}) != shim.get(r["name"], {}):
+            print("differs:", r["name"], peer.get(r["name"]), shim.get(r["name"]))
+            bad += 1
+    print(f"{n} exact rows compared, {bad} differ")
+    return 1 if bad or not n else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
