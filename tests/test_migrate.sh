@@ -235,6 +235,22 @@ else
 	said "rivosinc's unit enabled" "disabled prometheus-slurm-exporter.service (rivosinc's, on :9092)"
 	! enabled prometheus-slurm-exporter.service && ok "rivosinc's unit disabled" || bad "rivosinc's unit still enabled"
 
+	# apt removed rivosinc's package first: its bare unit is no one's; the hint, then --from rivosinc
+	fresh
+	rivos_unit ''
+	printf '\n[Install]\nWantedBy=multi-user.target\n' >>"$tmp/root/etc/systemd/system/prometheus-slurm-exporter.service"
+	systemctl --root="$tmp/root" enable prometheus-slurm-exporter.service >/dev/null 2>&1
+	run
+	said "a bare unit, its package gone" "if it ran rivosinc's, whose package was removed first (apt does): /usr/share/slurm-exporter-shim/migrate-legacy-args --from rivosinc"
+	cmp -s packaging/default/slurm-exporter-shim "$tmp/root/etc/default/slurm-exporter-shim" && ok "a bare unit, its package gone: nothing carried" ||
+		bad "a bare unit, its package gone: the defaults file changed"
+	run --from rivosinc
+	expect "--from rivosinc: its schema on :9092" \
+		'"--mapping.file=/etc/slurm-exporter-shim/rivosinc-slurm-exporter.json --web.listen-address=:9092"'
+	said "--from rivosinc" "disabled prometheus-slurm-exporter.service (rivosinc's, on :9092)"
+	run --from nobody
+	grep -q -- '--from nobody: not vpenso, sckyzo or rivosinc' "$tmp/out" && ok "--from nobody refused" || bad "--from nobody: $(cat "$tmp/out")"
+
 	fresh
 	fork_unit
 	echo '# edited' >>"$tmp/root/etc/default/slurm-exporter-shim"
