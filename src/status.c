@@ -640,7 +640,7 @@ static void write_schemas(struct buf *out, const struct status_page_info *info, 
 }
 
 /* Every schema's rows, each from its own last answer (several schemas: the first's families listed
- * up to STATUS_FAMILIES_MAX, the others' up to STATUS_FAMILIES_OTHER_MAX, the page staying bounded). */
+ * up to STATUS_FAMILIES_MAX, the others' sharing STATUS_FAMILIES_OTHERS: the page stays bounded). */
 static void write_all_rows(struct buf *out, const struct status_page_info *info, const struct scraper_status *st)
 {
 	size_t n = mapping_schema_count(st->schemas);
@@ -652,7 +652,7 @@ static void write_all_rows(struct buf *out, const struct status_page_info *info,
 		const struct scraper_status *o = schema_status(info, st, k);
 		const char *stem = info->schema_stem[k];
 		write_rows(out, o ? o->res : NULL, stem[0] ? stem : "(unnamed)",
-			   k ? STATUS_FAMILIES_OTHER_MAX : STATUS_FAMILIES_MAX);
+			   k ? STATUS_FAMILIES_OTHERS / (n - 1) : STATUS_FAMILIES_MAX);
 	}
 }
 
