@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
-"""peer_compare.py MAPPING PEER_OUTPUT SERVED: every exact row of MAPPING (its first "prefer"
-alternative's fidelity) has the same series in SERVED as in PEER_OUTPUT (label sets and values; an
-empty label value is no label, as Prometheus reads it). Prints each family that differs and, last,
-"N exact rows compared, M differ"; exits 1 when one differs or none was compared."""
+"""peer_compare.py MAPPING PEER_OUTPUT SERVED [EXCLUDED]: every exact row of MAPPING (its first
+"prefer" alternative's fidelity) has the same series in SERVED as in PEER_OUTPUT (label sets and
+values; an empty label value is no label, as Prometheus reads it). EXCLUDED, a regex (POSIX-style,
+anchored at both ends, as --mapping.exclude): the families the peer's collectors turned off would not
+print: each must be absent from SERVED and is not compared. Prints each family that differs and,
+last, "N exact rows compared, M differ"; exits 1 when one differs or none was compared."""
 import json
 import re
 import sys
@@ -25,8 +27,14 @@ def main():
     with open(sys.argv[1]) as f:
         rows = json.load(f)["metrics"]
     peer, shim = series(sys.argv[2]), series(sys.argv[3])
+    excluded = re.compile(sys.argv[4]) if len(sys.argv) > 4 and sys.argv[4] else None
     bad = n = 0
     for r in rows:
+        if excluded and excluded.fullmatch(r["name"]):
+            if r["name"] in shim:
+                print("excluded but served:", r["name"])
+                bad += 1
+            continue
         if (r.get("prefer") or [r])[0]["fidelity"] != "exact":
             continue
         n += 1
