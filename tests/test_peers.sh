@@ -60,41 +60,9 @@ check "the first listener's /metrics is still the legacy table" sh -c "grep -q '
 check "/schemas/rivosinc-slurm-exporter/metrics serves the same families" \
 	sh -c "grep -v '^slurm_exporter_shim_\|^# ' '$TMP/bound.txt' >'$TMP/c'; grep -v '^slurm_exporter_shim_\|^# ' '$TMP/path.txt' >'$TMP/d'; cmp -s '$TMP/c' '$TMP/d'"
 
-# every exact row's family: the same series (label sets, values) as the peer printed; an empty label
-# value is no label, as Prometheus reads it. compare MAPPING PEER_OUTPUT SERVED
-compare() {
-python3 - "$1" "$2" "$3" <<'PY'
-import json, re, sys
-def series(path):
-    out = {}
-    for line in open(path):
-        m = re.match(r'^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{(.*)\})? (\S+)$', line.strip())
-        if not m:
-            continue
-        labels = tuple(sorted((k, v) for k, v in re.findall(r'(\w+)="((?:[^"\\]|\\.)*)"', m.group(3) or "") if v))
-        out.setdefault(m.group(1), {})[labels] = float(m.group(4))
-    return out
-rows = json.load(open(sys.argv[1]))["metrics"]
-peer, shim = series(sys.argv[2]), series(sys.argv[3])
-bad = n = 0
-def agree(a, b, note):
-    if a == b:
-        return True
-    if "the last bit of a sum may differ" not in note or a.keys() != b.keys():
-        return False
-    return all(abs(a[k] - b[k]) <= 1e-12 * max(abs(a[k]), abs(b[k])) for k in a)
-for r in rows:
-    form = (r.get("prefer") or [r])[0]
-    if form["fidelity"] != "exact":
-        continue
-    n += 1
-    if not agree(peer.get(r["name"], {}), shim.get(r["name"], {}), form.get("note", "")):
-        print("differs:", r["name"], peer.get(r["name"]), shim.get(r["name"]))
-        bad += 1
-print(f"{n} exact rows compared, {bad} differ")
-sys.exit(1 if bad or not n else 0)
-PY
-}
+# every exact row's family: the same series as the peer printed (tests/peer_compare.py: an empty label
+# value is no label; a row whose note says the last bit of a sum may differ, within 1e-12 relative)
+compare() { python3 tests/peer_compare.py "$@"; }
 compare "$RIVOSINC" "$STATE/rivosinc_exporter_metrics.txt" "$TMP/bound.txt" >"$TMP/cmp.txt" 2>&1
 check "every exact row equals rivosinc's series ($(tail -1 "$TMP/cmp.txt"))" grep -q ' 0 differ$' "$TMP/cmp.txt"
 grep '^differs' "$TMP/cmp.txt" | head -5 | sed 's/^/     /'
