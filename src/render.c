@@ -135,8 +135,9 @@ static void record_nodes(const struct render_in *in, struct render_result *res, 
 }
 
 /* The scrape's record as families the rows may read (mapping.h's MAPPING_RECORD_FAMILIES), into e:
- * per source given, whether rows could read its answer, its fetch's seconds and its answer's age
- * now (0 without a clock). Only when the table reads them (mapping.reads_record). */
+ * per source given, whether rows could read its answer, its fetch's seconds, its answer's age now
+ * (0 without a clock) and its failed fetches since start (render_in.counts). Only when the table
+ * reads them (mapping.reads_record); the record is read here, never changed. */
 static void record_families(const struct render_in *in, const struct render_result *res, struct expo *e)
 {
 	double now = clock_of(in);

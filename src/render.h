@@ -2,7 +2,8 @@
  * function that every caller of the row driver goes through (the daemon and --once through scrape.c,
  * --compare-legacy, the golden, absent and mapping tests, the fuzzers, the benchmark):
  *   payloads -> source_usable (source.h's verdict across sources) -> catalog_compare (slurmctld's
- *   answers against the table's native catalog, catalog.h) -> mapping_run (the rows, each written
+ *   answers against the table's native catalog, catalog.h) -> the record's per-source outcome as
+ *   families the rows may read (mapping.h's MAPPING_RECORD_FAMILIES) -> mapping_run (the rows, each written
  *   as it is evaluated, under the output cap) -> the result record -> the self metrics, written from
  *   the record by render_record.c's one table of them.
  * When payloads were given but none is usable, the body is the 503 text instead (why, per source)
