@@ -159,6 +159,15 @@ static void test_loader_refuses_unknown_record_family(void **state)
 	buf_putc(&problems, '\0');
 	assert_non_null(strstr(problems.data, "shim_source_errors is no family of the scrape's record"));
 	buf_free(&problems);
+	/* a wraps_at bound reads native counters: the record is refused there, even a family of it */
+	buf_init(&problems, 0);
+	m = load_table("{\"metrics\": [{\"name\": \"x\", \"help\": \"h\", \"type\": \"gauge\", \"fidelity\": "
+		       "\"exact\", \"expr\": \"slurm_nodes\", \"wraps_at\": {\"bound\": \"shim_source_up\", "
+		       "\"limit\": 65536}}]}\n", &problems);
+	assert_null(m);
+	buf_putc(&problems, '\0');
+	assert_non_null(strstr(problems.data, "reads shim_source_up: a bound reads the native counters"));
+	buf_free(&problems);
 }
 
 static void test_rules_skip_record_rows(void **state)
