@@ -712,6 +712,13 @@ size_t expo_feed_end(struct expo *e, int flags)
 	return finish(e, 0);
 }
 
+int expo_wants(const struct expo *e, const char *name, size_t nlen)
+{
+	if (expo_find(e, name, nlen))
+		return 1;
+	return !e->ps || !e->ps->keep || e->ps->keep(name, nlen, e->ps->keep_ctx);
+}
+
 /* The family builder (see expo.h): the parser's storage, fed from slices rather than lines. */
 int expo_add(struct expo *e, const char *name, size_t nlen, struct label *labels, uint32_t nlabels,
 	     double value)
@@ -749,6 +756,18 @@ int expo_add(struct expo *e, const char *name, size_t nlen, struct label *labels
 	s->hash = labels_hash(s->labels, nlabels);
 	e->nsamples++;
 	return 1;
+}
+
+void expo_declare(struct expo *e, const char *name, size_t nlen)
+{
+	struct expo_family *f = (struct expo_family *)expo_find(e, name, nlen);
+	if (!f) {
+		if (e->ps && e->ps->keep && !e->ps->keep(name, nlen, e->ps->keep_ctx))
+			return;
+		f = family_get(e, arena_strndup(&e->arena, name, nlen), nlen);
+		f->type = EXPO_GAUGE;
+	}
+	f->declared = 1;
 }
 
 void expo_add_end(struct expo *e)

@@ -48,6 +48,8 @@ struct expo_family {
 	struct expo_sample *samples;
 	size_t n, cap;
 	size_t twin;             /* index + 1 of the family kept just before its first sample */
+	int declared;            /* named by the answer with or without samples (expo_declare): with
+				    none, the answer says it has none, which a row may read as such */
 };
 
 #define EXPO_MAX_ERRORS 8
@@ -111,6 +113,13 @@ const struct expo_family *expo_find(const struct expo *e, const char *name, size
 int expo_add(struct expo *e, const char *name, size_t nlen, struct label *labels, uint32_t nlabels,
 	     double value);
 void expo_add_end(struct expo *e);
+/* The input positively has family `name`, with or without samples (a slurmrestd document whose
+ * records all lack what the family counts): the family is made when e->keep wants it, and marked
+ * declared. nnamed is left as it is (an answer that only declares names nothing). */
+void expo_declare(struct expo *e, const char *name, size_t nlen);
+/* 1 when expo_add would store a sample of family `name` (it holds the family, or its keep()
+ * wants it), else 0: a builder skips the work of a family nobody reads. */
+int expo_wants(const struct expo *e, const char *name, size_t nlen);
 /* A problem of an input that is not exposition text, at position `at` (slurmrestd.h: a byte offset),
  * as the parser records a malformed line: the first EXPO_MAX_ERRORS are kept. */
 void expo_add_error(struct expo *e, size_t at, const char *reason);

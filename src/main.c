@@ -121,6 +121,15 @@ static struct mapping *load_mapping(const struct options *opt)
 	if (!m)
 		log_error_lines("mapping: ", problems.data, problems.len); /* every problem, each on its own line */
 	buf_free(&problems);
+	char why[200], safe[200];
+	long n = m && opt->exclude ? mapping_exclude(m, opt->exclude, why, sizeof(why)) : 0;
+	if (n < 0) {
+		log_error("--mapping.exclude %s: %s", log_escape(safe, sizeof(safe), opt->exclude, strlen(opt->exclude)), why);
+		mapping_free(m);
+		return NULL;
+	}
+	if (m && opt->exclude)
+		log_info("--mapping.exclude: %ld rows served by no schema", n);
 	return m;
 }
 
@@ -492,8 +501,8 @@ int main(int argc, char **argv)
 	fetch_global_init();
 	m = load_mapping(&opt);
 	if (!m) {
-		log_error("cannot start: the mapping file%s %s%s not valid", opt.nmapping > 1 ? "s" : "", opt.mapping,
-			  opt.nmapping > 1 ? " (and the others given) are" : " is");
+		log_error("cannot start: the mapping file%s %s%s not valid%s", opt.nmapping > 1 ? "s" : "", opt.mapping,
+			  opt.nmapping > 1 ? " (and the others given) are" : " is", opt.exclude ? ", or --mapping.exclude" : "");
 		goto out;
 	}
 	if (opt.to_rules) {

@@ -90,8 +90,9 @@ static size_t repair_utf8(struct vec *v, const struct expr_source *src, struct a
  * sources are up)? Computing without it would serve a part of the data as the whole (a NaN, a 0,
  * a node's status label flipped), so the row is left out. "absent_ok" is no exception to that: it
  * says that the family may be absent when its endpoint's answer named no family at all (slurmctld's
- * empty jobs-users-accts answer, no jobs in memory; a slurmrestd document with no record), never
- * that it may be missing from an answer that names others. Returns the first missing family, or
+ * empty jobs-users-accts answer, no jobs in memory; a slurmrestd document with no record) or when
+ * the answer declares it with no series (expo_declare: no node in a reservation), never that it may
+ * be missing from an answer that names others. Returns the first missing family, or
  * NULL; *absent is set when an absent_ok family is absent from an empty answer. */
 static const char *missing_input(const struct row_form *f, const struct expr_source *src, int *absent)
 {
@@ -101,7 +102,8 @@ static const char *missing_input(const struct row_form *f, const struct expr_sou
 		const struct expo_family *fam = e ? expo_find(e, name, strlen(name)) : NULL;
 		if (fam && fam->n)
 			continue;
-		if (!f->inputs[i].absent_ok || !e || e->nnamed) /* nnamed: named, kept or not */
+		/* nnamed: named, kept or not; declared: the answer says the family has no series */
+		if (!f->inputs[i].absent_ok || !e || (e->nnamed && !(fam && fam->declared)))
 			return name;
 		*absent = 1;
 	}

@@ -75,6 +75,7 @@ enum row_flag {
 struct row {
 	char *name, *help, *type;
 	unsigned enabled_by;        /* the enum row_flag that enables it; 0: always enabled */
+	int excluded;               /* its name matches --mapping.exclude: never enabled (mapping_exclude) */
 	struct kv *renames, *fills;
 	size_t nrenames, nfills;
 	int drop_zero, has_default;
@@ -135,6 +136,11 @@ int mapping_stem(const char *path, char out[MAPPING_STEM_MAX]);
 /* The i-th schema of the chain, or NULL past its end; the index of stem, or -1. */
 const struct mapping *mapping_schema(const struct mapping *m, size_t i);
 size_t mapping_schema_count(const struct mapping *m);
+/* --mapping.exclude: every row of every schema of the chain m whose name matches re (a POSIX ERE,
+ * anchored at both ends) is excluded, served by no schema as a row whose enabled_by flag is not
+ * given (row_is_enabled), and fetches nothing. The number of rows excluded, or -1 with why re is
+ * not a regex in err. */
+long mapping_exclude(struct mapping *m, const char *re, char *err, size_t errlen);
 int mapping_schema_index(const struct mapping *m, const char *stem, size_t len);
 /* expo_keep_fn over every schema of the chain (ctx: its head). */
 int mapping_set_has_input(const char *name, size_t len, void *ctx);
@@ -184,7 +190,7 @@ unsigned mapping_fallback_sources(const struct mapping *m, unsigned flags, unsig
 /* Whether r is enabled under flags (enum row_flag bits). */
 static inline int row_is_enabled(const struct row *r, unsigned flags)
 {
-	return !r->enabled_by || (r->enabled_by & flags);
+	return !r->excluded && (!r->enabled_by || (r->enabled_by & flags));
 }
 /* "exact", "approximate" or "unavailable" (a literal). */
 const char *fidelity_name(enum fidelity f);

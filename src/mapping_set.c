@@ -1,6 +1,10 @@
 /* mapping_set.c: see mapping.h (the schemas of one process). */
 #include "mapping.h"
 #include "buf.h"
+#include "xmalloc.h"
+
+#include <regex.h>
+#include <stdlib.h>
 
 #include <stdio.h>
 #include <string.h>
@@ -98,4 +102,27 @@ int mapping_set_has_input(const char *name, size_t len, void *ctx)
 		if (mapping_has_input(name, len, m))
 			return 1;
 	return 0;
+}
+
+long mapping_exclude(struct mapping *m, const char *re, char *err, size_t errlen)
+{
+	size_t len = strlen(re);
+	char *anchored = xmalloc(len + 5);
+	snprintf(anchored, len + 5, "^(%s)$", re);
+	regex_t rx;
+	int rc = regcomp(&rx, anchored, REG_EXTENDED | REG_NOSUB);
+	free(anchored);
+	if (rc != 0) {
+		regerror(rc, &rx, err, errlen);
+		return -1;
+	}
+	long n = 0;
+	for (; m; m = m->next)
+		for (size_t i = 0; i < m->nrows; i++)
+			if (regexec(&rx, m->rows[i].name, 0, NULL, 0) == 0) {
+				m->rows[i].excluded = 1;
+				n++;
+			}
+	regfree(&rx);
+	return n;
 }

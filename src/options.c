@@ -189,6 +189,9 @@ static const struct flag flags[] = {
 	{ .name = "mapping.file", F_FILES(mapping, mappings, nmapping), .def = DEFAULT_MAPPING, .metavar = "FILE",
 	  .help = "mapping table; repeat it to serve several schemas from one set of fetches: the first at the metrics "
 	  "path, each at /schemas/<file name without .json>/metrics" },
+	{ .name = "mapping.exclude", F_STRING(exclude), .metavar = "REGEX",
+	  .help = "serve no family whose name matches REGEX (POSIX extended, anchored at both ends, e.g. "
+	  "'slurm_scheduler_.*|slurm_user_.*'), in any schema, and fetch nothing for them only" },
 	{ .name = "mapping.to-rules", F_STRING(to_rules), .metavar = "DIR",
 	  .help = "write DIR/rules.yml, DIR/scrape.yml (through the shim) and DIR/scrape-direct.yml for Prometheus, then exit" },
 	{ .name = "probe.targets-file", F_STRING(targets_file), .metavar = "FILE",

@@ -34,6 +34,7 @@ struct options {
 	const char *checks[OPTIONS_FILES_MAX];   /* every --check-mapping (check_mapping is the first) */
 	size_t ncheck;
 	const char *once_schema;         /* --once.schema NAME: the schema --once prints; NULL: the first */
+	const char *exclude;             /* --mapping.exclude REGEX: the families served by no schema; NULL: none */
 	const char *compare_schema;      /* --compare-legacy.schema NAME: the schema compared; NULL: recognised */
 	long long load_margin;           /* --status.load-margin: percent of a node's CPUs */
 	int systemd_socket;              /* --web.systemd-socket: systemd's sockets, not listens[] */

@@ -235,6 +235,8 @@ static void keep_last(struct scraper *s, struct answer *a, const struct cache_ta
 /* The nodes of unknown load (loadview.h), logged once per change (the daemon only). Under render_mu. */
 static void log_load(struct scraper *s, const struct nodeview *v)
 {
+	if (s->shares_cache)
+		return; /* the first schema's scraper logs them */
 	uint64_t unknown = v ? loadview_unknown_hash(&v->load) : 0;
 	if (unknown != s->load_logged && unknown && s->cfg.log_load)
 		loadview_log_unknown(&v->load);
@@ -253,7 +255,7 @@ static struct answer *render(struct scraper *s, const struct scrape_ctx *c, cons
 		.m = c->m, .flags = s->cfg.flags, .p = p, .counts = c->counts, .max_output = s->cfg.max_output,
 		.slow_fetch = s->cfg.replay_dir ? 0 : s->cfg.slow_fetch, .size_hint = c->last_output,
 		.reload_ok = c->reload_ok, .reload_time = c->reload_time, .clock = mono_now, .started = c->started,
-		.node_view = !s->shares_cache, /* the status page is the first schema's */
+		.node_view = 1, /* the status page shows the newest answer's, whichever schema's */
 		.load_margin = s->cfg.load_margin, .ctl = view, .nctl = ctl ? controllers_view(ctl, view) : 0,
 		.ctl_switches = ctl ? controllers_switches(ctl) : 0, .gz = s->cfg.compression ? &s->gz : NULL,
 		.schemas = s->cfg.self_schemas ? c->chain : NULL,

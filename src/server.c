@@ -4,6 +4,7 @@
 #include "compress.h"
 #include "http_encoding.h"
 #include "log.h"
+#include "mapping.h"
 #include "probe.h"
 #include "native.h"
 #include "scrape.h"
@@ -247,15 +248,25 @@ static enum MHD_Result status(struct server *srv, struct MHD_Connection *c)
 	struct scraper_status st;
 	struct status_page_info info = { SHIM_VERSION, srv->cfg.path, srv->cfg.mapping_file, 0, srv->cfg.probes,
 					 srv->cfg.native_passthrough, srv->cfg.schema_stem, srv->cfg.nschemas,
-					 srv->cfg.listen, srv->cfg.listen_fds ? 0 : srv->cfg.nlisten, srv->cfg.listen_schema };
+					 srv->cfg.listen, srv->cfg.listen_fds ? 0 : srv->cfg.nlisten, srv->cfg.listen_schema, NULL };
+	struct scraper_status other[MAPPING_SET_MAX];
+	const struct scraper_status *other_p[MAPPING_SET_MAX] = { 0 };
+	size_t n = srv->cfg.schemas && srv->cfg.nschemas <= MAPPING_SET_MAX ? srv->cfg.nschemas : 0;
 	struct buf b;
 	struct timespec now;
 	size_t len;
 	clock_gettime(CLOCK_REALTIME, &now);
 	info.now = (double)now.tv_sec + now.tv_nsec / 1e9;
 	scraper_status(srv->scraper, &st);
+	for (size_t k = 1; k < n; k++) { /* every schema's rows, each from its own last answer */
+		scraper_status(srv->cfg.schemas[k], &other[k]);
+		other_p[k] = &other[k];
+	}
+	info.schema_st = n > 1 ? other_p : NULL;
 	buf_init(&b, 0);
 	status_page(&b, &info, &st);
+	for (size_t k = 1; k < n; k++)
+		scraper_status_put(srv->cfg.schemas[k], &other[k]);
 	scraper_status_put(srv->scraper, &st);
 	char *body = buf_steal(&b, &len);
 	return respond(c, MHD_HTTP_OK, body, len, "text/html; charset=utf-8", srv->cfg.web);

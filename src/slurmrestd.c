@@ -18,6 +18,7 @@ enum jkind { J_NULL, J_BOOL, J_NUM, J_STR, J_MAP, J_ARRAY };
 static const char *const kind_name[] = { "null", "a boolean", "a number", "a string", "an object", "an array" };
 
 #define TOP_ERRORS (1u << 8)      /* st->top: "errors" seen; bit d: the records' key at depth d */
+#define TOP_CLOCK (1u << 9)       /* st->top: "last_update" read (docs with .clock) */
 
 /* ---- the walk ---- */
 
@@ -199,16 +200,38 @@ static inline int value_begins(struct rest *st, enum jkind k)
 	return st->in_rec || shape_is_valid(st, k);
 }
 
+/* Is the value about to be read the document's top-level "last_update" (depth 1) or a member of its
+ * {set, infinite, number} object (depth 2)? Only for the documents that read their clock. */
+static int value_is_clock(const struct rest *st)
+{
+	return docs[st->doc].clock && !st->in_rec && (st->depth == 1 || (st->depth == 2 && !st->lv[1].array)) &&
+	       KEY_IS(&st->lv[0], "last_update");
+}
+
+/* The document's clock: slurmctld's time when it answered (show_resv() packs time(NULL) as the
+ * message's last_update), against which a reservation's state is told as scontrol tells it. */
+static int clock_set(struct rest *st, double v)
+{
+	if (st->top & TOP_CLOCK)
+		return rest_fail(st, 1, "'last_update' given twice");
+	st->top |= TOP_CLOCK;
+	st->clock = v;
+	return 1;
+}
+
 /* A number, or a member of a {set, infinite, number} object (data_parser's NO_VAL wrapper): its
  * members are kept in its level and the value is read when it closes, whatever their order. */
 static int on_number(struct rest *st, double v, int is_bool)
 {
 	char buf[PATH_MAX_LEN + 8];
 	const char *path = path_of(st, buf, st->depth);
-	if (!path)
+	int clock = !path && value_is_clock(st);
+	if (!path && !clock)
 		return 1;
+	if (clock)
+		path = "last_update";
 	struct level *top = &st->lv[st->depth - 1];
-	if (st->depth > st->rd && !top->array) {
+	if ((clock ? st->depth == 2 : st->depth > st->rd) && !top->array) {
 		if (is_bool && KEY_IS(top, "set")) {
 			top->nv_set = v != 0;
 			return 1;
@@ -225,6 +248,8 @@ static int on_number(struct rest *st, double v, int is_bool)
 			return 1;
 		}
 	}
+	if (clock)
+		return st->depth == 1 ? clock_set(st, v) : 1;
 	return on_value(st, path, 0, NULL, 0, v);
 }
 
@@ -258,6 +283,32 @@ static int cb_number(void *ctx, const char *s, size_t n)
 	return on_number(st, strtod(buf, NULL), 0);
 }
 
+/* meta.slurm.cluster or meta.slurm.release (the string about to be read at depth 3, outside a record):
+ * kept for the document's meta_fam, the last one given; one of REST_META_MAX bytes or more is not */
+static void meta_keep(struct rest *st, const unsigned char *s, size_t n)
+{
+	static const char *const keys[2] = { "cluster", "release" };
+	if (st->lv[0].array || !KEY_IS(&st->lv[0], "meta") || st->lv[1].array || !KEY_IS(&st->lv[1], "slurm") ||
+	    st->lv[2].array)
+		return;
+	for (int i = 0; i < 2; i++)
+		if (key_is_named(&st->lv[2], keys[i])) {
+			st->meta_len[i] = n < REST_META_MAX ? (unsigned char)n : 0;
+			memcpy(st->meta[i], s, st->meta_len[i]);
+		}
+}
+
+/* The document's meta_fam: 1, labelled cluster and release, when it gave a release */
+static void meta_add(struct rest *st)
+{
+	const char *fam = docs[st->doc].meta_fam;
+	if (!fam || st->failed || !st->meta_len[1])
+		return;
+	struct label l[2] = { label_of("cluster", st->meta[0], st->meta_len[0]),
+			      label_of("release", st->meta[1], st->meta_len[1]) };
+	expo_add(st->e, fam, strlen(fam), l + !st->meta_len[0], 2 - !st->meta_len[0], 1);
+}
+
 static int cb_string(void *ctx, const unsigned char *s, size_t n)
 {
 	struct rest *st = ctx;
@@ -273,6 +324,10 @@ static int cb_string(void *ctx, const unsigned char *s, size_t n)
 		int i = KEY_IS(&st->lv[2], "error") ? 0 : KEY_IS(&st->lv[2], "description") ? 1 : -1;
 		if (i >= 0)
 			rest_esc(st->err_text[i], sizeof(st->err_text[i]), (const char *)s, n);
+		return 1;
+	}
+	if (st->depth == 3 && !st->in_rec && docs[st->doc].meta_fam) {
+		meta_keep(st, s, n);
 		return 1;
 	}
 	const char *path = path_of(st, buf, st->depth);
@@ -367,7 +422,10 @@ static int close_container(struct rest *st)
 	if (!l->array && l->nv_has) { /* a {set, infinite, number} object, read as its own path */
 		char buf[PATH_MAX_LEN + 8];
 		const char *path = path_of(st, buf, st->depth - 1);
-		if (path && !on_value(st, path, 0, NULL, 0, l->nv_inf ? INFINITY : !l->nv_set ? NAN : l->nv_num))
+		double v = l->nv_inf ? INFINITY : !l->nv_set ? NAN : l->nv_num;
+		if (path && !on_value(st, path, 0, NULL, 0, v))
+			return 0;
+		if (!path && value_is_clock(st) && !clock_set(st, v))
 			return 0;
 	}
 	if (st->doc == REST_DIAG && st->in_rec && st->depth == st->rd + 2 && st->lv[st->rd].array && !l->array &&
@@ -409,6 +467,7 @@ void *rest_begin(struct expo *e, enum rest_doc doc)
 	st->e = e;
 	st->rd = docs[doc].nprefix + docs[doc].array + 1;
 	st->scratch = xmalloc(REC_MAX);
+	st->clock = NAN;
 	arena_init(&st->arena);
 	jsonfeed_init(&st->jf, &callbacks, st, REST_MAX_STRING);
 	return st;
@@ -442,6 +501,11 @@ void *rest_begin_licenses(struct expo *e)
 void *rest_begin_job_states(struct expo *e)
 {
 	return rest_begin(e, REST_JOB_STATES);
+}
+
+void *rest_begin_reservations(struct expo *e)
+{
+	return rest_begin(e, REST_RESERVATIONS);
 }
 
 /* The feeder stopped on its own (syntax, a bound): its reason is the document's problem. */
@@ -483,6 +547,7 @@ void rest_discard(void *p)
 	free(st->aggs);
 	hmap_free(&st->aidx);
 	free(st->seen);
+	free(st->resv);
 	hmap_free(&st->sidx);
 	arena_reset(&st->arena);
 	free(st);
@@ -497,7 +562,13 @@ size_t rest_end(void *p, struct expo *e)
 	st->ended = 1;
 	if (!st->failed && !st->done) /* yajl takes an empty text */
 		rest_fail(st, 1, "not a JSON document");
+	const struct doc_info *d = &docs[st->doc];
+	if (!st->failed && d->finish)
+		d->finish(st);
+	for (int i = 0; !st->failed && i < 2 && d->declared[i]; i++) /* read as no series when none came */
+		expo_declare(e, d->declared[i], strlen(d->declared[i]));
 	rest_add_aggregates(st);
+	meta_add(st);
 	expo_add_end(e);
 	for (size_t i = 0; i < e->nfams; i++) /* what the checks above let through: never served */
 		if (e->fams[i].duplicate) {

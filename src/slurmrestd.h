@@ -6,7 +6,8 @@
  * JSON field each comes from are documented in docs/mapping.md, "slurmrestd families".
  *
  * Interface (one parser per document, as a source's parser calls it, one call per chunk):
- *   st = rest_begin_nodes(e);   (or _shares, _jobs, _diag, _job_states: /jobs/state)
+ *   st = rest_begin_nodes(e);   (or _shares, _jobs, _diag, _licenses, _job_states: /jobs/state,
+ *                               _reservations)
  *   rest_feed(st, e, data, n);  for every chunk, in order; the chunk may go away after the call
  *   rest_is_stopped(st);           1 once the document is known unusable: the rest of it need not come
  *   bad = rest_end(st, e);      frees st; returns the problem count (0: a good document)
@@ -28,7 +29,12 @@
  *   newer Slurm's: which state it counts in is not known), a job id listed twice;
  * - a record missing or mistyping a field it needs, a field it reads given twice, a string it reads
  *   longer than REST_MAX_STRING, a uid that is not one, a node, share row or job listed twice, a
- *   node listing a partition twice or more than REST_MAX_PARTS, a diag number given twice.
+ *   node listing a partition twice or more than REST_MAX_PARTS, a diag number given twice;
+ * - /reservations: no top-level "last_update" (slurmctld's clock when it answered, which a
+ *   reservation's state is told against) or one given twice, a reservation without a name or
+ *   listed twice, one whose node_list is no host list the reader expands (while a table reads
+ *   the reservations' nodes: more than REST_HOSTLIST_MAX hosts, nested brackets), node_lists of
+ *   more than 1,048,576 hosts together.
  * Strings longer than REST_MAX_STRING in fields nothing reads are skipped whatever their length,
  * without being held (jsonfeed.h); {set, infinite, number} objects are read whatever their key order.
  * Ownership: the state is the caller's between begin and end/discard; e is borrowed. */
@@ -43,7 +49,8 @@
 #define REST_MAX_STRING (64u * 1024)   /* a longer string is cut (jsonfeed.h): refused where it is read */
 #define REST_MAX_PARTS 4096            /* partitions of one node */
 
-enum rest_doc { REST_NODES, REST_SHARES, REST_JOBS, REST_DIAG, REST_LICENSES, REST_JOB_STATES, REST_DOCS };
+enum rest_doc { REST_NODES, REST_SHARES, REST_JOBS, REST_DIAG, REST_LICENSES, REST_JOB_STATES, REST_RESERVATIONS,
+		REST_DOCS };
 
 void *rest_begin(struct expo *e, enum rest_doc doc);
 void *rest_begin_nodes(struct expo *e);
@@ -52,6 +59,7 @@ void *rest_begin_jobs(struct expo *e);
 void *rest_begin_diag(struct expo *e);
 void *rest_begin_licenses(struct expo *e);
 void *rest_begin_job_states(struct expo *e);
+void *rest_begin_reservations(struct expo *e);
 void rest_feed(void *st, struct expo *e, const char *data, size_t n);
 int rest_is_stopped(const void *st);
 size_t rest_end(void *st, struct expo *e);
@@ -59,5 +67,10 @@ void rest_discard(void *st);
 
 /* Tasks of an array record's task string ("1-6", "1,3,5-9:2%4"); 0 for an empty or bad string. */
 unsigned long rest_array_tasks(const char *s, size_t n);
+/* squeue's %m text of mb megabytes (0 to 2^63; its convert_num_unit: the largest binary unit that
+ * keeps the figure exact or a half, "%.2f" past that, cut to 9 characters as squeue's buffer cuts
+ * it): the number it prints into *num and its unit letter into unit ("" for "0" or a cut text;
+ * "M", "G", "T", "P" or "?"). The family slurmrestd_jobs_memory_printed; slurmrestd_nodepart.c. */
+void rest_squeue_memory(double mb, double *num, char unit[2]);
 
 #endif

@@ -4,6 +4,7 @@
  * one way: the walk (slurmrestd.c) calls this file, this file calls slurmrestd_nodepart.c, and all of
  * them slurmrestd_doc.c (the document's first problem, what was listed), which calls none of them. */
 #include "slurmrestd_int.h"
+#include "clitime.h"
 #include "slurmrestd_hostlist.h"
 
 #include <math.h>
@@ -54,6 +55,8 @@ void rest_record_reset(struct rest *st)
 		jr->cpus = jr->uid = jr->id = jr->mem_node = jr->mem_cpu = NAN;
 	else if (st->doc == REST_SHARES)
 		sr->factor = sr->level = sr->shares = sr->shares_norm = sr->usage = sr->usage_norm = NAN;
+	else if (st->doc == REST_RESERVATIONS)
+		st->r.resv.start = st->r.resv.end = st->r.resv.node_count = st->r.resv.core_count = st->r.resv.purge = NAN;
 	else if (st->doc == REST_LICENSES)
 		st->r.lic.total = st->r.lic.used = st->r.lic.free = st->r.lic.reserved = st->r.lic.last_consumed =
 			st->r.lic.last_deficit = NAN;
@@ -62,9 +65,9 @@ void rest_record_reset(struct rest *st)
 /* One sample; labels with an empty value are left out, as Prometheus does. */
 static void add(struct rest *st, const char *fam, const struct label *l, uint32_t n, double v)
 {
-	struct label set[AGG_N];
+	struct label set[AGG_LABELS_MAX];
 	uint32_t k = 0;
-	for (uint32_t i = 0; i < n && k < AGG_N; i++)
+	for (uint32_t i = 0; i < n && k < AGG_LABELS_MAX; i++)
 		if (l[i].vlen)
 			set[k++] = l[i];
 	expo_add(st->e, fam, strlen(fam), set, k, v);
@@ -98,11 +101,11 @@ void rest_add_aggregates(struct rest *st)
 {
 	for (int f = 0; f < 5 && docs[st->doc].agg_fams[f]; f++)
 		for (size_t i = 0; i < st->nagg; i++)
-			if (!st->aggs[i].node_user)
+			if (!st->aggs[i].fam)
 				add(st, docs[st->doc].agg_fams[f], st->aggs[i].l, st->aggs[i].nl, st->aggs[i].v[f]);
 	for (size_t i = 0; i < st->nagg; i++)
-		if (st->aggs[i].node_user)
-			add(st, "slurmrestd_node_job_user", st->aggs[i].l, st->aggs[i].nl, st->aggs[i].v[0]);
+		if (st->aggs[i].fam)
+			add(st, st->aggs[i].fam, st->aggs[i].l, st->aggs[i].nl, st->aggs[i].v[0]);
 }
 
 /* ---- nodes ---- */
@@ -140,8 +143,6 @@ static double gres_gpus(const char *s, size_t n)
 	return sum;
 }
 
-/* Slurm's NO_VAL and INFINITE of a uint32_t: a load slurmd never reported */
-#define LOAD_NO_VAL 4294967294.0
 /* A load average over this many times the node's CPUs is no reading (docs/mapping.md) */
 #define LOAD_ABSURD_PER_CPU 1000
 
@@ -166,12 +167,35 @@ static const char *load_problem(const struct node_rec *r)
 static void node_load(struct rest *st, const struct node_rec *r, const struct label l[2])
 {
 	const char *why = load_problem(r);
+	double reported = rest_load_reported(r);
+	if (!isnan(reported)) /* sinfo's %O, the last load slurmd reported even when it is stale */
+		add(st, "slurmrestd_node_cpu_load_reported", l, 2, reported);
 	if (!why) {
 		add(st, "slurmrestd_node_cpu_load", l, 2, r->cpu_load / 100);
 		return;
 	}
 	struct label w[3] = { l[0], l[1], label_str("why", why) };
 	add(st, "slurmrestd_node_cpu_load_unknown", w, 3, 1);
+}
+
+/* The node's reason, as sinfo -N -o '%N|%E|%H|%u|%T' prints it for every node (slurmrestd_node_reason: no
+ * reason label for "none", the time as sinfo prints it), and for a node with a reason scontrol's
+ * Reason=... [user@time] (slurmrestd_node_reason_info, the time as a number: the status page's "who, since
+ * when"). why: the reason, reason_time and user labels, for the node x partition view; when: where
+ * reason_time's text is kept (CLITIME_LEN bytes). */
+static void node_reason(struct rest *st, const struct node_rec *r, const struct label l[2], struct label why[3],
+			char *when)
+{
+	size_t tlen = clitime_format(r->reason_at, when, CLITIME_LEN);
+	why[0] = label_of("reason", sp(st, &r->reason), r->reason.len);
+	why[1] = label_of("reason_time", when, tlen);
+	why[2] = label_of("user", sp(st, &r->reason_user), r->reason_user.len);
+	struct label w[5] = { l[0], why[0], why[1], l[1], why[2] };
+	add(st, "slurmrestd_node_reason", w, 5, 1);
+	if (!r->reason.len)
+		return;
+	struct label info[3] = { l[0], why[0], why[2] };
+	add(st, "slurmrestd_node_reason_info", info, 3, isnan(r->reason_at) || isinf(r->reason_at) ? 0 : r->reason_at);
 }
 
 static int node_end(struct rest *st)
@@ -209,11 +233,14 @@ static int node_end(struct rest *st)
 				 r->gres_used.set ? gres_gpus(sp(st, &r->gres_used), r->gres_used.len) : 0 };
 	add(st, "slurmrestd_node_gpus", l, 2, gpus[0]);
 	add(st, "slurmrestd_node_gpus_used", l, 2, gpus[1]);
-	if (r->reason.len) { /* scontrol's Reason=... [user@time]: the status page's "who, since when" */
-		struct label w[3] = { label_of("node", sp(st, &r->name), r->name.len),
-				      label_of("reason", sp(st, &r->reason), r->reason.len),
-				      label_of("user", sp(st, &r->reason_user), r->reason_user.len) };
-		add(st, "slurmrestd_node_reason_info", w, 3, isnan(r->reason_at) || isinf(r->reason_at) ? 0 : r->reason_at);
+	struct label why[3];
+	char when[CLITIME_LEN];
+	node_reason(st, r, l, why, when);
+	if (r->resv.len) { /* scontrol show node's ReservationName=, beside its State='s first word */
+		const char *base = node_state_base_name(&r->state);
+		struct label w[4] = { l[0], label_of("reservation", sp(st, &r->resv), r->resv.len), l[1],
+				      label_str("base_state", base) };
+		add(st, "slurmrestd_node_reservation", w, 4, 1);
 	}
 	char *feat = xmalloc(r->features.len + 1); /* sinfo's %b: sorted */
 	rest_list_sorted(sp(st, &r->features), r->features.len, feat);
@@ -237,6 +264,7 @@ static int node_end(struct rest *st)
 		rest_node_part_series(st->e, r, np, alloc, other ? 0 : rest, load_problem(r) ? NAN : r->cpu_load / 100,
 				      gpus);
 		rest_node_features_series(st->e, np, feat, r->features.len);
+		rest_node_reason_series(st->e, np, why);
 		a->v[0] += r->cpus;
 		a->v[1] += alloc;
 		a->v[2] += other ? 0 : rest;
@@ -356,7 +384,7 @@ static void count_node_user(void *ctx, const char *host, size_t n)
 	struct node_user_ctx *c = ctx;
 	struct label l[2] = { label_of("node", host, n), c->user }; /* sorted: node, user */
 	struct agg *a = agg_slot(c->st, l, 2);
-	a->node_user = 1;
+	a->fam = "slurmrestd_node_job_user";
 	a->v[0] += 1;
 }
 
@@ -369,6 +397,61 @@ static void job_nodes(struct rest *st, const struct job_rec *r, const struct lab
 		return;
 	struct node_user_ctx c = { st, *user };
 	rest_hostlist_each(sp(st, &r->nodes), r->nodes.len, count_node_user, &c);
+}
+
+/* A job's count of each TRES into slurmrestd_jobs_tres and its memory as squeue prints it into
+ * slurmrestd_jobs_memory_printed: under the job's five labels (l, sorted by name) and one more. */
+struct job_more_ctx {
+	struct rest *st;
+	const struct label *l;
+	double tasks;
+	const char *fam, *label;
+};
+
+static void count_more(void *ctx, const char *value, size_t n, double v)
+{
+	struct job_more_ctx *c = ctx;
+	struct label l[AGG_LABELS_MAX];
+	memcpy(l, c->l, AGG_N * sizeof(*l));
+	l[AGG_N] = label_of(c->label, value, n);
+	labels_sort(l, AGG_LABELS_MAX);
+	struct agg *a = agg_slot(c->st, l, AGG_LABELS_MAX);
+	a->fam = c->fam;
+	a->v[0] += c->tasks * v;
+}
+
+static int wants(struct rest *st, signed char *want, const char *fam)
+{
+	if (!*want)
+		*want = expo_wants(st->e, fam, strlen(fam)) ? 1 : -1;
+	return *want > 0;
+}
+
+/* What squeue -O tres-alloc prints: tres_alloc_str, else (a job not started) tres_req_str; an item
+ * it does not read makes the document unusable, as an array_task_string does. */
+static int job_more(struct rest *st, const struct job_rec *r, const struct label *sorted, double tasks)
+{
+	struct job_more_ctx c = { st, sorted, tasks, "slurmrestd_jobs_tres", "tres" };
+	const struct str *t = r->tres_alloc.len ? &r->tres_alloc : &r->tres_req;
+	if (t->len && wants(st, &st->want_tres, c.fam)) {
+		const char *item, *why;
+		size_t n;
+		if ((why = rest_tres_each(sp(st, t), t->len, count_more, &c, &item, &n))) {
+			char esc[48];
+			return rest_fail(st, 1, "job %.0f: %s item '%s': %s", r->id,
+					 t == &r->tres_alloc ? "tres_alloc_str" : "tres_req_str",
+					 rest_esc(esc, sizeof(esc), item, n), why);
+		}
+	}
+	double mb = rest_job_memory(r), num;
+	c.fam = "slurmrestd_jobs_memory_printed";
+	c.label = "unit";
+	if (mb >= 0 && mb < 9223372036854775808.0 && wants(st, &st->want_mem, c.fam)) {
+		char unit[2];
+		rest_squeue_memory(mb, &num, unit);
+		count_more(&c, unit, strlen(unit), num);
+	}
+	return 1;
 }
 
 static int job_end(struct rest *st)
@@ -416,7 +499,7 @@ static int job_end(struct rest *st)
 	a->v[3] += 1; /* records, as squeue without -r prints them: a pending array once */
 	a->v[4] += isnan(r->cpus) ? 0 : r->cpus;
 	job_nodes(st, r, &l[AGG_USER]);
-	return 1;
+	return job_more(st, r, sorted, tasks);
 }
 
 /* ---- /jobs/state: each job's id and state, counted by squeue's state ---- */
@@ -475,7 +558,7 @@ static const struct slot node_slots[] = {
 	NODE("gres", S_STR, gres), NODE("gres_used", S_STR, gres_used),
 	NODE("partitions[]", S_PART, nparts), NODE("reason", S_STR, reason),
 	NODE("reason_set_by_user", S_STR, reason_user), NODE("reason_changed_at", S_NUM, reason_at),
-	NODE("weight", S_NUM, weight), NODE("active_features[]", S_LIST, features),
+	NODE("weight", S_NUM, weight), NODE("active_features[]", S_LIST, features), NODE("reservation", S_STR, resv),
 	{ NULL, S_NUM, 0 },
 };
 
@@ -485,7 +568,8 @@ static const struct slot job_slots[] = {
 	JOB("user_name", S_STR, user), JOB("user_id", S_NUM, uid), JOB("account", S_STR, account),
 	JOB("partition", S_STR, partition), JOB("cpus", S_NUM, cpus),
 	JOB("array_task_string", S_STR, tasks), JOB("job_id", S_NUM, id), JOB("nodes", S_STR, nodes),
-	JOB("memory_per_node", S_NUM, mem_node), JOB("memory_per_cpu", S_NUM, mem_cpu), { NULL, S_NUM, 0 },
+	JOB("memory_per_node", S_NUM, mem_node), JOB("memory_per_cpu", S_NUM, mem_cpu),
+	JOB("tres_alloc_str", S_STR, tres_alloc), JOB("tres_req_str", S_STR, tres_req), { NULL, S_NUM, 0 },
 };
 
 static const struct slot job_state_slots[] = {
@@ -504,7 +588,7 @@ static const struct slot share_slots[] = {
 
 const struct doc_info docs[REST_DOCS] = {
 	[REST_NODES] = { .prefix = { "nodes" }, .nprefix = 1, .array = 1, .what = "nodes", .slots = node_slots,
-			 .end = node_end,
+			 .end = node_end, .declared = { "slurmrestd_node_reservation" },
 			 .agg_fams = { "slurmrestd_partition_cpus", "slurmrestd_partition_cpus_alloc",
 				       "slurmrestd_partition_cpus_idle", "slurmrestd_partition_cpus_other" } },
 	[REST_SHARES] = { .prefix = { "shares", "shares" }, .nprefix = 2, .array = 1, .what = "shares.shares",
@@ -512,9 +596,12 @@ const struct doc_info docs[REST_DOCS] = {
 	[REST_JOBS] = { .prefix = { "jobs" }, .nprefix = 1, .array = 1, .what = "jobs", .slots = job_slots,
 			.end = job_end, .agg_fams = { "slurmrestd_jobs", "slurmrestd_jobs_cpus", "slurmrestd_jobs_memory",
 					     "slurmrestd_jobs_records", "slurmrestd_jobs_records_cpus" } },
-	[REST_DIAG] = { .prefix = { "statistics" }, .nprefix = 1, .what = "statistics" },
+	[REST_DIAG] = { .prefix = { "statistics" }, .nprefix = 1, .what = "statistics",
+			.meta_fam = "slurmrestd_diag_slurm_info" },
 	[REST_LICENSES] = { .prefix = { "licenses" }, .nprefix = 1, .array = 1, .what = "licenses",
 			    .slots = rest_lic_slots, .end = rest_lic_end },
 	[REST_JOB_STATES] = { .prefix = { "jobs" }, .nprefix = 1, .array = 1, .what = "jobs", .slots = job_state_slots,
 			      .end = job_state_end, .agg_fams = { "slurmrestd_job_states" } },
+	[REST_RESERVATIONS] = { .prefix = { "reservations" }, .nprefix = 1, .array = 1, .what = "reservations",
+				.slots = rest_resv_slots, .end = rest_resv_end, .clock = 1, .finish = rest_resv_finish },
 };

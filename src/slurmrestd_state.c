@@ -62,6 +62,11 @@ int node_state_add(struct node_state *s, const char *name, size_t n)
 	return name_is_equal(name, n, "INVALID") ? 0 : -1; /* NO_VAL: nothing to add */
 }
 
+const char *node_state_base_name(const struct node_state *s)
+{
+	return node_bases[s->base];
+}
+
 /* The suffix character of a state word: the first of these flags the node carries. */
 static const struct { uint32_t flag; char c; } suffixes[] = {
 	{ F(MAINTENANCE), '$' }, { F(REBOOT_ISSUED), '^' }, { F(REBOOT_REQUESTED), '@' },

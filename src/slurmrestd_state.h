@@ -22,6 +22,9 @@ enum { RNODE_UNKNOWN, RNODE_DOWN, RNODE_IDLE, RNODE_ALLOCATED, RNODE_ERROR, RNOD
 /* Add one name of a data_parser state array to s. Returns 0, or -1 for a name it does not know
  * (ignored: a newer Slurm may add flags). */
 int node_state_add(struct node_state *s, const char *name, size_t n);
+/* The base state's word, as scontrol show node's State= begins (node_state_base_string():
+ * "IDLE", "ALLOCATED", "MIXED", "DOWN", "ERROR", "FUTURE", "UNKNOWN"). */
+const char *node_state_base_name(const struct node_state *s);
 /* sinfo's long state (%T, lower case) into buf (at least 24 bytes); returns its length. */
 size_t node_state_sinfo(const struct node_state *s, char *buf, size_t cap);
 /* sinfo's CPU rule (%C): the unallocated CPUs of a drained/draining or down node are "other". */

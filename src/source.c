@@ -98,6 +98,7 @@ static const struct source_parser rest_jobs_parser = REST_PARSER(rest_begin_jobs
 static const struct source_parser rest_diag_parser = REST_PARSER(rest_begin_diag);
 static const struct source_parser rest_licenses_parser = REST_PARSER(rest_begin_licenses);
 static const struct source_parser rest_job_states_parser = REST_PARSER(rest_begin_job_states);
+static const struct source_parser rest_reservations_parser = REST_PARSER(rest_begin_reservations);
 
 static const char *const partitions_names[] = { "slurm_partition", NULL };
 static const char *const nodes_names[] = { "slurm_node_", "slurm_nodes", NULL };
@@ -109,6 +110,7 @@ static const char *const rest_jobs_names[] = { "slurmrestd_jobs", NULL };
 static const char *const rest_diag_names[] = { "slurmrestd_diag_", NULL };
 static const char *const rest_licenses_names[] = { "slurmrestd_license_", NULL };
 static const char *const rest_job_states_names[] = { "slurmrestd_job_state", NULL };
+static const char *const rest_reservations_names[] = { "slurmrestd_reservation_", NULL };
 
 const struct source sources[SRC_COUNT] = {
 	[SRC_JOBS] = { .name = "jobs", .path = "/metrics/jobs", .file = "metrics_jobs.txt", .upstream = UPSTREAM_SLURMCTLD,
@@ -152,6 +154,11 @@ const struct source sources[SRC_COUNT] = {
 				  .file = "rest_jobs_state.json", .upstream = UPSTREAM_SLURMRESTD,
 				  .parser = &rest_job_states_parser, .prefixes = rest_job_states_names,
 				  .names_optional = 1 },
+	/* scontrol show reservation; fetched only while a loaded table's row reads its families */
+	[SRC_REST_RESERVATIONS] = { .name = "slurmrestd-reservations", .path = "/slurm/{version}/reservations",
+				    .file = "rest_reservations.json", .upstream = UPSTREAM_SLURMRESTD,
+				    .parser = &rest_reservations_parser, .prefixes = rest_reservations_names,
+				    .names_optional = 1 },
 };
 
 /* No strlen of the prefix: a name that differs early (most do) costs a compare or two. */

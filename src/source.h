@@ -21,7 +21,7 @@ struct expo;
 /* slurmctld's five OpenMetrics endpoints, then slurmrestd's JSON documents (optional upstream). */
 enum source_id {
 	SRC_JOBS, SRC_NODES, SRC_PARTITIONS, SRC_SCHEDULER, SRC_UA,
-	SRC_REST_NODES, SRC_REST_SHARES, SRC_REST_JOBS, SRC_REST_DIAG, SRC_REST_LICENSES, SRC_REST_JOB_STATES,
+	SRC_REST_NODES, SRC_REST_SHARES, SRC_REST_JOBS, SRC_REST_DIAG, SRC_REST_LICENSES, SRC_REST_JOB_STATES, SRC_REST_RESERVATIONS,
 	SRC_COUNT
 };
 #define SRC_NATIVE_COUNT SRC_REST_NODES /* slurmctld's sources come first: 0 to this - 1 */
@@ -99,7 +99,8 @@ extern const struct source sources[SRC_COUNT];
  * and slurm_account_* -> jobs-users-accts, slurm_jobs* -> jobs), and the converter's for
  * slurmrestd (slurmrestd_node_* and slurmrestd_partition_* -> slurmrestd-nodes, slurmrestd_share_*
  * -> slurmrestd-shares, slurmrestd_jobs* -> slurmrestd-jobs, slurmrestd_diag_* -> slurmrestd-diag,
- * slurmrestd_job_state* -> slurmrestd-jobs-state);
+ * slurmrestd_job_state* -> slurmrestd-jobs-state, slurmrestd_license_* -> slurmrestd-licenses,
+ * slurmrestd_reservation_* -> slurmrestd-reservations);
  * everything else -> scheduler. */
 enum source_id source_for_metric(const char *name);
 /* The sources of upstream u, as a mask (bit 1 << id). */

@@ -204,13 +204,14 @@ static int family_is_listed(const struct render_result *res, size_t i, enum fami
 	return 1;
 }
 
-/* A list of families of kind k with why (n of them, the first STATUS_FAMILIES_MAX listed), the rest
- * counted and pointed to the self metric that names them all. */
-static void family_list(struct buf *out, const struct render_result *res, enum family_kind k, size_t n, const char *metric)
+/* A list of families of kind k with why (n of them, the first max listed), the rest counted and
+ * pointed to the self metric that names them all. */
+static void family_list(struct buf *out, const struct render_result *res, enum family_kind k, size_t n, size_t max,
+			const char *metric)
 {
 	size_t listed = 0;
 	buf_puts(out, "<table>\n<tr><th>Family</th><th>Reason</th></tr>\n");
-	for (size_t i = 0; i < res->nrows && listed < STATUS_FAMILIES_MAX; i++) {
+	for (size_t i = 0; i < res->nrows && listed < max; i++) {
 		char why[200];
 		if (!family_is_listed(res, i, k, why, sizeof(why)))
 			continue;
@@ -222,8 +223,8 @@ static void family_list(struct buf *out, const struct render_result *res, enum f
 		buf_puts(out, "</td></tr>\n");
 	}
 	buf_puts(out, "</table>\n");
-	if (n > STATUS_FAMILIES_MAX) {
-		buf_printf(out, "<p>and %zu more (see ", n - STATUS_FAMILIES_MAX);
+	if (n > max) {
+		buf_printf(out, "<p>and %zu more (see ", n - max);
 		esc(out, metric);
 		buf_puts(out, ").</p>\n");
 	}
@@ -249,18 +250,43 @@ static void count_rows(const struct render_result *res, struct row_counts *c)
 	}
 }
 
+/* A heading, with ": schema STEM" when the page shows several schemas (stem not NULL). */
+static void heading(struct buf *out, const char *title, const char *stem)
+{
+	buf_puts(out, "<h2");
+	if (stem && !strcmp(title, "Rows")) {
+		buf_puts(out, " id=\"rows-");
+		esc(out, stem);
+		buf_puts(out, "\"");
+	}
+	buf_puts(out, ">");
+	buf_puts(out, title);
+	if (stem) {
+		buf_puts(out, ": schema <code>");
+		esc(out, stem);
+		buf_puts(out, "</code>");
+	}
+	buf_puts(out, "</h2>\n");
+}
+
 /* Rows by outcome and, the served ones, by fidelity and upstream; then the families served
- * approximate because their counters may have wrapped, and the families left out. */
-static void write_rows(struct buf *out, const struct scraper_status *st)
+ * approximate because their counters may have wrapped, and the families left out (at most max of
+ * each listed). res: a schema's last answer's record; stem: that schema's name when the page shows
+ * several (NULL: one). */
+static void write_rows(struct buf *out, const struct render_result *res, const char *stem, size_t max)
 {
 	struct row_counts c;
-	buf_puts(out, "<h2>Rows</h2>\n");
-	if (st->res->status != 200) {
-		buf_puts(out, "<p class=\"down\">No source the mapping needs answered usably: no row was evaluated "
-			      "(/metrics answers 503).</p>\n");
+	heading(out, "Rows", stem);
+	if (!res) {
+		buf_puts(out, "<p class=\"off\">Not scraped yet: its rows are counted once its metrics path is.</p>\n");
 		return;
 	}
-	count_rows(st->res, &c);
+	if (res->status != 200) {
+		buf_printf(out, "<p class=\"down\">No source the mapping needs answered usably: no row was evaluated "
+			   "(%s answers 503).</p>\n", stem ? "its metrics path" : "/metrics");
+		return;
+	}
+	count_rows(res, &c);
 	buf_puts(out, "<table>\n<tr><th>Outcome</th><th>Rows</th></tr>\n");
 	count_row(out, "served", c.rows[ROW_OK] - c.output_full, 0);
 	count_row(out, "left out: input down", c.rows[ROW_INPUT_DOWN], 1);
@@ -277,17 +303,18 @@ static void write_rows(struct buf *out, const struct scraper_status *st)
 			   c.fidelity[f][UPSTREAM_SLURMCTLD], c.fidelity[f][UPSTREAM_SLURMRESTD]);
 	buf_puts(out, "</table>\n");
 	if (c.nwrapped) {
-		buf_puts(out, "<h2>Served approximate: counters that may have wrapped</h2>\n<p>The native counters these "
+		heading(out, "Served approximate: counters that may have wrapped", stem);
+		buf_puts(out, "<p>The native counters these "
 			      "rows read wrap (slurmctld keeps them in 16 bits, modulo 65,536): at this cluster's size "
 			      "their values can be wrong by a multiple of that. A row's slurmrestd form, where it has "
 			      "one, is exact and used while slurmrestd answers (<code>--slurmrestd.url</code>).</p>\n");
-		family_list(out, st->res, FAM_WRAPPED, c.nwrapped, "slurm_exporter_shim_row_fidelity{reason!=\"\"}");
+		family_list(out, res, FAM_WRAPPED, c.nwrapped, max, "slurm_exporter_shim_row_fidelity{reason!=\"\"}");
 	}
-	buf_puts(out, "<h2>Families left out</h2>\n");
+	heading(out, "Families left out", stem);
 	if (!c.nleft)
 		buf_puts(out, "<p>None.</p>\n");
 	else
-		family_list(out, st->res, FAM_LEFT_OUT, c.nleft, "slurm_exporter_shim_family_left_out");
+		family_list(out, res, FAM_LEFT_OUT, c.nleft, max, "slurm_exporter_shim_family_left_out");
 }
 
 /* slurmctld's answers against the table's native catalog (catalog.h): the families the table reads
@@ -536,15 +563,49 @@ static void schema_listeners(struct buf *out, const struct status_page_info *inf
 		buf_puts(out, "-");
 }
 
-/* Each schema served: its name and file, the paths and listeners serving it, its rows by the best
- * fidelity their forms promise (mapping_fidelity_counts). */
+/* Schema k's last scrape: st for the first, info->schema_st[k] for another (NULL: none given). */
+static const struct scraper_status *schema_status(const struct status_page_info *info,
+						  const struct scraper_status *st, size_t k)
+{
+	if (!k)
+		return st;
+	return info->schema_st && k < info->nschemas ? info->schema_st[k] : NULL;
+}
+
+/* The schema whose last answer is the newest: the page's cluster view (nodes, partitions, queue,
+ * sources...) is its record, whichever schema Prometheus scrapes. */
+static size_t freshest(const struct status_page_info *info, const struct scraper_status *st)
+{
+	size_t best = 0;
+	for (size_t k = 1; k < info->nschemas; k++) {
+		const struct scraper_status *o = schema_status(info, st, k), *b = schema_status(info, st, best);
+		if (o && o->res && (!b->res || o->age < b->age))
+			best = k;
+	}
+	return best;
+}
+
+/* The age of schema k's last answer, or "never". */
+static void last_scrape_cell(struct buf *out, const struct status_page_info *info, const struct scraper_status *st,
+			     size_t k)
+{
+	const struct scraper_status *o = schema_status(info, st, k);
+	if (o && o->res)
+		buf_printf(out, "<td>%.1f s ago</td>", o->age);
+	else
+		buf_puts(out, "<td>never</td>");
+}
+
+/* Each schema served: its name and file, the paths and listeners serving it, its last scrape, its
+ * rows by the best fidelity their forms promise (mapping_fidelity_counts). */
 static void write_schemas(struct buf *out, const struct status_page_info *info, const struct scraper_status *st)
 {
 	size_t n = mapping_schema_count(st->schemas);
 	if (!n)
 		return;
-	buf_puts(out, "<h2>Schemas</h2>\n<table>\n<tr><th>Schema</th><th>File</th><th>Paths</th><th>Listeners</th>"
-		      "<th>Rows</th><th>Exact</th><th>Approximate</th><th>Unavailable</th></tr>\n");
+	buf_puts(out, "<h2>Schemas</h2>\n<table id=\"schemas\">\n<tr><th>Schema</th><th>File</th><th>Paths</th>"
+		      "<th>Listeners</th><th>Last scrape</th><th>Rows</th><th>Exact</th><th>Approximate</th>"
+		      "<th>Unavailable</th></tr>\n");
 	for (size_t k = 0; k < n; k++) {
 		const struct mapping *m = mapping_schema(st->schemas, k);
 		const char *stem = k < info->nschemas ? info->schema_stem[k] : m->stem;
@@ -565,11 +626,34 @@ static void write_schemas(struct buf *out, const struct status_page_info *info, 
 		}
 		buf_puts(out, "</td><td>");
 		schema_listeners(out, info, k);
-		buf_printf(out, "</td><td>%zu</td><td>%zu</td><td>%zu</td><td>%zu</td></tr>\n", m->nrows, c[FID_EXACT],
+		buf_puts(out, "</td>");
+		last_scrape_cell(out, info, st, k);
+		buf_printf(out, "<td>%zu</td><td>%zu</td><td>%zu</td><td>%zu</td></tr>\n", m->nrows, c[FID_EXACT],
 			   c[FID_APPROXIMATE], c[FID_UNAVAILABLE]);
 	}
 	buf_puts(out, "</table>\n<p>A row counts as exact, approximate or unavailable by the best of its forms "
-		      "(a preferred form with the upstream it reads); which form each row was served with is below.</p>\n");
+		      "(a preferred form with the upstream it reads); which form each row was served with is below");
+	if (n > 1 && info->schema_st)
+		buf_puts(out, ", per schema, from its own last scrape. The nodes, partitions, queue and sources above "
+			      "are the newest scrape's, whichever schema it was of");
+	buf_puts(out, ".</p>\n");
+}
+
+/* Every schema's rows, each from its own last answer (several schemas: the first's families listed
+ * up to STATUS_FAMILIES_MAX, the others' sharing STATUS_FAMILIES_OTHERS: the page stays bounded). */
+static void write_all_rows(struct buf *out, const struct status_page_info *info, const struct scraper_status *st)
+{
+	size_t n = mapping_schema_count(st->schemas);
+	if (n <= 1 || !info->schema_st || info->nschemas < n) {
+		write_rows(out, st->res, NULL, STATUS_FAMILIES_MAX);
+		return;
+	}
+	for (size_t k = 0; k < n; k++) {
+		const struct scraper_status *o = schema_status(info, st, k);
+		const char *stem = info->schema_stem[k];
+		write_rows(out, o ? o->res : NULL, stem[0] ? stem : "(unnamed)",
+			   k ? STATUS_FAMILIES_OTHERS / (n - 1) : STATUS_FAMILIES_MAX);
+	}
 }
 
 /* The other clusters (--probe.targets-file): a link to each one's /probe?target=. This page is about
@@ -592,6 +676,21 @@ static void write_probes(struct buf *out, const struct probe_set *ps)
 	buf_puts(out, "</p>\n");
 }
 
+/* The last scrape's time and answer; with several schemas, whose scrape it was. */
+static void write_last(struct buf *out, const struct status_page_info *info, const struct scraper_status *v, size_t k)
+{
+	buf_printf(out, "<p>Last scrape: %.1f s ago (at ", v->age);
+	put_time(out, info->now - v->age);
+	buf_puts(out, ")");
+	if (info->schema_st && info->nschemas > 1) {
+		buf_puts(out, ", of schema <code>");
+		esc(out, info->schema_stem[k]);
+		buf_puts(out, "</code>");
+	}
+	buf_printf(out, ", answered <span class=\"%s\">HTTP %d</span>.</p>\n", v->res->status == 200 ? "up" : "down",
+		   v->res->status);
+}
+
 void status_page(struct buf *out, const struct status_page_info *info, const struct scraper_status *st)
 {
 	buf_puts(out, page_head);
@@ -608,7 +707,9 @@ void status_page(struct buf *out, const struct status_page_info *info, const str
 	}
 	buf_puts(out, "</p>\n");
 	write_probes(out, info->probes);
-	if (!st->res) {
+	size_t k = freshest(info, st);
+	const struct scraper_status *v = schema_status(info, st, k);
+	if (!v->res) {
 		write_mapping(out, info, st);
 		write_schemas(out, info, st);
 		buf_puts(out, "<p>No scrape has happened yet: this page shows the state of the last scrape and never "
@@ -617,23 +718,20 @@ void status_page(struct buf *out, const struct status_page_info *info, const str
 		buf_puts(out, " (or wait for Prometheus), then reload this page.</p>\n</body></html>\n");
 		return;
 	}
-	buf_printf(out, "<p>Last scrape: %.1f s ago (at ", st->age);
-	put_time(out, info->now - st->age);
-	buf_printf(out, "), answered <span class=\"%s\">HTTP %d</span>.</p>\n", st->res->status == 200 ? "up" : "down",
-		   st->res->status);
+	write_last(out, info, v, k);
 	static const struct nodeview none; /* a 503: no node source usable (NV_SRC_NONE) */
-	const struct nodeview *v = st->res->nodes ? st->res->nodes : &none;
-	write_banner(out, st, v);
-	write_nodes(out, v);
-	loadview_page(out, &v->load, source_age(st, SRC_REST_NODES));
-	write_partitions(out, v);
-	write_queue(out, v);
-	write_sources(out, st);
-	write_catalog(out, st);
-	write_tokens(out, st);
-	write_controllers(out, st);
+	const struct nodeview *nv = v->res->nodes ? v->res->nodes : &none;
+	write_banner(out, v, nv);
+	write_nodes(out, nv);
+	loadview_page(out, &nv->load, source_age(v, SRC_REST_NODES));
+	write_partitions(out, nv);
+	write_queue(out, nv);
+	write_sources(out, v);
+	write_catalog(out, v);
+	write_tokens(out, v);
+	write_controllers(out, v);
 	write_mapping(out, info, st);
 	write_schemas(out, info, st);
-	write_rows(out, st);
+	write_all_rows(out, info, st);
 	buf_puts(out, "</body></html>\n");
 }

@@ -5,7 +5,8 @@
  * table reads that slurmctld no longer serves, those it serves that no validated release lists);
  * rows by outcome and by fidelity; the families served approximate because the 16-bit
  * counters they read may have wrapped (their wraps_at, mapping.h); the families left out with their
- * reason; links to the metrics and the native passthrough's paths, and to each
+ * reason (with several schemas, every schema's from its own last answer, the nodes and sources from
+ * the newest of them); links to the metrics and the native passthrough's paths, and to each
  * --probe.targets-file target's /probe?target= (their state is in their own self metrics). Plain
  * HTML with one inline stylesheet, no JavaScript; every upstream or configured string is escaped
  * (status_html.h). */
@@ -23,6 +24,9 @@ struct scraper_status;
  * checks it at 50,000 nodes with every string at its longest and escaped. */
 #define STATUS_PAGE_MAX (512u * 1024)
 #define STATUS_FAMILIES_MAX 96 /* families listed as left out, and as served approximate */
+/* the same, for the schemas after the first together: each lists STATUS_FAMILIES_OTHERS / (schemas - 1)
+   of each kind (40 beside one other schema, 5 beside seven), so that the page keeps its bound */
+#define STATUS_FAMILIES_OTHERS 40
 
 struct status_page_info {
 	const char *version;       /* SHIM_VERSION */
@@ -39,6 +43,10 @@ struct status_page_info {
 	const char *const *listen;
 	size_t nlisten;
 	const size_t *listen_schema;
+	/* Each schema's last scrape (nschemas of them; [0] unused: the first's is status_page's st),
+	   NULL: st alone. Given, the page's cluster view is the newest scrape's, whichever schema it
+	   was of, and every schema's rows are shown from its own. */
+	const struct scraper_status *const *schema_st;
 };
 
 void status_page(struct buf *out, const struct status_page_info *info, const struct scraper_status *st);

@@ -25,8 +25,9 @@
  *   /metrics/{jobs,nodes,partitions,scheduler,jobs-users-accts}
  *       -> DIR/metrics_<name>.txt, re-read on every request (a missing file
  *          serves "200, empty body", like a slurmctld without MetricsType)
- *   /slurm/v0.0.44/{nodes,shares,jobs,diag,licenses,jobs/state}   (slurmrestd,
- *       endpoint names rest_nodes ... rest_licenses, rest_jobs_state) ->
+ *   /slurm/v0.0.44/{nodes,shares,jobs,diag,licenses,jobs/state,reservations}
+ *       (slurmrestd, endpoint names rest_nodes ... rest_licenses,
+ *       rest_jobs_state, rest_reservations) ->
  *       DIR/rest_<name>.json, the same way; the
  *       framing stays slurmctld's but for Content-Type: application/json, as
  *       slurmrestd's (--content-type TYPE: every 200 data answer's type)
@@ -140,14 +141,15 @@ static const char *const fault_names[F_COUNT] = {
 
 enum endpoint {
 	EP_JOBS, EP_NODES, EP_PARTS, EP_SCHED, EP_UA,
-	EP_RNODES, EP_RSHARES, EP_RJOBS, EP_RDIAG, EP_RLICENSES, EP_RJSTATE, EP_OPENAPI,
+	EP_RNODES, EP_RSHARES, EP_RJOBS, EP_RDIAG, EP_RLICENSES, EP_RJSTATE, EP_RRESV, EP_OPENAPI,
 	EP_OTHER, EP_COUNT
 };
 static const char *const ep_names[EP_COUNT] = {
 	"jobs", "nodes", "partitions", "scheduler", "jobs-users-accts",
-	"rest_nodes", "rest_shares", "rest_jobs", "rest_diag", "rest_licenses", "rest_jobs_state", "openapi", "other",
+	"rest_nodes", "rest_shares", "rest_jobs", "rest_diag", "rest_licenses", "rest_jobs_state", "rest_reservations",
+	"openapi", "other",
 };
-#define IS_REST(ep) ((ep) >= EP_RNODES && (ep) <= EP_RJSTATE)
+#define IS_REST(ep) ((ep) >= EP_RNODES && (ep) <= EP_RRESV)
 
 #define REST_VERSION_MAX 16
 
@@ -809,6 +811,7 @@ static int data_endpoint(const char *path, const char *served)
 		[EP_RDIAG] = "/slurm/v0.0.44/diag",
 		[EP_RLICENSES] = "/slurm/v0.0.44/licenses",
 		[EP_RJSTATE] = "/slurm/v0.0.44/jobs/state",
+		[EP_RRESV] = "/slurm/v0.0.44/reservations",
 		[EP_OPENAPI] = "/openapi/v3",
 	};
 	char rest[64];
@@ -1193,7 +1196,7 @@ static void usage(void)
 		"        empty huge huge-nolength close badquote duplicate nan\n"
 		"        redirect-self cuthead nolength 404 huge-error\n"
 		"  NAME: jobs nodes partitions scheduler jobs-users-accts rest_nodes\n"
-		"        rest_shares rest_jobs rest_diag rest_jobs_state openapi\n"
+		"        rest_shares rest_jobs rest_diag rest_jobs_state rest_reservations openapi\n"
 		"  Listens on 127.0.0.1:N (0: any free port, written to --port-file),\n"
 		"  or with --unix PATH on that socket (--port is then ignored).\n");
 	exit(2);

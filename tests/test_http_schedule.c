@@ -94,6 +94,8 @@ static void test_source_table(void **state)
 	assert_int_equal(source_for_metric("slurmrestd_license_free"), SRC_REST_LICENSES);
 	assert_int_equal(source_for_metric("slurmrestd_partition_node_cpus"), SRC_REST_NODES);
 	assert_int_equal(source_for_metric("slurmrestd_job_states"), SRC_REST_JOB_STATES);
+	assert_int_equal(source_for_metric("slurmrestd_reservation_info"), SRC_REST_RESERVATIONS);
+	assert_int_equal(source_for_metric("slurmrestd_node_reservation"), SRC_REST_NODES);
 	/* the table's conventions: each fails on a row with a typo or a field left out */
 	int catch_all = -1;
 	for (int id = 0; id < SRC_COUNT; id++) {

@@ -190,6 +190,65 @@ static void test_status_page_hostile(void **state)
 	}
 }
 
+/* Two schemas: the page shows both, each with its own rows from its own last scrape. Only the
+ * second scraped: the cluster view is its scrape's (no "No scrape has happened yet"), and the
+ * first's rows say it was not scraped; then both scraped: both sections have their rows. */
+static void test_status_page_schemas(void **state)
+{
+	(void)state;
+	struct proc f, s;
+	struct resp r;
+	static const char *const both[] = { "<h2 id=\"rows-prometheus-slurm-exporter\">Rows: schema <code>prometheus-slurm-exporter</code></h2>",
+					    "<h2 id=\"rows-slurm-node-load\">Rows: schema <code>slurm-node-load</code></h2>" };
+	fake_start(&f, STATE, NULL);
+	shim_start(&s, f.port, "--mapping.file", MAPPING, "--mapping.file", "mappings/slurm-node-load.json", NULL);
+	http("GET", s.port, "/schemas/slurm-node-load/metrics", &r, 10000);
+	assert_int_equal(r.status, 200);
+	buf_free(&r.body);
+	http("GET", s.port, "/", &r, 5000);
+	assert_int_equal(r.status, 200);
+	const char *p = r.body.data;
+	assert_null(strstr(p, "No scrape has happened yet"));
+	assert_non_null(strstr(p, ", of schema <code>slurm-node-load</code>, answered"));
+	assert_non_null(strstr(p, "<h2>Nodes</h2>"));
+	const char *a = strstr(p, both[0]), *b = strstr(p, both[1]);
+	assert_non_null(a);
+	assert_non_null(b);
+	assert_true(a < b);
+	assert_non_null(strstr(a, "Not scraped yet"));
+	assert_true(strstr(a, "Not scraped yet") < b);  /* the first's section says so */
+	assert_null(strstr(b, "Not scraped yet"));       /* the second's has its rows */
+	assert_non_null(strstr(b, "<td>served</td><td class=\"n\">"));
+	/* the Schemas table: the first never scraped, the second just now */
+	const char *t = strstr(p, "<tr><td><code>prometheus-slurm-exporter</code>");
+	assert_non_null(t);
+	assert_non_null(strstr(t, "<td>never</td>"));
+	assert_true(strstr(t, "<td>never</td>") < strstr(p, "<tr><td><code>slurm-node-load</code>"));
+	assert_page_safe(p, strlen(p));
+	buf_free(&r.body);
+
+	http("GET", s.port, "/metrics", &r, 10000);
+	assert_int_equal(r.status, 200);
+	buf_free(&r.body);
+	http("GET", s.port, "/", &r, 5000);
+	p = r.body.data;
+	a = strstr(p, both[0]);
+	b = strstr(p, both[1]);
+	assert_non_null(a);
+	assert_non_null(b);
+	assert_null(strstr(p, "Not scraped yet"));
+	const char *served = strstr(a, "<td>served</td><td class=\"n\">");
+	assert_non_null(served);
+	assert_true(served < b); /* the first's rows in its own section */
+	assert_non_null(strstr(b, "<td>served</td><td class=\"n\">"));
+	assert_non_null(strstr(p, "<td>disabled (flag not set)</td><td class=\"n\">4</td>")); /* the legacy table's */
+	assert_null(strstr(p, "<td>never</td>"));
+	assert_page_safe(p, strlen(p));
+	buf_free(&r.body);
+	stop(&s);
+	stop(&f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -197,6 +256,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_status_page, kill_children),
 		cmocka_unit_test_teardown(test_status_page_fault, kill_children),
 		cmocka_unit_test_teardown(test_status_page_hostile, kill_children),
+		cmocka_unit_test_teardown(test_status_page_schemas, kill_children),
 	};
 	return http_fixture_run("http_status", tests, sizeof(tests) / sizeof(tests[0]));
 }

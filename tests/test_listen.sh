@@ -40,7 +40,18 @@ stop() {
 	pid=
 	if [ "$rc" -eq 0 ] && ! grep -q 'Sanitizer\|runtime error:' "$T/log"; then ok "$1: exits 0 on SIGTERM"; else bad "$1: exit $rc on SIGTERM"; fi
 }
-metrics_from() { curl -s --max-time 10 "http://127.0.0.1:$1/metrics" | grep -q '^slurm_cpus_alloc 42$'; }
+# metrics_from PORT: /metrics of the shim on PORT holds the state's slurm_cpus_alloc. A scrape is
+# tried three times, 20 s each: a fresh-root run of the suite at load 12 once had no answer within
+# one 10 s try (the first scrape renders the state; what is checked is the answer, not its time).
+# The last try's curl status and first line are left in $T/metrics_from for the failure message.
+metrics_from() {
+	for _try in 1 2 3; do
+		curl -s --max-time 20 "http://127.0.0.1:$1/metrics" >"$T/metrics_body"
+		echo "curl exit $?, try $_try: $(head -c 200 "$T/metrics_body" | head -1)" >"$T/metrics_from"
+		grep -q '^slurm_cpus_alloc 42$' "$T/metrics_body" && return 0
+	done
+	return 1
+}
 
 # ---------------------------------------------------------------- two listeners
 "$BIN" --replay-dir "$STATE" --mapping.file "$MAP" --web.listen-address 127.0.0.1:0 --web.listen-address=127.0.0.1:0 \
@@ -58,7 +69,7 @@ for line in open(sys.argv[1]):
 	set -- $ports
 	if [ $# -eq 2 ] && [ "$1" != "$2" ]; then ok "two --web.listen-address: two ports ($1, $2)"; else bad "two --web.listen-address: ports '$ports'"; fi
 	for p in "$@"; do
-		if metrics_from "$p"; then ok "listener on port $p serves /metrics"; else bad "listener on port $p serves no metrics"; fi
+		if metrics_from "$p"; then ok "listener on port $p serves /metrics"; else bad "listener on port $p serves no metrics ($(cat "$T/metrics_from"))"; fi
 	done
 	if python3 -c '
 import json, sys
@@ -82,7 +93,7 @@ twice() { # what, then the flags
 	"$BIN" --replay-dir "$STATE" --mapping.file "$MAP" "$@" >/dev/null 2>"$T/log" &
 	pid=$!
 	if wait_listening; then
-		if metrics_from "$port"; then ok "$what: served on port $port"; else bad "$what: no metrics on $port"; fi
+		if metrics_from "$port"; then ok "$what: served on port $port"; else bad "$what: no metrics on $port ($(cat "$T/metrics_from"))"; fi
 		n=$(grep 'listening on' "$T/log" | grep -o "(port $port)" | wc -l)
 		if [ "$n" -eq 1 ]; then ok "$what: one listener"; else bad "$what: $n listeners"; fi
 		if grep -q 'level=warn msg="--web.listen-address .* is already served by .* (the same address and port): listening on it once"' "$T/log"; then

@@ -870,6 +870,45 @@ static void check_unknown_key(const char *json, const char *prefix, int (*field)
 
 /* docs/mapping.md's tables of row keys and of preferred-form keys list exactly the loader's
  * (mapping_field, mapping_form_field), and its unknown-key errors list the same. */
+/* --mapping.exclude (mapping_exclude): the rows of every schema of a chain whose whole name matches
+ * are excluded (not enabled whatever the flags), a source only they read is no longer needed, a
+ * name matching only in part is kept, and an invalid regex is refused with why. */
+static void test_exclude(void **state)
+{
+	(void)state;
+	const char *paths[] = { "mappings/prometheus-slurm-exporter.json", "mappings/sckyzo-slurm-exporter.json" };
+	struct buf b;
+	buf_init(&b, 0);
+	struct mapping *m = mapping_load_set(paths, 2, &b);
+	if (!m)
+		fail_msg("%.*s", (int)b.len, b.data);
+	const struct mapping *sck = mapping_schema(m, 1);
+	unsigned all = (1u << SRC_COUNT) - 1;
+	assert_true(mapping_sources(m, 0, all) & (1u << SRC_SCHEDULER));
+	int sched = mapping_row_index(sck, "slurm_scheduler_threads"), rpc = mapping_row_index(sck, "slurm_user_rpc_stats");
+	int cpus = mapping_row_index(sck, "slurm_cpus_total");
+	assert_true(sched >= 0 && rpc >= 0 && cpus >= 0);
+	char err[200];
+	/* the legacy table's scheduler rows too: the whole chain */
+	long n = mapping_exclude(m, "slurm_scheduler_.*|slurm_(user_)?rpc_stats.*|slurm_scheduler", err, sizeof(err));
+	assert_true(n > 20);
+	assert_false(row_is_enabled(&sck->rows[sched], ~0u));
+	assert_false(row_is_enabled(&sck->rows[rpc], ~0u));
+	assert_true(row_is_enabled(&sck->rows[cpus], 0));
+	int legacy = mapping_row_index(m, "slurm_scheduler_threads");
+	assert_true(legacy >= 0);
+	assert_false(row_is_enabled(&m->rows[legacy], 0));
+	/* anchored: "slurm_cpus" matches no whole name */
+	assert_int_equal(mapping_exclude(m, "slurm_cpus", err, sizeof(err)), 0);
+	assert_true(row_is_enabled(&sck->rows[cpus], 0));
+	/* the sdiag endpoint is read by no row left in the legacy table */
+	assert_false(mapping_sources(m, 0, all) & (1u << SRC_SCHEDULER));
+	assert_int_equal(mapping_exclude(m, "slurm_(", err, sizeof(err)), -1);
+	assert_true(err[0] != '\0');
+	mapping_free(m);
+	buf_free(&b);
+}
+
 static void test_docs_list_the_keys(void **state)
 {
 	(void)state;
@@ -901,6 +940,7 @@ int main(void)
 		cmocka_unit_test(test_deepest_rows_on_small_stack),
 		cmocka_unit_test(test_load_linear),
 		cmocka_unit_test(test_docs_list_the_keys),
+		cmocka_unit_test(test_exclude),
 	};
 	return cmocka_run_group_tests_name("mapping", tests, NULL, NULL);
 }

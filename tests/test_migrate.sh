@@ -41,6 +41,17 @@ shim_schema() {
 		sed 's/^/       | /' "$tmp/ver"
 	fi
 }
+# once_with: the shim runs once with the carried ARGS on a captured state (a bad --mapping.exclude
+# fails it), its output in $tmp/once
+once_with() {
+	a=$(args | tr -d '"' | sed 's#/etc/slurm-exporter-shim/#mappings/#g')
+	set -f
+	# shellcheck disable=SC2086
+	"${SHIM_BIN:-./slurm-exporter-shim}" $a --once --replay-dir tests/fixtures/peers-25.11/P1-busy-mix >"$tmp/once" 2>"$tmp/once.err"
+	rc=$?
+	set +f
+	return $rc
+}
 said() {
 	if grep -q -- "$2" "$tmp/out"; then ok "$1: says '$2'"; else bad "$1: does not say '$2'"; sed 's/^/       | /' "$tmp/out"; fi
 }
@@ -86,9 +97,9 @@ ExecStart=/usr/local/bin/slurm_exporter \
   --command.timeout=10s --log.format=json --no-collector.scheduler
 EOF
 run
-expect "the fork's unit: its schema, --log.format and --command.timeout carried" \
-	'"--mapping.file=/etc/slurm-exporter-shim/sckyzo-slurm-exporter.json --web.listen-address=:9341 --log.format=json --slurmctld.timeout=10 --slurmrestd.timeout=10"'
-said "the fork's unit" "not carried: --no-collector.scheduler (the SckyzO schema serves all its rows"
+expect "the fork's unit: its schema, --log.format, --command.timeout and a collector off carried" \
+	'"--mapping.file=/etc/slurm-exporter-shim/sckyzo-slurm-exporter.json --web.listen-address=:9341 --log.format=json --slurmctld.timeout=10 --slurmrestd.timeout=10 --mapping.exclude=(slurm_scheduler_.*|slurm_(user_)?rpc_stats.*)"'
+said "the fork's unit" "the sckyzo exporter's collectors that were off, their families left out (--mapping.exclude): scheduler"
 said "the fork's unit" "the sckyzo schema reads most of its rows from slurmrestd: /usr/share/slurm-exporter-shim/enable-slurmrestd --jobs"
 shim_schema sckyzo-slurm-exporter
 
@@ -109,8 +120,8 @@ mkdir -p "$tmp/root/etc/systemd/system/slurm_exporter.service.d"
 printf '[Service]\nExecStart=\nExecStart=/usr/local/bin/slurm_exporter --web.listen-address=:9400 --no-collector.gpus\n' \
 	>"$tmp/root/etc/systemd/system/slurm_exporter.service.d/override.conf"
 run
-expect "a drop-in's ExecStart replaces the unit's" '"--mapping.file=/etc/slurm-exporter-shim/sckyzo-slurm-exporter.json --web.listen-address=:9400"'
-said "--no-collector.gpus" "not carried: the GPU collector off (the sckyzo schema serves its GPU rows always)"
+expect "a drop-in's ExecStart replaces the unit's; --no-collector.gpus" '"--mapping.file=/etc/slurm-exporter-shim/sckyzo-slurm-exporter.json --web.listen-address=:9400 --mapping.exclude=(slurm_gpus_.*)"'
+said "--no-collector.gpus" "their families left out (--mapping.exclude): gpus"
 shim_schema sckyzo-slurm-exporter
 
 fresh
@@ -120,6 +131,22 @@ expect "SckyzO's defaults file: no listen address (its :9341 is the shim's), a G
 	'"--mapping.file=/etc/slurm-exporter-shim/sckyzo-slurm-exporter.json --slurmctld.timeout=90 --slurmrestd.timeout=90"'
 said "a duration that is none" "--command.timeout=soon soon (not a duration from 1ms to 24h)"
 shim_schema sckyzo-slurm-exporter
+
+# SckyzO's collector toggles: the last of a flag wins, a sub-flag that drops families, one that
+# changes labels (not carried), an unknown collector; the shim leaves the families out
+fresh
+printf 'ARGS="--no-collector.licenses --collector.licenses --collector.scheduler=false --collector.fairshare.user-metrics=false --collector.queue.user-label=false --no-collector.bogus"\n' \
+	>"$tmp/root/etc/default/slurm_exporter"
+run
+expect "SckyzO's collector toggles" \
+	'"--mapping.file=/etc/slurm-exporter-shim/sckyzo-slurm-exporter.json --mapping.exclude=(slurm_scheduler_.*|slurm_(user_)?rpc_stats.*)|(slurm_user_fairshare.*)"'
+said "SckyzO's collector toggles" "not carried: --collector.queue.user-label=false (the SckyzO schema serves these labels); --no-collector.bogus (no such collector in SckyzO's v1.8.4)"
+if once_with && grep -q '^slurm_cpus_total' "$tmp/once" && ! grep -q '^slurm_scheduler_\|^slurm_rpc_stats' "$tmp/once" &&
+	grep -q 'mapping.exclude: [1-9][0-9]* rows' "$tmp/once.err"; then
+	ok "the shim with the carried ARGS leaves the scheduler's families out, serves the CPUs'"
+else
+	bad "the shim with the carried ARGS: $(tail -n 2 "$tmp/once.err")"
+fi
 
 # rivosinc's exporter: its .deb/.rpm ship no unit; its README writes prometheus-slurm-exporter.service,
 # and systemctl edit's drop-in sets its variables
@@ -136,7 +163,7 @@ run
 expect "rivosinc's unit: its schema on its :9092, the poll limit, CLI_TIMEOUT, the log level" \
 	'"--mapping.file=/etc/slurm-exporter-shim/rivosinc-slurm-exporter.json --log.level=warn --web.listen-address=:9092 --slurmctld.timeout=60 --slurmrestd.timeout=60 --slurmrestd.min-interval=30"'
 said "rivosinc's unit" "found the old exporter's flags in /etc/systemd/system/prometheus-slurm-exporter.service (Environment CLI_TIMEOUT), /etc/systemd/system/prometheus-slurm-exporter.service (ExecStart)"
-said "rivosinc's collector toggles" "not carried: -slurm.collect-diags (the rivosinc schema always serves its sdiag and license rows, from slurmrestd); -slurm.collect-licenses (the rivosinc schema always serves its sdiag and license rows, from slurmrestd); -slurm.collect-limits (the rivosinc schema's account limit rows are unavailable: slurmdbd's associations are not read); -trace.enabled (the shim has no /trace endpoint); -slurm.cli-fallback=false (the shim runs no Slurm command"
+said "rivosinc's collector toggles" "not carried: -slurm.collect-limits (the rivosinc schema's account limit rows are unavailable: slurmdbd's associations are not read); -trace.enabled (the shim has no /trace endpoint); -slurm.cli-fallback=false (the shim runs no Slurm command"
 said "rivosinc's unit" "the rivosinc schema reads most of its rows from slurmrestd"
 shim_schema rivosinc-slurm-exporter
 
@@ -145,8 +172,8 @@ rivos_unit '-web.listen-address=127.0.0.1:9200 -slurm.sinfo-cli "sinfo -h" -metr
 printf '[Service]\nEnvironment=POLL_LIMIT=2.5\n' >>"$tmp/root/etc/systemd/system/prometheus-slurm-exporter.service"
 run
 expect "rivosinc: its listen address, POLL_LIMIT, a flag's value apart not taken for a flag" \
-	'"--mapping.file=/etc/slurm-exporter-shim/rivosinc-slurm-exporter.json --web.listen-address=127.0.0.1:9200 --slurmrestd.min-interval=2.5"'
-said "-metrics.exclude" "-metrics.exclude (the shim has no metric filter"
+	'"--mapping.file=/etc/slurm-exporter-shim/rivosinc-slurm-exporter.json --web.listen-address=127.0.0.1:9200 --slurmrestd.min-interval=2.5 --mapping.exclude=(.*(slurm_rpc.*).*)|(slurm_(backfill_.*|daemon_thread_count|dbd_agent_queue_size|rpc_.*))|(slurm_lic_.*)|(slurm_account_(collect_error|cpu_limit|job_alloc_limit|job_limit|mem_limit))"'
+said "-metrics.exclude and the collectors off" "the rivosinc exporter's collectors that were off, their families left out (--mapping.exclude): diags licenses limits"
 shim_schema rivosinc-slurm-exporter
 
 # rivosinc's .deb installed, run with no flag (its unit bare): dpkg names the package's maintainer
@@ -156,10 +183,31 @@ mkdir -p "$tmp/root/var/lib/dpkg"
 printf 'Package: other\nStatus: install ok installed\nMaintainer: abhinavDhulipala\n\nPackage: prometheus-slurm-exporter\nStatus: install ok installed\nMaintainer: abhinavDhulipala\nVersion: 1.7.0\n\n' \
 	>"$tmp/root/var/lib/dpkg/status"
 run
-expect "rivosinc's package with no flag: its schema on :9092" \
-	'"--mapping.file=/etc/slurm-exporter-shim/rivosinc-slurm-exporter.json --web.listen-address=:9092"'
+expect "rivosinc's package with no flag: its schema on :9092, its collectors off by default left out" \
+	'"--mapping.file=/etc/slurm-exporter-shim/rivosinc-slurm-exporter.json --web.listen-address=:9092 --mapping.exclude=(slurm_(backfill_.*|daemon_thread_count|dbd_agent_queue_size|rpc_.*))|(slurm_lic_.*)|(slurm_account_(collect_error|cpu_limit|job_alloc_limit|job_limit|mem_limit))"'
 said "rivosinc's package" "/var/lib/dpkg/status (rivosinc's prometheus-slurm-exporter package)"
+if once_with && grep -q '^slurm_partition_total_cpus' "$tmp/once" && ! grep -q '^slurm_daemon_thread_count\|^slurm_backfill_' "$tmp/once"; then
+	ok "the shim with rivosinc's defaults: no sdiag family, as rivosinc without -slurm.collect-diags"
+else
+	bad "the shim with rivosinc's defaults: $(tail -n 2 "$tmp/once.err")"
+fi
 shim_schema rivosinc-slurm-exporter
+
+# rivosinc's RPM installed (an RPM system: no dpkg status), its unit bare: rpm names the vendor; an
+# rpm that knows no such package (or another vendor's) picks no schema
+mkdir -p "$tmp/rpmbin"
+printf '#!/bin/sh\n[ -n "$RPM_ANSWER" ] || exit 1\necho "$RPM_ANSWER"\n' >"$tmp/rpmbin/rpm"
+chmod +x "$tmp/rpmbin/rpm"
+fresh
+rivos_unit ''
+PATH="$tmp/rpmbin:$PATH" RPM_ANSWER='rivosinc|abhinavDhulipala' run
+expect "rivosinc's RPM with no flag: its schema on :9092" \
+	'"--mapping.file=/etc/slurm-exporter-shim/rivosinc-slurm-exporter.json --web.listen-address=:9092 --mapping.exclude=(slurm_(backfill_.*|daemon_thread_count|dbd_agent_queue_size|rpc_.*))|(slurm_lic_.*)|(slurm_account_(collect_error|cpu_limit|job_alloc_limit|job_limit|mem_limit))"'
+said "rivosinc's RPM" "the RPM database (rivosinc's prometheus-slurm-exporter package)"
+fresh
+echo 'ARGS="-gpus-acct"' >"$tmp/root/etc/default/prometheus-slurm-exporter"
+PATH="$tmp/rpmbin:$PATH" RPM_ANSWER='Fedora Project|Fedora Project' run
+expect "another vendor's RPM of the same name: the legacy table" '"--gpus-acct"'
 
 # vpenso's Debian package of the same name: not rivosinc's
 fresh
@@ -188,24 +236,74 @@ run --dry-run
 cmp -s packaging/default/slurm-exporter-shim "$tmp/root/etc/default/slurm-exporter-shim" && ok "--dry-run changes nothing" ||
 	bad "--dry-run changed the file"
 
-# the fork's unit enabled beside ours: said, with how to disable it (both .deb and RPM run this script);
-# a systemctl on PATH that answers is-enabled for slurm_exporter.service as told
-mkdir -p "$tmp/bin"
-printf '#!/bin/sh\n[ "$1 $2 $3" = "is-enabled --quiet slurm_exporter.service" ] && [ -e "$FORK_ENABLED" ]\n' >"$tmp/bin/systemctl"
-chmod +x "$tmp/bin/systemctl"
-fork_run() { PATH="$tmp/bin:$PATH" FORK_ENABLED="$tmp/fork-enabled" run; }
-fresh
-mkdir -p "$tmp/root/run/systemd/system"
-touch "$tmp/fork-enabled"
-fork_run
-said "the fork's unit enabled" "slurm_exporter.service (SckyzO/slurm_exporter) is enabled and also listens on :9341; disable it: systemctl disable --now slurm_exporter.service"
-rm -f "$tmp/fork-enabled"
-fork_run
-[ ! -s "$tmp/out" ] && ok "the fork's unit not enabled: nothing said" || bad "the fork's unit not enabled: $(cat "$tmp/out")"
-touch "$tmp/fork-enabled"
-rm -rf "$tmp/root/run/systemd"
-fork_run
-[ ! -s "$tmp/out" ] && ok "not under systemd: systemctl not asked" || bad "not under systemd: $(cat "$tmp/out")"
+# The old exporter's unit enabled beside ours: the shim's unit Conflicts= with it. Disabled (its file
+# kept) when the flags are carried; only said, with how, when the script changes nothing. The real
+# systemctl, on the temporary root (--root: it reads the unit files, no systemd needed).
+enabled() { systemctl --root="$tmp/root" is-enabled --quiet "$1" 2>/dev/null; }
+fork_unit() {
+	printf '[Service]\nUser=prometheus\nExecStart=/usr/local/bin/slurm_exporter --web.listen-address=":9341"\n\n[Install]\nWantedBy=multi-user.target\n' \
+		>"$tmp/root/etc/systemd/system/slurm_exporter.service"
+	systemctl --root="$tmp/root" enable slurm_exporter.service >/dev/null 2>&1
+}
+if ! command -v systemctl >/dev/null 2>&1; then
+	bad "systemctl not found (systemd; scripts/install-deps.sh test installs it)"
+else
+	fresh
+	fork_unit
+	enabled slurm_exporter.service && ok "the fork's unit enabled (systemctl --root)" || bad "systemctl --root did not enable the fork's unit"
+	run
+	said "the fork's unit enabled" "disabled slurm_exporter.service (SckyzO/slurm_exporter's, on :9341): the shim's unit replaces it"
+	! enabled slurm_exporter.service && [ -f "$tmp/root/etc/systemd/system/slurm_exporter.service" ] &&
+		ok "the fork's unit disabled, its file kept" || bad "the fork's unit still enabled, or its file gone"
+
+	fresh
+	rivos_unit '-slurm.poll-limit 20'
+	printf '\n[Install]\nWantedBy=multi-user.target\n' >>"$tmp/root/etc/systemd/system/prometheus-slurm-exporter.service"
+	systemctl --root="$tmp/root" enable prometheus-slurm-exporter.service >/dev/null 2>&1
+	run --dry-run
+	said "rivosinc's unit enabled, --dry-run" "prometheus-slurm-exporter.service (rivosinc's, on :9092) is enabled; the shim's unit conflicts with it: disable it: systemctl disable --now prometheus-slurm-exporter.service"
+	enabled prometheus-slurm-exporter.service && ok "--dry-run leaves rivosinc's unit enabled" || bad "--dry-run disabled rivosinc's unit"
+	run
+	said "rivosinc's unit enabled" "disabled prometheus-slurm-exporter.service (rivosinc's, on :9092)"
+	! enabled prometheus-slurm-exporter.service && ok "rivosinc's unit disabled" || bad "rivosinc's unit still enabled"
+
+	# apt removed rivosinc's package first: its bare unit is no one's; the hint, then --from rivosinc
+	fresh
+	rivos_unit ''
+	printf '\n[Install]\nWantedBy=multi-user.target\n' >>"$tmp/root/etc/systemd/system/prometheus-slurm-exporter.service"
+	systemctl --root="$tmp/root" enable prometheus-slurm-exporter.service >/dev/null 2>&1
+	run
+	said "a bare unit, its package gone" "if it ran rivosinc's, whose package was removed first (apt does): /usr/share/slurm-exporter-shim/migrate-legacy-args --from rivosinc"
+	cmp -s packaging/default/slurm-exporter-shim "$tmp/root/etc/default/slurm-exporter-shim" && ok "a bare unit, its package gone: nothing carried" ||
+		bad "a bare unit, its package gone: the defaults file changed"
+	run --from rivosinc
+	expect "--from rivosinc: its schema on :9092" \
+		'"--mapping.file=/etc/slurm-exporter-shim/rivosinc-slurm-exporter.json --web.listen-address=:9092 --mapping.exclude=(slurm_(backfill_.*|daemon_thread_count|dbd_agent_queue_size|rpc_.*))|(slurm_lic_.*)|(slurm_account_(collect_error|cpu_limit|job_alloc_limit|job_limit|mem_limit))"'
+	said "--from rivosinc" "disabled prometheus-slurm-exporter.service (rivosinc's, on :9092)"
+	run --from nobody
+	grep -q -- '--from nobody: not vpenso, sckyzo or rivosinc' "$tmp/out" && ok "--from nobody refused" || bad "--from nobody: $(cat "$tmp/out")"
+
+	fresh
+	fork_unit
+	echo '# edited' >>"$tmp/root/etc/default/slurm-exporter-shim"
+	run
+	said "the fork's unit enabled, the defaults file edited" "slurm_exporter.service (SckyzO/slurm_exporter's, on :9341) is enabled; the shim's unit conflicts with it: disable it: systemctl disable --now slurm_exporter.service"
+	enabled slurm_exporter.service && ok "the defaults file edited: the fork's unit left enabled" || bad "the defaults file edited, but the fork's unit was disabled"
+
+	# a unit without [Install] (systemctl: static) has nothing to disable
+	fresh
+	rivos_unit '-slurm.collect-diags'
+	run
+	! grep -q 'is enabled\|disabled prometheus' "$tmp/out" && ok "a static unit (no [Install]): nothing said about enabling it" ||
+		bad "a static unit: $(cat "$tmp/out")"
+
+	fresh
+	fork_unit
+	systemctl --root="$tmp/root" disable slurm_exporter.service >/dev/null 2>&1
+	run
+	! grep -q 'is enabled\|disabled slurm_exporter' "$tmp/out" && ok "the fork's unit not enabled: nothing said about it" ||
+		bad "the fork's unit not enabled: $(cat "$tmp/out")"
+fi
 
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -6,7 +6,8 @@
  * partitions than listed, hostile 1,000-byte reasons, every slot of the families left out and of
  * those served approximate for a counter that may have wrapped full, and both lists of the native
  * catalog's differences: 100 names of 127 bytes HTML escapes) the counts stay right, the
- * lists stop at their bounds, a cut reason is still valid UTF-8, and the page stays under STATUS_PAGE_MAX;
+ * lists stop at their bounds, a cut reason is still valid UTF-8, and the page stays under STATUS_PAGE_MAX,
+ * also with the most schemas, each with its lists full;
  * at 70,000 nodes without slurmrestd the counters that may have wrapped at 65,536 are marked; and a
  * page from a record whose every string is hostile is all escaped and valid UTF-8. The page reads
  * a result record (render.h) as the last answer holds it: page_record makes one by hand. */
@@ -316,6 +317,47 @@ static void test_50000_nodes_bounded(void **state)
 	assert_null(strstr(b.data, "node00067")); /* the 51st not-OK node */
 	print_message("status page at %d nodes: %zu bytes (bound %u)\n", BIG_NODES, b.len, STATUS_PAGE_MAX);
 	buf_free(&b);
+	/* the most schemas (MAPPING_SET_MAX), each with both lists of families full, the longest stem and
+	   a path of 255 characters HTML escapes: every schema's rows shown, the page still bounded */
+	struct page_record *sch[MAPPING_SET_MAX];
+	const struct scraper_status *sts[MAPPING_SET_MAX] = { 0 };
+	const char *stems[MAPPING_SET_MAX];
+	char path[256];
+	memset(path, '&', sizeof(path) - 1);
+	path[sizeof(path) - 1] = '\0';
+	sch[0] = pr;
+	for (size_t k = 0; k < MAPPING_SET_MAX; k++) {
+		if (k) {
+			sch[k] = page_record_new(10000, name, bound, v);
+			memcpy(sch[k]->res.rows, pr->res.rows, 10000 * sizeof(*pr->res.rows));
+			sch[k - 1]->m.next = &sch[k]->m;
+			sts[k] = &sch[k]->st;
+		}
+		memset(sch[k]->m.stem, (int)('a' + k), MAPPING_STEM_MAX - 1);
+		sch[k]->m.path = path;
+		stems[k] = sch[k]->m.stem;
+	}
+	pr->st.schemas = &pr->m;
+	info.schema_stem = stems;
+	info.nschemas = MAPPING_SET_MAX;
+	info.schema_st = sts;
+	buf_init(&b, 0);
+	status_page(&b, &info, &pr->st);
+	buf_putc(&b, '\0');
+	if (b.len > STATUS_PAGE_MAX)
+		fail_msg("the page with %d schemas is %zu bytes, over STATUS_PAGE_MAX %u", MAPPING_SET_MAX, b.len, STATUS_PAGE_MAX);
+	for (size_t k = 0; k < MAPPING_SET_MAX; k++) {
+		char want[MAPPING_STEM_MAX + 64];
+		snprintf(want, sizeof(want), "Rows: schema <code>%s</code></h2>", sch[k]->m.stem);
+		assert_non_null(strstr(b.data, want));
+	}
+	assert_non_null(strstr(b.data, "and 4904 more (see slurm_exporter_shim_family_left_out)")); /* the first's */
+	assert_non_null(strstr(b.data, "and 4995 more (see slurm_exporter_shim_family_left_out)")); /* the others': 40 / 7 */
+	print_message("status page at %d nodes and %d schemas: %zu bytes (bound %u)\n", BIG_NODES, MAPPING_SET_MAX,
+		      b.len, STATUS_PAGE_MAX);
+	buf_free(&b);
+	for (size_t k = 1; k < MAPPING_SET_MAX; k++)
+		page_record_free(sch[k]);
 	page_record_free(pr);
 	free(v);
 	expo_free(e);

@@ -32,10 +32,16 @@
 #      pointing at the extracted program) and systemd-analyze security
 #      --offline=true rates each at most MAX_EXPOSURE (2.0).
 #
+#   5. over a peer's installation (after the purge; the same skips, and skipped when a file it plants
+#      already exists): SckyzO's slurm_exporter and rivosinc's exporter (its .deb, with and without
+#      flags) as each leaves a host, then dpkg -i: the peer's schema picked, its flags carried and what
+#      was not printed, its unit disabled, its files kept, and the installed shim serving the peer's
+#      names on the peer's port (see the section's comment).
 # Needs: dpkg-dev, debhelper, lintian, systemd (systemd-analyze), man-db and
 # the build dependencies (scripts/install-deps.sh all installs them); flock
 # (util-linux) serialises concurrent runs of the install part.
-# Systemd need not be running. Takes about a minute.
+# Systemd need not be running. Part 5 needs build/tests/fake_slurmctld (FAKE_SLURMCTLD), curl, python3
+# and runuser. Takes a few minutes.
 # The last line is "N passed, M failed"; the exit status is non-zero on failure.
 set -u
 
@@ -97,6 +103,7 @@ cleanup() {
   if [ "$installed_by_us" = 1 ] && [ "$user_existed" = 0 ]; then
     remove_user >/dev/null 2>&1 || true
   fi
+  unplant >/dev/null 2>&1
   rm -rf "$tmp"
 }
 trap cleanup EXIT
@@ -591,6 +598,290 @@ if [ "$user_existed" = 0 ]; then
   else
     bad "could not remove the user $PKG the test created"
   fi
+fi
+installed_by_us=0
+
+# ---------------------------------------------------------------- 5. over a peer's installation
+# SckyzO's slurm_exporter v1.8.4 and rivosinc's prometheus-slurm-exporter v1.7.0, as each leaves a
+# host: the files their own repositories install, then dpkg -i of the shim's package over them.
+#   SckyzO: no package; its README copies the binary to /usr/local/bin/slurm_exporter and
+#     systemd/slurm_exporter.service to /etc/systemd/system (User=prometheus, flags in ExecStart,
+#     :9341), then enables it.
+#   rivosinc: its .deb (nfpm: package prometheus-slurm-exporter, Maintainer abhinavDhulipala, Vendor
+#     rivosinc, /usr/bin/prometheus-slurm-exporter, no unit, no defaults file, no user); its README
+#     writes /etc/systemd/system/prometheus-slurm-exporter.service (root, no flags, :9092) and a
+#     "systemctl edit" drop-in with Environment= (CLI_TIMEOUT, LOGLEVEL...).
+# Checked: the peer's schema picked, its flags carried and what was not carried printed, its unit
+# disabled with its files kept (owner, mode, content), rivosinc's package removed by dpkg
+# (Conflicts+Replaces), the rewritten defaults file with the shipped owner and mode, and the installed
+# shim, run as its user with the carried ARGS (plus the fake slurmctld and slurmrestd serving
+# tests/fixtures/peers-25.11/P1-busy-mix), serving the peer's names on the peer's port (127.0.0.1:
+# 9341 or 9092; another port, said, when that one is taken), every exact row equal to the peer's
+# recorded output series for series (tests/peer_compare.py).
+FAKE_SLURMCTLD=${FAKE_SLURMCTLD:-build/tests/fake_slurmctld}
+PEER_STATE=tests/fixtures/peers-25.11/P1-busy-mix
+SYSD=/etc/systemd/system
+PLANTED="/usr/local/bin/slurm_exporter $SYSD/slurm_exporter.service $SYSD/slurm_exporter.service.d
+  $SYSD/multi-user.target.wants/slurm_exporter.service $SYSD/prometheus-slurm-exporter.service
+  $SYSD/prometheus-slurm-exporter.service.d $SYSD/multi-user.target.wants/prometheus-slurm-exporter.service"
+planted=0
+fake_pid=""
+shim_pid=""
+
+# unplant: remove what a peer case planted (and rivosinc's package, if still there)
+unplant() {
+  [ -n "$shim_pid" ] && kill "$shim_pid" 2>/dev/null && wait "$shim_pid" 2>/dev/null
+  [ -n "$fake_pid" ] && kill "$fake_pid" 2>/dev/null && wait "$fake_pid" 2>/dev/null
+  shim_pid="" fake_pid=""
+  [ "$planted" = 1 ] || return 0
+  if dpkg-query -W -f='${Status}' prometheus-slurm-exporter 2>/dev/null | grep -q -v 'not-installed'; then
+    dpkg --purge prometheus-slurm-exporter </dev/null >/dev/null 2>&1
+  fi
+  for f in $PLANTED; do rm -rf "$f"; done
+  planted=0
+}
+
+# stat_of FILE: "owner:group mode" of FILE
+stat_of() { stat -c '%U:%G %a' "$1" 2>/dev/null; }
+
+# rivosinc_deb: rivosinc's v1.7.0 .deb as its .goreleaser.yaml (nfpm) makes it: its binary a stub
+rivosinc_deb() {
+  d=$tmp/rivosinc-deb
+  rm -rf "$d"
+  mkdir -p "$d/DEBIAN" "$d/usr/bin"
+  printf '#!/bin/sh\necho "rivosinc prometheus-slurm-exporter (test stub)"\n' >"$d/usr/bin/prometheus-slurm-exporter"
+  chmod 755 "$d/usr/bin/prometheus-slurm-exporter"
+  printf 'Package: prometheus-slurm-exporter\nVersion: 1.7.0\nSection: default\nPriority: optional\nArchitecture: %s\nMaintainer: abhinavDhulipala\nVendor: rivosinc\nInstalled-Size: 1\nDescription: no description given\n' \
+    "$(dpkg --print-architecture)" >"$d/DEBIAN/control"
+  dpkg-deb --root-owner-group -b "$d" "$tmp/rivosinc.deb" >/dev/null 2>&1
+}
+
+# plant_sckyzo: SckyzO's README installation, its unit's ExecStart with collector toggles, a timeout
+# and a log level (SckyzO's docs/configuration.md flags)
+plant_sckyzo() {
+  printf '#!/bin/sh\necho "SckyzO slurm_exporter (test stub)"\n' >/usr/local/bin/slurm_exporter
+  chmod 755 /usr/local/bin/slurm_exporter
+  cat >"$SYSD/slurm_exporter.service" <<'UNIT'
+[Unit]
+Description=Prometheus Slurm Exporter
+Documentation=https://github.com/sckyzo/slurm_exporter
+Wants=network-online.target
+After=network-online.target
+
+[Service]
+Type=simple
+User=prometheus
+Group=prometheus
+ExecStart=/usr/local/bin/slurm_exporter \
+  --web.listen-address=":9341" \
+  --collector.gpus="true" \
+  --no-collector.scheduler \
+  --command.timeout=10s \
+  --slurm.bin-path=/opt/slurm/bin \
+  --log.level=debug
+Restart=on-failure
+RestartSec=5
+
+[Install]
+WantedBy=multi-user.target
+UNIT
+  chmod 644 "$SYSD/slurm_exporter.service"
+  systemctl enable slurm_exporter.service >/dev/null 2>&1
+}
+
+# plant_rivosinc [bare]: rivosinc's .deb installed, its README's unit and (unless bare) its README's
+# drop-in with an ExecStart of its flags
+plant_rivosinc() {
+  rivosinc_deb && dpkg_locked -i "$tmp/rivosinc.deb" || return 1
+  cat >"$SYSD/prometheus-slurm-exporter.service" <<'UNIT'
+[Unit]
+Description=Prometheus SLURM Exporter
+
+[Service]
+ExecStart=/usr/bin/prometheus-slurm-exporter
+Restart=always
+RestartSec=15
+
+[Install]
+WantedBy=multi-user.target
+UNIT
+  chmod 644 "$SYSD/prometheus-slurm-exporter.service"
+  if [ "${1:-}" != bare ]; then
+    mkdir -p "$SYSD/prometheus-slurm-exporter.service.d"
+    cat >"$SYSD/prometheus-slurm-exporter.service.d/override.conf" <<'UNIT'
+[Service]
+Environment="PATH=/opt/slurm/bin"
+Environment="CLI_TIMEOUT=60"
+Environment="LOGLEVEL=debug"
+ExecStart=
+ExecStart=/usr/bin/prometheus-slurm-exporter -slurm.collect-diags -slurm.collect-licenses -slurm.poll-limit=20 -trace.enabled
+UNIT
+    chmod 640 "$SYSD/prometheus-slurm-exporter.service.d/override.conf"
+  fi
+  systemctl enable prometheus-slurm-exporter.service >/dev/null 2>&1
+}
+
+# serve_check LABEL MAPPING PEER_OUTPUT PORT SAMPLE: the installed shim, as its user, with the ARGS
+# of the defaults file (split on white space, as systemd does), the listen address's host made
+# 127.0.0.1, against the fake: PORT is that address's port; SAMPLE a line the peer printed
+serve_check() {
+  label=$1 map=$2 peer_out=$3 want_port=$4 sample=$5
+  args=$(sed -n 's/^ARGS="\(.*\)"$/\1/p' "$DEFAULTS" | tail -n 1)
+  case " $args " in
+    *" --web.listen-address=:$want_port "*) ;;
+    *) bad "$label: the carried ARGS do not listen on :$want_port: $args"; return ;;
+  esac
+  rm -f "$tmp/fake.port"
+  "$FAKE_SLURMCTLD" --port 0 --port-file "$tmp/fake.port" --dir "$PEER_STATE" 2>"$tmp/fake.log" &
+  fake_pid=$!
+  i=0
+  while [ ! -s "$tmp/fake.port" ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
+  fport=$(cat "$tmp/fake.port" 2>/dev/null)
+  [ -n "$fport" ] || { bad "$label: fake_slurmctld does not start"; return; }
+  port=$want_port
+  set -f # ARGS' regexes are words, never globs
+  for _try in 1 2 3 4 5; do
+    : >"$tmp/shim.log"
+    # shellcheck disable=SC2046 # ARGS is split on white space, as systemd splits it
+    runuser -u "$PKG" -- "$BIN" $(printf '%s' "$args" | sed "s|--web.listen-address=:$want_port|--web.listen-address=127.0.0.1:$port|") \
+      --slurmctld.url "http://127.0.0.1:$fport" --slurmrestd.url "http://127.0.0.1:$fport" --slurmrestd.jobs \
+      --slurmctld.min-interval 600 --slurmctld.jobs.min-interval 600 --slurmrestd.min-interval 600 \
+      >/dev/null 2>"$tmp/shim.log" &
+    shim_pid=$!
+    i=0
+    while [ $i -lt 100 ] && ! grep -q 'listening on\|cannot listen' "$tmp/shim.log"; do sleep 0.1; i=$((i + 1)); done
+    grep -q 'listening on' "$tmp/shim.log" && break
+    kill "$shim_pid" 2>/dev/null; wait "$shim_pid" 2>/dev/null; shim_pid=""
+    grep -q 'cannot listen' "$tmp/shim.log" || break
+    port=$((20000 + $(od -An -N2 -tu2 /dev/urandom | tr -d ' ') % 40000))
+    note "127.0.0.1:$want_port is taken on this machine: 127.0.0.1:$port instead"
+  done
+  set +f
+  if [ -z "$shim_pid" ]; then
+    bad "$label: the installed shim does not start as $PKG with the carried ARGS"
+    show "$tmp/shim.log"
+  else
+    code=$(curl -s --max-time 60 -o "$tmp/served.txt" -w '%{http_code}' "http://127.0.0.1:$port/metrics")
+    excl=$(printf '%s' "$args" | tr ' ' '\n' | sed -n 's/^--mapping.exclude=//p')
+    python3 tests/peer_compare.py "$map" "$peer_out" "$tmp/served.txt" "$excl" >"$tmp/cmp.txt" 2>&1
+    cmp_rc=$?
+    if [ "$code" = 200 ] && grep -qxF "$sample" "$tmp/served.txt" && [ "$cmp_rc" = 0 ]; then
+      ok "$label: the installed shim, as $PKG with the carried ARGS, serves the peer's names on 127.0.0.1:$port ($sample; $(tail -n 1 "$tmp/cmp.txt"))"
+    else
+      bad "$label: the installed shim on 127.0.0.1:$port does not serve the peer's series (HTTP $code, $(grep -c . "$tmp/served.txt") lines; $sample; $(tail -n 1 "$tmp/cmp.txt"))"
+      grep '^differs\|^excluded' "$tmp/cmp.txt" | head -n 5 | sed 's/^/       | /'
+      grep -v '^#' "$tmp/served.txt" | head -n 5 | sed 's/^/       | /'
+      show "$tmp/shim.log"
+    fi
+  fi
+  kill "$shim_pid" "$fake_pid" 2>/dev/null
+  wait "$shim_pid" "$fake_pid" 2>/dev/null
+  shim_pid="" fake_pid=""
+}
+
+# said LABEL TEXT: dpkg -i's output holds TEXT
+said() {
+  if grep -qF -- "$2" "$tmp/dpkg.log"; then ok "$1: says '$2'"; else bad "$1: does not say '$2'"; show "$tmp/dpkg.log"; fi
+}
+
+# peer_case NAME: plant NAME's installation, dpkg -i the shim over it, check, purge, unplant
+peer_case() {
+  name=$1
+  echo "== dpkg -i over $name's installation"
+  planted=1
+  case $name in
+    sckyzo) plant_sckyzo; unit=slurm_exporter.service ;;
+    rivosinc*) plant_rivosinc "${name#rivosinc-}" || { bad "$name: rivosinc's .deb does not install"; show "$tmp/dpkg.log"; unplant; return; }
+      unit=prometheus-slurm-exporter.service ;;
+  esac
+  if systemctl is-enabled --quiet "$unit" 2>/dev/null; then
+    ok "$name: $unit planted and enabled"
+  else
+    bad "$name: $unit planted but systemctl does not report it enabled"
+  fi
+  before=""
+  for f in /usr/local/bin/slurm_exporter "$SYSD/$unit" "$SYSD/$unit.d/override.conf"; do
+    [ -f "$f" ] && before="$before $f=$(stat_of "$f"):$(md5sum <"$f" | cut -c1-32)"
+  done
+  installed_by_us=1
+  if dpkg_locked -i "$deb"; then
+    ok "$name: dpkg -i ${deb##*/} over it"
+  else
+    bad "$name: dpkg -i ${deb##*/} over it"
+    show "$tmp/dpkg.log"
+  fi
+  case $name in
+    sckyzo)
+      said "$name" 'carried over into /etc/default/slurm-exporter-shim: ARGS="--mapping.file=/etc/slurm-exporter-shim/sckyzo-slurm-exporter.json --web.listen-address=:9341 --log.level=debug --slurmctld.timeout=10 --slurmrestd.timeout=10 --mapping.exclude=(slurm_scheduler_.*|slurm_(user_)?rpc_stats.*)"'
+      said "$name" "the sckyzo exporter's collectors that were off, their families left out (--mapping.exclude): scheduler"
+      said "$name" "not carried: --slurm.bin-path=/opt/slurm/bin (the shim runs no Slurm command: it reads slurmctld's metrics)"
+      said "$name" "disabled slurm_exporter.service (SckyzO/slurm_exporter's, on :9341)"
+      ;;
+    rivosinc)
+      said "$name" 'carried over into /etc/default/slurm-exporter-shim: ARGS="--mapping.file=/etc/slurm-exporter-shim/rivosinc-slurm-exporter.json --log.level=debug --web.listen-address=:9092 --slurmctld.timeout=60 --slurmrestd.timeout=60 --slurmrestd.min-interval=20 --mapping.exclude=(slurm_account_(collect_error|cpu_limit|job_alloc_limit|job_limit|mem_limit))"'
+      said "$name" "the rivosinc exporter's collectors that were off, their families left out (--mapping.exclude): limits"
+      said "$name" "not carried: -trace.enabled (the shim has no /trace endpoint)"
+      said "$name" "disabled prometheus-slurm-exporter.service (rivosinc's, on :9092)"
+      ;;
+    rivosinc-bare)
+      said "$name" "found the old exporter's flags in /var/lib/dpkg/status (rivosinc's prometheus-slurm-exporter package)"
+      said "$name" 'carried over into /etc/default/slurm-exporter-shim: ARGS="--mapping.file=/etc/slurm-exporter-shim/rivosinc-slurm-exporter.json --web.listen-address=:9092 --mapping.exclude=(slurm_(backfill_.*|daemon_thread_count|dbd_agent_queue_size|rpc_.*))|(slurm_lic_.*)|(slurm_account_(collect_error|cpu_limit|job_alloc_limit|job_limit|mem_limit))"'
+      said "$name" "the rivosinc exporter's collectors that were off, their families left out (--mapping.exclude): diags licenses limits"
+      ;;
+  esac
+  case $name in
+    rivosinc*)
+      if dpkg-query -W -f='${Status}' prometheus-slurm-exporter 2>/dev/null | grep -q 'install ok installed'; then
+        bad "$name: rivosinc's prometheus-slurm-exporter package is still installed"
+      else
+        ok "$name: dpkg removed rivosinc's prometheus-slurm-exporter package (Conflicts and Replaces)"
+      fi ;;
+  esac
+  if systemctl is-enabled --quiet "$unit" 2>/dev/null; then
+    bad "$name: $unit is still enabled beside the shim's unit (which Conflicts= with it)"
+  else
+    ok "$name: $unit disabled"
+  fi
+  after=""
+  for f in /usr/local/bin/slurm_exporter "$SYSD/$unit" "$SYSD/$unit.d/override.conf"; do
+    [ -f "$f" ] && after="$after $f=$(stat_of "$f"):$(md5sum <"$f" | cut -c1-32)"
+  done
+  if [ -n "$before" ] && [ "$before" = "$after" ]; then
+    ok "$name: the peer's files kept, owner, mode and content:$before"
+  else
+    bad "$name: the peer's files changed: before:$before after:$after"
+  fi
+  shipped=$(stat_of "$tmp/root$DEFAULTS" | sed 's/^[^ ]* //')
+  if [ "$(stat_of "$DEFAULTS")" = "root:root $shipped" ] && [ "$(grep -c '^ARGS=' "$DEFAULTS")" = 1 ]; then
+    ok "$name: $DEFAULTS rewritten with one ARGS= line, root:root $shipped as shipped"
+  else
+    bad "$name: $DEFAULTS is $(stat_of "$DEFAULTS") with $(grep -c '^ARGS=' "$DEFAULTS") ARGS= lines (shipped: root:root $shipped)"
+  fi
+  case $name in
+    sckyzo) serve_check "$name" "$SCKYZO_MAPPING" "$PEER_STATE/sckyzo_exporter_metrics.txt" 9341 \
+      'slurm_license_total{license="matlab"} 10' ;;
+    rivosinc) serve_check "$name" "$RIVOSINC_MAPPING" "$PEER_STATE/rivosinc_exporter_metrics.txt" 9092 \
+      'slurm_lic_total{name="matlab"} 10' ;;
+  esac
+  if dpkg_locked --purge "$PKG"; then ok "$name: dpkg --purge $PKG"; else bad "$name: dpkg --purge $PKG"; show "$tmp/dpkg.log"; fi
+  unplant
+}
+
+why=""
+for f in $PLANTED /etc/default/slurm_exporter; do
+  if [ -e "$f" ] || [ -L "$f" ]; then why="$f exists on this machine; not touching it"; break; fi
+done
+for t in runuser curl python3; do
+  [ -n "$why" ] || command -v "$t" >/dev/null 2>&1 || why="$t not found"
+done
+[ -n "$why" ] || [ -x "$FAKE_SLURMCTLD" ] || why="$FAKE_SLURMCTLD not built (make $FAKE_SLURMCTLD)"
+if [ -n "$why" ]; then
+  skip "over SckyzO's and rivosinc's installations: $why"
+else
+  for p in sckyzo rivosinc rivosinc-bare; do peer_case "$p"; done
+fi
+if [ "$user_existed" = 0 ]; then
+  remove_user || bad "could not remove the user $PKG the test created"
 fi
 installed_by_us=0
 

@@ -731,6 +731,24 @@ static void test_shapeless(void **state)
 	PROBLEM(REST_SHARES, "{\"shares\": {\"shares\": [], \"shares\": []}}", 1, 37, "'shares.shares' given twice");
 	PROBLEM(REST_DIAG, "{\"statistics\": []}", 1, 16, "'statistics' is an array, not an object");
 	PROBLEM(REST_DIAG, "{\"meta\": {}}", 1, 12, "no 'statistics' object");
+	/* /reservations: its clock (last_update, a number or a {set, infinite, number} object, before or
+	 * after the records) is needed to tell a reservation's state */
+	PROBLEM(REST_RESERVATIONS, "{\"reservations\": [], \"errors\": []}", 1, 34,
+		"no 'last_update': the reservations' state cannot be told");
+	PROBLEM(REST_RESERVATIONS, "{\"reservations\": [], \"last_update\": {\"set\": false, \"number\": 0}}", 1, 64,
+		"no 'last_update': the reservations' state cannot be told");
+	PROBLEM(REST_RESERVATIONS, "{\"last_update\": 5}", 1, 18, "no 'reservations' array");
+	PROBLEM(REST_RESERVATIONS, "{\"reservations\": {}, \"last_update\": 5}", 1, 18,
+		"'reservations' is an object, not an array");
+	PROBLEM(REST_RESERVATIONS, "{\"reservations\": [3], \"last_update\": 5}", 1, 19,
+		"item 0 of 'reservations' is a number, not an object");
+	PROBLEM(REST_RESERVATIONS, "{\"reservations\": [], \"last_update\": 5, \"errors\": [\"boom\"]}", 1, 57,
+		"slurmrestd reported 1 error(s): boom");
+	PROBLEM(REST_RESERVATIONS, "{\"reservations\": [{\"users\": \"a\"}], \"last_update\": 5}", 1, 32,
+		"a reservation without a name");
+	PROBLEM(REST_RESERVATIONS, "{\"reservations\": [{\"name\": \"r\", \"start_time\": 1, \"end_time\": 9}], \"last_update\":"
+		" {\"number\": 5, \"set\": true}}", 0, 0, "");
+	PROBLEM(REST_RESERVATIONS, "{\"last_update\": 5, \"reservations\": []}", 0, 0, "");
 	/* what is still a good document: no records, other keys of any shape, an empty errors array */
 	PROBLEM(REST_JOBS, "{\"jobs\": [], \"meta\": [1, {\"jobs\": 3}], \"errors\": [], \"warnings\": [\"w\"]}", 0, 0, "");
 	PROBLEM(REST_SHARES, "{\"shares\": {\"shares\": [], \"x\": 1}}", 0, 0, "");
@@ -766,12 +784,55 @@ static void test_listed_twice(void **state)
 	PROBLEM(REST_SHARES, "{\"shares\": {\"shares\": [{\"name\": \"u\", \"parent\": \"a\", \"type\": [\"USER\"]}, "
 		"{\"type\": [\"USER\"], \"parent\": \"a\", \"name\": \"u\"}]}}", 1, 117,
 		"share row of account 'a' user 'u' listed twice");
+	PROBLEM(REST_RESERVATIONS, "{\"reservations\": [{\"name\": \"r\"}, {\"name\": \"r\"}], \"last_update\": 5}", 1, 46,
+		"reservation 'r' listed twice");
+	PROBLEM(REST_RESERVATIONS, "{\"reservations\": [{\"name\": \"r\", \"name\": \"s\"}], \"last_update\": 5}", 1, 38,
+		"'name' given twice in a record of 'reservations'");
+	PROBLEM(REST_RESERVATIONS, "{\"reservations\": [], \"last_update\": 5, \"last_update\": 6}", 1, 55,
+		"'last_update' given twice");
+	PROBLEM(REST_RESERVATIONS, "{\"reservations\": [], \"last_update\": {\"number\": 5, \"number\": 6}}", 1, 61,
+		"'last_update' given twice");
+	/* a reservation's node_list is expanded (when a table reads its nodes: here every family is kept)
+	 * within slurmrestd_hostlist.h's bound, or the answer is refused, naming it */
+	PROBLEM(REST_RESERVATIONS, "{\"reservations\": [{\"name\": \"r\", \"node_list\": \"n[1-70000]\"}], \"last_update\": 5}", 1,
+		58, "reservation 'r': node_list 'n[1-70000]' not expanded (over 65536 hosts, or no host list)");
+	PROBLEM(REST_RESERVATIONS, "{\"reservations\": [{\"name\": \"r\", \"node_list\": \"n[1-3\"}], \"last_update\": 5}", 1, 53,
+		"reservation 'r': node_list 'n[1-3' not expanded (over 65536 hosts, or no host list)");
 	/* the same names in other places are not twice: a user row and its account's row, two nodes'
 	 * partitions, a key of two records */
 	PROBLEM(REST_SHARES, "{\"shares\": {\"shares\": [{\"name\": \"a\"}, {\"name\": \"a\", \"parent\": \"a\", \"type\": [\"USER\"]},"
 		" {\"name\": \"a\", \"partition\": \"p\"}]}}", 0, 0, "");
 	PROBLEM(REST_NODES, "{\"nodes\": [{\"name\": \"n1\", \"cpus\": 1, \"partitions\": [\"a\"]}, {\"name\": \"n2\", \"cpus\": 1,"
 		" \"partitions\": [\"a\"]}]}", 0, 0, "");
+}
+
+/* A job's TRES string (tres_alloc_str, else tres_req_str: what squeue -O tres-alloc prints), read
+ * for slurmrestd_jobs_tres: an item that is not name=count, or a count past 2^53 (no double holds
+ * it exactly), makes the document unusable naming the job, the field and the item; an item counted
+ * in a unit ("mem=2G", "bb/x=1.50T") is skipped, not an error. A table that reads no TRES family
+ * does not read the strings at all (test_rest_jobs_tres.c). */
+static void test_tres_bad(void **state)
+{
+	(void)state;
+#define TJOB(tres) "{\"jobs\":[{\"job_id\":7,\"job_state\":[\"RUNNING\"],\"tres_alloc_str\":\"" tres "\"}]}"
+#define TBAD(tres, why) PROBLEM(REST_JOBS, TJOB(tres), 1, sizeof(TJOB(tres)) - 3, "job 7: tres_alloc_str item " why)
+	TBAD("cpu=2,gres/gpu", "'gres/gpu': not name=count");
+	TBAD("cpu=2,,node=1", "'': not name=count");
+	TBAD("=2", "'=2': not name=count");
+	TBAD("gres/gpu=x", "'gres/gpu=x': not name=count");
+	TBAD("gres/gpu=2x", "'gres/gpu=2x': not name=count");
+	TBAD("gres/gpu=-1", "'gres/gpu=-1': not name=count");
+	TBAD("mem=1.G", "'mem=1.G': not name=count");
+	TBAD("gres/gpu=9007199254740993", "'gres/gpu=9007199254740993': a count over 2^53");
+	TBAD("gres/gpu=99999999999999999999999999999999999999",
+	     "'gres/gpu=99999999999999999999999999999999999999': a count over 2^53");
+	PROBLEM(REST_JOBS, "{\"jobs\":[{\"job_id\":8,\"job_state\":[\"PENDING\"],\"tres_alloc_str\":\"\","
+		"\"tres_req_str\":\"cpu=1,gres/gpu:\"}]}", 1, 98, "job 8: tres_req_str item 'gres/gpu:': not name=count");
+	/* good: units and fractions skipped, 2^53 itself, a trailing ',', nothing at all */
+	PROBLEM(REST_JOBS, TJOB("cpu=2,mem=2G,bb/x=1.50T,fs/disk=3K,gres/gpu=9007199254740992,"), 0, 0, "");
+	PROBLEM(REST_JOBS, TJOB(""), 0, 0, "");
+#undef TBAD
+#undef TJOB
 }
 
 /* A node in more than 64 partitions lost the rest (served as exact, no problem). */
@@ -951,8 +1012,8 @@ static void test_keep_filter(void **state)
 	assert_int_equal(parse(&e, REST_NODES, text, len, 0), 0);
 	assert_int_equal(e.nfams, 1);
 	assert_int_equal(e.nsamples, 5);
-	assert_int_equal(e.nnamed, 203); /* the samples not kept still say the answer named families
-					  (17 per node, 5 nodes; 13 per node and partition, 9 memberships; one reason) */
+	assert_int_equal(e.nnamed, 231); /* the samples not kept still say the answer named families
+					  (19 per node, 5 nodes; 15 per node and partition, 9 memberships; one reason) */
 	expo_free(&e);
 	free(text);
 }
@@ -1004,6 +1065,7 @@ int main(void)
 		cmocka_unit_test(test_uid_not_a_uid),
 		cmocka_unit_test(test_shapeless),
 		cmocka_unit_test(test_listed_twice),
+		cmocka_unit_test(test_tres_bad),
 		cmocka_unit_test(test_many_partitions),
 		cmocka_unit_test(test_novals_any_order),
 		cmocka_unit_test(test_huge_unread_string),

@@ -1,6 +1,7 @@
 /* fuzz_restjson.c: libFuzzer target for the slurmrestd JSON converter (src/slurmrestd.c) and the
  * bounded feeder under it (src/jsonfeed.c). The first byte picks the document (its value % REST_DOCS:
- * nodes, shares, jobs, diag, licenses, jobs/state) and the piece size; the rest is the answer.
+ * nodes, shares, jobs, diag, licenses, jobs/state, reservations) and the piece size; the rest is the
+ * answer.
  * Checks the documented contracts: no crash, no leak; the answer fed in pieces gives exactly the
  * families, problem count and first reason of the whole answer, and one recorded error exactly when
  * it has problems; every sample is in its family and found. Then jsonfeed alone with a small string

@@ -21,10 +21,13 @@
 #                           objects, slurmrestd's errors, records and keys given twice, a node in 100
 #                           partitions, strings of 5,000 bytes (escapes, UTF-8) in fields nothing
 #                           reads and in one it reads, a uid that is no uid; each behind a selector
-#                           byte (the document, 0 nodes .. 3 diag, 4 licenses, 5 jobs/state, plus 6
-#                           x a piece size); /jobs/state's bad answers (a job without a state or a job_id, a
+#                           byte (the document, 0 nodes .. 3 diag, 4 licenses, 5 jobs/state,
+#                           6 reservations, plus 7 x a piece size); /reservations' shapes (flags out of
+#                           scontrol's order, PURGE_COMP's time, a host list, last_update before and
+#                           after, twice, missing; a reservation twice or without a name, host lists
+#                           too long or not closed); /jobs/state's bad answers (a job without a state or a job_id, a
 #                           state name no data_parser writes, a job twice, errors set); and
-#                           behind 240 and 246 + the document, answers whose '~' fuzz_restjson makes
+#                           behind 240..245 and 246..255 (the value % 7 the document), answers whose '~' fuzz_restjson makes
 #                           70,001 and 393,223 bytes (past REST_MAX_STRING, past jsonfeed's cut: in
 #                           fields read and unread, in a key)
 #   tests/fuzz/fuzz_payload.h     a small exposition per endpoint (the first three samples of every family
@@ -132,12 +135,12 @@ for lit in re.findall(r'^\t\{ "((?:[^"\\]|\\.)*)", [GI] \},$', open('tests/test_
     put('tests/fuzz/corpus/accept', lit.encode('latin-1').decode('unicode_escape').encode('latin-1'))
 for lines in (['br', 'gzip'], ['gzip', 'gzip;q=0'], ['*;q=0', 'identity;q=0.5', 'x-gzip;q=0.4'], ['', 'gzip']):
     put('tests/fuzz/corpus/accept', '\n'.join(lines).encode())
-# fuzz_restjson: the first byte picks the document (its value % 6, enum rest_doc's order) and the piece size
+# fuzz_restjson: the first byte picks the document (its value % 7, enum rest_doc's order) and the piece size
 reset('tests/fuzz/corpus/restjson')
 REST = 'tests/fixtures/slurm-25.11-rest'
-DOCS = ['nodes', 'shares', 'jobs', 'diag', 'licenses', 'jobs_state']
-def rest_seed(doc, k, body):
-    put('tests/fuzz/corpus/restjson', bytes([DOCS.index(doc) + 6 * (k % 40)]) + body.encode())
+DOCS = ['nodes', 'shares', 'jobs', 'diag', 'licenses', 'jobs_state', 'reservations']
+def rest_seed(doc, k, body):  # selectors under 240 (7 * 33 + 6 = 237)
+    put('tests/fuzz/corpus/restjson', bytes([DOCS.index(doc) + len(DOCS) * (k % 34)]) + body.encode())
 for i, st in enumerate(sorted(glob.glob(REST + '/R[0-9]*'))):
     for doc in DOCS:
         if not os.path.exists(f'{st}/rest_{doc}.json'):  # /licenses: no capture of these states
@@ -151,6 +154,7 @@ for i, st in enumerate(sorted(glob.glob(REST + '/R[0-9]*'))):
                 j['shares']['shares'] = j['shares']['shares'][:4]
             text = json.dumps(j, indent=2)
         rest_seed(doc, 7 * i + DOCS.index(doc), text)
+rest_seed('reservations', 2, open('tests/fixtures/peers-25.11/P4-licenses-gpu-full/rest_reservations.json').read())
 R2 = REST + '/R2-busy-mix-draining'
 rest_seed('nodes', 3, json.dumps(json.load(open(R2 + '/rest_nodes.json')), sort_keys=True))
 jobs = json.load(open(R2 + '/rest_jobs.json'))
@@ -177,6 +181,13 @@ shapes = [
     ('jobs_state', '{"jobs": [{"job_id": "2+1", "state": ["CANCELLED", "COMPLETING", "END"]}, {"job_id": "2+1", "state": "RUNNING"}]}'),
     ('jobs_state', '{"jobs": [{"job_id": 7, "state": ["RUNNING"], "state": ["RUNNING"]}], "errors": [{"error": "Unable to query jobs"}]}'),
     ('jobs_state', '{"jobs": [{"job_id": "1", "state": ["RUNNING", "LAUNCH_FAILED", "POWER_UP_NODE", "RECONFIG_FAIL"]}, 3]}'),
+    ('reservations', '{"reservations": [{"name": "r", "flags": ["SPEC_NODES", "PURGE_COMP", "NEW", "MAINT"],'
+                     ' "purge_completed": {"time": {"number": 90061, "set": true}}, "node_list": "n[1-3,05],gpu01",'
+                     ' "start_time": {"set": true, "number": 5}, "end_time": 9, "node_count": 4294967294}],'
+                     ' "last_update": {"infinite": false, "number": 7, "set": true}}'),
+    ('reservations', '{"last_update": 5, "reservations": [{"name": "r"}, {"name": "r"}, {"users": "u"}, 3]}'),
+    ('reservations', '{"reservations": [{"name": "r", "node_list": "n[1-70000]"}, {"name": "s", "node_list": "n[1-3"}]}'),
+    ('reservations', '{"reservations": [], "last_update": 5, "last_update": {"number": 1, "number": 2}, "errors": ["x"]}'),
 ]
 for k, (doc, body) in enumerate(shapes):
     rest_seed(doc, 11 * k + 1, body)
@@ -189,10 +200,12 @@ long_shapes = [
     ('jobs', '{"jobs": [{"comment": "~\\x", "job_state": "RUNNING"}]}'),
     ('nodes', '{"nodes": [{"name": "n1", "extra": "~", "cpus": 4, "~": 1, "partitions": ["a"]}]}'),
     ('jobs_state', '{"jobs": [{"job_id": "~", "state": ["PENDING"]}, {"job_id": "2", "x": "~", "state": ["RUNNING"]}]}'),
+    ('reservations', '{"reservations": [{"name": "~", "flags": ["MAINT"]}, {"name": "s", "comment": "~"}], "last_update": 5}'),
 ]
 for doc, body in long_shapes:
-    for sel in (240, 246):
-        put('tests/fuzz/corpus/restjson', bytes([sel + DOCS.index(doc)]) + body.encode())
+    for lo, hi in ((240, 245), (246, 255)):  # the selector in each range whose value % 7 is the document
+        sel = next(v for v in range(lo, hi + 1) if v % len(DOCS) == DOCS.index(doc))
+        put('tests/fuzz/corpus/restjson', bytes([sel]) + body.encode())
 
 # the fixed payload
 names = set()
