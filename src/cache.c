@@ -31,6 +31,7 @@ struct cache {
 		struct fetch_job *job;  /* the fetch in flight, or NULL */
 		int logged_ok;          /* last state logged: -1 none, 0 failed, 1 ok */
 		int logged_slow;        /* last speed logged: 0 fast (or none), 1 slow */
+		int last_ok;            /* its last finished fetch was usable (cache_last_usable) */
 		struct cache_counts n;
 		struct sched_cost cost; /* a cost-scheduled source's fetches (cfg.cost_sources) */
 	} slot[SRC_COUNT];
@@ -294,6 +295,7 @@ static void job_run(struct fetch_job *j)
 		c->slot[id].serial = j->serial[id];
 		if (got[id]->ok)
 			c->slot[id].ok_seconds = got[id]->seconds;
+		c->slot[id].last_ok = got[id]->ok;
 		c->slot[id].job = NULL;
 		c->slot[id].n.fetches++;
 		c->slot[id].n.failed += !got[id]->ok;
@@ -571,6 +573,16 @@ void cache_get(struct cache *c, const struct cache_table *t, unsigned need, unsi
 	pthread_mutex_unlock(&c->mu);
 	/* the fetch goes on and is published for the others; this scrape answers without it */
 	own_payloads(want, t->gen, not_waited, wait, g);
+}
+
+unsigned cache_last_usable(struct cache *c)
+{
+	unsigned mask = 0;
+	pthread_mutex_lock(&c->mu);
+	for (int id = 0; id < SRC_COUNT; id++)
+		mask |= c->slot[id].last_ok ? 1u << id : 0;
+	pthread_mutex_unlock(&c->mu);
+	return mask;
 }
 
 void cache_got_release(struct cache_got *g)

@@ -136,5 +136,9 @@ double cache_deadline(const struct cache *c, double now, double timeout_s);
 void cache_get(struct cache *c, const struct cache_table *t, unsigned need, unsigned all, double deadline, int scrape,
 	       struct cache_got *g);
 void cache_got_release(struct cache_got *g);
+/* The sources whose last finished fetch was usable (bit 1 << id; 0 before any): what a scrape
+ * expects to be up again (scrape.c fetches a row's native form only when its preferred form's
+ * sources are not all among them, or turn out down). */
+unsigned cache_last_usable(struct cache *c);
 
 #endif

@@ -375,6 +375,44 @@ unsigned mapping_sources(const struct mapping *m, unsigned flags, unsigned usabl
 	return eps;
 }
 
+unsigned mapping_sources_expecting(const struct mapping *m, unsigned flags, unsigned usable, unsigned expect)
+{
+	unsigned eps = 0;
+	for (size_t i = 0; i < m->nrows; i++) {
+		const struct row *r = &m->rows[i];
+		if (!row_is_enabled(r, flags))
+			continue;
+		size_t k = 0; /* the forms in order, up to the first expected to serve the row */
+		for (; k + 1 < r->nforms; k++) {
+			if (r->forms[k].sources & ~usable)
+				continue;
+			eps |= form_sources(&r->forms[k]);
+			if (!(r->forms[k].sources & ~(usable & expect)))
+				break;
+		}
+		if (k + 1 >= r->nforms)
+			eps |= form_sources(row_native(r));
+	}
+	return eps;
+}
+
+unsigned mapping_fallback_sources(const struct mapping *m, unsigned flags, unsigned usable,
+				  const struct expo *const ex[SRC_COUNT], const int up[SRC_COUNT])
+{
+	const struct expr_source src = { ex, SRC_COUNT, NULL, 0, NULL };
+	unsigned eps = 0;
+	for (size_t i = 0; i < m->nrows; i++) {
+		const struct row *r = &m->rows[i];
+		size_t form;
+		if (!row_is_enabled(r, flags) || r->nforms < 2 || choose_form(r, &src, up, &form) != row_native(r))
+			continue;
+		for (size_t k = 0; k < r->nforms; k++)
+			if (k + 1 == r->nforms || !(r->forms[k].sources & ~usable))
+				eps |= form_sources(&r->forms[k]);
+	}
+	return eps;
+}
+
 void mapping_fidelity_counts(const struct mapping *m, size_t out[FID_COUNT])
 {
 	for (int f = 0; f < FID_COUNT; f++)

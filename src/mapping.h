@@ -204,6 +204,17 @@ int mapping_form_field(size_t i, struct mapping_field *out);
  * fetched: configured and not switched off), each with its wraps_at bound's. usable 0: native
  * forms only. */
 unsigned mapping_sources(const struct mapping *m, unsigned flags, unsigned usable);
+/* The same, fetching only the forms a row may be served with: its usable forms in order up to the
+ * first whose sources are all in usable & expect (the sources whose answers are expected to be
+ * usable: their last fetch was), the native form only when none is. A row served from slurmrestd
+ * does not fetch slurmctld's job walk for a fallback it does not use; mapping_fallback_sources says
+ * what the answers then need. expect 0: as mapping_sources. */
+unsigned mapping_sources_expecting(const struct mapping *m, unsigned flags, unsigned usable, unsigned expect);
+/* What the rows enabled under flags that one scrape's answers (ex, up: as mapping_run's) serve with
+ * their native form, having a preferred form, fetch (as mapping_sources): their usable forms' and
+ * native form's sources, with their wraps_at bounds'. */
+unsigned mapping_fallback_sources(const struct mapping *m, unsigned flags, unsigned usable,
+				  const struct expo *const ex[SRC_COUNT], const int up[SRC_COUNT]);
 /* Whether r is enabled under flags (enum row_flag bits). */
 static inline int row_is_enabled(const struct row *r, unsigned flags)
 {

@@ -378,6 +378,39 @@ static void counts_of(struct scraper *s, const struct cache_got *g, struct rende
 	pthread_mutex_unlock(&s->mu);
 }
 
+/* The payloads a scrape's rows read: each row's preferred forms' and, only where it may be used, its
+ * native form's (mapping_sources_expecting: a preferred form whose sources' last fetches were all
+ * usable is expected to serve the row again, and slurmctld is not asked for a fallback nobody
+ * reads); then, when these answers do not serve a row's preferred form after all (a source down, a
+ * family missing), its native form's sources, fetched at once, so that the row falls back in this
+ * same scrape. */
+static void get_payloads(struct scraper *s, const struct cache_table *t, const struct mapping *m, unsigned usable,
+			 double deadline, struct cache_got *g)
+{
+	unsigned expect = cache_last_usable(s->cache);
+	unsigned need = source_with_vouchers(mapping_sources_expecting(m, s->cfg.flags, usable, expect)) & usable;
+	cache_get(s->cache, t, need, 0, deadline, 1, g);
+	const struct expo *ex[SRC_COUNT];
+	int up[SRC_COUNT];
+	source_usable(g->p, up);
+	for (int id = 0; id < SRC_COUNT; id++)
+		ex[id] = up[id] ? &g->p[id]->expo : NULL;
+	unsigned more = source_with_vouchers(mapping_fallback_sources(m, s->cfg.flags, usable, ex, up)) & usable & ~need;
+	if (!more)
+		return;
+	struct cache_got g2;
+	cache_get(s->cache, t, more, 0, deadline, 0, &g2);
+	for (int id = 0; id < SRC_COUNT; id++) {
+		g->n[id] = g2.n[id]; /* the counters as of now */
+		g->cost[id] = g2.cost[id];
+		if (!(more & (1u << id)))
+			continue;
+		g->p[id] = g2.p[id]; /* the reference moves */
+		g->serial[id] = g2.serial[id];
+	}
+	g->own |= g2.own;
+}
+
 struct answer *scraper_answer(struct scraper *s, double timeout_s)
 {
 	struct scrape_ctx c = { .started = mono_now() };
@@ -396,8 +429,7 @@ struct answer *scraper_answer(struct scraper *s, double timeout_s)
 	/* a row's preferred form counts only when its sources can be fetched: a table preferring
 	 * slurmrestd makes a site without --slurmrestd.url fetch nothing more */
 	unsigned usable = source_configured(s->cfg.upstream) & ~s->cfg.sources_off;
-	unsigned need = source_with_vouchers(mapping_sources(c.m, s->cfg.flags, usable)) & usable;
-	cache_get(s->cache, &t, need, 0, cache_deadline(s->cache, c.started, timeout_s), 1, &g);
+	get_payloads(s, &t, c.m, usable, cache_deadline(s->cache, c.started, timeout_s), &g);
 	counts_of(s, &g, c.counts);
 	/* one render at a time: the scrapes that got the same payloads meanwhile share its body */
 	pthread_mutex_lock(&s->render_mu);

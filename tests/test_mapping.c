@@ -435,6 +435,14 @@ static void test_prefer_fallback(void **state)
 	assert_int_equal(mapping_sources(m, 0, 0), 1u << SRC_JOBS);
 	assert_int_equal(mapping_sources(m, 0, 1u << SRC_JOBS | 1u << SRC_REST_SHARES), 1u << SRC_JOBS | 1u << SRC_REST_SHARES);
 	assert_int_equal(mapping_sources(m, 0, ~0u), 1u << SRC_JOBS | 1u << SRC_REST_SHARES | 1u << SRC_REST_NODES);
+	/* only the forms a row may be served with: up to the first whose sources are expected up, the
+	 * native form when none is */
+	const unsigned J = 1u << SRC_JOBS, S = 1u << SRC_REST_SHARES, N = 1u << SRC_REST_NODES;
+	assert_int_equal(mapping_sources_expecting(m, 0, ~0u, 0), mapping_sources(m, 0, ~0u));
+	assert_int_equal(mapping_sources_expecting(m, 0, ~0u, S | N), S | N); /* "jobs": its first form */
+	assert_int_equal(mapping_sources_expecting(m, 0, ~0u, S), S | N);     /* its second */
+	assert_int_equal(mapping_sources_expecting(m, 0, J | S, J), J | S);   /* none expected: native */
+	assert_int_equal(mapping_sources_expecting(m, 0, J | S, J | S), S);
 	assert_true(mapping_has_input("slurmrestd_share_fairshare", 26, m));
 	for (int rest = 0; rest < 2; rest++) {
 		struct run r;
@@ -442,6 +450,14 @@ static void test_prefer_fallback(void **state)
 		r.p[SRC_JOBS] = answer(m, SRC_JOBS, "slurm_jobs 3\n", NULL);
 		/* slurmrestd down: both rows fall back */
 		r.p[SRC_REST_SHARES] = rest ? answer(m, SRC_REST_SHARES, shares, NULL) : down_answer(SRC_REST_SHARES);
+		/* what the rows that fall back fetch: "jobs"'s native form and its usable forms */
+		const struct expo *ex[SRC_COUNT];
+		int up[SRC_COUNT];
+		source_usable((const struct payload *const *)r.p, up);
+		for (int id = 0; id < SRC_COUNT; id++)
+			ex[id] = up[id] ? &r.p[id]->expo : NULL;
+		assert_int_equal(mapping_fallback_sources(m, 0, J | S, ex, up), rest ? 0 : J | S);
+		assert_int_equal(mapping_fallback_sources(m, 0, ~0u, ex, up), rest ? 0 : J | S | N);
 		run_payloads(&r, m, 0);
 		assert_false(r.out_of_order);
 		assert_int_equal(r.rows[0].status, rest ? ROW_OK : ROW_UNAVAILABLE);

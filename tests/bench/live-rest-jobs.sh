@@ -36,6 +36,13 @@
 #                  seconds, whole minutes (default 60, 300, 240)
 #   SHIM_SET       more flags for the shim (e.g. "--slurmrestd.jobs.max-share 2")
 #   SHIM_MODES     the shim rows, in order (default "url jobs")
+#   ORDER          the rows in the order they run, each url, jobs or old, any of them repeated (default
+#                  "$SHIM_MODES old"; e.g. "old url old url jobs old": the old exporter's windows
+#                  alternate with the shim's, in the same conditions); JOBS_S the jobs rows' length
+#                  (default SHIM_S: a full /jobs period at 20,000 jobs needs about 1,000 s); url+FLAGS:
+#                  --slurmrestd.url with FLAGS, "+" between words (url+--slurmrestd.min-interval+55)
+#   WORKDIR, KEEP=1: keep the cluster's state; run again with the same WORKDIR and BASE_PORT, slurmctld
+#                  recovers the queue from it and fill_to submits nothing more
 #   BASE_PORT      slurmctld's port; slurmd use the next four, the shim BASE_PORT+10, the old
 #                  exporter BASE_PORT+12 (default 8817)
 #   REST_USER, FILL_USERS, MUNGED, SHIM_BIN, MAPPING, WORKDIR, KEEP: as tests/bench/live-slurm.sh
@@ -54,6 +61,8 @@ SHIM_S=${SHIM_S:-300}
 OLD_S=${OLD_S:-240}
 SHIM_SET=${SHIM_SET:-}
 SHIM_MODES=${SHIM_MODES:-url jobs}
+ORDER=${ORDER:-$SHIM_MODES old}
+JOBS_S=${JOBS_S:-$SHIM_S}
 BASE_PORT=${BASE_PORT:-8817}
 REST_USER=${REST_USER:-daemon}
 KEEP=${KEEP:-0}
@@ -123,17 +132,29 @@ for n in $RECORDS; do
 	echo "idle (nothing scrapes), ${IDLE_S} s:"
 	$LIVE_CPU window "$IDLE_S" 0 none "slurmctld=$CTLD_PID" "slurmrestd=$REST_PID" | grep -v '# scrape'
 	echo
-	for mode in $SHIM_MODES; do
+	for mode in $ORDER; do
 		case $mode in
-		url) mflags= ;;
-		jobs) mflags=--slurmrestd.jobs ;;
-		*) die "SHIM_MODES: $mode is neither url nor jobs" ;;
+		url) mflags= window=$SHIM_S ;;
+		url+*) mflags=$(echo "${mode#url+}" | tr '+' ' ') window=$SHIM_S ;;
+		jobs) mflags=--slurmrestd.jobs window=$JOBS_S ;;
+		old)
+			[ -n "$OLD_EXPORTER" ] || continue
+			echo
+			echo "old exporter 0.20, ${OLD_S} s:"
+			start_old
+			$LIVE_CPU window "$OLD_S" "$EVERY" "http://127.0.0.1:$OLD_PORT/metrics" "slurmctld=$CTLD_PID" \
+				"slurmrestd=$REST_PID" "CLI children=$OLD_PID:children" "old exporter=$OLD_PID" | grep -v '# scrape'
+			kill "$OLD_PID" 2>/dev/null || true
+			wait "$OLD_PID" 2>/dev/null || true
+			continue
+			;;
+		*) die "ORDER: $mode is neither url, jobs nor old" ;;
 		esac
 		echo
-		echo "shim --slurmrestd.url${mflags:+ $mflags} ${SHIM_SET:+$SHIM_SET }(defaults otherwise), ${SHIM_S} s:"
+		echo "shim --slurmrestd.url${mflags:+ $mflags} ${SHIM_SET:+$SHIM_SET }(defaults otherwise), ${window} s:"
 		# shellcheck disable=SC2086 # SHIM_SET and mflags are words
 		start_shim "$CTLD" --slurmrestd.url "unix:$REST_SOCK" $mflags $SHIM_SET
-		$LIVE_CPU window "$SHIM_S" "$EVERY" "http://127.0.0.1:$SHIM_PORT/metrics" "slurmctld=$CTLD_PID" \
+		$LIVE_CPU window "$window" "$EVERY" "http://127.0.0.1:$SHIM_PORT/metrics" "slurmctld=$CTLD_PID" \
 			"slurmrestd=$REST_PID" "shim=$SHIM_PID"
 		curl -s "http://127.0.0.1:$SHIM_PORT/" | sed -n 's/<[^>]*>//g; /slurmrestd-jobs/p'
 		stop_shim
@@ -141,13 +162,4 @@ for n in $RECORDS; do
 		sed 's/^/    /' "$W/log/shim.out"
 		: >"$W/log/shim.out"
 	done
-	if [ -n "$OLD_EXPORTER" ]; then
-		echo
-		echo "old exporter 0.20, ${OLD_S} s:"
-		start_old
-		$LIVE_CPU window "$OLD_S" "$EVERY" "http://127.0.0.1:$OLD_PORT/metrics" "slurmctld=$CTLD_PID" \
-			"slurmrestd=$REST_PID" "CLI children=$OLD_PID:children" "old exporter=$OLD_PID" | grep -v '# scrape'
-		kill "$OLD_PID" 2>/dev/null || true
-		wait "$OLD_PID" 2>/dev/null || true
-	fi
 done

@@ -17,7 +17,8 @@
         minute (ms) and their total: PID's process CPU clock, or with ":children" the CPU of PID's
         children it has waited for (/proc/PID/stat's cutime + cstime, 10 ms ticks: the old
         exporter's sinfo, squeue and sdiag); then each scrape's duration, status and the
-        slurm_exporter_shim_* lines about slurmrestd's /jobs it served (tests/bench/live-rest-jobs.sh).
+        slurm_exporter_shim_* lines about slurmrestd's /jobs it served and which endpoints it was
+        given (slurm_exporter_shim_up: tests/bench/live-rest-jobs.sh).
 
 PID's CPU time is read from its process CPU clock (clock_getcpuclockid): utime + stime of every
 thread, live and exited, as /proc/PID/stat sums them, in nanoseconds instead of /proc's 10 ms
@@ -117,7 +118,7 @@ def scrape(url, out):
     except Exception as e:  # a failed scrape is a row too
         body, status = b"", str(e).replace("\n", " ")[:80]
     keep = [l for l in body.decode("utf-8", "replace").splitlines()
-            if l.startswith("slurm_exporter_shim_") and ("slurmrestd-jobs" in l
+            if l.startswith("slurm_exporter_shim_") and ("slurmrestd-jobs" in l or l.startswith("slurm_exporter_shim_up{")
                                                        or l.startswith("slurm_exporter_shim_row_age_seconds{family=\"slurm_queue_pending"))
             and not l.startswith(("slurm_exporter_shim_response_bytes", "slurm_exporter_shim_http_status",
                                   "slurm_exporter_shim_parse_errors", "slurm_exporter_shim_slow_fetches"))]
