@@ -126,7 +126,7 @@ struct mapping {
 };
 
 /* The scrape's record as families rows may read (docs/mapping.md, "The scrape's record"): one
- * series per source the table needs, labelled source="<its name>" (slurm_exporter_shim_up's
+ * series per source fetched for the scrape (a payload given), labelled source="<its name>" (slurm_exporter_shim_up's
  * endpoint), made by render.c from the result record before the rows are evaluated. They come from
  * no upstream: a form reading them reads no source (never input_down), they are not in the
  * payloads' keep list, and --mapping.to-rules exports no row whose native form reads them. */

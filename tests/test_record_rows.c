@@ -1,5 +1,5 @@
 /* test_record_rows: rows that read the scrape's own record (mapping.h's MAPPING_RECORD_FAMILIES,
- * docs/mapping.md "The scrape's record"): per source the table needs, whether its answer was usable,
+ * docs/mapping.md "The scrape's record"): per source fetched for the scrape, whether its answer was usable,
  * how long its fetch took and how old it is, as the render that evaluates the rows recorded them. A
  * source that failed gives 0 in this very scrape (never absent, never the last scrape's 1); a row
  * reading the record is never left out because a source is down; the loader refuses a name of the
