@@ -185,12 +185,8 @@ static double mem_to_float(const char *text)
 /* The daemon's answer for table path on P4's answers with /jobs replaced by doc. */
 static void render_doc(const char *path, const char *doc, struct expo *served, char **body)
 {
-	struct buf msg, out;
-	buf_init(&msg, 0);
-	struct mapping *m = mapping_load(path, &msg);
-	if (!m)
-		fail_msg("%.*s", (int)msg.len, msg.data);
-	buf_free(&msg);
+	struct buf out;
+	struct mapping *m = tu_load(path);
 	struct payload *p[SRC_COUNT] = { 0 };
 	for (int ep = 0; ep < SRC_COUNT; ep++) {
 		if (ep == SRC_REST_JOBS) {

@@ -200,12 +200,8 @@ static void test_reader_families(void **state)
 /* The served family of row name of the table at path, over slurmrestd's answer doc of source src alone. */
 static char *served_from(const char *path, const char *name, enum source_id src, const char *doc)
 {
-	struct buf msg, out;
-	buf_init(&msg, 0);
-	struct mapping *m = mapping_load(path, &msg);
-	if (!m)
-		fail_msg("%.*s", (int)msg.len, msg.data);
-	buf_free(&msg);
+	struct buf out;
+	struct mapping *m = tu_load(path);
 	struct payload *p[SRC_COUNT] = { 0 };
 	p[src] = payload_new(src, 0, mapping_has_input, m);
 	assert_int_equal(payload_feed(p[src], doc, strlen(doc), 0), PAYLOAD_FEED_MORE);

@@ -50,17 +50,22 @@ static inline char *tu_slurp(const char *path, size_t *len)
 	return buf_steal(&b, len);
 }
 
-/* The shipped mapping table (mappings/prometheus-slurm-exporter.json), loaded; the test fails with
- * the loader's problems when it does not load. */
-static inline struct mapping *tu_load_shipped(void)
+/* The mapping table at path, loaded; the test fails with the loader's problems when it does not load. */
+static inline struct mapping *tu_load(const char *path)
 {
 	struct buf b;
 	buf_init(&b, 0);
-	struct mapping *m = mapping_load("mappings/prometheus-slurm-exporter.json", &b);
+	struct mapping *m = mapping_load(path, &b);
 	if (!m)
-		fail_msg("%.*s", (int)b.len, b.data);
+		fail_msg("%s: %.*s", path, (int)b.len, b.data);
 	buf_free(&b);
 	return m;
+}
+
+/* The shipped mapping table (mappings/prometheus-slurm-exporter.json), loaded. */
+static inline struct mapping *tu_load_shipped(void)
+{
+	return tu_load("mappings/prometheus-slurm-exporter.json");
 }
 
 static inline void tu_write(const char *path, const char *text)
