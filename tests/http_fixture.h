@@ -305,7 +305,8 @@ static inline int count_of(const char *text, const char *needle)
 	return n;
 }
 
-/* SIGHUP to p, then wait (up to 10 s) until its log holds one more line with needle ("mapping
+/* SIGHUP to p, then wait (up to 30 s: 10 s was once not enough in a run of the suite at load 12,
+ * while test_reload's log path was still shared by every run) until its log holds one more line with needle ("mapping
  * reload": the daemon's reload, done or refused; "target NAME: mapping reload": a probe target's,
  * logged after it), and 100 ms more: a fixed sleep alone was too short for the TSan build on a busy
  * machine (test_gzip_native_probe_off read the answer rendered before the reload). */
@@ -315,7 +316,7 @@ static inline void reload_and_wait(const struct proc *p, const char *needle)
 	int before = log ? count_of(log, needle) : 0;
 	free(log);
 	kill(p->pid, SIGHUP);
-	for (int i = 0; i < 400; i++) {
+	for (int i = 0; i < 1200; i++) {
 		log = tu_slurp(p->log, NULL);
 		int now = log ? count_of(log, needle) : 0;
 		free(log);
@@ -325,7 +326,7 @@ static inline void reload_and_wait(const struct proc *p, const char *needle)
 		}
 		tu_sleep_ms(25);
 	}
-	fail_msg("no '%s' in %s within 10 s of SIGHUP", needle, p->log);
+	fail_msg("no '%s' in %s within 30 s of SIGHUP", needle, p->log);
 }
 
 /* A payload of tests/bench/gen_payload.py with this many nodes, made once: /tmp/shimtest-bigN. 4,000

@@ -62,7 +62,8 @@ static void test_reload_during_fetch(void **state)
 	(void)state;
 	struct proc f, s;
 	struct resp r;
-	const char *path = "/tmp/shimtest-reload-fetch.json";
+	char path[64]; /* this run's own (two runs of the suite at once share /tmp) */
+	snprintf(path, sizeof(path), "/tmp/shimtest-reload-fetch-%ld.json", (long)getpid());
 	tu_write(path, "{\"metrics\": [{\"name\": \"only_row\", \"help\": \"h\", \"type\": \"gauge\", \"expr\": \"slurm_nodes\","
 		       " \"fidelity\": \"exact\"}]}\n");
 	fake_start(&f, STATE, "--delay-ms", "1500", NULL);
@@ -100,6 +101,7 @@ static void test_reload_during_fetch(void **state)
 	assert_int_equal(stat_count(f.port, "jobs"), 0);
 	stop(&s);
 	stop(&f);
+	unlink(path);
 }
 
 /* A client that sends a request and does not read the answer; it waits only for the status line,

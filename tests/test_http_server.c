@@ -237,7 +237,8 @@ static void test_reload(void **state)
 	(void)state;
 	struct proc f, s;
 	struct resp r;
-	const char *path = "/tmp/shimtest-reload.json";
+	char path[64]; /* this run's own: two runs of the suite at once (CI beside a developer) share /tmp */
+	snprintf(path, sizeof(path), "/tmp/shimtest-reload-%ld.json", (long)getpid());
 	char *orig = tu_slurp(MAPPING, NULL);
 	tu_write(path, orig);
 	fake_start(&f, STATE, NULL);
@@ -245,7 +246,7 @@ static void test_reload(void **state)
 	s.port = free_port();
 	snprintf(listen, sizeof(listen), "127.0.0.1:%u", s.port);
 	snprintf(url, sizeof(url), "http://127.0.0.1:%u", f.port);
-	snprintf(s.log, sizeof(s.log), "/tmp/shimtest-reload.log");
+	snprintf(s.log, sizeof(s.log), "/tmp/shimtest-reload-%ld.log", (long)getpid());
 	char *argv[] = { (char *)tu_shim_bin(), "--web.listen-address", listen, "--slurmctld.url", url, "--mapping.file",
 			 (char *)path, "--slurmctld.min-interval", "0", NULL };
 	s.pid = spawn(argv, s.log);
@@ -286,11 +287,14 @@ static void test_reload(void **state)
 	assert_non_null(strstr(r.body.data, "slurm_exporter_shim_mapping_reload_success 0\n"));
 	buf_free(&r.body);
 	stop(&s);
-	char *log = tu_slurp(s.log, NULL);
-	assert_non_null(strstr(log, "/tmp/shimtest-reload.json:1:"));
+	char *log = tu_slurp(s.log, NULL), at[80];
+	snprintf(at, sizeof(at), "%s:1:", path);
+	assert_non_null(strstr(log, at));
 	assert_non_null(strstr(log, "row 'broken'"));
 	assert_non_null(strstr(log, "row 'deep': expr: expression nested deeper than 258 levels"));
 	free(log);
+	unlink(path);
+	unlink(s.log);
 	free(orig);
 	stop(&f);
 }

@@ -84,7 +84,7 @@ static void test_slow_readers_evicted_scraper_served(void **state)
 	enum { N = 16 };
 	struct proc f, s;
 	struct buf b;
-	int fds[N], served = 0, evicted = 0;
+	int fds[N], served = 0, evicted = 0, refused = 0;
 	fake_start(&f, big_payload(10000), (char *)NULL);
 	shim_held(&s, f.port, "12000000");
 	assert_int_equal(get(s.port, "/metrics", &b, 30000), 200); /* warm up: every allocation of a render made once */
@@ -102,6 +102,7 @@ static void test_slow_readers_evicted_scraper_served(void **state)
 			print_message("ordinary scrape after reader %d: %ld, %zu bytes: %.200s\n", i, st, b.len, b.data);
 		assert_null(strstr(b.data, "max-held-bytes")); /* never refused for what the readers hold */
 		served += whole;
+		refused += st == 503;
 		buf_free(&b);
 		long rss = vmrss_kb(s.pid);
 		peak = rss > peak ? rss : peak;
@@ -120,7 +121,9 @@ static void test_slow_readers_evicted_scraper_served(void **state)
 	assert_true(served == N || (served >= N - 2 && (shim_has("__tsan_init") || shim_has("__asan_init"))));
 	assert_true(evicted >= N - 5); /* at most 12 MB of retired answers plus the newest: 3 or 4 readers kept */
 	assert_non_null(strstr(log, "over --web.max-held-bytes 12000000: closed the "));
-	assert_null(strstr(log, "503"));
+	/* no 503 (the log's byte counts, such as "hold 12503117 bytes", are no status: the statuses are
+	 * counted as read); under a sanitizer, only for the scrapes that missed their deadline */
+	assert_true(refused == 0 || (refused <= N - served && (shim_has("__tsan_init") || shim_has("__asan_init"))));
 	free(log);
 	/* flat: the second 8 readers add less than 3 answers (each held its own before, 4.1 MB), and in
 	 * all less than the budget, 12 answers and 16 MB (allocator arenas of the connection threads,
