@@ -37,10 +37,11 @@ refused() {
 # a random port in 20000-59999 (callers retry when it is taken)
 rand_port() { echo $((20000 + $(od -An -N2 -tu2 /dev/urandom | tr -d ' ') % 40000)); }
 
-# start_fake: fake_slurmctld serving $STATE on a port it picks; sets FAKE_PID, FAKE_PORT.
+# start_fake [FLAGS...]: fake_slurmctld serving $STATE on a port it picks, with FLAGS (its faults);
+# sets FAKE_PID, FAKE_PORT.
 start_fake() {
 	rm -f "$TMP/fake.port"
-	"$FAKE_SLURMCTLD" --port 0 --port-file "$TMP/fake.port" --dir "$STATE" 2>"$TMP/fake.log" &
+	"$FAKE_SLURMCTLD" --port 0 --port-file "$TMP/fake.port" --dir "$STATE" "$@" 2>"$TMP/fake.log" &
 	FAKE_PID=$!
 	i=0
 	while [ ! -s "$TMP/fake.port" ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done

@@ -25,15 +25,6 @@ trap cleanup EXIT
 trap 'exit 130' INT TERM
 mkdir "$STATE" && cp "$SRC"/*.txt "$SRC"/*.json "$STATE"/ || exit 1
 
-fake() {
-	rm -f "$TMP/fake.port"
-	"$FAKE_SLURMCTLD" --port 0 --port-file "$TMP/fake.port" --dir "$STATE" "$@" 2>"$TMP/fake.log" &
-	FAKE_PID=$!
-	i=0
-	while [ ! -s "$TMP/fake.port" ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
-	FAKE_PORT=$(cat "$TMP/fake.port" 2>/dev/null)
-	[ -n "$FAKE_PORT" ]
-}
 # every document fetched anew on every scrape: /jobs too (no share rule, no floor)
 shim() {
 	start_shim_with 100 --slurmrestd.url "http://127.0.0.1:$FAKE_PORT" --slurmrestd.api-version v0.0.44 \
@@ -57,7 +48,7 @@ legacy_line() { grep -E "^$1 " "$SRC/legacy_exporter_metrics.txt"; }
 
 # 1. --slurmrestd.jobs, every document good: after the first scrape (nothing known yet: every form
 # fetched, as before), slurmctld is asked for /metrics/scheduler alone
-fake || { bad "fake did not start"; finish; }
+start_fake || { bad "fake did not start"; finish; }
 shim --slurmrestd.jobs || { bad "shim did not start"; finish; }
 scrape
 scrape

@@ -25,16 +25,6 @@ trap cleanup EXIT
 trap 'exit 130' INT TERM
 mkdir "$STATE" && cp "$SRC"/*.txt "$SRC"/*.json "$STATE"/ || exit 1
 
-# fake_slurmctld with extra flags; sets FAKE_PID, FAKE_PORT
-fake() {
-	rm -f "$TMP/fake.port"
-	"$FAKE_SLURMCTLD" --port 0 --port-file "$TMP/fake.port" --dir "$STATE" "$@" 2>"$TMP/fake.log" &
-	FAKE_PID=$!
-	i=0
-	while [ ! -s "$TMP/fake.port" ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
-	FAKE_PORT=$(cat "$TMP/fake.port" 2>/dev/null)
-	[ -n "$FAKE_PORT" ]
-}
 shim() {
 	start_shim_with 100 --slurmrestd.url "http://127.0.0.1:$FAKE_PORT" --slurmrestd.api-version v0.0.44 \
 		--slurmrestd.min-interval 0 "$@"
@@ -48,7 +38,7 @@ grep -E '^slurm_queue_[a-z_]+ ' "$SRC/legacy_exporter_metrics.txt" | grep -v pen
 queue_equal() { grep -E '^slurm_queue_[a-z_]+ ' "$TMP/m" | grep -v pending_dependency | sort | cmp -s - "$TMP/legacy"; }
 
 # 1. --slurmrestd.url alone: /jobs/state, exact; /jobs never requested
-fake --fault-endpoint rest_jobs_state || { bad "fake did not start"; finish; }
+start_fake --fault-endpoint rest_jobs_state || { bad "fake did not start"; finish; }
 shim || { bad "shim did not start"; finish; }
 scrape
 scrape
@@ -100,7 +90,7 @@ killwait "$SHIM_PID" "$FAKE_PID"
 SHIM_PID='' FAKE_PID=''
 
 # 3. --slurmrestd.jobs with /jobs refused: the queue rows still exact; what needs /jobs left out
-fake --fault 500 --fault-endpoint rest_jobs || { bad "fake did not start"; finish; }
+start_fake --fault 500 --fault-endpoint rest_jobs || { bad "fake did not start"; finish; }
 shim --slurmrestd.jobs || { bad "shim did not start"; finish; }
 scrape
 check "/jobs refused: the eleven queue families equal the old exporter's" queue_equal
@@ -115,7 +105,7 @@ SHIM_PID='' FAKE_PID=''
 # 4. every row says how old its answers are: /jobs reused (cost-scheduled, at least 30 s), /jobs/state
 # fetched anew on every scrape (--slurmrestd.min-interval 0 here)
 row_age() { awk -v f="slurm_exporter_shim_row_age_seconds{family=\"$1\"}" '$1 == f { print $2 }' "$TMP/m"; }
-fake || { bad "fake did not start"; finish; }
+start_fake || { bad "fake did not start"; finish; }
 shim --slurmrestd.jobs || { bad "shim did not start"; finish; }
 scrape
 sleep 2
