@@ -65,7 +65,7 @@ in_root './scripts/run.sh --once >/tmp/run-once.txt && grep -q "^slurm_cpus_tota
 echo "fresh-debian-check: ./scripts/run.sh --once printed the metrics" >&2
 # serving: run.sh in the background (under timeout, which passes SIGTERM on to the shim run.sh
 # execs), /metrics read with bash's /dev/tcp (no curl before test.sh installs it)
-port=$((20000 + $$ % 40000))
+port=$((20000 + $$ % 12000)) # below the kernel's ephemeral ports (32768 up)
 cat >"$root/tmp/serve-check.sh" <<SERVE
 timeout 300 ./scripts/run.sh --web.listen-address 127.0.0.1:$port >/tmp/run-serve.log 2>&1 &
 pid=\$!

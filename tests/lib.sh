@@ -34,8 +34,14 @@ refused() {
 	fi
 }
 
-# a random port in 20000-59999 (callers retry when it is taken)
-rand_port() { echo $((20000 + $(od -An -N2 -tu2 /dev/urandom | tr -d ' ') % 40000)); }
+# a random port from 20000 up to the kernel's ephemeral range (outgoing connections, e.g. every
+# curl of the suite, take their local ports from that range, so a port drawn there may be in use);
+# callers retry when it is taken
+rand_port() {
+	lo=$(cut -f1 /proc/sys/net/ipv4/ip_local_port_range 2>/dev/null || echo 32768)
+	[ "${lo:-0}" -gt 21000 ] 2>/dev/null || lo=32768
+	echo $((20000 + $(od -An -N2 -tu2 /dev/urandom | tr -d ' ') % (lo - 20000)))
+}
 
 # start_fake [FLAGS...]: fake_slurmctld serving $STATE on a port it picks, with FLAGS (its faults);
 # sets FAKE_PID, FAKE_PORT.
@@ -52,17 +58,21 @@ start_fake() {
 # start_shim_with WAIT_TENTHS FLAGS...: the shim against the fake on a free random port, retried
 # when the port is taken, waiting up to WAIT_TENTHS tenths of a second for "listening on"; run
 # under $SHIM_WRAP when set (a command line split into words, e.g. valgrind and its options, so no
-# spaces inside an option). Sets SHIM_PID, PORT, URL.
+# spaces inside an option). With BIND_SCHEMA set, a second listener on 127.0.0.1:PORT2 bound to that
+# schema, PORT2 drawn anew on every try like PORT. Sets SHIM_PID, PORT, PORT2, URL.
 start_shim_with() {
 	wait_tenths=$1
 	shift
 	for _try in 1 2 3 4 5 6 7 8; do
 		PORT=$(rand_port)
+		PORT2=
+		[ -z "${BIND_SCHEMA:-}" ] || PORT2=$(rand_port)
 		: >"$TMP/shim.log"
 		# shellcheck disable=SC2086 # SHIM_WRAP is a word list on purpose
 		${SHIM_WRAP:-} "$SHIM_BIN" --slurmctld.url "http://127.0.0.1:$FAKE_PORT" --mapping.file "$MAPPING" \
 			--web.listen-address "127.0.0.1:$PORT" --slurmctld.min-interval "$MIN_INTERVAL" \
 			--slurmctld.jobs.min-interval "$MIN_INTERVAL" "$@" \
+			${PORT2:+--web.listen-address} ${PORT2:+"127.0.0.1:$PORT2=$BIND_SCHEMA"} \
 			>/dev/null 2>"$TMP/shim.log" &
 		SHIM_PID=$!
 		i=0

@@ -753,7 +753,7 @@ serve_check() {
     grep -q 'listening on' "$tmp/shim.log" && break
     kill "$shim_pid" 2>/dev/null; wait "$shim_pid" 2>/dev/null; shim_pid=""
     grep -q 'cannot listen' "$tmp/shim.log" || break
-    port=$((20000 + $(od -An -N2 -tu2 /dev/urandom | tr -d ' ') % 40000))
+    port=$((20000 + $(od -An -N2 -tu2 /dev/urandom | tr -d ' ') % 12000)) # below the ephemeral ports
     note "127.0.0.1:$want_port is taken on this machine: 127.0.0.1:$port instead"
   done
   set +f

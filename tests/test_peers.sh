@@ -47,9 +47,8 @@ check "the legacy table alone: slurmrestd's /reservations not fetched" grep -q '
 check "the legacy table alone: slurmrestd's /nodes fetched" grep -q '^rest_nodes 1$' "$TMP/one.stats"
 
 # ---- the rivosinc table as a second schema, on a listener of its own
-P2=$(rand_port)
-run --mapping.file "$RIVOSINC" --web.listen-address "127.0.0.1:$P2=rivosinc-slurm-exporter"
-curl -s --max-time 20 "http://127.0.0.1:$P2/metrics" >"$TMP/bound.txt"
+BIND_SCHEMA=rivosinc-slurm-exporter run --mapping.file "$RIVOSINC"
+curl -s --max-time 20 "http://127.0.0.1:$PORT2/metrics" >"$TMP/bound.txt"
 curl -s --max-time 20 "http://127.0.0.1:$PORT/schemas/rivosinc-slurm-exporter/metrics" >"$TMP/path.txt"
 curl -s --max-time 20 "$URL" >"$TMP/legacy.txt"
 stats >"$TMP/two.stats"
@@ -91,13 +90,12 @@ grep '^differs' "$TMP/cmp.txt" | head -5 | sed 's/^/     /'
 
 # ---- the SckyzO table first, on the first listener (as on SckyzO's :9341), the legacy table bound to
 # a second one
-P3=$(rand_port)
 LEGACY=$MAPPING
 MAPPING=$SCKYZO # start_shim_with gives $MAPPING as the first --mapping.file
-run --mapping.file "$LEGACY" --web.listen-address "127.0.0.1:$P3=prometheus-slurm-exporter"
+BIND_SCHEMA=prometheus-slurm-exporter run --mapping.file "$LEGACY"
 MAPPING=$LEGACY
 curl -s --max-time 20 "$URL" >"$TMP/sckyzo.txt"
-curl -s --max-time 20 "http://127.0.0.1:$P3/metrics" >"$TMP/legacy3.txt"
+curl -s --max-time 20 "http://127.0.0.1:$PORT2/metrics" >"$TMP/legacy3.txt"
 stats >"$TMP/three.stats"
 check "SckyzO's schema at the first listener's /metrics" grep -q '^slurm_license_total{license="matlab"} 10$' "$TMP/sckyzo.txt"
 check "the legacy table at the bound listener" sh -c "grep -q '^slurm_queue_pending 4$' '$TMP/legacy3.txt' && ! grep -q '^slurm_license_total' '$TMP/legacy3.txt'"
@@ -112,18 +110,15 @@ for STATE in tests/fixtures/peers-25.11/P[2-9]*/; do
 	STATE=${STATE%/}
 	S=${STATE##*/}
 	MAPPING=$SCKYZO
-	for _t in 1 2 3; do # the bound port may be taken meanwhile (a random port): another one
-		killwait "$SHIM_PID" "$FAKE_PID"
-		SHIM_PID= FAKE_PID=
-		P4=$(rand_port)
-		start_fake && start_shim_with 100 \
-			--slurmrestd.url "http://127.0.0.1:$FAKE_PORT" --slurmrestd.jobs --slurmrestd.min-interval "$MIN_INTERVAL" \
-			--mapping.file "$RIVOSINC" --web.listen-address "127.0.0.1:$P4=rivosinc-slurm-exporter" && break
-	done
+	killwait "$SHIM_PID" "$FAKE_PID"
+	SHIM_PID= FAKE_PID=
+	start_fake && BIND_SCHEMA=rivosinc-slurm-exporter start_shim_with 100 \
+		--slurmrestd.url "http://127.0.0.1:$FAKE_PORT" --slurmrestd.jobs --slurmrestd.min-interval "$MIN_INTERVAL" \
+		--mapping.file "$RIVOSINC"
 	MAPPING=$LEGACY
 	[ -n "$SHIM_PID" ] || bad "$S: the shim does not start: $(head -3 "$TMP/shim.log")"
 	curl -s --max-time 20 "$URL" >"$TMP/s.txt"
-	curl -s --max-time 20 "http://127.0.0.1:$P4/metrics" >"$TMP/r.txt"
+	curl -s --max-time 20 "http://127.0.0.1:$PORT2/metrics" >"$TMP/r.txt"
 	compare "$SCKYZO" "$STATE/sckyzo_exporter_metrics.txt" "$TMP/s.txt" >"$TMP/cmp.txt" 2>&1
 	check "$S: every exact row equals SckyzO's series ($(tail -1 "$TMP/cmp.txt"))" grep -q ' 0 differ$' "$TMP/cmp.txt"
 	grep '^differs' "$TMP/cmp.txt" | head -5 | sed 's/^/     /'

@@ -71,11 +71,10 @@ printf '{"metrics": 1}' >"$TMP/broken.json"
 refused "--version with a broken --mapping.file" "broken.json" "$SHIM_BIN" --version --mapping.file "$TMP/broken.json"
 
 # ---- the daemon: the self metric on every schema's page, the status page
-P2=$(rand_port)
 start_fake || bad "fake_slurmctld does not start"
 # shellcheck disable=SC2086
-start_shim_with 100 --mapping.file "$LOAD" --mapping.file "$TMP/mixed-fidelity.json" $RIV \
-	--web.listen-address "127.0.0.1:$P2=mixed-fidelity" || bad "the shim does not start: $(head -3 "$TMP/shim.log")"
+BIND_SCHEMA=mixed-fidelity start_shim_with 100 --mapping.file "$LOAD" --mapping.file "$TMP/mixed-fidelity.json" $RIV ||
+	bad "the shim does not start: $(head -3 "$TMP/shim.log")"
 # metric_counts PATH: "stem exact approximate unavailable" per schema, from PATH's self metric
 metric_counts() {
 	curl -s --max-time 20 "http://127.0.0.1:$PORT$1" >"$TMP/page"
@@ -110,7 +109,7 @@ done <"$TMP/want"
 check "status page: the first schema at /metrics and /schemas/prometheus-slurm-exporter/metrics, on the first listener" \
 	sh -c "schema_row() { grep \"^<tr><td><code>\$1</code>\" '$TMP/status.html' | sed 's|</td><td>|\||g; s|<[^>]*>||g'; }; \
 	schema_row prometheus-slurm-exporter | grep -q '|/metrics, /schemas/prometheus-slurm-exporter/metrics|127.0.0.1:$PORT|'"
-check "status page: the bound listener serves mixed-fidelity" sh -c "grep '^<tr><td><code>mixed-fidelity<' '$TMP/status.html' | grep -q '127.0.0.1:$P2'"
+check "status page: the bound listener serves mixed-fidelity" sh -c "grep '^<tr><td><code>mixed-fidelity<' '$TMP/status.html' | grep -q '127.0.0.1:$PORT2'"
 check "status page: slurm-node-load has no listener of its own" sh -c "grep '^<tr><td><code>slurm-node-load<' '$TMP/status.html' | grep -q '<td>-</td>'"
 
 # ---- --once prints what it always printed: no schema_rows family

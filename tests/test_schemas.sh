@@ -92,14 +92,13 @@ cp "$MAPPING" "$TMP/legacy-copy.json"
 # ---- a listener bound to a schema
 killwait "$SHIM_PID"
 SHIM_PID=
-P2=$(rand_port)
-run --mapping.file "$LOAD" --web.listen-address "127.0.0.1:$P2=slurm-node-load"
+BIND_SCHEMA=slurm-node-load run --mapping.file "$LOAD"
 check "ADDR=NAME: the first listener's /metrics serves the first schema" \
 	sh -c "curl -s 'http://127.0.0.1:$PORT/metrics' | grep -q '^slurm_cpus_alloc 43$'"
 check "ADDR=NAME: the bound listener's /metrics serves slurm-node-load" \
-	sh -c "curl -s 'http://127.0.0.1:$P2/metrics' | grep -q '^slurm_node_cpu_load{node=\"n3\"} 3.2$'"
+	sh -c "curl -s 'http://127.0.0.1:$PORT2/metrics' | grep -q '^slurm_node_cpu_load{node=\"n3\"} 3.2$'"
 check "ADDR=NAME: the bound listener serves /schemas/ paths too" \
-	sh -c "curl -s 'http://127.0.0.1:$P2/schemas/prometheus-slurm-exporter/metrics' | grep -q '^slurm_cpus_alloc 43$'"
+	sh -c "curl -s 'http://127.0.0.1:$PORT2/schemas/prometheus-slurm-exporter/metrics' | grep -q '^slurm_cpus_alloc 43$'"
 killwait "$SHIM_PID"
 SHIM_PID=
 
