@@ -47,7 +47,8 @@ static const struct peer sckyzo = { "mappings/sckyzo-slurm-exporter.json", "scky
 static const char *const peer_states[] = {
 	"peers-25.11/P1-busy-mix",		  "peers-25.11/P2-node-trouble",	  "peers-25.11/P3-reservation-suspended",
 	"peers-25.11/P4-licenses-gpu-full",	  "peers-25.11/P5-array-dependency-holds", "peers-25.11/P6-recovered-failing",
-	"peers-25.11/P7-quiet-all-cancelled",
+	"peers-25.11/P7-quiet-all-cancelled",	  "peers-25.11/P8-account-limits",
+	"peers-25.11/P9-limits-changed-node-down",
 };
 
 /* Every failing row of every state is reported (printed and counted), and the peer's test fails at
