@@ -20,6 +20,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "expo.h"
 #include "mapping.h"
@@ -233,7 +234,13 @@ static void check_peer_state(const struct peer *peer, const char *state, int res
 	buf_free(&msg);
 	snprintf(dir, sizeof(dir), "tests/fixtures/%s", state);
 	struct payload *p[SRC_COUNT] = { 0 };
+	unsigned missing = 0; /* sources the state was captured without */
 	for (int ep = 0; ep < (rest ? SRC_COUNT : SRC_NATIVE_COUNT); ep++) {
+		snprintf(path, sizeof(path), "%s/%s", dir, sources[ep].file);
+		if (ep == SRC_REST_ASSOCIATIONS && access(path, F_OK)) { /* P1-P7 were captured before it was read */
+			missing |= 1u << ep;
+			continue;
+		}
 		p[ep] = payload_replay(dir, (enum source_id)ep, 1 << 28, 0, mapping_has_input, (void *)m);
 		if (!p[ep]->ok)
 			fail_msg("%s: %s: %s", state, sources[ep].name, p[ep]->reason);
@@ -271,10 +278,15 @@ static void check_peer_state(const struct peer *peer, const char *state, int res
 		const struct expo_family *sf = expo_find(&served, name, strlen(name));
 		/* a family the peer prints only when a value is > 0 (a license's reserved count): none
 		 * here, and none from the row either (checked as an exact row with no series) */
-		check_row(&m->rows[i], i, &res.rows[i], sf, pf, state, rest ? 0 : m->rows[i].nforms - 1, rest, &c);
+		size_t want = 0; /* with slurmrestd, the first form reading no source the state lacks */
+		while (want + 1 < m->rows[i].nforms && (m->rows[i].forms[want].sources & missing))
+			want++;
+		check_row(&m->rows[i], i, &res.rows[i], sf, pf, state, rest ? want : m->rows[i].nforms - 1,
+			  rest && !missing, &c);
 	}
-	printf("%s %s, %s: the peer printed %zu families; %zu rows: %zu exact, %zu approximate, %zu unavailable\n", state,
-	       peer->mapping, rest ? "with slurmrestd" : "slurmctld alone", peer_families, m->nrows, c.exact, c.approximate,
+	printf("%s %s, %s%s: the peer printed %zu families; %zu rows: %zu exact, %zu approximate, %zu unavailable\n",
+	       state, peer->mapping, rest ? "with slurmrestd" : "slurmctld alone",
+	       missing ? " (no /associations answer in this state)" : "", peer_families, m->nrows, c.exact, c.approximate,
 	       c.unavailable);
 	if (!failures)
 		assert_int_equal(c.exact + c.approximate + c.unavailable, m->nrows);
