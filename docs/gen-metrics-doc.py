@@ -103,7 +103,8 @@ def figures():
 PEERS = [
     ("rivosinc-slurm-exporter", "rivosinc/prometheus-slurm-exporter v1.7.0",
      "run with `-slurm.collect-diags`, `-slurm.collect-licenses` and `-slurm.collect-limits` (its CLI mode, port 9092)",
-     "`tests/fixtures/peers-25.11/P1-busy-mix` (Slurm 25.11.7, slurmrestd at data_parser v0.0.44)",
+     "the nine states of `tests/fixtures/peers-25.11` (Slurm 25.11.7, slurmrestd at data_parser v0.0.44; the account "
+     "limits on P8 and P9, the states captured with slurmdbd's associations)",
      "`go_*`, `process_*`, `promhttp_*`, the `*_scrape_duration`, `*_scrape_error` and `job_scrape_errors`",
      "Like the legacy exporter, rivosinc runs `sinfo` and `squeue` without `-a`: a partition hidden from its user, "
      "and a node in no partition, are not in its sums, while slurmrestd lists every node and partition (as root's "
@@ -142,8 +143,8 @@ def peer_section(stem, title, how, where, health, extra):
            f"are not rows). With "
            f"slurmrestd: {c['exact']} exact, {c['approximate']} approximate, {c['unavailable']} unavailable; "
            f"from slurmctld alone (the column 'without'): {n['exact']} exact, {n['approximate']} approximate, "
-           f"{n['unavailable']} unavailable (slurmctld's endpoints carry no per-node state or load, per-job, license "
-           f"or RPC data in the peer's form). `tests/test_peers.c` serves the table on {where}, with and without "
+           f"{n['unavailable']} unavailable (slurmctld's endpoints carry no per-node state or load, per-job, license, "
+           f"association or RPC data in the peer's form). `tests/test_peers.c` serves the table on {where}, with and without "
            f"slurmrestd's answers, and finds every exact row equal to the peer's output series for series; every "
            f"approximate one within the largest difference its note states. {extra}",
            "", "| family | with slurmrestd | without | slurmrestd form | labels renamed | notes |", "|---|---|---|---|---|---|"]
