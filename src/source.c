@@ -333,6 +333,9 @@ enum source_verdict source_verdict(const struct source *src, const struct source
 		const char *hint = up->status_hint ? up->status_hint(f->http_status) : NULL;
 		if (source_is_token_refused(src, f))
 			snprintf(why, whylen, "%s: %s", src->path, token_text(src, f, buf, sizeof(buf)));
+		else if (f->http_status == 404 && !strncmp(src->path, "/slurmdb/", 9)) /* the version is kept (fetch.c) */
+			snprintf(why, whylen, "%s: 404 Not Found: does this slurmrestd load its slurmdbd plugin (slurmrestd -s "
+				 "slurmctld,slurmdbd, with slurmdbd accounting in slurm.conf)?", src->path);
 		else if (hint)
 			snprintf(why, whylen, "%s: %s", src->path, hint);
 		else

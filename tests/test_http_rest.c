@@ -949,6 +949,8 @@ static void test_rest_slurmdb_404_keeps_version(void **state)
 	stop(&s);
 	char *log = tu_slurp(s.log, NULL);
 	assert_false(has(log, "looking the version up again"));
+	if (!has(log, "404 Not Found: does this slurmrestd load its slurmdbd plugin"))
+		fail_msg("log:\n%s", log);
 	free(log);
 	stop(&f);
 }
