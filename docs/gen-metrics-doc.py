@@ -104,7 +104,7 @@ PEERS = [
     ("rivosinc-slurm-exporter", "rivosinc/prometheus-slurm-exporter v1.7.0",
      "run with `-slurm.collect-diags`, `-slurm.collect-licenses` and `-slurm.collect-limits` (its CLI mode, port 9092)",
      "`tests/fixtures/peers-25.11/P1-busy-mix` (Slurm 25.11.7, slurmrestd at data_parser v0.0.44)",
-     "`go_*`, `process_*`, `promhttp_*`, the `*_scrape_duration`, `*_scrape_error` and `job_scrape_errors`",
+     "`go_*`, `process_*` and `promhttp_*`",
      "Like the legacy exporter, rivosinc runs `sinfo` and `squeue` without `-a`: a partition hidden from its user, "
      "and a node in no partition, are not in its sums, while slurmrestd lists every node and partition (as root's "
      "`sinfo` shows them); the captured state has neither. A family the peer prints only when a value is "
@@ -113,7 +113,7 @@ PEERS = [
      "run with its default collectors (port 9341; the 101 it printed on the captured state and those it prints only "
      "when there is something to print: suspended, completing and configuring jobs, drain reasons, reservations)",
      "`tests/fixtures/peers-25.11/P1-busy-mix` (Slurm 25.11.7, slurmrestd at data_parser v0.0.44)",
-     "`go_*`, `process_*`, `promhttp_*` and `slurm_exporter_*`",
+     "`go_*`, `process_*` and `promhttp_*`",
      "SckyzO runs `squeue` without `--states`: it lists no finished job, so its counts of cancelled, completed, "
      "failed, node-failed, preempted and timed-out jobs are always 0, and so are the rows."),
 ]
@@ -138,8 +138,9 @@ def peer_section(stem, title, how, where, health, extra):
     n = {f: sum(1 for r in rs if r["fidelity"] == f) for f in ("exact", "approximate", "unavailable")}
     out = [f"## Schema {stem}", "",
            f"`mappings/{stem}.json`: the {len(rs)} families of {title}, {how}, with its names, HELP texts, "
-           f"TYPEs, label names and rules for when a series exists (its own health families, {health}, "
-           f"are not rows). With "
+           f"TYPEs, label names and rules for when a series exists (the Go client's own families, {health}, "
+           f"describe the exporter's process and are not rows; every other family it prints is one, its "
+           f"health families and a histogram included). With "
            f"slurmrestd: {c['exact']} exact, {c['approximate']} approximate, {c['unavailable']} unavailable; "
            f"from slurmctld alone (the column 'without'): {n['exact']} exact, {n['approximate']} approximate, "
            f"{n['unavailable']} unavailable (slurmctld's endpoints carry no per-node state or load, per-job, license "
