@@ -9,7 +9,8 @@
  * empty 200 and a page without a sample: exit 2. With several schemas: which one the old exporter's
  * page speaks (compare_pick_schema), on vpenso's captured page and on rivosinc's and SckyzO's
  * (tests/fixtures/peers-25.11/P1-busy-mix, against small stand-in schemas named as theirs), two
- * schemas alike refused, --compare-legacy.schema naming one. */
+ * schemas alike refused, --compare-legacy.schema naming one. A histogram's or summary's parts are its
+ * one family, on hand-made pages and on SckyzO's captured page against its shipped schema. */
 #include "testutil.h"
 
 #include <jansson.h>
@@ -781,6 +782,30 @@ static void test_schema_recognised(void **state)
 	fake_stop(&f);
 }
 
+/* SckyzO's captured page against its shipped schema on the same state, with slurmrestd's answers: its
+ * command histogram is the unavailable row's one family (126 series over its parts), no part is a
+ * family of its own, and it is the one family that disappears; no exact family differs. */
+static void test_sckyzo_histogram_end_to_end(void **state)
+{
+	(void)state;
+	const char *dir = "tests/fixtures/peers-25.11/P1-busy-mix";
+	const char *extra[] = { "--mapping.file", "mappings/sckyzo-slurm-exporter.json", "--compare-legacy.schema",
+				"sckyzo-slurm-exporter", "--slurmrestd.url", "http://127.0.0.1:1", "--slurmrestd.jobs", NULL };
+	struct fake f;
+	char *out = NULL, *err = NULL;
+	fake_start(&f, dir, PEERS "sckyzo_exporter_metrics.txt");
+	int rc = compare_err(f.port, dir, &out, &err, extra);
+	fake_stop(&f);
+	if (rc != 1 || !out)
+		fail_msg("exit %d\n%s\n%s", rc, out ? out : "", err ? err : "");
+	assert_line(out, "slurm_exporter_command_duration_seconds",
+		    "only-legacy            unavailable  -          slurm_exporter_command_duration_seconds (legacy 126 series, shim 0)");
+	assert_null(strstr(out, "slurm_exporter_command_duration_seconds_"));
+	if (!strstr(out, " families compared: 0 exact families differ, ") || !strstr(out, ", 1 disappears ("))
+		fail_msg("%s", out);
+	free(out), free(err);
+}
+
 int main(void)
 {
 	signal(SIGPIPE, SIG_IGN);
@@ -805,6 +830,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_empty_page, stop_fake),
 		cmocka_unit_test(test_pick_schema),
 		cmocka_unit_test_teardown(test_schema_recognised, stop_fake),
+		cmocka_unit_test_teardown(test_sckyzo_histogram_end_to_end, stop_fake),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
