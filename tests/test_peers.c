@@ -235,11 +235,15 @@ static int names_in(const struct expo_sample *s, const struct expo_family *f)
 }
 
 /* A figure read at another instant: every series served has the label names of one the peer printed
- * and back (when both have series), each value served finite and at least 0. */
+ * and back (when both have series), each value served finite and at least 0; with every answer there
+ * (all), a family the peer printed is served. */
 static void check_instant(const struct row *row, const struct expo_family *sf, const struct expo_family *pf,
-			  const char *state)
+			  const char *state, int all)
 {
 	size_t pn = pf ? pf->n : 0, sn = sf ? sf->n : 0;
+	if (all && pn && !sn)
+		row_fail("%s: row %s (read at another instant) serves nothing, the peer printed %zu series", state,
+			 row->name, pn);
 	for (size_t k = 0; k < sn; k++) {
 		if (!isfinite(sf->samples[k].value) || sf->samples[k].value < 0)
 			row_fail("%s: row %s (read at another instant): value %g", state, row->name, sf->samples[k].value);
@@ -389,7 +393,7 @@ static void check_row(const struct row *row, size_t ri, const struct render_row 
 	if (is_timing(note)) {
 		check_timing(row, sf, pf, state, rest);
 	} else if (is_instant(note)) {
-		check_instant(row, sf, pf, state);
+		check_instant(row, sf, pf, state, rest);
 	} else { /* measured against the bound its note states */
 		if (ri < MAX_ROWS && res->form < MAX_FORMS && m.abs > worst_seen[ri][res->form])
 			worst_seen[ri][res->form] = m.abs;
