@@ -110,7 +110,7 @@ PEERS = [
      "`sinfo` shows them); the captured state has neither. A family the peer prints only when a value is "
      "above 0 (a license's reservations, account limits) is checked to be absent where the peer printed nothing."),
     ("sckyzo-slurm-exporter", "SckyzO/slurm_exporter v1.8.4",
-     "run with its default collectors (port 9341; the 123 it printed on the seven captured states and those it prints only "
+     "run with its default collectors (port 9341; the 123 it printed on the nine captured states and those it prints only "
      "when there is something to print: suspended, completing and configuring jobs, drain reasons, reservations)",
      "every state of `tests/fixtures/peers-25.11` (Slurm 25.11.7, slurmrestd at data_parser v0.0.44)",
      "`go_*`, `process_*` and `promhttp_*`",
@@ -145,7 +145,7 @@ def peer_section(stem, title, how, where, health, extra):
            f"from slurmctld alone (the column 'without'): {n['exact']} exact, {n['approximate']} approximate, "
            f"{n['unavailable']} unavailable (slurmctld's endpoints carry no per-node state or load, per-job, license "
            f"or RPC data in the peer's form). `tests/test_peers.c` serves the table on {where}, with and without "
-           f"slurmrestd's answers (P1-busy-mix .. P7-quiet-all-cancelled, and any state added there), and finds every "
+           f"slurmrestd's answers (P1-busy-mix .. P9-limits-changed-node-down, and any state added there), and finds every "
            f"exact row equal to the peer's output series for series; every approximate one within the largest "
            f"difference its note states (the largest absolute difference of one series' value from the peer's, a "
            f"series on one side only counting as its whole value), but a timing (\"Timings are not compared:\") or a "

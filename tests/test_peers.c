@@ -56,7 +56,7 @@ static const struct peer sckyzo = { "mappings/sckyzo-slurm-exporter.json", "scky
 static const char *const client_families[] = { "go_", "process_", "promhttp_", NULL };
 
 #define STATES_DIR "tests/fixtures/peers-25.11"
-#define MIN_STATES 7 /* P1..P7, committed */
+#define MIN_STATES 9 /* P1..P9, committed */
 #define MAX_STATES 64
 
 /* The states: each directory of STATES_DIR holding the peer's output, by name ("peers-25.11/P1-..."). */
