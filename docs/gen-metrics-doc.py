@@ -103,18 +103,18 @@ def figures():
 PEERS = [
     ("rivosinc-slurm-exporter", "rivosinc/prometheus-slurm-exporter v1.7.0",
      "run with `-slurm.collect-diags`, `-slurm.collect-licenses` and `-slurm.collect-limits` (its CLI mode, port 9092)",
-     "the nine states of `tests/fixtures/peers-25.11` (Slurm 25.11.7, slurmrestd at data_parser v0.0.44; the account "
+     "every state of `tests/fixtures/peers-25.11` (Slurm 25.11.7, slurmrestd at data_parser v0.0.44; the account "
      "limits on P8 and P9, the states captured with slurmdbd's associations)",
-     "`go_*`, `process_*`, `promhttp_*`, the `*_scrape_duration`, `*_scrape_error` and `job_scrape_errors`",
+     "`go_*`, `process_*` and `promhttp_*`",
      "Like the legacy exporter, rivosinc runs `sinfo` and `squeue` without `-a`: a partition hidden from its user, "
      "and a node in no partition, are not in its sums, while slurmrestd lists every node and partition (as root's "
      "`sinfo` shows them); the captured state has neither. A family the peer prints only when a value is "
      "above 0 (a license's reservations, account limits) is checked to be absent where the peer printed nothing."),
     ("sckyzo-slurm-exporter", "SckyzO/slurm_exporter v1.8.4",
-     "run with its default collectors (port 9341; the 101 it printed on the captured state and those it prints only "
+     "run with its default collectors (port 9341; the 123 it printed on the nine captured states and those it prints only "
      "when there is something to print: suspended, completing and configuring jobs, drain reasons, reservations)",
-     "`tests/fixtures/peers-25.11/P1-busy-mix` (Slurm 25.11.7, slurmrestd at data_parser v0.0.44)",
-     "`go_*`, `process_*`, `promhttp_*` and `slurm_exporter_*`",
+     "every state of `tests/fixtures/peers-25.11` (Slurm 25.11.7, slurmrestd at data_parser v0.0.44)",
+     "`go_*`, `process_*` and `promhttp_*`",
      "SckyzO runs `squeue` without `--states`: it lists no finished job, so its counts of cancelled, completed, "
      "failed, node-failed, preempted and timed-out jobs are always 0, and so are the rows."),
 ]
@@ -139,14 +139,21 @@ def peer_section(stem, title, how, where, health, extra):
     n = {f: sum(1 for r in rs if r["fidelity"] == f) for f in ("exact", "approximate", "unavailable")}
     out = [f"## Schema {stem}", "",
            f"`mappings/{stem}.json`: the {len(rs)} families of {title}, {how}, with its names, HELP texts, "
-           f"TYPEs, label names and rules for when a series exists (its own health families, {health}, "
-           f"are not rows). With "
+           f"TYPEs, label names and rules for when a series exists (the Go client's own families, {health}, "
+           f"describe the exporter's process and are not rows; every other family it prints is one, its "
+           f"health families and a histogram included). With "
            f"slurmrestd: {c['exact']} exact, {c['approximate']} approximate, {c['unavailable']} unavailable; "
            f"from slurmctld alone (the column 'without'): {n['exact']} exact, {n['approximate']} approximate, "
            f"{n['unavailable']} unavailable (slurmctld's endpoints carry no per-node state or load, per-job, license, "
            f"association or RPC data in the peer's form). `tests/test_peers.c` serves the table on {where}, with and without "
-           f"slurmrestd's answers, and finds every exact row equal to the peer's output series for series; every "
-           f"approximate one within the largest difference its note states. {extra}",
+           f"slurmrestd's answers (P1-busy-mix .. P9-limits-changed-node-down, and any state added there), and finds every "
+           f"exact row equal to the peer's output series for series; every approximate one within the largest "
+           f"difference its note states (the largest absolute difference of one series' value from the peer's, a "
+           f"series on one side only counting as its whole value), but a timing (\"Timings are not compared:\") or a "
+           f"figure read at another instant (\"Read at another instant:\", sdiag's counters), which is held to the "
+           f"peer's label sets or names and measured, not bounded. It prints per schema the families the peer "
+           f"printed, those equal series for series on every state, the approximate ones with their worst difference, "
+           f"and the unavailable ones. {extra}",
            "", "| family | with slurmrestd | without | slurmrestd form | labels renamed | notes |", "|---|---|---|---|---|---|"]
     return "\n".join(out + [peer_line(r) for r in rs]) + "\n"
 
