@@ -1,8 +1,9 @@
 /* slurmrestd_int.h: the inside of slurmrestd.c's converter, shared by its two halves: the walk over the
  * document (slurmrestd.c: shapes, paths, {set, infinite, number} objects) and the records it reads
  * (slurmrestd_rec.c: a node, job, share row or diag's statistics into samples, duplicates refused, the jobs'
- * and partitions' aggregates) with slurmrestd_nodepart.c and slurmrestd_diaglist.c, and what they all
- * share about the document (slurmrestd_doc.c: its failure, rest_fail; what it listed). Calls go down
+ * and partitions' aggregates) with slurmrestd_nodepart.c, slurmrestd_resv.c, slurmrestd_assoc.c and
+ * slurmrestd_diaglist.c, and what they all share about the document (slurmrestd_doc.c: its failure,
+ * rest_fail; what it listed; the record's strings). Calls go down
  * that list, never back. Not an interface for anyone else: see slurmrestd.h.
  * Every function returning int returns 1 to go on, or 0 when it made the document unusable
  * (rest_fail: the parse stops), as the yajl callbacks it is called from do. */
