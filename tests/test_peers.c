@@ -530,20 +530,25 @@ static void print_moves(const struct expo *e, size_t n, const char *name)
 	const struct expo_family *f0 = expo_find(&e[0], name, strlen(name));
 	for (size_t k = 0, shown = 0; f0 && k < f0->n && shown < 4; k++) {
 		const struct expo_sample *s = &f0->samples[k];
-		char line[1024];
-		int len = snprintf(line, sizeof(line), "    %s", name), moved = 0;
-		for (size_t l = 0; l < s->nlabels && len < 900; l++)
-			len += snprintf(line + len, sizeof(line) - (size_t)len, "%s%.*s=\"%.*s\"", l ? "," : "{", (int)s->labels[l].nlen,
-					s->labels[l].name, (int)s->labels[l].vlen, s->labels[l].value);
-		len += snprintf(line + len, sizeof(line) - (size_t)len, "%s:", s->nlabels ? "}" : "");
-		for (size_t r = 0; r < n && len < 1000; r++) {
+		struct buf line;
+		int moved = 0;
+		buf_init(&line, 0);
+		buf_printf(&line, "    %s", name);
+		for (size_t l = 0; l < s->nlabels; l++)
+			buf_printf(&line, "%s%.*s=\"%.*s\"", l ? "," : "{", (int)s->labels[l].nlen, s->labels[l].name,
+				   (int)s->labels[l].vlen, s->labels[l].value);
+		buf_printf(&line, "%s:", s->nlabels ? "}" : "");
+		for (size_t r = 0; r < n; r++) {
 			const struct expo_sample *o = find_series(expo_find(&e[r], name, strlen(name)), s->labels, s->nlabels);
 			moved |= !o || o->value != s->value;
-			len += o ? snprintf(line + len, sizeof(line) - (size_t)len, " %.17g", o->value)
-				 : snprintf(line + len, sizeof(line) - (size_t)len, " (none)");
+			if (o)
+				buf_printf(&line, " %.17g", o->value);
+			else
+				buf_puts(&line, " (none)");
 		}
 		if (moved)
-			printf("%s\n", line), shown++;
+			printf("%.*s\n", (int)line.len, line.data), shown++;
+		buf_free(&line);
 	}
 }
 
