@@ -341,9 +341,8 @@ shim serves equal to the peer's output series for series on every state. The sec
 against what the peer itself can repeat. The peer was scraped three times in a row on one unchanged
 cluster (`tests/fixtures/peers-25.11/_repeat`: capture.sh run three times, one straight after the
 other, on P9's cluster; the nodes', jobs', partitions' and shares' answers byte-identical from run to
-run). Of the families
-the peer printed the same in every run, how many the shim equals on every state: "equal where the
-peer agrees with itself: N of M".
+run). Of the families the peer printed the same in every run, how many the shim equals on every
+state: "equal where the peer agrees with itself: N of M".
 
 Some families cannot be equal even between two scrapes of the peer itself:
 
@@ -360,8 +359,9 @@ Some families cannot be equal even between two scrapes of the peer itself:
   A cycle ran between the second and the third run (33, 33, 34 cycles). These rows stay exact: the
   figure is the one slurmctld holds, and it was equal to the peer's on every captured state. Their
   notes say "Moves between scrapes:". A reader at another instant differs by the cycles between the
-  reads. Even one capture can straddle a cycle: in the third run, slurmctld's `/metrics/scheduler`
-  said 33 cycles at 11:30:11, while both peers' `sdiag` said 34 at 11:30:20 and 11:30:24.
+  reads. Even one capture can straddle a cycle. In the third run, slurmctld's `/metrics/scheduler`
+  said 33 cycles, the last of 141 µs, at 11:30:11. SckyzO's `sdiag` at 11:30:20 already gave the new
+  cycle's 233 µs, and rivosinc's at 11:30:24 gave 34 cycles.
 
 `tests/test_peers.c` fails in two cases. The first is a family that moves between the peer's own
 scrapes while its row's note does not say why ("Timings are not compared:", "Read at another
