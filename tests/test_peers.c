@@ -29,6 +29,13 @@
  * ones, and the share equal against the issue's bar of 90% (printed, not held: a timing or a figure
  * read at another instant is never equal, and rivosinc prints eight such families of 52); the same
  * without slurmrestd is printed too.
+ * The peer against itself (tests/fixtures/peers-25.11/_repeat/<run>/: the peer's outputs of capture.sh
+ * run three times in a row on one unchanged cluster; check_repeats): the families the peer prints the
+ * same in every run, and a SELF line per schema, "equal where the peer agrees with itself: N of M": of
+ * the M families it reproduces, the N equal series for series on every state. The families it does not
+ * reproduce must be exactly the rows whose note says why ("Timings are not compared:", "Read at another
+ * instant:", or "Moves between scrapes:" for an exact figure slurmctld moves on its own clock); a row
+ * that moves without saying so, or says so and does not move, fails.
  * An empty label value is no label (Prometheus reads feature="" as no label "feature").
  * Times are printed in UTC, the zone the states were captured in (sinfo prints its caller's). */
 #include "testutil.h"
@@ -486,6 +493,153 @@ static void check_peer_state(const struct peer *peer, const char *state, int res
 	mapping_free(m);
 }
 
+/* The peer against itself: its outputs of several scrapes of one unchanged cluster
+ * (REPEAT_DIR/<run>/, capture.sh run again and again on one state, nothing changed between the runs;
+ * each run a fresh peer scraped once, as in a state). A family the peer prints the same in every run
+ * (each value agreeing as value_agrees says, with the note of the row's first form) is one it
+ * reproduces; one it does not cannot be equal between two readers either, unless they read at the same
+ * instant. The rows the peer does not reproduce must be exactly those whose first form's note says why:
+ * "Timings are not compared:", "Read at another instant:" or "Moves between scrapes:" (an exact row
+ * whose figure slurmctld changes on its own clock: equal to the peer's read at the same instant, not to
+ * a read at another); a note saying so of a family the peer reproduces fails too. */
+#define REPEAT_DIR STATES_DIR "/_repeat"
+#define MIN_REPEATS 3
+#define MAX_REPEATS 8
+#define MOVES_KEY "Moves between scrapes:"
+
+struct repeat_stats {
+	int printed; /* the peer printed a series of it in a run */
+	int same;    /* printed, and the same in every run */
+};
+static struct repeat_stats repeats[MAX_ROWS];
+static size_t nrepeats;
+
+static const char *moving_key(const char *note)
+{
+	if (!note)
+		return NULL;
+	return strstr(note, TIMING_KEY) ? TIMING_KEY : strstr(note, INSTANT_KEY) ? INSTANT_KEY
+	       : strstr(note, MOVES_KEY)                                     ? MOVES_KEY
+									       : NULL;
+}
+
+/* Family name (with a histogram's or summary's parts) equal in runs a and b, values as note says. */
+static int runs_agree(const struct expo *a, const struct expo *b, const char *name, const char *note)
+{
+	const struct expo_family *fa = expo_find(a, name, strlen(name)), *fb = expo_find(b, name, strlen(name));
+	if (!measure(fb, fa, note).equal)
+		return 0;
+	for (size_t i = 0; (is_whole(fa) || is_whole(fb)) && i < 3; i++) {
+		char part[512];
+		snprintf(part, sizeof(part), "%s%s", name, part_suffixes[i]);
+		if (!measure(expo_find(b, part, strlen(part)), expo_find(a, part, strlen(part)), note).equal)
+			return 0;
+	}
+	return 1;
+}
+
+/* The series of family name whose value is not the same in every run: labels and each run's value. */
+static void print_moves(const struct expo *e, size_t n, const char *name)
+{
+	const struct expo_family *f0 = expo_find(&e[0], name, strlen(name));
+	for (size_t k = 0, shown = 0; f0 && k < f0->n && shown < 4; k++) {
+		const struct expo_sample *s = &f0->samples[k];
+		struct buf line;
+		int moved = 0;
+		buf_init(&line, 0);
+		buf_printf(&line, "    %s", name);
+		for (size_t l = 0; l < s->nlabels; l++)
+			buf_printf(&line, "%s%.*s=\"%.*s\"", l ? "," : "{", (int)s->labels[l].nlen, s->labels[l].name,
+				   (int)s->labels[l].vlen, s->labels[l].value);
+		buf_printf(&line, "%s:", s->nlabels ? "}" : "");
+		for (size_t r = 0; r < n; r++) {
+			const struct expo_sample *o = find_series(expo_find(&e[r], name, strlen(name)), s->labels, s->nlabels);
+			moved |= !o || o->value != s->value;
+			if (o)
+				buf_printf(&line, " %.17g", o->value);
+			else
+				buf_puts(&line, " (none)");
+		}
+		if (moved)
+			printf("%.*s\n", (int)line.len, line.data), shown++;
+		buf_free(&line);
+	}
+}
+
+/* One row against the peer's runs: printed, reproduced, and whether its note says what the runs show. */
+static void repeat_row(const struct row *row, size_t ri, const struct expo *e, size_t n)
+{
+	const char *note = row->forms[0].note, *says = moving_key(note);
+	int printed = 0, same = 1, bit = 0;
+	for (size_t r = 0; r < n; r++)
+		printed |= family_series(&e[r], expo_find(&e[r], row->name, strlen(row->name))) > 0;
+	for (size_t r = 1; r < n; r++) {
+		same &= runs_agree(&e[0], &e[r], row->name, note);
+		bit |= !runs_agree(&e[0], &e[r], row->name, NULL);
+	}
+	repeats[ri] = (struct repeat_stats){ printed, printed && same };
+	if (!printed)
+		return;
+	if (same && says)
+		row_fail("repeated scrapes: row %s: its note says \"%s\", but the peer printed the same series in each of its "
+			 "%zu scrapes of one unchanged cluster", row->name, says, n);
+	else if (!same && !says)
+		row_fail("repeated scrapes: row %s (%s): the peer itself printed other series in its %zu scrapes of one unchanged "
+			 "cluster, and its note says neither \"" TIMING_KEY "\", \"" INSTANT_KEY "\" nor \"" MOVES_KEY "\"",
+			 row->name, fidelity_name(row->forms[0].fidelity), n);
+	if (!same)
+		printf("  repeated scrapes: %s moves (%s), run by run:\n", row->name, says ? says : "its note does not say so");
+	else if (bit)
+		printf("  repeated scrapes: %s the same but for the last bit of a sum (its note says so)\n", row->name);
+	if (!same)
+		print_moves(e, n, row->name);
+}
+
+/* The runs of REPEAT_DIR holding the peer's output, each checked: every family the peer printed is a row,
+ * and each row's moves are the ones its note states (repeat_row). */
+static void check_repeats(const struct peer *peer, const struct mapping *m)
+{
+	struct dirent **ents;
+	int n = scandir(REPEAT_DIR, &ents, NULL, alphasort);
+	char *text[MAX_REPEATS];
+	struct expo e[MAX_REPEATS];
+	size_t k = 0;
+	assert_true(n > 0);
+	for (int i = 0; i < n; i++) {
+		char path[600];
+		struct stat st;
+		size_t len;
+		snprintf(path, sizeof(path), REPEAT_DIR "/%s/%s", ents[i]->d_name, peer->output);
+		if (ents[i]->d_name[0] != '.' && stat(path, &st) == 0 && S_ISREG(st.st_mode)) {
+			assert_true(k < MAX_REPEATS);
+			text[k] = tu_slurp(path, &len);
+			assert_non_null(text[k]);
+			expo_init(&e[k]);
+			assert_int_equal(expo_parse(&e[k], text[k], len, EXPO_STRICT), 0);
+			for (size_t f = 0; f < e[k].nfams; f++) {
+				const struct expo_family *fam = &e[k].fams[f];
+				char name[512];
+				snprintf(name, sizeof(name), "%.*s", (int)fam->nlen, fam->name);
+				if (!is_client_family(fam->name, fam->nlen) && !is_part(&e[k], fam->name, fam->nlen) &&
+				    family_series(&e[k], fam) && mapping_row_index(m, name) < 0)
+					row_fail("repeated scrapes, %s: the peer's family %.*s is no row", ents[i]->d_name, (int)fam->nlen,
+						 fam->name);
+			}
+			k++;
+		}
+		free(ents[i]);
+	}
+	free(ents);
+	assert_true(k >= MIN_REPEATS);
+	nrepeats = k;
+	for (size_t r = 0; r < m->nrows && r < MAX_ROWS; r++)
+		repeat_row(&m->rows[r], r, e, k);
+	for (size_t i = 0; i < k; i++) {
+		expo_free(&e[i]);
+		free(text[i]);
+	}
+}
+
 /* The figures of one schema over its states, with slurmrestd's answers (rest 1) or without: the
  * families the peer printed (on any state), those equal series for series on every state, the
  * approximate ones with their worst difference (and whether their label sets at least were the
@@ -514,6 +668,25 @@ static void summary(const struct mapping *m, int rest, size_t nstates)
 	       "sets on every state), %zu unavailable: %.1f%% equal (%s 90%%); %zu rows the peer printed nothing of\n", stem,
 	       rest ? "with slurmrestd" : "slurmctld alone", nstates, n, eq, eq_approx, approx, sets, unavail,
 	       n ? 100.0 * (double)eq / (double)n : 0, eq * 10 >= n * 9 ? "at least" : "under", silent);
+	/* the second figure: of the families the peer reproduces across its own scrapes of one unchanged
+	 * cluster (check_repeats), those equal series for series on every state */
+	size_t printed = 0, same = 0, same_eq = 0;
+	for (size_t r = 0; r < m->nrows && r < MAX_ROWS; r++) {
+		const struct row_stats *st = &stats[rest][r];
+		printed += repeats[r].printed;
+		same += repeats[r].same;
+		same_eq += repeats[r].same && st->printed && st->fid != FID_UNAVAILABLE && !st->differs;
+	}
+	printf("SELF %s, %s: the peer printed %zu families in its %zu scrapes of one unchanged cluster, %zu the same in "
+	       "every scrape; equal where the peer agrees with itself: %zu of %zu (%.1f%%)\n", stem,
+	       rest ? "with slurmrestd" : "slurmctld alone", printed, nrepeats, same, same_eq, same,
+	       same ? 100.0 * (double)same_eq / (double)same : 0);
+	for (size_t r = 0; r < m->nrows && r < MAX_ROWS; r++) {
+		const struct row_stats *st = &stats[rest][r];
+		if (rest && repeats[r].same && !(st->printed && st->fid != FID_UNAVAILABLE && !st->differs))
+			printf("  not equal though the peer agrees with itself: %s (%s)\n", m->rows[r].name,
+			       !st->printed ? "printed on no state" : st->fid == FID_UNAVAILABLE ? "unavailable" : "approximate");
+	}
 	for (size_t r = 0; r < m->nrows; r++) {
 		const struct row_stats *st = &stats[rest][r];
 		if (st->printed && st->fid != FID_UNAVAILABLE && st->differs)
@@ -530,6 +703,7 @@ static void check_peer(const struct peer *peer)
 	size_t nstates = peer_states(peer, states);
 	failures = 0;
 	memset(stats, 0, sizeof(stats));
+	memset(repeats, 0, sizeof(repeats));
 	for (size_t r = 0; r < MAX_ROWS; r++)
 		for (size_t f = 0; f < MAX_FORMS; f++)
 			worst_seen[r][f] = -1;
@@ -552,6 +726,7 @@ static void check_peer(const struct peer *peer)
 				row_fail("row %s, form %zu: its note states %g, the largest difference over the states is %g",
 					 m->rows[r].name, f, bound, worst_seen[r][f]);
 		}
+	check_repeats(peer, m);
 	summary(m, 0, nstates);
 	summary(m, 1, nstates);
 	mapping_free(m);
