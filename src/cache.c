@@ -60,10 +60,16 @@ static int cache_is_costed(const struct cache *c, int id)
 	return (c->cfg.cost_sources >> id) & 1u;
 }
 
+/* Source id's cost policy: its cost class's (source.h's walks_jobs). */
+static const struct sched_cost_config *cost_cfg(const struct cache *c, int id)
+{
+	return sources[id].walks_jobs ? &c->cfg.cost : &c->cfg.cost_light;
+}
+
 /* How long source id's answer is served: its flag, or what its fetches cost. c->mu held. */
 static double interval_of(const struct cache *c, int id)
 {
-	return cache_is_costed(c, id) ? schedule_cost_interval(&c->cfg.cost, &c->slot[id].cost) : c->cfg.min_interval[id];
+	return cache_is_costed(c, id) ? schedule_cost_interval(cost_cfg(c, id), &c->slot[id].cost) : c->cfg.min_interval[id];
 }
 
 /* A caller whose deadline is not below the fetch's own timeout waits this much longer, so that it
@@ -236,16 +242,17 @@ static void note_speed(struct cache *c, const struct payload *p)
 static void note_cost(struct cache *c, const struct payload *p)
 {
 	struct sched_cost *st = &c->slot[p->src].cost;
+	const struct sched_cost_config *cfg = cost_cfg(c, p->src);
 	unsigned failures = st->failures;
 	const char *path = sources[p->src].path;
 	schedule_cost_record(st, p->seconds, p->ok);
-	double next = schedule_cost_interval(&c->cfg.cost, st), timeout = schedule_cost_timeout(&c->cfg.cost, st);
-	if (!p->ok && !failures && c->cfg.cost.floor > 0)
+	double next = schedule_cost_interval(cfg, st), timeout = schedule_cost_timeout(cfg, st);
+	if (!p->ok && !failures && cfg->floor > 0 && cfg->max_backoff > cfg->floor) /* it backs off */
 		log_warn("endpoint %s failed after %.1f s: backing off (the next fetch in %.0f s with a timeout of %.0f s, "
 			 "then twice as long after each failure in a row, at most every %g s); the rows that read it are "
 			 "served from their native forms until a fetch is usable", path, p->seconds, next, timeout,
-			 fmax(c->cfg.cost.max_backoff, c->cfg.cost.floor));
-	else if (p->ok && failures)
+			 fmax(cfg->max_backoff, cfg->floor));
+	else if (p->ok && failures && cfg->max_backoff > cfg->floor)
 		log_info("endpoint %s is usable again after %u failed fetch%s (this one took %.1f s): the next fetch in "
 			 "%.0f s", path, failures, failures == 1 ? "" : "es", p->seconds, next);
 }
@@ -519,7 +526,7 @@ static void start_fetches(struct cache *c, const struct cache_table *t, unsigned
 		if ((fetch & bit) && cache_is_costed(c, id)) {
 			fetch &= ~bit;
 			start_fetch(c, t->ref, t->gen, bit, (bit & all) != 0, deadline,
-				    schedule_cost_timeout(&c->cfg.cost, &c->slot[id].cost), wait_on);
+				    schedule_cost_timeout(cost_cfg(c, id), &c->slot[id].cost), wait_on);
 		}
 	}
 	for (int u = 0; u < UPSTREAM_COUNT; u++) {
@@ -566,7 +573,7 @@ void cache_get(struct cache *c, const struct cache_table *t, unsigned need, unsi
 		g->n[id] = c->slot[id].n;
 		if (cache_is_costed(c, id))
 			g->cost[id] = (struct cache_cost){ .on = 1, .st = c->slot[id].cost, .interval = interval_of(c, id),
-							   .timeout = schedule_cost_timeout(&c->cfg.cost, &c->slot[id].cost) };
+							   .timeout = schedule_cost_timeout(cost_cfg(c, id), &c->slot[id].cost) };
 		if (wait_on[id])
 			job_put(wait_on[id]);
 	}

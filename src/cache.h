@@ -60,7 +60,10 @@ struct cache_config {
 				     (min_interval[id] is ignored: cost.floor is theirs), each fetched on
 				     a worker of its own; while it runs, scrapes get the last usable
 				     payload instead of waiting (CACHE_REFRESH_WAIT_S); 0 in a replay */
-	struct sched_cost_config cost; /* their policy */
+	struct sched_cost_config cost; /* the policy of those that walk every job record (source.h's
+				     walks_jobs: slurmrestd's /jobs) */
+	struct sched_cost_config cost_light; /* the policy of the others (slurmrestd's /jobs/state,
+				     /nodes, ...): one config per cost class */
 	int wait_rest;            /* a scrape waits for slurmrestd until its deadline, not CACHE_REST_WAIT_S
 				     after slurmctld's answers: one-shot modes, with no next scrape to serve
 				     a late answer */

@@ -293,10 +293,15 @@ static void scraper_config_init(struct scraper_config *sc, const struct options 
 		.compression = opt->compression && !opt->once && !opt->compare_legacy,
 		/* /jobs costs slurmrestd seconds of CPU: its interval follows that (schedule.h); a one-shot
 		 * mode fetches once */
-		.cost_sources = opt->once || opt->compare_legacy ? 0 : 1u << SRC_REST_JOBS,
+		.cost_sources = opt->once || opt->compare_legacy ? 0 : source_of_upstream(UPSTREAM_SLURMRESTD),
 		.cost = { .floor = opt->rest_jobs_min_interval, .max_share = (double)opt->rest_jobs_max_share / 100.0,
 			  .max_backoff = opt->rest_jobs_max_backoff, .timeout = opt->rest_timeout,
 			  .timeout_factor = SCHED_COST_TIMEOUT_FACTOR, .max_timeout = opt->rest_jobs_max_timeout },
+		/* every other slurmrestd document: the share rule over --slurmrestd.min-interval, no back-off
+		 * (max_backoff is the floor) and the upstream's timeout (max_timeout is it) */
+		.cost_light = { .floor = opt->rest_min_interval, .max_share = (double)opt->rest_max_share / 100.0,
+				.max_backoff = opt->rest_min_interval, .timeout = opt->rest_timeout,
+				.max_timeout = opt->rest_timeout },
 		/* a one-shot mode has no next scrape to serve a slurmrestd answer that comes late */
 		.wait_rest = opt->once || opt->compare_legacy,
 	};

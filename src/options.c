@@ -169,7 +169,12 @@ static const struct flag flags[] = {
 	{ .name = "slurmrestd.timeout", F_SECONDS(rest_timeout), .def = "10", .lo = 0.001, .hi = 86400,
 	  .metavar = "SECONDS", .help = "per-request timeout to slurmrestd" },
 	{ .name = "slurmrestd.min-interval", F_SECONDS(rest_min_interval), .def = "5", .lo = 0, .hi = 86400,
-	  .metavar = "SECONDS", .help = "reuse a slurmrestd /nodes, /shares, /diag or /jobs/state answer this long" },
+	  .metavar = "SECONDS", .help = "reuse a slurmrestd /nodes, /shares, /diag or /jobs/state answer at least this long "
+	  "(the floor of its interval)" },
+	{ .name = "slurmrestd.max-share", F_INT(rest_max_share), .def = "5", .lo = 0, .hi = 100,
+	  .metavar = "PERCENT", .help = "fetch a slurmrestd document other than /jobs again only once its last fetch took at "
+	  "most this share of the time since that fetch began (a 3 s /jobs/state fetch at 5%: every 60 s; one under "
+	  "0.25 s: every --slurmrestd.min-interval); 0: every --slurmrestd.min-interval" },
 	{ .name = "slurmrestd.jobs", F_BOOL(rest_jobs),
 	  .help = "fetch slurmrestd's /jobs (about 10 KB per job) for the rows only it serves (pending reasons, per-user and "
 		  "per-account jobs); the job-state rows read /jobs/state without it" },

@@ -57,6 +57,7 @@ struct options {
 	double rest_timeout, rest_min_interval, rest_jobs_min_interval; /* seconds */
 	long long rest_max_body;         /* bytes */
 	int rest_jobs;                   /* fetch /jobs (rows enabled_by "slurmrestd-jobs") */
+	long long rest_max_share;        /* percent: the other slurmrestd documents' (schedule.h) */
 	long long rest_jobs_max_share;   /* percent: /jobs' cost-scheduled interval (schedule.h) */
 	double rest_jobs_max_backoff, rest_jobs_max_timeout; /* seconds: its back-off and timeout bounds */
 	const char *compare_legacy;      /* the old exporter's URL: compare, print, exit */

@@ -179,7 +179,7 @@ static const struct self_family self[] = {
 	{ .name = "slurm_exporter_shim_fetch_interval_seconds", .type = "gauge", .each = EACH_COSTED, .when = WHEN_SAMPLE,
 	  .value = v_interval, .labels = { "endpoint" },
 	  .help = "Seconds from the end of the endpoint's last fetch to the next: its cost over the share it may take "
-		  "(--slurmrestd.jobs.max-share), at least its min-interval, longer while backing off." },
+		  "(--slurmrestd.jobs.max-share, --slurmrestd.max-share), at least its min-interval, longer while backing off." },
 	{ .name = "slurm_exporter_shim_fetch_timeout_seconds", .type = "gauge", .each = EACH_COSTED, .when = WHEN_SAMPLE,
 	  .value = v_timeout, .labels = { "endpoint" },
 	  .help = "Seconds the endpoint's next fetch may take: twice its cost, doubled per failure in a row, within "

@@ -48,8 +48,9 @@ struct scraper_config {
 	int compression;          /* answers may be sent gzip-compressed (the daemon): the compression
 				     self metrics are written (compress.h) */
 	unsigned cost_sources;    /* sources whose interval, back-off and timeout follow what their
-				     fetches take (bit 1 << id: slurmrestd's /jobs; cache.h), with cost */
-	struct sched_cost_config cost;
+				     fetches take (bit 1 << id: slurmrestd's documents; cache.h), with
+				     cost (those that walk every job record) or cost_light (the others) */
+	struct sched_cost_config cost, cost_light;
 	int wait_rest;            /* wait for slurmrestd until the scrape's deadline (cache.h): one-shot modes */
 	double load_margin;       /* --status.load-margin, percent (loadview.h) */
 	int log_load;             /* log the nodes of unknown load once per change (the daemon) */

@@ -151,7 +151,8 @@ const struct source sources[SRC_COUNT] = {
 				.file = "rest_licenses.json", .upstream = UPSTREAM_SLURMRESTD, .parser = &rest_licenses_parser,
 				.prefixes = rest_licenses_names, .names_optional = 1 },
 	/* each job's id and state alone, under one job read lock: about 1/97 of /jobs' bytes, so it is
-	 * fetched every --slurmrestd.min-interval, not cost-scheduled (docs/performance.md) */
+	 * cost-scheduled as every slurmrestd document but /jobs is (--slurmrestd.max-share over
+	 * --slurmrestd.min-interval; docs/performance.md) */
 	[SRC_REST_JOB_STATES] = { .name = "slurmrestd-jobs-state", .path = "/slurm/{version}/jobs/state",
 				  .file = "rest_jobs_state.json", .upstream = UPSTREAM_SLURMRESTD,
 				  .parser = &rest_job_states_parser, .prefixes = rest_job_states_names,

@@ -28,7 +28,8 @@ mkdir "$STATE" && cp "$SRC"/*.txt "$SRC"/*.json "$STATE"/ || exit 1
 # every document fetched anew on every scrape: /jobs too (no share rule, no floor)
 shim() {
 	start_shim_with 100 --slurmrestd.url "http://127.0.0.1:$FAKE_PORT" --slurmrestd.api-version v0.0.44 \
-		--slurmrestd.min-interval 0 --slurmrestd.jobs.min-interval 0 --slurmrestd.jobs.max-share 0 "$@"
+		--slurmrestd.min-interval 0 --slurmrestd.max-share 0 --slurmrestd.jobs.min-interval 0 \
+		--slurmrestd.jobs.max-share 0 "$@"
 }
 scrape() { curl -s "$URL" >"$TMP/m"; }
 has() { if grep -qF -- "$2" "$TMP/m"; then ok "$1"; else bad "$1: lacks: $2"; fi; }

@@ -40,8 +40,8 @@ static void rest_shim_start(struct proc *s, unsigned ctl, const char *rest, cons
 	write_rest_mapping();
 	if (rest)
 		shim_start(s, ctl, "--mapping.file", REST_MAPPING, "--slurmrestd.url", rest, "--slurmrestd.timeout", "2",
-			   "--slurmrestd.min-interval", "0", "--slurmrestd.jobs.min-interval", "0", "--slurmrestd.jobs.max-share",
-			   "0", a1, a2, a3, a4, a5, a6, NULL);
+			   "--slurmrestd.min-interval", "0", "--slurmrestd.max-share", "0", "--slurmrestd.jobs.min-interval", "0",
+			   "--slurmrestd.jobs.max-share", "0", a1, a2, a3, a4, a5, a6, NULL);
 	else
 		shim_start(s, ctl, "--mapping.file", REST_MAPPING, a1, a2, a3, a4, a5, a6, NULL);
 }
@@ -368,7 +368,8 @@ static void test_rest_jobs_backoff(void **state)
 	rest_url(url, sizeof(url), f.port);
 	write_rest_mapping();
 	shim_start(&s, f.port, "--mapping.file", REST_MAPPING, "--slurmrestd.url", url, "--slurmrestd.jobs",
-		   "--slurmrestd.timeout", "1", "--slurmrestd.min-interval", "0", "--slurmrestd.jobs.min-interval", "1",
+		   "--slurmrestd.timeout", "1", "--slurmrestd.min-interval", "0", "--slurmrestd.max-share", "0",
+		   "--slurmrestd.jobs.min-interval", "1",
 		   "--slurmrestd.jobs.max-share", "50", "--slurmrestd.jobs.max-backoff", "8",
 		   "--slurmrestd.jobs.max-timeout", "1", NULL);
 	double t0 = now_s();
@@ -682,7 +683,7 @@ static void rest2_shim_start(struct proc *s, unsigned ctl, unsigned rest, const 
 	rest_url(url, sizeof(url), rest);
 	write_rest_mapping2();
 	shim_start(s, ctl, "--mapping.file", REST_MAPPING2, "--slurmrestd.url", url, "--slurmrestd.timeout", "5",
-		   "--slurmrestd.min-interval", "0", a1, a2, a3, a4, NULL);
+		   "--slurmrestd.min-interval", "0", "--slurmrestd.max-share", "0", a1, a2, a3, a4, NULL);
 }
 
 /* The verdict names the token whenever one was sent and refused; without one, says so. */
@@ -934,7 +935,7 @@ static void test_rest_slurmdb_404_keeps_version(void **state)
 		   "rest_associations", NULL);
 	rest_url(url, sizeof(url), f.port);
 	shim_start(&s, f.port, "--mapping.file", "mappings/rivosinc-slurm-exporter.json", "--slurmrestd.url", url,
-		   "--slurmrestd.timeout", "5", "--slurmrestd.min-interval", "0", NULL);
+		   "--slurmrestd.timeout", "5", "--slurmrestd.min-interval", "0", "--slurmrestd.max-share", "0", NULL);
 	for (int i = 0; i < 3; i++) {
 		struct resp r;
 		http_hdr("GET", s.port, "/metrics", "X-Prometheus-Scrape-Timeout-Seconds: 5", &r, 8000);

@@ -27,7 +27,7 @@ mkdir "$STATE" && cp "$SRC"/*.txt "$SRC"/*.json "$STATE"/ || exit 1
 
 shim() {
 	start_shim_with 100 --slurmrestd.url "http://127.0.0.1:$FAKE_PORT" --slurmrestd.api-version v0.0.44 \
-		--slurmrestd.min-interval 0 "$@"
+		--slurmrestd.min-interval 0 --slurmrestd.max-share 0 "$@"
 }
 scrape() { curl -s "$URL" >"$TMP/m"; curl -s "http://127.0.0.1:$PORT/" >"$TMP/page"; }
 has() { if grep -qF -- "$2" "$3"; then ok "$1"; else bad "$1: lacks: $2"; fi; }
@@ -103,7 +103,7 @@ killwait "$SHIM_PID" "$FAKE_PID"
 SHIM_PID='' FAKE_PID=''
 
 # 4. every row says how old its answers are: /jobs reused (cost-scheduled, at least 30 s), /jobs/state
-# fetched anew on every scrape (--slurmrestd.min-interval 0 here)
+# fetched anew on every scrape (--slurmrestd.min-interval 0 and --slurmrestd.max-share 0 here)
 row_age() { awk -v f="slurm_exporter_shim_row_age_seconds{family=\"$1\"}" '$1 == f { print $2 }' "$TMP/m"; }
 start_fake || { bad "fake did not start"; finish; }
 shim --slurmrestd.jobs || { bad "shim did not start"; finish; }

@@ -279,7 +279,7 @@ token_part() {
 	: >"$SHIM_LOG"
 	start_shim "$CTL_A" --slurmrestd.url "http://127.0.0.1:$REST_PORT" --slurmrestd.auth.token-file "$W/token" \
 		--slurmrestd.auth.user "$TOKEN_USER" --slurmrestd.jobs --slurmrestd.min-interval 0 \
-		--slurmrestd.jobs.min-interval 0
+		--slurmrestd.max-share 0 --slurmrestd.jobs.min-interval 0
 	: >"$W/token-seen.txt" # every log line, page and exposition of this part, for the leak check
 	for state in valid expired forged empty; do
 		case $state in
