@@ -526,6 +526,63 @@ static struct cache *cost_cache(struct fake *k, double jobs_s)
 	return cache_new(&cfg, table(0));
 }
 
+/* One config per cost class: with /nodes cost-scheduled too, /jobs (a job walk) follows cost and
+ * /nodes cost_light (--slurmrestd.max-share over --slurmrestd.min-interval, the upstream's timeout).
+ * A 3 s /nodes at 5% is served 57 s: the scrape 30 s later does not fetch it again; one 70 s
+ * later does, and is served the last usable answer while that refresh runs. */
+static void test_cost_classes(void **state)
+{
+	(void)state;
+	struct fake k;
+	struct cache_got g;
+	fake_init(&k);
+	k.clocked = 1;
+	k.need[SRC_REST_JOBS] = 14;
+	k.need[SRC_REST_NODES] = 3;
+	k.body[SRC_REST_JOBS] = "{\"jobs\": []}";
+	struct cache_config cfg = { .fetch = fake_fetch, .fetch_ctx = &k, .clock = fake_clock, .cost_sources = RJOBS | RNODES,
+				    .cost = { .floor = 30, .max_share = 0.05, .max_backoff = 600, .timeout = 10,
+					      .timeout_factor = 2, .max_timeout = 60 },
+				    .cost_light = { .floor = 5, .max_share = 0.05, .max_backoff = 5, .timeout = 10,
+						    .max_timeout = 10 } };
+	cfg.upstream[UPSTREAM_SLURMCTLD] = (struct upstream_config){ .base_url = "http://ctl.invalid", .timeout = 5 };
+	cfg.upstream[UPSTREAM_SLURMRESTD] = (struct upstream_config){ .base_url = "http://rest.invalid", .timeout = 10 };
+	for (int id = 0; id < SRC_COUNT; id++)
+		cfg.min_interval[id] = 5;
+	struct cache *c = cache_new(&cfg, table(0));
+	get(c, RJOBS | RNODES, 0, 5, &g);
+	assert_true(g.p[SRC_REST_JOBS]->ok && g.p[SRC_REST_NODES]->ok);
+	assert_true(g.cost[SRC_REST_JOBS].on && g.cost[SRC_REST_NODES].on);
+	assert_true(fabs(g.cost[SRC_REST_JOBS].interval - 266) < 1e-9);
+	assert_true(fabs(g.cost[SRC_REST_NODES].interval - 57) < 1e-9);
+	assert_true(g.cost[SRC_REST_JOBS].timeout == 28);
+	assert_true(g.cost[SRC_REST_NODES].timeout == 10);    /* its upstream's, whatever it cost */
+	assert_int_equal(k.mask[SRC_REST_NODES], RNODES);     /* on a worker of its own */
+	unsigned long long served = g.serial[SRC_REST_NODES];
+	cache_got_release(&g);
+	fake_advance(30);
+	get(c, RJOBS | RNODES, 0, 5, &g);
+	assert_int_equal(calls(&k, SRC_REST_NODES), 1);       /* 30 s < 57 s: served again */
+	assert_true(g.serial[SRC_REST_NODES] == served);
+	cache_got_release(&g);
+	fake_advance(40);                                     /* 70 s on: due (the fetches move the clock too) */
+	get(c, RJOBS | RNODES, 0, 5, &g);                     /* refreshed, the last usable one served meanwhile */
+	assert_true(g.p[SRC_REST_NODES]->ok && g.serial[SRC_REST_NODES] == served);
+	cache_got_release(&g);
+	int fresh = 0;
+	for (int i = 0; i < 500 && !fresh; i++) {            /* until the refresh is in */
+		get(c, RNODES, 0, 5, &g);
+		fresh = g.serial[SRC_REST_NODES] != served;
+		cache_got_release(&g);
+		if (!fresh)
+			tu_sleep_ms(10);
+	}
+	assert_true(fresh);
+	assert_int_equal(calls(&k, SRC_REST_NODES), 2);
+	assert_int_equal(calls(&k, SRC_REST_JOBS), 1);        /* 266 s: not yet */
+	cache_free(c);
+}
+
 /* slurmrestd's /jobs cost-scheduled (cost_cache) on the fake clock, scraped every 30 s (its ages and
  * schedule read the cache's clock, which the fake fetcher moves by what each fetch takes). At
  * 20,000 jobs /jobs needs 14 s: the first fetch, whose need is not known, gets the longest timeout
@@ -659,6 +716,7 @@ int main(void)
 		cmocka_unit_test(test_keep_all_from_start),
 		cmocka_unit_test(test_deadline_rule),
 		cmocka_unit_test(test_cost_scheduled_jobs),
+		cmocka_unit_test(test_cost_classes),
 		cmocka_unit_test(test_cost_quick_refresh_waited),
 	};
 	return cmocka_run_group_tests_name("cache", tests, NULL, NULL);

@@ -10,7 +10,8 @@
  * 60 s interval scraped every 60 s may walk twice a scrape; 120 s walks once.
  * Cost-scheduled sources (slurmrestd's /jobs): schedule_cost_interval's share rule, floor
  * and back-off (its growth, cap and reset on a usable fetch), schedule_cost_timeout, and two hours
- * of scrapes at 20,000 and 5,000 jobs simulated (no clock: the simulation's time). */
+ * of scrapes at 20,000 and 5,000 jobs simulated (no clock: the simulation's time); the other
+ * slurmrestd documents' class (--slurmrestd.max-share): cheap and expensive fetches, 0, the floor. */
 #include "testutil.h"
 
 #include <math.h>
@@ -310,6 +311,60 @@ static void test_cost_timeout(void **state)
 	NEAR(schedule_cost_timeout(&cfg, &(struct sched_cost){ .ok_seconds = 2, .failures = 3 }), 10);
 }
 
+/* The daemon's defaults for every other slurmrestd document (/jobs/state, /nodes, ...), as main.c
+ * builds them from the options: floor --slurmrestd.min-interval 5 s, --slurmrestd.max-share 5%, no
+ * back-off (max_backoff is the floor), the upstream's timeout alone. */
+static struct sched_cost_config light_defaults(void)
+{
+	char *argv[] = { "slurm-exporter-shim", NULL };
+	struct options o;
+	assert_int_equal(options_parse(&o, 1, argv, stderr), 0);
+	return (struct sched_cost_config){ .floor = o.rest_min_interval, .max_share = (double)o.rest_max_share / 100.0,
+					   .max_backoff = o.rest_min_interval, .timeout = o.rest_timeout,
+					   .max_timeout = o.rest_timeout };
+}
+
+/* /jobs/state by its fetch's wall time measured live (docs/performance.md): at 5,000 jobs (0.1 to
+ * 0.75 s) fetched again within one 30 s scrape interval, so fresh at every scrape; at 20,000 jobs
+ * (1.5 to 5 s) every one or two to three scrapes; 0 is the floor alone; a failure does not back off
+ * and the timeout stays --slurmrestd.timeout. */
+static void test_cost_light(void **state)
+{
+	(void)state;
+	struct sched_cost_config cfg = light_defaults();
+	assert_true(cfg.floor == 5 && cfg.max_share == 0.05 && cfg.timeout == 10);
+	struct sched_cost st = { 0 };
+	NEAR(schedule_cost_interval(&cfg, &st), 5);           /* no fetch yet: the floor */
+	NEAR(schedule_cost_timeout(&cfg, &st), 10);
+	schedule_cost_record(&st, 0.1, 1);                    /* cheap: the floor */
+	NEAR(schedule_cost_interval(&cfg, &st), 5);
+	schedule_cost_record(&st, 0.75, 1);
+	NEAR(schedule_cost_interval(&cfg, &st), 14.25);
+	assert_true(schedule_cost_interval(&cfg, &st) + 0.75 < 30); /* due again at the next scrape */
+	schedule_cost_record(&st, 1.5, 1);
+	NEAR(schedule_cost_interval(&cfg, &st), 28.5);
+	schedule_cost_record(&st, 3, 1);                      /* expensive: the share rule */
+	NEAR(schedule_cost_interval(&cfg, &st), 57);
+	NEAR(schedule_cost_timeout(&cfg, &st), 10);
+	schedule_cost_record(&st, 5, 1);
+	NEAR(schedule_cost_interval(&cfg, &st), 95);
+	schedule_cost_record(&st, 0.01, 0);                   /* refused: no back-off, the floor */
+	NEAR(schedule_cost_interval(&cfg, &st), 5);
+	schedule_cost_record(&st, 0.01, 0);
+	NEAR(schedule_cost_interval(&cfg, &st), 5);
+	NEAR(schedule_cost_timeout(&cfg, &st), 10);
+	schedule_cost_record(&st, 10, 0);                     /* timed out: the share rule over its cost */
+	NEAR(schedule_cost_interval(&cfg, &st), 190);
+	schedule_cost_record(&st, 3, 1);
+	cfg.max_share = 0;                                    /* off: the floor alone */
+	NEAR(schedule_cost_interval(&cfg, &st), 5);
+	cfg.floor = cfg.max_backoff = 0;
+	NEAR(schedule_cost_interval(&cfg, &st), 0);
+	cfg = light_defaults();
+	cfg.floor = cfg.max_backoff = 60;                     /* a floor above the share rule */
+	NEAR(schedule_cost_interval(&cfg, &st), 60);
+}
+
 /* 20,000 jobs (the live measurement's), simulated for two hours with scrapes every 30 s: each /jobs fetch needs
  * 14 s (slurmrestd's CPU while it runs), a fetch whose timeout is shorter fails after its timeout
  * having cost that much. With the old policy (every 30 s, 10 s timeout) every fetch fails and
@@ -371,6 +426,7 @@ int main(void)
 		cmocka_unit_test(test_cost_share),
 		cmocka_unit_test(test_cost_backoff),
 		cmocka_unit_test(test_cost_timeout),
+		cmocka_unit_test(test_cost_light),
 		cmocka_unit_test(test_cost_twenty_thousand),
 	};
 	return cmocka_run_group_tests_name("schedule", tests, setup, NULL);
