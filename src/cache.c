@@ -515,15 +515,23 @@ static void own_payloads(unsigned want, unsigned gen, unsigned not_waited, doubl
 	g->own = want;
 }
 
+/* Whether cost-scheduled source id has a timeout of its own (its class's timeout follows its cost,
+ * or starts above its upstream's: /jobs), and so a fetch of its own. */
+static int own_timeout(const struct cache *c, int id)
+{
+	const struct sched_cost_config *k = cost_cfg(c, id);
+	return cache_is_costed(c, id) && (k->timeout_factor > 0 || k->max_timeout > k->timeout);
+}
+
 /* Start the fetches of the sources in fetch: one per upstream, so that a slow slurmrestd does not
- * hold back slurmctld's answers, and one for each cost-scheduled source, with its own timeout, so
- * that its long fetch does not hold back its upstream's cheap documents. c->mu held. */
+ * hold back slurmctld's answers, and one for each cost-scheduled source with a timeout of its own,
+ * so that its long fetch does not hold back its upstream's cheap documents. c->mu held. */
 static void start_fetches(struct cache *c, const struct cache_table *t, unsigned fetch, unsigned all, double deadline,
 			  struct fetch_job *wait_on[SRC_COUNT])
 {
 	for (int id = 0; id < SRC_COUNT; id++) {
 		unsigned bit = 1u << id;
-		if ((fetch & bit) && cache_is_costed(c, id)) {
+		if ((fetch & bit) && own_timeout(c, id)) {
 			fetch &= ~bit;
 			start_fetch(c, t->ref, t->gen, bit, (bit & all) != 0, deadline,
 				    schedule_cost_timeout(cost_cfg(c, id), &c->slot[id].cost), wait_on);

@@ -57,9 +57,11 @@ struct cache_config {
 	void *fetch_ctx;
 	unsigned cost_sources;    /* cost-scheduled sources (bit 1 << id; schedule.h's sched_cost): their
 				     interval, back-off and timeout follow what their fetches take
-				     (min_interval[id] is ignored: cost.floor is theirs), each fetched on
-				     a worker of its own; while it runs, scrapes get the last usable
-				     payload instead of waiting (CACHE_REFRESH_WAIT_S); 0 in a replay */
+				     (min_interval[id] is ignored: cost.floor is theirs), each with a
+				     timeout of its own (cost's) fetched on a worker of its own, the
+				     others (cost_light's) with their upstream's; while it runs, scrapes
+				     get the last usable payload instead of waiting
+				     (CACHE_REFRESH_WAIT_S); 0 in a replay */
 	struct sched_cost_config cost; /* the policy of those that walk every job record (source.h's
 				     walks_jobs: slurmrestd's /jobs) */
 	struct sched_cost_config cost_light; /* the policy of the others (slurmrestd's /jobs/state,

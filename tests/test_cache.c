@@ -557,7 +557,7 @@ static void test_cost_classes(void **state)
 	assert_true(fabs(g.cost[SRC_REST_NODES].interval - 57) < 1e-9);
 	assert_true(g.cost[SRC_REST_JOBS].timeout == 28);
 	assert_true(g.cost[SRC_REST_NODES].timeout == 10);    /* its upstream's, whatever it cost */
-	assert_int_equal(k.mask[SRC_REST_NODES], RNODES);     /* on a worker of its own */
+	assert_true(k.timeout[SRC_REST_NODES] == 0);          /* with its upstream's fetch, its timeout */
 	unsigned long long served = g.serial[SRC_REST_NODES];
 	cache_got_release(&g);
 	fake_advance(30);

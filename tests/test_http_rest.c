@@ -391,7 +391,8 @@ static void test_rest_jobs_backoff(void **state)
 	assert_true(has(body, "slurm_exporter_shim_fetch_interval_seconds{endpoint=\"slurmrestd-jobs\"} 4\n"));
 	assert_true(has(body, "slurm_exporter_shim_fetch_timeout_seconds{endpoint=\"slurmrestd-jobs\"} 1\n"));
 	assert_true(has(body, "slurm_exporter_shim_fetch_cost_seconds{endpoint=\"slurmrestd-jobs\"} 0\n"));
-	assert_false(has(body, "fetch_failures{endpoint=\"slurmrestd-nodes\"}")); /* only /jobs is cost-scheduled */
+	/* /nodes is cost-scheduled by its own class (--slurmrestd.max-share): no back-off */
+	assert_true(has(body, "slurm_exporter_shim_fetch_failures{endpoint=\"slurmrestd-nodes\"} 0\n"));
 	free(body);
 	http("GET", s.port, "/", &r, 5000);
 	assert_true(has(r.body.data, "<b>Backing off</b> after 2 failed fetches in a row"));
