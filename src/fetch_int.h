@@ -87,8 +87,7 @@ struct payload *fetch_failed(enum source_id id, unsigned gen, expo_keep_fn keep,
 int fetch_origin_base(const char *url, char *out, size_t len);
 /* The end of a run: its curl multi cleaned up, the credentials it read freed. */
 void fetch_run_end(struct run *r);
-/* 1 once fetch_stop_all was called. */
-int fetch_stopping(void);
+
 /* slurmctld's sources in mask, from one of its controllers (fetch_ctld.c). */
 void fetch_ctld(struct run *r, const struct upstream_rt *u, unsigned mask, unsigned gen, expo_keep_fn keep, void *ctx,
 		double hint, struct payload *out[SRC_COUNT]);

@@ -609,7 +609,8 @@ static void test_rest_hung_not_waited_for(void **state)
 
 /* Shutdown does not wait for a fetch in flight: slurmrestd hangs on /jobs, whose first fetch may take
  * --slurmrestd.jobs.max-timeout (30 s here); SIGTERM while it runs ends the shim within 3 s (before,
- * the exit waited for the fetch's whole timeout). */
+ * the exit waited for the fetch's whole timeout), and the fetch so ended is logged as no failure (no
+ * back-off line). */
 static void test_rest_jobs_stop_interrupts(void **state)
 {
 	(void)state;
@@ -633,6 +634,12 @@ static void test_rest_jobs_stop_interrupts(void **state)
 	double took = mono_now() - t0;
 	print_message("figures: the shim exited %.2f s after SIGTERM with a /jobs fetch in flight\n", took);
 	assert_true(took < 3);
+	char *log = tu_slurp(s.log, NULL);
+	assert_non_null(log);
+	assert_non_null(strstr(log, "shutting down"));        /* the signal's line */
+	assert_null(strstr(log, "backing off"));              /* the ended fetch is no failure of slurmrestd */
+	assert_null(strstr(log, "jobs failed"));
+	free(log);
 	stop(&f);
 }
 
