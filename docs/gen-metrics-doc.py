@@ -6,7 +6,10 @@
 
 The peers' schemas (PEERS: mappings/<stem>.json) get a table each after the legacy one, under
 "## Schema <stem>", checked the same way (tests/test_peers.c checks their rows on the peers'
-outputs).
+outputs), and the figures build/tests/test_peers prints for each (its SUMMARY and SELF lines: the
+families equal to the peer's on every state, and those equal where the peer agrees with itself across
+its repeated scrapes), with the families the peer itself does not reproduce; --check runs
+build/tests/test_peers too and fails when those paragraphs are not what it prints now.
 """
 import json, re, subprocess, sys
 
@@ -103,21 +106,76 @@ def figures():
 PEERS = [
     ("rivosinc-slurm-exporter", "rivosinc/prometheus-slurm-exporter v1.7.0",
      "run with `-slurm.collect-diags`, `-slurm.collect-licenses` and `-slurm.collect-limits` (its CLI mode, port 9092)",
-     "`tests/fixtures/peers-25.11/P1-busy-mix` (Slurm 25.11.7, slurmrestd at data_parser v0.0.44)",
-     "`go_*`, `process_*`, `promhttp_*`, the `*_scrape_duration`, `*_scrape_error` and `job_scrape_errors`",
+     "every state of `tests/fixtures/peers-25.11` (Slurm 25.11.7, slurmrestd at data_parser v0.0.44; the account "
+     "limits on P8 and P9, the states captured with slurmdbd's associations)",
+     "`go_*`, `process_*` and `promhttp_*`",
      "Like the legacy exporter, rivosinc runs `sinfo` and `squeue` without `-a`: a partition hidden from its user, "
      "and a node in no partition, are not in its sums, while slurmrestd lists every node and partition (as root's "
      "`sinfo` shows them); the captured state has neither. A family the peer prints only when a value is "
      "above 0 (a license's reservations, account limits) is checked to be absent where the peer printed nothing."),
     ("sckyzo-slurm-exporter", "SckyzO/slurm_exporter v1.8.4",
-     "run with its default collectors (port 9341; the 101 it printed on the captured state and those it prints only "
+     "run with its default collectors (port 9341; the 123 it printed on the nine captured states and those it prints only "
      "when there is something to print: suspended, completing and configuring jobs, drain reasons, reservations)",
-     "`tests/fixtures/peers-25.11/P1-busy-mix` (Slurm 25.11.7, slurmrestd at data_parser v0.0.44)",
-     "`go_*`, `process_*`, `promhttp_*` and `slurm_exporter_*`",
+     "every state of `tests/fixtures/peers-25.11` (Slurm 25.11.7, slurmrestd at data_parser v0.0.44)",
+     "`go_*`, `process_*` and `promhttp_*`",
      "SckyzO runs `squeue` without `--states`: it lists no finished job, so its counts of cancelled, completed, "
      "failed, node-failed, preempted and timed-out jobs are always 0, and so are the rows."),
 ]
 PEER_MARK = "\n## Schema "
+PEERS_TEST = "build/tests/test_peers"
+
+def peer_figures():
+    """Per schema stem, what build/tests/test_peers prints with slurmrestd: its SUMMARY (families
+    printed, equal on every state) and SELF figures (families printed in the repeated scrapes, the
+    same in every one, of those equal on every state), and the families that moved between the
+    peer's own scrapes (name, the reason its note gives, the first moving series' values)."""
+    try:
+        out = subprocess.run([PEERS_TEST], capture_output=True, text=True, timeout=600).stdout
+    except OSError as e:
+        sys.exit(f"{sys.argv[0]}: {PEERS_TEST}: {e.strerror}: build it first (make {PEERS_TEST})")
+    figs, moves, last = {}, [], None
+    for line in out.splitlines():
+        m = re.match(r"  repeated scrapes: (\w+) moves \((.*?)\), run by run:$", line)
+        if m:
+            moves.append([m.group(1), m.group(2).rstrip(":"), None])
+            last = moves[-1]
+            continue
+        m = re.match(r"    (\S+?)(\{.*\})?: (.*)$", line)
+        if m and last and last[2] is None:
+            last[2] = ((m.group(2) or "") + " " + ", ".join(m.group(3).split())).strip()
+            continue
+        last = None
+        m = re.match(r"SUMMARY (\S+)\.json, with slurmrestd, (\d+) states: the peer printed (\d+) families: (\d+) equal", line)
+        if m:
+            figs.setdefault(m.group(1), {}).update(states=int(m.group(2)), printed=int(m.group(3)), equal=int(m.group(4)))
+        m = re.match(r"SUMMARY (\S+)\.json, ", line)
+        if m and moves:
+            figs.setdefault(m.group(1), {})["moves"] = moves
+            moves = []
+        m = re.match(r"SELF (\S+)\.json, with slurmrestd: the peer printed (\d+) families in its (\d+) scrapes of one "
+                     r"unchanged cluster, (\d+) the same in every scrape; equal where the peer agrees with itself: (\d+) of (\d+)", line)
+        if m:
+            figs.setdefault(m.group(1), {}).update(rprinted=int(m.group(2)), runs=int(m.group(3)), same=int(m.group(4)),
+                                                   same_equal=int(m.group(5)))
+    return figs
+
+def pct(a, b):
+    return f"{100.0 * a / b:.1f}%" if b else "-"
+
+def peer_figures_text(stem, title, figs):
+    f = figs.get(stem)
+    if not f or "same" not in f or "equal" not in f:
+        sys.exit(f"{sys.argv[0]}: {PEERS_TEST} printed no SUMMARY and SELF figures for {stem}")
+    why = {"Timings are not compared": "a timing", "Read at another instant": "read at another instant",
+           "Moves between scrapes": "moves between scrapes"}
+    moved = "; ".join(f"`{n}` ({why.get(k, k)}: {v})" for n, k, v in f.get("moves", []))
+    return (f"**Figures** (`{PEERS_TEST}`, its SUMMARY and SELF lines, with slurmrestd): of the {f['printed']} families "
+            f"{title} printed on the {f['states']} states, {f['equal']} are equal to its output series for series on every "
+            f"state ({pct(f['equal'], f['printed'])}). In its {f['runs']} scrapes of one unchanged cluster "
+            f"(`tests/fixtures/peers-25.11/_repeat`) it printed {f['rprinted']} families, {f['same']} of them the same "
+            f"in every scrape; **equal where the peer agrees with itself: {f['same_equal']} of {f['same']}** "
+            f"({pct(f['same_equal'], f['same'])}). The {f['rprinted'] - f['same']} it did not reproduce, each with "
+            f"the reason its note gives and the first moving series' values scrape by scrape: {moved}.")
 
 def peer_rows(stem):
     return json.load(open(f"mappings/{stem}.json"))["metrics"]
@@ -132,26 +190,41 @@ def peer_line(r):
     return (f"| `{r['name']}` | {peer_fid(r)} | {r['fidelity']} | {code(form['expr']) if form else ''} | "
             f"{labels} | {note.replace('|', '/')} |")
 
-def peer_section(stem, title, how, where, health, extra):
+def peer_section(stem, title, how, where, health, extra, figs):
     rs = peer_rows(stem)
     c = {f: sum(1 for r in rs if peer_fid(r) == f) for f in ("exact", "approximate", "unavailable")}
     n = {f: sum(1 for r in rs if r["fidelity"] == f) for f in ("exact", "approximate", "unavailable")}
     out = [f"## Schema {stem}", "",
            f"`mappings/{stem}.json`: the {len(rs)} families of {title}, {how}, with its names, HELP texts, "
-           f"TYPEs, label names and rules for when a series exists (its own health families, {health}, "
-           f"are not rows). With "
+           f"TYPEs, label names and rules for when a series exists (the Go client's own families, {health}, "
+           f"describe the exporter's process and are not rows; every other family it prints is one, its "
+           f"health families and a histogram included). With "
            f"slurmrestd: {c['exact']} exact, {c['approximate']} approximate, {c['unavailable']} unavailable; "
            f"from slurmctld alone (the column 'without'): {n['exact']} exact, {n['approximate']} approximate, "
-           f"{n['unavailable']} unavailable (slurmctld's endpoints carry no per-node state or load, per-job, license "
-           f"or RPC data in the peer's form). `tests/test_peers.c` serves the table on {where}, with and without "
-           f"slurmrestd's answers, and finds every exact row equal to the peer's output series for series; every "
-           f"approximate one within the largest difference its note states. {extra}",
+           f"{n['unavailable']} unavailable (slurmctld's endpoints carry no per-node state or load, per-job, license, "
+           f"association or RPC data in the peer's form). `tests/test_peers.c` serves the table on {where}, with and without "
+           f"slurmrestd's answers (P1-busy-mix .. P9-limits-changed-node-down, and any state added there), and finds every "
+           f"exact row equal to the peer's output series for series; every approximate one within the largest "
+           f"difference its note states (the largest absolute difference of one series' value from the peer's, a "
+           f"series on one side only counting as its whole value), but a timing (\"Timings are not compared:\") or a "
+           f"figure read at another instant (\"Read at another instant:\", sdiag's counters), which is held to the "
+           f"peer's label sets or names and measured, not bounded. It prints per schema the families the peer "
+           f"printed, those equal series for series on every state, the approximate ones with their worst difference, "
+           f"and the unavailable ones. {extra}",
+           "", peer_figures_text(stem, title, figs),
            "", "| family | with slurmrestd | without | slurmrestd form | labels renamed | notes |", "|---|---|---|---|---|---|"]
     return "\n".join(out + [peer_line(r) for r in rs]) + "\n"
 
 def check_peers(text):
     bad = 0
-    for stem, *_ in PEERS:
+    figs = peer_figures()
+    if REPEAT_WHY not in text:
+        print(f"{DOC}: the paragraph on what two scrapes of a peer show is missing or out of date; run {sys.argv[0]}")
+        bad += 1
+    for stem, title, *_ in PEERS:
+        if peer_figures_text(stem, title, figs) not in text:
+            print(f"{DOC}: schema {stem}: its figures are not what {PEERS_TEST} prints now; run {sys.argv[0]}")
+            bad += 1
         at = text.find(PEER_MARK + stem + "\n")
         if at < 0:
             print(f"{DOC}: no section 'Schema {stem}'; run {sys.argv[0]}")
@@ -205,7 +278,9 @@ def main():
     out.append("|---|---|---|---|---|---|---|---|")
     out += [table_line(r, diffs) for r in rs]
     out.append(FOOTER)
-    out += [peer_section(*p) for p in PEERS]
+    out.append(REPEAT_WHY)
+    figs = peer_figures()
+    out += [peer_section(*p, figs) for p in PEERS]
     open(DOC, "w").write("\n".join(out) + "\n")
 
 HEADER = """# Legacy metrics: source and fidelity
@@ -256,6 +331,45 @@ Two columns of fidelity:
 Units are the old ones: memory in MB (slurmctld's `*_bytes` families carry MiB despite the name),
 scheduler cycle times in microseconds. Every family is a gauge, as in the old exporter, including
 the three `*_total` scheduler families.
+"""
+
+REPEAT_WHY = """
+## The peers' schemas: two figures
+
+Each peer schema below has two figures, which `tests/test_peers.c` measures and prints. The first is
+the bar the shim is held to: of the families the peer printed on the captured states, how many the
+shim serves equal to the peer's output series for series on every state. The second measures the same
+against what the peer itself can repeat. The peer was scraped three times in a row on one unchanged
+cluster (`tests/fixtures/peers-25.11/_repeat`: capture.sh run three times, one straight after the
+other, on P9's cluster; the nodes', jobs', partitions' and shares' answers byte-identical from run to
+run). Of the families the peer printed the same in every run, how many the shim equals on every
+state: "equal where the peer agrees with itself: N of M".
+
+Some families cannot be equal even between two scrapes of the peer itself:
+
+- **Timings.** The collectors' durations and rivosinc's `*_scrape_duration` time this scrape's
+  commands. rivosinc's `slurm_node_scrape_duration` was 572, 1038 and 1272 ms in the three runs.
+- **sdiag's RPC statistics.** Every reader's RPCs count, the peer's own among them. Each scrape runs
+  its `sinfo`, `squeue` and `scontrol` before it reads `sdiag`, and anyone else's calls between two
+  scrapes count too. rivosinc's `REQUEST_PARTITION_INFO` count was 138, 163 and 189 in the three
+  runs, so no second reader sees the same numbers.
+- **The backfill scheduler's figures.** These are its cycle count, their sum, and the last and mean
+  cycle. slurmctld's backfill thread changes them at the end of each cycle. It runs one every
+  `bf_interval` (30 s by default) once any job, node, partition or reservation record was updated
+  since the last one, which slurmctld's own bookkeeping does while the nodes and jobs look unchanged.
+  A cycle ran between the second and the third run (33, 33, 34 cycles). These rows stay exact: the
+  figure is the one slurmctld holds, and it was equal to the peer's on every captured state. Their
+  notes say "Moves between scrapes:". A reader at another instant differs by the cycles between the
+  reads. Even one capture can straddle a cycle. In the third run, slurmctld's `/metrics/scheduler`
+  said 33 cycles, the last of 141 µs, at 11:30:11. SckyzO's `sdiag` at 11:30:20 already gave the new
+  cycle's 233 µs, and rivosinc's at 11:30:24 gave 34 cycles.
+
+`tests/test_peers.c` fails in two cases. The first is a family that moves between the peer's own
+scrapes while its row's note does not say why ("Timings are not compared:", "Read at another
+instant:" or "Moves between scrapes:"). The second is a note that says so of a family the peer
+printed the same every time. rivosinc's summed loads (`slurm_cpu_load`, `slurm_partition_cpu_load`)
+count as the same, because their notes allow the last bit of a sum added in Go's map order to differ
+(30.990000000000002, then 30.989999999999995).
 """
 
 FOOTER = """

@@ -13,6 +13,13 @@
 /* One differing series: present on one side or both, with different values. */
 struct diff {
 	const struct expo_sample *legacy, *shim; /* NULL: absent on that side */
+	const char *part;                        /* a histogram's or summary's part: "_sum"...; else "" */
+};
+
+/* A sample and the part of its family it was written under ("" but in a histogram or summary). */
+struct ref {
+	const struct expo_sample *s;
+	const char *part;
 };
 
 /* What the comparison found for one family, and its name in the report. */
@@ -64,10 +71,61 @@ int compare_is_exporter_page(const struct expo *legacy)
 	return 0;
 }
 
-static int sample_cmp(const void *a, const void *b)
+/* A histogram's samples are written as NAME_bucket, NAME_sum and NAME_count, a summary's as NAME (its
+ * quantiles), NAME_sum and NAME_count: the parts of the one family NAME that its # TYPE line declares,
+ * which the parser keeps apart by the names the samples have. */
+static const char *const part_suffixes[] = { "_bucket", "_sum", "_count" };
+#define NPARTS (sizeof(part_suffixes) / sizeof(part_suffixes[0]))
+
+static int is_whole(const struct expo_family *f)
 {
-	const struct expo_sample *x = *(const struct expo_sample *const *)a, *y = *(const struct expo_sample *const *)b;
-	return labels_cmp(x->labels, x->nlabels, y->labels, y->nlabels);
+	return f && (f->type == EXPO_HISTOGRAM || f->type == EXPO_SUMMARY);
+}
+
+/* The part i of the histogram or summary w in e, or NULL. */
+static const struct expo_family *part_of(const struct expo *e, const struct expo_family *w, size_t i)
+{
+	if (i == 0 && w->type != EXPO_HISTOGRAM) /* a summary has no buckets */
+		return NULL;
+	size_t k = strlen(part_suffixes[i]);
+	char *name = xmalloc(w->nlen + k + 1);
+	memcpy(name, w->name, w->nlen);
+	memcpy(name + w->nlen, part_suffixes[i], k + 1);
+	const struct expo_family *f = expo_find(e, name, w->nlen + k);
+	free(name);
+	return f;
+}
+
+/* 1 if the family named name (n bytes) of e is a part of a histogram or summary of e. */
+static int is_part(const struct expo *e, const char *name, size_t n)
+{
+	for (size_t i = 0; i < NPARTS; i++) {
+		size_t k = strlen(part_suffixes[i]);
+		if (n > k && !memcmp(name + n - k, part_suffixes[i], k)) {
+			const struct expo_family *w = expo_find(e, name, n - k);
+			if (is_whole(w) && part_of(e, w, i))
+				return 1;
+		}
+	}
+	return 0;
+}
+
+/* f's series: a histogram's or summary's, those of every part; any other family's, its own. */
+static size_t family_series(const struct expo *e, const struct expo_family *f)
+{
+	size_t n = f ? f->n : 0;
+	for (size_t i = 0; is_whole(f) && i < NPARTS; i++) {
+		const struct expo_family *p = part_of(e, f, i);
+		n += p ? p->n : 0;
+	}
+	return n;
+}
+
+static int ref_cmp(const void *a, const void *b)
+{
+	const struct ref *x = a, *y = b;
+	int c = labels_cmp(x->s->labels, x->s->nlabels, y->s->labels, y->s->nlabels);
+	return c ? c : strcmp(x->part, y->part);
 }
 
 static int value_is_same(double a, double b)
@@ -75,39 +133,45 @@ static int value_is_same(double a, double b)
 	return a == b || (isnan(a) && isnan(b));
 }
 
-/* A family's samples, sorted by label set: a new array (free it). */
-static const struct expo_sample **sorted(const struct expo_family *f)
+/* A family's samples (a histogram's or summary's: its parts' too), sorted by label set: a new array
+ * (free it). */
+static struct ref *sorted(const struct expo *e, const struct expo_family *f)
 {
-	size_t n = f ? f->n : 0;
-	const struct expo_sample **s = xmalloc((n ? n : 1) * sizeof(*s));
-	for (size_t i = 0; i < n; i++)
-		s[i] = &f->samples[i];
-	qsort(s, n, sizeof(*s), sample_cmp);
+	size_t n = 0;
+	struct ref *s = xmalloc((family_series(e, f) + 1) * sizeof(*s));
+	for (size_t i = 0; f && i < f->n; i++)
+		s[n++] = (struct ref){ &f->samples[i], "" };
+	for (size_t k = 0; is_whole(f) && k < NPARTS; k++) {
+		const struct expo_family *p = part_of(e, f, k);
+		for (size_t i = 0; p && i < p->n; i++)
+			s[n++] = (struct ref){ &p->samples[i], part_suffixes[k] };
+	}
+	qsort(s, n, sizeof(*s), ref_cmp);
 	return s;
 }
 
-static void add_diff(struct fam_result *r, const struct expo_sample *l, const struct expo_sample *s)
+static void add_diff(struct fam_result *r, const struct ref *l, const struct ref *s)
 {
 	if (r->ndiff < COMPARE_MAX_DIFFS)
-		r->diffs[r->ndiff] = (struct diff){ l, s };
+		r->diffs[r->ndiff] = (struct diff){ l ? l->s : NULL, s ? s->s : NULL, l ? l->part : s->part };
 	r->ndiff++;
 }
 
 /* Merge the two sorted sample lists: every series on one side only, or with another value. */
-static void diff_series(struct fam_result *r, const struct expo_family *lf, const struct expo_family *sf)
+static void diff_series(struct fam_result *r, const struct expo *legacy, const struct expo_family *lf,
+			const struct expo *shim, const struct expo_family *sf)
 {
-	const struct expo_sample **l = sorted(lf), **s = sorted(sf);
+	struct ref *l = sorted(legacy, lf), *s = sorted(shim, sf);
 	size_t i = 0, j = 0;
 	while (i < r->nlegacy || j < r->nshim) {
-		int c = i == r->nlegacy ? 1 : j == r->nshim ? -1 :
-			labels_cmp(l[i]->labels, l[i]->nlabels, s[j]->labels, s[j]->nlabels);
+		int c = i == r->nlegacy ? 1 : j == r->nshim ? -1 : ref_cmp(&l[i], &s[j]);
 		if (c < 0) {
-			add_diff(r, l[i++], NULL);
+			add_diff(r, &l[i++], NULL);
 		} else if (c > 0) {
-			add_diff(r, NULL, s[j++]);
+			add_diff(r, NULL, &s[j++]);
 		} else {
-			if (!value_is_same(l[i]->value, s[j]->value))
-				add_diff(r, l[i], s[j]);
+			if (!value_is_same(l[i].s->value, s[j].s->value))
+				add_diff(r, &l[i], &s[j]);
 			i++;
 			j++;
 		}
@@ -139,15 +203,15 @@ static void compare_one(const char *name, size_t nlen, const struct row *r, cons
 	memset(res->diffs, 0, sizeof(res->diffs));
 	res->name = name;
 	res->nlen = nlen;
-	res->nlegacy = lf ? lf->n : 0;
-	res->nshim = served && sf ? sf->n : 0;
+	res->nlegacy = family_series(legacy, lf);
+	res->nshim = served ? family_series(shim, sf) : 0;
 	res->ndiff = 0;
 	if (!served) {
 		res->fidelity = r ? row_native(r)->fidelity : FID_NO_ROW;
 		res->upstream = "-";
 		res->note = r ? row_native(r)->note : "no row of the mapping serves this family";
 	}
-	diff_series(res, lf, served ? sf : NULL);
+	diff_series(res, legacy, lf, shim, served ? sf : NULL);
 	if (!res->nlegacy && !res->nshim)
 		res->verdict = served ? V_EQUAL : enabled ? V_ABSENT : V_DISABLED;
 	else if (!res->nshim)
@@ -217,7 +281,7 @@ static void table_row(struct buf *b, const struct fam_result *r)
 	buf_printf(b, "%-22s %-12s %-10s %.*s (legacy %zu series, shim %zu)\n",
 		   approx ? "differs (approximate)" : verdict_names[r->verdict], fid_name(r->fidelity), r->upstream, (int)r->nlen, r->name, r->nlegacy, r->nshim);
 	for (size_t i = 0; i < r->ndiff && i < COMPARE_MAX_DIFFS; i++) {
-		buf_puts(b, "    ");
+		buf_printf(b, "    %s", r->diffs[i].part);
 		report_labels(b, r->diffs[i].legacy ? r->diffs[i].legacy : r->diffs[i].shim);
 		buf_puts(b, " legacy ");
 		report_value(b, r->diffs[i].legacy);
@@ -270,6 +334,8 @@ static json_t *json_row(const struct fam_result *r)
 			json_object_set_new(labels, key, jstr(s->labels[k].value, s->labels[k].vlen));
 		}
 		json_object_set_new(d, "labels", labels);
+		if (r->diffs[i].part[0]) /* a histogram's or summary's part */
+			json_object_set_new(d, "part", json_string(r->diffs[i].part));
 		json_object_set_new(d, "legacy", jvalue(r->diffs[i].legacy));
 		json_object_set_new(d, "shim", jvalue(r->diffs[i].shim));
 		json_array_append_new(diffs, d);
@@ -348,11 +414,13 @@ static void render(const struct mapping *named, const struct fam_result *res, si
 		   t.disappear == 1 ? "it" : "them", rc ? "" : ": every exact family agrees and none disappears");
 }
 
-/* The old exporter's families that count (with a sample, not the Go client's), as a NUL-terminated
- * name in name[] (NULL: this one does not count). */
-static const char *counted_family(const struct expo_family *f, char name[512])
+/* The old exporter's families that count (with a sample, not the Go client's; a histogram or summary
+ * once, by its own name, not by its parts'), as a NUL-terminated name in name[] (NULL: this one does
+ * not count). */
+static const char *counted_family(const struct expo *legacy, const struct expo_family *f, char name[512])
 {
-	if (!f->n || family_is_ignored(f->name, f->nlen) || f->nlen >= 512)
+	if (!family_series(legacy, f) || family_is_ignored(f->name, f->nlen) || f->nlen >= 512 ||
+	    is_part(legacy, f->name, f->nlen))
 		return NULL;
 	memcpy(name, f->name, f->nlen);
 	name[f->nlen] = '\0';
@@ -365,12 +433,12 @@ int compare_pick_schema(const struct mapping *chain, const struct expo *legacy, 
 	char name[512];
 	int pick = -1, k = 0;
 	for (size_t i = 0; i < legacy->nfams; i++)
-		npage += counted_family(&legacy->fams[i], name) != NULL;
+		npage += counted_family(legacy, &legacy->fams[i], name) != NULL;
 	why[0] = '\0';
 	for (const struct mapping *m = chain; m; m = m->next, k++) {
 		size_t shared = 0;
 		for (size_t i = 0; i < legacy->nfams; i++)
-			shared += counted_family(&legacy->fams[i], name) && mapping_row_index(m, name) >= 0;
+			shared += counted_family(legacy, &legacy->fams[i], name) && mapping_row_index(m, name) >= 0;
 		size_t uni = npage + m->nrows - shared;
 		/* shared / uni against the best's bs / bu, as integers: equal fractions tie */
 		if (shared * bu > bs * uni)
@@ -403,7 +471,7 @@ int compare_schema_families(const struct mapping *m, int name_schema, unsigned f
 	for (size_t i = 0; i < legacy->nfams; i++) {
 		const struct expo_family *f = &legacy->fams[i];
 		char name[512];
-		if (!counted_family(f, name) || mapping_row_index(m, name) >= 0)
+		if (!counted_family(legacy, f, name) || mapping_row_index(m, name) >= 0)
 			continue;
 		compare_one(f->name, f->nlen, NULL, NULL, flags, legacy, shim, &res[n++]);
 	}

@@ -289,8 +289,10 @@ static int done(struct run *r, CURLMsg *msg)
 		payload_fault(p, FAULT_NO_TOKEN, t->c->tokerr);
 	p->facts.token = !t->c->cfg->token_file ? TOKEN_NOT_CONFIGURED : !t->c->token ? TOKEN_UNREADABLE :
 			 t->withheld ? TOKEN_WITHHELD : TOKEN_SENT;
-	/* slurmrestd no longer serves the version it was discovered with: ask /openapi/v3 next time */
-	if (p->http_status == 404 && t->c->ra && strstr(sources[p->src].path, "{version}") &&
+	/* slurmrestd no longer serves the version it was discovered with: ask /openapi/v3 next time. The
+	 * version is discovered from the /slurm/ paths; a 404 on /slurmdb/ is a slurmrestd without its
+	 * slurmdbd plugin, which another discovery would not change */
+	if (p->http_status == 404 && t->c->ra && !strncmp(sources[p->src].path, "/slurm/{version}", 16) &&
 	    slurmrestd_api_forget(t->c->ra, t->c->version))
 		log_warn("%s: %s answered 404 with API version %s: looking the version up again on the next fetch",
 			 t->c->up->name, sources[p->src].name, t->c->version);

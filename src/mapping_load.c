@@ -321,12 +321,17 @@ static void bad_value(struct loader *L, const struct field *f)
 	row_problem(L, f->key, "\"%s\" must be %s", f->key, f->what);
 }
 
-static int choice(const struct field *f, const char *s)
+static int one_of(const char *const *choices, const char *s)
 {
-	for (int i = 0; f->choices[i]; i++)
-		if (strcmp(f->choices[i], s) == 0)
+	for (int i = 0; choices[i]; i++)
+		if (strcmp(choices[i], s) == 0)
 			return i;
 	return -1;
+}
+
+static int choice(const struct field *f, const char *s)
+{
+	return one_of(f->choices, s);
 }
 
 static void load_string(struct loader *L, const struct field *f, json_t *v)
@@ -485,7 +490,9 @@ static void load_wraps_at(struct loader *L, const struct field *f, json_t *v)
 
 static void load_prefer(struct loader *L, const struct field *f, json_t *v);
 
-static const char *const type_choices[] = { "gauge", "counter", "untyped", NULL };
+/* histogram and summary: an unavailable row's only (row_type_rule) */
+static const char *const type_choices[] = { "gauge", "counter", "untyped", "histogram", "summary", NULL };
+#define TYPES_SERVED 3 /* type_choices[0..2]: what a served row may be */
 static const char *const fidelity_choices[] = { [FID_EXACT] = "exact", [FID_APPROXIMATE] = "approximate",
 						[FID_UNAVAILABLE] = "unavailable", NULL };
 static const char *const form_fidelity_choices[] = { [FID_EXACT] = "exact", [FID_APPROXIMATE] = "approximate", NULL };
@@ -499,8 +506,9 @@ static const struct field row_fields[] = {
 	{ "name", FT_STRING, FP_REQUIRED, "a valid metric name", load_name, offsetof(struct row, name), NULL,
 	  "the output family's name, unique in the file" },
 	{ "help", FT_STRING, FP_REQUIRED, "a string", load_string, offsetof(struct row, help), NULL, "the HELP text" },
-	{ "type", FT_STRING, FP_REQUIRED, "\"gauge\", \"counter\" or \"untyped\"", load_one_of, offsetof(struct row, type),
-	  type_choices, "the TYPE" },
+	{ "type", FT_STRING, FP_REQUIRED,
+	  "\"gauge\", \"counter\" or \"untyped\" (\"histogram\" or \"summary\" on an unavailable row)", load_one_of,
+	  offsetof(struct row, type), type_choices, "the TYPE" },
 	{ "fidelity", FT_STRING, FP_REQUIRED, "\"exact\", \"approximate\" or \"unavailable\"", load_fidelity, 0,
 	  fidelity_choices, "how close to the old exporter's value it is" },
 	{ "note", FT_STRING, FP_UNLESS_EXACT, "a string", load_note, 0, NULL, "why the row is not exact" },
@@ -633,6 +641,21 @@ static void load_prefer(struct loader *L, const struct field *f, json_t *v)
 	L->form_key = NULL;
 }
 
+/* A row whose "type" is histogram or summary documents a family the shim does not serve (it writes
+ * one sample line per series, never a histogram's _bucket/_sum/_count): it must be unavailable, with
+ * no preferred form. Not checked when its fidelity is not one of the choices (reported already). */
+static void row_type_rule(struct loader *L, const struct row *r, json_t *jr)
+{
+	json_t *fid = json_object_get(jr, "fidelity");
+	if (!r->type || one_of(type_choices, r->type) < TYPES_SERVED || !json_is_string(fid) ||
+	    one_of(fidelity_choices, json_string_value(fid)) < 0)
+		return;
+	if (r->nforms > 1 || r->forms[0].fidelity != FID_UNAVAILABLE)
+		row_problem(L, "type", "a row of type \"%s\" must be unavailable, with no \"prefer\" (the shim serves "
+			    "gauges, counters and untyped families only; such a row documents a family it does not serve)",
+			    r->type);
+}
+
 static void load_row(struct loader *L, struct mapping *m, size_t ri, json_t *jr)
 {
 	struct row *r = &m->rows[m->nrows];
@@ -655,6 +678,7 @@ static void load_row(struct loader *L, struct mapping *m, size_t ri, json_t *jr)
 	r->forms = xcalloc(r->nforms, sizeof(*r->forms));
 	L->form = &r->forms[r->nforms - 1];
 	load_object(L, &row_table, jr);
+	row_type_rule(L, r, jr);
 	if (L->nproblems != before) {
 		row_clear(r);
 		return;

@@ -48,9 +48,14 @@ static int key_is_named(const struct level *l, const char *k)
 /* The path inside the record of the value the first `top` levels lead to (top = st->depth: the value
  * about to be read), or NULL when it is outside a record or too deep to matter. "state[]" is an
  * item of the array "state"; "fairshare.factor" a member. */
+static inline int levels_of(const struct rest *st)
+{
+	return docs[st->doc].levels ? docs[st->doc].levels : PATH_LEVELS;
+}
+
 static const char *path_of(const struct rest *st, char *buf, int top)
 {
-	if (!st->in_rec || !st->want || top < st->rd || top >= st->rd + PATH_LEVELS)
+	if (!st->in_rec || !st->want || top < st->rd || top >= st->rd + levels_of(st))
 		return NULL;
 	size_t n = 0;
 	for (int i = st->rd - 1; i < top; i++) {
@@ -102,6 +107,8 @@ static int on_value(struct rest *st, const char *path, int is_str, const unsigne
 	while (f->path && strcmp(f->path, path))
 		f++;
 	char *rec = (char *)&st->r;
+	if (f->path && f->kind == S_HOOK) /* the document checks the type itself */
+		return docs[st->doc].hook(st, f, is_str, s, n, v);
 	if (!f->path || (f->kind == S_NUM) == is_str)
 		return 1;
 	switch (f->kind) {
@@ -127,6 +134,8 @@ static int on_value(struct rest *st, const char *path, int is_str, const unsigne
 		return rest_add_part(st, s, n);
 	case S_LIST:
 		return list_add(st, (struct str *)(void *)(rec + f->off), s, n);
+	case S_HOOK:
+		break;
 	}
 	return 1;
 }
@@ -344,7 +353,7 @@ static int cb_key(void *ctx, const unsigned char *k, size_t n)
 	int cut = jsonfeed_is_long(&st->jf, n);
 	if (!st->depth)
 		return 0;
-	if (st->in_rec && st->depth > st->rd && (!st->want || st->depth >= st->rd + PATH_LEVELS))
+	if (st->in_rec && st->depth > st->rd && (!st->want || st->depth >= st->rd + levels_of(st)))
 		return 1; /* inside a value nobody reads: its keys do not matter */
 	struct level *l = &st->lv[st->depth - 1];
 	int short_key = !cut && n < KEY_MAX;
@@ -431,6 +440,12 @@ static int close_container(struct rest *st)
 	if (st->doc == REST_DIAG && st->in_rec && st->depth == st->rd + 2 && st->lv[st->rd].array && !l->array &&
 	    !rest_diag_item_end(st))
 		return 0;
+	if (docs[st->doc].item_end && st->in_rec && st->depth > st->rd + 1 && !l->array && st->lv[st->depth - 2].array) {
+		char buf[PATH_MAX_LEN + 8]; /* an item of an array inside the record: "max.tres.total[]" */
+		const char *path = path_of(st, buf, st->depth - 1);
+		if (path && !docs[st->doc].item_end(st, path))
+			return 0;
+	}
 	if (st->in_rec && st->depth == st->rd) {
 		st->in_rec = 0;
 		if (docs[st->doc].end && !docs[st->doc].end(st))
@@ -508,6 +523,11 @@ void *rest_begin_reservations(struct expo *e)
 	return rest_begin(e, REST_RESERVATIONS);
 }
 
+void *rest_begin_associations(struct expo *e)
+{
+	return rest_begin(e, REST_ASSOCIATIONS);
+}
+
 /* The feeder stopped on its own (syntax, a bound): its reason is the document's problem. */
 static void feeder_stopped(struct rest *st)
 {
@@ -548,6 +568,7 @@ void rest_discard(void *p)
 	hmap_free(&st->aidx);
 	free(st->seen);
 	free(st->resv);
+	free(st->tres);
 	hmap_free(&st->sidx);
 	arena_reset(&st->arena);
 	free(st);
@@ -565,7 +586,7 @@ size_t rest_end(void *p, struct expo *e)
 	const struct doc_info *d = &docs[st->doc];
 	if (!st->failed && d->finish)
 		d->finish(st);
-	for (int i = 0; !st->failed && i < 2 && d->declared[i]; i++) /* read as no series when none came */
+	for (int i = 0; !st->failed && i < REST_DECLARED_MAX && d->declared[i]; i++) /* read as no series when none came */
 		expo_declare(e, d->declared[i], strlen(d->declared[i]));
 	rest_add_aggregates(st);
 	meta_add(st);

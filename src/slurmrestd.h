@@ -7,7 +7,7 @@
  *
  * Interface (one parser per document, as a source's parser calls it, one call per chunk):
  *   st = rest_begin_nodes(e);   (or _shares, _jobs, _diag, _licenses, _job_states: /jobs/state,
- *                               _reservations)
+ *                               _reservations, _associations)
  *   rest_feed(st, e, data, n);  for every chunk, in order; the chunk may go away after the call
  *   rest_is_stopped(st);           1 once the document is known unusable: the rest of it need not come
  *   bad = rest_end(st, e);      frees st; returns the problem count (0: a good document)
@@ -34,7 +34,12 @@
  *   reservation's state is told against) or one given twice, a reservation without a name or
  *   listed twice, one whose node_list is no host list the reader expands (while a table reads
  *   the reservations' nodes: more than REST_HOSTLIST_MAX hosts, nested brackets), node_lists of
- *   more than 1,048,576 hosts together.
+ *   more than 1,048,576 hosts together;
+ * - /associations: an association without an account or a "user" field, or listed twice (cluster,
+ *   account, user and partition), a GrpJobs or GrpSubmitJobs that is no count (a string but
+ *   "Infinity", a fraction, over 4294967293), a "max.tres.total" that is no array of objects, an
+ *   item of it without a type or a count, with a count that is no integer from -2 to 2^53, given
+ *   twice, or more than 1024 of them.
  * Strings longer than REST_MAX_STRING in fields nothing reads are skipped whatever their length,
  * without being held (jsonfeed.h); {set, infinite, number} objects are read whatever their key order.
  * Ownership: the state is the caller's between begin and end/discard; e is borrowed. */
@@ -50,6 +55,7 @@
 #define REST_MAX_PARTS 4096            /* partitions of one node */
 
 enum rest_doc { REST_NODES, REST_SHARES, REST_JOBS, REST_DIAG, REST_LICENSES, REST_JOB_STATES, REST_RESERVATIONS,
+		REST_ASSOCIATIONS,
 		REST_DOCS };
 
 void *rest_begin(struct expo *e, enum rest_doc doc);
@@ -60,6 +66,7 @@ void *rest_begin_diag(struct expo *e);
 void *rest_begin_licenses(struct expo *e);
 void *rest_begin_job_states(struct expo *e);
 void *rest_begin_reservations(struct expo *e);
+void *rest_begin_associations(struct expo *e);
 void rest_feed(void *st, struct expo *e, const char *data, size_t n);
 int rest_is_stopped(const void *st);
 size_t rest_end(void *st, struct expo *e);

@@ -1,7 +1,7 @@
 /* slurmrestd_doc.c: see slurmrestd_int.h. What every part of slurmrestd's reader shares about the
  * document being read: its first problem (rest_fail, which stops the parse) and the escaping of
  * untrusted bytes for it, and what the document listed (node names, share rows, job ids, diag paths,
- * licenses), each refused the second time. The walk (slurmrestd.c), the records (slurmrestd_rec.c,
+ * licenses), each refused the second time; the record's strings (rest_keep_str). The walk (slurmrestd.c), the records (slurmrestd_rec.c,
  * slurmrestd_nodepart.c, slurmrestd_diaglist.c) call it; it calls none of them. */
 #include "slurmrestd_int.h"
 
@@ -37,6 +37,21 @@ const char *rest_esc(char *out, size_t len, const char *s, size_t n)
 		out[i] = (unsigned char)s[i] < 0x20 || s[i] == 0x7f ? '?' : s[i];
 	out[k] = '\0';
 	return out;
+}
+
+/* ---- strings of the record ---- */
+
+int rest_keep_str(struct rest *st, struct str *s, const unsigned char *p, size_t n)
+{
+	if (n > REC_MAX - st->slen)
+		return rest_fail(st, 1, "a record of '%s' holds more than %u bytes of strings", docs[st->doc].what,
+				 REC_MAX);
+	memcpy(st->scratch + st->slen, p, n);
+	s->off = (uint32_t)st->slen;
+	s->len = (uint32_t)n;
+	s->set = 1;
+	st->slen += n;
+	return 1;
 }
 
 /* 1 when the bytes were listed before in this document, else 0 (and they are now). */

@@ -1,8 +1,9 @@
 /* slurmrestd_int.h: the inside of slurmrestd.c's converter, shared by its two halves: the walk over the
  * document (slurmrestd.c: shapes, paths, {set, infinite, number} objects) and the records it reads
  * (slurmrestd_rec.c: a node, job, share row or diag's statistics into samples, duplicates refused, the jobs'
- * and partitions' aggregates) with slurmrestd_nodepart.c and slurmrestd_diaglist.c, and what they all
- * share about the document (slurmrestd_doc.c: its failure, rest_fail; what it listed). Calls go down
+ * and partitions' aggregates) with slurmrestd_nodepart.c, slurmrestd_resv.c, slurmrestd_assoc.c and
+ * slurmrestd_diaglist.c, and what they all share about the document (slurmrestd_doc.c: its failure,
+ * rest_fail; what it listed; the record's strings). Calls go down
  * that list, never back. Not an interface for anyone else: see slurmrestd.h.
  * Every function returning int returns 1 to go on, or 0 when it made the document unusable
  * (rest_fail: the parse stops), as the yajl callbacks it is called from do. */
@@ -21,8 +22,10 @@
 #include "xmalloc.h"
 
 #define KEY_MAX 48            /* longer keys match no field */
-#define PATH_LEVELS 4         /* a record's field and three levels inside it */
-#define PATH_MAX_LEN (PATH_LEVELS * (KEY_MAX + 2)) /* "key." or "[]" per level, then '\0' */
+#define PATH_LEVELS 4         /* a record's field and three levels inside it (a doc's .levels: more) */
+#define PATH_LEVELS_MAX 5     /* the most any document reads (/associations' "max.tres.total[].count") */
+#define PATH_MAX_LEN (PATH_LEVELS_MAX * (KEY_MAX + 2)) /* "key." or "[]" per level, then '\0' */
+#define REST_DECLARED_MAX 8   /* families a document declares (doc_info.declared) */
 #define REC_MAX (256u * 1024) /* scratch bytes of one record */
 #define REST_WHY_MAX 160      /* the first problem's reason */
 #define REST_ERRS_MAX 120     /* slurmrestd's error messages quoted in it */
@@ -67,6 +70,27 @@ struct resv_rec {             /* an item of /reservations' "reservations" (scont
 	struct str name, users, accounts, nodes, partition;
 	struct str flags;         /* flags, joined by ',' as read */
 	double start, end, node_count, core_count, purge;
+};
+
+/* /associations (sacctmgr show assoc): an item of an association's max.tres.total (GrpTRES) being
+ * read, and the association */
+struct assoc_item {
+	struct str type, name;
+	double count;
+	unsigned given;           /* ASSOC_F_* of the item's members read: twice is refused */
+};
+
+struct assoc_rec {
+	struct str account, user, partition, cluster, parent;
+	double grp_jobs, grp_submit; /* max.jobs.per.count, .submitted: NaN not given, +Inf unlimited */
+	unsigned given;           /* ASSOC_F_* of the hook fields read: twice is refused */
+	struct assoc_item item;
+};
+
+/* An association's GrpTRES, kept while its record is read (strings in the scratch) */
+struct assoc_tres {
+	struct str type, name;
+	double count;
 };
 
 /* A reservation read, kept until the document's clock (its last_update) is known: its label values
@@ -120,7 +144,8 @@ struct rest {
 	char errs[REST_ERRS_MAX];
 	char *scratch;            /* the record's strings */
 	size_t slen;
-	union { struct node_rec node; struct job_rec job; struct share_rec share; struct lic_rec lic; struct resv_rec resv; } r;
+	union { struct node_rec node; struct job_rec job; struct share_rec share; struct lic_rec lic; struct resv_rec resv;
+		struct assoc_rec assoc; } r;
 	struct diag_item *item;   /* diag: the list item being read (slurmrestd_diaglist.c), or NULL */
 	struct str *parts;        /* the node's partitions */
 	size_t partcap, nodes;    /* nodes: records ended, for agg.node */
@@ -135,6 +160,8 @@ struct rest {
 	struct resv_kept *resv;   /* reservations: read, emitted in rest_end against the clock */
 	size_t nresv, resvcap;
 	size_t resv_hosts;        /* reservations: the hosts of their node_lists counted so far (kept) */
+	struct assoc_tres *tres;  /* associations: the record's max.tres.total so far */
+	size_t ntres, trescap;
 	char meta[2][REST_META_MAX]; /* meta.slurm's cluster and release, as given (meta_fam) */
 	unsigned char meta_len[2];
 };
@@ -142,7 +169,8 @@ struct rest {
 /* A field a record reads: its path inside the record ("state[]": an item of the array "state";
  * "fairshare.factor": a member; a {set, infinite, number} object reads as its own path), what it
  * holds and where in the record (an offset into rest.r). */
-enum slot_kind { S_NUM, S_STR, S_NODE_STATE, S_JOB_STATE, S_JOB_STATE_KNOWN, S_PART, S_LIST /* strings joined by ',' */ };
+enum slot_kind { S_NUM, S_STR, S_NODE_STATE, S_JOB_STATE, S_JOB_STATE_KNOWN, S_PART, S_LIST /* strings joined by ',' */,
+		 S_HOOK /* a value of either type, to the document's hook */ };
 
 struct slot {
 	const char *path;
@@ -159,8 +187,13 @@ struct doc_info {
 	const char *agg_fams[5];  /* the families of the aggregate's values, in rest_end */
 	int clock;                /* reads the top-level "last_update" into rest.clock (needed) */
 	int (*finish)(struct rest *st); /* in rest_end, after the last record of a good document */
-	const char *declared[2];  /* families every good answer declares, with or without series */
+	const char *declared[REST_DECLARED_MAX]; /* families every good answer declares, with or without series */
 	const char *meta_fam;     /* the family of the document's meta.slurm (release, cluster), or NULL */
+	int levels;               /* the path levels a record reads (0: PATH_LEVELS; at most PATH_LEVELS_MAX) */
+	/* an S_HOOK slot's value, a string (is_str) or a number, as read */
+	int (*hook)(struct rest *st, const struct slot *f, int is_str, const unsigned char *s, size_t n, double v);
+	/* a map inside a record closed, an item of the array at `path` ("max.tres.total[]") */
+	int (*item_end)(struct rest *st, const char *path);
 };
 
 extern const struct doc_info docs[REST_DOCS];
@@ -178,6 +211,11 @@ int rest_lic_end(struct rest *st);
 extern const struct slot rest_resv_slots[];
 int rest_resv_end(struct rest *st);
 int rest_resv_finish(struct rest *st);
+/* slurmrestd_assoc.c: /associations' fields, their hook, a GrpTRES item's end, an association's end */
+extern const struct slot rest_assoc_slots[];
+int rest_assoc_value(struct rest *st, const struct slot *f, int is_str, const unsigned char *s, size_t n, double v);
+int rest_assoc_item_end(struct rest *st, const char *path);
+int rest_assoc_end(struct rest *st);
 /* A string of the record: its bytes in the scratch (s->len of them, not NUL-terminated). */
 static inline const char *rest_sp(const struct rest *st, const struct str *s)
 {
@@ -195,8 +233,9 @@ int rest_fail(struct rest *st, size_t count, const char *fmt, ...) __attribute__
  * the status page, the 503 body). Returns out. */
 const char *rest_esc(char *out, size_t len, const char *s, size_t n);
 
-void rest_record_reset(struct rest *st);
+/* slurmrestd_doc.c: n bytes at p into the record's scratch as s (refused past REC_MAX) */
 int rest_keep_str(struct rest *st, struct str *s, const unsigned char *p, size_t n);
+void rest_record_reset(struct rest *st);
 int rest_add_part(struct rest *st, const unsigned char *p, size_t n);
 int rest_diag_num(struct rest *st, const char *path, double v);
 void rest_add_aggregates(struct rest *st);

@@ -14,19 +14,6 @@
 
 /* ---- strings of the record ---- */
 
-int rest_keep_str(struct rest *st, struct str *s, const unsigned char *p, size_t n)
-{
-	if (n > REC_MAX - st->slen)
-		return rest_fail(st, 1, "a record of '%s' holds more than %u bytes of strings", docs[st->doc].what,
-				 REC_MAX);
-	memcpy(st->scratch + st->slen, p, n);
-	s->off = (uint32_t)st->slen;
-	s->len = (uint32_t)n;
-	s->set = 1;
-	st->slen += n;
-	return 1;
-}
-
 static const char *sp(const struct rest *st, const struct str *s)
 {
 	return st->scratch + s->off;
@@ -44,6 +31,7 @@ int rest_add_part(struct rest *st, const unsigned char *p, size_t n)
 void rest_record_reset(struct rest *st)
 {
 	st->slen = 0;
+	st->ntres = 0;
 	memset(&st->r, 0, sizeof(st->r));
 	struct node_rec *nr = &st->r.node;
 	struct job_rec *jr = &st->r.job;
@@ -55,6 +43,8 @@ void rest_record_reset(struct rest *st)
 		jr->cpus = jr->uid = jr->id = jr->mem_node = jr->mem_cpu = NAN;
 	else if (st->doc == REST_SHARES)
 		sr->factor = sr->level = sr->shares = sr->shares_norm = sr->usage = sr->usage_norm = NAN;
+	else if (st->doc == REST_ASSOCIATIONS)
+		st->r.assoc.grp_jobs = st->r.assoc.grp_submit = NAN;
 	else if (st->doc == REST_RESERVATIONS)
 		st->r.resv.start = st->r.resv.end = st->r.resv.node_count = st->r.resv.core_count = st->r.resv.purge = NAN;
 	else if (st->doc == REST_LICENSES)
@@ -604,4 +594,10 @@ const struct doc_info docs[REST_DOCS] = {
 			      .end = job_state_end, .agg_fams = { "slurmrestd_job_states" } },
 	[REST_RESERVATIONS] = { .prefix = { "reservations" }, .nprefix = 1, .array = 1, .what = "reservations",
 				.slots = rest_resv_slots, .end = rest_resv_end, .clock = 1, .finish = rest_resv_finish },
+	[REST_ASSOCIATIONS] = { .prefix = { "associations" }, .nprefix = 1, .array = 1, .what = "associations",
+				.slots = rest_assoc_slots, .end = rest_assoc_end, .levels = 5, .hook = rest_assoc_value,
+				.item_end = rest_assoc_item_end,
+				.declared = { "slurmrestd_association_info", "slurmrestd_association_grp_cpus",
+					      "slurmrestd_association_grp_memory", "slurmrestd_association_grp_tres",
+					      "slurmrestd_association_grp_jobs", "slurmrestd_association_grp_submit_jobs" } },
 };

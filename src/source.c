@@ -99,6 +99,7 @@ static const struct source_parser rest_diag_parser = REST_PARSER(rest_begin_diag
 static const struct source_parser rest_licenses_parser = REST_PARSER(rest_begin_licenses);
 static const struct source_parser rest_job_states_parser = REST_PARSER(rest_begin_job_states);
 static const struct source_parser rest_reservations_parser = REST_PARSER(rest_begin_reservations);
+static const struct source_parser rest_associations_parser = REST_PARSER(rest_begin_associations);
 
 static const char *const partitions_names[] = { "slurm_partition", NULL };
 static const char *const nodes_names[] = { "slurm_node_", "slurm_nodes", NULL };
@@ -111,6 +112,7 @@ static const char *const rest_diag_names[] = { "slurmrestd_diag_", NULL };
 static const char *const rest_licenses_names[] = { "slurmrestd_license_", NULL };
 static const char *const rest_job_states_names[] = { "slurmrestd_job_state", NULL };
 static const char *const rest_reservations_names[] = { "slurmrestd_reservation_", NULL };
+static const char *const rest_associations_names[] = { "slurmrestd_association_", NULL };
 
 const struct source sources[SRC_COUNT] = {
 	[SRC_JOBS] = { .name = "jobs", .path = "/metrics/jobs", .file = "metrics_jobs.txt", .upstream = UPSTREAM_SLURMCTLD,
@@ -158,6 +160,12 @@ const struct source sources[SRC_COUNT] = {
 	[SRC_REST_RESERVATIONS] = { .name = "slurmrestd-reservations", .path = "/slurm/{version}/reservations",
 				    .file = "rest_reservations.json", .upstream = UPSTREAM_SLURMRESTD,
 				    .parser = &rest_reservations_parser, .prefixes = rest_reservations_names,
+				    .names_optional = 1 },
+	/* sacctmgr show assoc: slurmdbd's association table (slurmrestd asks slurmdbd, not slurmctld);
+	 * fetched only while a loaded table's row reads its families */
+	[SRC_REST_ASSOCIATIONS] = { .name = "slurmrestd-associations", .path = "/slurmdb/{version}/associations",
+				    .file = "rest_associations.json", .upstream = UPSTREAM_SLURMRESTD,
+				    .parser = &rest_associations_parser, .prefixes = rest_associations_names,
 				    .names_optional = 1 },
 };
 
@@ -325,6 +333,9 @@ enum source_verdict source_verdict(const struct source *src, const struct source
 		const char *hint = up->status_hint ? up->status_hint(f->http_status) : NULL;
 		if (source_is_token_refused(src, f))
 			snprintf(why, whylen, "%s: %s", src->path, token_text(src, f, buf, sizeof(buf)));
+		else if (f->http_status == 404 && !strncmp(src->path, "/slurmdb/", 9)) /* the version is kept (fetch.c) */
+			snprintf(why, whylen, "%s: 404 Not Found: does this slurmrestd load its slurmdbd plugin (slurmrestd -s "
+				 "slurmctld,slurmdbd, with slurmdbd accounting in slurm.conf)?", src->path);
 		else if (hint)
 			snprintf(why, whylen, "%s: %s", src->path, hint);
 		else

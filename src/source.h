@@ -22,6 +22,7 @@ struct expo;
 enum source_id {
 	SRC_JOBS, SRC_NODES, SRC_PARTITIONS, SRC_SCHEDULER, SRC_UA,
 	SRC_REST_NODES, SRC_REST_SHARES, SRC_REST_JOBS, SRC_REST_DIAG, SRC_REST_LICENSES, SRC_REST_JOB_STATES, SRC_REST_RESERVATIONS,
+	SRC_REST_ASSOCIATIONS,
 	SRC_COUNT
 };
 #define SRC_NATIVE_COUNT SRC_REST_NODES /* slurmctld's sources come first: 0 to this - 1 */
@@ -100,7 +101,7 @@ extern const struct source sources[SRC_COUNT];
  * slurmrestd (slurmrestd_node_* and slurmrestd_partition_* -> slurmrestd-nodes, slurmrestd_share_*
  * -> slurmrestd-shares, slurmrestd_jobs* -> slurmrestd-jobs, slurmrestd_diag_* -> slurmrestd-diag,
  * slurmrestd_job_state* -> slurmrestd-jobs-state, slurmrestd_license_* -> slurmrestd-licenses,
- * slurmrestd_reservation_* -> slurmrestd-reservations);
+ * slurmrestd_reservation_* -> slurmrestd-reservations, slurmrestd_association_* -> slurmrestd-associations);
  * everything else -> scheduler. */
 enum source_id source_for_metric(const char *name);
 /* The sources of upstream u, as a mask (bit 1 << id). */

@@ -25,9 +25,10 @@
  *   /metrics/{jobs,nodes,partitions,scheduler,jobs-users-accts}
  *       -> DIR/metrics_<name>.txt, re-read on every request (a missing file
  *          serves "200, empty body", like a slurmctld without MetricsType)
- *   /slurm/v0.0.44/{nodes,shares,jobs,diag,licenses,jobs/state,reservations}
+ *   /slurm/v0.0.44/{nodes,shares,jobs,diag,licenses,jobs/state,reservations},
+ *   /slurmdb/v0.0.44/associations
  *       (slurmrestd, endpoint names rest_nodes ... rest_licenses,
- *       rest_jobs_state, rest_reservations) ->
+ *       rest_jobs_state, rest_reservations, rest_associations) ->
  *       DIR/rest_<name>.json, the same way; the
  *       framing stays slurmctld's but for Content-Type: application/json, as
  *       slurmrestd's (--content-type TYPE: every 200 data answer's type)
@@ -141,15 +142,16 @@ static const char *const fault_names[F_COUNT] = {
 
 enum endpoint {
 	EP_JOBS, EP_NODES, EP_PARTS, EP_SCHED, EP_UA,
-	EP_RNODES, EP_RSHARES, EP_RJOBS, EP_RDIAG, EP_RLICENSES, EP_RJSTATE, EP_RRESV, EP_OPENAPI,
+	EP_RNODES, EP_RSHARES, EP_RJOBS, EP_RDIAG, EP_RLICENSES, EP_RJSTATE, EP_RRESV, EP_RASSOC, EP_OPENAPI,
 	EP_OTHER, EP_COUNT
 };
 static const char *const ep_names[EP_COUNT] = {
 	"jobs", "nodes", "partitions", "scheduler", "jobs-users-accts",
 	"rest_nodes", "rest_shares", "rest_jobs", "rest_diag", "rest_licenses", "rest_jobs_state", "rest_reservations",
+	"rest_associations",
 	"openapi", "other",
 };
-#define IS_REST(ep) ((ep) >= EP_RNODES && (ep) <= EP_RRESV)
+#define IS_REST(ep) ((ep) >= EP_RNODES && (ep) <= EP_RASSOC)
 
 #define REST_VERSION_MAX 16
 
@@ -812,13 +814,15 @@ static int data_endpoint(const char *path, const char *served)
 		[EP_RLICENSES] = "/slurm/v0.0.44/licenses",
 		[EP_RJSTATE] = "/slurm/v0.0.44/jobs/state",
 		[EP_RRESV] = "/slurm/v0.0.44/reservations",
+		[EP_RASSOC] = "/slurmdb/v0.0.44/associations",
 		[EP_OPENAPI] = "/openapi/v3",
 	};
 	char rest[64];
 	for (int i = 0; i < EP_OTHER; i++) {
 		const char *want = paths[i];
-		if (IS_REST(i)) { /* "/slurm/v0.0.44/x" under the version served */
-			snprintf(rest, sizeof(rest), "/slurm/%s%s", served, paths[i] + strlen("/slurm/v0.0.44"));
+		if (IS_REST(i)) { /* "/slurm/v0.0.44/x", "/slurmdb/v0.0.44/x" under the version served */
+			const char *v = strstr(paths[i], "/v0.0.44");
+			snprintf(rest, sizeof(rest), "%.*s/%s%s", (int)(v - paths[i]), paths[i], served, v + strlen("/v0.0.44"));
 			want = rest;
 		}
 		if (!strcmp(path, want))
@@ -1196,7 +1200,8 @@ static void usage(void)
 		"        empty huge huge-nolength close badquote duplicate nan\n"
 		"        redirect-self cuthead nolength 404 huge-error\n"
 		"  NAME: jobs nodes partitions scheduler jobs-users-accts rest_nodes\n"
-		"        rest_shares rest_jobs rest_diag rest_jobs_state rest_reservations openapi\n"
+		"        rest_shares rest_jobs rest_diag rest_jobs_state rest_reservations\n"
+		"        rest_associations openapi\n"
 		"  Listens on 127.0.0.1:N (0: any free port, written to --port-file),\n"
 		"  or with --unix PATH on that socket (--port is then ignored).\n");
 	exit(2);

@@ -7,8 +7,9 @@ Subcommands:
       Every query of the fixture (tests/dashboard-queries.py) on both Prometheus servers of each
       state: one scrapes the peer's own output for the state, the other the shim serving the same
       state with MAPPING (slurmctld and slurmrestd). Each query is classed by the families it reads
-      (prom_check.metric_names), each family by the mapping row of its name, with slurmrestd given
-      (the row's first preferred form if it has one, else the row):
+      (prom_check.metric_names), each family by the mapping row of its name (a histogram's _bucket,
+      _sum and _count by its row), with slurmrestd given (the row's first preferred form if it has
+      one, else the row):
         * every family an exact row: the two answers must be equal (label sets without job and
           instance, values exactly); a difference fails;
         * else, if a family is no row of the schema, an unavailable row, or never printed by the peer
@@ -41,7 +42,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import prom_check as pc  # noqa: E402
 
-SELF_PREFIXES = ("go_", "process_", "promhttp_", "slurm_exporter_")
+SELF_PREFIXES = ("go_", "process_", "promhttp_")  # the Go client's own families: no row of any schema
 
 
 def row_form(row):
@@ -64,10 +65,14 @@ def family_class(name, rows, printed):
     if name == "up":
         return "unavailable", "Prometheus' own up series: its instance label is each target's address"
     row = rows.get(name)
+    for part in ("_bucket", "_sum", "_count"):  # a histogram's or summary's part: the row of its family
+        whole = rows.get(name[:-len(part)]) if row is None and name.endswith(part) else None
+        if whole and whole.get("type") in ("histogram", "summary"):
+            row = whole
     if row is None:
         why = "not a row of the schema"
         if name.startswith(SELF_PREFIXES):
-            why += " (the peer's own health family, as the mapping's description says)"
+            why += " (the Go client's own family, as the mapping's description says)"
         if name not in printed:
             why += "; the peer never prints it in any state"
         return "unavailable", why

@@ -9,7 +9,8 @@
  * empty 200 and a page without a sample: exit 2. With several schemas: which one the old exporter's
  * page speaks (compare_pick_schema), on vpenso's captured page and on rivosinc's and SckyzO's
  * (tests/fixtures/peers-25.11/P1-busy-mix, against small stand-in schemas named as theirs), two
- * schemas alike refused, --compare-legacy.schema naming one. */
+ * schemas alike refused, --compare-legacy.schema naming one. A histogram's or summary's parts are its
+ * one family, on hand-made pages and on SckyzO's captured page against its shipped schema. */
 #include "testutil.h"
 
 #include <jansson.h>
@@ -225,6 +226,93 @@ static void test_served_form_from_result(void **state)
 	assert_int_equal(run_with(m, "jobs 1\n", "jobs 2\n", &res, COMPARE_TABLE, &r), 1);
 	assert_line(r, "jobs", "only-legacy");
 	assert_non_null(strstr(r, ", 1 disappears ("));
+	free(r);
+	mapping_free(m);
+}
+
+/* A table with one unavailable histogram row "cmd_seconds" (its own file). */
+static struct mapping *histogram_table(void)
+{
+	const char *path = "/tmp/shimtest-compare-histogram.json";
+	tu_write(path, "{\"metrics\": [{\"name\": \"cmd_seconds\", \"help\": \"h\", \"type\": \"histogram\","
+		       " \"fidelity\": \"unavailable\", \"note\": \"the peer's own runs\"}]}");
+	struct mapping *m = mapping_load(path, NULL);
+	assert_non_null(m);
+	return m;
+}
+
+#define HISTOGRAM_PAGE                                                                              \
+	"# HELP cmd_seconds Duration.\n# TYPE cmd_seconds histogram\n"                                \
+	"cmd_seconds_bucket{command=\"sinfo\",le=\"0.1\"} 1\ncmd_seconds_bucket{command=\"sinfo\",le=\"+Inf\"} 2\n" \
+	"cmd_seconds_sum{command=\"sinfo\"} 0.25\ncmd_seconds_count{command=\"sinfo\"} 2\n"
+
+/* A histogram on the old exporter's page is its unavailable row's one family: the series of its
+ * _bucket, _sum and _count counted there, each difference naming its part; not a difference, and
+ * its parts are no families of their own. */
+static void test_histogram_is_its_row(void **state)
+{
+	(void)state;
+	struct mapping *m = histogram_table();
+	struct render_row row = { .status = ROW_UNAVAILABLE, .fidelity = FID_UNAVAILABLE };
+	struct render_result res = { .status = 200, .nrows = 1, .rows = &row };
+	char *r;
+	assert_int_equal(run_with(m, HISTOGRAM_PAGE, "", &res, COMPARE_TABLE, &r), 1);
+	assert_line(r, "cmd_seconds", "only-legacy            unavailable  -          cmd_seconds (legacy 4 series, shim 0)");
+	assert_non_null(strstr(r, "    _sum{command=\"sinfo\"} legacy 0.25 shim -\n"));
+	assert_non_null(strstr(r, "    _bucket{command=\"sinfo\",le=\"0.1\"} legacy 1 shim -\n"));
+	assert_null(strstr(r, "cmd_seconds_bucket"));
+	assert_non_null(strstr(r, "1 families compared: 0 exact families differ, 0 approximate ones differ, 1 disappears "));
+	free(r);
+	mapping_free(m);
+}
+
+/* A histogram no row names is one family too, by its own name, not three. */
+static void test_histogram_without_row(void **state)
+{
+	(void)state;
+	char *r;
+	assert_int_equal(run(HISTOGRAM_PAGE, "", COMPARE_TABLE, &r), 1);
+	assert_line(r, "cmd_seconds", "only-legacy            none         -          cmd_seconds (legacy 4 series, shim 0)");
+	assert_null(strstr(r, "cmd_seconds_sum ("));
+	assert_null(strstr(r, "cmd_seconds_count ("));
+	assert_non_null(strstr(r, ", 1 disappears ("));
+	free(r);
+}
+
+/* A summary's quantiles, _sum and _count are one family; a family named like a part but of no
+ * histogram or summary (no # TYPE line making it one) is its own. */
+static void test_summary_and_lookalike(void **state)
+{
+	(void)state;
+	char *r;
+	const char *page = "# TYPE rpc_seconds summary\nrpc_seconds{quantile=\"0.5\"} 0.1\nrpc_seconds_sum 3\n"
+			   "rpc_seconds_count 9\nslurm_jobs_count 4\n";
+	assert_int_equal(run(page, "", COMPARE_TABLE, &r), 1);
+	assert_line(r, "rpc_seconds", "only-legacy            none         -          rpc_seconds (legacy 3 series, shim 0)");
+	assert_line(r, "slurm_jobs_count", "only-legacy            none         -          slurm_jobs_count (legacy 1 series");
+	assert_null(strstr(r, "rpc_seconds_sum ("));
+	free(r);
+}
+
+/* The JSON form names a histogram's part in each of its differences. */
+static void test_histogram_json_part(void **state)
+{
+	(void)state;
+	struct mapping *m = histogram_table();
+	char *r;
+	assert_int_equal(run_with(m, HISTOGRAM_PAGE, "", NULL, COMPARE_JSON, &r), 1);
+	json_error_t err;
+	json_t *doc = json_loads(r, 0, &err);
+	if (!doc)
+		fail_msg("not JSON: %s\n%s", err.text, r);
+	json_t *fam = json_array_get(json_object_get(doc, "families"), 0);
+	assert_string_equal(json_string_value(json_object_get(fam, "family")), "cmd_seconds");
+	assert_string_equal(json_string_value(json_object_get(fam, "fidelity")), "unavailable");
+	assert_int_equal(json_integer_value(json_object_get(fam, "legacy_series")), 4);
+	json_t *d = json_array_get(json_object_get(fam, "differences"), 0);
+	assert_string_equal(json_string_value(json_object_get(d, "part")), "_count");
+	assert_int_equal(json_array_size(json_object_get(doc, "families")), 1);
+	json_decref(doc);
 	free(r);
 	mapping_free(m);
 }
@@ -694,6 +782,30 @@ static void test_schema_recognised(void **state)
 	fake_stop(&f);
 }
 
+/* SckyzO's captured page against its shipped schema on the same state, with slurmrestd's answers: its
+ * command histogram is the unavailable row's one family (126 series over its parts), no part is a
+ * family of its own, and it is the one family that disappears; no exact family differs. */
+static void test_sckyzo_histogram_end_to_end(void **state)
+{
+	(void)state;
+	const char *dir = "tests/fixtures/peers-25.11/P1-busy-mix";
+	const char *extra[] = { "--mapping.file", "mappings/sckyzo-slurm-exporter.json", "--compare-legacy.schema",
+				"sckyzo-slurm-exporter", "--slurmrestd.url", "http://127.0.0.1:1", "--slurmrestd.jobs", NULL };
+	struct fake f;
+	char *out = NULL, *err = NULL;
+	fake_start(&f, dir, PEERS "sckyzo_exporter_metrics.txt");
+	int rc = compare_err(f.port, dir, &out, &err, extra);
+	fake_stop(&f);
+	if (rc != 1 || !out)
+		fail_msg("exit %d\n%s\n%s", rc, out ? out : "", err ? err : "");
+	assert_line(out, "slurm_exporter_command_duration_seconds",
+		    "only-legacy            unavailable  -          slurm_exporter_command_duration_seconds (legacy 126 series, shim 0)");
+	assert_null(strstr(out, "slurm_exporter_command_duration_seconds_"));
+	if (!strstr(out, " families compared: 0 exact families differ, ") || !strstr(out, ", 1 disappears ("))
+		fail_msg("%s", out);
+	free(out), free(err);
+}
+
 int main(void)
 {
 	signal(SIGPIPE, SIG_IGN);
@@ -705,6 +817,10 @@ int main(void)
 		cmocka_unit_test(test_only_legacy),
 		cmocka_unit_test(test_other_families),
 		cmocka_unit_test(test_bounded),
+		cmocka_unit_test(test_histogram_is_its_row),
+		cmocka_unit_test(test_histogram_without_row),
+		cmocka_unit_test(test_summary_and_lookalike),
+		cmocka_unit_test(test_histogram_json_part),
 		cmocka_unit_test(test_served_form_from_result),
 		cmocka_unit_test(test_json),
 		cmocka_unit_test_teardown(test_states_agree, stop_fake),
@@ -714,6 +830,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_empty_page, stop_fake),
 		cmocka_unit_test(test_pick_schema),
 		cmocka_unit_test_teardown(test_schema_recognised, stop_fake),
+		cmocka_unit_test_teardown(test_sckyzo_histogram_end_to_end, stop_fake),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

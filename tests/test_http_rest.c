@@ -958,6 +958,39 @@ static void test_rest_version_rediscovered(void **state)
 	stop(&f);
 }
 
+/* A slurmrestd without its slurmdbd plugin (openapi/slurmdbd) answers the /slurmdb/ paths 404: that
+ * says nothing of the /slurm/ version discovered, which is kept (no /openapi/v3 on every fetch), and
+ * the association rows fall back while the others are served. */
+static void test_rest_slurmdb_404_keeps_version(void **state)
+{
+	(void)state;
+	struct proc f, s;
+	char url[64];
+	fake_start(&f, "tests/fixtures/peers-25.11/P8-account-limits", "--fault", "404", "--fault-endpoint",
+		   "rest_associations", NULL);
+	rest_url(url, sizeof(url), f.port);
+	shim_start(&s, f.port, "--mapping.file", "mappings/rivosinc-slurm-exporter.json", "--slurmrestd.url", url,
+		   "--slurmrestd.timeout", "5", "--slurmrestd.min-interval", "0", NULL);
+	for (int i = 0; i < 3; i++) {
+		struct resp r;
+		http_hdr("GET", s.port, "/metrics", "X-Prometheus-Scrape-Timeout-Seconds: 5", &r, 8000);
+		const char *body = r.body.data;
+		if (r.status != 200 || !has(body, REST_UP("associations", "0")) || !has(body, REST_UP("nodes", "1")) ||
+		    has(body, "slurm_account_cpu_limit{") || !has(body, "\nslurm_account_collect_error "))
+			fail_msg("scrape %d: status %ld, body:\n%s", i, r.status, body ? body : "");
+		buf_free(&r.body);
+	}
+	assert_int_equal(stat_count(f.port, "rest_associations"), 3);
+	assert_int_equal(stat_count(f.port, "openapi"), 1);
+	stop(&s);
+	char *log = tu_slurp(s.log, NULL);
+	assert_false(has(log, "looking the version up again"));
+	if (!has(log, "404 Not Found: does this slurmrestd load its slurmdbd plugin"))
+		fail_msg("log:\n%s", log);
+	free(log);
+	stop(&f);
+}
+
 static long vmhwm_kb(pid_t pid)
 {
 	char path[64], *st, *p;
@@ -1009,6 +1042,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_rest_redirect_keeps_credentials_home, kill_children),
 		cmocka_unit_test_teardown(test_rest_unix_socket, kill_children),
 		cmocka_unit_test_teardown(test_rest_refused, kill_children),
+		cmocka_unit_test_teardown(test_rest_slurmdb_404_keeps_version, kill_children),
 		cmocka_unit_test_teardown(test_rest_unix_socket_error, kill_children),
 		cmocka_unit_test_teardown(test_rest_faults, kill_children),
 		cmocka_unit_test_teardown(test_framing_faults, kill_children),

@@ -96,6 +96,8 @@ static void test_source_table(void **state)
 	assert_int_equal(source_for_metric("slurmrestd_job_states"), SRC_REST_JOB_STATES);
 	assert_int_equal(source_for_metric("slurmrestd_reservation_info"), SRC_REST_RESERVATIONS);
 	assert_int_equal(source_for_metric("slurmrestd_node_reservation"), SRC_REST_NODES);
+	assert_int_equal(source_for_metric("slurmrestd_association_grp_cpus"), SRC_REST_ASSOCIATIONS);
+	assert_int_equal(source_for_metric("slurmrestd_association_info"), SRC_REST_ASSOCIATIONS);
 	/* the table's conventions: each fails on a row with a typo or a field left out */
 	int catch_all = -1;
 	for (int id = 0; id < SRC_COUNT; id++) {
@@ -109,7 +111,8 @@ static void test_source_table(void **state)
 		assert_true(source_of_upstream(src->upstream) & (1u << id));
 		/* its name, path and replay file name the same endpoint ("/slurm/{version}/jobs/state":
 		 * slurmrestd-jobs-state, rest_jobs_state.json) */
-		const char *top = native ? "/metrics/" : "/slurm/{version}/";
+		const char *top = native ? "/metrics/" : strncmp(src->path, "/slurmdb/", 9) ? "/slurm/{version}/" :
+			"/slurmdb/{version}/"; /* slurmdbd's, through slurmrestd */
 		assert_true(!strncmp(src->path, top, strlen(top)));
 		char leaf[64], dash[64], under[64];
 		snprintf(leaf, sizeof(leaf), "%s", src->path + strlen(top));
@@ -121,8 +124,9 @@ static void test_source_table(void **state)
 		assert_string_equal(src->name, want);
 		snprintf(want, sizeof(want), native ? "metrics_%s.txt" : "rest_%s.json", under);
 		assert_string_equal(src->file, want);
-		/* and a capture holds that file */
-		snprintf(want, sizeof(want), "tests/fixtures/peers-25.11/P1-busy-mix/%s", src->file);
+		/* and a capture holds that file (the associations: the states captured with them) */
+		snprintf(want, sizeof(want), "tests/fixtures/peers-25.11/%s/%s",
+			 id == SRC_REST_ASSOCIATIONS ? "P8-account-limits" : "P1-busy-mix", src->file);
 		if (access(want, R_OK))
 			fail_msg("source %s: no replay file %s", src->name, want);
 		for (int j = 0; j < id; j++)

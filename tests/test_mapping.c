@@ -82,7 +82,7 @@ static void test_all_problems_reported(void **state)
 		"    {\"name\": \"ok_row\", \"help\": \"h\", \"type\": \"gauge\", \"expr\": \"x\", \"fidelity\": \"exact\"},\n"
 		"    {\"name\": \"bad_expr\", \"help\": \"h\", \"type\": \"gauge\",\n"
 		"     \"expr\": \"sum(x) +\", \"fidelity\": \"exact\"},\n"
-		"    {\"name\": \"bad type\", \"help\": 3, \"type\": \"histogram\", \"expr\": \"x\", \"fidelity\": \"maybe\", \"colour\": 1},\n"
+		"    {\"name\": \"bad type\", \"help\": 3, \"type\": \"stateset\", \"expr\": \"x\", \"fidelity\": \"maybe\", \"colour\": 1},\n"
 		"    {\"name\": \"approx\", \"help\": \"h\", \"type\": \"gauge\", \"expr\": \"x\", \"fidelity\": \"approximate\"},\n"
 		"    {\"name\": \"ok_row\", \"help\": \"h\", \"type\": \"gauge\", \"expr\": \"x\", \"fidelity\": \"exact\"},\n"
 		"    {\"name\": \"ren\", \"help\": \"h\", \"type\": \"gauge\", \"expr\": \"x\", \"fidelity\": \"exact\", \"rename_labels\": {\"username\": \"1user\"}},\n"

@@ -4,7 +4,7 @@
 # listener bound to it (--web.listen-address ADDR=rivosinc-slurm-exporter, as on rivosinc's :9092),
 # serves at that listener's /metrics every series rivosinc printed for its exact rows; slurmrestd's
 # /licenses is fetched only while a loaded table reads it (the legacy table alone: never), /reservations
-# only with the SckyzO table; the SckyzO
+# only with the SckyzO table, /slurmdb/'s /associations only with the rivosinc table; the SckyzO
 # table first (its names at /metrics, as on SckyzO's :9341), every exact row equal to SckyzO's output
 # series for series; then, on every other captured state, both tables from one process, every exact
 # row equal to each peer's output series for series (where a form's note says "the last bit of a sum
@@ -44,6 +44,7 @@ run() {
 run && curl -s --max-time 20 "$URL" >/dev/null && stats >"$TMP/one.stats"
 check "the legacy table alone: slurmrestd's /licenses not fetched" grep -q '^rest_licenses 0$' "$TMP/one.stats"
 check "the legacy table alone: slurmrestd's /reservations not fetched" grep -q '^rest_reservations 0$' "$TMP/one.stats"
+check "the legacy table alone: slurmrestd's /associations not fetched" grep -q '^rest_associations 0$' "$TMP/one.stats"
 check "the legacy table alone: slurmrestd's /nodes fetched" grep -q '^rest_nodes 1$' "$TMP/one.stats"
 
 # ---- the rivosinc table as a second schema, on a listener of its own
@@ -53,10 +54,12 @@ curl -s --max-time 20 "http://127.0.0.1:$PORT/schemas/rivosinc-slurm-exporter/me
 curl -s --max-time 20 "$URL" >"$TMP/legacy.txt"
 stats >"$TMP/two.stats"
 check "rivosinc's schema: /licenses fetched once" grep -q '^rest_licenses 1$' "$TMP/two.stats"
+check "rivosinc's schema: /associations fetched once" grep -q '^rest_associations 1$' "$TMP/two.stats"
 # no other endpoint more often than for the legacy table alone (fewer: the legacy scrape came second, when
 # slurmrestd's documents were known to be usable, and fetched no job walk for a fallback)
 check "rivosinc's schema adds no other request (no /reservations)" awk 'NR == FNR { one[$1] = $2; next }
-	$1 != "rest_licenses" && $2 > one[$1] + 0 { bad = 1 } END { exit bad }' "$TMP/one.stats" "$TMP/two.stats"
+	$1 != "rest_licenses" && $1 != "rest_associations" && $2 > one[$1] + 0 { bad = 1 } END { exit bad }' \
+	"$TMP/one.stats" "$TMP/two.stats"
 check "the bound listener serves rivosinc's names at /metrics" grep -q '^slurm_lic_total{name="matlab"} 10$' "$TMP/bound.txt"
 check "the first listener's /metrics is still the legacy table" sh -c "grep -q '^slurm_cpus_total ' '$TMP/legacy.txt' && ! grep -q '^slurm_lic_total' '$TMP/legacy.txt'"
 # the same series, and the same values but those of the rows timing the scrape (their notes say
@@ -100,7 +103,7 @@ stats >"$TMP/three.stats"
 check "SckyzO's schema at the first listener's /metrics" grep -q '^slurm_license_total{license="matlab"} 10$' "$TMP/sckyzo.txt"
 check "the legacy table at the bound listener" sh -c "grep -q '^slurm_queue_pending 4$' '$TMP/legacy3.txt' && ! grep -q '^slurm_license_total' '$TMP/legacy3.txt'"
 check "SckyzO's schema: /reservations fetched once" grep -q '^rest_reservations 1$' "$TMP/three.stats"
-check "SckyzO's schema adds no request but /licenses and /reservations" sh -c "grep -v '^rest_licenses\\|^rest_reservations' '$TMP/one.stats' >'$TMP/e'; grep -v '^rest_licenses\\|^rest_reservations' '$TMP/three.stats' >'$TMP/f'; cmp -s '$TMP/e' '$TMP/f'"
+check "SckyzO's schema adds no request but /licenses and /reservations (no /associations)" sh -c "grep -v '^rest_licenses\\|^rest_reservations' '$TMP/one.stats' >'$TMP/e'; grep -v '^rest_licenses\\|^rest_reservations' '$TMP/three.stats' >'$TMP/f'; cmp -s '$TMP/e' '$TMP/f'"
 compare "$SCKYZO" "$STATE/sckyzo_exporter_metrics.txt" "$TMP/sckyzo.txt" >"$TMP/cmp2.txt" 2>&1
 check "every exact row equals SckyzO's series ($(tail -1 "$TMP/cmp2.txt"))" grep -q ' 0 differ$' "$TMP/cmp2.txt"
 grep '^differs' "$TMP/cmp2.txt" | head -5 | sed 's/^/     /'

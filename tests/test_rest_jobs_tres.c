@@ -189,6 +189,8 @@ static void render_doc(const char *path, const char *doc, struct expo *served, c
 	struct mapping *m = tu_load(path);
 	struct payload *p[SRC_COUNT] = { 0 };
 	for (int ep = 0; ep < SRC_COUNT; ep++) {
+		if (ep == SRC_REST_ASSOCIATIONS) /* P4 was captured without slurmdbd's associations: not given */
+			continue;
 		if (ep == SRC_REST_JOBS) {
 			p[ep] = payload_new(SRC_REST_JOBS, 0, mapping_has_input, m);
 			payload_feed(p[ep], doc, strlen(doc), 1 << 20);

@@ -1,6 +1,6 @@
 /* fuzz_restjson.c: libFuzzer target for the slurmrestd JSON converter (src/slurmrestd.c) and the
  * bounded feeder under it (src/jsonfeed.c). The first byte picks the document (its value % REST_DOCS:
- * nodes, shares, jobs, diag, licenses, jobs/state, reservations) and the piece size; the rest is the
+ * nodes, shares, jobs, diag, licenses, jobs/state, reservations, associations) and the piece size; the rest is the
  * answer.
  * Checks the documented contracts: no crash, no leak; the answer fed in pieces gives exactly the
  * families, problem count and first reason of the whole answer, and one recorded error exactly when
@@ -9,7 +9,7 @@
  * past the limit reported "long" either way, its bytes not compared) and the same outcome.
  * Long strings: with a selector byte of 240 or more each
  * '~' of the answer, at most LONG_MAX_RUNS of them, becomes a run of 'x' past REST_MAX_STRING
- * (selector 240..245: 70,001 bytes, long but whole in pieces; 246..255: past JSONFEED_CUT, so cut
+ * (selector 240..247: 70,001 bytes, long but whole in pieces; 248..255: past JSONFEED_CUT, so cut
  * in pieces and its dropped part checked by jsonfeed), fed in pieces of LONG_CHUNK bytes: the
  * converter itself then sees the strings it skips in a field nothing reads and refuses in a read
  * one (the seeds' strings, 26 KB at most, never reach REST_MAX_STRING). Whatever the size, the
@@ -201,7 +201,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	enum rest_doc doc = (enum rest_doc)(data[0] % REST_DOCS);
 	size_t chunk = 1 + (data[0] / REST_DOCS) % 40;
 	size--;
-	char *long_text = data[0] < 240 ? NULL : with_long_runs((const char *)data + 1, &size, data[0] < 246 ? LONG_RUN : CUT_RUN);
+	char *long_text = data[0] < 240 ? NULL : with_long_runs((const char *)data + 1, &size, data[0] < 248 ? LONG_RUN : CUT_RUN);
 	if (long_text) /* pieces of a few KiB: as fast as the rest, and a long string still spans many */
 		chunk = LONG_CHUNK;
 	const char *text = long_text ? long_text : (const char *)data + 1;

@@ -22,12 +22,14 @@
 #                           partitions, strings of 5,000 bytes (escapes, UTF-8) in fields nothing
 #                           reads and in one it reads, a uid that is no uid; each behind a selector
 #                           byte (the document, 0 nodes .. 3 diag, 4 licenses, 5 jobs/state,
-#                           6 reservations, plus 7 x a piece size); /reservations' shapes (flags out of
+#                           6 reservations, 7 associations, plus 8 x a piece size); /reservations' shapes (flags out of
 #                           scontrol's order, PURGE_COMP's time, a host list, last_update before and
 #                           after, twice, missing; a reservation twice or without a name, host lists
 #                           too long or not closed); /jobs/state's bad answers (a job without a state or a job_id, a
-#                           state name no data_parser writes, a job twice, errors set); and
-#                           behind 240..245 and 246..255 (the value % 7 the document), answers whose '~' fuzz_restjson makes
+#                           state name no data_parser writes, a job twice, errors set); /associations'
+#                           (P8's answer; limits in complex mode's forms, TRES counts -1, 2^53 and past it,
+#                           a TRES or an association twice, wrong types, a list that is no array); and
+#                           behind 240..247 and 248..255 (the value % 8 the document), answers whose '~' fuzz_restjson makes
 #                           70,001 and 393,223 bytes (past REST_MAX_STRING, past jsonfeed's cut: in
 #                           fields read and unread, in a key)
 #   tests/fuzz/fuzz_payload.h     a small exposition per endpoint (the first three samples of every family
@@ -135,12 +137,12 @@ for lit in re.findall(r'^\t\{ "((?:[^"\\]|\\.)*)", [GI] \},$', open('tests/test_
     put('tests/fuzz/corpus/accept', lit.encode('latin-1').decode('unicode_escape').encode('latin-1'))
 for lines in (['br', 'gzip'], ['gzip', 'gzip;q=0'], ['*;q=0', 'identity;q=0.5', 'x-gzip;q=0.4'], ['', 'gzip']):
     put('tests/fuzz/corpus/accept', '\n'.join(lines).encode())
-# fuzz_restjson: the first byte picks the document (its value % 7, enum rest_doc's order) and the piece size
+# fuzz_restjson: the first byte picks the document (its value % 8, enum rest_doc's order) and the piece size
 reset('tests/fuzz/corpus/restjson')
 REST = 'tests/fixtures/slurm-25.11-rest'
-DOCS = ['nodes', 'shares', 'jobs', 'diag', 'licenses', 'jobs_state', 'reservations']
-def rest_seed(doc, k, body):  # selectors under 240 (7 * 33 + 6 = 237)
-    put('tests/fuzz/corpus/restjson', bytes([DOCS.index(doc) + len(DOCS) * (k % 34)]) + body.encode())
+DOCS = ['nodes', 'shares', 'jobs', 'diag', 'licenses', 'jobs_state', 'reservations', 'associations']
+def rest_seed(doc, k, body):  # selectors under 240 (8 * 29 + 7 = 239)
+    put('tests/fuzz/corpus/restjson', bytes([DOCS.index(doc) + len(DOCS) * (k % 30)]) + body.encode())
 for i, st in enumerate(sorted(glob.glob(REST + '/R[0-9]*'))):
     for doc in DOCS:
         if not os.path.exists(f'{st}/rest_{doc}.json'):  # /licenses: no capture of these states
@@ -155,6 +157,7 @@ for i, st in enumerate(sorted(glob.glob(REST + '/R[0-9]*'))):
             text = json.dumps(j, indent=2)
         rest_seed(doc, 7 * i + DOCS.index(doc), text)
 rest_seed('reservations', 2, open('tests/fixtures/peers-25.11/P4-licenses-gpu-full/rest_reservations.json').read())
+rest_seed('associations', 3, open('tests/fixtures/peers-25.11/P8-account-limits/rest_associations.json').read())
 R2 = REST + '/R2-busy-mix-draining'
 rest_seed('nodes', 3, json.dumps(json.load(open(R2 + '/rest_nodes.json')), sort_keys=True))
 jobs = json.load(open(R2 + '/rest_jobs.json'))
@@ -188,6 +191,16 @@ shapes = [
     ('reservations', '{"last_update": 5, "reservations": [{"name": "r"}, {"name": "r"}, {"users": "u"}, 3]}'),
     ('reservations', '{"reservations": [{"name": "r", "node_list": "n[1-70000]"}, {"name": "s", "node_list": "n[1-3"}]}'),
     ('reservations', '{"reservations": [], "last_update": 5, "last_update": {"number": 1, "number": 2}, "errors": ["x"]}'),
+    ('associations', '{"associations": [{"account": "a", "user": "", "cluster": "c", "max": {"jobs": {"per": {"count": "Infinity",'
+                     ' "submitted": null}}, "tres": {"total": [{"count": 9007199254740992, "type": "cpu"}, {"type": "mem",'
+                     ' "count": -1}, {"type": "gres", "name": "gpu", "count": 0}], "group": {"active": [{"count": "x"}]}}}},'
+                     ' {"account": "a", "user": "u", "partition": "p", "max": {"jobs": {"per": {"count": {"number": 3, "set": true}}}}}]}'),
+    ('associations', '{"associations": [{"account": "a", "user": ""}, {"account": "a", "user": ""}, {"user": "u"}, 3],'
+                     ' "warnings": [{"description": "found nothing"}]}'),
+    ('associations', '{"associations": [{"account": "a", "user": "", "max": {"tres": {"total": [{"type": "cpu", "count": 1},'
+                     ' {"type": "cpu", "count": 1.5}, {"count": 2}, 4]}}}], "errors": [{"error": "slurmdbd down"}]}'),
+    ('associations', '{"associations": [{"account": "a", "user": "", "max": {"tres": {"total": "cpu=4"}, "jobs": {"per":'
+                     ' {"count": {"number": 1e300, "set": true}, "submitted": "10"}}}}]}'),
 ]
 for k, (doc, body) in enumerate(shapes):
     rest_seed(doc, 11 * k + 1, body)
@@ -201,9 +214,11 @@ long_shapes = [
     ('nodes', '{"nodes": [{"name": "n1", "extra": "~", "cpus": 4, "~": 1, "partitions": ["a"]}]}'),
     ('jobs_state', '{"jobs": [{"job_id": "~", "state": ["PENDING"]}, {"job_id": "2", "x": "~", "state": ["RUNNING"]}]}'),
     ('reservations', '{"reservations": [{"name": "~", "flags": ["MAINT"]}, {"name": "s", "comment": "~"}], "last_update": 5}'),
+    ('associations', '{"associations": [{"account": "~", "user": ""}, {"account": "b", "user": "", "comment": "~",'
+                     ' "max": {"tres": {"total": [{"type": "license", "name": "~", "count": 1}]}}}]}'),
 ]
 for doc, body in long_shapes:
-    for lo, hi in ((240, 245), (246, 255)):  # the selector in each range whose value % 7 is the document
+    for lo, hi in ((240, 247), (248, 255)):  # the selector in each range whose value % 8 is the document
         sel = next(v for v in range(lo, hi + 1) if v % len(DOCS) == DOCS.index(doc))
         put('tests/fuzz/corpus/restjson', bytes([sel]) + body.encode())
 
