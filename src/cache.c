@@ -552,7 +552,7 @@ void cache_get(struct cache *c, const struct cache_table *t, unsigned need, unsi
 		if (fetch || drop_other_controller(c, &want, g))
 			continue;
 		/* slurmctld's answers are in, slurmrestd's not: wait for them a bounded time only */
-		int ctl_ready = !c->cfg.replay_dir && (need & ctl) && !(want & ctl) && (want & ~ctl);
+		int ctl_ready = !c->cfg.replay_dir && !c->cfg.wait_rest && (need & ctl) && !(want & ctl) && (want & ~ctl);
 		if (ctl_ready && !ctl_in) {
 			ctl_in = mono_now();
 			wait = rest_wait(c, want & ~ctl);

@@ -61,6 +61,9 @@ struct cache_config {
 				     a worker of its own; while it runs, scrapes get the last usable
 				     payload instead of waiting (CACHE_REFRESH_WAIT_S); 0 in a replay */
 	struct sched_cost_config cost; /* their policy */
+	int wait_rest;            /* a scrape waits for slurmrestd until its deadline, not CACHE_REST_WAIT_S
+				     after slurmctld's answers: one-shot modes, with no next scrape to serve
+				     a late answer */
 	double (*clock)(void);    /* monotonic seconds; NULL: the system's (tests give a fake one) */
 };
 
@@ -121,7 +124,7 @@ double cache_deadline(const struct cache *c, double now, double timeout_s);
  * slurmrestd's own timeout): this, or twice the document's last usable fetch if that is longer,
  * never past the scrape's deadline. A document still in flight then gets a payload of the scrape's
  * own saying it was not waited for (FAULT_NOT_WAITED: its rows fall back to their native forms); its
- * fetch goes on for the next scrapes. Not in a replay. */
+ * fetch goes on for the next scrapes. Not in a replay, nor with cache_config.wait_rest. */
 #define CACHE_REST_WAIT_S 2.0
 /* A cost-scheduled source whose last usable fetch took longer than this is not waited for while it
  * is refreshed: the last usable payload is handed out meanwhile (a quicker one is waited for, as

@@ -298,6 +298,8 @@ static void scraper_config_init(struct scraper_config *sc, const struct options 
 		.cost = { .floor = opt->rest_jobs_min_interval, .max_share = (double)opt->rest_jobs_max_share / 100.0,
 			  .max_backoff = opt->rest_jobs_max_backoff, .timeout = opt->rest_timeout,
 			  .timeout_factor = SCHED_COST_TIMEOUT_FACTOR, .max_timeout = opt->rest_jobs_max_timeout },
+		/* a one-shot mode has no next scrape to serve a slurmrestd answer that comes late */
+		.wait_rest = opt->once || opt->compare_legacy,
 	};
 	for (int id = 0; id < SRC_COUNT; id++)
 		sc->min_interval[id] = opt->once ? 0 : min_interval(opt, (enum source_id)id);

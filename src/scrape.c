@@ -62,6 +62,7 @@ struct scraper *scraper_new(const struct scraper_config *cfg, struct mapping *m)
 	memcpy(cc.min_interval, cfg->min_interval, sizeof(cc.min_interval));
 	cc.cost_sources = cfg->cost_sources;
 	cc.cost = cfg->cost;
+	cc.wait_rest = cfg->wait_rest;
 	s->cache = cache_new(&cc, m);
 	s->held = answer_held_new();
 	pthread_mutex_init(&s->mu, NULL);

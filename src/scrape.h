@@ -50,6 +50,7 @@ struct scraper_config {
 	unsigned cost_sources;    /* sources whose interval, back-off and timeout follow what their
 				     fetches take (bit 1 << id: slurmrestd's /jobs; cache.h), with cost */
 	struct sched_cost_config cost;
+	int wait_rest;            /* wait for slurmrestd until the scrape's deadline (cache.h): one-shot modes */
 	double load_margin;       /* --status.load-margin, percent (loadview.h) */
 	int log_load;             /* log the nodes of unknown load once per change (the daemon) */
 	int self_schemas;         /* write slurm_exporter_shim_schema_rows, every schema's row counts (the daemon) */

@@ -29,7 +29,7 @@
 #   SLURM_PREFIX=/opt/slurm-25.11 OLD_EXPORTER=/path/to/prometheus-slurm-exporter \
 #     tests/bench/live-rest-jobs.sh 2>&1 | tee live-rest-jobs.txt
 # Environment:
-#   SLURM_PREFIX   required: an installed Slurm 25.11 with slurmrestd (this script never builds one)
+#   SLURM_PREFIX   required: an installed Slurm 25.11 or 26.05 with slurmrestd (this script never builds one)
 #   OLD_EXPORTER   the old exporter's binary (no "old" rows when unset)
 #   RECORDS        job record levels, ascending (default "5000 20000")
 #   EVERY          seconds between scrapes (default 30); IDLE_S, SHIM_S, OLD_S the rows' lengths in
@@ -73,7 +73,7 @@ LIVE_NAME=live-rest-jobs
 . "$(dirname "$0")/live-lib.sh"
 
 [ "$(id -u)" = 0 ] || die "run as root: slurmrestd runs as REST_USER, the jobs as FILL_USERS"
-[ -n "$SLURM_PREFIX" ] || die "set SLURM_PREFIX to an installed Slurm 25.11 (this script does not build one)"
+[ -n "$SLURM_PREFIX" ] || die "set SLURM_PREFIX to an installed Slurm 25.11 or 26.05 (this script does not build one)"
 for b in sbin/slurmctld sbin/slurmd sbin/slurmrestd bin/sbatch bin/squeue bin/sinfo bin/sdiag bin/scontrol; do
 	[ -x "$SLURM_PREFIX/$b" ] || die "$SLURM_PREFIX/$b not found"
 done
