@@ -308,10 +308,13 @@ static void job_run(struct fetch_job *j)
 		c->slot[id].n.failed += !got[id]->ok;
 		note_speed(c, got[id]);
 	}
-	log_transitions(c, got, j->mask);
-	for (int id = 0; id < SRC_COUNT; id++)
-		if ((j->mask & (1u << id)) && cache_is_costed(c, id))
-			note_cost(c, got[id]); /* after the failure's own line */
+	/* a fetch ended by the shutdown is no failure of its upstream: nothing to log, no back-off */
+	if (!fetch_stopping()) {
+		log_transitions(c, got, j->mask);
+		for (int id = 0; id < SRC_COUNT; id++)
+			if ((j->mask & (1u << id)) && cache_is_costed(c, id))
+				note_cost(c, got[id]); /* after the failure's own line */
+	}
 	j->done = 1;
 	mapref_put(j->map);
 	c->workers--;

@@ -23,6 +23,11 @@
 #include "payload.h"
 
 void fetch_global_init(void);   /* once, before any thread starts */
+/* Shutdown: every transfer in flight, in any thread, ends within 0.2 s as failed ("shutting down"),
+ * and every later one fails at once, so that a long timeout (a /jobs fetch may be given minutes)
+ * never holds the exit; for good (the process is exiting). */
+void fetch_stop_all(void);
+int fetch_stopping(void);       /* 1 once fetch_stop_all was called */
 
 /* A scraper's upstreams at run time: cfg[UPSTREAM_COUNT] (borrowed: it must outlive the object,
  * and is never changed), slurmctld's base_url split into its controllers once. */

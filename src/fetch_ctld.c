@@ -254,7 +254,7 @@ void fetch_ctld(struct run *r, const struct upstream_rt *u, unsigned mask, unsig
 	f->budget_end = hint > f->t0 && hint < f->end ? hint : f->end;
 	f->c->connect_ms = (long)(f->total * 1000 / (double)f->n) + 1; /* each connection gets a share */
 	start_attempt(f);
-	while (step(f) && mono_now() < f->end + 1) /* past it: a multi failure, let them go */
+	while (step(f) && mono_now() < f->end + 1 && !fetch_stopping()) /* past it: a multi failure, let them go */
 		fetch_step(r, 50);
 	finish(f, out);
 	free(f);

@@ -76,7 +76,7 @@ struct cred *fetch_cred(struct run *r, const struct upstream_rt *rt, enum upstre
 void fetch_start(struct run *r, struct xfer *x, enum source_id id, const char *base, long timeout_ms, unsigned gen,
 		 expo_keep_fn keep, void *ctx);
 /* Move the transfers on and finish the ones that end; waits at most wait_ms for activity. Returns
- * the number still running. */
+ * the number still running; 0 once fetch_stop_all was called (the caller's fetch_end fails them). */
 int fetch_step(struct run *r, long wait_ms);
 /* Take x's transfer out of the run (a payload it did not finish is finished as failed). */
 void fetch_end(struct run *r, struct xfer *x);
@@ -87,6 +87,7 @@ struct payload *fetch_failed(enum source_id id, unsigned gen, expo_keep_fn keep,
 int fetch_origin_base(const char *url, char *out, size_t len);
 /* The end of a run: its curl multi cleaned up, the credentials it read freed. */
 void fetch_run_end(struct run *r);
+
 /* slurmctld's sources in mask, from one of its controllers (fetch_ctld.c). */
 void fetch_ctld(struct run *r, const struct upstream_rt *u, unsigned mask, unsigned gen, expo_keep_fn keep, void *ctx,
 		double hint, struct payload *out[SRC_COUNT]);

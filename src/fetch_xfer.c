@@ -11,6 +11,7 @@
 #include "slurmrestd_api.h"
 
 #include <errno.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -544,10 +545,24 @@ void fetch_start(struct run *r, struct xfer *x, enum source_id id, const char *b
 	curl_multi_add_handle(r->m, x->h);
 }
 
+static atomic_int stop_all;
+
+void fetch_stop_all(void)
+{
+	atomic_store(&stop_all, 1);
+}
+
+int fetch_stopping(void)
+{
+	return atomic_load(&stop_all);
+}
+
 int fetch_step(struct run *r, long wait_ms)
 {
 	CURLMsg *msg;
 	int running = 0, left;
+	if (fetch_stopping())
+		return 0;
 	if (curl_multi_perform(r->m, &running) != CURLM_OK)
 		return 0;
 	while ((msg = curl_multi_info_read(r->m, &left)))
@@ -562,8 +577,8 @@ void fetch_end(struct run *r, struct xfer *x)
 {
 	if (!x->h)
 		return;
-	if (!x->p->at) { /* never completed: multi failure, or given up */
-		payload_fault(x->p, FAULT_TRANSPORT, "transfer did not complete");
+	if (!x->p->at) { /* never completed: multi failure, given up, or shutting down */
+		payload_fault(x->p, FAULT_TRANSPORT, fetch_stopping() ? "shutting down" : "transfer did not complete");
 		payload_finish(x->p);
 		if (x->pending)
 			--*x->pending;

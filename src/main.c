@@ -246,6 +246,7 @@ static int serve(const struct options *opt, const struct schemas *sc, struct pro
 	}
 	rc = 0;
 out:
+	fetch_stop_all(); /* a fetch in flight (a /jobs may be given minutes) ends now, not at its timeout */
 	server_stop(srv);
 	webconfig_free(wc);
 	return rc;

@@ -180,13 +180,13 @@ static const struct flag flags[] = {
 		  "per-account jobs); the job-state rows read /jobs/state without it" },
 	{ .name = "slurmrestd.jobs.min-interval", F_SECONDS(rest_jobs_min_interval), .def = "30", .lo = 0, .hi = 86400,
 	  .metavar = "SECONDS", .help = "reuse a slurmrestd /jobs answer at least this long (the floor of its interval)" },
-	{ .name = "slurmrestd.jobs.max-share", F_INT(rest_jobs_max_share), .def = "5", .lo = 0, .hi = 100,
+	{ .name = "slurmrestd.jobs.max-share", F_INT(rest_jobs_max_share), .def = "1", .lo = 0, .hi = 100,
 	  .metavar = "PERCENT", .help = "fetch /jobs again only once its last fetch took at most this share of the time "
-	  "since that fetch began (a 2.7 s fetch at 5%: every 54 s); 0: every --slurmrestd.jobs.min-interval" },
+	  "since that fetch began (a 2.7 s fetch at 1%: every 270 s); 0: every --slurmrestd.jobs.min-interval" },
 	{ .name = "slurmrestd.jobs.max-backoff", F_SECONDS(rest_jobs_max_backoff), .def = "600", .lo = 0, .hi = 86400,
 	  .metavar = "SECONDS", .help = "after failed /jobs fetches, wait --slurmrestd.jobs.min-interval doubled per "
 	  "failure in a row, at most this long" },
-	{ .name = "slurmrestd.jobs.max-timeout", F_SECONDS(rest_jobs_max_timeout), .def = "60", .lo = 0.001, .hi = 86400,
+	{ .name = "slurmrestd.jobs.max-timeout", F_SECONDS(rest_jobs_max_timeout), .def = "300", .lo = 0.001, .hi = 86400,
 	  .metavar = "SECONDS", .help = "the timeout of a /jobs fetch before one was usable, and the longest: then it gets "
 	  "twice its last usable fetch's duration, doubled per failure in a row, never less than --slurmrestd.timeout" },
 	{ .name = "slurmrestd.max-body", F_BYTES(rest_max_body), .def = "4294967296", .lo = 1, .hi = 1099511627776.0,

@@ -609,6 +609,42 @@ static void test_rest_hung_not_waited_for(void **state)
 	stop(&f);
 }
 
+/* Shutdown does not wait for a fetch in flight: slurmrestd hangs on /jobs, whose first fetch may take
+ * --slurmrestd.jobs.max-timeout (30 s here); SIGTERM while it runs ends the shim within 3 s (before,
+ * the exit waited for the fetch's whole timeout), and the fetch so ended is logged as no failure (no
+ * back-off line). */
+static void test_rest_jobs_stop_interrupts(void **state)
+{
+	(void)state;
+	struct proc f, s;
+	struct resp r;
+	char url[64];
+	fake_start(&f, REST_STATE, "--fault", "hang", "--fault-endpoint", "rest_jobs", NULL);
+	rest_url(url, sizeof(url), f.port);
+	write_rest_mapping();
+	shim_start(&s, f.port, "--mapping.file", REST_MAPPING, "--slurmrestd.url", url, "--slurmrestd.jobs",
+		   "--slurmrestd.api-version", "v0.0.44", "--slurmrestd.jobs.max-timeout", "30", NULL);
+	http_hdr("GET", s.port, "/metrics", "X-Prometheus-Scrape-Timeout-Seconds: 2", &r, 10000);
+	assert_int_equal(r.status, 200);
+	buf_free(&r.body);
+	double t0 = mono_now();
+	while (stat_count(f.port, "rest_jobs") < 1 && mono_now() - t0 < 10)
+		tu_sleep_ms(50);
+	assert_int_equal(stat_count(f.port, "rest_jobs"), 1); /* the /jobs fetch is in flight, hung */
+	t0 = mono_now();
+	stop(&s);
+	double took = mono_now() - t0;
+	print_message("figures: the shim exited %.2f s after SIGTERM with a /jobs fetch in flight\n", took);
+	assert_true(took < 3);
+	char *log = tu_slurp(s.log, NULL);
+	assert_non_null(log);
+	assert_non_null(strstr(log, "shutting down"));        /* the signal's line */
+	assert_null(strstr(log, "backing off"));              /* the ended fetch is no failure of slurmrestd */
+	assert_null(strstr(log, "jobs failed"));
+	free(log);
+	stop(&f);
+}
+
 /* Discovery's choice from an /openapi/v3 document. */
 static void test_restapi_learn(void **state)
 {
@@ -1020,6 +1056,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_rest_version_rediscovered, kill_children),
 		cmocka_unit_test_teardown(test_rest_openapi_streamed, kill_children),
 		cmocka_unit_test_teardown(test_rest_jobs_backoff, kill_children),
+		cmocka_unit_test_teardown(test_rest_jobs_stop_interrupts, kill_children),
 	};
 	return http_fixture_run("http_rest", tests, sizeof(tests) / sizeof(tests[0]));
 }

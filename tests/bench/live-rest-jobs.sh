@@ -39,7 +39,9 @@
 #   ORDER          the rows in the order they run, each url, jobs or old, any of them repeated (default
 #                  "$SHIM_MODES old"; e.g. "old url old url jobs old": the old exporter's windows
 #                  alternate with the shim's, in the same conditions); JOBS_S the jobs rows' length
-#                  (default SHIM_S: a full /jobs period at 20,000 jobs needs about 1,000 s); url+FLAGS:
+#                  (default SHIM_S; a full /jobs period is 100 times a fetch's duration at the default
+#                  --slurmrestd.jobs.max-share 1: 10 to 40 min at 5,000 jobs, 80 at 20,000 on a loaded
+#                  2-CPU host); url+FLAGS:
 #                  --slurmrestd.url with FLAGS, "+" between words (url+--slurmrestd.min-interval+55)
 #   WORKDIR, KEEP=1: keep the cluster's state; run again with the same WORKDIR and BASE_PORT, slurmctld
 #                  recovers the queue from it and fill_to submits nothing more
