@@ -186,7 +186,7 @@ static const struct self_family self[] = {
 		  "--slurmrestd.timeout and --slurmrestd.jobs.max-timeout (that one until a fetch was usable)." },
 	{ .name = "slurm_exporter_shim_fetch_failures", .type = "gauge", .each = EACH_COSTED, .when = WHEN_SAMPLE,
 	  .value = v_failures, .labels = { "endpoint" },
-	  .help = "The endpoint's failed fetches in a row: above 0 it is backing off, and the rows that read it are "
+	  .help = "The endpoint's failed fetches in a row: above 0 /jobs is backing off, and the rows that read it are "
 		  "served from their native forms." },
 	{ .name = "slurm_exporter_shim_mapping_rows", .type = "gauge", .each = EACH_ROW_STATUS, .value = v_row_status,
 	  .labels = { "status" }, .help = "Rows of the loaded mapping by what they gave this scrape." },

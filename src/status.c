@@ -83,8 +83,8 @@ static void source_row(struct buf *out, int id, const struct scraper_status *st)
 	buf_puts(out, "</td></tr>\n");
 }
 
-/* A cost-scheduled source (slurmrestd's /jobs): what its fetches cost, the interval and age that
- * gives, and its back-off (docs/operations.md, "What /jobs costs slurmrestd"). */
+/* A cost-scheduled source (slurmrestd's documents): what its fetches cost, the interval and age that
+ * gives, and its back-off (/jobs) or failures (docs/operations.md, "What /jobs costs slurmrestd"). */
 static void cost_line(struct buf *out, int id, const struct scraper_status *st)
 {
 	const struct render_counts *o = &st->res->src[id].n;
@@ -99,9 +99,10 @@ static void cost_line(struct buf *out, int id, const struct scraper_status *st)
 	if (age >= 0)
 		buf_printf(out, "; the answer served is %.0f s old", age);
 	buf_printf(out, "; the next fetch may take %.0f s.", o->timeout);
-	if (o->failures)
-		buf_printf(out, " <b>Backing off</b> after %u failed fetch%s in a row: the rows that read it are served "
-			   "from their native forms until a fetch is usable.", o->failures, o->failures == 1 ? "" : "es");
+	if (o->failures) /* only the job-walking class backs off (--slurmrestd.jobs.max-backoff) */
+		buf_printf(out, " %s after %u failed fetch%s in a row: the rows that read it are served from their "
+			   "native forms until a fetch is usable.", sources[id].walks_jobs ? "<b>Backing off</b>" : "<b>Failing</b>",
+			   o->failures, o->failures == 1 ? "" : "es");
 	buf_puts(out, "</p>\n");
 }
 
