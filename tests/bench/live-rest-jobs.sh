@@ -21,7 +21,7 @@
 # and the exporter itself, from tests/bench/live_cpu.py's window mode; each scrape's duration and
 # what the shim said about /jobs and /jobs/state (cost, interval, timeout, failures, age) and the age
 # of each kind of row (slurm_queue_pending: /jobs/state; slurm_queue_pending_dependency: /jobs) after
-# the table.
+# the table. Each row's header and end say the UTC time and the load average (/proc/loadavg).
 # Scrapes are as Prometheus sends them (gzip accepted, a 10 s scrape timeout).
 #
 # Usage, as root (slurmrestd refuses root and runs as REST_USER; the jobs belong to FILL_USERS),
@@ -29,7 +29,9 @@
 #   SLURM_PREFIX=/opt/slurm-25.11 OLD_EXPORTER=/path/to/prometheus-slurm-exporter \
 #     tests/bench/live-rest-jobs.sh 2>&1 | tee live-rest-jobs.txt
 # Environment:
-#   SLURM_PREFIX   required: an installed Slurm 25.11 or 26.05 with slurmrestd (this script never builds one)
+#   SLURM_PREFIX   required: an installed Slurm 25.11 or 26.05 with slurmrestd (this script never builds one);
+#                  or a prefix of symlinks to one whose sbin/slurmrestd is a script that execs the real one
+#                  (exec keeps the PID measured), e.g. with LD_LIBRARY_PATH naming a patched libslurmfull.so
 #   OLD_EXPORTER   the old exporter's binary (no "old" rows when unset)
 #   RECORDS        job record levels, ascending (default "5000 20000")
 #   EVERY          seconds between scrapes (default 30); IDLE_S, SHIM_S, OLD_S the rows' lengths in
@@ -90,6 +92,11 @@ CTLD=http://127.0.0.1:$BASE_PORT
 SHIM_PORT=$((BASE_PORT + 10))
 OLD_PORT=$((BASE_PORT + 12))
 
+# when: the UTC time and the load average, for a row's header and end
+when() {
+	echo "$(date -u +%H:%M:%S) UTC, load $(cut -d' ' -f1-3 /proc/loadavg)"
+}
+
 OLD_PID=""
 start_old() {
 	env PATH="$SLURM_PREFIX/bin:/usr/bin:/bin" SLURM_CONF="$CONF" "$OLD_EXPORTER" -listen-address "127.0.0.1:$OLD_PORT" \
@@ -131,8 +138,9 @@ for n in $RECORDS; do
 		echo "  slurmrestd /$d: $(curl -s --max-time 120 -o /dev/null -w '%{size_download} bytes in %{time_total} s' $REST_CURL/slurm/$REST_VERSION/$d)"
 	done
 	echo
-	echo "idle (nothing scrapes), ${IDLE_S} s:"
+	echo "idle (nothing scrapes), ${IDLE_S} s ($(when)):"
 	$LIVE_CPU window "$IDLE_S" 0 none "slurmctld=$CTLD_PID" "slurmrestd=$REST_PID" | grep -v '# scrape'
+	echo "  ended $(when)"
 	echo
 	for mode in $ORDER; do
 		case $mode in
@@ -142,10 +150,11 @@ for n in $RECORDS; do
 		old)
 			[ -n "$OLD_EXPORTER" ] || continue
 			echo
-			echo "old exporter 0.20, ${OLD_S} s:"
+			echo "old exporter 0.20, ${OLD_S} s ($(when)):"
 			start_old
 			$LIVE_CPU window "$OLD_S" "$EVERY" "http://127.0.0.1:$OLD_PORT/metrics" "slurmctld=$CTLD_PID" \
 				"slurmrestd=$REST_PID" "CLI children=$OLD_PID:children" "old exporter=$OLD_PID" | grep -v '# scrape'
+			echo "  ended $(when)"
 			kill "$OLD_PID" 2>/dev/null || true
 			wait "$OLD_PID" 2>/dev/null || true
 			continue
@@ -153,11 +162,12 @@ for n in $RECORDS; do
 		*) die "ORDER: $mode is neither url, jobs nor old" ;;
 		esac
 		echo
-		echo "shim --slurmrestd.url${mflags:+ $mflags} ${SHIM_SET:+$SHIM_SET }(defaults otherwise), ${window} s:"
+		echo "shim --slurmrestd.url${mflags:+ $mflags} ${SHIM_SET:+$SHIM_SET }(defaults otherwise), ${window} s ($(when)):"
 		# shellcheck disable=SC2086 # SHIM_SET and mflags are words
 		start_shim "$CTLD" --slurmrestd.url "unix:$REST_SOCK" $mflags $SHIM_SET
 		$LIVE_CPU window "$window" "$EVERY" "http://127.0.0.1:$SHIM_PORT/metrics" "slurmctld=$CTLD_PID" \
 			"slurmrestd=$REST_PID" "shim=$SHIM_PID"
+		echo "  ended $(when)"
 		curl -s "http://127.0.0.1:$SHIM_PORT/" | sed -n 's/<[^>]*>//g; /slurmrestd-jobs/p'
 		stop_shim
 		echo "  shim log:"
