@@ -450,7 +450,8 @@ static void test_bad_answer_leaves_rows_out(void **state)
 static void test_declared_family_in_rows(void **state)
 {
 	(void)state;
-	char path[] = "/tmp/test_rest_resv_XXXXXX";
+	char path[256];
+	snprintf(path, sizeof(path), "%s/rest_resv_XXXXXX", tu_tmpdir());
 	int fd = mkstemp(path);
 	assert_true(fd >= 0);
 	static const char table[] =
