@@ -123,15 +123,19 @@ static inline void tu_tmp_cleanup(void)
 	}
 }
 
+/* Where temporary directories go: $TMPDIR, or /tmp when it is unset, relative or over 64 bytes. */
+static inline const char *tu_tmpbase(void)
+{
+	const char *base = getenv("TMPDIR");
+	return base && base[0] == '/' && strlen(base) <= 64 ? base : "/tmp";
+}
+
 /* The test's own directory (made on the first call). */
 static inline const char *tu_tmpdir(void)
 {
 	struct tu_tmp_state *t = tu_tmp_state();
 	if (!t->dir[0]) {
-		const char *base = getenv("TMPDIR");
-		if (!base || base[0] != '/' || strlen(base) > 64)
-			base = "/tmp";
-		snprintf(t->dir, sizeof(t->dir), "%s/shimtest-XXXXXX", base);
+		snprintf(t->dir, sizeof(t->dir), "%s/shimtest-XXXXXX", tu_tmpbase());
 		if (!mkdtemp(t->dir)) {
 			fprintf(stderr, "mkdtemp %s: %s\n", t->dir, strerror(errno));
 			exit(1);
