@@ -26,7 +26,7 @@ t0=$(date +%s)
 "$SHIM_BIN" "$@" --once >"$TMP/once" 2>"$TMP/once.log"
 rc=$? t=$(($(date +%s) - t0))
 check "--once exits 0 ($rc)" [ "$rc" = 0 ]
-check "--once waited for the 3 s answers, within the 10 s timeout ($t s)" [ "$t" -ge 3 ] && [ "$t" -le 9 ]
+check "--once waited for the 3 s answers, within the 10 s timeout ($t s)" eval '[ "$t" -ge 3 ] && [ "$t" -le 9 ]'
 for e in nodes shares diag jobs-state; do
 	has "--once: slurmrestd-$e up" "slurm_exporter_shim_up{endpoint=\"slurmrestd-$e\"} 1" "$TMP/once"
 done
