@@ -31,7 +31,7 @@
 struct proc {
 	pid_t pid;
 	unsigned port;
-	char log[64];
+	char log[192];
 };
 
 static inline unsigned free_port(void)
@@ -187,7 +187,7 @@ static inline void fake_start(struct proc *f, const char *dir, ...)
 	for (int attempt = 0; attempt < 5; attempt++) {
 		f->port = free_port();
 		snprintf(port, sizeof(port), "%u", f->port);
-		snprintf(f->log, sizeof(f->log), "/tmp/shimtest-fake-%u.log", f->port);
+		snprintf(f->log, sizeof(f->log), "%s/fake-%u.log", tu_tmpdir(), f->port);
 		f->pid = spawn(argv, f->log);
 		if (wait_ready(f->pid, f->port))
 			return;
@@ -202,7 +202,7 @@ static inline void shim_launch(struct proc *s, char *argv[], char listen[64])
 	for (int attempt = 0; attempt < 5; attempt++) {
 		s->port = free_port();
 		snprintf(listen, 64, "127.0.0.1:%u", s->port);
-		snprintf(s->log, sizeof(s->log), "/tmp/shimtest-shim-%u.log", s->port);
+		snprintf(s->log, sizeof(s->log), "%s/shim-%u.log", tu_tmpdir(), s->port);
 		s->pid = spawn(argv, s->log);
 		if (wait_ready(s->pid, s->port))
 			return;
@@ -236,8 +236,12 @@ static inline void shim_start(struct proc *s, unsigned upstream, ...)
 /* The legacy families of an exposition: every line before the first self metric. */
 static inline char *legacy_part(const char *text)
 {
-	const char *end = strstr(text, "# HELP slurm_exporter_shim_");
-	return xstrndup(text, end ? (size_t)(end - text) : strlen(text));
+	/* (an index, not strstr's pointer: GCC 12 took that for a dangling pointer once tu_tmp was in) */
+	static const char self[] = "# HELP slurm_exporter_shim_";
+	size_t n = 0;
+	while (text[n] && strncmp(text + n, self, sizeof(self) - 1) != 0)
+		n++;
+	return xstrndup(text, n);
 }
 
 static inline char *once_output(const char *dir, const char *extra)
@@ -329,14 +333,15 @@ static inline void reload_and_wait(const struct proc *p, const char *needle)
 	fail_msg("no '%s' in %s within 30 s of SIGHUP", needle, p->log);
 }
 
-/* A payload of tests/bench/gen_payload.py with this many nodes, made once: /tmp/shimtest-bigN. 4,000
+/* A payload of tests/bench/gen_payload.py with this many nodes, made once a run: big-N in the test's
+ * own directory. 4,000
  * nodes give a 1.6 MB answer; 10,000 a 4.2 MB one, more than the 4 MB a socket's send buffer takes,
  * so that a client that does not read keeps the shim's answer. */
 static inline const char *big_payload(int nodes)
 {
-	static char dir[64];
+	static char dir[192];
 	char n[16];
-	snprintf(dir, sizeof(dir), "/tmp/shimtest-big%d", nodes);
+	snprintf(dir, sizeof(dir), "%s/big-%d", tu_tmpdir(), nodes);
 	snprintf(n, sizeof(n), "%d", nodes);
 	if (!tu_is_dir(dir)) {
 		char *argv[] = { "/usr/bin/env", "python3", "tests/bench/gen_payload.py", "--nodes", n, "--out", dir, NULL };
@@ -389,7 +394,7 @@ static inline double self_value(const char *text, const char *name, const char *
  * --slurmctld.url is A; extra: more shim flags (up to 2, NULL-terminated). */
 struct probe_env {
 	struct proc a, b, c, s;
-	char file[64];
+	char file[192];
 };
 
 static inline void probe_start(struct probe_env *e, const char *extra1, const char *extra2)
@@ -398,14 +403,14 @@ static inline void probe_start(struct probe_env *e, const char *extra1, const ch
 	fake_start(&e->a, IDLE, NULL);
 	fake_start(&e->b, BUSY, NULL);
 	fake_start(&e->c, IDLE, NULL);
-	snprintf(e->file, sizeof(e->file), "/tmp/shimtest-targets-%u.yml", e->a.port);
+	snprintf(e->file, sizeof(e->file), "%s/targets-%u.yml", tu_tmpdir(), e->a.port);
 	snprintf(text, sizeof(text),
-		 "targets:\n  idle:\n    slurmctld_url: http://127.0.0.1:%u\n    mapping: /tmp/shimtest-probe-idle.json\n"
+		 "targets:\n  idle:\n    slurmctld_url: http://127.0.0.1:%u\n    mapping: %s\n"
 		 "  busy: {slurmctld_url: [\"http://127.0.0.1:%u\"]}\n  down: {slurmctld_url: http://127.0.0.1:%u}\n",
-		 e->a.port, e->b.port, free_port());
+		 e->a.port, tu_tmp("probe-idle.json"), e->b.port, free_port());
 	tu_write(e->file, text);
 	char *orig = tu_slurp(MAPPING, NULL);
-	tu_write("/tmp/shimtest-probe-idle.json", orig);
+	tu_write(tu_tmp("probe-idle.json"), orig);
 	free(orig);
 	shim_start(&e->s, e->a.port, "--probe.targets-file", e->file, "--slurmctld.min-interval", "30",
 		   "--slurmctld.jobs.min-interval", "30", extra1, extra2, NULL);

@@ -1,7 +1,8 @@
 # tests/lib.sh: helpers shared by the shell tests (sourced, not run): the load and soak tests, the
-# status page's, and the checkers' (test_layers.sh, test_source_shape.sh).
+# status page's, the checkers' (test_layers.sh, test_source_shape.sh) and the tests of the daemon
+# against fake_slurmctld (fake_test sets them up).
 # The caller sets PASS=0 FAIL=0 before using ok/bad/check/finish, and TMP, STATE, MAPPING,
-# MIN_INTERVAL, SHIM_BIN, FAKE_SLURMCTLD before starting processes.
+# MIN_INTERVAL, SHIM_BIN, FAKE_SLURMCTLD before starting processes (or calls fake_test).
 
 # killwait PID...: SIGTERM and reap each (empty arguments are skipped)
 killwait() {
@@ -42,6 +43,41 @@ rand_port() {
 	[ "${lo:-0}" -gt 21000 ] 2>/dev/null || lo=32768
 	echo $((20000 + $(od -An -N2 -tu2 /dev/urandom | tr -d ' ') % (lo - 20000)))
 }
+
+# fake_test NAME [SRC]: the start of a test of the daemon against fake_slurmctld, run from the
+# repository root after `. tests/lib.sh`: PASS=0 FAIL=0; SHIM_BIN and FAKE_SLURMCTLD from the
+# environment, else the build's; MAPPING the legacy table and MIN_INTERVAL 0 (the caller may set
+# them after); TMP a new directory ${TMPDIR:-/tmp}/shim-test-NAME.XXXXXX; FAKE_PID, SHIM_PID and
+# MORE_PIDS empty. On exit the shim, the fake and the processes in MORE_PIDS (the caller's other
+# fakes) are ended and TMP removed; INT and TERM exit 130 (through it). With SRC, a capture
+# directory: STATE is a copy of its answers in $TMP/state, which the test may change, and
+# $TMP/legacy holds the old exporter's eleven queue families in SRC (queue_equal's). Exits 1 if it
+# cannot.
+fake_test() {
+	PASS=0 FAIL=0
+	SHIM_BIN=${SHIM_BIN:-./slurm-exporter-shim}
+	FAKE_SLURMCTLD=${FAKE_SLURMCTLD:-build/tests/fake_slurmctld}
+	MAPPING=mappings/prometheus-slurm-exporter.json
+	MIN_INTERVAL=0
+	FAKE_PID='' SHIM_PID='' MORE_PIDS=''
+	TMP=$(mktemp -d "${TMPDIR:-/tmp}/shim-test-$1.XXXXXX") || exit 1
+	trap fake_test_cleanup EXIT
+	trap 'exit 130' INT TERM
+	[ $# -ge 2 ] || return 0
+	SRC=$2 STATE=$TMP/state
+	mkdir "$STATE" && cp "$SRC"/*.txt "$SRC"/*.json "$STATE"/ || exit 1
+	grep -E '^slurm_queue_[a-z_]+ ' "$SRC/legacy_exporter_metrics.txt" | grep -v pending_dependency | sort >"$TMP/legacy"
+}
+fake_test_cleanup() {
+	# shellcheck disable=SC2086 # MORE_PIDS is a list of PIDs
+	killwait "$SHIM_PID" "$FAKE_PID" $MORE_PIDS
+	rm -rf "$TMP"
+}
+# queue_equal [FILE]: the eleven queue families in FILE (default $TMP/m, the last scrape) are the old
+# exporter's ($TMP/legacy, by fake_test), line for line (pending_dependency aside: it needs /jobs)
+queue_equal() { grep -E '^slurm_queue_[a-z_]+ ' "${1:-$TMP/m}" | grep -v pending_dependency | sort | cmp -s - "$TMP/legacy"; }
+# stat_of NAME: how many requests the fake has counted for NAME (an endpoint of its /_stats)
+stat_of() { curl -s "http://127.0.0.1:$FAKE_PORT/_stats" | awk -v n="$1" '$1 == n { print $2 }'; }
 
 # start_fake [FLAGS...]: fake_slurmctld serving $STATE on a port it picks, with FLAGS (its faults);
 # sets FAKE_PID, FAKE_PORT.

@@ -106,7 +106,8 @@ static void test_status_page_shows_bidi(void **state)
 /* What log_info writes to stderr for a reason holding every one of them, in format json. */
 static char *logged(int json)
 {
-	char path[] = "/tmp/shimtest-bidi-XXXXXX", reason[128] = "reason ";
+	char path[256], reason[128] = "reason ";
+	snprintf(path, sizeof(path), "%s/bidi-XXXXXX", tu_tmpdir());
 	int fd = mkstemp(path), saved = dup(2);
 	assert_true(fd >= 0 && saved >= 0);
 	for (size_t i = 0; i < NBIDI; i++)

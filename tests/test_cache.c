@@ -146,7 +146,7 @@ static unsigned calls(struct fake *k, enum source_id id)
 /* A table reading slurm_node_cpus (nodes), n gives another row name so that two tables differ. */
 static struct mapping *table(int n)
 {
-	const char *path = "/tmp/shimtest-cache-mapping.json";
+	const char *path = tu_tmp("cache-mapping.json");
 	char json[400];
 	snprintf(json, sizeof(json), "{\"metrics\": [{\"name\": \"row%d\", \"help\": \"h\", \"type\": \"gauge\", "
 		 "\"fidelity\": \"exact\", \"expr\": \"sum(slurm_node_cpus)\"}]}", n);

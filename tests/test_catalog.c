@@ -183,13 +183,13 @@ static int diff_has(const struct catalog_diff *d, enum catalog_kind k, int ep, c
 /* A copy of capture src edited as copy_capture says, with the shipped table loaded (edited_end frees). */
 struct edited {
 	struct mapping *m;
-	char dir[40];
+	char dir[256];
 };
 
 static void edited_start(struct edited *e, const char *src, int ep, const char *from, const char *to, int drop)
 {
 	e->m = tu_load_shipped();
-	snprintf(e->dir, sizeof(e->dir), "/tmp/shimtest-catalog-XXXXXX");
+	snprintf(e->dir, sizeof(e->dir), "%s/catalog-XXXXXX", tu_tmpdir());
 	copy_capture(src, e->dir, ep, from, to, drop);
 }
 
@@ -300,10 +300,11 @@ static void test_bounded(void **state)
 static void test_logged_once_and_on_status_page(void **state)
 {
 	(void)state;
-	char dir[] = "/tmp/shimtest-catalog-XXXXXX";
+	char dir[256], logf[256];
+	snprintf(dir, sizeof(dir), "%s/catalog-XXXXXX", tu_tmpdir());
 	copy_capture("tests/fixtures/slurm-25.11/02-busy-mix", dir, SRC_NODES, "slurm_node_cpus_alloc",
 		     "slurm_node_cpus_allocated", 0);
-	char logf[] = "/tmp/shimtest-cataloglog-XXXXXX";
+	snprintf(logf, sizeof(logf), "%s/cataloglog-XXXXXX", tu_tmpdir());
 	int fd = mkstemp(logf), saved = dup(2);
 	assert_true(fd >= 0 && saved >= 0);
 	struct scraper_config cfg = { .replay_dir = dir, .upstream[UPSTREAM_SLURMCTLD] = { .max_body = 1u << 28 } };
@@ -415,7 +416,8 @@ static void test_loader_checks(void **state)
 		  "validated_on: the rows read slurm_node_cpus, which no release lists on /metrics/nodes" },
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		char path[] = "/tmp/shimtest-catalog-map-XXXXXX", text[1200];
+		char path[256], text[1200];
+		snprintf(path, sizeof(path), "%s/catalog-map-XXXXXX", tu_tmpdir());
 		int fd = mkstemp(path);
 		assert_true(fd >= 0);
 		close(fd);

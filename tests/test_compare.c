@@ -201,7 +201,7 @@ static void test_other_families(void **state)
 static void test_served_form_from_result(void **state)
 {
 	(void)state;
-	const char *path = "/tmp/shimtest-compare-forms.json";
+	const char *path = tu_tmp("compare-forms.json");
 	tu_write(path, "{\"metrics\": [{\"name\": \"jobs\", \"help\": \"h\", \"type\": \"gauge\", \"fidelity\": \"approximate\","
 		       " \"note\": \"the native note\", \"expr\": \"slurm_jobs\", \"prefer\": ["
 		       "{\"expr\": \"sum(slurmrestd_share_level)\", \"fidelity\": \"exact\"},"
@@ -233,7 +233,7 @@ static void test_served_form_from_result(void **state)
 /* A table with one unavailable histogram row "cmd_seconds" (its own file). */
 static struct mapping *histogram_table(void)
 {
-	const char *path = "/tmp/shimtest-compare-histogram.json";
+	const char *path = tu_tmp("compare-histogram.json");
 	tu_write(path, "{\"metrics\": [{\"name\": \"cmd_seconds\", \"help\": \"h\", \"type\": \"histogram\","
 		       " \"fidelity\": \"unavailable\", \"note\": \"the peer's own runs\"}]}");
 	struct mapping *m = mapping_load(path, NULL);
@@ -381,7 +381,7 @@ static void test_json(void **state)
 struct fake {
 	pid_t pid;
 	unsigned port;
-	char portfile[64];
+	char portfile[192];
 };
 
 /* The running fake, so that a failed assertion (which skips the test's fake_stop) still gets it
@@ -403,7 +403,7 @@ static int stop_fake(void **state)
 static void fake_start(struct fake *f, const char *dir, const char *legacy)
 {
 	const char *bin = getenv("FAKE_SLURMCTLD") ? getenv("FAKE_SLURMCTLD") : "build/tests/fake_slurmctld";
-	snprintf(f->portfile, sizeof(f->portfile), "/tmp/shimtest-cmp-%d.port", (int)getpid());
+	snprintf(f->portfile, sizeof(f->portfile), "%s", tu_tmp("cmp.port"));
 	unlink(f->portfile);
 	char *argv[] = { (char *)bin, "--port", "0", "--port-file", f->portfile, "--dir", (char *)dir,
 			 "--legacy", (char *)legacy, NULL };
@@ -499,7 +499,8 @@ static void test_altered_page(void **state)
 {
 	(void)state;
 	const char *dir = "tests/fixtures/slurm-25.11/02-busy-mix";
-	char path[300], altered[] = "/tmp/shimtest-cmp-legacy-XXXXXX";
+	char path[300], altered[256];
+	snprintf(altered, sizeof(altered), "%s/cmp-legacy-XXXXXX", tu_tmpdir());
 	snprintf(path, sizeof(path), "%s/legacy_exporter_metrics.txt", dir);
 	char *text = tu_slurp(path, NULL), *p = strstr(text, "\nslurm_cpus_total ");
 	assert_non_null(p);
@@ -588,7 +589,8 @@ static void test_empty_page(void **state)
 	const char *dir = "tests/fixtures/slurm-25.11/01-idle";
 	static const char *const pages[] = { "", "# HELP is no family without a TYPE or a sample\n\n" };
 	for (size_t i = 0; i < sizeof(pages) / sizeof(pages[0]); i++) {
-		char path[] = "/tmp/shimtest-cmp-empty-XXXXXX";
+		char path[256];
+		snprintf(path, sizeof(path), "%s/cmp-empty-XXXXXX", tu_tmpdir());
 		int fd = mkstemp(path);
 		size_t n = strlen(pages[i]);
 		assert_true(fd >= 0 && write(fd, pages[i], n) == (ssize_t)n);
@@ -609,9 +611,9 @@ static void test_empty_page(void **state)
 /* ------------------------------------------------------------------ which schema the old exporter speaks */
 
 #define PEERS "tests/fixtures/peers-25.11/P1-busy-mix/"
-#define RIVOSINC "/tmp/shimtest-cmp-schemas/rivosinc-slurm-exporter.json"
-#define SCKYZO "/tmp/shimtest-cmp-schemas/sckyzo-slurm-exporter.json"
-#define TWIN "/tmp/shimtest-cmp-schemas/rivosinc-twin.json"
+#define RIVOSINC tu_tmp("cmp-schemas/rivosinc-slurm-exporter.json")
+#define SCKYZO tu_tmp("cmp-schemas/sckyzo-slurm-exporter.json")
+#define TWIN tu_tmp("cmp-schemas/rivosinc-twin.json")
 
 /* Small stand-ins for the peers' schemas, named as theirs: two rows each, of names only that peer
  * prints (unavailable: the comparison needs no expression), the SckyzO one with every vpenso row name
@@ -620,7 +622,7 @@ static void write_schemas(void)
 {
 #define ROW "{\"name\": \"%s\", \"help\": \"h\", \"type\": \"gauge\", \"fidelity\": \"unavailable\", \"note\": \"test\"}"
 	char r1[200], r2[200];
-	mkdir("/tmp/shimtest-cmp-schemas", 0700);
+	mkdir(tu_tmp("cmp-schemas"), 0700);
 	snprintf(r1, sizeof(r1), ROW, "slurm_lic_total");
 	snprintf(r2, sizeof(r2), ROW, "slurm_partition_weight");
 	struct buf b;
@@ -739,7 +741,9 @@ static void test_schema_recognised(void **state)
 	/* told: the vpenso page against the rivosinc stand-in */
 	const char *told[] = { "--mapping.file", RIVOSINC, "--compare-legacy.schema", "rivosinc-slurm-exporter", NULL };
 	assert_int_equal(compare_err(f.port, dir, &out, &err, told), 1);
-	assert_non_null(strstr(out, "schema rivosinc-slurm-exporter (" RIVOSINC ")\n"));
+	char want[300];
+	snprintf(want, sizeof(want), "schema rivosinc-slurm-exporter (%s)\n", RIVOSINC);
+	assert_non_null(strstr(out, want));
 	assert_line(out, "slurm_lic_total", "absent                 unavailable");
 	assert_line(out, "slurm_cpus_alloc", "only-legacy            none");
 	free(out), free(err);

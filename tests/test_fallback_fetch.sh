@@ -10,20 +10,8 @@
 # and per-partition job rows have no usable preferred form, so their walks are fetched every scrape.
 # Env: SHIM_BIN, FAKE_SLURMCTLD. Run from the repository root. Needs curl.
 cd "$(dirname "$0")/.." || exit 1
-SHIM_BIN=${SHIM_BIN:-./slurm-exporter-shim}
-FAKE_SLURMCTLD=${FAKE_SLURMCTLD:-build/tests/fake_slurmctld}
-MAPPING=mappings/prometheus-slurm-exporter.json
-MIN_INTERVAL=0
-SRC=tests/fixtures/slurm-25.11-rest/R2-busy-mix-draining
-TMP=$(mktemp -d /tmp/shim-test-fallback.XXXXXX) || exit 1
-STATE=$TMP/state
 . tests/lib.sh
-PASS=0 FAIL=0
-FAKE_PID='' SHIM_PID=''
-cleanup() { killwait "$SHIM_PID" "$FAKE_PID"; rm -rf "$TMP"; }
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-mkdir "$STATE" && cp "$SRC"/*.txt "$SRC"/*.json "$STATE"/ || exit 1
+fake_test fallback tests/fixtures/slurm-25.11-rest/R2-busy-mix-draining
 
 # every document fetched anew on every scrape: /jobs too (no share rule, no floor)
 shim() {
@@ -43,8 +31,6 @@ grew() {
 	check "$1: $4 requested $((b - a)) time(s), want $5" [ "$((b - a))" = "$5" ]
 }
 from() { has "$1: $2 from $3" "slurm_exporter_shim_row_fidelity{family=\"$2\",fidelity=\"exact\",upstream=\"$3\"} 1"; }
-grep -E '^slurm_queue_[a-z_]+ ' "$SRC/legacy_exporter_metrics.txt" | grep -v pending_dependency | sort >"$TMP/legacy"
-queue_equal() { grep -E '^slurm_queue_[a-z_]+ ' "$TMP/m" | grep -v pending_dependency | sort | cmp -s - "$TMP/legacy"; }
 legacy_line() { grep -E "^$1 " "$SRC/legacy_exporter_metrics.txt"; }
 
 # 1. --slurmrestd.jobs, every document good: after the first scrape (nothing known yet: every form

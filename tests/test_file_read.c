@@ -12,7 +12,7 @@
 
 #include "file_read.h"
 
-static char dir[] = "/tmp/shimtest-file-XXXXXX";
+static char dir[160];
 
 static const char *in_dir(const char *name)
 {
@@ -26,6 +26,7 @@ static const char *in_dir(const char *name)
 static int setup(void **state)
 {
 	(void)state;
+	snprintf(dir, sizeof(dir), "%s/file-XXXXXX", tu_tmpdir());
 	assert_non_null(mkdtemp(dir));
 	alarm(20);
 	return 0;

@@ -16,7 +16,7 @@ static void fake_start_at(struct proc *f, unsigned port, const char *dir, const 
 	snprintf(p, sizeof(p), "%u", port);
 	f->port = port;
 	for (int attempt = 0; attempt < 20; attempt++) {
-		snprintf(f->log, sizeof(f->log), "/tmp/shimtest-fake-%u.log", port);
+		snprintf(f->log, sizeof(f->log), "%s/fake-%u.log", tu_tmpdir(), port);
 		f->pid = spawn(argv, f->log);
 		if (wait_ready(f->pid, port))
 			return;
@@ -124,14 +124,14 @@ static void test_ha_redirect_not_configured(void **state)
 	struct proc a, b, c, s;
 	struct resp r;
 	char cport[16], aurl[64];
-	tu_write("/tmp/shimtest-token-ha", "tok-SECRET-14\n");
+	tu_write(tu_tmp("token-ha"), "tok-SECRET-14\n");
 	fake_start(&c, STATE, NULL);
 	fake_start(&a, STATE, NULL);
 	snprintf(cport, sizeof(cport), "%u", c.port);
 	fake_start(&b, STATE, "--redirect-port", cport, NULL);
 	set_role(&b, "standby");
 	snprintf(aurl, sizeof(aurl), "http://127.0.0.1:%u", a.port);
-	shim_start(&s, b.port, "--slurmctld.url", aurl, "--slurmctld.auth.token-file", "/tmp/shimtest-token-ha", NULL);
+	shim_start(&s, b.port, "--slurmctld.url", aurl, "--slurmctld.auth.token-file", tu_tmp("token-ha"), NULL);
 	http("GET", s.port, "/metrics", &r, 10000);
 	assert_int_equal(r.status, 200);
 	assert_true(has_role(r.body.data, b.port, "standby"));
@@ -347,7 +347,7 @@ static void test_ha_single_url_no_mixing(void **state)
 	struct proc p, u, s;
 	struct resp r;
 	char pport[16], want[200];
-	tu_write("/tmp/shimtest-token-single", "tok-SECRET-19\n");
+	tu_write(tu_tmp("token-single"), "tok-SECRET-19\n");
 	fake_start(&p, STATE, NULL);
 	snprintf(pport, sizeof(pport), "%u", p.port);
 	fake_start(&u, STATE, "--fault", "redirect", "--fault-endpoint", "partitions", "--redirect-port", pport, NULL);
@@ -369,7 +369,7 @@ static void test_ha_single_url_no_mixing(void **state)
 
 	fake_start(&u, STATE, "--redirect-port", pport, NULL);
 	shim_start(&s, u.port, "--slurmctld.min-interval", "0", "--slurmctld.jobs.min-interval", "60",
-		   "--slurmctld.auth.token-file", "/tmp/shimtest-token-single", NULL);
+		   "--slurmctld.auth.token-file", tu_tmp("token-single"), NULL);
 	http("GET", s.port, "/metrics", &r, 10000);
 	assert_int_equal(r.status, 200);
 	buf_free(&r.body);
@@ -551,9 +551,9 @@ static void test_ha_url_checks(void **state)
 	char *bare[] = { (char *)tu_shim_bin(), "--compare-legacy", "http://", "--check-mapping", MAPPING, NULL };
 	assert_int_equal(tu_run(bare, NULL, NULL, NULL, &err), 2);
 	free(err);
-	tu_write("/tmp/shimtest-nine.yml", "targets:\n  big:\n    slurmctld_url: [http://c0, http://c1, http://c2, http://c3, "
+	tu_write(tu_tmp("nine.yml"), "targets:\n  big:\n    slurmctld_url: [http://c0, http://c1, http://c2, http://c3, "
 					   "http://c4, http://c5, http://c6, http://c7, http://c8]\n");
-	char *probe[] = { (char *)tu_shim_bin(), "--probe.targets-file", "/tmp/shimtest-nine.yml", "--mapping.file", MAPPING,
+	char *probe[] = { (char *)tu_shim_bin(), "--probe.targets-file", (char *)tu_tmp("nine.yml"), "--mapping.file", MAPPING,
 			  "--once", NULL };
 	assert_int_equal(tu_run(probe, NULL, NULL, NULL, &err), 2);
 	assert_non_null(strstr(err, "slurmctld_url: more than 8 controllers"));

@@ -62,8 +62,7 @@ static void test_reload_during_fetch(void **state)
 	(void)state;
 	struct proc f, s;
 	struct resp r;
-	char path[64]; /* this run's own (two runs of the suite at once share /tmp) */
-	snprintf(path, sizeof(path), "/tmp/shimtest-reload-fetch-%ld.json", (long)getpid());
+	const char *path = tu_tmp("reload-fetch.json");
 	tu_write(path, "{\"metrics\": [{\"name\": \"only_row\", \"help\": \"h\", \"type\": \"gauge\", \"expr\": \"slurm_nodes\","
 		       " \"fidelity\": \"exact\"}]}\n");
 	fake_start(&f, STATE, "--delay-ms", "1500", NULL);

@@ -210,7 +210,7 @@ static void test_native_hostile(void **state)
 	(void)state;
 	struct proc f, s;
 	struct resp r;
-	const char *cap = "/tmp/shimtest-native-capture";
+	const char *cap = tu_tmp("native-capture");
 	char cmd[512];
 	snprintf(cmd, sizeof(cmd), "rm -rf %s && cp -r " STATE " %s", cap, cap);
 	assert_int_equal(system(cmd), 0);
@@ -221,7 +221,7 @@ static void test_native_hostile(void **state)
 	buf_puts(&b, "# HELP slurm_account_hostile A \\ and \xfe\n# TYPE slurm_account_hostile gauge\n"
 		     "slurm_account_hostile{account=\"bad\xff\xc0name\",user=\"q\"u\\o\"} 7\n");
 	buf_putc(&b, '\0');
-	tu_write("/tmp/shimtest-native-capture/metrics_jobs-users-accts.txt", b.data);
+	tu_write(tu_tmp("native-capture/metrics_jobs-users-accts.txt"), b.data);
 	buf_free(&b);
 	free(ua);
 	fake_start(&f, cap, NULL);
@@ -273,11 +273,11 @@ static void test_native_shares_fetch(void **state)
 	struct resp r;
 	pthread_t t[16];
 	struct native_arg a[16];
-	tu_write("/tmp/shimtest-native.json",
+	tu_write(tu_tmp("native.json"),
 		 "{\"metrics\": [{\"name\": \"slurm_account_running\", \"help\": \"h\", \"type\": \"gauge\","
 		 " \"expr\": \"sum(slurm_account_jobs_running)\", \"fidelity\": \"exact\"}]}\n");
 	fake_start(&f, STATE, "--delay-ms", "300", NULL);
-	shim_start(&s, f.port, "--mapping.file", "/tmp/shimtest-native.json", "--slurmctld.jobs.min-interval", "60", NULL);
+	shim_start(&s, f.port, "--mapping.file", tu_tmp("native.json"), "--slurmctld.jobs.min-interval", "60", NULL);
 	http("GET", s.port, "/metrics", &r, 10000);
 	assert_int_equal(r.status, 200);
 	assert_non_null(strstr(r.body.data, "\nslurm_account_running "));
@@ -300,7 +300,7 @@ static void test_native_shares_fetch(void **state)
 	assert_int_equal(stat_count(f.port, "jobs-users-accts"), 1);
 	stop(&s);
 	/* a fresh shim; the passthrough asked once (nodes), then both at once */
-	shim_start(&s, f.port, "--mapping.file", "/tmp/shimtest-native.json", NULL);
+	shim_start(&s, f.port, "--mapping.file", tu_tmp("native.json"), NULL);
 	http("GET", s.port, "/native/metrics/nodes", &r, 10000);
 	assert_int_equal(r.status, 200);
 	buf_free(&r.body);

@@ -166,7 +166,7 @@ static void test_probe_own_scraper(void **state)
 	assert_non_null(strstr(r.body.data, "slurm_exporter_shim_upstream_fetches_total{endpoint=\"nodes\"} 1\n"));
 	buf_free(&r.body);
 	assert_int_equal(stat_count(e.a.port, "nodes"), 2); /* one per scraper, each reused once */
-	tu_write("/tmp/shimtest-probe-idle.json", "{\"metrics\": [{\"name\": \"probe_only_row\", \"help\": \"h\", "
+	tu_write(tu_tmp("probe-idle.json"), "{\"metrics\": [{\"name\": \"probe_only_row\", \"help\": \"h\", "
 						  "\"type\": \"gauge\", \"expr\": \"slurm_nodes\", \"fidelity\": \"exact\"}]}\n");
 	kill(e.s.pid, SIGHUP);
 	char *log = NULL;

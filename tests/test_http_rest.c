@@ -9,8 +9,8 @@
 /* ---- slurmrestd as a second upstream ---- */
 
 #define REST_STATE "tests/fixtures/slurm-25.11-rest/R2-busy-mix-draining"
-#define REST_MAPPING "/tmp/shimtest-rest.json"
-#define REST_SOCK "/tmp/shimtest-rest.sock"
+#define REST_MAPPING tu_tmp("rest.json")
+#define REST_SOCK tu_tmp("rest.sock")
 
 /* A native row, a row on slurmrestd's /nodes and one on /jobs behind --slurmrestd.jobs; a row
  * preferring /nodes over its native form, and one served only by its preferred form on /jobs. */
@@ -192,23 +192,25 @@ static void test_rest_refused(void **state)
 static void test_rest_unix_socket_error(void **state)
 {
 	(void)state;
-	static const char sock[] = "/tmp/shimtest-no-such.sock";
+	const char *sock = tu_tmp("no-such.sock");
+	char url[256];
 	struct proc f, s;
+	snprintf(url, sizeof(url), "unix:%s", sock);
 	fake_start(&f, STATE, NULL);
 	unlink(sock);
 	for (int fixed = 0; fixed <= 1; fixed++) {
-		rest_shim_start(&s, f.port, "unix:/tmp/shimtest-no-such.sock", fixed ? "--slurmrestd.api-version" : NULL,
+		rest_shim_start(&s, f.port, url, fixed ? "--slurmrestd.api-version" : NULL,
 				fixed ? "v0.0.44" : NULL, NULL, NULL, NULL, NULL);
 		char *body = scrape_ok(s.port);
 		assert_true(has(body, REST_UP("nodes", "0")));
 		free(body);
 		stop(&s);
-		char *log = tu_slurp(s.log, NULL);
+		char *log = tu_untmp(tu_slurp(s.log, NULL));
 		/* the log line names the URL fetched, then the reason */
-		if (!has(log, fixed ? "/nodes failed: slurmrestd unix:/tmp/shimtest-no-such.sock: cannot connect to unix socket "
-				      "/tmp/shimtest-no-such.sock: No such file or directory" :
-				      "/nodes failed: slurmrestd unix:/tmp/shimtest-no-such.sock: API version discovery: /openapi/v3: "
-				      "cannot connect to unix socket /tmp/shimtest-no-such.sock: No such file or directory") ||
+		if (!has(log, fixed ? "/nodes failed: slurmrestd unix:TMP/no-such.sock: cannot connect to unix socket "
+				      "TMP/no-such.sock: No such file or directory" :
+				      "/nodes failed: slurmrestd unix:TMP/no-such.sock: API version discovery: /openapi/v3: "
+				      "cannot connect to unix socket TMP/no-such.sock: No such file or directory") ||
 		    has(log, "port 80"))
 			fail_msg("%s:\n%s", fixed ? "fixed version" : "discovery", log);
 		free(log);
@@ -486,8 +488,8 @@ static void test_rest_token_reread(void **state)
 	fake_start(&f, STATE, NULL);
 	fake_start(&rf, REST_STATE, "--token", "rest-SECRET-1", "--user", "shim", NULL);
 	rest_url(url, sizeof(url), rf.port);
-	tu_write("/tmp/shimtest-rest-token", "rest-SECRET-1\n");
-	rest_shim_start(&s, f.port, url, "--slurmrestd.auth.token-file", "/tmp/shimtest-rest-token",
+	tu_write(tu_tmp("rest-token"), "rest-SECRET-1\n");
+	rest_shim_start(&s, f.port, url, "--slurmrestd.auth.token-file", tu_tmp("rest-token"),
 			"--slurmrestd.auth.user", "shim", "--slurmrestd.api-version", "v0.0.44");
 	char *body = scrape_ok(s.port);
 	assert_true(has(body, REST_UP("nodes", "1")));
@@ -500,11 +502,11 @@ static void test_rest_token_reread(void **state)
 	http("GET", f.port, "/_last_request", &r, 5000); /* slurmctld never gets slurmrestd's token */
 	assert_false(has(r.body.data, "SECRET"));
 	buf_free(&r.body);
-	tu_write("/tmp/shimtest-rest-token", "rest-SECRET-expired\n");
+	tu_write(tu_tmp("rest-token"), "rest-SECRET-expired\n");
 	body = scrape_ok(s.port);
 	assert_true(has(body, REST_UP("nodes", "0")));
 	free(body);
-	tu_write("/tmp/shimtest-rest-token", "rest-SECRET-1\n");
+	tu_write(tu_tmp("rest-token"), "rest-SECRET-1\n");
 	body = scrape_ok(s.port);
 	assert_true(has(body, REST_UP("nodes", "1")));
 	assert_false(has(body, "SECRET"));
@@ -530,8 +532,8 @@ static void test_rest_redirect_keeps_credentials_home(void **state)
 	snprintf(port, sizeof(port), "%u", other.port);
 	fake_start(&home, REST_STATE, "--fault", "redirect", "--redirect-port", port, NULL);
 	rest_url(url, sizeof(url), home.port);
-	tu_write("/tmp/shimtest-rest-token", "rest-SECRET-1\n");
-	rest_shim_start(&s, f.port, url, "--slurmrestd.auth.token-file", "/tmp/shimtest-rest-token",
+	tu_write(tu_tmp("rest-token"), "rest-SECRET-1\n");
+	rest_shim_start(&s, f.port, url, "--slurmrestd.auth.token-file", tu_tmp("rest-token"),
 			"--slurmrestd.auth.user", "shim", "--slurmrestd.api-version", "v0.0.44");
 	char *body = scrape_ok(s.port);
 	assert_true(has(body, REST_UP("nodes", "1")));
@@ -553,14 +555,16 @@ static void test_rest_unix_socket(void **state)
 	(void)state;
 	struct proc f, rf = { 0 }, s;
 	const char *bin = getenv("FAKE_SLURMCTLD") ? getenv("FAKE_SLURMCTLD") : "build/tests/fake_slurmctld";
-	char *argv[] = { (char *)bin, "--port", "0", "--dir", REST_STATE, "--unix", REST_SOCK, NULL };
+	char *argv[] = { (char *)bin, "--port", "0", "--dir", REST_STATE, "--unix", (char *)REST_SOCK, NULL };
+	char url[256];
+	snprintf(url, sizeof(url), "unix:%s", REST_SOCK);
 	fake_start(&f, STATE, NULL);
 	unlink(REST_SOCK);
-	snprintf(rf.log, sizeof(rf.log), "/tmp/shimtest-fake-unix.log");
+	snprintf(rf.log, sizeof(rf.log), "%s", tu_tmp("fake-unix.log"));
 	rf.pid = spawn(argv, rf.log);
 	for (int i = 0; i < 400 && access(REST_SOCK, F_OK) != 0; i++)
 		tu_sleep_ms(25);
-	rest_shim_start(&s, f.port, "unix:" REST_SOCK, NULL, NULL, NULL, NULL, NULL, NULL);
+	rest_shim_start(&s, f.port, url, NULL, NULL, NULL, NULL, NULL, NULL);
 	char *body = scrape_ok(s.port);
 	assert_true(has(body, REST_UP("nodes", "1")));
 	assert_true(has(body, "\nrest_cpus 52\n"));
@@ -681,8 +685,8 @@ static void test_restapi_learn(void **state)
 
 /* ---- slurmrestd's answers that are not what they should be ---- */
 
-#define REST_SHAPE_DIR "/tmp/shimtest-rest-shape"
-#define REST_MAPPING2 "/tmp/shimtest-rest2.json"
+#define REST_SHAPE_DIR tu_tmp("rest-shape")
+#define REST_MAPPING2 tu_tmp("rest2.json")
 
 /* REST_STATE's documents in REST_SHAPE_DIR, file (NULL: none) replaced by text. */
 static void rest_dir_with(const char *file, const char *text)
@@ -862,7 +866,7 @@ static void test_rest_token_refused(void **state)
 	(void)state;
 	struct proc f, rf, s;
 	struct resp r;
-	const char *tok = "/tmp/shimtest-rest-token2";
+	const char *tok = tu_tmp("rest-token2");
 	fake_start(&f, STATE, NULL);
 	fake_start(&rf, REST_STATE, "--token", "rest-GOOD-1", "--rest-jwt", NULL);
 	tu_write(tok, "rest-SECRET-expired\n");

@@ -52,13 +52,13 @@ static void test_only_needed_endpoints(void **state)
 	(void)state;
 	struct proc f, s;
 	struct resp r;
-	tu_write("/tmp/shimtest-sched.json",
+	tu_write(tu_tmp("sched.json"),
 		 "{\"metrics\": [{\"name\": \"slurm_scheduler_threads\", \"help\": \"h\", \"type\": \"gauge\","
 		 " \"expr\": \"slurm_server_thread_cnt + 1\", \"fidelity\": \"exact\"},"
 		 " {\"name\": \"gpu_only\", \"help\": \"h\", \"type\": \"gauge\", \"expr\": \"sum(slurm_partition_gpus)\","
 		 " \"fidelity\": \"exact\", \"enabled_by\": \"gpus-acct\"}]}\n");
 	fake_start(&f, STATE, NULL);
-	shim_start(&s, f.port, "--mapping.file", "/tmp/shimtest-sched.json", NULL);
+	shim_start(&s, f.port, "--mapping.file", tu_tmp("sched.json"), NULL);
 	http("GET", s.port, "/metrics", &r, 10000);
 	assert_int_equal(r.status, 200);
 	assert_non_null(strstr(r.body.data, "\nslurm_scheduler_threads 1\n"));
@@ -455,7 +455,7 @@ static void test_empty_ua_vouched_by_nodes(void **state)
 	(void)state;
 	struct proc f, s;
 	struct resp r;
-	const char *path = "/tmp/shimtest-ua-only.json";
+	const char *path = tu_tmp("ua-only.json");
 	tu_write(path, "{\"metrics\": [{\"name\": \"q\", \"help\": \"h\", \"type\": \"gauge\","
 		       " \"expr\": \"sum(slurm_account_jobs_pending) or vector(0)\", \"absent_ok\": [\"slurm_account_jobs_pending\"],"
 		       " \"fidelity\": \"exact\"}]}\n");

@@ -206,7 +206,7 @@ static void test_token(void **state)
 	struct proc f, s;
 	struct resp r;
 	const char *tok = "eyJhbGciOiJIUzI1NiJ9.c2VjcmV0LXRva2Vu.sig-SECRET-42";
-	tu_write("/tmp/shimtest-token", "SLURM_JWT=eyJhbGciOiJIUzI1NiJ9.c2VjcmV0LXRva2Vu.sig-SECRET-42\n");
+	tu_write(tu_tmp("token"), "SLURM_JWT=eyJhbGciOiJIUzI1NiJ9.c2VjcmV0LXRva2Vu.sig-SECRET-42\n");
 	fake_start(&f, STATE, "--token", tok, NULL);
 	shim_start(&s, f.port, NULL);
 	http("GET", s.port, "/metrics", &r, 10000);
@@ -214,7 +214,7 @@ static void test_token(void **state)
 	assert_non_null(strstr(r.body.data, "401 Unauthorized"));
 	buf_free(&r.body);
 	stop(&s);
-	shim_start(&s, f.port, "--slurmctld.auth.token-file", "/tmp/shimtest-token", "--slurmctld.auth.user", "shim", NULL);
+	shim_start(&s, f.port, "--slurmctld.auth.token-file", tu_tmp("token"), "--slurmctld.auth.user", "shim", NULL);
 	http("GET", s.port, "/metrics", &r, 10000);
 	assert_int_equal(r.status, 200);
 	assert_null(strstr(r.body.data, "SECRET"));
@@ -237,8 +237,7 @@ static void test_reload(void **state)
 	(void)state;
 	struct proc f, s;
 	struct resp r;
-	char path[64]; /* this run's own: two runs of the suite at once (CI beside a developer) share /tmp */
-	snprintf(path, sizeof(path), "/tmp/shimtest-reload-%ld.json", (long)getpid());
+	const char *path = tu_tmp("reload.json");
 	char *orig = tu_slurp(MAPPING, NULL);
 	tu_write(path, orig);
 	fake_start(&f, STATE, NULL);
@@ -246,7 +245,7 @@ static void test_reload(void **state)
 	s.port = free_port();
 	snprintf(listen, sizeof(listen), "127.0.0.1:%u", s.port);
 	snprintf(url, sizeof(url), "http://127.0.0.1:%u", f.port);
-	snprintf(s.log, sizeof(s.log), "/tmp/shimtest-reload-%ld.log", (long)getpid());
+	snprintf(s.log, sizeof(s.log), "%s", tu_tmp("reload.log"));
 	char *argv[] = { (char *)tu_shim_bin(), "--web.listen-address", listen, "--slurmctld.url", url, "--mapping.file",
 			 (char *)path, "--slurmctld.min-interval", "0", NULL };
 	s.pid = spawn(argv, s.log);
@@ -307,11 +306,11 @@ static void test_redirect_keeps_credentials_home(void **state)
 	struct proc other, home, s;
 	struct resp r;
 	char port[16];
-	tu_write("/tmp/shimtest-token-redir", "tok-SECRET-9\n");
+	tu_write(tu_tmp("token-redir"), "tok-SECRET-9\n");
 	fake_start(&other, STATE, NULL);
 	snprintf(port, sizeof(port), "%u", other.port);
 	fake_start(&home, STATE, "--fault", "redirect", "--redirect-port", port, NULL);
-	shim_start(&s, home.port, "--slurmctld.auth.token-file", "/tmp/shimtest-token-redir", "--slurmctld.auth.user",
+	shim_start(&s, home.port, "--slurmctld.auth.token-file", tu_tmp("token-redir"), "--slurmctld.auth.user",
 		   "shim", NULL);
 	http("GET", s.port, "/metrics", &r, 10000);
 	assert_int_equal(r.status, 200); /* followed: the other origin needs no token here */
@@ -340,9 +339,9 @@ static void test_redirect_same_origin(void **state)
 	(void)state;
 	struct proc f, s;
 	struct resp r;
-	tu_write("/tmp/shimtest-token-redir", "tok-SECRET-9\n");
+	tu_write(tu_tmp("token-redir"), "tok-SECRET-9\n");
 	fake_start(&f, STATE, "--fault", "redirect-self", "--token", "tok-SECRET-9", NULL);
-	shim_start(&s, f.port, "--slurmctld.auth.token-file", "/tmp/shimtest-token-redir", NULL);
+	shim_start(&s, f.port, "--slurmctld.auth.token-file", tu_tmp("token-redir"), NULL);
 	http("GET", s.port, "/metrics", &r, 10000);
 	assert_int_equal(r.status, 200);
 	assert_non_null(strstr(r.body.data, "\nslurm_cpus_total 44\n"));

@@ -159,8 +159,8 @@ static void test_status_page_hostile(void **state)
 {
 	(void)state;
 	static const char *const names[] = { "<script>alert(1)</script>\\&\"x", "n\xff" "1" }; /* for sed */
-	const char *dir = "/tmp/shimtest-status-<script>alert(1)<";
-	char path[256], cmd[1024];
+	const char *dir = tu_tmp("status-<script>alert(1)<");
+	char path[256], cmd[1024], shown[300];
 	mkdir(dir, 0700);
 	snprintf(path, sizeof(path), "%s/script>&\"x\xff.json", dir);
 	char *m = tu_slurp(MAPPING, NULL);
@@ -169,7 +169,7 @@ static void test_status_page_hostile(void **state)
 	for (size_t i = 0; i < 2; i++) {
 		struct proc f, s;
 		struct resp r;
-		const char *cap = "/tmp/shimtest-status-capture";
+		const char *cap = tu_tmp("status-capture");
 		snprintf(cmd, sizeof(cmd), "rm -rf %s && cp -r " STATE " %s && sed -i 's|node=\"n1\"|node=\"%s\"|' %s/metrics_nodes.txt",
 			 cap, cap, names[i], cap);
 		assert_int_equal(system(cmd), 0);
@@ -183,7 +183,9 @@ static void test_status_page_hostile(void **state)
 		assert_int_equal(r.status, 200);
 		assert_page_safe(r.body.data, strlen(r.body.data));
 		/* the configured path reached the page, escaped and repaired */
-		assert_non_null(strstr(r.body.data, "/tmp/shimtest-status-&lt;script&gt;alert(1)&lt;/script&gt;&amp;&quot;x\xEF\xBF\xBD.json"));
+		snprintf(shown, sizeof(shown), "%s/status-&lt;script&gt;alert(1)&lt;/script&gt;&amp;&quot;x\xEF\xBF\xBD.json",
+			 tu_tmpdir());
+		assert_non_null(strstr(r.body.data, shown));
 		buf_free(&r.body);
 		stop(&s);
 		stop(&f);

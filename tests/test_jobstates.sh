@@ -10,20 +10,8 @@
 # the age of the answers it was computed from (the reused /jobs' rows older than /jobs/state's).
 # Env: SHIM_BIN, FAKE_SLURMCTLD. Run from the repository root. Needs curl.
 cd "$(dirname "$0")/.." || exit 1
-SHIM_BIN=${SHIM_BIN:-./slurm-exporter-shim}
-FAKE_SLURMCTLD=${FAKE_SLURMCTLD:-build/tests/fake_slurmctld}
-MAPPING=mappings/prometheus-slurm-exporter.json
-MIN_INTERVAL=0
-SRC=tests/fixtures/slurm-25.11-rest/R2-busy-mix-draining
-TMP=$(mktemp -d /tmp/shim-test-jobstates.XXXXXX) || exit 1
-STATE=$TMP/state
 . tests/lib.sh
-PASS=0 FAIL=0
-FAKE_PID='' SHIM_PID=''
-cleanup() { killwait "$SHIM_PID" "$FAKE_PID"; rm -rf "$TMP"; }
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-mkdir "$STATE" && cp "$SRC"/*.txt "$SRC"/*.json "$STATE"/ || exit 1
+fake_test jobstates tests/fixtures/slurm-25.11-rest/R2-busy-mix-draining
 
 shim() {
 	start_shim_with 100 --slurmrestd.url "http://127.0.0.1:$FAKE_PORT" --slurmrestd.api-version v0.0.44 \
@@ -32,10 +20,6 @@ shim() {
 scrape() { curl -s "$URL" >"$TMP/m"; curl -s "http://127.0.0.1:$PORT/" >"$TMP/page"; }
 has() { if grep -qF -- "$2" "$3"; then ok "$1"; else bad "$1: lacks: $2"; fi; }
 lacks() { if grep -qF -- "$2" "$3"; then bad "$1: has: $2"; else ok "$1"; fi; }
-stat_of() { curl -s "http://127.0.0.1:$FAKE_PORT/_stats" | awk -v n="$1" '$1 == n { print $2 }'; }
-# the eleven queue families as the old exporter printed them
-grep -E '^slurm_queue_[a-z_]+ ' "$SRC/legacy_exporter_metrics.txt" | grep -v pending_dependency | sort >"$TMP/legacy"
-queue_equal() { grep -E '^slurm_queue_[a-z_]+ ' "$TMP/m" | grep -v pending_dependency | sort | cmp -s - "$TMP/legacy"; }
 
 # 1. --slurmrestd.url alone: /jobs/state, exact; /jobs never requested
 start_fake --fault-endpoint rest_jobs_state || { bad "fake did not start"; finish; }

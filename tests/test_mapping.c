@@ -12,7 +12,7 @@
 
 static char *problems_of(const char *json)
 {
-	const char *path = "/tmp/shimtest-mapping.json";
+	const char *path = tu_tmp("mapping.json");
 	struct buf b;
 	tu_write(path, json);
 	buf_init(&b, 0);
@@ -25,7 +25,7 @@ static char *problems_of(const char *json)
 	buf_putc(&b, '\0');
 	char *s = xstrdup(b.data);
 	buf_free(&b);
-	return s;
+	return tu_untmp(s); /* the file is TMP/mapping.json in them */
 }
 
 static void has(const char *problems, const char *want)
@@ -68,7 +68,7 @@ static void test_syntax_error_position(void **state)
 {
 	(void)state;
 	char *p = problems_of("{\n  \"metrics\": [\n    {\"name\": \"a\",}\n  ]\n}\n");
-	has(p, "/tmp/shimtest-mapping.json:3:");
+	has(p, "TMP/mapping.json:3:");
 	has(p, "invalid JSON");
 	free(p);
 }
@@ -96,7 +96,7 @@ static void test_all_problems_reported(void **state)
 		"}\n";
 	char *p = problems_of(j);
 	/* expr error: column of the '+' token's end inside the string: line 5 */
-	has(p, "/tmp/shimtest-mapping.json:5:23: row 'bad_expr': expr: unexpected end of expression");
+	has(p, "TMP/mapping.json:5:23: row 'bad_expr': expr: unexpected end of expression");
 	has(p, ":6:14: row 'bad type': \"name\" must be a valid metric name");
 	has(p, "row 'bad type': \"help\" must be a string");
 	has(p, "row 'bad type': \"type\" must be");
@@ -251,7 +251,7 @@ static void run_free(struct run *r)
 
 static struct mapping *load_json(const char *json)
 {
-	const char *path = "/tmp/shimtest-mapping.json";
+	const char *path = tu_tmp("mapping.json");
 	struct buf b;
 	tu_write(path, json);
 	buf_init(&b, 0);
@@ -747,7 +747,7 @@ static void *deep_rows(void *arg)
 	for (size_t i = 0; i < m->nrows && !msg[0]; i++)
 		if (r.rows[i].status != ROW_OK)
 			snprintf(msg, sizeof(msg), "row %s: status %d %s", m->rows[i].name, r.rows[i].status, r.rows[i].err);
-	if (!msg[0] && rules_export(m, "http://ctl:6817", ":9341", 0, "/tmp/shimtest-deep-rules", msg, sizeof(msg)) == 0)
+	if (!msg[0] && rules_export(m, "http://ctl:6817", ":9341", 0, tu_tmp("deep-rules"), msg, sizeof(msg)) == 0)
 		msg[0] = '\0';
 	run_free(&r);
 	mapping_free(m);
@@ -773,12 +773,12 @@ static void test_deepest_rows_on_small_stack(void **state)
 	}
 	buf_puts(&json, "]}\n");
 	buf_putc(&json, '\0');
-	tu_write("/tmp/shimtest-deep.json", json.data);
+	tu_write(tu_tmp("deep.json"), json.data);
 	buf_free(&json);
-	const char *msg = tu_run_on_stack(256 * 1024, deep_rows, "/tmp/shimtest-deep.json");
+	const char *msg = tu_run_on_stack(256 * 1024, deep_rows, (void *)tu_tmp("deep.json"));
 	if (msg)
 		fail_msg("%s", msg);
-	char *rules = tu_slurp("/tmp/shimtest-deep-rules/rules.yml", NULL);
+	char *rules = tu_slurp(tu_tmp("deep-rules/rules.yml"), NULL);
 	assert_non_null(rules);
 	assert_non_null(strstr(rules, "record: deep8\n"));
 	free(rules);
@@ -787,7 +787,7 @@ static void test_deepest_rows_on_small_stack(void **state)
 /* The loader's work (struct mapping's load_work) for a table of n rows of one of the shapes. */
 static size_t load_work(int shape, size_t n)
 {
-	const char *path = "/tmp/shimtest-linear.json";
+	const char *path = tu_tmp("linear.json");
 	struct buf j, problems;
 	buf_init(&j, 0);
 	buf_puts(&j, "{\"metrics\": [");

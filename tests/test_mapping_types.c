@@ -8,7 +8,9 @@
 #include "mapping.h"
 #include "rules.h"
 
-#define PATH "/tmp/shimtest-mapping-types.json"
+/* the table's file, and how the problems name it (tu_untmp) */
+#define PATH tu_tmp("mapping-types.json")
+#define SHOWN "TMP/mapping-types.json"
 
 /* The loader's problems for json (NULL when it loads), the table in *out when it loads. */
 static char *load(const char *json, struct mapping **out)
@@ -23,7 +25,7 @@ static char *load(const char *json, struct mapping **out)
 		return NULL;
 	}
 	buf_putc(&b, '\0');
-	return buf_steal(&b, NULL);
+	return tu_untmp(buf_steal(&b, NULL));
 }
 
 static void refused_with(const char *json, const char *want)
@@ -76,7 +78,7 @@ static void test_exact_histogram_refused(void **state)
 	refused_with("{\"metrics\": [\n"
 		     "  {\"name\": \"x_seconds\", \"help\": \"h\", \"type\": \"histogram\", \"fidelity\": \"exact\", \"expr\": \"a\"}\n"
 		     "]}\n",
-		     PATH ":2:46: row 'x_seconds': a row of type \"histogram\" must be unavailable, with no \"prefer\"");
+		     SHOWN ":2:46: row 'x_seconds': a row of type \"histogram\" must be unavailable, with no \"prefer\"");
 }
 
 /* An approximate summary row is refused the same way. */
@@ -87,7 +89,7 @@ static void test_approximate_summary_refused(void **state)
 		     "  {\"name\": \"x\", \"help\": \"h\", \"type\": \"summary\", \"fidelity\": \"approximate\", \"note\": \"n\",\n"
 		     "   \"expr\": \"a\"}\n"
 		     "]}\n",
-		     PATH ":2:38: row 'x': a row of type \"summary\" must be unavailable");
+		     SHOWN ":2:38: row 'x': a row of type \"summary\" must be unavailable");
 }
 
 /* A histogram row unavailable natively but with a preferred form is served where that form's sources
@@ -99,7 +101,7 @@ static void test_histogram_with_prefer_refused(void **state)
 		     "  {\"name\": \"x\", \"help\": \"h\", \"type\": \"histogram\", \"fidelity\": \"unavailable\", \"note\": \"n\",\n"
 		     "   \"prefer\": [{\"expr\": \"slurmrestd_nodes\", \"fidelity\": \"exact\"}]}\n"
 		     "]}\n",
-		     PATH ":2:38: row 'x': a row of type \"histogram\" must be unavailable, with no \"prefer\"");
+		     SHOWN ":2:38: row 'x': a row of type \"histogram\" must be unavailable, with no \"prefer\"");
 }
 
 /* Any other type is refused, the message naming every choice and where histogram and summary go. */
@@ -107,7 +109,7 @@ static void test_unknown_type_refused(void **state)
 {
 	(void)state;
 	refused_with(UNAVAILABLE_ROW("gaugehistogram"),
-		     PATH ":2:46: row 'x_seconds': \"type\" must be \"gauge\", \"counter\" or \"untyped\" (\"histogram\" "
+		     SHOWN ":2:46: row 'x_seconds': \"type\" must be \"gauge\", \"counter\" or \"untyped\" (\"histogram\" "
 		     "or \"summary\" on an unavailable row)");
 }
 
@@ -133,7 +135,8 @@ static void test_rules_list_the_histogram(void **state)
 	char *p = load(UNAVAILABLE_ROW("histogram"), &m);
 	if (!m)
 		fail_msg("%s", p);
-	char dir[] = "/tmp/shimtest-types-rules-XXXXXX", path[64], err[200] = "";
+	char dir[256], path[300], err[200] = "";
+	snprintf(dir, sizeof(dir), "%s/types-rules-XXXXXX", tu_tmpdir());
 	assert_non_null(mkdtemp(dir));
 	assert_int_equal(rules_export(m, "http://127.0.0.1:1", "127.0.0.1:1", 0, dir, err, sizeof(err)), 0);
 	snprintf(path, sizeof(path), "%s/rules.yml", dir);

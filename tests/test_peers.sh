@@ -16,19 +16,11 @@ cd "$(dirname "$0")/.." || exit 1
 TZ=UTC
 export TZ
 . tests/lib.sh
-PASS=0
-FAIL=0
-SHIM_BIN=${SHIM_BIN:-./slurm-exporter-shim}
-FAKE_SLURMCTLD=${FAKE_SLURMCTLD:-build/tests/fake_slurmctld}
+fake_test peers
 STATE=tests/fixtures/peers-25.11/P1-busy-mix
-MAPPING=mappings/prometheus-slurm-exporter.json
 RIVOSINC=mappings/rivosinc-slurm-exporter.json
 SCKYZO=mappings/sckyzo-slurm-exporter.json
 MIN_INTERVAL=600
-TMP=$(mktemp -d)
-FAKE_PID= SHIM_PID=
-cleanup() { killwait "$SHIM_PID" "$FAKE_PID"; rm -rf "$TMP"; }
-trap cleanup EXIT
 
 stats() { curl -s --max-time 5 "http://127.0.0.1:$FAKE_PORT/_stats"; }
 run() {

@@ -159,15 +159,15 @@ static void test_error_cap(void **state)
 	for (int i = 0; i < 70; i++)
 		buf_printf(&b, "  t%d: {user: x}\n", i);
 	buf_putc(&b, '\0');
-	tu_write("/tmp/shimtest-probe-cap.yml", b.data);
+	tu_write(tu_tmp("probe-cap.yml"), b.data);
 	buf_free(&b);
-	char *got = load("/tmp/shimtest-probe-cap.yml", NULL);
+	char *got = load(tu_tmp("probe-cap.yml"), NULL);
 	size_t lines = 0;
 	for (const char *p = got; *p; p++)
 		lines += *p == '\n';
 	assert_int_equal(lines, PROBE_MAX_ERRORS + 1);
-	assert_non_null(strstr(got, "/tmp/shimtest-probe-cap.yml:51:3: target \"t49\" has no slurmctld_url\n"
-				    "/tmp/shimtest-probe-cap.yml: 20 more problems\n"));
+	assert_non_null(strstr(tu_untmp(got), "TMP/probe-cap.yml:51:3: target \"t49\" has no slurmctld_url\n"
+				    "TMP/probe-cap.yml: 20 more problems\n"));
 	free(got);
 }
 
@@ -175,7 +175,7 @@ static void test_error_cap(void **state)
 static void test_hostile_bytes(void **state)
 {
 	(void)state;
-	tu_write("/tmp/shimtest-probe-hostile.yml",
+	tu_write(tu_tmp("probe-hostile.yml"),
 		 "targets:\n"
 		 "  \"\\e[31mred\\n\\\"x\\xff\":\n"
 		 "    slurmctld_url: http://a:6817\n"
@@ -183,12 +183,12 @@ static void test_hostile_bytes(void **state)
 		 "    slurmctld_url: \"http://\\e]0;pwned\\a\"\n"
 		 "    \"\\0key\": 1\n"
 		 "    user: \"a\\0b\"\n");
-	char *got = load("/tmp/shimtest-probe-hostile.yml", NULL);
-	assert_string_equal(got,
-			    "/tmp/shimtest-probe-hostile.yml:2:3: target name \"\\x1b[31mred\\x0a\\\"x\\xc3\\xbf\" is not [A-Za-z0-9_.-]+ of at most 64 bytes\n"
-			    "/tmp/shimtest-probe-hostile.yml:5:20: slurmctld_url \"http://\\x1b]0;pwned\\x07\" is not an http:// or https:// URL\n"
-			    "/tmp/shimtest-probe-hostile.yml:6:5: unknown key \"\\x00key\" in target \"ok\" (expected slurmctld_url, token_file, user, mapping, slurmrestd_url, slurmrestd_token_file or slurmrestd_user)\n"
-			    "/tmp/shimtest-probe-hostile.yml:7:11: user contains a NUL character\n");
+	char *got = load(tu_tmp("probe-hostile.yml"), NULL);
+	assert_string_equal(tu_untmp(got),
+			    "TMP/probe-hostile.yml:2:3: target name \"\\x1b[31mred\\x0a\\\"x\\xc3\\xbf\" is not [A-Za-z0-9_.-]+ of at most 64 bytes\n"
+			    "TMP/probe-hostile.yml:5:20: slurmctld_url \"http://\\x1b]0;pwned\\x07\" is not an http:// or https:// URL\n"
+			    "TMP/probe-hostile.yml:6:5: unknown key \"\\x00key\" in target \"ok\" (expected slurmctld_url, token_file, user, mapping, slurmrestd_url, slurmrestd_token_file or slurmrestd_user)\n"
+			    "TMP/probe-hostile.yml:7:11: user contains a NUL character\n");
 	for (const unsigned char *p = (const unsigned char *)got; *p; p++)
 		assert_true(*p == '\n' || (*p >= 0x20 && *p < 0x7f));
 	free(got);
@@ -211,7 +211,7 @@ static void test_yaml_level(void **state)
 		{ "targets: [[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]\n", ":1:41: YAML nesting is deeper than 32 levels\n" },
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		const char *path = "/tmp/shimtest-probe-yaml.yml";
+		const char *path = tu_tmp("probe-yaml.yml");
 		char want[600];
 		tu_write(path, cases[i].text);
 		char *got = load(path, NULL);
@@ -237,7 +237,8 @@ static void test_yaml_level(void **state)
 static void test_not_regular(void **state)
 {
 	(void)state;
-	char dir[] = "/tmp/shimtest-probe-XXXXXX", path[300], want[400];
+	char dir[256], path[300], want[400];
+	snprintf(dir, sizeof(dir), "%s/probe-XXXXXX", tu_tmpdir());
 	assert_non_null(mkdtemp(dir));
 	alarm(20);
 	snprintf(path, sizeof(path), "%s/fifo.yml", dir);
@@ -270,7 +271,7 @@ static void test_not_regular(void **state)
 static void test_alias_bomb(void **state)
 {
 	(void)state;
-	const char *path = "/tmp/shimtest-probe-bomb.yml";
+	const char *path = tu_tmp("probe-bomb.yml");
 	FILE *f = fopen(path, "w");
 	assert_non_null(f);
 	fputs("targets:\n  a:\n    slurmctld_url: &u \"http://h/", f);
@@ -312,7 +313,7 @@ static void test_alias_bomb(void **state)
 	double secs = (double)(b.tv_sec - a.tv_sec) + (double)(b.tv_nsec - a.tv_nsec) / 1e9;
 	if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
 		fail_msg("the load did not finish (status %d): killed or out of memory", st);
-	assert_string_equal(got, "/tmp/shimtest-probe-bomb.yml:5:81: YAML aliases expand the document to more than 4194304 bytes\n");
+	assert_string_equal(tu_untmp(got), "TMP/probe-bomb.yml:5:81: YAML aliases expand the document to more than 4194304 bytes\n");
 	assert_true(secs < 10);             /* about 10 ms; 10 s under valgrind */
 	assert_true(ru.ru_maxrss < 256 * 1024); /* KiB: the 850 KB file and libyaml's events */
 	unlink(path);
@@ -331,7 +332,7 @@ static void test_url_bounds(void **state)
 		{ "targets:\n  b: {slurmctld_url: \"http://1,http://2,http://3,http://4,http://5,http://6,http://7,http://8,http://9\"}\n",
 		  ":2:22: slurmctld_url: more than 8 controllers\n" },
 	};
-	const char *path = "/tmp/shimtest-probe-urls.yml";
+	const char *path = tu_tmp("probe-urls.yml");
 	char want[600];
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		tu_write(path, cases[i].text);
@@ -384,14 +385,14 @@ static void test_user_header(void **state)
 		buf_putc(&b, 'u');
 	buf_puts(&b, "}\n  d: {slurmctld_url: http://d, user: \"ok-user\", slurmrestd_user: \"\\x7f\"}\n");
 	buf_putc(&b, '\0');
-	tu_write("/tmp/shimtest-probe-user.yml", b.data);
+	tu_write(tu_tmp("probe-user.yml"), b.data);
 	buf_free(&b);
-	char *got = load("/tmp/shimtest-probe-user.yml", NULL);
-	assert_string_equal(got,
-			    "/tmp/shimtest-probe-user.yml:2:38: user holds a control character (byte 6)\n"
-			    "/tmp/shimtest-probe-user.yml:3:49: slurmrestd_user holds a control character (byte 2)\n"
-			    "/tmp/shimtest-probe-user.yml:4:38: user is longer than 255 bytes\n"
-			    "/tmp/shimtest-probe-user.yml:5:66: slurmrestd_user holds a control character (byte 1)\n");
+	char *got = load(tu_tmp("probe-user.yml"), NULL);
+	assert_string_equal(tu_untmp(got),
+			    "TMP/probe-user.yml:2:38: user holds a control character (byte 6)\n"
+			    "TMP/probe-user.yml:3:49: slurmrestd_user holds a control character (byte 2)\n"
+			    "TMP/probe-user.yml:4:38: user is longer than 255 bytes\n"
+			    "TMP/probe-user.yml:5:66: slurmrestd_user holds a control character (byte 1)\n");
 	free(got);
 }
 
@@ -401,14 +402,14 @@ static void test_set(void **state)
 	(void)state;
 	struct probe_targets *t;
 	struct scraper_config base = { .max_output = 1u << 20 };
-	tu_write("/tmp/shimtest-probe-set.yml", "targets:\n  a: {slurmctld_url: http://127.0.0.1:1}\n"
+	tu_write(tu_tmp("probe-set.yml"), "targets:\n  a: {slurmctld_url: http://127.0.0.1:1}\n"
 						"  b: {slurmctld_url: http://127.0.0.1:1, mapping: /nonexistent/m.json}\n");
-	free(load("/tmp/shimtest-probe-set.yml", &t));
+	free(load(tu_tmp("probe-set.yml"), &t));
 	assert_non_null(t);
 	assert_null(probe_set_new(t, &base, "mappings/prometheus-slurm-exporter.json")); /* b's mapping */
-	tu_write("/tmp/shimtest-probe-set.yml", "targets:\n  a: {slurmctld_url: http://127.0.0.1:1}\n"
+	tu_write(tu_tmp("probe-set.yml"), "targets:\n  a: {slurmctld_url: http://127.0.0.1:1}\n"
 						"  bb: {slurmctld_url: http://127.0.0.1:1}\n");
-	free(load("/tmp/shimtest-probe-set.yml", &t));
+	free(load(tu_tmp("probe-set.yml"), &t));
 	struct probe_set *ps = probe_set_new(t, &base, "mappings/prometheus-slurm-exporter.json");
 	assert_non_null(ps);
 	assert_int_equal(probe_set_count(ps), 2);
@@ -448,8 +449,8 @@ static void test_startup(void **state)
 	assert_non_null(strstr(out, "\nslurm_cpus_total "));
 	free(err);
 	free(out);
-	tu_write("/tmp/shimtest-probe-start.yml", "targets: {a: {slurmctld_url: http://127.0.0.1:1, mapping: /nonexistent/m.json}}\n");
-	char *serve[] = { (char *)tu_shim_bin(), "--probe.targets-file", "/tmp/shimtest-probe-start.yml",
+	tu_write(tu_tmp("probe-start.yml"), "targets: {a: {slurmctld_url: http://127.0.0.1:1, mapping: /nonexistent/m.json}}\n");
+	char *serve[] = { (char *)tu_shim_bin(), "--probe.targets-file", (char *)tu_tmp("probe-start.yml"),
 			  "--web.listen-address", "127.0.0.1:0", "--mapping.file", "mappings/prometheus-slurm-exporter.json",
 			  NULL };
 	assert_int_equal(tu_run(serve, NULL, NULL, NULL, &err), 1);

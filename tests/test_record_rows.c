@@ -34,7 +34,7 @@ static const char TABLE[] =
 
 static struct mapping *load_table(const char *json, struct buf *problems)
 {
-	const char *path = "/tmp/shimtest-record-rows.json";
+	const char *path = tu_tmp("record-rows.json");
 	FILE *f = fopen(path, "w");
 	assert_non_null(f);
 	fputs(json, f);
@@ -175,7 +175,8 @@ static void test_rules_skip_record_rows(void **state)
 	(void)state;
 	struct mapping *m = load_table(TABLE, NULL);
 	assert_non_null(m);
-	char dir[] = "/tmp/shimtest-record-rulesXXXXXX";
+	char dir[256];
+	snprintf(dir, sizeof(dir), "%s/record-rulesXXXXXX", tu_tmpdir());
 	assert_non_null(mkdtemp(dir));
 	char err[256];
 	assert_int_equal(rules_export(m, "http://ctl:6817", ":9341", 0, dir, err, sizeof(err)), 0);

@@ -4,22 +4,13 @@
  * families, column for column, an empty column being no series; a limit of 0 is a series; the
  * answers that are not what they should be are refused with their reason (cut, wrong types, huge or
  * fractional counts, missing fields, an association or a TRES twice, slurmrestd's errors[]). */
-#include "testutil.h"
+#include "rest_fixture.h"
 
 #include <math.h>
 
-#include "expo.h"
-#include "labels.h"
-#include "slurmrestd.h"
-
 static size_t parse_keep(struct expo *e, const char *text, size_t len, expo_keep_fn keep, void *ctx)
 {
-	expo_init_keep(e, keep, ctx);
-	void *st = rest_begin(e, REST_ASSOCIATIONS);
-	rest_feed(st, e, text, len);
-	size_t bad = rest_end(st, e);
-	expo_drop_keep(e);
-	return bad;
+	return tu_rest_parse(e, REST_ASSOCIATIONS, text, len, keep, ctx);
 }
 
 static size_t parse(struct expo *e, const char *text)
@@ -41,12 +32,6 @@ static const struct expo_sample *assoc_sample(const struct expo *e, const char *
 			return s;
 	}
 	return NULL;
-}
-
-static size_t family_size(const struct expo *e, const char *fam)
-{
-	const struct expo_family *f = expo_find(e, fam, strlen(fam));
-	return f ? f->n : 0;
 }
 
 /* One column of sacctmgr's row against its family: empty is no series, else the value */
@@ -92,7 +77,7 @@ static size_t check_sacctmgr(const char *where, const char *json, size_t len, co
 		rows++;
 		p += n + (nl != NULL);
 	}
-	assert_int_equal(family_size(&e, "slurmrestd_association_info"), rows);
+	assert_int_equal(tu_family_size(&e, "slurmrestd_association_info"), rows);
 	expo_free(&e);
 	return rows;
 }
@@ -152,7 +137,7 @@ static void test_sample_families(void **state)
 	char *json = tu_slurp("tests/fixtures/slurmdb-25.11-assoc/rest_associations.json", &len);
 	struct expo e;
 	assert_int_equal(parse_keep(&e, json, len, NULL, NULL), 0);
-	assert_int_equal(family_size(&e, "slurmrestd_association_info"), 14);
+	assert_int_equal(tu_family_size(&e, "slurmrestd_association_info"), 14);
 	const struct expo_sample *s = assoc_sample(&e, "slurmrestd_association_grp_cpus", "frozen", "");
 	assert_non_null(s);
 	assert_true(s->value == 0);
@@ -186,7 +171,7 @@ static void test_sample_families(void **state)
 		}
 	}
 	assert_int_equal(gpu, 1);
-	assert_int_equal(family_size(&e, "slurmrestd_association_grp_tres"), 10);
+	assert_int_equal(tu_family_size(&e, "slurmrestd_association_grp_tres"), 10);
 	expo_free(&e);
 	free(json);
 }
@@ -207,7 +192,7 @@ static void one(const char *doc, double *jobs, size_t *ntres)
 	assert_int_equal(parse(&e, doc), 0);
 	const struct expo_sample *s = assoc_sample(&e, "slurmrestd_association_grp_jobs", "a", "");
 	*jobs = s ? s->value : NAN;
-	*ntres = family_size(&e, "slurmrestd_association_grp_tres");
+	*ntres = tu_family_size(&e, "slurmrestd_association_grp_tres");
 	expo_free(&e);
 }
 
@@ -351,7 +336,7 @@ static void test_keep(void **state)
 	struct expo e;
 	assert_int_equal(parse_keep(&e, json, len, keep_cpus, NULL), 0);
 	assert_int_equal(e.nfams, 1);
-	assert_int_equal(family_size(&e, "slurmrestd_association_grp_cpus"), 5);
+	assert_int_equal(tu_family_size(&e, "slurmrestd_association_grp_cpus"), 5);
 	expo_free(&e);
 	free(json);
 }

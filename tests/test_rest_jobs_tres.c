@@ -6,7 +6,7 @@
  * 2048 MB and 1048576 MB, which squeue prints "1000M", "2G" and "1T", and SckyzO's GPU rows (the
  * count of the first gres/gpu item of a running job's tres-alloc). The bad strings are in
  * test_restjson.c (test_tres_bad). */
-#include "testutil.h"
+#include "rest_fixture.h"
 
 #include <math.h>
 
@@ -90,13 +90,7 @@ static void test_squeue_memory_text(void **state)
 
 static void parse_doc(struct expo *e, const char *text, expo_keep_fn keep, void *ctx)
 {
-	if (keep)
-		expo_init_keep(e, keep, ctx);
-	else
-		expo_init(e);
-	void *st = rest_begin(e, REST_JOBS);
-	rest_feed(st, e, text, strlen(text));
-	assert_int_equal(rest_end(st, e), 0);
+	assert_int_equal(tu_rest_parse(e, REST_JOBS, text, strlen(text), keep, ctx), 0);
 }
 
 static void test_families(void **state)

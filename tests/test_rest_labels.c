@@ -7,7 +7,7 @@
  * slurm_node_drain_reason_info and slurm_info, rivosinc's slurm_cpu_load and slurm_partition_cpu_load)
  * rendered from small documents, a reason with control characters and quotes escaped as every label
  * value is. */
-#include "testutil.h"
+#include "rest_fixture.h"
 
 #include <math.h>
 
@@ -133,12 +133,6 @@ static double sample(const struct expo *e, const char *fam, const char *want)
 	return NAN;
 }
 
-static size_t count_of(const struct expo *e, const char *fam)
-{
-	const struct expo_family *f = expo_find(e, fam, strlen(fam));
-	return f ? f->n : 0;
-}
-
 static void test_reader_families(void **state)
 {
 	(void)state;
@@ -149,7 +143,7 @@ static void test_reader_families(void **state)
 	rest_feed(st, &e, reason_doc, strlen(reason_doc));
 	assert_int_equal(rest_end(st, &e), 0);
 	/* every node once, its reason as sinfo's %E (none: no label), %H, %u and %T */
-	assert_int_equal(count_of(&e, "slurmrestd_node_reason"), 7);
+	assert_int_equal(tu_family_size(&e, "slurmrestd_node_reason"), 7);
 	assert_true(sample(&e, "slurmrestd_node_reason",
 			   "node=d,reason=ipmi: psu failure,reason_time=2026-12-04T05:47:01,state=down,user=root") == 1);
 	assert_true(sample(&e, "slurmrestd_node_reason", "node=i,reason_time=Unknown,state=idle") == 1);
@@ -161,23 +155,23 @@ static void test_reader_families(void **state)
 	assert_true(sample(&e, "slurmrestd_node_reason", "node=x,reason=NONE,reason_time=Unknown,state=drained") == 1);
 	assert_true(sample(&e, "slurmrestd_node_reason", "node=b,reason= a|b ,reason_time=None,state=down") == 1);
 	/* per partition the node lists: d twice, r (in none) never */
-	assert_int_equal(count_of(&e, "slurmrestd_partition_node_reason"), 7);
+	assert_int_equal(tu_family_size(&e, "slurmrestd_partition_node_reason"), 7);
 	assert_true(sample(&e, "slurmrestd_partition_node_reason",
 			   "node=d,partition=gpu,reason=ipmi: psu failure,reason_time=2026-12-04T05:47:01,state=down,"
 			   "user=root") == 1);
 	assert_true(sample(&e, "slurmrestd_partition_node_reason",
 			   "node=i,partition=batch,reason_time=Unknown,state=idle") == 1);
 	/* the time as a number, for nodes with a reason (unchanged) */
-	assert_int_equal(count_of(&e, "slurmrestd_node_reason_info"), 6);
+	assert_int_equal(tu_family_size(&e, "slurmrestd_node_reason_info"), 6);
 	assert_true(sample(&e, "slurmrestd_node_reason_info", "node=d,reason=ipmi: psu failure,user=root") == P2_REASON_AT);
 	assert_true(sample(&e, "slurmrestd_node_reason_info", "node=x,reason=NONE") == -5);
 	/* the load as sinfo's %O: d's stale 9.11 too; n's NO_VAL (N/A) and x's missing load have none */
-	assert_int_equal(count_of(&e, "slurmrestd_node_cpu_load_reported"), 5);
+	assert_int_equal(tu_family_size(&e, "slurmrestd_node_cpu_load_reported"), 5);
 	assert_true(sample(&e, "slurmrestd_node_cpu_load_reported", "node=d,state=down") == 9.11);
 	assert_true(sample(&e, "slurmrestd_node_cpu_load_reported", "node=b,state=down") == 0);
 	assert_true(isnan(sample(&e, "slurmrestd_node_cpu_load_reported", "node=n,state=draining*")));
 	assert_true(sample(&e, "slurmrestd_partition_node_cpu_load_reported", "node=d,partition=gpu,state=down") == 9.11);
-	assert_int_equal(count_of(&e, "slurmrestd_partition_node_cpu_load_reported"), 5); /* d twice, r in none */
+	assert_int_equal(tu_family_size(&e, "slurmrestd_partition_node_cpu_load_reported"), 5); /* d twice, r in none */
 	/* the load that is a reading now leaves d out, as before */
 	assert_true(isnan(sample(&e, "slurmrestd_node_cpu_load", "node=d,state=down")));
 	assert_true(sample(&e, "slurmrestd_node_cpu_load_unknown", "node=d,state=down,why=down: its load is the last "
@@ -309,7 +303,7 @@ static void test_release(void **state)
 		void *st = rest_begin(&e, REST_DIAG);
 		rest_feed(st, &e, doc, strlen(doc));
 		assert_int_equal(rest_end(st, &e), 0);
-		assert_int_equal(count_of(&e, "slurmrestd_diag_slurm_info"), want[i] ? 1 : 0);
+		assert_int_equal(tu_family_size(&e, "slurmrestd_diag_slurm_info"), want[i] ? 1 : 0);
 		if (want[i])
 			assert_true(sample(&e, "slurmrestd_diag_slurm_info", want[i]) == 1);
 		expo_free(&e);

@@ -2,21 +2,9 @@
  * (slurmrestd_partition_node_*), slurmrestd_node_weight, slurmrestd_jobs_memory and _records, the licenses and /diag's lists, on small
  * documents whose every value is known (the real captures are checked through the schemas in
  * test_peers.c and test_golden.c). */
-#include "testutil.h"
+#include "rest_fixture.h"
 
 #include <math.h>
-
-#include "expo.h"
-#include "labels.h"
-#include "slurmrestd.h"
-
-static void parse_text(struct expo *e, enum rest_doc doc, const char *text)
-{
-	expo_init(e);
-	void *st = rest_begin(e, doc);
-	rest_feed(st, e, text, strlen(text));
-	assert_int_equal(rest_end(st, e), 0);
-}
 
 /* The sum of fam's samples with label name=value (value NULL: every sample); *n counts them. */
 static double sum_of(const struct expo *e, const char *fam, const char *name, const char *value, size_t *n)
@@ -55,7 +43,7 @@ static void test_node_partition_series(void **state)
 	(void)state;
 	struct expo e;
 	size_t n;
-	parse_text(&e, REST_NODES, nodes_doc);
+	tu_rest_parse_ok(&e, REST_NODES, nodes_doc);
 	assert_true(sum_of(&e, "slurmrestd_partition_node_state", "partition", "batch", &n) == 2 && n == 2);
 	assert_true(sum_of(&e, "slurmrestd_partition_node_state", "partition", "gpu", &n) == 1 && n == 1);
 	assert_true(sum_of(&e, "slurmrestd_partition_node_state", "state", "drained", &n) == 1 && n == 1);
@@ -136,7 +124,7 @@ static void test_share_figures(void **state)
 	(void)state;
 	struct expo e;
 	size_t n;
-	parse_text(&e, REST_SHARES, shares_doc);
+	tu_rest_parse_ok(&e, REST_SHARES, shares_doc);
 	assert_true(sum_of(&e, "slurmrestd_share_shares", NULL, NULL, &n) == 3 && n == 1);
 	assert_true(sum_of(&e, "slurmrestd_share_shares", "user", "al", &n) == 3 && n == 1);
 	assert_true(sum_of(&e, "slurmrestd_share_shares_normalized", "account", "root", &n) == 0.5 && n == 1);
@@ -152,7 +140,7 @@ static void test_job_memory(void **state)
 	(void)state;
 	struct expo e;
 	size_t n;
-	parse_text(&e, REST_JOBS, jobs_doc);
+	tu_rest_parse_ok(&e, REST_JOBS, jobs_doc);
 	assert_true(sum_of(&e, "slurmrestd_jobs_memory", "account", "x", &n) == 2000 && n == 1);
 	assert_true(sum_of(&e, "slurmrestd_jobs_memory", "account", "y", &n) == 900 && n == 1);
 	assert_true(sum_of(&e, "slurmrestd_jobs_memory", "account", "z", &n) == 0 && n == 1);
@@ -187,7 +175,7 @@ static void test_licenses(void **state)
 	assert_true(sum_of(&e, "slurmrestd_license_reserved", "license", "matlab", &n) == 0 && n == 1);
 	expo_free(&e);
 	/* no licenses: a good answer naming no family */
-	parse_text(&e, REST_LICENSES, "{\"licenses\": [], \"errors\": []}");
+	tu_rest_parse_ok(&e, REST_LICENSES, "{\"licenses\": [], \"errors\": []}");
 	assert_int_equal(e.nfams, 0);
 	expo_free(&e);
 	/* unusable: a license twice, one without a name, no licenses array */
@@ -230,7 +218,7 @@ static void test_diag_lists(void **state)
 	/* the scalars as before */
 	assert_true(sum_of(&e, "slurmrestd_diag_server_thread_count", NULL, NULL, &n) == 1 && n == 1);
 	expo_free(&e);
-	parse_text(&e, REST_DIAG, "{\"statistics\": {\"l\": [{\"k\": \"a\", \"n\": 1, \"deep\": [{\"x\": 2}]},"
+	tu_rest_parse_ok(&e, REST_DIAG, "{\"statistics\": {\"l\": [{\"k\": \"a\", \"n\": 1, \"deep\": [{\"x\": 2}]},"
 				  " {\"k\": \"b\", \"n\": " NV(3) "}]}}");
 	assert_true(sum_of(&e, "slurmrestd_diag_l_n", "k", "b", &n) == 3 && n == 1);
 	assert_null(expo_find(&e, "slurmrestd_diag_l_deep_x", strlen("slurmrestd_diag_l_deep_x")));

@@ -4,48 +4,22 @@
  * its node_list expanded only when kept; /nodes' slurmrestd_node_reservation (scontrol show node's
  * ReservationName and State='s first word), declared by an answer where no node is in a reservation.
  * The answers that are refused are in test_restjson.c (test_shapeless, test_listed_twice). */
-#include "testutil.h"
+#include "rest_fixture.h"
 
 #include <glob.h>
 #include <math.h>
 #include <time.h>
 #include <unistd.h>
 
-#include "expo.h"
-#include "labels.h"
 #include "mapping.h"
 #include "payload.h"
 #include "render.h"
-#include "slurmrestd.h"
 
 #define NV(x) "{\"set\": true, \"infinite\": false, \"number\": " #x "}"
 
 static size_t parse_keep(struct expo *e, enum rest_doc doc, const char *text, size_t len, expo_keep_fn keep)
 {
-	expo_init_keep(e, keep, NULL);
-	void *st = rest_begin(e, doc);
-	rest_feed(st, e, text, len);
-	size_t bad = rest_end(st, e);
-	expo_drop_keep(e);
-	return bad;
-}
-
-static void parse_text(struct expo *e, enum rest_doc doc, const char *text)
-{
-	assert_int_equal(parse_keep(e, doc, text, strlen(text), NULL), 0);
-}
-
-/* The sample of fam whose label `reservation` (or `node`) is key; NULL: none. */
-static const struct expo_sample *sample_of(const struct expo *e, const char *fam, const char *label, const char *key)
-{
-	const struct expo_family *f = expo_find(e, fam, strlen(fam));
-	for (size_t i = 0; f && i < f->n; i++) {
-		const struct expo_sample *s = &f->samples[i];
-		int k = labels_find(s->labels, s->nlabels, label, strlen(label));
-		if (k >= 0 && slice_is_equal(s->labels[k].value, s->labels[k].vlen, key, strlen(key)))
-			return s;
-	}
-	return NULL;
+	return tu_rest_parse(e, doc, text, len, keep, NULL);
 }
 
 /* Label name of s as a string ("" when it has none). */
@@ -86,7 +60,7 @@ static void check_record(const struct expo *e, const char *rec, size_t n, const 
 {
 	char name[128], v[512], got[512];
 	scontrol_value(rec, n, "ReservationName", name, sizeof(name));
-	const struct expo_sample *info = sample_of(e, "slurmrestd_reservation_info", "reservation", name);
+	const struct expo_sample *info = tu_sample_with(e, "slurmrestd_reservation_info", "reservation", name);
 	if (!info)
 		fail_msg("%s: reservation %s: no slurmrestd_reservation_info", state, name);
 	static const char *const pairs[][2] = {
@@ -105,7 +79,7 @@ static void check_record(const struct expo *e, const char *rec, size_t n, const 
 	};
 	for (size_t i = 0; i < sizeof(nums) / sizeof(nums[0]); i++) {
 		scontrol_value(rec, n, nums[i][0], v, sizeof(v));
-		const struct expo_sample *s = sample_of(e, nums[i][1], "reservation", name);
+		const struct expo_sample *s = tu_sample_with(e, nums[i][1], "reservation", name);
 		assert_non_null(s);
 		double want = strchr(v, 'T') ? scontrol_time(v) : strtod(v, NULL);
 		if (s->value != want)
@@ -199,7 +173,7 @@ static void check_node(const char *rec, size_t n, void *ctx)
 	scontrol_value(rec, n, "ReservationName", resv, sizeof(resv));
 	scontrol_value(rec, n, "State", st, sizeof(st));
 	st[strcspn(st, "+")] = '\0'; /* the base state: State='s first word */
-	const struct expo_sample *s = sample_of(c->e, "slurmrestd_node_reservation", "node", name);
+	const struct expo_sample *s = tu_sample_with(c->e, "slurmrestd_node_reservation", "node", name);
 	if (!resv[0]) {
 		if (s)
 			fail_msg("%s: node %s: no ReservationName, a slurmrestd_node_reservation series", c->state, name);
@@ -263,8 +237,8 @@ static void test_reservation_state(void **state)
 		snprintf(doc, sizeof(doc), cases[i].before ? "{\"last_update\": %s, %s}" : "{%2$s, \"last_update\": %1$s}",
 			 cases[i].clock, resv);
 		struct expo e;
-		parse_text(&e, REST_RESERVATIONS, doc);
-		const struct expo_sample *s = sample_of(&e, "slurmrestd_reservation_info", "reservation", "r");
+		tu_rest_parse_ok(&e, REST_RESERVATIONS, doc);
+		const struct expo_sample *s = tu_sample_with(&e, "slurmrestd_reservation_info", "reservation", "r");
 		assert_non_null(s);
 		if (strcmp(label_value(s, "state", got, sizeof(got)), cases[i].want))
 			fail_msg("last_update %s: state %s, want %s", cases[i].clock, got, cases[i].want);
@@ -293,8 +267,8 @@ static void test_reservation_flags(void **state)
 			 " \"last_update\": 5}",
 			 cases[i].flags, cases[i].purge);
 		struct expo e;
-		parse_text(&e, REST_RESERVATIONS, doc);
-		const struct expo_sample *s = sample_of(&e, "slurmrestd_reservation_info", "reservation", "r");
+		tu_rest_parse_ok(&e, REST_RESERVATIONS, doc);
+		const struct expo_sample *s = tu_sample_with(&e, "slurmrestd_reservation_info", "reservation", "r");
 		assert_non_null(s);
 		if (strcmp(label_value(s, "flags", got, sizeof(got)), cases[i].want))
 			fail_msg("flags [%s]: \"%s\", want \"%s\"", cases[i].flags, got, cases[i].want);
@@ -316,18 +290,18 @@ static void test_reservation_nodes(void **state)
 	static const char doc[] = "{\"reservations\": [{\"name\": \"r\", \"node_list\": \"n[1-3],gpu01\", \"node_count\": 4},"
 				  " {\"name\": \"s\", \"node_list\": \"\", \"node_count\": 4294967294}], \"last_update\": 5}";
 	struct expo e;
-	parse_text(&e, REST_RESERVATIONS, doc);
+	tu_rest_parse_ok(&e, REST_RESERVATIONS, doc);
 	const struct expo_family *f = expo_find(&e, "slurmrestd_reservation_node", 27);
 	assert_non_null(f);
 	assert_int_equal(f->n, 4);
-	assert_non_null(sample_of(&e, "slurmrestd_reservation_node", "node", "n2"));
-	assert_non_null(sample_of(&e, "slurmrestd_reservation_node", "node", "gpu01"));
-	assert_true(sample_of(&e, "slurmrestd_reservation_node_count", "reservation", "s")->value == 0);
+	assert_non_null(tu_sample_with(&e, "slurmrestd_reservation_node", "node", "n2"));
+	assert_non_null(tu_sample_with(&e, "slurmrestd_reservation_node", "node", "gpu01"));
+	assert_true(tu_sample_with(&e, "slurmrestd_reservation_node_count", "reservation", "s")->value == 0);
 	expo_free(&e);
 	static const char big[] = "{\"reservations\": [{\"name\": \"r\", \"node_list\": \"n[1-70000]\"}], \"last_update\": 5}";
 	assert_int_equal(parse_keep(&e, REST_RESERVATIONS, big, sizeof(big) - 1, keep_no_resv_node), 0);
 	assert_null(expo_find(&e, "slurmrestd_reservation_node", 27));
-	assert_non_null(sample_of(&e, "slurmrestd_reservation_info", "reservation", "r"));
+	assert_non_null(tu_sample_with(&e, "slurmrestd_reservation_info", "reservation", "r"));
 	expo_free(&e);
 	assert_int_equal(parse_keep(&e, REST_RESERVATIONS, big, sizeof(big) - 1, NULL), 1);
 	expo_free(&e);
@@ -356,19 +330,19 @@ static void test_node_reservation(void **state)
 		" {\"name\": \"c\", \"cpus\": 4, \"state\": [\"ALLOCATED\"], \"reservation\": \"\"}], \"errors\": []}";
 	struct expo e;
 	char v[32];
-	parse_text(&e, REST_NODES, doc);
+	tu_rest_parse_ok(&e, REST_NODES, doc);
 	const struct expo_family *f = expo_find(&e, "slurmrestd_node_reservation", 27);
 	assert_non_null(f);
 	assert_int_equal(f->n, 2);
-	const struct expo_sample *a = sample_of(&e, "slurmrestd_node_reservation", "node", "a");
+	const struct expo_sample *a = tu_sample_with(&e, "slurmrestd_node_reservation", "node", "a");
 	assert_string_equal(label_value(a, "base_state", v, sizeof(v)), "IDLE");
 	assert_string_equal(label_value(a, "reservation", v, sizeof(v)), "m");
 	assert_string_equal(label_value(a, "state", v, sizeof(v)), "drained");
-	const struct expo_sample *b = sample_of(&e, "slurmrestd_node_reservation", "node", "b");
+	const struct expo_sample *b = tu_sample_with(&e, "slurmrestd_node_reservation", "node", "b");
 	assert_string_equal(label_value(b, "base_state", v, sizeof(v)), "MIXED");
-	assert_null(sample_of(&e, "slurmrestd_node_reservation", "node", "c"));
+	assert_null(tu_sample_with(&e, "slurmrestd_node_reservation", "node", "c"));
 	expo_free(&e);
-	parse_text(&e, REST_NODES, "{\"nodes\": [{\"name\": \"c\", \"cpus\": 4, \"state\": [\"IDLE\"]}]}");
+	tu_rest_parse_ok(&e, REST_NODES, "{\"nodes\": [{\"name\": \"c\", \"cpus\": 4, \"state\": [\"IDLE\"]}]}");
 	f = expo_find(&e, "slurmrestd_node_reservation", 27);
 	assert_non_null(f);
 	assert_int_equal(f->n, 0);
@@ -450,7 +424,8 @@ static void test_bad_answer_leaves_rows_out(void **state)
 static void test_declared_family_in_rows(void **state)
 {
 	(void)state;
-	char path[] = "/tmp/test_rest_resv_XXXXXX";
+	char path[256];
+	snprintf(path, sizeof(path), "%s/rest_resv_XXXXXX", tu_tmpdir());
 	int fd = mkstemp(path);
 	assert_true(fd >= 0);
 	static const char table[] =

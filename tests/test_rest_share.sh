@@ -11,20 +11,8 @@
 # answer of the very same payloads is reused with its self metrics: docs/reliability.md).
 # Env: SHIM_BIN, FAKE_SLURMCTLD. Run from the repository root. Needs curl.
 cd "$(dirname "$0")/.." || exit 1
-SHIM_BIN=${SHIM_BIN:-./slurm-exporter-shim}
-FAKE_SLURMCTLD=${FAKE_SLURMCTLD:-build/tests/fake_slurmctld}
-MAPPING=mappings/prometheus-slurm-exporter.json
-MIN_INTERVAL=0
-SRC=tests/fixtures/slurm-25.11-rest/R2-busy-mix-draining
-TMP=$(mktemp -d /tmp/shim-test-rest-share.XXXXXX) || exit 1
-STATE=$TMP/state
 . tests/lib.sh
-PASS=0 FAIL=0
-FAKE_PID='' SHIM_PID=''
-cleanup() { killwait "$SHIM_PID" "$FAKE_PID"; rm -rf "$TMP"; }
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-mkdir "$STATE" && cp "$SRC"/*.txt "$SRC"/*.json "$STATE"/ || exit 1
+fake_test rest-share tests/fixtures/slurm-25.11-rest/R2-busy-mix-draining
 
 shim() {
 	start_shim_with 100 --slurmrestd.url "http://127.0.0.1:$FAKE_PORT" --slurmrestd.api-version v0.0.44 \
@@ -32,15 +20,12 @@ shim() {
 }
 scrape() { curl -s -m 30 "$URL" >"$TMP/m"; }
 has() { if grep -qF -- "$2" "$TMP/m"; then ok "$1"; else bad "$1: lacks: $2"; fi; }
-stat_of() { curl -s "http://127.0.0.1:$FAKE_PORT/_stats" | awk -v n="$1" '$1 == n { print $2 }'; }
 delay() { curl -s "http://127.0.0.1:$FAKE_PORT/_delay-ms/$1" >/dev/null; }
 value_of() { awk -v f="$1" '$1 == f { print $2 }' "$TMP/m"; }
 row_age() { value_of "slurm_exporter_shim_row_age_seconds{family=\"$1\"}"; }
 at_least() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a != "" && a + 0 >= b + 0) }'; }
 below() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a != "" && a + 0 < b + 0) }'; }
 exact() { has "$1: from slurmrestd, exact" 'slurm_exporter_shim_row_fidelity{family="slurm_queue_pending",fidelity="exact",upstream="slurmrestd"} 1'; }
-grep -E '^slurm_queue_[a-z_]+ ' "$SRC/legacy_exporter_metrics.txt" | grep -v pending_dependency | sort >"$TMP/legacy"
-queue_equal() { grep -E '^slurm_queue_[a-z_]+ ' "$TMP/m" | grep -v pending_dependency | sort | cmp -s - "$TMP/legacy"; }
 now() { date +%s.%N; }
 took() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.3f", b - a }'; }
 

@@ -9,18 +9,10 @@
 set -u
 cd "$(dirname "$0")/.." || exit 1
 . tests/lib.sh
-PASS=0
-FAIL=0
-SHIM_BIN=${SHIM_BIN:-./slurm-exporter-shim}
-FAKE_SLURMCTLD=${FAKE_SLURMCTLD:-build/tests/fake_slurmctld}
+fake_test schema-rows
 STATE=tests/fixtures/slurm-25.11-rest/R2-busy-mix-draining
-MAPPING=mappings/prometheus-slurm-exporter.json
 LOAD=mappings/slurm-node-load.json
 MIN_INTERVAL=600
-TMP=$(mktemp -d)
-FAKE_PID= SHIM_PID=
-cleanup() { killwait "$SHIM_PID" "$FAKE_PID"; rm -rf "$TMP"; }
-trap cleanup EXIT
 
 # a table of five rows: 2 exact (one only through its preferred form), 1 approximate, 2 unavailable
 cat >"$TMP/mixed-fidelity.json" <<'JSON'

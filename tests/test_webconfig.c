@@ -14,6 +14,7 @@
 #include <gnutls/gnutls.h>
 #include <string.h>
 
+#include "testutil.h"
 #include "webconfig.h"
 
 #define DIR "tests/webconfig/"
@@ -410,11 +411,11 @@ static void test_config_unreadable(void **state)
 }
 
 /* A temporary directory for the files a test makes; tmp_path names one in it. */
-static char tmp_dir[sizeof "/tmp/shimtest-wc-XXXXXX"];
+static char tmp_dir[256];
 
 static void make_tmp_dir(void)
 {
-	snprintf(tmp_dir, sizeof tmp_dir, "/tmp/shimtest-wc-XXXXXX");
+	snprintf(tmp_dir, sizeof tmp_dir, "%s/wc-XXXXXX", tu_tmpdir());
 	assert_non_null(mkdtemp(tmp_dir));
 }
 

@@ -88,7 +88,7 @@ struct gstate {
 	size_t nparts;
 	const char *acct[2], *user[2]; /* account i's jobs are user i's */
 	size_t job_nodes;         /* nodes per running job (consecutive allocated nodes of one account) */
-	char dir[64];             /* where gen_state wrote it */
+	char dir[128];            /* where gen_state wrote it (not in tu_tmpdir: WRAP_KEEP keeps it) */
 	char wrapped[64][64];     /* the UINT16 families that held a value of 65,536 or more */
 	size_t nwrapped;
 };
@@ -294,7 +294,7 @@ static void write_file(const char *dir, const char *file, const struct buf *b)
 /* Write state s's answers into a new temporary directory (s->dir). */
 static void gen_state(struct gstate *s)
 {
-	snprintf(s->dir, sizeof(s->dir), "/tmp/shimtest-wrap-XXXXXX");
+	snprintf(s->dir, sizeof(s->dir), "%s/shimtest-wrap-XXXXXX", tu_tmpbase());
 	assert_non_null(mkdtemp(s->dir));
 	struct gjob *jobs;
 	size_t njobs = jobs_of(s, &jobs);
@@ -319,7 +319,7 @@ static void gen_state(struct gstate *s)
 /* Remove state s's directory (kept, to look at, with WRAP_KEEP=1 in the environment). */
 static void drop_state(struct gstate *s)
 {
-	char cmd[128];
+	char cmd[160];
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", s->dir);
 	if (getenv("WRAP_KEEP"))
 		print_message("kept %s: %s\n", s->name, s->dir);
@@ -619,7 +619,8 @@ static void test_logged_once_and_on_status_page(void **state)
 	struct gstate s;
 	state_big_partition(&s);
 	gen_state(&s);
-	char logf[] = "/tmp/shimtest-wraplog-XXXXXX";
+	char logf[256];
+	snprintf(logf, sizeof(logf), "%s/wraplog-XXXXXX", tu_tmpdir());
 	int fd = mkstemp(logf), saved = dup(2);
 	assert_true(fd >= 0 && saved >= 0);
 	struct scraper_config cfg = { .replay_dir = s.dir, .upstream[UPSTREAM_SLURMCTLD] = { .max_body = 1u << 30 } };

@@ -10,6 +10,7 @@
 #include <cmocka.h>
 
 #include <errno.h>
+#include <ftw.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -76,6 +77,108 @@ static inline void tu_write(const char *path, const char *text)
 	fclose(f);
 }
 
+/* --- the test's own directory -------------------------------------------------------------------
+ * Every file a test writes goes in one directory of its own, made by mkdtemp on first use as
+ * $TMPDIR/shimtest-XXXXXX (/tmp when TMPDIR is unset, relative or over 64 bytes, so that a Unix
+ * socket's path in it stays under 108 bytes) and removed with all it holds when the test exits (by
+ * the process that made it, never a forked child). With SHIM_TEST_KEEP_TMP set it is kept and named
+ * on stderr (the fakes' and shims' logs are in it). Two runs at once (CI and a fresh root, the ASan
+ * and the valgrind builds) never share a path. */
+#define TU_TMP_NAMES 64
+struct tu_tmp_state {
+	char dir[128];
+	pid_t owner;
+	char *names[TU_TMP_NAMES];
+};
+
+static inline struct tu_tmp_state *tu_tmp_state(void)
+{
+	static struct tu_tmp_state st;
+	return &st;
+}
+
+static inline int tu_tmp_remove(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)st;
+	(void)ftw;
+	if (flag == FTW_DP)
+		rmdir(path);
+	else
+		unlink(path);
+	return 0;
+}
+
+static inline void tu_tmp_cleanup(void)
+{
+	struct tu_tmp_state *t = tu_tmp_state();
+	if (!t->dir[0] || getpid() != t->owner)
+		return;
+	if (getenv("SHIM_TEST_KEEP_TMP"))
+		fprintf(stderr, "SHIM_TEST_KEEP_TMP: kept %s\n", t->dir);
+	else
+		nftw(t->dir, tu_tmp_remove, 16, FTW_DEPTH | FTW_PHYS);
+	for (size_t i = 0; i < TU_TMP_NAMES; i++) {
+		free(t->names[i]);
+		t->names[i] = NULL;
+	}
+}
+
+/* Where temporary directories go: $TMPDIR, or /tmp when it is unset, relative or over 64 bytes. */
+static inline const char *tu_tmpbase(void)
+{
+	const char *base = getenv("TMPDIR");
+	return base && base[0] == '/' && strlen(base) <= 64 ? base : "/tmp";
+}
+
+/* The test's own directory (made on the first call). */
+static inline const char *tu_tmpdir(void)
+{
+	struct tu_tmp_state *t = tu_tmp_state();
+	if (!t->dir[0]) {
+		snprintf(t->dir, sizeof(t->dir), "%s/shimtest-XXXXXX", tu_tmpbase());
+		if (!mkdtemp(t->dir)) {
+			fprintf(stderr, "mkdtemp %s: %s\n", t->dir, strerror(errno));
+			exit(1);
+		}
+		t->owner = getpid();
+		atexit(tu_tmp_cleanup);
+	}
+	return t->dir;
+}
+
+/* The path of name in the test's own directory: the same pointer for the same name, valid until the
+ * test exits (at most TU_TMP_NAMES names). */
+static inline const char *tu_tmp(const char *name)
+{
+	struct tu_tmp_state *t = tu_tmp_state();
+	size_t dl = strlen(tu_tmpdir()), i;
+	for (i = 0; i < TU_TMP_NAMES && t->names[i]; i++)
+		if (strcmp(t->names[i] + dl + 1, name) == 0)
+			return t->names[i];
+	if (i == TU_TMP_NAMES) {
+		fprintf(stderr, "tu_tmp: more than %d names\n", TU_TMP_NAMES);
+		exit(1);
+	}
+	size_t n = dl + 1 + strlen(name) + 1;
+	t->names[i] = xmalloc(n);
+	snprintf(t->names[i], n, "%s/%s", t->dir, name);
+	return t->names[i];
+}
+
+/* s with every occurrence of the test's own directory written "TMP" (in place), so that an expected
+ * message can name a file there: "TMP/probe.yml:3:1: ...". */
+static inline char *tu_untmp(char *s)
+{
+	const char *dir = tu_tmpdir();
+	size_t dl = strlen(dir);
+	char *p;
+	while (s && (p = strstr(s, dir))) {
+		memcpy(p, "TMP", 3);
+		memmove(p + 3, p + dl, strlen(p + dl) + 1);
+	}
+	return s;
+}
+
 static inline int tu_is_dir(const char *p)
 {
 	struct stat st;
@@ -91,7 +194,10 @@ static inline void tu_sleep_ms(long ms)
 /* Run argv with stdout captured (stdin from `in` if not NULL). Returns the exit status, or -1. */
 static inline int tu_run(char *const argv[], const char *in, char **out, size_t *outlen, char **err)
 {
-	char ofile[] = "/tmp/shimtest-out-XXXXXX", efile[] = "/tmp/shimtest-err-XXXXXX", ifile[] = "/tmp/shimtest-in-XXXXXX";
+	char ofile[192], efile[192], ifile[192];
+	snprintf(ofile, sizeof(ofile), "%s/out-XXXXXX", tu_tmpdir());
+	snprintf(efile, sizeof(efile), "%s/err-XXXXXX", tu_tmpdir());
+	snprintf(ifile, sizeof(ifile), "%s/in-XXXXXX", tu_tmpdir());
 	int of = mkstemp(ofile), ef = mkstemp(efile), inf = -1;
 	if (in) {
 		inf = mkstemp(ifile);
