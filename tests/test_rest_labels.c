@@ -138,10 +138,7 @@ static void test_reader_families(void **state)
 	(void)state;
 	set_tz("UTC");
 	struct expo e;
-	expo_init(&e);
-	void *st = rest_begin(&e, REST_NODES);
-	rest_feed(st, &e, reason_doc, strlen(reason_doc));
-	assert_int_equal(rest_end(st, &e), 0);
+	tu_rest_parse_ok(&e, REST_NODES, reason_doc);
 	/* every node once, its reason as sinfo's %E (none: no label), %H, %u and %T */
 	assert_int_equal(tu_family_size(&e, "slurmrestd_node_reason"), 7);
 	assert_true(sample(&e, "slurmrestd_node_reason",
@@ -179,10 +176,7 @@ static void test_reader_families(void **state)
 	/* the same document in another zone: only the times differ */
 	set_tz("IST-5:30");
 	struct expo z;
-	expo_init(&z);
-	st = rest_begin(&z, REST_NODES);
-	rest_feed(st, &z, reason_doc, strlen(reason_doc));
-	assert_int_equal(rest_end(st, &z), 0);
+	tu_rest_parse_ok(&z, REST_NODES, reason_doc);
 	assert_true(sample(&z, "slurmrestd_node_reason",
 			   "node=d,reason=ipmi: psu failure,reason_time=2026-12-04T11:17:01,state=down,user=root") == 1);
 	assert_true(sample(&z, "slurmrestd_node_reason", "node=b,reason= a|b ,reason_time=None,state=down") == 1);
@@ -299,10 +293,7 @@ static void test_release(void **state)
 	for (size_t i = 0; i < sizeof(docs) / sizeof(docs[0]); i++) {
 		fill(doc, sizeof(doc), docs[i], i == 4 ? long_release : stats);
 		struct expo e;
-		expo_init(&e);
-		void *st = rest_begin(&e, REST_DIAG);
-		rest_feed(st, &e, doc, strlen(doc));
-		assert_int_equal(rest_end(st, &e), 0);
+		tu_rest_parse_ok(&e, REST_DIAG, doc);
 		assert_int_equal(tu_family_size(&e, "slurmrestd_diag_slurm_info"), want[i] ? 1 : 0);
 		if (want[i])
 			assert_true(sample(&e, "slurmrestd_diag_slurm_info", want[i]) == 1);

@@ -163,10 +163,7 @@ static void test_licenses(void **state)
 	size_t len;
 	char *text = tu_slurp("tests/fixtures/peers-25.11/P1-busy-mix/rest_licenses.json", &len);
 	assert_non_null(text);
-	expo_init(&e);
-	void *st = rest_begin(&e, REST_LICENSES);
-	rest_feed(st, &e, text, len);
-	assert_int_equal(rest_end(st, &e), 0);
+	assert_int_equal(tu_rest_parse(&e, REST_LICENSES, text, len, NULL, NULL), 0);
 	free(text);
 	/* context_scontrol_show_licenses.txt: LicenseName=matlab Total=10 Used=3 Free=7 Reserved=0 */
 	assert_true(sum_of(&e, "slurmrestd_license_total", "license", "matlab", &n) == 10 && n == 1);
@@ -185,10 +182,7 @@ static void test_licenses(void **state)
 		"{\"meta\": {}}",
 	};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-		expo_init(&e);
-		st = rest_begin(&e, REST_LICENSES);
-		rest_feed(st, &e, bad[i], strlen(bad[i]));
-		if (rest_end(st, &e) == 0)
+		if (tu_rest_parse(&e, REST_LICENSES, bad[i], strlen(bad[i]), NULL, NULL) == 0)
 			fail_msg("accepted: %s", bad[i]);
 		expo_free(&e);
 	}
@@ -203,10 +197,7 @@ static void test_diag_lists(void **state)
 	size_t n, len;
 	char *text = tu_slurp("tests/fixtures/peers-25.11/P1-busy-mix/rest_diag.json", &len);
 	assert_non_null(text);
-	expo_init(&e);
-	void *st = rest_begin(&e, REST_DIAG);
-	rest_feed(st, &e, text, len);
-	assert_int_equal(rest_end(st, &e), 0);
+	assert_int_equal(tu_rest_parse(&e, REST_DIAG, text, len, NULL, NULL), 0);
 	free(text);
 	assert_true(sum_of(&e, "slurmrestd_diag_rpcs_by_user_count", "user", "root", &n) == 16 && n == 1);
 	assert_true(sum_of(&e, "slurmrestd_diag_rpcs_by_user_total_time", "user", "caprest", &n) == 756 && n == 1);
@@ -228,10 +219,7 @@ static void test_diag_lists(void **state)
 		"{\"statistics\": {\"l\": [{\"k\": \"a\", \"n\": 1, \"n\": 2}]}}",
 	};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-		expo_init(&e);
-		st = rest_begin(&e, REST_DIAG);
-		rest_feed(st, &e, bad[i], strlen(bad[i]));
-		if (rest_end(st, &e) == 0)
+		if (tu_rest_parse(&e, REST_DIAG, bad[i], strlen(bad[i]), NULL, NULL) == 0)
 			fail_msg("accepted: %s", bad[i]);
 		expo_free(&e);
 	}
